@@ -1,0 +1,192 @@
+// The project's whole check, as CI runs it: formatting, lint, type checks
+// (Deno and tsc against the Node.js types), then every *.test.ts file under
+// Deno, Node.js and Bun.  Prints one summary line per runtime and a final
+// plain "N passed, N failed" line; exits non-zero on any failure.
+//
+// Usage: node scripts/test.ts [--only deno|node|bun] [--skip-checks] [path…]
+import { spawn } from "node:child_process";
+import { readdir, readFile, rm } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
+import process from "node:process";
+
+const root = resolve(import.meta.dirname!, "..");
+const bin = (name: string) => join(root, "node_modules", ".bin", name);
+const RUNTIMES = ["deno", "node", "bun"] as const;
+type RuntimeName = typeof RUNTIMES[number];
+
+interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+const args = process.argv.slice(2);
+let only: RuntimeName[] = [...RUNTIMES];
+let skipChecks = false;
+const filters: string[] = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === "--only") {
+    only = args[++i].split(",") as RuntimeName[];
+    for (const name of only) {
+      if (!RUNTIMES.includes(name)) throw new Error(`--only: unknown runtime ${name}`);
+    }
+  } else if (args[i] === "--skip-checks") skipChecks = true;
+  else filters.push(args[i]);
+}
+
+const nodeMajor = Number(process.versions.node.split(".")[0]);
+if (nodeMajor < 24) {
+  console.error(
+    `scripts/test.ts runs on Node.js ${process.versions.node}; Fedwork needs 24 or newer. ` +
+      "Run it through `npm test`, which uses the Node.js pinned in package.json.",
+  );
+  process.exit(1);
+}
+
+function run(
+  command: string,
+  commandArgs: string[],
+  options: { capture?: boolean; env?: Record<string, string> } = {},
+): Promise<{ code: number; output: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, commandArgs, {
+      cwd: root,
+      env: { ...process.env, NO_COLOR: "1", ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      if (options.capture) output += chunk;
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      if (options.capture) output += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolvePromise({ code: code ?? 1, output }));
+  });
+}
+
+async function findTestFiles(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.name === "node_modules" || entry.name.startsWith(".")) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...await findTestFiles(path));
+    else if (entry.name.endsWith(".test.ts")) found.push(relative(root, path));
+  }
+  return found.sort();
+}
+
+let checksFailed = false;
+if (!skipChecks) {
+  const checks: [string, string, string[]][] = [
+    ["format", bin("deno"), ["fmt", "--check"]],
+    ["lint", bin("deno"), ["lint"]],
+    ["deno check", bin("deno"), ["check"]],
+    ["tsc", bin("tsc"), ["-p", "tsconfig.json"]],
+  ];
+  for (const [label, command, commandArgs] of checks) {
+    console.log(`\n=== ${label}`);
+    const { code } = await run(command, commandArgs);
+    if (code !== 0) {
+      console.error(`${label}: failed`);
+      checksFailed = true;
+    }
+  }
+}
+
+const roots = ["packages", "examples"].map((d) => join(root, d));
+let files: string[] = [];
+for (const dir of roots) {
+  try {
+    files.push(...await findTestFiles(dir));
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ENOENT") throw error;
+  }
+}
+if (filters.length > 0) {
+  files = files.filter((f) => filters.some((filter) => f.includes(filter)));
+}
+if (files.length === 0) {
+  console.error("No test files found.");
+  process.exit(1);
+}
+
+async function runDeno(): Promise<Counts> {
+  const { output } = await run(bin("deno"), ["test", "-A", "--no-check", ...files], {
+    capture: true,
+  });
+  const match = output.match(
+    /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?(?: \| (\d+) ignored)?/,
+  );
+  if (match == null) return { passed: 0, failed: 1, skipped: 0 };
+  return { passed: +match[1], failed: +match[2], skipped: +(match[3] ?? 0) };
+}
+
+async function runNode(): Promise<Counts> {
+  const summaryFile = join(root, ".ci-out", "node-summary.json");
+  await rm(summaryFile, { force: true });
+  const { code } = await run(bin("node"), [
+    "--test",
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    `--test-reporter=${join(root, "scripts", "node-summary-reporter.ts")}`,
+    `--test-reporter-destination=${summaryFile}`,
+    ...files,
+  ]);
+  try {
+    const counts = JSON.parse(await readFile(summaryFile, "utf8")) as Counts;
+    if (code !== 0 && counts.failed === 0) counts.failed = 1;
+    return counts;
+  } catch {
+    return { passed: 0, failed: 1, skipped: 0 };
+  }
+}
+
+async function runBun(): Promise<Counts> {
+  const { code, output } = await run(
+    bin("bun"),
+    ["test", ...files.map((f) => `./${f}`)],
+    { capture: true },
+  );
+  const count = (word: string) =>
+    +(output.match(new RegExp(`^\\s*(\\d+) ${word}$`, "m"))?.[1] ?? 0);
+  const counts = { passed: count("pass"), failed: count("fail"), skipped: count("skip") };
+  if (code !== 0 && counts.failed === 0) counts.failed = 1;
+  return counts;
+}
+
+const runners: Record<RuntimeName, () => Promise<Counts>> = {
+  deno: runDeno,
+  node: runNode,
+  bun: runBun,
+};
+const results: [RuntimeName, Counts][] = [];
+for (const name of only) {
+  console.log(`\n=== tests on ${name} (${files.length} files)`);
+  results.push([name, await runners[name]()]);
+}
+
+console.log("");
+let passed = 0;
+let failed = 0;
+for (const [name, counts] of results) {
+  console.log(
+    `${name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`,
+  );
+  passed += counts.passed;
+  failed += counts.failed;
+}
+const totals = new Set(results.map(([, c]) => c.passed + c.failed + c.skipped));
+if (totals.size > 1) {
+  console.error("The runtimes ran different numbers of tests; see the lines above.");
+  failed++;
+}
+if (checksFailed) {
+  console.error("A static check (format, lint or types) failed; see above.");
+  failed++;
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);
