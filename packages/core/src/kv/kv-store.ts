@@ -1,0 +1,82 @@
+import type { DurationInput } from "../time/duration.ts";
+
+/**
+ * A key in a {@link KvStore}: a non-empty array of strings.  Keys are
+ * compared element by element, so `["a", "b"]` starts with the prefix
+ * `["a"]` but `["ab"]` does not.
+ * @since 0.1.0
+ */
+export type KvKey = readonly [string, ...string[]];
+
+/**
+ * Options for {@link KvStore.set} and {@link KvStore.cas}.
+ * @since 0.1.0
+ */
+export interface KvStoreSetOptions {
+  /** How long the entry lives; forever when absent. */
+  readonly ttl?: DurationInput;
+}
+
+/**
+ * One entry yielded by {@link KvStore.list}.
+ * @since 0.1.0
+ */
+export interface KvStoreListEntry {
+  /** The entry's key. */
+  readonly key: KvKey;
+  /** The entry's value. */
+  readonly value: unknown;
+}
+
+/**
+ * A key–value store for caches, deduplication records and other small
+ * state.  Values are JSON-compatible.  Structurally compatible with Fedify's
+ * `KvStore`.
+ * @since 0.1.0
+ */
+export interface KvStore {
+  /**
+   * Reads a value.
+   * @param key The key.
+   * @returns The value, or `undefined` when absent or expired.
+   */
+  get<T = unknown>(key: KvKey): Promise<T | undefined>;
+
+  /**
+   * Writes a value.
+   * @param key The key.
+   * @param value A JSON-compatible value.
+   * @param options The time to live.
+   */
+  set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void>;
+
+  /**
+   * Removes a value; removing an absent key is not an error.
+   * @param key The key.
+   */
+  delete(key: KvKey): Promise<void>;
+
+  /**
+   * Lists the entries whose key starts with `prefix` (every entry when
+   * omitted), skipping expired ones.
+   * @param prefix The key prefix.
+   */
+  list(prefix?: KvKey): AsyncIterable<KvStoreListEntry>;
+
+  /**
+   * Atomically replaces the value at `key` with `newValue` if and only if
+   * the current value deeply equals `expectedValue` (`undefined` meaning
+   * absent).  Optional.
+   * @param key The key.
+   * @param expectedValue The value expected to be there now.
+   * @param newValue The value to write.
+   * @param options The time to live of the new value.
+   * @returns `true` when the value was swapped.
+   */
+  cas?(
+    key: KvKey,
+    expectedValue: unknown,
+    newValue: unknown,
+    options?: KvStoreSetOptions,
+  ): Promise<boolean>;
+}

@@ -1,0 +1,1 @@
+export type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "./kv-store.ts";

@@ -1,0 +1,10 @@
+/**
+ * `@fedwork/core`: the federation, its contexts and workers, message queues,
+ * key–value stores, retry policies and typed background tasks.
+ * @module
+ * @since 0.1.0
+ */
+export * from "./time/mod.ts";
+export * from "./queue/mod.ts";
+export * from "./kv/mod.ts";
+export * from "./retry/mod.ts";

@@ -1,0 +1,6 @@
+export type {
+  MessageQueue,
+  MessageQueueDepth,
+  MessageQueueEnqueueOptions,
+  MessageQueueListenOptions,
+} from "./message-queue.ts";

@@ -1,0 +1,1 @@
+export type { RetryContext, RetryPolicy } from "./retry-policy.ts";

@@ -1,0 +1,1 @@
+export { type DurationInput, durationToMilliseconds, millisecondsToDuration } from "./duration.ts";
