@@ -4,3 +4,7 @@ export type {
   MessageQueueEnqueueOptions,
   MessageQueueListenOptions,
 } from "./message-queue.ts";
+export {
+  InProcessMessageQueue,
+  type InProcessMessageQueueOptions,
+} from "./in-process-message-queue.ts";

@@ -1,0 +1,304 @@
+import {
+  assert,
+  assertEquals,
+  assertFalse,
+  assertInstanceOf,
+  assertRejects,
+  test,
+} from "@fedify/fixture";
+import { InProcessMessageQueue } from "./in-process-message-queue.ts";
+
+const TIMEOUT_MS = 30_000;
+
+/** Resolves with `promise`, or rejects if it takes longer than `ms`. */
+async function within<T>(promise: Promise<T>, what: string, ms = TIMEOUT_MS): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}.`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A promise with its resolve function exposed. */
+function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => resolve = r);
+  return { promise, resolve };
+}
+
+/** Lets pending timers and microtasks run once. */
+function nextMacrotask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+test("InProcessMessageQueue hands a message to a waiting listener", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  const received = deferred<unknown>();
+  const listening = queue.listen((message) => received.resolve(message), {
+    signal: controller.signal,
+  });
+  await queue.enqueue({ type: "test", n: 1 });
+  assertEquals(await within(received.promise, "the message"), { type: "test", n: 1 });
+  controller.abort();
+  await within(listening, "listen() to resolve");
+});
+
+test("InProcessMessageQueue delivers messages enqueued before listen()", async () => {
+  await using queue = new InProcessMessageQueue();
+  await queue.enqueue("early");
+  const controller = new AbortController();
+  const received = deferred<unknown>();
+  const listening = queue.listen((message) => received.resolve(message), {
+    signal: controller.signal,
+  });
+  assertEquals(await within(received.promise, "the message"), "early");
+  controller.abort();
+  await within(listening, "listen() to resolve");
+});
+
+test("InProcessMessageQueue does not deliver a delayed message before its delay", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  const received = deferred<number>();
+  const listening = queue.listen(() => received.resolve(performance.now()), {
+    signal: controller.signal,
+  });
+  const start = performance.now();
+  await queue.enqueue("later", { delay: { milliseconds: 300 } });
+  const deliveredAt = await within(received.promise, "the delayed message");
+  assert(deliveredAt - start >= 300, `delivered after ${deliveredAt - start} ms`);
+  controller.abort();
+  await within(listening, "listen() to resolve");
+});
+
+test("InProcessMessageQueue rejects a negative delay naming the delay option", async () => {
+  await using queue = new InProcessMessageQueue();
+  await assertRejects(
+    () => queue.enqueue("x", { delay: { seconds: -1 } }),
+    RangeError,
+    "delay",
+  );
+  await assertRejects(
+    () => queue.enqueueMany(["x"], { delay: { seconds: -1 } }),
+    RangeError,
+    "delay",
+  );
+  assertEquals(await queue.getDepth(), { queued: 0, ready: 0, delayed: 0 });
+});
+
+test("InProcessMessageQueue reports ready, delayed and in-flight messages in getDepth()", async () => {
+  await using queue = new InProcessMessageQueue();
+  assertEquals(await queue.getDepth(), { queued: 0, ready: 0, delayed: 0 });
+  await queue.enqueueMany(["a", "b", "c"]);
+  await queue.enqueue("d", { delay: { hours: 1 } });
+  assertEquals(await queue.getDepth(), { queued: 4, ready: 3, delayed: 1 });
+
+  const controller = new AbortController();
+  const started = deferred();
+  const release = deferred();
+  const listening = queue.listen(async () => {
+    started.resolve();
+    await release.promise;
+  }, { signal: controller.signal });
+  await within(started.promise, "the first handler to start");
+  // One message in flight still counts as queued, but no longer as ready.
+  assertEquals(await queue.getDepth(), { queued: 4, ready: 2, delayed: 1 });
+  controller.abort();
+  release.resolve();
+  await within(listening, "listen() to resolve");
+  assertEquals(await queue.getDepth(), { queued: 3, ready: 2, delayed: 1 });
+});
+
+test("InProcessMessageQueue delivers enqueueMany() messages in order", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  const received: number[] = [];
+  const done = deferred();
+  const listening = queue.listen((message: number) => {
+    received.push(message);
+    if (received.length === 10) done.resolve();
+  }, { signal: controller.signal });
+  await queue.enqueueMany([0, 1, 2, 3, 4]);
+  await queue.enqueueMany([5, 6, 7, 8, 9], { delay: { milliseconds: 50 } });
+  await within(done.promise, "ten messages");
+  assertEquals(received, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  controller.abort();
+  await within(listening, "listen() to resolve");
+});
+
+test("InProcessMessageQueue processes messages with one ordering key one at a time, in order", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  const received: number[] = [];
+  let running = 0;
+  let maxRunning = 0;
+  const done = deferred();
+  const handler = async (message: number) => {
+    running++;
+    maxRunning = Math.max(maxRunning, running);
+    // Yield so that competing listeners get a chance to pick a message.
+    await nextMacrotask();
+    received.push(message);
+    running--;
+    if (received.length === 20) done.resolve();
+  };
+  // Three listeners compete; the shared key must still serialise them.
+  const listening = [1, 2, 3].map(() => queue.listen(handler, { signal: controller.signal }));
+  const messages = Array.from({ length: 20 }, (_, i) => i);
+  for (const message of messages) await queue.enqueue(message, { orderingKey: "actor-1" });
+  await within(done.promise, "twenty messages");
+  assertEquals(maxRunning, 1);
+  assertEquals(received, messages);
+  controller.abort();
+  await within(Promise.all(listening), "listen() to resolve");
+});
+
+test("InProcessMessageQueue runs messages with different ordering keys on competing listeners", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  const startedA = deferred();
+  const startedB = deferred();
+  const release = deferred();
+  const listening = [1, 2].map(() =>
+    queue.listen(async (message: string) => {
+      if (message === "a") startedA.resolve();
+      else startedB.resolve();
+      await release.promise;
+    }, { signal: controller.signal })
+  );
+  await queue.enqueue("a", { orderingKey: "a" });
+  await queue.enqueue("b", { orderingKey: "b" });
+  // Both handlers are running at the same time: neither key blocks the other.
+  await within(Promise.all([startedA.promise, startedB.promise]), "both handlers");
+  controller.abort();
+  release.resolve();
+  await within(Promise.all(listening), "listen() to resolve");
+});
+
+test("InProcessMessageQueue does not let a delayed keyed message block ready messages", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  const received: string[] = [];
+  const done = deferred();
+  const listening = queue.listen((message: string) => {
+    received.push(message);
+    if (received.length === 2) done.resolve();
+  }, { signal: controller.signal });
+  await queue.enqueue("delayed-a", { orderingKey: "a", delay: { hours: 1 } });
+  await queue.enqueue("ready-b", { orderingKey: "b" });
+  // Documented: a later same-key message without a delay does not wait for
+  // an earlier delayed one.
+  await queue.enqueue("ready-a", { orderingKey: "a" });
+  await within(done.promise, "the two ready messages");
+  assertEquals(received, ["ready-b", "ready-a"]);
+  assertEquals(await queue.getDepth(), { queued: 1, ready: 0, delayed: 1 });
+  controller.abort();
+  await within(listening, "listen() to resolve");
+});
+
+test("InProcessMessageQueue listen() waits for the running handler after the signal aborts", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  const started = deferred();
+  const release = deferred();
+  let handlerFinished = false;
+  const listening = queue.listen(async () => {
+    started.resolve();
+    await release.promise;
+    handlerFinished = true;
+  }, { signal: controller.signal });
+  let listenResolved = false;
+  const observed = listening.then(() => {
+    listenResolved = true;
+    return handlerFinished;
+  });
+  await queue.enqueue("slow");
+  await within(started.promise, "the handler to start");
+  controller.abort();
+  await nextMacrotask();
+  assertFalse(listenResolved, "listen() resolved while the handler was still running");
+  release.resolve();
+  assert(await within(observed, "listen() to resolve"), "the handler had not finished");
+});
+
+test("InProcessMessageQueue listen() resolves at once when the signal is already aborted", async () => {
+  await using queue = new InProcessMessageQueue();
+  await queue.enqueue("never");
+  let called = false;
+  await within(
+    queue.listen(() => {
+      called = true;
+    }, { signal: AbortSignal.abort() }),
+    "listen() to resolve",
+  );
+  assertFalse(called);
+  assertEquals(await queue.getDepth(), { queued: 1, ready: 1, delayed: 0 });
+});
+
+test("InProcessMessageQueue keeps listening after a handler throws", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  const received: string[] = [];
+  const done = deferred();
+  const listening = queue.listen(async (message: string) => {
+    received.push(message);
+    if (message === "reject") {
+      await nextMacrotask();
+      throw new Error("rejected on purpose");
+    }
+    if (message === "throw") throw new Error("thrown on purpose");
+    done.resolve();
+  }, { signal: controller.signal });
+  await queue.enqueueMany(["reject", "throw", "ok"]);
+  await within(done.promise, "the message after the failures");
+  assertEquals(received, ["reject", "throw", "ok"]);
+  controller.abort();
+  await within(listening, "listen() to resolve");
+});
+
+test("InProcessMessageQueue gives each message to exactly one of several listeners", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  const counts = new Map<number, number>();
+  const done = deferred();
+  const total = 60;
+  let handled = 0;
+  const listening = [1, 2, 3].map(() =>
+    queue.listen(async (message: number) => {
+      counts.set(message, (counts.get(message) ?? 0) + 1);
+      await nextMacrotask();
+      if (++handled === total) done.resolve();
+    }, { signal: controller.signal })
+  );
+  for (let i = 0; i < total; i += 2) await queue.enqueueMany([i, i + 1]);
+  await within(done.promise, "every message");
+  controller.abort();
+  await within(Promise.all(listening), "listen() to resolve");
+  assertEquals(counts.size, total);
+  assert([...counts.values()].every((count) => count === 1), "a message was delivered twice");
+  assertEquals(await queue.getDepth(), { queued: 0, ready: 0, delayed: 0 });
+});
+
+test("InProcessMessageQueue copies messages when they are enqueued", async () => {
+  await using queue = new InProcessMessageQueue();
+  const message = { items: ["a"] };
+  await queue.enqueue(message);
+  message.items.push("b");
+  const controller = new AbortController();
+  const received = deferred<unknown>();
+  const listening = queue.listen((m) => received.resolve(m), { signal: controller.signal });
+  assertEquals(await within(received.promise, "the message"), { items: ["a"] });
+  controller.abort();
+  await within(listening, "listen() to resolve");
+});
+
+test("InProcessMessageQueue does not retry natively", async () => {
+  await using queue = new InProcessMessageQueue({});
+  assertFalse(queue.nativeRetrial);
+  assertInstanceOf(queue[Symbol.asyncDispose](), Promise);
+});
