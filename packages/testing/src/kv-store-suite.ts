@@ -1,0 +1,237 @@
+import { assert, assertEquals, test } from "@fedify/fixture";
+import type { KvKey, KvStore } from "@fedwork/core";
+import { createTestNamespace } from "./namespace.ts";
+import type { KvStoreConformanceOptions } from "./types.ts";
+import { waitUntil } from "./wait.ts";
+
+// How long an entry with a one-second TTL may take to disappear.  Engines
+// that expire lazily or sweep periodically need some slack; the test only
+// fails when the entry never goes away.
+const TTL_EXPIRY_TIMEOUT_MS = 30_000;
+
+async function withStore(
+  options: KvStoreConformanceOptions,
+  body: (store: KvStore) => Promise<void>,
+): Promise<void> {
+  const namespace = createTestNamespace();
+  const store = await options.createStore(namespace);
+  const close = async () => {
+    await (store as Partial<AsyncDisposable>)[Symbol.asyncDispose]?.();
+    await options.cleanup?.(namespace);
+  };
+  try {
+    await body(store);
+  } catch (error) {
+    // The body's own failure is the more useful one to report.
+    await close().catch(() => {});
+    throw error;
+  }
+  await close();
+}
+
+async function listEntries(
+  store: KvStore,
+  prefix?: KvKey,
+): Promise<{ key: KvKey; value: unknown }[]> {
+  const entries: { key: KvKey; value: unknown }[] = [];
+  for await (const entry of prefix === undefined ? store.list() : store.list(prefix)) {
+    entries.push({ key: [...entry.key] as unknown as KvKey, value: entry.value });
+  }
+  // list() promises no order; compare sorted by key.
+  return entries.sort((a, b) => compareKeys(a.key, b.key));
+}
+
+function compareKeys(a: KvKey, b: KvKey): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Registers the `KvStore` conformance tests with `test()` from
+ * `@fedify/fixture`, so they run under Deno, Node.js and Bun: get, set,
+ * overwrite and delete; JSON values round-tripping deep-equal; keys that
+ * would collide if naively joined staying distinct; list by element-wise
+ * prefix (and everything with no prefix), with prefix characters taken
+ * literally; TTL expiry; and `cas()` (when present) on absent keys,
+ * mismatches, matches and deep-equal objects.
+ *
+ * Every test uses a fresh store instance on a fresh namespace, disposes it
+ * with `Symbol.asyncDispose` and calls `cleanup()` at its end.
+ *
+ * @example
+ * ```ts ignore
+ * import { testKvStore } from "@fedwork/testing";
+ * import { RedisKvStore } from "./redis-kv-store.ts";
+ *
+ * testKvStore({
+ *   name: "RedisKvStore",
+ *   createStore: (namespace) => new RedisKvStore({ keyPrefix: namespace }),
+ * });
+ * ```
+ * @param options The backend's name and how to create and clean up a store.
+ * @since 0.1.0
+ */
+export function testKvStore(options: KvStoreConformanceOptions): void {
+  const define = (behaviour: string, body: (store: KvStore) => Promise<void>) =>
+    test(`${options.name}: ${behaviour}`, () => withStore(options, body));
+
+  define("get returns undefined for an absent key", async (store) => {
+    assertEquals(await store.get(["absent"]), undefined);
+  });
+
+  define("get returns what set stored", async (store) => {
+    await store.set(["user", "alice"], { name: "Alice" });
+    assertEquals(await store.get(["user", "alice"]), { name: "Alice" });
+  });
+
+  define("set overwrites an existing value", async (store) => {
+    await store.set(["counter"], 1);
+    await store.set(["counter"], 2);
+    assertEquals(await store.get(["counter"]), 2);
+  });
+
+  define("delete removes a value and ignores absent keys", async (store) => {
+    await store.set(["doomed"], "value");
+    await store.set(["kept"], "value");
+    await store.delete(["doomed"]);
+    await store.delete(["never", "set"]);
+    assertEquals(await store.get(["doomed"]), undefined);
+    assertEquals(await store.get(["kept"]), "value");
+  });
+
+  define("values of every JSON type round-trip deep-equal", async (store) => {
+    const values: [string, unknown][] = [
+      ["object", { a: 1, b: { c: [true, null, "x"] }, empty: {} }],
+      ["array", [1, "two", [3], { four: 4 }, []]],
+      ["integer", 42],
+      ["negative", -7],
+      ["float", 3.25],
+      ["zero", 0],
+      ["string", 'héllo, 世界 "quoted" \\ \n'],
+      ["empty-string", ""],
+      ["true", true],
+      ["false", false],
+      ["null", null],
+    ];
+    for (const [name, value] of values) await store.set(["value", name], value);
+    for (const [name, value] of values) {
+      assertEquals(await store.get(["value", name]), value, `The ${name} value changed.`);
+    }
+  });
+
+  define("keys that join to the same string stay distinct", async (store) => {
+    const keys: KvKey[] = [["a", "b"], ["a:b"], ["a.b"], ["a/b"], ["a", "b", ""], ["a\u0000b"]];
+    for (const [index, key] of keys.entries()) await store.set(key, index);
+    for (const [index, key] of keys.entries()) {
+      assertEquals(await store.get(key), index, `Key ${JSON.stringify(key)} collided.`);
+    }
+  });
+
+  define("list yields the entries under a prefix, element by element", async (store) => {
+    await store.set(["a"], 1);
+    await store.set(["a", "b"], 2);
+    await store.set(["a", "b", "c"], 3);
+    await store.set(["a", "c"], 4);
+    await store.set(["ab"], 5);
+    await store.set(["ab", "c"], 6);
+    await store.set(["b", "a"], 7);
+    assertEquals(await listEntries(store, ["a"]), [
+      { key: ["a"], value: 1 },
+      { key: ["a", "b"], value: 2 },
+      { key: ["a", "b", "c"], value: 3 },
+      { key: ["a", "c"], value: 4 },
+    ]);
+    assertEquals(await listEntries(store, ["a", "b"]), [
+      { key: ["a", "b"], value: 2 },
+      { key: ["a", "b", "c"], value: 3 },
+    ]);
+    assertEquals(await listEntries(store, ["zzz"]), []);
+  });
+
+  define("list without a prefix yields every entry", async (store) => {
+    await store.set(["one"], 1);
+    await store.set(["two", "deep"], 2);
+    await store.set(["three"], { n: 3 });
+    assertEquals(await listEntries(store), [
+      { key: ["one"], value: 1 },
+      { key: ["three"], value: { n: 3 } },
+      { key: ["two", "deep"], value: 2 },
+    ]);
+  });
+
+  define("list takes prefix characters literally", async (store) => {
+    await store.set(["x%"], 1);
+    await store.set(["x_"], 2);
+    await store.set(["x*"], 3);
+    await store.set(["x["], 4);
+    await store.set(["xy"], 5);
+    await store.set(["x%", "z"], 6);
+    assertEquals(await listEntries(store, ["x%"]), [
+      { key: ["x%"], value: 1 },
+      { key: ["x%", "z"], value: 6 },
+    ]);
+    assertEquals(await listEntries(store, ["x_"]), [{ key: ["x_"], value: 2 }]);
+    assertEquals(await listEntries(store, ["x*"]), [{ key: ["x*"], value: 3 }]);
+    assertEquals(await listEntries(store, ["x["]), [{ key: ["x["], value: 4 }]);
+  });
+
+  define("an entry with a TTL expires while others stay", async (store) => {
+    const setAt = Date.now();
+    await store.set(["ttl", "short"], "soon gone", { ttl: { seconds: 1 } });
+    await store.set(["ttl", "long"], "stays", { ttl: { hours: 1 } });
+    await store.set(["ttl", "forever"], "stays");
+    const rightAfter = await store.get(["ttl", "short"]);
+    // Only conclusive when the read happened within the TTL; a machine that
+    // took over a second for two writes and a read says nothing about it.
+    if (Date.now() - setAt < 1000) {
+      assertEquals(rightAfter, "soon gone", "The entry was gone right after set().");
+    }
+    await waitUntil(async () => await store.get(["ttl", "short"]) === undefined, {
+      timeoutMs: TTL_EXPIRY_TIMEOUT_MS,
+      intervalMs: 250,
+      what: "the entry with a one-second TTL to expire",
+    });
+    assert(Date.now() - setAt >= 900, "The entry expired before its TTL.");
+    assertEquals(await listEntries(store, ["ttl"]), [
+      { key: ["ttl", "forever"], value: "stays" },
+      { key: ["ttl", "long"], value: "stays" },
+    ]);
+  });
+
+  define("cas on an absent key with expected undefined stores the value", async (store) => {
+    if (store.cas == null) return; // Optional method; nothing to check.
+    assertEquals(await store.cas(["cas"], undefined, { v: 1 }), true);
+    assertEquals(await store.get(["cas"]), { v: 1 });
+  });
+
+  define("cas fails and keeps the value when the expected value differs", async (store) => {
+    if (store.cas == null) return;
+    await store.set(["cas"], "current");
+    assertEquals(await store.cas(["cas"], "other", "new"), false);
+    assertEquals(await store.cas(["cas"], undefined, "new"), false);
+    assertEquals(await store.get(["cas"]), "current");
+    assertEquals(await store.cas(["absent"], "something", "new"), false);
+    assertEquals(await store.get(["absent"]), undefined);
+  });
+
+  define("cas swaps when the expected value matches", async (store) => {
+    if (store.cas == null) return;
+    await store.set(["cas"], 1);
+    assertEquals(await store.cas(["cas"], 1, 2), true);
+    assertEquals(await store.get(["cas"]), 2);
+    assertEquals(await store.cas(["cas"], 1, 3), false);
+    assertEquals(await store.get(["cas"]), 2);
+  });
+
+  define("cas compares objects deeply, not by identity", async (store) => {
+    if (store.cas == null) return;
+    await store.set(["cas"], { name: "a", tags: ["x", "y"], meta: { n: 1 } });
+    const mismatch = { name: "a", tags: ["x", "z"], meta: { n: 1 } };
+    assertEquals(await store.cas(["cas"], mismatch, "wrong"), false);
+    const copy = { name: "a", tags: ["x", "y"], meta: { n: 1 } };
+    assertEquals(await store.cas(["cas"], copy, { name: "b" }), true);
+    assertEquals(await store.get(["cas"]), { name: "b" });
+  });
+}

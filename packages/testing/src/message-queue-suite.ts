@@ -1,0 +1,263 @@
+import { assert, assertEquals, fail, test } from "@fedify/fixture";
+import type { MessageQueueDepth } from "@fedwork/core";
+import { runCrashTest } from "./crash-test.ts";
+import { EVENT_TIMEOUT_MS, runQueueTest } from "./queue-harness.ts";
+import type { MessageQueueConformanceOptions } from "./types.ts";
+import { createDeferred, delay, waitUntil, withTimeout } from "./wait.ts";
+
+const DEFAULT_LEASE_MS = 1500;
+
+/**
+ * Registers the message-queue conformance tests with `test()` from
+ * `@fedify/fixture`, so they run under Deno, Node.js and Bun.
+ *
+ * Every test uses a fresh namespace, disposes every instance it created
+ * with `Symbol.asyncDispose` and calls the factory's `cleanup()` at its end.
+ * The tests:
+ *
+ * - an enqueued object reaches the listener as a deep-equal copy;
+ * - `enqueueMany()` (when present) delivers every message, in order;
+ * - a delayed message is not handled before its delay, and does not hold
+ *   back a message enqueued after it;
+ * - messages sharing an ordering key never overlap and run in order, even
+ *   with two instances listening;
+ * - `getDepth()` (when present) counts ready and delayed messages;
+ * - aborting the signal makes `listen()` wait for the running handler;
+ * - two competing instances handle each of 20 messages exactly once;
+ * - a handler that throws does not stop the listener;
+ * - (durable only) a handler running longer than the lease is not handed
+ *   to a second live worker;
+ * - (durable only) a message whose worker process was killed mid-handler is
+ *   delivered again to a new instance.
+ *
+ * @example
+ * ```ts ignore
+ * import { testMessageQueue } from "@fedwork/testing";
+ *
+ * testMessageQueue({
+ *   name: "RedisMessageQueue",
+ *   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+ *   durable: true,
+ * });
+ * ```
+ * @param options The backend's name, factory module and durability.
+ * @since 0.1.0
+ */
+export function testMessageQueue(options: MessageQueueConformanceOptions): void {
+  const { name, factoryModule, durable } = options;
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const define = (
+    behaviour: string,
+    body: Parameters<typeof runQueueTest>[2],
+  ) => test(`${name}: ${behaviour}`, () => runQueueTest(factoryModule, leaseMs, body));
+
+  define("a listener receives a deep-equal copy of an enqueued message", async (run) => {
+    const queue = await run.createQueue();
+    const received = createDeferred<unknown>();
+    run.listen(queue, (message) => received.resolve(message));
+    const message = {
+      type: "conformance",
+      text: "héllo, 世界",
+      count: 42,
+      ratio: -1.5,
+      flag: true,
+      nothing: null,
+      list: [1, "two", { three: 3 }],
+      nested: { record: { a: "b" } },
+    };
+    await queue.enqueue(message);
+    const actual = await withTimeout(received.promise, EVENT_TIMEOUT_MS, "the message");
+    assertEquals(actual, message);
+  });
+
+  define("enqueueMany delivers every message in order to a single listener", async (run) => {
+    const queue = await run.createQueue();
+    if (queue.enqueueMany == null) return; // Optional method; nothing to check.
+    const count = 10;
+    await queue.enqueueMany(Array.from({ length: count }, (_, index) => ({ index })));
+    const order: number[] = [];
+    const all = createDeferred();
+    run.listen(queue, (message: { index: number }) => {
+      order.push(message.index);
+      if (order.length >= count) all.resolve();
+    });
+    await withTimeout(all.promise, EVENT_TIMEOUT_MS, () => `${count} messages; got ${order}`);
+    assertEquals(order, Array.from({ length: count }, (_, index) => index));
+  });
+
+  define("a delayed message waits for its delay and does not hold back others", async (run) => {
+    const queue = await run.createQueue();
+    const started: Record<string, number> = {};
+    const order: string[] = [];
+    const both = createDeferred();
+    run.listen(queue, (message: { kind: string }) => {
+      started[message.kind] = Date.now();
+      order.push(message.kind);
+      if (order.length >= 2) both.resolve();
+    });
+    const enqueuedAt = Date.now();
+    await queue.enqueue({ kind: "delayed" }, { delay: { seconds: 2 } });
+    await queue.enqueue({ kind: "immediate" });
+    await withTimeout(both.promise, EVENT_TIMEOUT_MS, () => `both messages; got ${order}`);
+    const delayedAfter = started.delayed - enqueuedAt;
+    assert(
+      delayedAfter >= 1900,
+      `The message delayed by 2 s was handled after only ${delayedAfter} ms.`,
+    );
+    // Only conclusive when the immediate message was picked up before the
+    // delay ran out; on a machine so slow that it was not, the order says
+    // nothing about the queue.
+    if (started.immediate - enqueuedAt < 1900) {
+      assertEquals(order, ["immediate", "delayed"]);
+    }
+  });
+
+  define("messages sharing an ordering key never overlap and run in order", async (run) => {
+    const first = await run.createQueue();
+    const second = await run.createQueue();
+    const count = 6;
+    let running = 0;
+    let maxRunning = 0;
+    const order: number[] = [];
+    const all = createDeferred();
+    const handler = async (message: { index: number }) => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      order.push(message.index);
+      await delay(30);
+      running--;
+      if (order.length >= count) all.resolve();
+    };
+    run.listen(first, handler);
+    run.listen(second, handler);
+    for (let index = 0; index < count; index++) {
+      await first.enqueue({ index }, { orderingKey: "k" });
+    }
+    await withTimeout(all.promise, EVENT_TIMEOUT_MS, () => `${count} messages; got ${order}`);
+    assertEquals(order, Array.from({ length: count }, (_, index) => index));
+    assertEquals(maxRunning, 1, "Handlers for the same ordering key overlapped.");
+  });
+
+  define("getDepth counts ready and delayed messages", async (run) => {
+    const queue = await run.createQueue();
+    if (queue.getDepth == null) return; // Optional method; nothing to check.
+    const getDepth = queue.getDepth.bind(queue);
+    for (let index = 0; index < 3; index++) await queue.enqueue({ index });
+    await queue.enqueue({ index: 3 }, { delay: { hours: 1 } });
+    let depth: MessageQueueDepth | undefined;
+    const expectDepth = async (expected: MessageQueueDepth, when: string) => {
+      // Some engines update their counters a moment after a write settles.
+      await waitUntil(async () => {
+        depth = await getDepth();
+        return depth.queued === expected.queued && depth.ready === expected.ready &&
+          depth.delayed === expected.delayed;
+      }, {
+        timeoutMs: EVENT_TIMEOUT_MS,
+        intervalMs: 200,
+        what: () => `depth ${JSON.stringify(expected)} ${when}; last ${JSON.stringify(depth)}`,
+      });
+    };
+    await expectDepth({ queued: 4, ready: 3, delayed: 1 }, "after enqueueing");
+    const handled: number[] = [];
+    run.listen(queue, (message: { index: number }) => {
+      handled.push(message.index);
+    });
+    await expectDepth({ queued: 1, ready: 0, delayed: 1 }, "after draining the ready ones");
+    assertEquals(handled.sort(), [0, 1, 2]);
+  });
+
+  define("aborting listen() waits for the running handler to finish", async (run) => {
+    const queue = await run.createQueue();
+    const started = createDeferred();
+    const release = createDeferred();
+    let handlerFinished = false;
+    const listener = run.listen(queue, async () => {
+      started.resolve();
+      await release.promise;
+      handlerFinished = true;
+    });
+    let finishedWhenResolved: boolean | undefined;
+    const observed = listener.done.then(() => {
+      finishedWhenResolved = handlerFinished;
+    });
+    await queue.enqueue({ kind: "slow" });
+    await withTimeout(started.promise, EVENT_TIMEOUT_MS, "the handler to start");
+    listener.controller.abort();
+    // Give a wrong implementation the chance to resolve early; this only
+    // checks that something does *not* happen, so its length is not critical.
+    await delay(300);
+    assertEquals(finishedWhenResolved, undefined, "listen() resolved while a handler ran.");
+    release.resolve();
+    await withTimeout(observed, EVENT_TIMEOUT_MS, "listen() to resolve after the abort");
+    assertEquals(finishedWhenResolved, true);
+  });
+
+  define("competing workers each handle a message once", async (run) => {
+    const first = await run.createQueue();
+    const second = await run.createQueue();
+    const count = 20;
+    const handled = new Map<number, number>();
+    const all = createDeferred();
+    const handler = async (message: { index: number }) => {
+      handled.set(message.index, (handled.get(message.index) ?? 0) + 1);
+      await delay(10);
+      if (handled.size >= count) all.resolve();
+    };
+    run.listen(first, handler);
+    run.listen(second, handler);
+    for (let index = 0; index < count; index++) {
+      await (index % 2 === 0 ? first : second).enqueue({ index });
+    }
+    await withTimeout(all.promise, EVENT_TIMEOUT_MS, () => `${count} messages; ${handled.size}`);
+    // Let any duplicate delivery surface before counting.
+    await delay(1000);
+    const duplicates = [...handled].filter(([, times]) => times !== 1);
+    assertEquals(duplicates, [], "Some messages were handled more than once.");
+    assertEquals(handled.size, count);
+  });
+
+  define("a handler that throws does not stop the listener", async (run) => {
+    const queue = await run.createQueue();
+    const second = createDeferred();
+    run.listen(queue, (message: { index: number }) => {
+      if (message.index === 1) throw new Error("Thrown on purpose by the conformance suite.");
+      second.resolve();
+    });
+    await queue.enqueue({ index: 1 });
+    await queue.enqueue({ index: 2 });
+    await withTimeout(second.promise, EVENT_TIMEOUT_MS, "the message after the failing one");
+  });
+
+  if (!durable) return;
+
+  define("a handler running past the lease is not redelivered to a live worker", async (run) => {
+    const first = await run.createQueue();
+    const second = await run.createQueue();
+    const deliveries: string[] = [];
+    const started = createDeferred();
+    const finished = createDeferred();
+    run.listen(first, async () => {
+      deliveries.push("first");
+      started.resolve();
+      // The workload: a handler that outlives three leases.
+      await delay(run.leaseMs * 3);
+      finished.resolve();
+    });
+    await first.enqueue({ kind: "long" });
+    await withTimeout(started.promise, EVENT_TIMEOUT_MS, "the first worker to start");
+    // The second worker joins only now, so the first one surely got the message.
+    run.listen(second, () => {
+      deliveries.push("second");
+    });
+    await withTimeout(finished.promise, EVENT_TIMEOUT_MS + run.leaseMs * 3, "the handler");
+    await delay(run.leaseMs * 2);
+    assertEquals(deliveries, ["first"], "The message was redelivered while being handled.");
+  });
+
+  define("a message whose worker process was killed is delivered again", async (run) => {
+    const message = { kind: "crash", id: run.namespace };
+    const received = await runCrashTest(run, factoryModule, message);
+    if (received === undefined) fail("The message was not redelivered.");
+    assertEquals(received, message);
+  });
+}

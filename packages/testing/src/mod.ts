@@ -1,0 +1,19 @@
+/**
+ * `@fedwork/testing`: conformance suites that every Fedwork
+ * {@link https://jsr.io/@fedwork/core | MessageQueue} and `KvStore` backend
+ * runs from its own test file, on Deno, Node.js and Bun.
+ *
+ * @example
+ * ```ts ignore
+ * import { testKvStore, testMessageQueue } from "@fedwork/testing";
+ * ```
+ * @module
+ * @since 0.1.0
+ */
+export type {
+  KvStoreConformanceOptions,
+  MessageQueueConformanceOptions,
+  MessageQueueFactory,
+} from "./types.ts";
+export { testMessageQueue } from "./message-queue-suite.ts";
+export { testKvStore } from "./kv-store-suite.ts";

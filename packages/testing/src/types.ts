@@ -1,0 +1,85 @@
+import type { KvStore, MessageQueue } from "@fedwork/core";
+
+/**
+ * What a backend's *factory module* exports, as named exports
+ * (`export function createQueue(...)`, `export async function cleanup(...)`)
+ * or as the module's default export.
+ *
+ * The factory module is a plain `.ts` module, not a `*.test.ts` file; by
+ * convention it is `src/conformance-factory.ts` in the backend's package.
+ * {@link testMessageQueue} imports it by URL, both in the test process and
+ * in the child process of the crash test, so it must not register tests or
+ * depend on state set up by the test file.
+ * @since 0.1.0
+ */
+export interface MessageQueueFactory {
+  /**
+   * Returns a new queue instance, with its own connections, attached to the
+   * queue identified by `namespace`.  Two calls with the same namespace give
+   * two instances that share one underlying queue (competing consumers); a
+   * different namespace is fully isolated.
+   * @param namespace A unique name such as `fedwork-test-3f9a0c1b2d4e`.
+   * @param options.leaseMs The visibility or lease timeout the instance must
+   *                        use; the suite passes short values such as 1500 so
+   *                        that the crash test is quick.  Backends without
+   *                        leases ignore it.
+   * @returns The queue.
+   */
+  createQueue(
+    namespace: string,
+    options: { leaseMs: number },
+  ): MessageQueue | Promise<MessageQueue>;
+
+  /**
+   * Deletes everything stored under `namespace` (tables, keys, queues).
+   * Optional.
+   * @param namespace The namespace given to {@link createQueue}.
+   */
+  cleanup?(namespace: string): Promise<void>;
+}
+
+/**
+ * Options for {@link testMessageQueue}.
+ * @since 0.1.0
+ */
+export interface MessageQueueConformanceOptions {
+  /** Used in test names, e.g. `"RedisMessageQueue"`. */
+  readonly name: string;
+
+  /**
+   * The URL of the factory module (see {@link MessageQueueFactory}),
+   * usually `new URL("./conformance-factory.ts", import.meta.url).href`.
+   */
+  readonly factoryModule: string;
+
+  /**
+   * `true` for durable, multi-process backends: enables the crash test and
+   * the lease test.  An in-process queue passes `false`.
+   */
+  readonly durable: boolean;
+
+  /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
+  readonly leaseMs?: number;
+}
+
+/**
+ * Options for {@link testKvStore}.
+ * @since 0.1.0
+ */
+export interface KvStoreConformanceOptions {
+  /** Used in test names, e.g. `"RedisKvStore"`. */
+  readonly name: string;
+
+  /**
+   * Returns a new store instance isolated under `namespace`.
+   * @param namespace A unique name such as `fedwork-test-3f9a0c1b2d4e`.
+   * @returns The store.
+   */
+  createStore(namespace: string): KvStore | Promise<KvStore>;
+
+  /**
+   * Deletes everything stored under `namespace`.  Optional.
+   * @param namespace The namespace given to {@link createStore}.
+   */
+  cleanup?(namespace: string): Promise<void>;
+}
