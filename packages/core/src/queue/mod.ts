@@ -8,3 +8,4 @@ export {
   InProcessMessageQueue,
   type InProcessMessageQueueOptions,
 } from "./in-process-message-queue.ts";
+export { ParallelMessageQueue } from "./parallel-message-queue.ts";
