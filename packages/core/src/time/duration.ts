@@ -16,7 +16,8 @@ export type DurationInput = Temporal.Duration | Temporal.DurationLike;
  * @param duration The duration.
  * @param optionName The name of the option the duration came from, used in
  *                   error messages (e.g. `"delay"`).
- * @returns The duration in milliseconds (never negative).
+ * @returns The duration in whole milliseconds, sub-millisecond parts
+ *          rounded up (never negative).
  * @throws {TypeError} When the value is not a duration.
  * @throws {RangeError} When the duration is negative or uses calendar units.
  * @since 0.1.0
@@ -46,7 +47,8 @@ export function durationToMilliseconds(
         `depends on a date); got ${parsed}.`,
     );
   }
-  return parsed.total({ unit: "millisecond" });
+  // Sub-millisecond parts are rounded up so that a delay is never shortened.
+  return Math.ceil(parsed.total({ unit: "millisecond" }));
 }
 
 /**
@@ -65,5 +67,13 @@ function describeValue(value: unknown): string {
   if (value === null) return "null";
   if (typeof value === "string") return JSON.stringify(value);
   if (typeof value !== "object") return String(value);
-  return value.constructor?.name ?? "an object";
+  const className = (value as { constructor?: { name?: string } }).constructor?.name;
+  if (className == null || className === "Object") {
+    try {
+      return JSON.stringify(value).slice(0, 100);
+    } catch {
+      return "an object";
+    }
+  }
+  return `a ${className}`;
 }
