@@ -1,1 +1,5 @@
 export type { RetryContext, RetryPolicy } from "./retry-policy.ts";
+export {
+  createExponentialBackoffPolicy,
+  type ExponentialBackoffPolicyOptions,
+} from "./exponential-backoff.ts";
