@@ -14,7 +14,13 @@ async function withStore(
   body: (store: KvStore) => Promise<void>,
 ): Promise<void> {
   const namespace = createTestNamespace();
-  const store = await options.createStore(namespace);
+  let store: KvStore;
+  try {
+    store = await options.createStore(namespace);
+  } catch (error) {
+    await options.cleanup?.(namespace).catch(() => {});
+    throw error;
+  }
   const close = async () => {
     await (store as Partial<AsyncDisposable>)[Symbol.asyncDispose]?.();
     await options.cleanup?.(namespace);
@@ -122,7 +128,7 @@ export function testKvStore(options: KvStoreConformanceOptions): void {
   });
 
   define("keys that join to the same string stay distinct", async (store) => {
-    const keys: KvKey[] = [["a", "b"], ["a:b"], ["a.b"], ["a/b"], ["a", "b", ""], ["a\u0000b"]];
+    const keys: KvKey[] = [["a", "b"], ["a:b"], ["a.b"], ["a/b"], ["a", "b", ""], ["a,b"]];
     for (const [index, key] of keys.entries()) await store.set(key, index);
     for (const [index, key] of keys.entries()) {
       assertEquals(await store.get(key), index, `Key ${JSON.stringify(key)} collided.`);
