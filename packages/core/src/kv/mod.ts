@@ -1,1 +1,2 @@
 export type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "./kv-store.ts";
+export { MemoryKvStore } from "./memory-kv-store.ts";

@@ -1,0 +1,230 @@
+import { durationToMilliseconds } from "../time/duration.ts";
+import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "./kv-store.ts";
+
+interface MemoryEntry {
+  readonly key: KvKey;
+  readonly value: unknown;
+  /** When the entry expires, on the `performance.now()` clock. */
+  readonly expiresAt: number;
+}
+
+/**
+ * A {@link KvStore} that keeps entries in the memory of the current process.
+ * Good for development, tests and single-process deployments; entries are
+ * lost when the process exits.
+ *
+ * - Values are copied with `structuredClone()` both when written and when
+ *   read, so changing an object you passed in or got back never changes
+ *   what the store holds.
+ * - `undefined` means "absent": writing `undefined` removes the entry.
+ * - Expired entries are never returned or listed; they are removed when a
+ *   read or a listing comes across them.
+ * - {@link MemoryKvStore.list} yields entries sorted by key, element by
+ *   element; an entry whose key equals the prefix is included.
+ *
+ * @example
+ * ```ts
+ * import { MemoryKvStore } from "@fedwork/core";
+ *
+ * const kv = new MemoryKvStore();
+ * await kv.set(["session", "abc"], { user: "alice" }, { ttl: { minutes: 30 } });
+ * const session = await kv.get<{ user: string }>(["session", "abc"]);
+ * ```
+ * @since 0.1.0
+ */
+export class MemoryKvStore implements KvStore, AsyncDisposable {
+  #entries = new Map<string, MemoryEntry>();
+
+  /**
+   * Reads a value.
+   * @param key The key.
+   * @returns A copy of the value, or `undefined` when absent or expired.
+   * @throws {TypeError} When the key is not a non-empty array of strings.
+   * @since 0.1.0
+   */
+  get<T = unknown>(key: KvKey): Promise<T | undefined> {
+    try {
+      const entry = this.#read(key);
+      return Promise.resolve(entry == null ? undefined : structuredClone(entry.value) as T);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Writes a value; writing `undefined` removes the entry.
+   * @param key The key.
+   * @param value The value; it is copied with `structuredClone()`.
+   * @param options The time to live; forever when absent.
+   * @throws {TypeError} When the key is not a non-empty array of strings,
+   *                     the `ttl` is not a duration or the value cannot be
+   *                     cloned.
+   * @throws {RangeError} When the `ttl` is negative.
+   * @since 0.1.0
+   */
+  set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
+    try {
+      this.#write(key, value, options);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Removes an entry; removing an absent key is not an error.
+   * @param key The key.
+   * @throws {TypeError} When the key is not a non-empty array of strings.
+   * @since 0.1.0
+   */
+  delete(key: KvKey): Promise<void> {
+    try {
+      this.#entries.delete(encodeKey(key));
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Lists the live entries whose key starts with `prefix`, element by
+   * element (`["a"]` is a prefix of `["a", "b"]` and of `["a"]`, not of
+   * `["ab"]`), sorted by key.  The entries are those present when the
+   * listing starts; values are copies.
+   * @param prefix The key prefix; every entry when omitted.
+   * @returns The entries.
+   * @throws {TypeError} When the prefix is not a non-empty array of strings.
+   * @since 0.1.0
+   */
+  async *list(prefix?: KvKey): AsyncIterable<KvStoreListEntry> {
+    if (prefix != null) encodeKey(prefix);
+    const now = performance.now();
+    const matches: MemoryEntry[] = [];
+    for (const [encoded, entry] of this.#entries) {
+      if (entry.expiresAt <= now) {
+        this.#entries.delete(encoded);
+        continue;
+      }
+      if (prefix == null || startsWith(entry.key, prefix)) matches.push(entry);
+    }
+    matches.sort((a, b) => compareKeys(a.key, b.key));
+    for (const entry of matches) {
+      yield { key: [...entry.key] as unknown as KvKey, value: structuredClone(entry.value) };
+    }
+  }
+
+  /**
+   * Replaces the value at `key` with `newValue` if the current value deeply
+   * equals `expectedValue`.  `undefined` means absent, both ways: expect
+   * `undefined` to create an entry only if there is none, and write
+   * `undefined` to remove it.  Values are compared as JSON would see them
+   * (object key order and `undefined` properties do not matter).
+   * @param key The key.
+   * @param expectedValue The value expected to be there now.
+   * @param newValue The value to write; it is copied with `structuredClone()`.
+   * @param options The time to live of the new value.
+   * @returns `true` when the value was swapped.
+   * @throws {TypeError} When the key is not a non-empty array of strings,
+   *                     the `ttl` is not a duration or the new value cannot
+   *                     be cloned.
+   * @throws {RangeError} When the `ttl` is negative.
+   * @since 0.1.0
+   */
+  cas(
+    key: KvKey,
+    expectedValue: unknown,
+    newValue: unknown,
+    options?: KvStoreSetOptions,
+  ): Promise<boolean> {
+    // Everything below runs synchronously, so no other call can interleave:
+    // that is what makes the swap atomic.
+    try {
+      const current = this.#read(key)?.value;
+      if (!jsonEquals(current, expectedValue)) return Promise.resolve(false);
+      this.#write(key, newValue, options);
+      return Promise.resolve(true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Does nothing: the store holds no resources besides memory.  Present so
+   * that the store can be used with `await using` like the other backends.
+   * @since 0.1.0
+   */
+  [Symbol.asyncDispose](): Promise<void> {
+    return Promise.resolve();
+  }
+
+  #read(key: KvKey): MemoryEntry | undefined {
+    const encoded = encodeKey(key);
+    const entry = this.#entries.get(encoded);
+    if (entry == null) return undefined;
+    if (entry.expiresAt <= performance.now()) {
+      this.#entries.delete(encoded);
+      return undefined;
+    }
+    return entry;
+  }
+
+  #write(key: KvKey, value: unknown, options: KvStoreSetOptions | undefined): void {
+    const encoded = encodeKey(key);
+    const ttl = options?.ttl == null ? undefined : durationToMilliseconds(options.ttl, "ttl");
+    if (value === undefined) {
+      this.#entries.delete(encoded);
+      return;
+    }
+    this.#entries.set(encoded, {
+      key: Object.freeze([...key]) as unknown as KvKey,
+      value: structuredClone(value),
+      expiresAt: ttl == null ? Infinity : performance.now() + ttl,
+    });
+  }
+}
+
+function encodeKey(key: KvKey): string {
+  if (
+    !Array.isArray(key) || key.length < 1 ||
+    !key.every((element) => typeof element === "string")
+  ) {
+    throw new TypeError(
+      `A KvStore key must be a non-empty array of strings; got ${JSON.stringify(key)}.`,
+    );
+  }
+  return JSON.stringify(key);
+}
+
+function startsWith(key: KvKey, prefix: KvKey): boolean {
+  if (key.length < prefix.length) return false;
+  return prefix.every((element, index) => key[index] === element);
+}
+
+function compareKeys(a: KvKey, b: KvKey): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    if (a[i] < b[i]) return -1;
+    if (a[i] > b[i]) return 1;
+  }
+  return a.length - b.length;
+}
+
+/** Deep equality for JSON-compatible values. */
+function jsonEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) {
+    return Number.isNaN(a) && Number.isNaN(b);
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((item, index) => jsonEquals(item, other[index]));
+  }
+  const aRecord = a as Record<string, unknown>;
+  const bRecord = b as Record<string, unknown>;
+  // Properties whose value is undefined do not exist in JSON.
+  const aKeys = Object.keys(aRecord).filter((k) => aRecord[k] !== undefined);
+  const bKeys = Object.keys(bRecord).filter((k) => bRecord[k] !== undefined);
+  if (aKeys.length !== bKeys.length) return false;
+  return aKeys.every((k) => Object.hasOwn(bRecord, k) && jsonEquals(aRecord[k], bRecord[k]));
+}
