@@ -1,7 +1,13 @@
-import { testMessageQueue } from "./mod.ts";
+import { MemoryKvStore } from "@fedwork/core";
+import { testKvStore, testMessageQueue } from "./mod.ts";
 
 testMessageQueue({
   name: "InProcessMessageQueue",
   factoryModule: new URL("./in-process-factory.ts", import.meta.url).href,
   durable: false,
+});
+
+testKvStore({
+  name: "MemoryKvStore",
+  createStore: () => new MemoryKvStore(),
 });
