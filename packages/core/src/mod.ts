@@ -8,3 +8,4 @@ export * from "./time/mod.ts";
 export * from "./queue/mod.ts";
 export * from "./kv/mod.ts";
 export * from "./retry/mod.ts";
+export * from "./federation/mod.ts";

@@ -1,0 +1,262 @@
+import type { Activity, DocumentLoader, Recipient } from "@fedify/vocab";
+import type { TracerProvider } from "@opentelemetry/api";
+import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+import { RouteNotRegisteredError } from "./errors.ts";
+import type { Message } from "./message.ts";
+import type { ResolvedFederationOptions } from "./options.ts";
+import type { Federation } from "./federation.ts";
+import type { FederationRegistry, RouteRegistration } from "./registry.ts";
+import type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
+
+/**
+ * What a context is bound to: the request's (or base URL's) origin and the
+ * application data, plus the URI builders and `sendActivity()`.
+ * @typeParam TContextData The type of the application data.
+ * @since 0.1.0
+ */
+export interface Context<TContextData> {
+  /** The application data given to `createContext()` or `startQueue()`. */
+  readonly data: TContextData;
+  /** The origin of the request or base URL, e.g. `https://example.com`. */
+  readonly origin: string;
+  /**
+   * The origin URIs are built from: the federation's `origin` option when
+   * set, else {@link Context.origin}.
+   */
+  readonly canonicalOrigin: string;
+  /** The host (with port, if any) of {@link Context.canonicalOrigin}. */
+  readonly host: string;
+  /** The host name (without port) of {@link Context.canonicalOrigin}. */
+  readonly hostname: string;
+  /** The federation that made this context. */
+  readonly federation: Federation<TContextData>;
+  /** Loads remote JSON-LD documents. */
+  readonly documentLoader: DocumentLoader;
+  /** The tracer provider the federation uses. */
+  readonly tracerProvider: TracerProvider;
+
+  /**
+   * Builds an actor's URI from the actor dispatcher's path.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without an actor dispatcher.
+   */
+  getActorUri(identifier: string): URL;
+
+  /**
+   * Builds the shared inbox URI.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a shared inbox path.
+   */
+  getInboxUri(): URL;
+  /**
+   * Builds an actor's inbox URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without inbox listeners.
+   */
+  getInboxUri(identifier: string): URL;
+
+  /**
+   * Builds an actor's outbox URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without an outbox dispatcher.
+   */
+  getOutboxUri(identifier: string): URL;
+
+  /**
+   * Builds an actor's followers collection URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a followers dispatcher.
+   */
+  getFollowersUri(identifier: string): URL;
+
+  /**
+   * Builds an actor's following collection URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a following dispatcher.
+   */
+  getFollowingUri(identifier: string): URL;
+
+  /**
+   * Sends an activity to recipients' inboxes.  With an outbox queue it
+   * enqueues the deliveries (one message per inbox, or one fan-out message
+   * for many inboxes) and returns; without one it delivers before
+   * returning.  Deliveries are not signed yet.
+   * @param sender The sending actor.
+   * @param recipients An actor, several, or `"followers"` for every
+   *                   follower the followers dispatcher lists.
+   * @param activity The activity; it must have an actor.  An activity
+   *                 without an ID gets a `urn:uuid:` one.
+   * @param options Shared inbox preference, fan-out and ordering.
+   * @throws {TypeError} When an argument is malformed.
+   * @throws {RouteNotRegisteredError} With `"followers"` but no followers
+   *         dispatcher.
+   * @example
+   * ```ts
+   * await ctx.sendActivity({ identifier: "alice" }, follower, new Create({
+   *   id: new URL("https://example.com/activities/1"),
+   *   actor: ctx.getActorUri("alice"),
+   *   object: new Note({ content: "Hello" }),
+   * }));
+   * ```
+   */
+  sendActivity(
+    sender: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    activity: Activity,
+    options?: SendActivityOptions,
+  ): Promise<void>;
+}
+
+/**
+ * What a {@link ContextImpl} needs from its federation.  Internal.
+ * @since 0.1.0
+ */
+export interface ContextHost<TContextData> {
+  readonly federation: Federation<TContextData>;
+  readonly registry: FederationRegistry<TContextData>;
+  readonly canonicalOrigin?: string;
+  readonly documentLoader: DocumentLoader;
+  readonly tracerProvider: TracerProvider;
+  /** The validated federation options (queues, retry policies, …). */
+  readonly options: ResolvedFederationOptions;
+  /**
+   * Enqueues messages in one span, writing its trace context into each and
+   * starting the workers first unless `manuallyStartQueue` is set.
+   */
+  enqueue(
+    queue: MessageQueue,
+    messages: readonly Message[],
+    contextData: TContextData,
+    options?: MessageQueueEnqueueOptions,
+  ): Promise<void>;
+  sendActivity(
+    ctx: Context<TContextData>,
+    sender: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    activity: Activity,
+    options: SendActivityOptions,
+  ): Promise<void>;
+}
+
+/**
+ * The {@link Context} implementation.  Internal; contexts come from
+ * `Federation.createContext()`.
+ * @since 0.1.0
+ */
+export class ContextImpl<TContextData> implements Context<TContextData> {
+  readonly data: TContextData;
+  readonly origin: string;
+  readonly canonicalOrigin: string;
+  readonly host: string;
+  readonly hostname: string;
+  /** The base URL the context was created for.  Internal. */
+  readonly url: URL;
+  readonly #host: ContextHost<TContextData>;
+
+  /**
+   * @param host The federation's internals.
+   * @param url The request URL or base URL.
+   * @param data The application data.
+   */
+  constructor(host: ContextHost<TContextData>, url: URL, data: TContextData) {
+    this.#host = host;
+    this.url = url;
+    this.data = data;
+    this.origin = url.origin;
+    this.canonicalOrigin = host.canonicalOrigin ?? url.origin;
+    const canonical = new URL(this.canonicalOrigin);
+    this.host = canonical.host;
+    this.hostname = canonical.hostname;
+  }
+
+  get federation(): Federation<TContextData> {
+    return this.#host.federation;
+  }
+
+  get documentLoader(): DocumentLoader {
+    return this.#host.documentLoader;
+  }
+
+  get tracerProvider(): TracerProvider {
+    return this.#host.tracerProvider;
+  }
+
+  #buildUri(
+    route: RouteRegistration<unknown> | undefined,
+    identifier: string,
+    registration: string,
+    method: string,
+  ): URL {
+    if (route == null) throw new RouteNotRegisteredError(registration, method);
+    return this.#expand(route.path, identifier);
+  }
+
+  #expand(path: string, identifier: string): URL {
+    if (typeof identifier !== "string" || identifier === "") {
+      throw new TypeError("The identifier must be a non-empty string.");
+    }
+    return new URL(
+      path.replace("{identifier}", encodeURIComponent(identifier)),
+      this.canonicalOrigin,
+    );
+  }
+
+  getActorUri(identifier: string): URL {
+    const registry = this.#host.registry;
+    return this.#buildUri(registry.actor, identifier, "actor dispatcher", "setActorDispatcher");
+  }
+
+  getInboxUri(identifier?: string): URL {
+    const registry = this.#host.registry;
+    if (identifier == null) {
+      if (registry.sharedInboxPath == null) {
+        throw new RouteNotRegisteredError(
+          "shared inbox path",
+          "setInboxListeners(inboxPath, sharedInboxPath)",
+        );
+      }
+      return new URL(registry.sharedInboxPath, this.canonicalOrigin);
+    }
+    if (registry.inboxPath == null) {
+      throw new RouteNotRegisteredError("inbox listener set", "setInboxListeners");
+    }
+    return this.#expand(registry.inboxPath, identifier);
+  }
+
+  getOutboxUri(identifier: string): URL {
+    const registry = this.#host.registry;
+    return this.#buildUri(registry.outbox, identifier, "outbox dispatcher", "setOutboxDispatcher");
+  }
+
+  getFollowersUri(identifier: string): URL {
+    return this.#buildUri(
+      this.#host.registry.followers,
+      identifier,
+      "followers dispatcher",
+      "setFollowersDispatcher",
+    );
+  }
+
+  getFollowingUri(identifier: string): URL {
+    return this.#buildUri(
+      this.#host.registry.following,
+      identifier,
+      "following dispatcher",
+      "setFollowingDispatcher",
+    );
+  }
+
+  sendActivity(
+    sender: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    activity: Activity,
+    options: SendActivityOptions = {},
+  ): Promise<void> {
+    return this.#host.sendActivity(this, sender, recipients, activity, options);
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Thrown by {@link createFederation} and `FederationBuilder.build()` when an
+ * option is missing or invalid.  The message names the option.
+ * @since 0.1.0
+ */
+export class FederationOptionError extends TypeError {
+  /** The name of the offending option, e.g. `"queue.outbox"`. */
+  readonly option: string;
+
+  /**
+   * @param option The option's name.
+   * @param message What is wrong and how to fix it.
+   */
+  constructor(option: string, message: string) {
+    super(message);
+    this.name = "FederationOptionError";
+    this.option = option;
+  }
+}
+
+/**
+ * Thrown when a route path given to a registration method (e.g.
+ * `setActorDispatcher()`) is malformed.
+ * @since 0.1.0
+ */
+export class RoutePathError extends TypeError {
+  /** The offending path. */
+  readonly path: string;
+
+  /**
+   * @param path The path.
+   * @param message What is wrong and how to fix it.
+   */
+  constructor(path: string, message: string) {
+    super(message);
+    this.name = "RoutePathError";
+    this.path = path;
+  }
+}
+
+/**
+ * Thrown when a dispatcher or listener set is registered twice.
+ * @since 0.1.0
+ */
+export class DuplicateRegistrationError extends Error {
+  /** What was registered twice, e.g. `"actor dispatcher"`. */
+  readonly registration: string;
+
+  /**
+   * @param registration What was registered twice.
+   * @param method The registration method, used in the message.
+   */
+  constructor(registration: string, method: string) {
+    super(`The ${registration} is already registered; call ${method}() only once.`);
+    this.name = "DuplicateRegistrationError";
+    this.registration = registration;
+  }
+}
+
+/**
+ * Thrown by a context's URI builders (e.g. `getActorUri()`) when the route
+ * they need has not been registered.
+ * @since 0.1.0
+ */
+export class RouteNotRegisteredError extends Error {
+  /** The missing registration, e.g. `"actor dispatcher"`. */
+  readonly registration: string;
+
+  /**
+   * @param registration The missing registration.
+   * @param method The method that registers it, used in the message.
+   */
+  constructor(registration: string, method: string) {
+    super(`No ${registration} is registered; call federation.${method}() first.`);
+    this.name = "RouteNotRegisteredError";
+    this.registration = registration;
+  }
+}
+
+/**
+ * Thrown when an activity could not be delivered to an inbox: the inbox
+ * answered with a non-2xx status.  The outbox worker retries it according
+ * to `outboxRetryPolicy`.
+ * @since 0.1.0
+ */
+export class DeliveryError extends Error {
+  /** The inbox URL. */
+  readonly inbox: string;
+  /** The HTTP status the inbox answered with. */
+  readonly status: number;
+
+  /**
+   * @param inbox The inbox URL.
+   * @param status The HTTP status.
+   * @param body The beginning of the response body, for the message.
+   */
+  constructor(inbox: string, status: number, body: string) {
+    super(
+      `Failed to deliver the activity to ${inbox}: the inbox answered ${status}` +
+        (body === "" ? "." : `: ${body}`),
+    );
+    this.name = "DeliveryError";
+    this.inbox = inbox;
+    this.status = status;
+  }
+}
+
+/**
+ * Thrown when Fedwork refuses to contact a URL because it points to a
+ * loopback, private or otherwise non-public address and the
+ * `allowPrivateAddress` option is `false` (the default).
+ * @since 0.1.0
+ */
+export class PrivateAddressError extends Error {
+  /** The refused URL. */
+  readonly url: string;
+
+  /**
+   * @param url The refused URL.
+   * @param address The non-public address it resolved to.
+   */
+  constructor(url: string, address: string) {
+    super(
+      `Refusing to contact ${url}: it resolves to the non-public address ${address}. ` +
+        "Set the allowPrivateAddress option to true to allow this (for tests and " +
+        "development only).",
+    );
+    this.name = "PrivateAddressError";
+    this.url = url;
+  }
+}

@@ -1,0 +1,376 @@
+import type { Activity, Recipient } from "@fedify/vocab";
+import { getLogger } from "@logtape/logtape";
+import { SpanKind, type Tracer } from "@opentelemetry/api";
+import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+import { type Context, type ContextHost, ContextImpl } from "./context.ts";
+import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
+import { RouteNotRegisteredError } from "./errors.ts";
+import { type Federatable, FederatableImpl } from "./federatable.ts";
+import { handleInboxMessage } from "./inbox.ts";
+import type { FanoutMessage, InboxMessage, Message, OutboxMessage } from "./message.ts";
+import {
+  type FederationOptions,
+  type ResolvedFederationOptions,
+  resolveFederationOptions,
+} from "./options.ts";
+import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
+import { createRegistry, type FederationRegistry } from "./registry.ts";
+import {
+  collectInboxes,
+  createFanoutMessage,
+  createOutboxMessages,
+  type DeliveryDraft,
+  FANOUT_THRESHOLD,
+  type SendActivityOptions,
+  type SenderIdentity,
+  validateSendActivityArguments,
+} from "./send-activity.ts";
+import { getFedworkTracer, traceContextOf, withSpan } from "./tracing.ts";
+import { MessageWorker } from "./worker.ts";
+
+const logger = getLogger(["fedwork", "federation"]);
+
+/**
+ * Options for {@link Federation.startQueue}.
+ * @since 0.1.0
+ */
+export interface FederationStartQueueOptions {
+  /** Stops the workers; `startQueue()` resolves once they have stopped. */
+  readonly signal?: AbortSignal;
+  /**
+   * Start only the worker for this role.  All roles by default.  A queue
+   * shared with other roles is listened to once and its messages of every
+   * type are processed, so no message is left unhandled.
+   */
+  readonly queue?: QueueRole;
+}
+
+/**
+ * An ActivityPub federation: registrations (from {@link Federatable}), the
+ * contexts that build URIs and send activities, and the queue workers.
+ * @typeParam TContextData The type of the application data every context
+ *                         carries.
+ * @since 0.1.0
+ */
+export interface Federation<TContextData> extends Federatable<TContextData> {
+  /**
+   * Creates a context for a base URL or an incoming request.
+   * @param baseUrlOrRequest The server's base URL or the request.
+   * @param contextData The application data.
+   * @returns The context.
+   * @example
+   * ```ts
+   * const ctx = federation.createContext(new URL("https://example.com/"), { db });
+   * ctx.getActorUri("alice"); // https://example.com/users/alice
+   * ```
+   */
+  createContext(baseUrlOrRequest: URL | Request, contextData: TContextData): Context<TContextData>;
+
+  /**
+   * Starts the queue workers and resolves when they stop (after
+   * `options.signal` aborts).  Needed with `manuallyStartQueue: true`,
+   * typically in a separate worker process.
+   * @param contextData The application data of the workers' contexts.
+   * @param options The abort signal and the role to start.
+   * @returns Resolves when every started worker has stopped.
+   * @throws {TypeError} When `options.queue` is not a queue role.
+   */
+  startQueue(contextData: TContextData, options?: FederationStartQueueOptions): Promise<void>;
+
+  /**
+   * Processes one queue message as a worker would, retrying on failure.
+   * For queue adapters that deliver messages themselves (e.g. push-based
+   * platforms).
+   * @param contextData The application data.
+   * @param message The message, as it was enqueued.
+   */
+  processQueuedMessage(contextData: TContextData, message: Message): Promise<void>;
+}
+
+/**
+ * The {@link Federation} implementation.  Internal: use
+ * {@link createFederation} or a builder.
+ * @since 0.1.0
+ */
+export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
+  implements Federation<TContextData>, ContextHost<TContextData> {
+  readonly options: ResolvedFederationOptions;
+  /** Dispatches messages to the handler of their type.  Internal. */
+  readonly worker: MessageWorker<TContextData>;
+  readonly #tracer: Tracer;
+  readonly #listening = new Set<MessageQueue>();
+  #autoStarted = false;
+
+  /**
+   * @param options The federation options.
+   * @param registry The registrations (a copy, when built from a builder).
+   */
+  constructor(
+    options: FederationOptions<TContextData>,
+    registry: FederationRegistry<TContextData> = createRegistry(),
+  ) {
+    super(registry);
+    this.options = resolveFederationOptions(options);
+    this.#tracer = getFedworkTracer(this.options.tracerProvider);
+    this.worker = new MessageWorker(this.#tracer);
+    const queues = this.options.queues;
+    this.worker.register("outbox", {
+      handle: (message) => deliverOutboxMessage(message as OutboxMessage, this.options),
+      retryPolicy: () => this.options.outboxRetryPolicy,
+      queue: () => queues.outbox,
+    });
+    this.worker.register("fanout", {
+      handle: (message, contextData) =>
+        this.#deliverOrEnqueue(expandFanoutMessage(message as FanoutMessage), contextData),
+      retryPolicy: () => this.options.outboxRetryPolicy,
+      queue: () => queues.fanout,
+    });
+    this.worker.register("inbox", {
+      handle: (message, contextData) =>
+        handleInboxMessage(
+          message as InboxMessage,
+          this.createContext(new URL(message.baseUrl), contextData),
+          this.registry,
+          this.options.documentLoader,
+        ),
+      retryPolicy: () => this.options.inboxRetryPolicy,
+      queue: () => queues.inbox,
+    });
+    // The tasks module registers the "task" handler here the same way.
+  }
+
+  get federation(): Federation<TContextData> {
+    return this;
+  }
+
+  get canonicalOrigin(): string | undefined {
+    return this.options.origin;
+  }
+
+  get documentLoader(): ResolvedFederationOptions["documentLoader"] {
+    return this.options.documentLoader;
+  }
+
+  get tracerProvider(): ResolvedFederationOptions["tracerProvider"] {
+    return this.options.tracerProvider;
+  }
+
+  createContext(baseUrlOrRequest: URL | Request, contextData: TContextData): Context<TContextData> {
+    let url: URL;
+    if (baseUrlOrRequest instanceof URL) url = baseUrlOrRequest;
+    else if (typeof Request !== "undefined" && baseUrlOrRequest instanceof Request) {
+      url = new URL(baseUrlOrRequest.url);
+    } else {
+      throw new TypeError("createContext() needs a base URL (a URL object) or a Request.");
+    }
+    return new ContextImpl(this, url, contextData);
+  }
+
+  /**
+   * The queues to listen to for the given roles, each with the roles it
+   * serves.  Internal.  (Per-task queues are added here under `"task"`.)
+   * @param roles The roles.
+   * @returns The queues.
+   */
+  queuesForRoles(roles: readonly QueueRole[]): Map<MessageQueue, QueueRole[]> {
+    return groupRolesByQueue(this.options.queues, roles);
+  }
+
+  async startQueue(
+    contextData: TContextData,
+    options: FederationStartQueueOptions = {},
+  ): Promise<void> {
+    if (options.queue != null && !QUEUE_ROLES.includes(options.queue)) {
+      throw new TypeError(
+        `The queue option of startQueue() must be one of ${QUEUE_ROLES.join(", ")}; got ${
+          JSON.stringify(options.queue)
+        }.`,
+      );
+    }
+    const roles = options.queue == null ? QUEUE_ROLES : [options.queue];
+    const listeners: Promise<void>[] = [];
+    for (const [queue, queueRoles] of this.queuesForRoles(roles)) {
+      // One listener per queue object, however many roles it serves and
+      // however often startQueue() is called.
+      if (this.#listening.has(queue)) continue;
+      this.#listening.add(queue);
+      logger.info("Starting the worker for the {roles} queue.", { roles: queueRoles });
+      listeners.push(
+        this.worker.listen(queue, contextData, options.signal).finally(() => {
+          this.#listening.delete(queue);
+          logger.info("Stopped the worker for the {roles} queue.", { roles: queueRoles });
+        }),
+      );
+    }
+    await Promise.all(listeners);
+  }
+
+  processQueuedMessage(contextData: TContextData, message: Message): Promise<void> {
+    return this.worker.process(message, contextData);
+  }
+
+  async enqueue(
+    queue: MessageQueue,
+    messages: readonly Message[],
+    contextData: TContextData,
+    options: MessageQueueEnqueueOptions = {},
+  ): Promise<void> {
+    if (messages.length === 0) return;
+    if (!this.options.manuallyStartQueue && !this.#autoStarted) {
+      this.#autoStarted = true;
+      this.startQueue(contextData).catch((error) => {
+        logger.error("A queue worker stopped with an error: {error}", { error });
+      });
+    }
+    await withSpan(
+      this.#tracer,
+      "fedwork.queue.enqueue",
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          "fedwork.message.type": messages[0].type,
+          "fedwork.message.count": messages.length,
+        },
+      },
+      async (span) => {
+        const traceContext = traceContextOf(span);
+        const stamped = messages.map((message) => ({ ...message, traceContext }));
+        if (stamped.length === 1) await queue.enqueue(stamped[0], options);
+        else if (queue.enqueueMany != null) await queue.enqueueMany(stamped, options);
+        else await Promise.all(stamped.map((message) => queue.enqueue(message, options)));
+        logger.debug("Enqueued {count} {messageType} messages.", {
+          count: stamped.length,
+          messageType: messages[0].type,
+          messageIds: stamped.map((message) => message.id),
+        });
+      },
+    );
+  }
+
+  async #deliverOrEnqueue(messages: OutboxMessage[], contextData: TContextData): Promise<void> {
+    const queue = this.options.queues.outbox;
+    const orderingKey = messages[0]?.orderingKey;
+    if (queue != null) {
+      await this.enqueue(queue, messages, contextData, orderingKey == null ? {} : { orderingKey });
+      return;
+    }
+    const results = await Promise.allSettled(
+      messages.map((message) => deliverOutboxMessage(message, this.options)),
+    );
+    const errors = results.flatMap((result) => result.status === "rejected" ? [result.reason] : []);
+    if (errors.length > 0) {
+      throw new AggregateError(
+        errors,
+        `Failed to deliver to ${errors.length} of ${messages.length} inboxes.`,
+      );
+    }
+  }
+
+  async sendActivity(
+    ctx: Context<TContextData>,
+    sender: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    activity: Activity,
+    options: SendActivityOptions,
+  ): Promise<void> {
+    const fanout = options.fanout ?? "auto";
+    if (fanout !== "auto" && fanout !== "skip" && fanout !== "force") {
+      throw new TypeError(
+        `The fanout option of sendActivity() must be "auto", "skip" or "force"; got ${
+          JSON.stringify(fanout)
+        }.`,
+      );
+    }
+    const list = validateSendActivityArguments(
+      sender,
+      recipients === "followers" ? [] : recipients,
+      activity,
+    );
+    if (recipients === "followers") list.push(...await this.#listFollowers(ctx, sender.identifier));
+    if (activity.id == null) {
+      activity = activity.clone({ id: new URL(`urn:uuid:${crypto.randomUUID()}`) });
+    }
+    const jsonLd = await activity.toJsonLd() as { type?: unknown };
+    const inboxes = collectInboxes(list, options.preferSharedInbox ?? false);
+    const inboxCount = Object.keys(inboxes).length;
+    const activityType = typeof jsonLd.type === "string" ? jsonLd.type : activity.constructor.name;
+    if (inboxCount === 0) {
+      logger.warn("Sent activity {activityId} to no one: no recipient has an inbox.", {
+        activityId: activity.id?.href,
+        activityType,
+      });
+      return;
+    }
+    const draft: DeliveryDraft = {
+      baseUrl: ctx.origin,
+      activity: jsonLd,
+      activityId: activity.id!.href,
+      activityType,
+      senderIdentifier: sender.identifier,
+      ...(options.orderingKey == null ? {} : { orderingKey: options.orderingKey }),
+    };
+    const enqueueOptions = options.orderingKey == null ? {} : { orderingKey: options.orderingKey };
+    const fanoutQueue = this.options.queues.fanout;
+    if (
+      fanoutQueue != null &&
+      (fanout === "force" || (fanout === "auto" && inboxCount > FANOUT_THRESHOLD))
+    ) {
+      await this.enqueue(
+        fanoutQueue,
+        [createFanoutMessage(draft, inboxes)],
+        ctx.data,
+        enqueueOptions,
+      );
+    } else {
+      await this.#deliverOrEnqueue(createOutboxMessages(draft, inboxes), ctx.data);
+    }
+    logger.info("Sent activity {activityId} ({activityType}) to {inboxCount} inboxes.", {
+      activityId: draft.activityId,
+      activityType,
+      inboxCount,
+      sender: sender.identifier,
+    });
+  }
+
+  async #listFollowers(ctx: Context<TContextData>, identifier: string): Promise<Recipient[]> {
+    const route = this.registry.followers;
+    if (route == null) {
+      throw new RouteNotRegisteredError("followers dispatcher", "setFollowersDispatcher");
+    }
+    const followers: Recipient[] = [];
+    const seen = new Set<string | null>();
+    let cursor: string | null = null;
+    // Guard against a dispatcher that hands out the same cursor forever.
+    while (!seen.has(cursor)) {
+      seen.add(cursor);
+      const page = await route.dispatcher(ctx, identifier, cursor);
+      if (page == null) break;
+      followers.push(...page.items);
+      if (page.nextCursor == null) break;
+      cursor = page.nextCursor;
+    }
+    return followers;
+  }
+}
+
+/**
+ * Creates a federation.
+ * @typeParam TContextData The type of the application data every context
+ *                         carries.
+ * @param options The options; `kv` is required.
+ * @returns The federation.
+ * @throws {FederationOptionError} When an option is missing or invalid.
+ * @example
+ * ```ts
+ * const federation = createFederation<{ db: Db }>({
+ *   kv: new MemoryKvStore(),
+ *   queue: new InProcessMessageQueue(),
+ * });
+ * ```
+ * @since 0.1.0
+ */
+export function createFederation<TContextData>(
+  options: FederationOptions<TContextData>,
+): Federation<TContextData> {
+  return new FederationImpl(options);
+}

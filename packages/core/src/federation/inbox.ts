@@ -1,0 +1,93 @@
+import { getLogger } from "@logtape/logtape";
+import { Activity, type DocumentLoader } from "@fedify/vocab";
+import type { InboxListener } from "./callbacks.ts";
+import type { Context } from "./context.ts";
+import type { InboxMessage } from "./message.ts";
+import type { ActivityClass, FederationRegistry } from "./registry.ts";
+
+const logger = getLogger(["fedwork", "federation", "inbox"]);
+
+/**
+ * Finds the listener for an activity: the one registered for its class or
+ * for its nearest registered superclass.
+ * @param listeners The registered listeners.
+ * @param activity The activity.
+ * @returns The listener, or `undefined`.
+ * @since 0.1.0
+ */
+export function findInboxListener<TContextData>(
+  listeners: ReadonlyMap<ActivityClass, InboxListener<TContextData, Activity>>,
+  activity: Activity,
+): InboxListener<TContextData, Activity> | undefined {
+  let cls: unknown = activity.constructor;
+  while (typeof cls === "function") {
+    const listener = listeners.get(cls as ActivityClass);
+    if (listener != null) return listener;
+    cls = Object.getPrototypeOf(cls);
+  }
+  return undefined;
+}
+
+/**
+ * Processes a received activity: parses its JSON-LD and calls the inbox
+ * listener for its class.  An unparsable activity or one without a
+ * listener is logged and dropped (retrying would not help); a listener that
+ * throws is reported to the inbox error handler and the error rethrown so
+ * the worker retries.
+ * @param message The inbox message.
+ * @param ctx The context to give the listener.
+ * @param registry The federation's registrations.
+ * @param documentLoader Loads remote documents while parsing.
+ * @since 0.1.0
+ */
+export async function handleInboxMessage<TContextData>(
+  message: InboxMessage,
+  ctx: Context<TContextData>,
+  registry: FederationRegistry<TContextData>,
+  documentLoader: DocumentLoader,
+): Promise<void> {
+  let activity: Activity;
+  try {
+    activity = await Activity.fromJsonLd(message.activity, { documentLoader });
+  } catch (error) {
+    logger.error("Dropped inbox message {messageId}: the activity could not be parsed: {error}", {
+      messageId: message.id,
+      error,
+    });
+    return;
+  }
+  const listener = findInboxListener(registry.inboxListeners, activity);
+  if (listener == null) {
+    logger.warn(
+      "Dropped activity {activityId} ({activityType}): no inbox listener handles it.",
+      {
+        messageId: message.id,
+        activityId: activity.id?.href,
+        activityType: activity.constructor.name,
+      },
+    );
+    return;
+  }
+  try {
+    await listener(ctx, activity);
+  } catch (error) {
+    const errorHandler = registry.inboxErrorHandler;
+    if (errorHandler != null) {
+      try {
+        await errorHandler(ctx, error instanceof Error ? error : new Error(String(error)));
+      } catch (handlerError) {
+        logger.error("The inbox error handler threw {handlerError}.", {
+          messageId: message.id,
+          handlerError,
+        });
+      }
+    }
+    throw error;
+  }
+  logger.debug("Handled activity {activityId} ({activityType}).", {
+    messageId: message.id,
+    activityId: activity.id?.href,
+    activityType: activity.constructor.name,
+    identifier: message.identifier,
+  });
+}

@@ -1,0 +1,107 @@
+import {
+  type Context as OtelContext,
+  context,
+  type Span,
+  type SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+  type TracerProvider,
+} from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+
+/** The instrumentation scope name of Fedwork's spans. */
+const TRACER_NAME = "@fedwork/core";
+const TRACER_VERSION = "0.1.0";
+
+// A fixed propagator rather than the global one: trace context in queue
+// messages must use the same format whichever propagator the app installs.
+const propagator = new W3CTraceContextPropagator();
+
+/**
+ * Gets Fedwork's tracer from a provider.
+ * @param provider The tracer provider.
+ * @returns The tracer.
+ * @since 0.1.0
+ */
+export function getFedworkTracer(provider: TracerProvider): Tracer {
+  return provider.getTracer(TRACER_NAME, TRACER_VERSION);
+}
+
+/**
+ * Serializes the span context of `ctx` as W3C trace context headers.
+ * @param ctx The OpenTelemetry context holding the span.
+ * @returns `traceparent` (and `tracestate`), or `{}` without a sampled span.
+ * @since 0.1.0
+ */
+export function injectTraceContext(ctx: OtelContext): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagator.inject(ctx, carrier, {
+    set(target, key, value) {
+      target[key] = value;
+    },
+  });
+  return carrier;
+}
+
+/**
+ * Restores an OpenTelemetry context from W3C trace context headers.
+ * @param carrier The headers written by {@link injectTraceContext}.
+ * @returns A context whose span is the remote parent (or the root context).
+ * @since 0.1.0
+ */
+export function extractTraceContext(carrier: Readonly<Record<string, string>>): OtelContext {
+  return propagator.extract(context.active(), carrier ?? {}, {
+    get: (source, key) => source[key],
+    keys: (source) => Object.keys(source),
+  });
+}
+
+/**
+ * Runs `fn` inside a new active span, ending it afterwards and recording a
+ * thrown error on it.
+ * @param tracer The tracer.
+ * @param name The span name.
+ * @param options The span kind, attributes and parent context.
+ * @param fn The work; receives the span.
+ * @returns What `fn` returns.
+ * @since 0.1.0
+ */
+export async function withSpan<T>(
+  tracer: Tracer,
+  name: string,
+  options: {
+    readonly kind: SpanKind;
+    readonly attributes?: Record<string, string | number | boolean>;
+    readonly parent?: OtelContext;
+  },
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
+  const parent = options.parent ?? context.active();
+  return await tracer.startActiveSpan(
+    name,
+    { kind: options.kind, attributes: options.attributes },
+    parent,
+    async (span) => {
+      try {
+        return await fn(span);
+      } catch (error) {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+/**
+ * The trace context to store in a message enqueued while `span` is active.
+ * @param span The enqueuing span.
+ * @returns The W3C trace context headers.
+ * @since 0.1.0
+ */
+export function traceContextOf(span: Span): Record<string, string> {
+  return injectTraceContext(trace.setSpan(context.active(), span));
+}
