@@ -9,3 +9,4 @@ export * from "./queue/mod.ts";
 export * from "./kv/mod.ts";
 export * from "./retry/mod.ts";
 export * from "./federation/mod.ts";
+export * from "./tasks/mod.ts";

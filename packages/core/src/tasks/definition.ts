@@ -1,0 +1,250 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { Context } from "../federation/context.ts";
+import type { MessageQueue } from "../queue/message-queue.ts";
+import type { RetryPolicy } from "../retry/retry-policy.ts";
+import type { DurationInput } from "../time/duration.ts";
+import { TaskDefinitionError } from "./errors.ts";
+
+/**
+ * What {@link TaskRegistry.defineTask} takes besides the task's name.
+ * @typeParam TContextData The type of the application data in contexts.
+ * @typeParam TSchema The payload's Standard Schema.
+ * @since 0.1.0
+ */
+export interface TaskDefinitionOptions<TContextData, TSchema extends StandardSchemaV1> {
+  /**
+   * The payload's schema: any Standard Schema (Zod, Valibot, ArkType, …).
+   * Required.  Payloads are validated when enqueued (the caller's input is
+   * what travels) and again on the worker, whose handler gets the schema's
+   * output.  Activity Vocabulary objects in a payload are best described as
+   * `instanceof` leaves, e.g. `z.instanceof(Create)`.
+   */
+  readonly schema: TSchema;
+
+  /**
+   * Runs the task on a worker.  Throwing (or rejecting) fails the attempt:
+   * `onError` is called and the task is retried according to the retry
+   * policy.
+   * @param ctx A context for the base URL the task was enqueued from.
+   * @param data The payload, as the schema outputs it.
+   */
+  readonly handler: (
+    ctx: Context<TContextData>,
+    data: StandardSchemaV1.InferOutput<TSchema>,
+  ) => Promise<void> | void;
+
+  /**
+   * Decides whether and when a failed attempt is retried.  The
+   * federation's `taskRetryPolicy` by default, which itself defaults to
+   * exponential backoff.  Not used with a queue that retries natively.
+   */
+  readonly retryPolicy?: RetryPolicy;
+
+  /**
+   * Called each time the handler throws, before the retry decision.  An
+   * `onError` that throws is logged and does not stop the retry.
+   * @param ctx The context the handler got.
+   * @param error What the handler threw.
+   * @param data The payload the handler got.
+   */
+  readonly onError?: (
+    ctx: Context<TContextData>,
+    error: unknown,
+    data: StandardSchemaV1.InferOutput<TSchema>,
+  ) => Promise<void> | void;
+
+  /**
+   * A queue for this task alone.  By default the federation's task queue,
+   * else its outbox queue (unless `taskQueueResolution` is `"strict"`).
+   */
+  readonly queue?: MessageQueue;
+}
+
+declare const taskContextData: unique symbol;
+
+/**
+ * An opaque handle to a task, returned by {@link TaskRegistry.defineTask}
+ * and passed to `Context.enqueueTask()`.  It carries the task's name and
+ * schema, and the types of its context data, its payload as the handler
+ * receives it (`TData`, the schema's output) and its payload as
+ * `enqueueTask()` accepts it (`TInput`, the schema's input).
+ * @typeParam TContextData The type of the application data in contexts.
+ * @typeParam TData The payload as the handler receives it.
+ * @typeParam TInput The payload as it is enqueued; the same as `TData`
+ *                   unless the schema transforms its input.
+ * @since 0.1.0
+ */
+export interface TaskDefinition<TContextData, TData, TInput = TData> {
+  /** The name the task was defined with. */
+  readonly name: string;
+  /** The payload's schema. */
+  readonly schema: StandardSchemaV1<TInput, TData>;
+  /**
+   * Never present at run time: ties the handle to its federation's
+   * context data type.
+   */
+  readonly [taskContextData]?: (data: TContextData) => TContextData;
+}
+
+/**
+ * Options for `Context.enqueueTask()` and `Context.enqueueTaskMany()`.
+ * @since 0.1.0
+ */
+export interface TaskEnqueueOptions {
+  /** How long to wait before the task may run.  No delay by default. */
+  readonly delay?: DurationInput;
+  /**
+   * Tasks that share an ordering key run one at a time, in the order they
+   * were enqueued.  No ordering constraint by default.
+   */
+  readonly orderingKey?: string;
+}
+
+/**
+ * A task as the registry keeps it: its handle and its options, with the
+ * payload type erased.  Internal.
+ * @since 0.1.0
+ */
+export interface RegisteredTask<TContextData> {
+  /** The handle `defineTask()` returned; compared by identity. */
+  readonly definition: TaskDefinition<TContextData, unknown, unknown>;
+  /** The task's name. */
+  readonly name: string;
+  /** The payload's schema. */
+  readonly schema: StandardSchemaV1;
+  /** The task's handler. */
+  readonly handler: (ctx: Context<TContextData>, data: unknown) => Promise<void> | void;
+  /** The task's own retry policy, if any. */
+  readonly retryPolicy?: RetryPolicy;
+  /** The task's error hook, if any. */
+  readonly onError?: (
+    ctx: Context<TContextData>,
+    error: unknown,
+    data: unknown,
+  ) => Promise<void> | void;
+  /** The task's own queue, if any. */
+  readonly queue?: MessageQueue;
+}
+
+/**
+ * Checks a task's name and options and builds its handle.
+ * @param name The task's name: a non-empty string, case-sensitive.
+ * @param options The task's options.
+ * @returns The registered task, holding the new handle.
+ * @throws {TaskDefinitionError} When the name or an option is invalid; the
+ *         message names the task and the option.
+ * @since 0.1.0
+ */
+export function createTaskDefinition<TContextData, TSchema extends StandardSchemaV1>(
+  name: string,
+  options: TaskDefinitionOptions<TContextData, TSchema>,
+): RegisteredTask<TContextData> {
+  if (typeof name !== "string" || name === "") {
+    throw new TaskDefinitionError(
+      String(name),
+      "name",
+      `A task name must be a non-empty string; got ${describe(name)}.`,
+    );
+  }
+  const task = JSON.stringify(name);
+  if (options == null || typeof options !== "object") {
+    throw new TaskDefinitionError(
+      name,
+      "options",
+      `The options of the task ${task} must be an object with at least schema and handler.`,
+    );
+  }
+  const schema: unknown = options.schema;
+  if (schema == null) {
+    throw new TaskDefinitionError(
+      name,
+      "schema",
+      `The schema option of the task ${task} is required: pass a Standard Schema ` +
+        "(Zod, Valibot, ArkType, …) that describes the payload.",
+    );
+  }
+  if (!isStandardSchema(schema)) {
+    throw new TaskDefinitionError(
+      name,
+      "schema",
+      `The schema option of the task ${task} must be a Standard Schema (version 1, with a ` +
+        `"~standard".validate function); got ${describe(schema)}.`,
+    );
+  }
+  if (typeof options.handler !== "function") {
+    throw new TaskDefinitionError(
+      name,
+      "handler",
+      `The handler option of the task ${task} must be a function; got ` +
+        `${describe(options.handler)}.`,
+    );
+  }
+  if (options.retryPolicy != null && typeof options.retryPolicy !== "function") {
+    throw new TaskDefinitionError(
+      name,
+      "retryPolicy",
+      `The retryPolicy option of the task ${task} must be a function (a RetryPolicy such ` +
+        `as createExponentialBackoffPolicy() returns); got ${describe(options.retryPolicy)}.`,
+    );
+  }
+  if (options.onError != null && typeof options.onError !== "function") {
+    throw new TaskDefinitionError(
+      name,
+      "onError",
+      `The onError option of the task ${task} must be a function; got ` +
+        `${describe(options.onError)}.`,
+    );
+  }
+  const queue: unknown = options.queue;
+  if (queue != null && !isMessageQueue(queue)) {
+    throw new TaskDefinitionError(
+      name,
+      "queue",
+      `The queue option of the task ${task} must be a MessageQueue (an object with ` +
+        `enqueue() and listen() methods); got ${describe(queue)}.`,
+    );
+  }
+  const definition: TaskDefinition<TContextData, unknown, unknown> = Object.freeze({
+    name,
+    schema,
+  });
+  return {
+    definition,
+    name,
+    schema,
+    handler: options.handler as RegisteredTask<TContextData>["handler"],
+    retryPolicy: options.retryPolicy,
+    onError: options.onError as RegisteredTask<TContextData>["onError"],
+    queue: options.queue,
+  };
+}
+
+/**
+ * Tells whether a value is a Standard Schema (version 1).
+ * @param value The value.
+ * @returns `true` if it has a `"~standard"` property of version 1 with a
+ *          `validate` function.
+ * @since 0.1.0
+ */
+export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
+  if (value == null || (typeof value !== "object" && typeof value !== "function")) return false;
+  const props = (value as Partial<StandardSchemaV1>)["~standard"];
+  return props != null && typeof props === "object" && props.version === 1 &&
+    typeof props.validate === "function";
+}
+
+function isMessageQueue(value: unknown): value is MessageQueue {
+  if (value == null || typeof value !== "object") return false;
+  const queue = value as Partial<MessageQueue>;
+  return typeof queue.enqueue === "function" && typeof queue.listen === "function";
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "undefined";
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "function") return "a function";
+  if (typeof value !== "object") return `${typeof value} ${String(value)}`;
+  const className = (value as { constructor?: { name?: string } }).constructor?.name;
+  return className == null || className === "Object" ? "an object" : `a ${className}`;
+}

@@ -1,0 +1,167 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import {
+  createTaskDefinition,
+  type RegisteredTask,
+  type TaskDefinition,
+  type TaskDefinitionOptions,
+} from "./definition.ts";
+import { TaskDefinitionError } from "./errors.ts";
+
+/**
+ * Where typed background tasks are defined.  `Federation` and
+ * `FederationBuilder` implement it (through `Federatable`).
+ * @typeParam TContextData The type of the application data in contexts.
+ * @since 0.1.0
+ */
+export interface TaskRegistry<TContextData> {
+  /**
+   * Defines a task: a named job whose payload is described by a Standard
+   * Schema and which a worker runs with `handler`.
+   *
+   * @example
+   * ```ts
+   * import { z } from "zod";
+   *
+   * const sendDigest = federation.defineTask("send-digest", {
+   *   schema: z.object({ userId: z.string(), since: z.date() }),
+   *   async handler(ctx, { userId, since }) {
+   *     // ...
+   *   },
+   * });
+   * await ctx.enqueueTask(sendDigest, { userId: "alice", since: new Date() });
+   * ```
+   * @param name The task's name: a non-empty, case-sensitive string, unique
+   *             within the federation.  It identifies the task in queue
+   *             messages, so keep it stable across deployments.
+   * @param options The payload schema, the handler and optional retry
+   *                policy, error hook and queue.
+   * @returns The task's handle, to pass to `Context.enqueueTask()`.
+   * @throws {TaskDefinitionError} When the name is empty or already
+   *         defined, or an option is invalid.
+   * @since 0.1.0
+   */
+  defineTask<TSchema extends StandardSchemaV1>(
+    name: string,
+    options: TaskDefinitionOptions<TContextData, TSchema>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>
+  >;
+}
+
+/**
+ * The tasks defined on one federation (or builder), by name.  Internal: the
+ * federation delegates `defineTask()` to it and its worker looks tasks up
+ * in it.
+ * @typeParam TContextData The type of the application data in contexts.
+ * @since 0.1.0
+ */
+export class TaskStore<TContextData> implements TaskRegistry<TContextData> {
+  // A Map, not an object: names such as "constructor" or "__proto__" must
+  // behave like any other name.
+  readonly #tasks: Map<string, RegisteredTask<TContextData>>;
+
+  /**
+   * @param tasks Registrations to start with (used by {@link clone}).
+   */
+  constructor(tasks: Iterable<RegisteredTask<TContextData>> = []) {
+    this.#tasks = new Map();
+    for (const task of tasks) this.#tasks.set(task.name, task);
+  }
+
+  /**
+   * Defines a task; see {@link TaskRegistry.defineTask}.
+   * @param name The task's name.
+   * @param options The task's options.
+   * @returns The task's handle.
+   * @throws {TaskDefinitionError} When the name is taken or invalid, or an
+   *         option is invalid.
+   */
+  defineTask<TSchema extends StandardSchemaV1>(
+    name: string,
+    options: TaskDefinitionOptions<TContextData, TSchema>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>
+  > {
+    return this.define(name, options).definition as TaskDefinition<
+      TContextData,
+      StandardSchemaV1.InferOutput<TSchema>,
+      StandardSchemaV1.InferInput<TSchema>
+    >;
+  }
+
+  /**
+   * Checks and registers a task.
+   * @param name The task's name.
+   * @param options The task's options.
+   * @returns The registered task.
+   * @throws {TaskDefinitionError} When the name is taken or invalid, or an
+   *         option is invalid.
+   */
+  define<TSchema extends StandardSchemaV1>(
+    name: string,
+    options: TaskDefinitionOptions<TContextData, TSchema>,
+  ): RegisteredTask<TContextData> {
+    if (typeof name === "string" && this.#tasks.has(name)) {
+      throw new TaskDefinitionError(
+        name,
+        "name",
+        `A task named ${JSON.stringify(name)} is already defined; task names must be unique.`,
+      );
+    }
+    const task = createTaskDefinition(name, options);
+    this.#tasks.set(name, task);
+    return task;
+  }
+
+  /**
+   * Looks a task up by name, as a worker does with a message's `taskName`.
+   * @param name The task's name.
+   * @returns The registered task, or `undefined`.
+   */
+  get(name: string): RegisteredTask<TContextData> | undefined {
+    return this.#tasks.get(name);
+  }
+
+  /**
+   * Looks a task up by its handle: the handle must be the very object this
+   * store's `defineTask()` returned, not merely one with the same name.
+   * @param handle The task's handle.
+   * @returns The registered task, or `undefined`.
+   */
+  resolve(
+    handle: TaskDefinition<TContextData, unknown, unknown>,
+  ): RegisteredTask<TContextData> | undefined {
+    if (handle == null || typeof handle.name !== "string") return undefined;
+    const task = this.#tasks.get(handle.name);
+    return task?.definition === handle ? task : undefined;
+  }
+
+  /**
+   * Tells whether a handle was defined by this store (by identity).
+   * @param handle The task's handle.
+   * @returns `true` if this store's `defineTask()` returned it.
+   */
+  has(handle: TaskDefinition<TContextData, unknown, unknown>): boolean {
+    return this.resolve(handle) != null;
+  }
+
+  /** The names of the defined tasks, in definition order. */
+  get names(): string[] {
+    return [...this.#tasks.keys()];
+  }
+
+  /**
+   * Copies the registrations into a new store, so that a builder can give
+   * each federation it builds its own tasks: definitions made later on
+   * either store do not show up in the other.  Handles stay shared, so a
+   * handle from the builder can be enqueued on every built federation.
+   * @returns The copy.
+   */
+  clone(): TaskStore<TContextData> {
+    return new TaskStore(this.#tasks.values());
+  }
+}
