@@ -3,9 +3,14 @@ import {
   assertEquals,
   assertFalse,
   assertInstanceOf,
+  assertMatch,
   assertRejects,
+  detectRuntime,
   test,
 } from "@fedify/fixture";
+import { spawn } from "node:child_process";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
 import { InProcessMessageQueue } from "./in-process-message-queue.ts";
 
 const TIMEOUT_MS = 30_000;
@@ -284,6 +289,27 @@ test("InProcessMessageQueue gives each message to exactly one of several listene
   assertEquals(await queue.getDepth(), { queued: 0, ready: 0, delayed: 0 });
 });
 
+test("InProcessMessageQueue lets timers run while it works through many ready messages", async () => {
+  await using queue = new InProcessMessageQueue();
+  const total = 1_000;
+  await queue.enqueueMany(Array.from({ length: total }, (_, i) => i));
+  const controller = new AbortController();
+  let handled = 0;
+  const done = deferred();
+  let handledWhenTimerFired = -1;
+  setTimeout(() => handledWhenTimerFired = handled, 0);
+  const listening = queue.listen(() => {
+    if (++handled === total) done.resolve();
+  }, { signal: controller.signal });
+  await within(done.promise, "every message");
+  controller.abort();
+  await within(listening, "listen() to resolve");
+  assert(
+    handledWhenTimerFired >= 0 && handledWhenTimerFired < total,
+    `the timer fired after ${handledWhenTimerFired} of ${total} messages`,
+  );
+});
+
 test("InProcessMessageQueue copies messages when they are enqueued", async () => {
   await using queue = new InProcessMessageQueue();
   const message = { items: ["a"] };
@@ -301,4 +327,35 @@ test("InProcessMessageQueue does not retry natively", async () => {
   await using queue = new InProcessMessageQueue({});
   assertFalse(queue.nativeRetrial);
   assertInstanceOf(queue[Symbol.asyncDispose](), Promise);
+});
+
+/** Runs testdata/delayed-message-process.ts on the current runtime. */
+async function runDelayedMessageProcess(mode: "idle" | "listening"): Promise<string> {
+  const script = fileURLToPath(new URL("./testdata/delayed-message-process.ts", import.meta.url));
+  const args = detectRuntime() === "deno" ? ["run", "--allow-all", script, mode] : [script, mode];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (chunk) => output += chunk);
+  child.stderr.on("data", (chunk) => output += chunk);
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", resolve);
+  });
+  try {
+    const code = await within(exited, `the ${mode} child process to exit`, 120_000);
+    assertEquals(code, 0, output);
+  } finally {
+    child.kill();
+  }
+  return output;
+}
+
+test("InProcessMessageQueue lets the process exit with delayed messages and no listener", async () => {
+  const output = await runDelayedMessageProcess("idle");
+  assertMatch(output, /enqueued/);
+});
+
+test("InProcessMessageQueue keeps the process alive while a listener waits for a delayed message", async () => {
+  const output = await runDelayedMessageProcess("listening");
+  assertMatch(output, /handled later/);
 });

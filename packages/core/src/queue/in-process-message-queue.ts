@@ -12,6 +12,11 @@ const logger = getLogger(["fedwork", "queue"]);
 // setTimeout() takes a signed 32-bit delay; longer delays are re-armed.
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
+// While messages are ready, handlers run back to back on microtasks only;
+// after this many in a row the listener yields a macrotask so that timers
+// and I/O (an HTTP server in the same process, say) are not starved.
+const MESSAGES_BETWEEN_YIELDS = 100;
+
 /**
  * Options for {@link InProcessMessageQueue}.  There are none yet; the
  * object exists so that options can be added without changing the
@@ -37,7 +42,8 @@ interface QueueEntry {
  *
  * Listeners are woken as soon as a message becomes available: there is no
  * polling interval.  Delayed messages wait on a single timer armed for the
- * earliest one.
+ * earliest one; that timer keeps the process alive only while a `listen()`
+ * call is running.
  *
  * Ordering keys: messages that share an `orderingKey` are handed out one at
  * a time, in the order they became *ready*.  For messages without a delay
@@ -89,6 +95,8 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
   #waiters = new Set<() => void>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = Infinity;
+  /** How many `listen()` calls are running. */
+  #listeners = 0;
 
   /**
    * Creates an empty queue.
@@ -173,32 +181,46 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
     options: MessageQueueListenOptions = {},
   ): Promise<void> {
     const { signal } = options;
-    while (!signal?.aborted) {
-      const entry = this.#take();
-      if (entry == null) {
-        await this.#waitForChange(signal);
-        continue;
+    this.#listeners++;
+    this.#updateTimerRef();
+    try {
+      let inARow = 0;
+      while (!signal?.aborted) {
+        const entry = this.#take();
+        if (entry == null) {
+          inARow = 0;
+          await this.#waitForChange(signal);
+          continue;
+        }
+        try {
+          await handler(entry.message);
+        } catch (error) {
+          logger.error(
+            "A message handler failed; the message is dropped and the listener continues: {error}",
+            { error, orderingKey: entry.orderingKey },
+          );
+        } finally {
+          this.#inFlight--;
+          if (entry.orderingKey != null) {
+            this.#activeKeys.delete(entry.orderingKey);
+            // Other listeners may be waiting for this ordering key to free up.
+            this.#notify();
+          }
+        }
+        if (++inARow >= MESSAGES_BETWEEN_YIELDS) {
+          inARow = 0;
+          await new Promise((resolve) => setTimeout(resolve, 0));
+        }
       }
-      try {
-        await handler(entry.message);
-      } catch (error) {
-        logger.error(
-          "A message handler failed; the message is dropped and the listener continues: {error}",
-          { error, orderingKey: entry.orderingKey },
-        );
-      } finally {
-        this.#inFlight--;
-        if (entry.orderingKey != null) this.#activeKeys.delete(entry.orderingKey);
-        // Other listeners may be waiting for this ordering key to free up.
-        if (entry.orderingKey != null) this.#notify();
-      }
+    } finally {
+      this.#listeners--;
+      this.#updateTimerRef();
     }
   }
 
   /**
-   * Stops the timer that waits for delayed messages, so that it does not
-   * keep the process alive.  Nothing else needs closing; a disposed queue
-   * should not be used again.
+   * Stops the timer that waits for delayed messages.  Nothing else needs
+   * closing; a disposed queue should not be used again.
    * @since 0.1.0
    */
   [Symbol.asyncDispose](): Promise<void> {
@@ -285,6 +307,18 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
       this.#timerAt = Infinity;
       this.#promoteDueEntries();
     }, wait);
+    this.#updateTimerRef();
+  }
+
+  /**
+   * The delay timer keeps the process alive only while someone listens:
+   * a queue left with delayed messages and no listener (a test that did
+   * not dispose of it, say) must not hold the process open until they are
+   * due, but a worker waiting for a delayed message must not exit either.
+   */
+  #updateTimerRef(): void {
+    if (this.#timer == null) return;
+    setTimerRef(this.#timer, this.#listeners > 0);
   }
 
   #clearTimer(): void {
@@ -304,5 +338,29 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
       this.#notify();
     }
     this.#armTimer();
+  }
+}
+
+interface RefCountedTimer {
+  ref(): unknown;
+  unref(): unknown;
+}
+
+interface DenoTimerApi {
+  refTimer(id: number): void;
+  unrefTimer(id: number): void;
+}
+
+function setTimerRef(timer: unknown, ref: boolean): void {
+  // Node.js and Bun return timer objects with ref()/unref(); Deno returns a
+  // number and offers Deno.refTimer()/Deno.unrefTimer() instead.
+  if (typeof timer === "object" && timer !== null && "unref" in timer) {
+    const refCounted = timer as RefCountedTimer;
+    if (ref) refCounted.ref();
+    else refCounted.unref();
+  } else if (typeof timer === "number") {
+    const deno = (globalThis as { Deno?: DenoTimerApi }).Deno;
+    if (ref) deno?.refTimer(timer);
+    else deno?.unrefTimer(timer);
   }
 }
