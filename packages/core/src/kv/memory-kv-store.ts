@@ -17,8 +17,9 @@ interface MemoryEntry {
  *   read, so changing an object you passed in or got back never changes
  *   what the store holds.
  * - `undefined` means "absent": writing `undefined` removes the entry.
- * - Expired entries are never returned or listed; they are removed when a
- *   read or a listing comes across them.
+ * - Expired entries are never returned or listed.  They are removed when a
+ *   read or a listing comes across them, and by a sweep that runs every so
+ *   many writes, so that entries nobody reads again do not pile up.
  * - {@link MemoryKvStore.list} yields entries sorted by key, element by
  *   element; an entry whose key equals the prefix is included.
  *
@@ -34,6 +35,7 @@ interface MemoryEntry {
  */
 export class MemoryKvStore implements KvStore, AsyncDisposable {
   #entries = new Map<string, MemoryEntry>();
+  #writesSinceSweep = 0;
 
   /**
    * Reads a value.
@@ -180,6 +182,17 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
       value: structuredClone(value),
       expiresAt: ttl == null ? Infinity : performance.now() + ttl,
     });
+    // Sweeping once the writes since the last sweep outnumber the entries
+    // keeps the cost per write constant on average.
+    if (++this.#writesSinceSweep >= Math.max(1_000, this.#entries.size)) this.#sweep();
+  }
+
+  #sweep(): void {
+    this.#writesSinceSweep = 0;
+    const now = performance.now();
+    for (const [encoded, entry] of this.#entries) {
+      if (entry.expiresAt <= now) this.#entries.delete(encoded);
+    }
   }
 }
 
