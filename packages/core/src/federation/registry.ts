@@ -31,9 +31,9 @@ export type ActivityClass<TActivity extends Activity = Activity> = new (
 /**
  * Everything registered on a federation or builder.  Internal: the builder
  * copies it on `build()` with {@link cloneRegistry}, so every field must be
- * a value, a plain object or a `Map`/`Set` (copied one level deep).  To add
- * a registration kind (e.g. tasks), add a `Map` field here and initialize it
- * in {@link createRegistry}.
+ * immutable, a `Map`/`Set` (copied one level deep) or an object with a
+ * `clone()` method.  To add a registration kind (e.g. tasks), add a field
+ * here and initialize it in {@link createRegistry}.
  * @since 0.1.0
  */
 export interface FederationRegistry<TContextData> {
@@ -58,8 +58,9 @@ export function createRegistry<TContextData>(): FederationRegistry<TContextData>
 
 /**
  * Copies a registry so that later registrations on either copy do not
- * reach the other.  `Map` and `Set` fields are copied; callbacks are
- * shared (they are immutable functions).
+ * reach the other.  `Map` and `Set` fields are copied, objects with a
+ * `clone()` method (e.g. a task store) are cloned, and everything else
+ * (callbacks, paths) is shared, being immutable.
  * @param registry The registry to copy.
  * @returns The copy.
  * @since 0.1.0
@@ -73,7 +74,14 @@ export function cloneRegistry<TContextData>(
       ? new Map(value)
       : value instanceof Set
       ? new Set(value)
+      : isCloneable(value)
+      ? value.clone()
       : value;
   }
   return copy as unknown as FederationRegistry<TContextData>;
+}
+
+function isCloneable(value: unknown): value is { clone(): unknown } {
+  return typeof value === "object" && value != null &&
+    typeof (value as { clone?: unknown }).clone === "function";
 }

@@ -21,8 +21,17 @@ export interface MessageHandler<TContextData> {
    * normally (even after logging a problem) means "done, drop".
    * @param message The message (its `type` is the one registered).
    * @param contextData The worker's context data.
+   * @param queue The queue the message came from (for
+   *              `processQueuedMessage()`, {@link MessageHandler.queue}'s
+   *              answer), for handlers that retry on their own: such a
+   *              handler re-enqueues into it and returns normally, or
+   *              rethrows when it has `nativeRetrial`.
    */
-  handle(message: Message, contextData: TContextData): Promise<void>;
+  handle(
+    message: Message,
+    contextData: TContextData,
+    queue: MessageQueue | undefined,
+  ): Promise<void>;
 
   /**
    * The retry policy for a failed message of this type.
@@ -105,6 +114,7 @@ export class MessageWorker<TContextData> {
       );
       return;
     }
+    const queue = source ?? handler.queue(message);
     try {
       await withSpan(
         this.#tracer,
@@ -118,10 +128,9 @@ export class MessageWorker<TContextData> {
             "fedwork.message.attempt": message.attempt,
           },
         },
-        () => handler.handle(message, contextData),
+        () => handler.handle(message, contextData, queue),
       );
     } catch (error) {
-      const queue = source ?? handler.queue(message);
       if (queue?.nativeRetrial) {
         logger.warn(
           "Message {messageId} ({messageType}) failed on attempt {attempt}; the queue will " +
