@@ -1,0 +1,18 @@
+/**
+ * `@fedwork/redis`: a durable {@link RedisMessageQueue} and a
+ * {@link RedisKvStore} for Fedwork on Redis, through ioredis.
+ *
+ * @example
+ * ```ts ignore
+ * import { RedisKvStore, RedisMessageQueue } from "@fedwork/redis";
+ *
+ * const queue = new RedisMessageQueue({ url: "redis://127.0.0.1:6379" });
+ * const kv = new RedisKvStore({ url: "redis://127.0.0.1:6379" });
+ * ```
+ * @module
+ * @since 0.1.0
+ */
+export type { RedisConnectionOptions } from "./connection.ts";
+export type { RedisMessageQueueOptions } from "./queue-options.ts";
+export { RedisMessageQueue, RedisMessageQueueClosedError } from "./redis-message-queue.ts";
+export { RedisKvStore, type RedisKvStoreOptions } from "./redis-kv-store.ts";

@@ -1,0 +1,15 @@
+import { testKvStore, testMessageQueue } from "@fedwork/testing";
+import { deleteKeys, REDIS_URL } from "./conformance-factory.ts";
+import { RedisKvStore } from "./redis-kv-store.ts";
+
+testMessageQueue({
+  name: "RedisMessageQueue",
+  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  durable: true,
+});
+
+testKvStore({
+  name: "RedisKvStore",
+  createStore: (namespace) => new RedisKvStore({ url: REDIS_URL, prefix: namespace }),
+  cleanup: (namespace) => deleteKeys(`${namespace}:`),
+});

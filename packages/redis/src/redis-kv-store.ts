@@ -1,0 +1,202 @@
+import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedwork/core";
+import { durationToMilliseconds } from "@fedwork/core";
+import { type RedisConnectionOptions, RedisConnectionSource } from "./connection.ts";
+import { decodeKvKey, encodeKvKey, encodeKvValue, escapeGlob } from "./kv-codec.ts";
+import { LuaScript } from "./lua-script.ts";
+
+/**
+ * Options for {@link RedisKvStore}.  Besides these, exactly one way to
+ * connect is required (see {@link RedisConnectionOptions}).
+ * @since 0.1.0
+ */
+export interface RedisKvStoreOptions extends RedisConnectionOptions {
+  /**
+   * The first part of every key the store writes: a key `["a", "b"]` is
+   * stored as `<prefix>:kv:["a","b"]`.  `"fedwork"` by default.
+   */
+  readonly prefix?: string;
+}
+
+// KEYS[1]: the key.  ARGV: expected text ("" with ARGV[2] = "0" for
+// absent), "1"/"0" whether a value is expected, new text, TTL ms (0: none).
+const casScript = new LuaScript(
+  `
+local current = redis.call('GET', KEYS[1])
+if ARGV[2] == '1' then
+  if current ~= ARGV[1] then return 0 end
+elseif current then
+  return 0
+end
+if tonumber(ARGV[4]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+else
+  redis.call('SET', KEYS[1], ARGV[3])
+end
+return 1
+`,
+  1,
+);
+
+// Keys fetched per SCAN page in list().
+const SCAN_COUNT = 500;
+
+/**
+ * A {@link KvStore} on Redis, through ioredis.  Values are stored as JSON
+ * text (with object keys sorted, so deep-equal values have equal text),
+ * TTLs as Redis key expiry, and `cas()` is one Lua script, so it is atomic.
+ *
+ * `list()` walks the keys with `SCAN`; on Redis Cluster it sees only the
+ * node the client's commands go to, so use it on standalone Redis (or
+ * Sentinel) only.
+ *
+ * @example
+ * ```ts ignore
+ * import { RedisKvStore } from "@fedwork/redis";
+ *
+ * await using kv = new RedisKvStore({ url: "redis://127.0.0.1:6379" });
+ * await kv.set(["greeting", "en"], "hello", { ttl: { minutes: 5 } });
+ * console.log(await kv.get(["greeting", "en"]));
+ * ```
+ * @since 0.1.0
+ */
+export class RedisKvStore implements KvStore, AsyncDisposable {
+  readonly #prefix: string;
+  readonly #connections: RedisConnectionSource;
+
+  /**
+   * Creates a store; the connection opens lazily on first use.
+   * @param options How to connect and the key prefix.
+   * @throws {TypeError} When not exactly one way to connect is given or
+   *                     `prefix` is not a non-empty string.
+   * @since 0.1.0
+   */
+  constructor(options: RedisKvStoreOptions) {
+    const prefix = options.prefix ?? "fedwork";
+    if (typeof prefix !== "string" || prefix === "") {
+      throw new TypeError("The prefix option of RedisKvStore must be a non-empty string.");
+    }
+    this.#prefix = `${prefix}:kv:`;
+    this.#connections = new RedisConnectionSource(options, "RedisKvStore");
+  }
+
+  /**
+   * Reads a value.
+   * @param key The key.
+   * @returns The value, or `undefined` when absent or expired.
+   * @since 0.1.0
+   */
+  async get<T = unknown>(key: KvKey): Promise<T | undefined> {
+    const text = await this.#connections.main.get(this.#key(key));
+    return text == null ? undefined : JSON.parse(text) as T;
+  }
+
+  /**
+   * Writes a value.
+   * @param key The key.
+   * @param value A JSON-compatible value.
+   * @param options The time to live.
+   * @throws {TypeError} When the value is not JSON-serializable or `ttl`
+   *                     is not a duration.
+   * @throws {RangeError} When `ttl` is negative.
+   * @since 0.1.0
+   */
+  async set(key: KvKey, value: unknown, options: KvStoreSetOptions = {}): Promise<void> {
+    const text = encodeKvValue(value);
+    const ttlMs = this.#ttl(options);
+    const redis = this.#connections.main;
+    if (ttlMs > 0) await redis.set(this.#key(key), text, "PX", ttlMs);
+    else await redis.set(this.#key(key), text);
+  }
+
+  /**
+   * Removes a value; removing an absent key is not an error.
+   * @param key The key.
+   * @since 0.1.0
+   */
+  async delete(key: KvKey): Promise<void> {
+    await this.#connections.main.del(this.#key(key));
+  }
+
+  /**
+   * Lists the entries whose key starts with `prefix`, in no particular
+   * order.  Entries written while listing may or may not be seen.
+   * @param prefix The key prefix; every entry when omitted.
+   * @since 0.1.0
+   */
+  async *list(prefix?: KvKey): AsyncIterable<KvStoreListEntry> {
+    const redis = this.#connections.main;
+    const patterns: string[] = [];
+    if (prefix == null) {
+      patterns.push(`${escapeGlob(this.#prefix)}*`);
+    } else {
+      const exact = this.#key(prefix);
+      const text = await redis.get(exact);
+      if (text != null) yield { key: prefix, value: JSON.parse(text) };
+      // `["a","b"]` without its closing bracket, plus a comma: the
+      // children of ["a", "b"] and nothing else.
+      patterns.push(`${escapeGlob(exact.slice(0, -1))},*`);
+    }
+    for (const pattern of patterns) {
+      let cursor = "0";
+      do {
+        const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", SCAN_COUNT);
+        cursor = next;
+        if (keys.length === 0) continue;
+        const values = await redis.mget(...keys);
+        for (const [index, name] of keys.entries()) {
+          const text = values[index];
+          // Expired (or deleted) between SCAN and MGET.
+          if (text == null) continue;
+          yield { key: decodeKvKey(name.slice(this.#prefix.length)), value: JSON.parse(text) };
+        }
+      } while (cursor !== "0");
+    }
+  }
+
+  /**
+   * Atomically replaces the value at `key` with `newValue` if the current
+   * value deeply equals `expectedValue` (`undefined`: the key is absent).
+   * @param key The key.
+   * @param expectedValue The value expected there now.
+   * @param newValue The value to write.
+   * @param options The time to live of the new value.
+   * @returns `true` when the value was swapped.
+   * @throws {TypeError} When a value is not JSON-serializable.
+   * @since 0.1.0
+   */
+  async cas(
+    key: KvKey,
+    expectedValue: unknown,
+    newValue: unknown,
+    options: KvStoreSetOptions = {},
+  ): Promise<boolean> {
+    const expected = expectedValue === undefined ? "" : encodeKvValue(expectedValue);
+    const swapped = await casScript.run(this.#connections.main, [this.#key(key)], [
+      expected,
+      expectedValue === undefined ? "0" : "1",
+      encodeKvValue(newValue),
+      this.#ttl(options),
+    ]);
+    return swapped === 1;
+  }
+
+  /**
+   * Closes the connection this store opened; a `client` passed in stays
+   * open.  Data in Redis is kept.
+   * @since 0.1.0
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.#connections.closeAll();
+  }
+
+  #key(key: KvKey): string {
+    if (!Array.isArray(key) || key.length === 0) {
+      throw new TypeError("A KvStore key must be a non-empty array of strings.");
+    }
+    return this.#prefix + encodeKvKey(key);
+  }
+
+  #ttl(options: KvStoreSetOptions): number {
+    return options.ttl == null ? 0 : durationToMilliseconds(options.ttl, "ttl");
+  }
+}

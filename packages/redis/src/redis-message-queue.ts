@@ -1,0 +1,296 @@
+import type {
+  MessageQueue,
+  MessageQueueDepth,
+  MessageQueueEnqueueOptions,
+  MessageQueueListenOptions,
+} from "@fedwork/core";
+import { durationToMilliseconds } from "@fedwork/core";
+import { getLogger } from "@logtape/logtape";
+import type { Redis } from "ioredis";
+import { RedisConnectionSource } from "./connection.ts";
+import { type ClaimResult, type ListenerBackend, runListener } from "./queue-listener.ts";
+import {
+  type RedisMessageQueueOptions,
+  type ResolvedQueueOptions,
+  resolveQueueOptions,
+} from "./queue-options.ts";
+import {
+  claimScript,
+  depthScript,
+  enqueueScript,
+  heartbeatScript,
+  type QueueKeys,
+  queueKeys,
+} from "./queue-scripts.ts";
+
+const logger = getLogger(["fedwork", "redis"]);
+
+/**
+ * Thrown by {@link RedisMessageQueue.enqueue} and
+ * {@link RedisMessageQueue.listen} after the queue was disposed.
+ * @since 0.1.0
+ */
+export class RedisMessageQueueClosedError extends Error {
+  /**
+   * @param queue The queue's name.
+   */
+  constructor(queue: string) {
+    super(
+      `The RedisMessageQueue of queue ${JSON.stringify(queue)} has been disposed; ` +
+        "create a new instance to use the queue again.",
+    );
+    this.name = "RedisMessageQueueClosedError";
+  }
+}
+
+/**
+ * A durable {@link MessageQueue} on Redis (standalone or Cluster), through
+ * ioredis.
+ *
+ * Messages are stored as JSON text.  Every state change (enqueue, claim
+ * with acknowledgement, heartbeat) is one Lua script call, so it is atomic
+ * and costs one round trip; `enqueueMany()` adds all its messages in one
+ * call.  Listeners sleep until a pub/sub wake-up published by the enqueue
+ * script, a timer for the next delayed message or lease deadline, or at
+ * most `pollInterval`.
+ *
+ * Delivery is at least once: a message is acknowledged after its handler
+ * settles (whether it resolved or threw; `nativeRetrial` is `false`).  A
+ * message handed to a worker is leased for `leaseTime`; the worker extends
+ * the lease every `heartbeatInterval` while the handler runs, and a message
+ * whose worker died is handed out again once the lease runs out.
+ *
+ * Messages sharing an `orderingKey` run one at a time, across all
+ * processes, in the order they became ready (for messages without a delay,
+ * the enqueue order).
+ *
+ * Connections: one for commands and, once `listen()` is called, one in
+ * subscriber mode for wake-ups.  See {@link RedisConnectionOptions} for
+ * which connections the queue closes on disposal.
+ *
+ * @example
+ * ```ts ignore
+ * import { RedisMessageQueue } from "@fedwork/redis";
+ *
+ * await using queue = new RedisMessageQueue({
+ *   url: "redis://127.0.0.1:6379",
+ *   queue: "outbox",
+ *   concurrency: 8,
+ * });
+ * const controller = new AbortController();
+ * const listening = queue.listen((message) => {
+ *   console.log(message);
+ * }, { signal: controller.signal });
+ * await queue.enqueue({ hello: "world" }, { orderingKey: "alice" });
+ * controller.abort();
+ * await listening;
+ * ```
+ * @since 0.1.0
+ */
+export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
+  /**
+   * Always `false`: a failed message is acknowledged, not retried, and
+   * Fedwork applies its own retry policy.
+   * @since 0.1.0
+   */
+  readonly nativeRetrial = false;
+
+  readonly #options: ResolvedQueueOptions;
+  readonly #keys: QueueKeys;
+  readonly #connections: RedisConnectionSource;
+  #subscriber: Redis | undefined;
+  readonly #wakeListeners = new Set<() => void>();
+  #closed = false;
+
+  /**
+   * Creates a queue instance; connections open lazily on first use.
+   * @param options How to connect and the queue's options.
+   * @throws {TypeError} When an option has the wrong type, or not exactly
+   *                     one way to connect is given.
+   * @throws {RangeError} When an option is out of range (e.g.
+   *                      `leaseTime must be a positive duration`).
+   * @since 0.1.0
+   */
+  constructor(options: RedisMessageQueueOptions) {
+    this.#options = resolveQueueOptions(options);
+    this.#connections = new RedisConnectionSource(options, "RedisMessageQueue");
+    this.#keys = queueKeys(this.#options.prefix, this.#options.queue);
+  }
+
+  /**
+   * Adds a message.  Resolves once Redis has stored it; rejects when the
+   * command fails (ioredis retries it across reconnects first, according
+   * to its `maxRetriesPerRequest` option).
+   * @param message A JSON-compatible value.
+   * @param options The delay and ordering key.
+   * @throws {TypeError} When `delay` is not a duration or the message is
+   *                     not JSON-serializable.
+   * @throws {RangeError} When `delay` is negative.
+   * @throws {RedisMessageQueueClosedError} After disposal.
+   * @since 0.1.0
+   */
+  // deno-lint-ignore no-explicit-any
+  async enqueue(message: any, options: MessageQueueEnqueueOptions = {}): Promise<void> {
+    await this.#enqueue([message], options);
+  }
+
+  /**
+   * Adds several messages in one script call: all of them or, when the
+   * call fails, none.
+   * @param messages JSON-compatible values.
+   * @param options The delay and ordering key, applied to every message.
+   * @throws {TypeError} When `delay` is not a duration or a message is not
+   *                     JSON-serializable.
+   * @throws {RangeError} When `delay` is negative.
+   * @throws {RedisMessageQueueClosedError} After disposal.
+   * @since 0.1.0
+   */
+  // deno-lint-ignore no-explicit-any
+  async enqueueMany(messages: readonly any[], options: MessageQueueEnqueueOptions = {}) {
+    if (messages.length === 0) {
+      if (options.delay != null) durationToMilliseconds(options.delay, "delay");
+      return;
+    }
+    await this.#enqueue(messages, options);
+  }
+
+  async #enqueue(messages: readonly unknown[], options: MessageQueueEnqueueOptions) {
+    const delayMs = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
+    const orderingKey = options.orderingKey ?? "";
+    if (typeof orderingKey !== "string") {
+      throw new TypeError("The orderingKey option must be a string.");
+    }
+    const payloads = messages.map((message, index) => {
+      const json = JSON.stringify(message);
+      if (json === undefined) {
+        throw new TypeError(
+          `Message ${index} cannot be stored: it is not JSON-serializable (got ${typeof message}).`,
+        );
+      }
+      return json;
+    });
+    const redis = this.#redis();
+    const k = this.#keys;
+    await enqueueScript.run(redis, [k.ready, k.delayed, k.msg, k.okey, k.seq], [
+      k.base,
+      delayMs,
+      orderingKey,
+      ...payloads,
+    ]);
+  }
+
+  /**
+   * Handles messages until `options.signal` aborts, running up to
+   * `concurrency` handlers at once.  Lost connections and failed commands
+   * are logged and retried with backoff; listening never stops on its own.
+   * @param handler Processes one message.
+   * @param options The abort signal.
+   * @returns Resolves after the signal aborts and running handlers finish.
+   * @throws {RedisMessageQueueClosedError} After disposal.
+   * @since 0.1.0
+   */
+  async listen(
+    // deno-lint-ignore no-explicit-any
+    handler: (message: any) => Promise<void> | void,
+    options: MessageQueueListenOptions = {},
+  ): Promise<void> {
+    this.#redis();
+    if (options.signal?.aborted) return;
+    this.#subscribe();
+    const keys = this.#keys;
+    const opts = this.#options;
+    const backend: ListenerBackend = {
+      queue: opts.queue,
+      concurrency: opts.concurrency,
+      heartbeatMs: opts.heartbeatMs,
+      pollMs: opts.pollMs,
+      claim: async (ackIds, count) => {
+        const reply = await claimScript.run(
+          this.#redis(),
+          [keys.ready, keys.delayed, keys.inflight, keys.msg, keys.okey],
+          [keys.base, opts.leaseMs, count, ...ackIds],
+        ) as (string | number)[];
+        return parseClaim(reply);
+      },
+      heartbeat: async (ids) => {
+        await heartbeatScript.run(this.#redis(), [keys.inflight], [opts.leaseMs, ...ids]);
+      },
+      onWake: (wake) => {
+        this.#wakeListeners.add(wake);
+        return () => this.#wakeListeners.delete(wake);
+      },
+    };
+    await runListener(backend, handler, options.signal);
+  }
+
+  /**
+   * Counts the messages of the queue: `queued` is every message not yet
+   * acknowledged, `delayed` those waiting for their delay, `ready` the
+   * rest except those in flight (with a live lease).
+   * @returns The counts.
+   * @throws {RedisMessageQueueClosedError} After disposal.
+   * @since 0.1.0
+   */
+  async getDepth(): Promise<MessageQueueDepth> {
+    const k = this.#keys;
+    const [queued, delayed, inFlight] = await depthScript.run(
+      this.#redis(),
+      [k.msg, k.delayed, k.inflight],
+      [],
+    ) as number[];
+    return { queued, ready: Math.max(queued - delayed - inFlight, 0), delayed };
+  }
+
+  /**
+   * Closes the connections this instance opened; a `client` passed in
+   * stays open.  Data in Redis is kept.  Call it after the listeners have
+   * stopped.
+   * @since 0.1.0
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#subscriber = undefined;
+    await this.#connections.closeAll();
+  }
+
+  #redis(): Redis {
+    if (this.#closed) throw new RedisMessageQueueClosedError(this.#options.queue);
+    return this.#connections.main;
+  }
+
+  /** Opens the subscriber connection that receives wake-ups, once. */
+  #subscribe(): void {
+    if (this.#subscriber != null) return;
+    const subscriber = this.#connections.open();
+    this.#subscriber = subscriber;
+    const wakeAll = () => {
+      for (const wake of this.#wakeListeners) wake();
+    };
+    subscriber.on("message", wakeAll);
+    // Wake-ups published while the connection was down are lost; look at
+    // the queue again whenever it (re)connects.
+    subscriber.on("ready", wakeAll);
+    subscriber.on("error", (error: unknown) => {
+      logger.warn("The wake-up connection of queue {queue} failed: {error}", {
+        queue: this.#options.queue,
+        error,
+      });
+    });
+    subscriber.subscribe(this.#keys.wake).catch((error: unknown) => {
+      if (this.#closed) return;
+      logger.warn(
+        "Failed to subscribe to wake-ups of queue {queue}; relying on polling: {error}",
+        { queue: this.#options.queue, error },
+      );
+    });
+  }
+}
+
+function parseClaim(reply: (string | number)[]): ClaimResult {
+  const messages = [];
+  for (let i = 2; i < reply.length; i += 2) {
+    messages.push({ id: String(reply[i]), json: String(reply[i + 1]) });
+  }
+  return { waitMs: Number(reply[0]), readyLeft: Number(reply[1]), messages };
+}
