@@ -1,0 +1,3 @@
+export * from "./driver.ts";
+export * from "./errors.ts";
+export * from "./identifier.ts";

@@ -1,0 +1,1 @@
+export { SqliteKvStore, type SqliteKvStoreOptions } from "./sqlite-kv-store.ts";

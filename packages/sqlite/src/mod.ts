@@ -1,0 +1,18 @@
+/**
+ * `@fedwork/sqlite`: a durable message queue and a key–value store in a
+ * SQLite file, on the runtime's built-in SQLite (`node:sqlite` on Node.js
+ * and Deno, `bun:sqlite` on Bun).
+ *
+ * @example
+ * ```ts
+ * import { SqliteKvStore, SqliteMessageQueue } from "@fedwork/sqlite";
+ *
+ * const queue = new SqliteMessageQueue({ path: "fedwork.sqlite" });
+ * const kv = new SqliteKvStore({ path: "fedwork.sqlite" });
+ * ```
+ * @module
+ * @since 0.1.0
+ */
+export { SqliteMessageQueue, type SqliteMessageQueueOptions } from "./queue/mod.ts";
+export { SqliteKvStore, type SqliteKvStoreOptions } from "./kv/mod.ts";
+export { SqliteClosedError, SqliteIdentifierError } from "./database/mod.ts";

@@ -1,0 +1,2 @@
+export { SqliteMessageQueue } from "./sqlite-message-queue.ts";
+export type { SqliteMessageQueueOptions } from "./options.ts";

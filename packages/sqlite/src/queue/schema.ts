@@ -1,0 +1,96 @@
+// The SQL behind SqliteMessageQueue, in one place so that the README's
+// description of the table can be checked against it.
+import type { SqliteDatabase, SqliteStatement } from "../database/driver.ts";
+
+/**
+ * Returns the statements that create the queue table and its indexes when
+ * they do not exist yet.
+ * @param table The validated table name, unquoted.
+ */
+export function queueSchemaSql(table: string): string {
+  return `
+CREATE TABLE IF NOT EXISTS "${table}" (
+  id INTEGER PRIMARY KEY,
+  message TEXT NOT NULL,
+  ordering_key TEXT,
+  ready_at INTEGER NOT NULL,
+  lease_until INTEGER,
+  lease_owner TEXT
+);
+CREATE INDEX IF NOT EXISTS "${table}_ready" ON "${table}" (ready_at, id);
+CREATE INDEX IF NOT EXISTS "${table}_ordering_key" ON "${table}" (ordering_key, id)
+  WHERE ordering_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS "${table}_lease" ON "${table}" (lease_until)
+  WHERE lease_until IS NOT NULL;
+`;
+}
+
+/** The prepared statements of one queue connection. */
+export interface QueueStatements {
+  /** (message, ordering_key, ready_at) */
+  readonly insert: SqliteStatement;
+  /** (lease_until, lease_owner, now, now, limit) → id, message */
+  readonly claim: SqliteStatement;
+  /** (lease_until, JSON array of ids, lease_owner) */
+  readonly extendLeases: SqliteStatement;
+  /** (JSON array of ids) */
+  readonly deleteMany: SqliteStatement;
+  /** (now, now, lease_owner) → at */
+  readonly nextWake: SqliteStatement;
+  /** (now, now, now) → queued, ready, delayed */
+  readonly depth: SqliteStatement;
+}
+
+/**
+ * Prepares the queue's statements once per connection.
+ * @param database The connection.
+ * @param table The validated table name, unquoted.
+ */
+export function prepareQueueStatements(database: SqliteDatabase, table: string): QueueStatements {
+  const t = `"${table}"`;
+  return {
+    insert: database.prepare(
+      `INSERT INTO ${t} (message, ordering_key, ready_at) VALUES (?, ?, ?)`,
+    ),
+    // A row is claimable when it is due, not leased (or its lease ran out:
+    // crash recovery), and, if it has an ordering key, no row enqueued
+    // before it with the same key is still in the table.  Rows leave the
+    // table only when acknowledged, so this also holds back a key while its
+    // earlier message is delayed or being handled by any process.
+    claim: database.prepare(
+      `UPDATE ${t} SET lease_until = ?, lease_owner = ?
+       WHERE id IN (
+         SELECT m.id FROM ${t} AS m
+         WHERE m.ready_at <= ?
+           AND (m.lease_until IS NULL OR m.lease_until <= ?)
+           AND (m.ordering_key IS NULL OR NOT EXISTS (
+             SELECT 1 FROM ${t} AS e
+             WHERE e.ordering_key = m.ordering_key AND e.id < m.id))
+         ORDER BY m.ready_at, m.id
+         LIMIT ?)
+       RETURNING id, message, ready_at`,
+    ),
+    extendLeases: database.prepare(
+      `UPDATE ${t} SET lease_until = ?
+       WHERE id IN (SELECT value FROM json_each(?)) AND lease_owner = ?`,
+    ),
+    deleteMany: database.prepare(
+      `DELETE FROM ${t} WHERE id IN (SELECT value FROM json_each(?))`,
+    ),
+    // The next moment something may become claimable without anyone
+    // telling us: a delay running out, or another worker's lease expiring.
+    nextWake: database.prepare(
+      `SELECT min(at) AS at FROM (
+         SELECT min(ready_at) AS at FROM ${t} WHERE ready_at > ?
+         UNION ALL
+         SELECT min(lease_until) AS at FROM ${t}
+         WHERE lease_until > ? AND lease_owner IS NOT ?)`,
+    ),
+    depth: database.prepare(
+      `SELECT count(*) AS queued,
+         coalesce(sum(ready_at <= ? AND (lease_until IS NULL OR lease_until <= ?)), 0) AS ready,
+         coalesce(sum(ready_at > ?), 0) AS delayed
+       FROM ${t}`,
+    ),
+  };
+}

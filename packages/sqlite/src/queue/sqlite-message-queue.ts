@@ -1,0 +1,396 @@
+import {
+  durationToMilliseconds,
+  type MessageQueue,
+  type MessageQueueDepth,
+  type MessageQueueEnqueueOptions,
+  type MessageQueueListenOptions,
+} from "@fedwork/core";
+import { getLogger } from "@logtape/logtape";
+import {
+  configureConnection,
+  openSqliteDatabase,
+  runImmediateTransaction,
+  type SqliteDatabase,
+} from "../database/driver.ts";
+import { SqliteClosedError } from "../database/errors.ts";
+import { notifyWakeup, subscribeWakeup, wakeupChannel } from "./local-wakeup.ts";
+import {
+  type ResolvedQueueOptions,
+  resolveQueueOptions,
+  type SqliteMessageQueueOptions,
+} from "./options.ts";
+import { prepareQueueStatements, queueSchemaSql, type QueueStatements } from "./schema.ts";
+
+const logger = getLogger(["fedwork", "sqlite"]);
+
+// After a failed claim the listener waits 100 ms, doubling up to this.
+const MAX_RETRY_BACKOFF_MS = 30_000;
+
+interface Connection {
+  readonly database: SqliteDatabase;
+  readonly statements: QueueStatements;
+}
+
+interface ClaimedRow {
+  readonly id: number;
+  readonly message: string;
+  readonly ready_at: number;
+}
+
+/**
+ * A durable {@link MessageQueue} in a SQLite database file, on the
+ * runtime's built-in SQLite (`node:sqlite` on Node.js and Deno, `bun:sqlite`
+ * on Bun).  Several processes on one machine can share the file: claims run
+ * in `BEGIN IMMEDIATE` transactions under SQLite's single write lock, and
+ * a claimed message is leased (see
+ * {@link SqliteMessageQueueOptions.leaseTime}) so that the message of a
+ * crashed worker is handed out again.
+ *
+ * Pickup: enqueues from the same process wake its listeners at once, and
+ * delays and expired leases wake them with a timer; enqueues from other
+ * processes are found by polling every
+ * {@link SqliteMessageQueueOptions.pollInterval} (1 s by default), because
+ * SQLite cannot notify across processes.
+ *
+ * SQLite calls are synchronous and block the event loop while they run;
+ * every statement is prepared once and kept short.
+ *
+ * The queue opens its own connection on first use and
+ * `[Symbol.asyncDispose]()` closes it.
+ *
+ * @example
+ * ```ts
+ * import { SqliteMessageQueue } from "@fedwork/sqlite";
+ *
+ * await using queue = new SqliteMessageQueue({ path: "fedwork.sqlite" });
+ * const controller = new AbortController();
+ * const listening = queue.listen((message) => {
+ *   console.log(message);
+ *   controller.abort();
+ * }, { signal: controller.signal });
+ * await queue.enqueue({ hello: "world" });
+ * await listening;
+ * ```
+ * @since 0.1.0
+ */
+export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
+  /**
+   * Always `false`: a message whose handler throws is acknowledged, not
+   * retried by the queue; Fedwork's retry policy re-enqueues it.
+   * @since 0.1.0
+   */
+  readonly nativeRetrial = false;
+
+  readonly #options: ResolvedQueueOptions;
+  readonly #channel: string;
+  #connection: Promise<Connection> | undefined;
+  #closed = false;
+  /** Aborted by `[Symbol.asyncDispose]()` to stop running listeners. */
+  readonly #closing = new AbortController();
+  readonly #listeners = new Set<Promise<void>>();
+
+  /**
+   * Creates a queue on a SQLite file.  Nothing is opened until the first
+   * call; the table is created then if it does not exist.
+   * @param options The file, table, lease, poll interval and concurrency.
+   * @throws {TypeError} When an option has the wrong type (its name is in
+   *                     the message).
+   * @throws {RangeError} When an option is out of range.
+   * @since 0.1.0
+   */
+  constructor(options: SqliteMessageQueueOptions) {
+    this.#options = resolveQueueOptions(options);
+    this.#channel = wakeupChannel(this.#options.path, this.#options.table);
+  }
+
+  #connect(): Promise<Connection> {
+    if (this.#closed) return Promise.reject(new SqliteClosedError("SqliteMessageQueue"));
+    this.#connection ??= this.#open().catch((error) => {
+      // Let the next call try again (the file may become writable).
+      this.#connection = undefined;
+      throw error;
+    });
+    return this.#connection;
+  }
+
+  async #open(): Promise<Connection> {
+    const { path, table, busyTimeoutMs } = this.#options;
+    const database = await openSqliteDatabase(path);
+    try {
+      configureConnection(database, busyTimeoutMs);
+      database.exec(queueSchemaSql(table));
+      return { database, statements: prepareQueueStatements(database, table) };
+    } catch (error) {
+      database.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Adds a message.  Resolves once SQLite committed it.
+   * @param message A JSON-compatible value.
+   * @param options The delay and ordering key.
+   * @returns Resolves once the message is stored.
+   * @throws {SqliteClosedError} When the queue was closed.
+   * @throws {TypeError} When the message is not JSON-serializable or
+   *                     `delay` is not a duration.
+   * @throws {RangeError} When `delay` is negative.
+   * @since 0.1.0
+   */
+  enqueue(
+    // deno-lint-ignore no-explicit-any
+    message: any,
+    options: MessageQueueEnqueueOptions = {},
+  ): Promise<void> {
+    return this.enqueueMany([message], options);
+  }
+
+  /**
+   * Adds several messages in one transaction, in order: either all are
+   * stored or none.
+   * @param messages JSON-compatible values.
+   * @param options The delay and ordering key, applied to every message.
+   * @returns Resolves once the messages are stored.
+   * @throws {SqliteClosedError} When the queue was closed.
+   * @throws {TypeError} When a message is not JSON-serializable or `delay`
+   *                     is not a duration.
+   * @throws {RangeError} When `delay` is negative.
+   * @since 0.1.0
+   */
+  async enqueueMany(
+    // deno-lint-ignore no-explicit-any
+    messages: readonly any[],
+    options: MessageQueueEnqueueOptions = {},
+  ): Promise<void> {
+    const delayMs = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
+    const orderingKey = options.orderingKey ?? null;
+    if (orderingKey !== null && typeof orderingKey !== "string") {
+      throw new TypeError(`The orderingKey option must be a string; got ${typeof orderingKey}.`);
+    }
+    const encoded = messages.map(encodeMessage);
+    if (encoded.length === 0) return;
+    const { database, statements } = await this.#connect();
+    if (this.#closed) throw new SqliteClosedError("SqliteMessageQueue");
+    const readyAt = Date.now() + delayMs;
+    if (encoded.length === 1) {
+      statements.insert.run(encoded[0], orderingKey, readyAt);
+    } else {
+      runImmediateTransaction(database, () => {
+        for (const text of encoded) statements.insert.run(text, orderingKey, readyAt);
+      });
+    }
+    notifyWakeup(this.#channel);
+  }
+
+  /**
+   * Counts the messages in the table.  `ready` excludes messages leased by
+   * a worker; `queued` includes them.
+   * @returns The counts.
+   * @throws {SqliteClosedError} When the queue was closed.
+   * @since 0.1.0
+   */
+  async getDepth(): Promise<MessageQueueDepth> {
+    const { statements } = await this.#connect();
+    const now = Date.now();
+    const row = statements.depth.get(now, now, now)!;
+    return {
+      queued: Number(row.queued),
+      ready: Number(row.ready),
+      delayed: Number(row.delayed),
+    };
+  }
+
+  /**
+   * Hands messages to `handler` until `options.signal` aborts or the queue
+   * is closed.  Up to {@link SqliteMessageQueueOptions.concurrency} handlers
+   * run at once.  A message is deleted once its handler settles (also when
+   * it throws: the error is logged and Fedwork's retry policy decides what
+   * happens next).  A failed claim (a locked or unreadable database) is
+   * logged and retried with backoff; the listener never stops by itself.
+   * @param handler Processes one message.
+   * @param options The abort signal.
+   * @returns Resolves after the signal aborted and the running handlers
+   *          finished.
+   * @throws {SqliteClosedError} When the queue was closed.
+   * @since 0.1.0
+   */
+  listen(
+    // deno-lint-ignore no-explicit-any
+    handler: (message: any) => Promise<void> | void,
+    options: MessageQueueListenOptions = {},
+  ): Promise<void> {
+    if (this.#closed) return Promise.reject(new SqliteClosedError("SqliteMessageQueue"));
+    const listening = this.#listen(handler, options.signal);
+    this.#listeners.add(listening);
+    const forget = () => this.#listeners.delete(listening);
+    listening.then(forget, forget);
+    return listening;
+  }
+
+  async #listen(
+    handler: (message: unknown) => Promise<void> | void,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const { leaseMs, pollMs, concurrency } = this.#options;
+    const owner = crypto.randomUUID();
+    const running = new Map<number, Promise<void>>();
+    let acks: number[] = [];
+    let connection: Connection | undefined;
+    let woken = false;
+    let wake: (() => void) | undefined;
+    const poke = () => {
+      woken = true;
+      wake?.();
+    };
+    const stopped = () => signal?.aborted === true || this.#closing.signal.aborted;
+    const unsubscribe = subscribeWakeup(this.#channel, poke);
+    signal?.addEventListener("abort", poke);
+    this.#closing.signal.addEventListener("abort", poke);
+
+    const heartbeat = setInterval(() => {
+      if (connection == null || running.size === 0) return;
+      try {
+        connection.statements.extendLeases.run(
+          Date.now() + leaseMs,
+          JSON.stringify([...running.keys()]),
+          owner,
+        );
+      } catch (error) {
+        logger.warn("Failed to extend the leases of {count} running messages: {error}", {
+          count: running.size,
+          error,
+        });
+      }
+    }, Math.max(1, Math.floor(leaseMs / 3)));
+
+    const start = (row: ClaimedRow) => {
+      const done = Promise.resolve()
+        .then(() => handler(JSON.parse(row.message)))
+        .catch((error) => {
+          logger.error("A message handler failed for message {messageId}: {error}", {
+            messageId: row.id,
+            error,
+          });
+        })
+        .finally(() => {
+          running.delete(row.id);
+          acks.push(row.id);
+          poke();
+        });
+      running.set(row.id, done);
+    };
+
+    const waitForWake = (ms: number) => {
+      if (woken || stopped()) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          wake = undefined;
+          resolve();
+        }, ms);
+        wake = () => {
+          clearTimeout(timer);
+          wake = undefined;
+          resolve();
+        };
+      });
+    };
+
+    let failures = 0;
+    try {
+      while (!stopped()) {
+        const free = concurrency - running.size;
+        if (free <= 0) {
+          // A finishing handler pokes; the poll interval is only a safety net.
+          await waitForWake(pollMs);
+          woken = false;
+          continue;
+        }
+        woken = false;
+        let claimed: ClaimedRow[] = [];
+        let waitMs = pollMs;
+        try {
+          connection ??= await this.#connect();
+          if (stopped()) break;
+          const { database, statements } = connection;
+          const flushing = acks;
+          const now = Date.now();
+          claimed = runImmediateTransaction(database, () => {
+            if (flushing.length > 0) statements.deleteMany.run(JSON.stringify(flushing));
+            return statements.claim.all(
+              now + leaseMs,
+              owner,
+              now,
+              now,
+              free,
+            ) as unknown as ClaimedRow[];
+          });
+          acks = [];
+          failures = 0;
+          if (claimed.length < free) {
+            const next = statements.nextWake.get(now, now, owner)?.at;
+            if (next != null) waitMs = Math.min(waitMs, Math.max(0, Number(next) - Date.now()));
+          }
+        } catch (error) {
+          if (error instanceof SqliteClosedError) break;
+          failures++;
+          waitMs = Math.min(100 * 2 ** Math.min(failures - 1, 20), MAX_RETRY_BACKOFF_MS);
+          logger.error(
+            "Failed to claim messages from {table} (attempt {attempt}); retrying in {retryMs} ms: {error}",
+            { table: this.#options.table, attempt: failures, retryMs: waitMs, error },
+          );
+        }
+        // RETURNING gives rows in no promised order.
+        claimed.sort((a, b) => a.ready_at - b.ready_at || a.id - b.id);
+        for (const row of claimed) start(row);
+        if (claimed.length > 0 && claimed.length === free) continue;
+        await waitForWake(waitMs);
+      }
+      while (running.size > 0) await Promise.all(running.values());
+      if (acks.length > 0 && connection != null) {
+        try {
+          connection.statements.deleteMany.run(JSON.stringify(acks));
+        } catch (error) {
+          // The leases run out and the messages are handed out again:
+          // at-least-once, never lost.
+          logger.error("Failed to delete {count} handled messages: {error}", {
+            count: acks.length,
+            error,
+          });
+        }
+      }
+    } finally {
+      clearInterval(heartbeat);
+      unsubscribe();
+      signal?.removeEventListener("abort", poke);
+      this.#closing.signal.removeEventListener("abort", poke);
+    }
+  }
+
+  /**
+   * Stops this instance's listeners (waiting for their running handlers)
+   * and closes its connection.  Stored messages stay in the file.
+   * @since 0.1.0
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closing.abort();
+    await Promise.allSettled([...this.#listeners]);
+    const connection = await this.#connection?.catch(() => undefined);
+    this.#connection = undefined;
+    connection?.database.close();
+  }
+}
+
+function encodeMessage(message: unknown, index: number): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(message);
+  } catch (error) {
+    throw new TypeError(`Message ${index} cannot be encoded as JSON: ${error}`, { cause: error });
+  }
+  if (text === undefined) {
+    throw new TypeError(`Message ${index} cannot be encoded as JSON (got ${typeof message}).`);
+  }
+  return text;
+}

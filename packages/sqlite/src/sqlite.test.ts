@@ -1,0 +1,15 @@
+import { testKvStore, testMessageQueue } from "@fedwork/testing";
+import { cleanup, databasePath } from "./conformance-factory.ts";
+import { SqliteKvStore } from "./kv/mod.ts";
+
+testMessageQueue({
+  name: "SqliteMessageQueue",
+  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  durable: true,
+});
+
+testKvStore({
+  name: "SqliteKvStore",
+  createStore: (namespace) => new SqliteKvStore({ path: databasePath(namespace) }),
+  cleanup,
+});
