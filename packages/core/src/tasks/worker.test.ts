@@ -1,0 +1,382 @@
+import { assert, assertEquals, assertRejects, assertStrictEquals, test } from "@fedify/fixture";
+import { Create, Note } from "@fedify/vocab";
+import type { DocumentLoader } from "@fedify/vocab";
+import { preloadedContexts } from "@fedify/vocab-runtime";
+import { configure, type LogRecord, reset } from "@logtape/logtape";
+import { z } from "zod";
+import type { Context } from "../federation/context.ts";
+import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+import type { RetryPolicy } from "../retry/retry-policy.ts";
+import { durationToMilliseconds, millisecondsToDuration } from "../time/duration.ts";
+import { encodeTaskPayload } from "./codec.ts";
+import type { TaskMessage } from "./message.ts";
+import { TaskStore } from "./registry.ts";
+import { processTaskMessage, type ProcessTaskMessageOptions } from "./worker.ts";
+
+const documentLoader: DocumentLoader = (url) => {
+  const document = preloadedContexts[url];
+  if (document == null) return Promise.reject(new Error(`No network in tests: ${url}`));
+  return Promise.resolve({ documentUrl: url, document, contextUrl: null });
+};
+
+interface Enqueued {
+  readonly message: TaskMessage;
+  readonly options?: MessageQueueEnqueueOptions;
+}
+
+/** A queue that records re-enqueued retries. */
+function recordingQueue(nativeRetrial = false): MessageQueue & { enqueued: Enqueued[] } {
+  const enqueued: Enqueued[] = [];
+  return {
+    nativeRetrial,
+    enqueued,
+    enqueue(message: TaskMessage, options?: MessageQueueEnqueueOptions) {
+      enqueued.push({ message, options });
+      return Promise.resolve();
+    },
+    listen: () => Promise.resolve(),
+  };
+}
+
+interface AppData {
+  readonly app: string;
+}
+
+/** A stand-in context: the worker only passes it through. */
+function fakeContext(baseUrl: URL): Context<AppData> {
+  return { data: { app: "test" }, origin: baseUrl.origin } as unknown as Context<AppData>;
+}
+
+async function message(
+  taskName: string,
+  payload: unknown,
+  extra: Partial<TaskMessage> = {},
+): Promise<TaskMessage> {
+  return {
+    type: "task",
+    id: crypto.randomUUID(),
+    baseUrl: "https://example.com/",
+    taskName,
+    data: await encodeTaskPayload(payload),
+    started: new Date().toISOString(),
+    attempt: 0,
+    traceContext: {},
+    ...extra,
+  };
+}
+
+/** Runs `fn` with LogTape records under ["fedwork"] captured. */
+async function withLogs<T>(fn: (records: LogRecord[]) => Promise<T>): Promise<T> {
+  const records: LogRecord[] = [];
+  await configure({
+    sinks: { buffer: (record: LogRecord) => records.push(record) },
+    loggers: [
+      { category: ["fedwork"], sinks: ["buffer"], lowestLevel: "debug" },
+      { category: ["logtape", "meta"], sinks: [], lowestLevel: "warning" },
+    ],
+    reset: true,
+  });
+  try {
+    return await fn(records);
+  } finally {
+    await reset();
+  }
+}
+
+function options(
+  registry: TaskStore<AppData>,
+  queue: MessageQueue,
+  retryPolicy?: RetryPolicy,
+): ProcessTaskMessageOptions<AppData> {
+  return { registry, queue, documentLoader, createContext: fakeContext, retryPolicy };
+}
+
+const fixedDelay = (ms: number, maxAttempts = 10): RetryPolicy => ({ attempts }) =>
+  attempts >= maxAttempts ? null : millisecondsToDuration(ms);
+
+test("processTaskMessage hands the schema's output and a context to the handler", async () => {
+  const registry = new TaskStore<AppData>();
+  const received: { data?: unknown; ctx?: Context<AppData> } = {};
+  registry.defineTask("stamp", {
+    schema: z.object({ at: z.coerce.date(), n: z.string().transform(Number) }),
+    handler(ctx, data) {
+      received.ctx = ctx;
+      received.data = data;
+    },
+  });
+  const queue = recordingQueue();
+  const outcome = await processTaskMessage(
+    await message("stamp", { at: "2024-01-01T00:00:00.000Z", n: "7" }),
+    options(registry, queue),
+  );
+  assertEquals(outcome, "completed");
+  assertEquals(received.data, { at: new Date("2024-01-01T00:00:00.000Z"), n: 7 });
+  assertEquals(received.ctx?.data, { app: "test" });
+  assertEquals(received.ctx?.origin, "https://example.com");
+  assertEquals(queue.enqueued, []);
+});
+
+test("processTaskMessage rebuilds vocabulary objects that the schema checks with instanceof", async () => {
+  const registry = new TaskStore<AppData>();
+  let got: unknown;
+  registry.defineTask("relay", {
+    schema: z.object({
+      activity: z.instanceof(Create),
+      at: z.date(),
+      seen: z.map(z.string(), z.boolean()),
+    }),
+    handler(_ctx, data) {
+      got = data;
+    },
+  });
+  const create = new Create({
+    id: new URL("https://example.com/activities/1"),
+    object: new Note({ content: "hello" }),
+  });
+  const outcome = await processTaskMessage(
+    await message("relay", { activity: create, at: new Date(5), seen: new Map([["a", true]]) }),
+    options(registry, recordingQueue()),
+  );
+  assertEquals(outcome, "completed");
+  const data = got as { activity: Create; at: Date };
+  assert(data.activity instanceof Create);
+  assertEquals(await data.activity.toJsonLd(), await create.toJsonLd());
+  assertEquals(data.at, new Date(5));
+});
+
+test("processTaskMessage drops a message for an unknown task with a warning", async () => {
+  await withLogs(async (records) => {
+    const queue = recordingQueue();
+    const msg = await message("ghost", 1);
+    const outcome = await processTaskMessage(msg, options(new TaskStore<AppData>(), queue));
+    assertEquals(outcome, "dropped");
+    assertEquals(queue.enqueued, []);
+    const warning = records.find((r) => r.level === "warning");
+    assert(warning != null, "no warning was logged");
+    assertEquals(warning.category, ["fedwork", "task"]);
+    assertEquals(warning.properties.taskName, "ghost");
+    assertEquals(warning.properties.messageId, msg.id);
+  });
+});
+
+test("processTaskMessage drops a malformed wire string without retry, logging the reason", async () => {
+  await withLogs(async (records) => {
+    const registry = new TaskStore<AppData>();
+    let ran = false;
+    registry.defineTask("t", { schema: z.unknown(), handler: () => void (ran = true) });
+    const queue = recordingQueue();
+    const outcome = await processTaskMessage(
+      { ...(await message("t", 1)), data: "{not devalue" },
+      options(registry, queue),
+    );
+    assertEquals(outcome, "dropped");
+    assertEquals(ran, false);
+    assertEquals(queue.enqueued, []);
+    const error = records.find((r) => r.level === "error");
+    assert(error != null, "no error was logged");
+    assertEquals(error.properties.taskName, "t");
+    assert(
+      String(error.properties.reason).includes("Cannot decode"),
+      String(error.properties.reason),
+    );
+  });
+});
+
+test("processTaskMessage drops a payload that fails the schema without retry, logging the issues", async () => {
+  await withLogs(async (records) => {
+    const registry = new TaskStore<AppData>();
+    let ran = false;
+    registry.defineTask("typed", {
+      schema: z.object({ n: z.number() }),
+      handler: () => void (ran = true),
+      retryPolicy: fixedDelay(1),
+    });
+    const queue = recordingQueue();
+    const outcome = await processTaskMessage(
+      await message("typed", { n: "one" }),
+      options(registry, queue),
+    );
+    assertEquals(outcome, "dropped");
+    assertEquals(ran, false);
+    assertEquals(queue.enqueued, []);
+    const error = records.find((r) => r.level === "error");
+    assert(error != null, "no error was logged");
+    const issues = error.properties.issues as { path: unknown[]; message: string }[];
+    assertEquals(issues.length, 1);
+    assertEquals(issues[0].path, ["n"]);
+    assert(String(error.properties.reason).includes("n: "), String(error.properties.reason));
+  });
+});
+
+test("processTaskMessage drops a message that is not a task message", async () => {
+  await withLogs(async (records) => {
+    const outcome = await processTaskMessage(
+      { type: "task", taskName: "x" } as unknown as TaskMessage,
+      options(new TaskStore<AppData>(), recordingQueue()),
+    );
+    assertEquals(outcome, "dropped");
+    assert(records.some((r) => r.level === "error"));
+  });
+});
+
+test("a failing handler calls onError, then re-enqueues attempt + 1 after the policy's delay", async () => {
+  await withLogs(async () => {
+    const registry = new TaskStore<AppData>();
+    const errors: { error: unknown; data: unknown; ctx: Context<AppData> }[] = [];
+    const failure = new Error("boom");
+    registry.defineTask("flaky", {
+      schema: z.object({ n: z.number() }),
+      handler() {
+        throw failure;
+      },
+      onError(ctx, error, data) {
+        errors.push({ ctx, error, data });
+      },
+    });
+    const queue = recordingQueue();
+    const msg = await message("flaky", { n: 1 }, { orderingKey: "k", attempt: 2 });
+    const outcome = await processTaskMessage(msg, options(registry, queue, fixedDelay(1_500)));
+    assertEquals(outcome, "retried");
+    assertEquals(errors.length, 1);
+    assertStrictEquals(errors[0].error, failure);
+    assertEquals(errors[0].data, { n: 1 });
+    assertEquals(errors[0].ctx.data, { app: "test" });
+    assertEquals(queue.enqueued.length, 1);
+    const { message: retry, options: retryOptions } = queue.enqueued[0];
+    assertEquals(retry, { ...msg, attempt: 3 });
+    assertEquals(retryOptions?.orderingKey, "k");
+    assertEquals(retryOptions?.delay?.toString(), "PT1.5S");
+  });
+});
+
+test("the retry policy sees the failed attempts and the time since the first attempt", async () => {
+  const registry = new TaskStore<AppData>();
+  const seen: { attempts: number; elapsed: number }[] = [];
+  registry.defineTask("watched", {
+    schema: z.null(),
+    handler() {
+      throw new Error("no");
+    },
+    retryPolicy: ({ attempts, elapsedTime }) => {
+      seen.push({ attempts, elapsed: elapsedTime.total({ unit: "millisecond" }) });
+      return millisecondsToDuration(0);
+    },
+  });
+  const started = new Date(Date.now() - 60_000).toISOString();
+  const msg = await message("watched", null, { started, attempt: 4 });
+  await withLogs(() => processTaskMessage(msg, options(registry, recordingQueue())));
+  assertEquals(seen.length, 1);
+  assertEquals(seen[0].attempts, 5);
+  assert(seen[0].elapsed >= 60_000, `elapsed ${seen[0].elapsed} ms`);
+});
+
+test("a task's own retry policy overrides the federation's", async () => {
+  await withLogs(async () => {
+    const registry = new TaskStore<AppData>();
+    const fail = () => {
+      throw new Error("fail");
+    };
+    registry.defineTask("own", { schema: z.null(), handler: fail, retryPolicy: fixedDelay(7_000) });
+    registry.defineTask("default", { schema: z.null(), handler: fail });
+    const queue = recordingQueue();
+    const opts = options(registry, queue, fixedDelay(2_000));
+    await processTaskMessage(await message("own", null), opts);
+    await processTaskMessage(await message("default", null), opts);
+    assertEquals(queue.enqueued.map((e) => e.options?.delay?.toString()), ["PT7S", "PT2S"]);
+  });
+});
+
+test("without any retry policy a failed task is retried with exponential backoff", async () => {
+  await withLogs(async () => {
+    const registry = new TaskStore<AppData>();
+    registry.defineTask("plain", {
+      schema: z.null(),
+      handler() {
+        throw new Error("fail");
+      },
+    });
+    const queue = recordingQueue();
+    assertEquals(
+      await processTaskMessage(await message("plain", null), options(registry, queue)),
+      "retried",
+    );
+    const delay = queue.enqueued[0].options?.delay;
+    assert(delay != null, "no delay");
+    const ms = durationToMilliseconds(delay);
+    // The default policy starts at one second, jittered by up to ±50 %.
+    assert(ms >= 500 && ms <= 1_500, `first retry after ${ms} ms`);
+  });
+});
+
+test("a queue with native retrial gets the handler's error and no re-enqueue", async () => {
+  await withLogs(async () => {
+    const registry = new TaskStore<AppData>();
+    const failure = new Error("native");
+    let onErrorCalls = 0;
+    registry.defineTask("native", {
+      schema: z.null(),
+      handler() {
+        throw failure;
+      },
+      onError() {
+        onErrorCalls++;
+      },
+      retryPolicy: fixedDelay(1),
+    });
+    const queue = recordingQueue(true);
+    const msg = await message("native", null);
+    const thrown = await assertRejects(() => processTaskMessage(msg, options(registry, queue)));
+    assertStrictEquals(thrown, failure);
+    assertEquals(onErrorCalls, 1);
+    assertEquals(queue.enqueued, []);
+  });
+});
+
+test("an onError hook that throws is logged and does not stop the retry", async () => {
+  await withLogs(async (records) => {
+    const registry = new TaskStore<AppData>();
+    registry.defineTask("hooked", {
+      schema: z.null(),
+      handler() {
+        throw new Error("handler");
+      },
+      onError() {
+        throw new Error("hook");
+      },
+      retryPolicy: fixedDelay(10),
+    });
+    const queue = recordingQueue();
+    const outcome = await processTaskMessage(
+      await message("hooked", null),
+      options(registry, queue),
+    );
+    assertEquals(outcome, "retried");
+    assertEquals(queue.enqueued.length, 1);
+    assert(
+      records.some((r) => r.level === "error" && (r.properties.error as Error)?.message === "hook"),
+      "the onError failure was not logged",
+    );
+  });
+});
+
+test("a task whose retry policy gives up is logged as exhausted with its attempts", async () => {
+  await withLogs(async (records) => {
+    const registry = new TaskStore<AppData>();
+    registry.defineTask("doomed", {
+      schema: z.null(),
+      handler() {
+        throw new Error("always");
+      },
+      retryPolicy: fixedDelay(10, 3),
+    });
+    const queue = recordingQueue();
+    const msg = await message("doomed", null, { attempt: 2 });
+    const outcome = await processTaskMessage(msg, options(registry, queue));
+    assertEquals(outcome, "exhausted");
+    assertEquals(queue.enqueued, []);
+    const exhausted = records.find((r) => r.level === "error" && r.properties.attempts === 3);
+    assert(exhausted != null, "exhaustion was not logged");
+    assertEquals(exhausted.properties.taskName, "doomed");
+    assertEquals(exhausted.properties.messageId, msg.id);
+  });
+});
