@@ -1,0 +1,266 @@
+import {
+  durationToMilliseconds,
+  type MessageQueue,
+  type MessageQueueDepth,
+  type MessageQueueEnqueueOptions,
+  type MessageQueueListenOptions,
+} from "@fedwork/core";
+import type { Channel, ChannelModel } from "amqplib";
+import { Buffer } from "node:buffer";
+import { closeQuietly, openConnection } from "./connection.ts";
+import { AmqpMessageQueueClosedError } from "./errors.ts";
+import {
+  type AmqpMessageQueueOptions,
+  resolveAmqpOptions,
+  type ResolvedAmqpOptions,
+} from "./options.ts";
+import { AmqpPublisher } from "./publisher.ts";
+import { type InFlightCounter, type MessageHandler, runListener } from "./queue-listener.ts";
+import {
+  consumedQueueArguments,
+  consumedQueueNames,
+  forgetDelayQueue,
+  knownDelayQueueNames,
+  targetQueueName,
+} from "./topology.ts";
+
+/**
+ * A {@link MessageQueue} on an AMQP 0-9-1 broker such as RabbitMQ, through
+ * `amqplib`.
+ *
+ * - Messages are JSON text in persistent messages on durable queues.
+ * - A message is acknowledged only after its handler settled, so a worker
+ *   that dies mid-handler leaves it unacknowledged and the broker delivers
+ *   it again once the connection is gone.  A live worker's messages are never
+ *   handed to another consumer; the broker's `consumer_timeout` (30 minutes
+ *   by default) is the longest a handler may run before the broker closes
+ *   the channel and requeues the message.
+ * - `enqueue()` resolves only once the broker confirmed the message
+ *   (publisher confirms).
+ * - Delays use one queue per distinct delay (`<queue>.delay.<ms>`) whose
+ *   message TTL dead-letters expired messages into the target queue; no
+ *   broker plugin is needed.
+ * - Messages with an ordering key go to one of `orderingPartitions` queues
+ *   (`<queue>.ordered.<i>`) chosen by a hash of the key, each with a single
+ *   active consumer and prefetch 1.
+ *
+ * @example
+ * ```ts ignore
+ * import { AmqpMessageQueue } from "@fedwork/amqp";
+ *
+ * await using queue = new AmqpMessageQueue({
+ *   url: "amqp://guest:guest@127.0.0.1:5672",
+ *   queue: "my-app",
+ *   concurrency: 8,
+ * });
+ * await queue.enqueue({ hello: "world" }, { delay: { seconds: 5 } });
+ * const controller = new AbortController();
+ * await queue.listen((message) => console.log(message), { signal: controller.signal });
+ * ```
+ * @since 0.1.0
+ */
+export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
+  /**
+   * Whether the broker retries a failed message itself (see
+   * {@link AmqpMessageQueueOptions.nativeRetrial}).
+   * @since 0.1.0
+   */
+  readonly nativeRetrial: boolean;
+
+  readonly #options: ResolvedAmqpOptions;
+  readonly #publisher: AmqpPublisher;
+  readonly #disposed = new AbortController();
+  readonly #listeners = new Set<Promise<void>>();
+  readonly #counter: InFlightCounter = { inFlight: 0 };
+  #depthState: Promise<{ model: ChannelModel; channel: Channel }> | undefined;
+
+  /**
+   * Creates the queue.  No connection is opened until the first call that
+   * needs one.
+   * @param options The broker URL, queue name and behaviour.
+   * @throws {TypeError} When an option has the wrong type.
+   * @throws {RangeError} When an option is out of range; the message names it.
+   * @since 0.1.0
+   */
+  constructor(options: AmqpMessageQueueOptions = {}) {
+    this.#options = resolveAmqpOptions(options);
+    this.nativeRetrial = this.#options.nativeRetrial;
+    this.#publisher = new AmqpPublisher(this.#options);
+  }
+
+  /**
+   * The name of the main queue.
+   * @since 0.1.0
+   */
+  get queue(): string {
+    return this.#options.queue;
+  }
+
+  /**
+   * Adds a message; resolves once the broker confirmed it.
+   * @param message A JSON-compatible value.
+   * @param options Delay and ordering key.
+   * @throws {AmqpConnectionError} When the broker is unreachable or the
+   *         connection drops before the confirm.
+   * @throws {RangeError} When the delay is negative.
+   * @throws {AmqpMessageQueueClosedError} After dispose.
+   * @since 0.1.0
+   */
+  // deno-lint-ignore no-explicit-any
+  enqueue(message: any, options?: MessageQueueEnqueueOptions): Promise<void> {
+    return this.enqueueMany([message], options);
+  }
+
+  /**
+   * Adds several messages, in order, in one batch of publishes confirmed
+   * together.
+   * @param messages JSON-compatible values.
+   * @param options Delay and ordering key, applied to every message.
+   * @throws {AmqpConnectionError} When the broker is unreachable or the
+   *         connection drops before the confirms.
+   * @throws {RangeError} When the delay is negative.
+   * @throws {AmqpMessageQueueClosedError} After dispose.
+   * @since 0.1.0
+   */
+  // deno-lint-ignore no-explicit-any
+  async enqueueMany(messages: readonly any[], options?: MessageQueueEnqueueOptions): Promise<void> {
+    this.#assertOpen();
+    const delayMs = options?.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
+    const encoded = messages.map((message) => Buffer.from(JSON.stringify(message), "utf8"));
+    if (encoded.length === 0) return;
+    const target = targetQueueName(this.#options, options?.orderingKey);
+    await this.#publisher.publish(encoded, target, delayMs);
+  }
+
+  /**
+   * Consumes messages until `options.signal` aborts (or the queue is
+   * disposed), running up to `concurrency` handlers at once.  A dropped
+   * connection is logged and reconnected with backoff; listening never stops
+   * on its own.
+   * @param handler Processes one message.
+   * @param options The abort signal.
+   * @returns Resolves after the abort, once the running handlers finished.
+   * @throws {AmqpMessageQueueClosedError} After dispose.
+   * @since 0.1.0
+   */
+  async listen(handler: MessageHandler, options?: MessageQueueListenOptions): Promise<void> {
+    this.#assertOpen();
+    const signals = [this.#disposed.signal];
+    if (options?.signal != null) signals.push(options.signal);
+    const signal = AbortSignal.any(signals);
+    if (signal.aborted) return;
+    const listening = runListener(this.#options, handler, signal, this.#counter);
+    this.#listeners.add(listening);
+    try {
+      await listening;
+    } finally {
+      this.#listeners.delete(listening);
+    }
+  }
+
+  /**
+   * Reports the queue's depth: `ready` is the sum of the main and partition
+   * queues' ready counts, `delayed` the sum over the delay queues this
+   * process declared (delay queues declared only by other processes are not
+   * seen), and `queued` adds the messages handed to this instance's
+   * listeners and not yet settled.  Messages unacknowledged in other
+   * processes are not counted.
+   * @returns The depth.
+   * @throws {AmqpConnectionError} When the broker is unreachable.
+   * @since 0.1.0
+   */
+  async getDepth(): Promise<MessageQueueDepth> {
+    this.#assertOpen();
+    let ready = 0;
+    const state = await this.#depthChannel();
+    const counts = await Promise.all(
+      consumedQueueNames(this.#options).map((name) =>
+        state.channel.assertQueue(name, consumedQueueArguments(this.#options, name))
+      ),
+    );
+    for (const reply of counts) ready += reply.messageCount;
+    let delayed = 0;
+    for (const name of knownDelayQueueNames(this.#options.queue)) {
+      const { channel } = await this.#depthChannel();
+      try {
+        delayed += (await channel.checkQueue(name)).messageCount;
+      } catch {
+        // The delay queue expired (x-expires); the 404 closed the channel.
+        forgetDelayQueue(this.#options.queue, name);
+        this.#depthState = undefined;
+      }
+    }
+    return { queued: ready + delayed + this.#counter.inFlight, ready, delayed };
+  }
+
+  /**
+   * Deletes the main queue, its partition queues and the delay queues this
+   * process declared, with every message in them.  For tests and teardown.
+   * @throws {AmqpConnectionError} When the broker is unreachable.
+   * @since 0.1.0
+   */
+  async deleteQueues(): Promise<void> {
+    this.#assertOpen();
+    const names = [
+      ...knownDelayQueueNames(this.#options.queue),
+      ...consumedQueueNames(this.#options),
+    ];
+    for (const name of names) {
+      const { channel } = await this.#depthChannel();
+      await channel.deleteQueue(name);
+      forgetDelayQueue(this.#options.queue, name);
+    }
+  }
+
+  /**
+   * Stops this instance's listeners (waiting for their running handlers)
+   * and closes the connections it opened.  Queues and messages stay on the
+   * broker.
+   * @since 0.1.0
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#disposed.signal.aborted) return;
+    this.#disposed.abort();
+    await Promise.allSettled(this.#listeners);
+    await this.#publisher.close();
+    const depth = this.#depthState;
+    this.#depthState = undefined;
+    if (depth != null) await depth.then(({ model }) => closeQuietly(model), () => {});
+  }
+
+  #assertOpen(): void {
+    if (this.#disposed.signal.aborted) throw new AmqpMessageQueueClosedError(this.#options.queue);
+  }
+
+  /** A connection and channel for queue inspection, opened on demand. */
+  #depthChannel(): Promise<{ model: ChannelModel; channel: Channel }> {
+    this.#depthState ??= (async () => {
+      const model = await openConnection(
+        this.#options.url,
+        `fedwork ${this.#options.queue} inspector`,
+        () => {},
+      );
+      const forget = () => {
+        this.#depthState = undefined;
+      };
+      model.on("close", forget);
+      try {
+        const channel = await model.createChannel();
+        channel.on("error", () => {});
+        channel.on("close", () => {
+          forget();
+          void closeQuietly(model);
+        });
+        return { model, channel };
+      } catch (error) {
+        forget();
+        await closeQuietly(model);
+        throw error;
+      }
+    })();
+    this.#depthState.catch(() => {
+      this.#depthState = undefined;
+    });
+    return this.#depthState;
+  }
+}

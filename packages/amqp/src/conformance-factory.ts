@@ -1,0 +1,21 @@
+// The conformance factory for AmqpMessageQueue (see amqp-conformance.test.ts).
+// The namespace is the main queue's name.  `leaseMs` is ignored: the broker
+// redelivers a message as soon as the connection of the worker holding it is
+// gone, and never while that connection lives.
+import process from "node:process";
+import { AmqpMessageQueue } from "./amqp-message-queue.ts";
+import { DEFAULT_AMQP_URL } from "./options.ts";
+
+/** The broker the tests use: `AMQP_URL`, or RabbitMQ on loopback. */
+export const AMQP_URL: string = process.env.AMQP_URL ?? DEFAULT_AMQP_URL;
+
+/** A new instance, with its own connections, on the queue `namespace`. */
+export function createQueue(namespace: string): AmqpMessageQueue {
+  return new AmqpMessageQueue({ url: AMQP_URL, queue: namespace, orderingPartitions: 4 });
+}
+
+/** Deletes every queue of `namespace`. */
+export async function cleanup(namespace: string): Promise<void> {
+  await using queue = createQueue(namespace);
+  await queue.deleteQueues();
+}

@@ -1,0 +1,37 @@
+/**
+ * Thrown when an {@link AmqpMessageQueue} cannot reach the broker, or loses
+ * its connection before the broker confirmed a message.  An enqueue that
+ * rejects with this error may or may not have reached the broker; retrying
+ * it is safe for at-least-once consumers.
+ * @since 0.1.0
+ */
+export class AmqpConnectionError extends Error {
+  /**
+   * Creates the error.
+   * @param message What failed and how to fix it.
+   * @param options The underlying error as `cause`.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "AmqpConnectionError";
+  }
+}
+
+/**
+ * Thrown by the methods of an {@link AmqpMessageQueue} after it has been
+ * disposed with `Symbol.asyncDispose`.
+ * @since 0.1.0
+ */
+export class AmqpMessageQueueClosedError extends Error {
+  /**
+   * Creates the error.
+   * @param queue The name of the closed queue.
+   */
+  constructor(queue: string) {
+    super(
+      `The AmqpMessageQueue for queue ${JSON.stringify(queue)} has been disposed; ` +
+        "create a new instance to enqueue or listen again.",
+    );
+    this.name = "AmqpMessageQueueClosedError";
+  }
+}

@@ -1,0 +1,16 @@
+/**
+ * `@fedwork/amqp`: a Fedwork {@link AmqpMessageQueue} on an AMQP 0-9-1
+ * broker such as RabbitMQ, through `amqplib`.
+ *
+ * @example
+ * ```ts ignore
+ * import { AmqpMessageQueue } from "@fedwork/amqp";
+ *
+ * const queue = new AmqpMessageQueue({ url: "amqp://127.0.0.1", queue: "my-app" });
+ * ```
+ * @module
+ * @since 0.1.0
+ */
+export { AmqpMessageQueue } from "./amqp-message-queue.ts";
+export { type AmqpMessageQueueOptions, DEFAULT_AMQP_URL } from "./options.ts";
+export { AmqpConnectionError, AmqpMessageQueueClosedError } from "./errors.ts";

@@ -1,0 +1,128 @@
+import { type DurationInput, durationToMilliseconds } from "@fedwork/core";
+
+/**
+ * Options for {@link AmqpMessageQueue}.
+ * @since 0.1.0
+ */
+export interface AmqpMessageQueueOptions {
+  /**
+   * The broker URL.  The queue opens its own connections (one for
+   * publishing, one per running `listen()` call, one for `getDepth()`) and
+   * closes them on dispose.  Defaults to `amqp://guest:guest@127.0.0.1:5672`.
+   */
+  readonly url?: string;
+
+  /**
+   * The name of the main queue; every other queue this class declares starts
+   * with it (`<queue>.ordered.<i>`, `<queue>.delay.<ms>`,
+   * `<queue>.ordered.<i>.delay.<ms>`).  Defaults to `"fedwork"`.
+   */
+  readonly queue?: string;
+
+  /**
+   * How many handlers one `listen()` call runs at once.  Also the prefetch
+   * count of the main queue's consumer.  Defaults to 1.
+   */
+  readonly concurrency?: number;
+
+  /**
+   * How many partition queues carry messages that have an ordering key.
+   * Each key is hashed to one partition, and each partition is consumed by
+   * a single active consumer with prefetch 1, so unrelated keys that share a
+   * partition also run one after another.  More partitions mean more
+   * parallelism between keys and more queues.  Must be the same for every
+   * instance sharing the queue.  Defaults to 16.
+   */
+  readonly orderingPartitions?: number;
+
+  /**
+   * When `true`, a message whose handler throws is rejected with requeue, so
+   * that the broker delivers it again (at once, with no backoff and no
+   * attempt limit), and Fedwork's own retry policy is skipped.  Defaults to
+   * `false`: the message is acknowledged and Fedwork retries by enqueueing
+   * it again with its retry policy.
+   */
+  readonly nativeRetrial?: boolean;
+
+  /**
+   * Whether the queues survive a broker restart and messages are published
+   * as persistent.  Must be the same for every instance sharing the queue.
+   * Defaults to `true`.
+   */
+  readonly durable?: boolean;
+
+  /**
+   * The longest wait between two attempts to reconnect a listener after the
+   * connection dropped; attempts start at 100 ms and double up to this.
+   * Defaults to 10 seconds.
+   */
+  readonly maxReconnectDelay?: DurationInput;
+}
+
+/** Options after validation, with defaults filled in. */
+export interface ResolvedAmqpOptions {
+  readonly url: string;
+  readonly queue: string;
+  readonly concurrency: number;
+  readonly orderingPartitions: number;
+  readonly nativeRetrial: boolean;
+  readonly durable: boolean;
+  readonly maxReconnectDelayMs: number;
+}
+
+/** The URL used when {@link AmqpMessageQueueOptions.url} is absent. */
+export const DEFAULT_AMQP_URL = "amqp://guest:guest@127.0.0.1:5672";
+
+/**
+ * Validates the options and fills in the defaults.
+ * @throws {TypeError} When an option has the wrong type.
+ * @throws {RangeError} When an option is out of range.
+ */
+export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAmqpOptions {
+  const url = options.url ?? DEFAULT_AMQP_URL;
+  if (typeof url !== "string" || !/^amqps?:\/\//.test(url)) {
+    throw new TypeError(`url must be an amqp:// or amqps:// URL; got ${JSON.stringify(url)}.`);
+  }
+  const queue = options.queue ?? "fedwork";
+  // 255 bytes is AMQP's limit for a queue name; leave room for the suffixes.
+  if (typeof queue !== "string" || queue.length < 1 || queue.length > 200) {
+    throw new RangeError(`queue must be a non-empty string of at most 200 characters.`);
+  }
+  if (queue.startsWith("amq.")) {
+    throw new RangeError(`queue must not start with "amq.", which the broker reserves.`);
+  }
+  const concurrency = options.concurrency ?? 1;
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 65535) {
+    throw new RangeError(`concurrency must be an integer from 1 to 65535; got ${concurrency}.`);
+  }
+  const orderingPartitions = options.orderingPartitions ?? 16;
+  if (
+    !Number.isSafeInteger(orderingPartitions) || orderingPartitions < 1 ||
+    orderingPartitions > 1024
+  ) {
+    throw new RangeError(
+      `orderingPartitions must be an integer from 1 to 1024; got ${orderingPartitions}.`,
+    );
+  }
+  const nativeRetrial = options.nativeRetrial ?? false;
+  if (typeof nativeRetrial !== "boolean") {
+    throw new TypeError(`nativeRetrial must be a boolean.`);
+  }
+  const durable = options.durable ?? true;
+  if (typeof durable !== "boolean") throw new TypeError(`durable must be a boolean.`);
+  const maxReconnectDelayMs = options.maxReconnectDelay == null
+    ? 10_000
+    : durationToMilliseconds(options.maxReconnectDelay, "maxReconnectDelay");
+  if (maxReconnectDelayMs < 1) {
+    throw new RangeError(`maxReconnectDelay must be a positive duration.`);
+  }
+  return {
+    url,
+    queue,
+    concurrency,
+    orderingPartitions,
+    nativeRetrial,
+    durable,
+    maxReconnectDelayMs,
+  };
+}

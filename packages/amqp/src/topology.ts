@@ -1,0 +1,117 @@
+// Queue names and declarations.  Every queue an AmqpMessageQueue uses is
+// derived from the main queue's name, so that the set of queues is known
+// from the name alone (except for the delay queues, whose names carry the
+// delay and which expire on their own when unused).
+import type { Channel, Options } from "amqplib";
+import type { ResolvedAmqpOptions } from "./options.ts";
+
+/**
+ * How long an unused delay queue outlives the longest time a message can
+ * stay in it, before the broker deletes it (`x-expires`).
+ */
+const DELAY_QUEUE_GRACE_MS = 60_000;
+
+/** The name of the partition queue with index `index`. */
+export function partitionQueueName(queue: string, index: number): string {
+  return `${queue}.ordered.${index}`;
+}
+
+/** The names of the main queue and every partition queue. */
+export function consumedQueueNames(options: ResolvedAmqpOptions): string[] {
+  const names = [options.queue];
+  for (let i = 0; i < options.orderingPartitions; i++) {
+    names.push(partitionQueueName(options.queue, i));
+  }
+  return names;
+}
+
+/**
+ * The queue a message goes to once it is ready: the main queue, or the
+ * partition its ordering key hashes to.
+ */
+export function targetQueueName(options: ResolvedAmqpOptions, orderingKey?: string): string {
+  if (orderingKey == null) return options.queue;
+  return partitionQueueName(options.queue, hashKey(orderingKey) % options.orderingPartitions);
+}
+
+/** The delay queue that dead-letters into `target` after `delayMs`. */
+export function delayQueueName(target: string, delayMs: number): string {
+  return `${target}.delay.${delayMs}`;
+}
+
+/** The arguments of the main queue or of a partition queue. */
+export function consumedQueueArguments(
+  options: ResolvedAmqpOptions,
+  name: string,
+): Options.AssertQueue {
+  if (name === options.queue) return { durable: options.durable };
+  // A single active consumer with prefetch 1 is what keeps one partition's
+  // messages from running at the same time, even across processes.
+  return { durable: options.durable, arguments: { "x-single-active-consumer": true } };
+}
+
+/** The arguments of a delay queue. */
+export function delayQueueArguments(
+  options: ResolvedAmqpOptions,
+  target: string,
+  delayMs: number,
+): Options.AssertQueue {
+  return {
+    durable: options.durable,
+    arguments: {
+      "x-message-ttl": delayMs,
+      // The default exchange ("") routes by queue name, so expired messages
+      // land in the target queue without any exchange of our own.
+      "x-dead-letter-exchange": "",
+      "x-dead-letter-routing-key": target,
+      "x-expires": delayMs + DELAY_QUEUE_GRACE_MS,
+    },
+  };
+}
+
+/** Declares the main queue and every partition queue. */
+export async function declareConsumedQueues(
+  channel: Channel,
+  options: ResolvedAmqpOptions,
+): Promise<void> {
+  await Promise.all(
+    consumedQueueNames(options).map((name) =>
+      channel.assertQueue(name, consumedQueueArguments(options, name))
+    ),
+  );
+}
+
+/** FNV-1a over the UTF-8 bytes: stable across processes and runtimes. */
+export function hashKey(key: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(key)) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/**
+ * The delay queues declared by this process, per main queue, so that
+ * `getDepth()` can count delayed messages and cleanup can delete them.
+ * Delay queues declared by other processes are not known here; they expire
+ * on their own.
+ */
+const knownDelayQueues = new Map<string, Set<string>>();
+
+/** Remembers a delay queue declared for the main queue `queue`. */
+export function rememberDelayQueue(queue: string, name: string): void {
+  let names = knownDelayQueues.get(queue);
+  if (names == null) knownDelayQueues.set(queue, names = new Set());
+  names.add(name);
+}
+
+/** Forgets a delay queue that no longer exists. */
+export function forgetDelayQueue(queue: string, name: string): void {
+  knownDelayQueues.get(queue)?.delete(name);
+}
+
+/** The delay queues this process declared for the main queue `queue`. */
+export function knownDelayQueueNames(queue: string): string[] {
+  return [...knownDelayQueues.get(queue) ?? []];
+}
