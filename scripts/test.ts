@@ -5,7 +5,7 @@
 //
 // Usage: node scripts/test.ts [--only deno|node|bun] [--skip-checks] [path…]
 import { spawn } from "node:child_process";
-import { readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import process from "node:process";
 
@@ -126,8 +126,9 @@ async function runDeno(): Promise<Counts> {
 }
 
 async function runNode(): Promise<Counts> {
-  const summaryFile = join(root, ".ci-out", "node-summary.json");
-  await rm(summaryFile, { force: true });
+  // One file per run: several runs may share the working tree at once.
+  const summaryFile = join(root, ".ci-out", `node-summary-${process.pid}.json`);
+  await mkdir(join(root, ".ci-out"), { recursive: true });
   const { code } = await run(bin("node"), [
     "--test",
     "--test-reporter=spec",
@@ -142,6 +143,8 @@ async function runNode(): Promise<Counts> {
     return counts;
   } catch {
     return { passed: 0, failed: 1, skipped: 0 };
+  } finally {
+    await rm(summaryFile, { force: true });
   }
 }
 

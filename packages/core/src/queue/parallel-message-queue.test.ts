@@ -181,3 +181,36 @@ test("ParallelMessageQueue mirrors the inner queue's nativeRetrial and missing g
   }]]);
   await queue[Symbol.asyncDispose]();
 });
+
+test("ParallelMessageQueue lets the inner queue see a message settle only after its handler", async () => {
+  // An inner queue that hands one message to each listen() call and records
+  // what its handler's promise did, as a durable queue acknowledging (or
+  // retrying natively) would.
+  const outcomes: string[] = [];
+  const settled = deferred();
+  const inner: MessageQueue = {
+    nativeRetrial: true,
+    enqueue: () => Promise.resolve(),
+    async listen(handler) {
+      const message = outcomes.length === 0 && !("taken" in inner) ? "bad" : "good";
+      Object.assign(inner, { taken: true });
+      try {
+        await handler(message);
+        outcomes.push(`${message}: acknowledged`);
+      } catch (error) {
+        outcomes.push(`${message}: failed with ${(error as Error).message}`);
+      }
+      if (outcomes.length === 2) settled.resolve();
+    },
+  };
+  const finished: string[] = [];
+  const queue = new ParallelMessageQueue(inner, 2);
+  await queue.listen(async (message: string) => {
+    await nextMacrotask();
+    finished.push(message);
+    if (message === "bad") throw new Error("handler failed");
+  });
+  await within(settled.promise, "both messages to settle");
+  assertEquals(finished.sort(), ["bad", "good"]);
+  assertEquals(outcomes.sort(), ["bad: failed with handler failed", "good: acknowledged"]);
+});

@@ -1,4 +1,3 @@
-import { getLogger } from "@logtape/logtape";
 import type {
   MessageQueue,
   MessageQueueDepth,
@@ -6,26 +5,26 @@ import type {
   MessageQueueListenOptions,
 } from "./message-queue.ts";
 
-const logger = getLogger(["fedwork", "queue"]);
-
 /**
  * Wraps a {@link MessageQueue} so that up to `workers` messages are handled
- * at the same time by one `listen()` call.
+ * at the same time.
  *
- * The wrapper takes a message from the inner queue as soon as fewer than
- * `workers` messages are in its hands, starts the handler, and returns to
- * the inner queue at once; so, for the inner queue, a message is done when
- * its handler has *started*.  A handler that throws is logged under the
- * `["fedwork", "queue"]` category; its error does not reach the inner
- * queue.
+ * The wrapper runs `workers` competing `listen()` calls on the inner queue,
+ * and each of them awaits its handler.  So, for the inner queue, a message
+ * is done only when its handler has *settled*: a durable queue keeps
+ * at-least-once delivery, and a handler's error reaches the inner queue
+ * (which logs it, or retries the message when it has `nativeRetrial`).  With
+ * a durable backend each `listen()` call holds its own consumer, so prefer
+ * the backend's own concurrency option when it has one.
  *
- * Ordering keys: the wrapper only sees the messages, not the options they
- * were enqueued with, so it reads the `orderingKey` property of each
- * message (Fedwork's own messages carry the key they were enqueued with
- * there).  Messages whose `orderingKey` is the same string run one at a
- * time, in the order the inner queue handed them over; a message waiting
- * for an earlier one with its key counts towards `workers`.  Messages of
- * other shapes have no ordering constraint in the wrapper.
+ * Ordering keys: the inner queues Fedwork ships already keep messages that
+ * share an ordering key apart across listeners.  The wrapper also reads the
+ * `orderingKey` property of each message (Fedwork's own messages carry the
+ * key they were enqueued with there) and runs messages whose key is the
+ * same string one at a time, in the order they were handed over, so a
+ * third-party queue that does not serialise keys across listeners is safe
+ * too.  A message waiting for an earlier one with its key occupies one of
+ * the `workers`.
  *
  * `enqueue()`, `enqueueMany()`, `getDepth()` and `nativeRetrial` are the
  * inner queue's.
@@ -126,10 +125,10 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
 
   /**
    * Listens to the inner queue and runs up to `workers` handlers at once.
-   * @param handler Processes one message.
+   * @param handler Processes one message; its error reaches the inner queue.
    * @param options The abort signal.
-   * @returns Resolves after the signal aborts, the inner queue's `listen()`
-   *          has resolved and every handler has finished.
+   * @returns Resolves after the signal aborts and every inner `listen()`
+   *          call has resolved (so every handler has finished).
    * @since 0.1.0
    */
   async listen(
@@ -137,42 +136,28 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
     handler: (message: any) => Promise<void> | void,
     options: MessageQueueListenOptions = {},
   ): Promise<void> {
-    const running = new Set<Promise<void>>();
-    /** The last message taken for each ordering key. */
+    /** The turn of the last message taken for each ordering key. */
     const lastByKey = new Map<string, Promise<void>>();
-    // The inner queue may call takeOver() concurrently, so several callers
-    // can be waiting for a slot at once.
-    const slotWaiters: (() => void)[] = [];
-
-    const runOne = async (message: unknown, previous: Promise<void> | undefined) => {
-      if (previous != null) await previous;
-      try {
-        await handler(message);
-      } catch (error) {
-        logger.error(
-          "A message handler failed; the listener continues: {error}",
-          { error, orderingKey: orderingKeyOf(message) },
-        );
-      }
-    };
-
-    const takeOver = async (message: unknown): Promise<void> => {
-      while (running.size >= this.workers) {
-        await new Promise<void>((resolve) => slotWaiters.push(resolve));
-      }
+    const handleInTurn = async (message: unknown): Promise<void> => {
       const key = orderingKeyOf(message);
-      const task = runOne(message, key == null ? undefined : lastByKey.get(key));
-      running.add(task);
-      if (key != null) lastByKey.set(key, task);
-      task.finally(() => {
-        running.delete(task);
-        if (key != null && lastByKey.get(key) === task) lastByKey.delete(key);
-        slotWaiters.shift()?.();
-      });
+      if (key == null) return await handler(message);
+      const previous = lastByKey.get(key);
+      let release!: () => void;
+      const turn = new Promise<void>((resolve) => release = resolve);
+      lastByKey.set(key, turn);
+      try {
+        if (previous != null) await previous;
+        await handler(message);
+      } finally {
+        release();
+        if (lastByKey.get(key) === turn) lastByKey.delete(key);
+      }
     };
-
-    await this.queue.listen(takeOver, options);
-    await Promise.all(running);
+    const listeners: Promise<void>[] = [];
+    for (let i = 0; i < this.workers; i++) {
+      listeners.push(this.queue.listen(handleInTurn, options));
+    }
+    await Promise.all(listeners);
   }
 
   /**
