@@ -105,7 +105,7 @@ function positiveDuration(
   const ms = durationToMilliseconds(value, optionName);
   if (ms <= 0 || ms > MAX_TIMER_MS) {
     throw new RangeError(
-      `The ${optionName} option must be a positive duration of at most about 24 days; got ${ms} ms.`,
+      `${optionName} must be a positive duration of at most about 24 days; got ${ms} ms.`,
     );
   }
   return ms;

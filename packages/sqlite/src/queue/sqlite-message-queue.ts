@@ -280,14 +280,17 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
       running.set(row.id, done);
     };
 
-    const waitForWake = (ms: number) => {
-      if (woken || stopped()) return Promise.resolve();
+    // `onlyStop`: after a failure, wait out the backoff even if enqueues
+    // poke, so that a broken database is not hammered once per enqueue.
+    const waitForWake = (ms: number, onlyStop = false) => {
+      if ((woken && !onlyStop) || stopped()) return Promise.resolve();
       return new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           wake = undefined;
           resolve();
         }, ms);
         wake = () => {
+          if (onlyStop && !stopped()) return;
           clearTimeout(timer);
           wake = undefined;
           resolve();
@@ -308,6 +311,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
         woken = false;
         let claimed: ClaimedRow[] = [];
         let waitMs = pollMs;
+        let failed = false;
         try {
           connection ??= await this.#connect();
           if (stopped()) break;
@@ -333,6 +337,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
         } catch (error) {
           if (error instanceof SqliteClosedError) break;
           failures++;
+          failed = true;
           waitMs = Math.min(100 * 2 ** Math.min(failures - 1, 20), MAX_RETRY_BACKOFF_MS);
           logger.error(
             "Failed to claim messages from {table} (attempt {attempt}); retrying in {retryMs} ms: {error}",
@@ -343,7 +348,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
         claimed.sort((a, b) => a.ready_at - b.ready_at || a.id - b.id);
         for (const row of claimed) start(row);
         if (claimed.length > 0 && claimed.length === free) continue;
-        await waitForWake(waitMs);
+        await waitForWake(waitMs, failed);
       }
       while (running.size > 0) await Promise.all(running.values());
       if (acks.length > 0 && connection != null) {

@@ -1,0 +1,247 @@
+import { spawn } from "node:child_process";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import {
+  assert,
+  assertEquals,
+  assertInstanceOf,
+  assertRejects,
+  assertThrows,
+  test,
+} from "@fedify/fixture";
+import { configure, type LogRecord, reset } from "@logtape/logtape";
+import { cleanup, databasePath } from "../conformance-factory.ts";
+import { openSqliteDatabase } from "../database/driver.ts";
+import { SqliteClosedError } from "../database/errors.ts";
+import { SqliteIdentifierError } from "../database/identifier.ts";
+import { SqliteMessageQueue } from "./sqlite-message-queue.ts";
+
+// Only bounds how long a broken test takes to fail on a busy machine.
+const EVENT_TIMEOUT_MS = 30_000;
+
+function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`Timed out after ${EVENT_TIMEOUT_MS} ms waiting for ${what}.`)),
+      EVENT_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Runs `body` with a fresh database file, removed afterwards. */
+async function withDatabase(body: (path: string) => Promise<void>): Promise<void> {
+  const namespace = `fedwork-sqlite-test-${crypto.randomUUID()}`;
+  try {
+    await body(databasePath(namespace));
+  } finally {
+    await cleanup(namespace);
+  }
+}
+
+test("SqliteMessageQueue rejects invalid options naming the option", () => {
+  const path = databasePath("never-opened");
+  // @ts-expect-error: path is required.
+  assertThrows(() => new SqliteMessageQueue({}), TypeError, "path");
+  assertThrows(() => new SqliteMessageQueue({ path: ":memory:" }), TypeError, "path");
+  assertThrows(
+    () => new SqliteMessageQueue({ path, tableName: "messages; DROP TABLE x" }),
+    SqliteIdentifierError,
+    "tableName",
+  );
+  assertThrows(
+    () => new SqliteMessageQueue({ path, leaseTime: { seconds: 0 } }),
+    RangeError,
+    "leaseTime must be a positive duration",
+  );
+  assertThrows(
+    () => new SqliteMessageQueue({ path, pollInterval: { seconds: -1 } }),
+    RangeError,
+    "pollInterval",
+  );
+  assertThrows(() => new SqliteMessageQueue({ path, concurrency: 0 }), RangeError, "concurrency");
+  assertThrows(() => new SqliteMessageQueue({ path, concurrency: 1.5 }), RangeError, "concurrency");
+});
+
+test("SqliteMessageQueue rejects enqueue and listen after it was closed", async () => {
+  await withDatabase(async (path) => {
+    const queue = new SqliteMessageQueue({ path });
+    await queue.enqueue({ before: "close" });
+    await queue[Symbol.asyncDispose]();
+    const error = await assertRejects(() => queue.enqueue({ after: "close" }), SqliteClosedError);
+    assertInstanceOf(error, SqliteClosedError);
+    await assertRejects(() => queue.listen(() => {}), SqliteClosedError);
+    // The message enqueued before closing is still in the file.
+    await using reopened = new SqliteMessageQueue({ path });
+    assertEquals(await reopened.getDepth(), { queued: 1, ready: 1, delayed: 0 });
+  });
+});
+
+test("SqliteMessageQueue closing stops its listeners after their handlers finish", async () => {
+  await withDatabase(async (path) => {
+    const queue = new SqliteMessageQueue({ path });
+    const started = deferred();
+    const release = deferred();
+    let finished = false;
+    const listening = queue.listen(async () => {
+      started.resolve();
+      await release.promise;
+      finished = true;
+    });
+    await queue.enqueue("work");
+    await withTimeout(started.promise, "the handler to start");
+    const closing = queue[Symbol.asyncDispose]();
+    release.resolve();
+    await withTimeout(closing, "the queue to close");
+    assert(finished, "The queue closed before the running handler finished.");
+    await withTimeout(listening, "listen() to resolve");
+  });
+});
+
+test("SqliteMessageQueue runs up to concurrency handlers at once", async () => {
+  await withDatabase(async (path) => {
+    await using queue = new SqliteMessageQueue({ path, concurrency: 4 });
+    const controller = new AbortController();
+    const release = deferred();
+    const allStarted = deferred();
+    let running = 0;
+    let maxRunning = 0;
+    let handled = 0;
+    const allHandled = deferred();
+    const listening = queue.listen(async () => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      if (running === 4) allStarted.resolve();
+      await release.promise;
+      running--;
+      if (++handled === 6) allHandled.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueueMany([1, 2, 3, 4, 5, 6]);
+    await withTimeout(allStarted.promise, "four handlers to run at once");
+    release.resolve();
+    await withTimeout(allHandled.promise, "all six messages");
+    controller.abort();
+    await listening;
+    assertEquals(maxRunning, 4);
+  });
+});
+
+test("SqliteMessageQueue holds back a key behind an earlier delayed message", async () => {
+  await withDatabase(async (path) => {
+    await using queue = new SqliteMessageQueue({ path });
+    const controller = new AbortController();
+    const order: string[] = [];
+    const done = deferred();
+    const listening = queue.listen((message: string) => {
+      order.push(message);
+      if (order.length === 3) done.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueue("delayed", { orderingKey: "k", delay: { milliseconds: 500 } });
+    await queue.enqueue("after", { orderingKey: "k" });
+    await queue.enqueue("other key", { orderingKey: "other" });
+    await withTimeout(done.promise, "three messages");
+    controller.abort();
+    await listening;
+    assertEquals(order, ["other key", "delayed", "after"]);
+  });
+});
+
+test("SqliteMessageQueue picks up a message enqueued by another process", async () => {
+  await withDatabase(async (path) => {
+    await using queue = new SqliteMessageQueue({ path, pollInterval: { milliseconds: 200 } });
+    // Create the table first, so the child only inserts.
+    await queue.getDepth();
+    const controller = new AbortController();
+    const received = deferred<unknown>();
+    const listening = queue.listen((message) => received.resolve(message), {
+      signal: controller.signal,
+    });
+    await runChild([
+      fileURLToPath(new URL("./enqueue-from-process.ts", import.meta.url)),
+      path,
+      JSON.stringify({ from: "child" }),
+    ]);
+    assertEquals(await withTimeout(received.promise, "the child's message"), { from: "child" });
+    controller.abort();
+    await listening;
+  });
+});
+
+test("SqliteMessageQueue keeps listening after a claim fails on a locked database", async () => {
+  await withDatabase(async (path) => {
+    const records: LogRecord[] = [];
+    const failureLogged = deferred();
+    await configure({
+      sinks: {
+        buffer: (record: LogRecord) => {
+          records.push(record);
+          if (record.level === "error") failureLogged.resolve();
+        },
+      },
+      loggers: [
+        { category: ["fedwork", "sqlite"], sinks: ["buffer"], lowestLevel: "debug" },
+        { category: ["logtape", "meta"], sinks: [], lowestLevel: "warning" },
+      ],
+      reset: true,
+    });
+    try {
+      await using queue = new SqliteMessageQueue({
+        path,
+        busyTimeout: { milliseconds: 20 },
+        pollInterval: { milliseconds: 50 },
+      });
+      await queue.getDepth(); // Opens the connection and creates the table.
+      // Another connection holds SQLite's write lock, so every claim fails
+      // with SQLITE_BUSY until it lets go.
+      const holder = await openSqliteDatabase(path);
+      holder.exec("PRAGMA busy_timeout = 5000");
+      holder.exec("BEGIN IMMEDIATE");
+      const controller = new AbortController();
+      const received = deferred<unknown>();
+      let listening: Promise<void>;
+      try {
+        listening = queue.listen((message) => received.resolve(message), {
+          signal: controller.signal,
+        });
+        await withTimeout(failureLogged.promise, "the failed claim to be logged");
+      } finally {
+        holder.exec("COMMIT");
+        holder.close();
+      }
+      await queue.enqueue({ after: "lock" });
+      assertEquals(await withTimeout(received.promise, "the message"), { after: "lock" });
+      controller.abort();
+      await listening;
+      assert(records.some((record) => record.level === "error"));
+    } finally {
+      await reset();
+    }
+  });
+});
+
+/** Runs a TypeScript file on the runtime running this test and waits for it. */
+async function runChild(args: string[]): Promise<void> {
+  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+  const command = deno == null ? process.execPath : deno.execPath();
+  const fullArgs = deno == null ? args : ["run", "-A", ...args];
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  const child = spawn(command, fullArgs, { cwd: process.cwd(), env, stdio: "pipe" });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const code = await withTimeout(
+    new Promise<number | null>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("exit", resolve);
+    }),
+    "the child process to exit",
+  );
+  if (code !== 0) throw new Error(`The child process exited with ${code}:\n${stderr}`);
+}
