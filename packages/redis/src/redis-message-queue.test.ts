@@ -1,0 +1,282 @@
+import { assert, assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture";
+import { Redis } from "ioredis";
+import { deleteKeys, REDIS_URL } from "./conformance-factory.ts";
+import { RedisMessageQueue, RedisMessageQueueClosedError } from "./redis-message-queue.ts";
+
+const TIMEOUT_MS = 30_000;
+
+function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => resolve = r);
+  return { promise, resolve };
+}
+
+async function within<T>(promise: Promise<T>, what: string, ms = TIMEOUT_MS): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}.`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function uniqueName(): string {
+  return `fedwork-test-${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+}
+
+/** Runs `body` with a fresh queue name and deletes its keys afterwards. */
+async function withQueueName(body: (queue: string) => Promise<void>): Promise<void> {
+  const queue = uniqueName();
+  try {
+    await body(queue);
+  } finally {
+    await deleteKeys(`{fedwork:${queue}}`);
+  }
+}
+
+test("RedisMessageQueue validates its options, naming the option", () => {
+  const url = REDIS_URL;
+  assertThrows(() => new RedisMessageQueue({}), TypeError, "exactly one of the client");
+  assertThrows(
+    () => new RedisMessageQueue({ url, createClient: () => new Redis(url) }),
+    TypeError,
+    "exactly one",
+  );
+  assertThrows(
+    () => new RedisMessageQueue({ url, leaseTime: { seconds: 0 } }),
+    RangeError,
+    "leaseTime option must be a positive duration",
+  );
+  assertThrows(
+    () => new RedisMessageQueue({ url, leaseTime: { seconds: -1 } }),
+    RangeError,
+    "leaseTime",
+  );
+  assertThrows(
+    () =>
+      new RedisMessageQueue({ url, leaseTime: { seconds: 3 }, heartbeatInterval: { seconds: 3 } }),
+    RangeError,
+    "heartbeatInterval",
+  );
+  assertThrows(() => new RedisMessageQueue({ url, concurrency: 0 }), RangeError, "concurrency");
+  assertThrows(() => new RedisMessageQueue({ url, concurrency: 1.5 }), RangeError, "concurrency");
+  assertThrows(() => new RedisMessageQueue({ url, queue: "" }), TypeError, "queue");
+  assertThrows(() => new RedisMessageQueue({ url, prefix: "a{b}" }), RangeError, "prefix");
+  assertThrows(
+    () => new RedisMessageQueue({ url, pollInterval: { seconds: 0 } }),
+    RangeError,
+    "pollInterval",
+  );
+});
+
+test("RedisMessageQueue keeps every key of a queue under one hash tag", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: name });
+    await queue.enqueue({ n: 1 }, { orderingKey: "actor" });
+    await queue.enqueue({ n: 2 }, { delay: { hours: 1 } });
+    await using redis = disposable(new Redis(REDIS_URL));
+    const keys = await redis.keys(`{fedwork:${name}}*`);
+    assert(keys.length >= 5, `only ${keys.length} keys: ${keys}`);
+    assert(keys.every((key) => key.startsWith(`{fedwork:${name}}:`)), `keys: ${keys}`);
+    assertEquals(
+      keys.filter((key) => key.includes(":pending:")),
+      [`{fedwork:${name}}:pending:actor`],
+    );
+  });
+});
+
+test("RedisMessageQueue rejects enqueue on a client that was closed", async () => {
+  await withQueueName(async (name) => {
+    const client = new Redis(REDIS_URL);
+    await client.quit();
+    await using queue = new RedisMessageQueue({ client, queue: name });
+    await assertRejects(() => queue.enqueue({ lost: false }), Error);
+  });
+});
+
+test("RedisMessageQueue rejects enqueue after it was disposed", async () => {
+  await withQueueName(async (name) => {
+    const queue = new RedisMessageQueue({ url: REDIS_URL, queue: name });
+    await queue.enqueue("first");
+    await queue[Symbol.asyncDispose]();
+    await assertRejects(() => queue.enqueue("second"), RedisMessageQueueClosedError);
+  });
+});
+
+test("RedisMessageQueue leaves a client passed in open when disposed", async () => {
+  await withQueueName(async (name) => {
+    await using client = disposable(new Redis(REDIS_URL));
+    const queue = new RedisMessageQueue({ client, queue: name });
+    const controller = new AbortController();
+    const received = deferred<unknown>();
+    const listening = queue.listen((message) => received.resolve(message), {
+      signal: controller.signal,
+    });
+    await queue.enqueue("hello");
+    assertEquals(await within(received.promise, "the message"), "hello");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    await queue[Symbol.asyncDispose]();
+    assertEquals(await client.ping(), "PONG");
+  });
+});
+
+test("RedisMessageQueue keeps listening after its connections are killed", async () => {
+  await withQueueName(async (name) => {
+    const connectionName = `${name}-conn`;
+    await using queue = new RedisMessageQueue({
+      createClient: () => new Redis(REDIS_URL, { connectionName }),
+      queue: name,
+    });
+    const controller = new AbortController();
+    const received: string[] = [];
+    const waiters = new Map<string, () => void>();
+    const listening = queue.listen((message: string) => {
+      received.push(message);
+      waiters.get(message)?.();
+    }, { signal: controller.signal });
+    const arrival = (message: string) => new Promise<void>((r) => waiters.set(message, r));
+    const before = arrival("before");
+    await queue.enqueue("before");
+    await within(before, "the message before the kill");
+    await using admin = disposable(new Redis(REDIS_URL));
+    const killed = await killConnections(admin, connectionName);
+    assert(killed >= 2, `killed ${killed} connections; expected the command and wake-up ones`);
+    const after = arrival("after");
+    await queue.enqueue("after");
+    await within(after, "the message enqueued after the kill");
+    assertEquals(received, ["before", "after"]);
+    controller.abort();
+    await within(listening, "listen() to resolve");
+  });
+});
+
+test("RedisMessageQueue runs up to `concurrency` handlers at once", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: name, concurrency: 3 });
+    const controller = new AbortController();
+    let running = 0;
+    let maxRunning = 0;
+    const allStarted = deferred();
+    const release = deferred();
+    let started = 0;
+    const listening = queue.listen(async () => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      if (++started === 3) allStarted.resolve();
+      await release.promise;
+      running--;
+    }, { signal: controller.signal });
+    await queue.enqueueMany([1, 2, 3, 4, 5]);
+    await within(allStarted.promise, "three handlers to run at once");
+    assertEquals(await queue.getDepth(), { queued: 5, ready: 2, delayed: 0 });
+    controller.abort();
+    release.resolve();
+    await within(listening, "listen() to resolve");
+    assertEquals(maxRunning, 3);
+  });
+});
+
+test("RedisMessageQueue never runs two same-key messages at once, even with concurrency", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: name, concurrency: 4 });
+    const controller = new AbortController();
+    const runningKeys = new Set<string>();
+    let overlapped = false;
+    const order: Record<string, number[]> = { a: [], b: [] };
+    const done = deferred();
+    let handled = 0;
+    const listening = queue.listen(async (message: { key: string; n: number }) => {
+      if (runningKeys.has(message.key)) overlapped = true;
+      runningKeys.add(message.key);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      order[message.key].push(message.n);
+      runningKeys.delete(message.key);
+      if (++handled === 20) done.resolve();
+    }, { signal: controller.signal });
+    for (let n = 0; n < 10; n++) {
+      await queue.enqueue({ key: "a", n }, { orderingKey: "a" });
+      await queue.enqueue({ key: "b", n }, { orderingKey: "b" });
+    }
+    await within(done.promise, "twenty messages");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    assert(!overlapped, "two messages with one ordering key ran at once");
+    const expected = Array.from({ length: 10 }, (_, n) => n);
+    assertEquals(order, { a: expected, b: expected });
+  });
+});
+
+test("RedisMessageQueue extends the lease of a handler running longer than the lease", async () => {
+  await withQueueName(async (name) => {
+    const options = { url: REDIS_URL, queue: name, leaseTime: { milliseconds: 600 } };
+    await using first = new RedisMessageQueue(options);
+    await using second = new RedisMessageQueue(options);
+    const controller = new AbortController();
+    const started = deferred();
+    const finished = deferred();
+    const deliveries: string[] = [];
+    const listeningFirst = first.listen(async () => {
+      deliveries.push("first");
+      started.resolve();
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      finished.resolve();
+    }, { signal: controller.signal });
+    await first.enqueue("long");
+    await within(started.promise, "the first handler");
+    const listeningSecond = second.listen(() => {
+      deliveries.push("second");
+    }, { signal: controller.signal });
+    // Still in flight (not ready) for as long as the handler runs.
+    assertEquals(await first.getDepth(), { queued: 1, ready: 0, delayed: 0 });
+    await within(finished.promise, "the long handler");
+    controller.abort();
+    await within(Promise.all([listeningFirst, listeningSecond]), "listen() to resolve");
+    assertEquals(deliveries, ["first"]);
+    assertEquals(await first.getDepth(), { queued: 0, ready: 0, delayed: 0 });
+  });
+});
+
+test("RedisMessageQueue hands out a delayed keyed message after the earlier same-key ones", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: name, concurrency: 2 });
+    await queue.enqueue("delayed", { orderingKey: "k", delay: { milliseconds: 300 } });
+    await queue.enqueueMany(["ready-1", "ready-2"], { orderingKey: "k" });
+    // Listening only now: however slow the machine, the delayed message
+    // becomes ready (joins its key's line) after the two others.
+    const controller = new AbortController();
+    const order: string[] = [];
+    const done = deferred();
+    const listening = queue.listen((message: string) => {
+      order.push(message);
+      if (order.length === 3) done.resolve();
+    }, { signal: controller.signal });
+    await within(done.promise, "three messages");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    assertEquals(order, ["ready-1", "ready-2", "delayed"]);
+  });
+});
+
+/** Kills every connection named `connectionName`; returns how many. */
+async function killConnections(admin: Redis, connectionName: string): Promise<number> {
+  const list = await admin.client("LIST") as string;
+  const ids = list.split("\n")
+    .filter((line) => line.includes(` name=${connectionName} `))
+    .map((line) => /\bid=(\d+)/.exec(line)?.[1])
+    .filter((id): id is string => id !== undefined);
+  for (const id of ids) await admin.client("KILL", "ID", id);
+  return ids.length;
+}
+
+/** Makes an ioredis client usable with `await using`. */
+function disposable(redis: Redis): Redis & AsyncDisposable {
+  return Object.assign(redis, {
+    [Symbol.asyncDispose]: async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  });
+}
