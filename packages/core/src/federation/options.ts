@@ -17,7 +17,7 @@ import {
  * The default `User-Agent` header of outgoing requests.
  * @since 0.1.0
  */
-export const DEFAULT_USER_AGENT = "Fedwork/0.1.0 (+https://github.com/fedwork)";
+export const DEFAULT_USER_AGENT = "Fedwork/0.1.0";
 
 /**
  * Options for {@link createFederation} and `FederationBuilder.build()`.

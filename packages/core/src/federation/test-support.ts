@@ -118,11 +118,20 @@ export interface ReceivedRequest {
   readonly body: string;
 }
 
+/** What {@link startHttpServer}'s responder answers. */
+export interface TestResponse {
+  readonly status: number;
+  readonly headers?: Record<string, string>;
+  readonly body?: string;
+}
+
 /**
- * Starts a real HTTP server on 127.0.0.1 that answers each request with
- * the next status from `statuses` (the last one repeats) and records it.
+ * Starts a real HTTP server on 127.0.0.1 that records every request and
+ * answers with what `respond` returns for it.
  */
-export async function startInboxServer(statuses: readonly number[]): Promise<
+export async function startHttpServer(
+  respond: (request: ReceivedRequest, index: number) => TestResponse,
+): Promise<
   {
     readonly url: URL;
     readonly requests: ReceivedRequest[];
@@ -136,15 +145,16 @@ export async function startInboxServer(statuses: readonly number[]): Promise<
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      const status = statuses[Math.min(requests.length, statuses.length - 1)];
-      requests.push({
+      const request: ReceivedRequest = {
         method: req.method ?? "",
         url: req.url ?? "",
         headers: req.headers,
         body: Buffer.concat(chunks).toString("utf8"),
-      });
-      res.writeHead(status, { "Content-Type": "text/plain", Connection: "close" });
-      res.end(status >= 400 ? "failure" : "");
+      };
+      const response = respond(request, requests.length);
+      requests.push(request);
+      res.writeHead(response.status, { Connection: "close", ...response.headers });
+      res.end(response.body ?? "");
       waiters = waiters.filter((waiter) => {
         if (requests.length < waiter.count) return true;
         waiter.resolve();
@@ -166,10 +176,27 @@ export async function startInboxServer(statuses: readonly number[]): Promise<
       if (requests.length >= count) return Promise.resolve();
       return withTimeout(
         new Promise<void>((resolve) => waiters.push({ count, resolve })),
-        `${count} requests to the test inbox`,
+        `${count} requests to the test server`,
       );
     },
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/**
+ * Starts a test inbox on 127.0.0.1 that answers each request with the next
+ * status from `statuses` (the last one repeats).
+ */
+export function startInboxServer(
+  statuses: readonly number[],
+): ReturnType<typeof startHttpServer> {
+  return startHttpServer((_request, index) => {
+    const status = statuses[Math.min(index, statuses.length - 1)];
+    return {
+      status,
+      headers: { "Content-Type": "text/plain" },
+      body: status >= 400 ? "failure" : "",
+    };
+  });
 }

@@ -1,0 +1,65 @@
+import { assertEquals, assertRejects, test } from "@fedify/fixture";
+import { createFetchDocumentLoader } from "./document-loader.ts";
+import { PrivateAddressError } from "./errors.ts";
+import { startHttpServer, type TestResponse } from "./test-support.ts";
+
+const actor = { id: "https://remote.example/users/bob", type: "Person" };
+
+test("the fetch document loader follows redirects and reports the final URL", async () => {
+  const server = await startHttpServer((request): TestResponse =>
+    request.url === "/old" ? { status: 301, headers: { Location: "/users/bob" } } : {
+      status: 200,
+      headers: { "Content-Type": "application/activity+json" },
+      body: JSON.stringify(actor),
+    }
+  );
+  try {
+    const load = createFetchDocumentLoader({
+      userAgent: "FedworkTest/1.0",
+      allowPrivateAddress: true,
+    });
+    const document = await load(new URL("/old", server.url).href);
+    assertEquals(document, {
+      documentUrl: new URL("/users/bob", server.url).href,
+      document: actor,
+      contextUrl: null,
+    });
+    assertEquals(server.requests.map((request) => request.headers["user-agent"]), [
+      "FedworkTest/1.0",
+      "FedworkTest/1.0",
+    ]);
+    assertEquals(
+      server.requests[0].headers.accept,
+      "application/activity+json, application/ld+json",
+    );
+  } finally {
+    await server.close();
+  }
+});
+
+test("the fetch document loader fails on an error status", async () => {
+  const server = await startHttpServer(() => ({ status: 404, body: "gone" }));
+  try {
+    const load = createFetchDocumentLoader({
+      userAgent: "FedworkTest/1.0",
+      allowPrivateAddress: true,
+    });
+    await assertRejects(() => load(new URL("/missing", server.url).href), Error, "HTTP 404");
+  } finally {
+    await server.close();
+  }
+});
+
+test("the fetch document loader refuses private addresses by default", async () => {
+  const server = await startHttpServer(() => ({ status: 200, body: "{}" }));
+  try {
+    const load = createFetchDocumentLoader({
+      userAgent: "FedworkTest/1.0",
+      allowPrivateAddress: false,
+    });
+    await assertRejects(() => load(server.url.href), PrivateAddressError, "allowPrivateAddress");
+    assertEquals(server.requests.length, 0);
+  } finally {
+    await server.close();
+  }
+});
