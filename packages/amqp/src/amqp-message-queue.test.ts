@@ -1,0 +1,271 @@
+import {
+  assert,
+  assertEquals,
+  assertInstanceOf,
+  assertRejects,
+  assertThrows,
+  test,
+} from "@fedify/fixture";
+import { execFile } from "node:child_process";
+import { AmqpMessageQueue } from "./amqp-message-queue.ts";
+import { AMQP_URL } from "./conformance-factory.ts";
+import { AmqpConnectionError, AmqpMessageQueueClosedError } from "./errors.ts";
+import type { AmqpMessageQueueOptions } from "./options.ts";
+import { hashKey, targetQueueName } from "./topology.ts";
+import { resolveAmqpOptions } from "./options.ts";
+
+const TIMEOUT_MS = 30_000;
+
+/** Resolves with `promise`, or rejects if it takes longer than `ms`. */
+async function within<T>(promise: Promise<T>, what: string, ms = TIMEOUT_MS): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}.`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A promise with its resolve function exposed. */
+function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => resolve = r);
+  return { promise, resolve };
+}
+
+/**
+ * Runs `body` with a queue on a fresh namespace, then aborts its listeners,
+ * disposes it and deletes its queues.
+ */
+async function withQueue(
+  options: Omit<AmqpMessageQueueOptions, "url" | "queue">,
+  body: (queue: AmqpMessageQueue, controller: AbortController) => Promise<void>,
+): Promise<void> {
+  const name = `fedwork-test-${crypto.randomUUID().slice(0, 12)}`;
+  const queue = new AmqpMessageQueue({ ...options, url: AMQP_URL, queue: name });
+  const controller = new AbortController();
+  try {
+    await body(queue, controller);
+  } finally {
+    controller.abort();
+    await queue[Symbol.asyncDispose]();
+    await using cleaner = new AmqpMessageQueue({ ...options, url: AMQP_URL, queue: name });
+    await cleaner.deleteQueues();
+  }
+}
+
+/** Runs rabbitmqctl and returns its standard output. */
+function rabbitmqctl(...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile("rabbitmqctl", args, (error, stdout) => error ? reject(error) : resolve(stdout));
+  });
+}
+
+/**
+ * Closes, on the broker's side, every connection whose client-provided
+ * name contains `text`; returns how many it closed.
+ */
+async function closeConnectionsNamed(text: string): Promise<number> {
+  const listing = await rabbitmqctl(
+    "-q",
+    "--no-table-headers",
+    "list_connections",
+    "pid",
+    "client_properties",
+  );
+  const pids = listing.split("\n").filter((line) => line.includes(text)).map((line) =>
+    line.split("\t")[0]
+  );
+  for (const pid of pids) await rabbitmqctl("close_connection", pid, "fedwork test");
+  return pids.length;
+}
+
+test("AmqpMessageQueue rejects invalid options naming the option", () => {
+  assertThrows(() => new AmqpMessageQueue({ concurrency: 0 }), RangeError, "concurrency");
+  assertThrows(() => new AmqpMessageQueue({ concurrency: 1.5 }), RangeError, "concurrency");
+  assertThrows(
+    () => new AmqpMessageQueue({ orderingPartitions: 0 }),
+    RangeError,
+    "orderingPartitions",
+  );
+  assertThrows(() => new AmqpMessageQueue({ queue: "" }), RangeError, "queue");
+  assertThrows(() => new AmqpMessageQueue({ queue: "amq.x" }), RangeError, "queue");
+  assertThrows(() => new AmqpMessageQueue({ url: "http://x" }), TypeError, "url");
+  assertThrows(
+    () => new AmqpMessageQueue({ maxReconnectDelay: { seconds: -1 } }),
+    RangeError,
+    "maxReconnectDelay",
+  );
+  // deno-lint-ignore no-explicit-any
+  assertThrows(() => new AmqpMessageQueue({ nativeRetrial: "yes" as any }), TypeError);
+});
+
+test("AmqpMessageQueue hashes an ordering key to the same partition every time", () => {
+  const options = resolveAmqpOptions({ queue: "q", orderingPartitions: 8 });
+  assertEquals(hashKey("actor-1"), hashKey("actor-1"));
+  // FNV-1a of the empty string is the offset basis.
+  assertEquals(hashKey(""), 0x811c9dc5);
+  assertEquals(targetQueueName(options, "actor-1"), `q.ordered.${hashKey("actor-1") % 8}`);
+  assertEquals(targetQueueName(options), "q");
+});
+
+test("AmqpMessageQueue rejects enqueue() with a clear error when the broker is unreachable", async () => {
+  await using queue = new AmqpMessageQueue({ url: "amqp://guest:secret@127.0.0.1:1" });
+  const error = await assertRejects(() => queue.enqueue("x"), AmqpConnectionError);
+  assert(error.message.includes("127.0.0.1:1"), error.message);
+  assert(!error.message.includes("secret"), "The password leaked into the error message.");
+});
+
+test("AmqpMessageQueue rejects enqueue() and listen() after it was disposed", async () => {
+  const queue = new AmqpMessageQueue({ url: AMQP_URL });
+  await queue[Symbol.asyncDispose]();
+  await assertRejects(() => queue.enqueue("x"), AmqpMessageQueueClosedError);
+  await assertRejects(() => queue.listen(() => {}), AmqpMessageQueueClosedError);
+});
+
+test("AmqpMessageQueue rejects a negative delay naming the delay option", async () => {
+  await withQueue({}, async (queue) => {
+    await assertRejects(() => queue.enqueue("x", { delay: { seconds: -1 } }), RangeError, "delay");
+  });
+});
+
+test("AmqpMessageQueue keeps listening after the broker closes the listener's connection", async () => {
+  await withQueue({}, async (queue, controller) => {
+    const received: string[] = [];
+    const first = deferred();
+    const second = deferred();
+    void queue.listen((message: string) => {
+      received.push(message);
+      if (message === "before") first.resolve();
+      if (message === "after") second.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueue("before");
+    await within(first.promise, "the message before the drop");
+    const closed = await closeConnectionsNamed(`fedwork ${queue.queue} listener`);
+    assertEquals(closed, 1);
+    await queue.enqueue("after");
+    await within(second.promise, "the message after the drop");
+    assertEquals(received.filter((m) => m === "after").length, 1);
+  });
+});
+
+test("AmqpMessageQueue enqueues again after the broker closes the publisher's connection", async () => {
+  await withQueue({}, async (queue, controller) => {
+    const handled = deferred<string>();
+    await queue.enqueue("warm-up");
+    assertEquals(await closeConnectionsNamed(`fedwork ${queue.queue} publisher`), 1);
+    try {
+      await queue.enqueue("after");
+    } catch (error) {
+      // The close may not have reached the client yet: then the enqueue must
+      // fail loudly, and the next one reconnects.
+      assertInstanceOf(error, AmqpConnectionError);
+      await queue.enqueue("after");
+    }
+    void queue.listen((message: string) => {
+      if (message === "after") handled.resolve(message);
+    }, { signal: controller.signal });
+    assertEquals(await within(handled.promise, "the message"), "after");
+  });
+});
+
+test("AmqpMessageQueue delivers a delayed keyed message into its partition after the delay", async () => {
+  await withQueue({ orderingPartitions: 2 }, async (queue, controller) => {
+    const handled = deferred<number>();
+    void queue.listen(() => handled.resolve(Date.now()), { signal: controller.signal });
+    const start = Date.now();
+    await queue.enqueue("keyed", { orderingKey: "k", delay: { milliseconds: 700 } });
+    const at = await within(handled.promise, "the delayed keyed message");
+    assert(at - start >= 650, `handled after ${at - start} ms`);
+  });
+});
+
+test("AmqpMessageQueue runs up to concurrency handlers at once", async () => {
+  await withQueue({ concurrency: 3 }, async (queue, controller) => {
+    let running = 0;
+    let maxRunning = 0;
+    const allStarted = deferred();
+    const release = deferred();
+    let done = 0;
+    const allDone = deferred();
+    void queue.listen(async () => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      if (running === 3) allStarted.resolve();
+      await release.promise;
+      running--;
+      if (++done === 6) allDone.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueueMany([1, 2, 3, 4, 5, 6]);
+    await within(allStarted.promise, "three handlers to run at once");
+    release.resolve();
+    await within(allDone.promise, "all six messages");
+    assertEquals(maxRunning, 3);
+  });
+});
+
+test("AmqpMessageQueue never overlaps same-key messages even with concurrency", async () => {
+  await withQueue({ concurrency: 4 }, async (queue, controller) => {
+    let running = 0;
+    let maxRunning = 0;
+    const order: number[] = [];
+    const all = deferred();
+    void queue.listen(async (message: number) => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      order.push(message);
+      running--;
+      if (order.length === 10) all.resolve();
+    }, { signal: controller.signal });
+    const messages = Array.from({ length: 10 }, (_, i) => i);
+    await queue.enqueueMany(messages, { orderingKey: "same" });
+    await within(all.promise, "ten messages");
+    assertEquals(order, messages);
+    assertEquals(maxRunning, 1);
+  });
+});
+
+test("AmqpMessageQueue with nativeRetrial has the broker deliver a failed message again", async () => {
+  await withQueue({ nativeRetrial: true }, async (queue, controller) => {
+    assertEquals(queue.nativeRetrial, true);
+    let attempts = 0;
+    const succeeded = deferred<number>();
+    void queue.listen(() => {
+      attempts++;
+      if (attempts < 3) throw new Error("Failing on purpose.");
+      succeeded.resolve(attempts);
+    }, { signal: controller.signal });
+    await queue.enqueue("flaky");
+    assertEquals(await within(succeeded.promise, "the third attempt"), 3);
+  });
+});
+
+test("AmqpMessageQueue counts a message being handled as queued but not ready", async () => {
+  await withQueue({}, async (queue, controller) => {
+    const started = deferred();
+    const release = deferred();
+    void queue.listen(async () => {
+      started.resolve();
+      await release.promise;
+    }, { signal: controller.signal });
+    await queue.enqueue("slow");
+    await within(started.promise, "the handler to start");
+    assertEquals(await queue.getDepth(), { queued: 1, ready: 0, delayed: 0 });
+    release.resolve();
+  });
+});
+
+test("AmqpMessageQueue.deleteQueues() removes the main, partition and delay queues", async () => {
+  const name = `fedwork-test-${crypto.randomUUID().slice(0, 12)}`;
+  const queue = new AmqpMessageQueue({ url: AMQP_URL, queue: name, orderingPartitions: 2 });
+  await queue.enqueue("x", { delay: { hours: 1 } });
+  await queue.enqueue("y", { orderingKey: "k", delay: { minutes: 1 } });
+  await queue.deleteQueues();
+  await queue[Symbol.asyncDispose]();
+  const listing = await rabbitmqctl("-q", "--no-table-headers", "list_queues", "name");
+  assertEquals(listing.split("\n").filter((line) => line.includes(name)), []);
+});
