@@ -16,8 +16,8 @@ export async function validateTaskPayload<TOutput = unknown>(
   task: { readonly name: string; readonly schema: StandardSchemaV1<unknown, TOutput> },
   value: unknown,
 ): Promise<TOutput> {
-  let result = task.schema["~standard"].validate(value);
-  if (result instanceof Promise) result = await result;
+  // validate() may return a promise (async refinements), so always await.
+  const result = await task.schema["~standard"].validate(value);
   if (result.issues != null) throw new TaskValidationError(task.name, result.issues);
   return result.value;
 }

@@ -5,10 +5,12 @@ import { preloadedContexts } from "@fedify/vocab-runtime";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
 import { z } from "zod";
 import type { Context } from "../federation/context.ts";
+import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { durationToMilliseconds, millisecondsToDuration } from "../time/duration.ts";
 import { encodeTaskPayload } from "./codec.ts";
+import { enqueueTasks } from "./enqueue.ts";
 import type { TaskMessage } from "./message.ts";
 import { TaskStore } from "./registry.ts";
 import { processTaskMessage, type ProcessTaskMessageOptions } from "./worker.ts";
@@ -380,3 +382,53 @@ test("a task whose retry policy gives up is logged as exhausted with its attempt
     assertEquals(exhausted.properties.messageId, msg.id);
   });
 });
+
+test("a task enqueued on an in-process queue runs, fails once and succeeds on the retry", async () => {
+  await withLogs(async () => {
+    await using queue = new InProcessMessageQueue();
+    const registry = new TaskStore<AppData>();
+    const attempts: number[] = [];
+    let resolveDone!: (data: { when: Date; note: Note }) => void;
+    const done = new Promise<{ when: Date; note: Note }>((resolve) => resolveDone = resolve);
+    const task = registry.defineTask("eventually", {
+      schema: z.object({ when: z.coerce.date(), note: z.instanceof(Note) }),
+      handler(_ctx, data) {
+        attempts.push(attempts.length);
+        if (attempts.length === 1) throw new Error("first attempt fails");
+        resolveDone(data);
+      },
+      retryPolicy: fixedDelay(0),
+    });
+    const controller = new AbortController();
+    const listening = queue.listen(
+      async (msg: TaskMessage) => void await processTaskMessage(msg, options(registry, queue)),
+      { signal: controller.signal },
+    );
+    await enqueueTasks({
+      registry,
+      task,
+      payloads: [{ when: "2024-02-03T04:05:06.000Z", note: new Note({ content: "hi" }) }],
+      queues: { taskQueue: queue, resolution: "strict" },
+      baseUrl: "https://example.com/",
+    });
+    const data = await within(done, "the retried task to succeed");
+    assertEquals(attempts.length, 2);
+    assertEquals(data.when, new Date("2024-02-03T04:05:06.000Z"));
+    assertEquals(data.note.content?.toString(), "hi");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+  });
+});
+
+/** Resolves with `promise`, or rejects if it takes longer than 30 seconds. */
+async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}.`)), 30_000);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
