@@ -4,7 +4,6 @@ import { SpanKind, type Tracer } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { type Context, type ContextHost, ContextImpl } from "./context.ts";
 import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
-import { RouteNotRegisteredError } from "./errors.ts";
 import { type Federatable, FederatableImpl } from "./federatable.ts";
 import { handleInboxMessage } from "./inbox.ts";
 import type { FanoutMessage, InboxMessage, Message, OutboxMessage } from "./message.ts";
@@ -15,16 +14,7 @@ import {
 } from "./options.ts";
 import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
 import { createRegistry, type FederationRegistry } from "./registry.ts";
-import {
-  collectInboxes,
-  createFanoutMessage,
-  createOutboxMessages,
-  type DeliveryDraft,
-  FANOUT_THRESHOLD,
-  type SendActivityOptions,
-  type SenderIdentity,
-  validateSendActivityArguments,
-} from "./send-activity.ts";
+import { sendActivity, type SendActivityOptions, type SenderIdentity } from "./send-activity.ts";
 import { getFedworkTracer, traceContextOf, withSpan } from "./tracing.ts";
 import { MessageWorker } from "./worker.ts";
 
@@ -121,7 +111,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     });
     this.worker.register("fanout", {
       handle: (message, contextData) =>
-        this.#deliverOrEnqueue(expandFanoutMessage(message as FanoutMessage), contextData),
+        this.deliverOrEnqueue(expandFanoutMessage(message as FanoutMessage), contextData),
       retryPolicy: () => this.options.outboxRetryPolicy,
       queue: () => queues.fanout,
     });
@@ -247,7 +237,14 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     );
   }
 
-  async #deliverOrEnqueue(messages: OutboxMessage[], contextData: TContextData): Promise<void> {
+  /**
+   * Enqueues deliveries into the outbox queue or, without one, delivers
+   * them now.  Internal.
+   * @param messages The deliveries.
+   * @param contextData The context data, for starting workers.
+   * @throws {AggregateError} When delivering now and some deliveries fail.
+   */
+  async deliverOrEnqueue(messages: OutboxMessage[], contextData: TContextData): Promise<void> {
     const queue = this.options.queues.outbox;
     const orderingKey = messages[0]?.orderingKey;
     if (queue != null) {
@@ -266,90 +263,14 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     }
   }
 
-  async sendActivity(
+  sendActivity(
     ctx: Context<TContextData>,
     sender: SenderIdentity,
     recipients: Recipient | readonly Recipient[] | "followers",
     activity: Activity,
     options: SendActivityOptions,
   ): Promise<void> {
-    const fanout = options.fanout ?? "auto";
-    if (fanout !== "auto" && fanout !== "skip" && fanout !== "force") {
-      throw new TypeError(
-        `The fanout option of sendActivity() must be "auto", "skip" or "force"; got ${
-          JSON.stringify(fanout)
-        }.`,
-      );
-    }
-    const list = validateSendActivityArguments(
-      sender,
-      recipients === "followers" ? [] : recipients,
-      activity,
-    );
-    if (recipients === "followers") list.push(...await this.#listFollowers(ctx, sender.identifier));
-    if (activity.id == null) {
-      activity = activity.clone({ id: new URL(`urn:uuid:${crypto.randomUUID()}`) });
-    }
-    const jsonLd = await activity.toJsonLd() as { type?: unknown };
-    const inboxes = collectInboxes(list, options.preferSharedInbox ?? false);
-    const inboxCount = Object.keys(inboxes).length;
-    const activityType = typeof jsonLd.type === "string" ? jsonLd.type : activity.constructor.name;
-    if (inboxCount === 0) {
-      logger.warn("Sent activity {activityId} to no one: no recipient has an inbox.", {
-        activityId: activity.id?.href,
-        activityType,
-      });
-      return;
-    }
-    const draft: DeliveryDraft = {
-      baseUrl: ctx.origin,
-      activity: jsonLd,
-      activityId: activity.id!.href,
-      activityType,
-      senderIdentifier: sender.identifier,
-      ...(options.orderingKey == null ? {} : { orderingKey: options.orderingKey }),
-    };
-    const enqueueOptions = options.orderingKey == null ? {} : { orderingKey: options.orderingKey };
-    const fanoutQueue = this.options.queues.fanout;
-    if (
-      fanoutQueue != null &&
-      (fanout === "force" || (fanout === "auto" && inboxCount > FANOUT_THRESHOLD))
-    ) {
-      await this.enqueue(
-        fanoutQueue,
-        [createFanoutMessage(draft, inboxes)],
-        ctx.data,
-        enqueueOptions,
-      );
-    } else {
-      await this.#deliverOrEnqueue(createOutboxMessages(draft, inboxes), ctx.data);
-    }
-    logger.info("Sent activity {activityId} ({activityType}) to {inboxCount} inboxes.", {
-      activityId: draft.activityId,
-      activityType,
-      inboxCount,
-      sender: sender.identifier,
-    });
-  }
-
-  async #listFollowers(ctx: Context<TContextData>, identifier: string): Promise<Recipient[]> {
-    const route = this.registry.followers;
-    if (route == null) {
-      throw new RouteNotRegisteredError("followers dispatcher", "setFollowersDispatcher");
-    }
-    const followers: Recipient[] = [];
-    const seen = new Set<string | null>();
-    let cursor: string | null = null;
-    // Guard against a dispatcher that hands out the same cursor forever.
-    while (!seen.has(cursor)) {
-      seen.add(cursor);
-      const page = await route.dispatcher(ctx, identifier, cursor);
-      if (page == null) break;
-      followers.push(...page.items);
-      if (page.nextCursor == null) break;
-      cursor = page.nextCursor;
-    }
-    return followers;
+    return sendActivity(this, ctx, sender, recipients, activity, options);
   }
 }
 

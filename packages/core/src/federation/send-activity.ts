@@ -1,5 +1,14 @@
 import { Activity, type Recipient } from "@fedify/vocab";
+import { getLogger } from "@logtape/logtape";
+import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+import type { Context } from "./context.ts";
+import { RouteNotRegisteredError } from "./errors.ts";
+import type { Message } from "./message.ts";
+import type { ResolvedFederationOptions } from "./options.ts";
+import type { FederationRegistry } from "./registry.ts";
 import type { FanoutInbox, FanoutMessage, OutboxMessage } from "./message.ts";
+
+const logger = getLogger(["fedwork", "federation"]);
 
 /**
  * Who sends an activity: the identifier of one of your actors.
@@ -174,4 +183,128 @@ export function createFanoutMessage(
     inboxes,
     ...draft,
   };
+}
+
+/**
+ * What {@link sendActivity} needs from the federation.  Internal.
+ * @since 0.1.0
+ */
+export interface ActivityTransport<TContextData> {
+  readonly registry: FederationRegistry<TContextData>;
+  readonly options: ResolvedFederationOptions;
+  enqueue(
+    queue: MessageQueue,
+    messages: readonly Message[],
+    contextData: TContextData,
+    options?: MessageQueueEnqueueOptions,
+  ): Promise<void>;
+  deliverOrEnqueue(messages: OutboxMessage[], contextData: TContextData): Promise<void>;
+}
+
+/**
+ * Implements `Context.sendActivity()`: validates the arguments, serializes
+ * the activity and enqueues one fan-out message or one delivery per inbox
+ * (or delivers now without an outbox queue).
+ * @param transport The federation.
+ * @param ctx The sending context.
+ * @param sender The sending actor.
+ * @param recipients The recipients, or `"followers"`.
+ * @param activity The activity.
+ * @param options Shared inbox preference, fan-out and ordering.
+ * @throws {TypeError} When an argument is malformed.
+ * @throws {RouteNotRegisteredError} With `"followers"` but no followers
+ *         dispatcher.
+ * @since 0.1.0
+ */
+export async function sendActivity<TContextData>(
+  transport: ActivityTransport<TContextData>,
+  ctx: Context<TContextData>,
+  sender: SenderIdentity,
+  recipients: Recipient | readonly Recipient[] | "followers",
+  activity: Activity,
+  options: SendActivityOptions,
+): Promise<void> {
+  const fanout = options.fanout ?? "auto";
+  if (fanout !== "auto" && fanout !== "skip" && fanout !== "force") {
+    throw new TypeError(
+      `The fanout option of sendActivity() must be "auto", "skip" or "force"; got ${
+        JSON.stringify(fanout)
+      }.`,
+    );
+  }
+  const list = validateSendActivityArguments(
+    sender,
+    recipients === "followers" ? [] : recipients,
+    activity,
+  );
+  if (recipients === "followers") {
+    list.push(...await listFollowers(transport.registry, ctx, sender.identifier));
+  }
+  if (activity.id == null) {
+    activity = activity.clone({ id: new URL(`urn:uuid:${crypto.randomUUID()}`) });
+  }
+  const jsonLd = await activity.toJsonLd() as { type?: unknown };
+  const inboxes = collectInboxes(list, options.preferSharedInbox ?? false);
+  const inboxCount = Object.keys(inboxes).length;
+  const activityType = typeof jsonLd.type === "string" ? jsonLd.type : activity.constructor.name;
+  if (inboxCount === 0) {
+    logger.warn("Sent activity {activityId} to no one: no recipient has an inbox.", {
+      activityId: activity.id?.href,
+      activityType,
+    });
+    return;
+  }
+  const draft: DeliveryDraft = {
+    baseUrl: ctx.origin,
+    activity: jsonLd,
+    activityId: activity.id!.href,
+    activityType,
+    senderIdentifier: sender.identifier,
+    ...(options.orderingKey == null ? {} : { orderingKey: options.orderingKey }),
+  };
+  const enqueueOptions = options.orderingKey == null ? {} : { orderingKey: options.orderingKey };
+  const fanoutQueue = transport.options.queues.fanout;
+  if (
+    fanoutQueue != null &&
+    (fanout === "force" || (fanout === "auto" && inboxCount > FANOUT_THRESHOLD))
+  ) {
+    await transport.enqueue(
+      fanoutQueue,
+      [createFanoutMessage(draft, inboxes)],
+      ctx.data,
+      enqueueOptions,
+    );
+  } else {
+    await transport.deliverOrEnqueue(createOutboxMessages(draft, inboxes), ctx.data);
+  }
+  logger.info("Sent activity {activityId} ({activityType}) to {inboxCount} inboxes.", {
+    activityId: draft.activityId,
+    activityType,
+    inboxCount,
+    sender: sender.identifier,
+  });
+}
+
+async function listFollowers<TContextData>(
+  registry: FederationRegistry<TContextData>,
+  ctx: Context<TContextData>,
+  identifier: string,
+): Promise<Recipient[]> {
+  const route = registry.followers;
+  if (route == null) {
+    throw new RouteNotRegisteredError("followers dispatcher", "setFollowersDispatcher");
+  }
+  const followers: Recipient[] = [];
+  const seen = new Set<string | null>();
+  let cursor: string | null = null;
+  // Guard against a dispatcher that hands out the same cursor forever.
+  while (!seen.has(cursor)) {
+    seen.add(cursor);
+    const page = await route.dispatcher(ctx, identifier, cursor);
+    if (page == null) break;
+    followers.push(...page.items);
+    if (page.nextCursor == null) break;
+    cursor = page.nextCursor;
+  }
+  return followers;
 }
