@@ -9,6 +9,7 @@ import {
 import { Create, Link, Mention, Note, PropertyValue } from "@fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
+import { Temporal } from "@js-temporal/polyfill";
 import { decodeTaskPayload, encodeTaskPayload } from "./codec.ts";
 import { TaskPayloadDecodingError, TaskPayloadEncodingError } from "./errors.ts";
 
@@ -53,6 +54,24 @@ test("encodeTaskPayload round-trips values JSON cannot carry", async () => {
   assert(Object.is(decoded.negativeZero, -0), "-0 came back as +0");
   assertInstanceOf(decoded.url, URL);
   assertInstanceOf(decoded.bytes, Uint8Array);
+});
+
+test("encodeTaskPayload round-trips Temporal objects on every runtime", async () => {
+  const value = {
+    instant: Temporal.Instant.from("2024-05-06T07:08:09.123456789Z"),
+    duration: Temporal.Duration.from({ hours: 1, minutes: 30 }),
+    date: Temporal.PlainDate.from("2024-02-29"),
+    zoned: Temporal.ZonedDateTime.from("2024-03-10T12:00:00+09:00[Asia/Seoul]"),
+  };
+  const decoded = await roundTrip(value);
+  assertInstanceOf(decoded.instant, Temporal.Instant);
+  assert(decoded.instant.equals(value.instant));
+  assertInstanceOf(decoded.duration, Temporal.Duration);
+  assertEquals(decoded.duration.toString(), "PT1H30M");
+  assertInstanceOf(decoded.date, Temporal.PlainDate);
+  assert(decoded.date.equals(value.date));
+  assertInstanceOf(decoded.zoned, Temporal.ZonedDateTime);
+  assert(decoded.zoned.equals(value.zoned));
 });
 
 test("encodeTaskPayload round-trips special values nested in maps, sets and arrays", async () => {
@@ -173,7 +192,16 @@ test("encodeTaskPayload rejects a symbol and a class instance naming their paths
 });
 
 test("decodeTaskPayload rejects a string the codec did not write", async () => {
-  for (const text of ["not json", "{}", "[", '[["fedwork.vocab",1],5]', '[["NoSuchType",1],5]']) {
+  for (
+    const text of [
+      "not json",
+      "{}",
+      "[",
+      '[["fedwork.vocab",1],5]',
+      '[["fedwork.temporal",1],["Temporal.Instant","x"]]',
+      '[["NoSuchType",1],5]',
+    ]
+  ) {
     await assertRejects(
       () => decodeTaskPayload(text, { documentLoader }),
       TaskPayloadDecodingError,

@@ -1,5 +1,6 @@
 import * as vocab from "@fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab";
+import { Temporal } from "@js-temporal/polyfill";
 import { DevalueError, parse, stringify } from "devalue";
 import { TaskPayloadDecodingError, TaskPayloadEncodingError } from "./errors.ts";
 
@@ -67,13 +68,46 @@ class VocabularyPlaceholder {
 }
 
 const VOCABULARY_TAG = "fedwork.vocab";
+const TEMPORAL_TAG = "fedwork.temporal";
+
+// devalue knows Temporal objects but revives them with the global
+// Temporal, which Node.js and Bun lack; so they get their own reducer and
+// are revived with the polyfill Fedwork uses everywhere.
+const temporalTypes = {
+  "Temporal.Duration": (text: string) => Temporal.Duration.from(text),
+  "Temporal.Instant": (text: string) => Temporal.Instant.from(text),
+  "Temporal.PlainDate": (text: string) => Temporal.PlainDate.from(text),
+  "Temporal.PlainTime": (text: string) => Temporal.PlainTime.from(text),
+  "Temporal.PlainDateTime": (text: string) => Temporal.PlainDateTime.from(text),
+  "Temporal.PlainMonthDay": (text: string) => Temporal.PlainMonthDay.from(text),
+  "Temporal.PlainYearMonth": (text: string) => Temporal.PlainYearMonth.from(text),
+  "Temporal.ZonedDateTime": (text: string) => Temporal.ZonedDateTime.from(text),
+} as const;
+
+function reduceTemporal(thing: unknown): false | [string, string] {
+  if (thing == null || typeof thing !== "object") return false;
+  const tag = Object.prototype.toString.call(thing).slice(8, -1);
+  if (!Object.hasOwn(temporalTypes, tag)) return false;
+  return [tag, String(thing)];
+}
+
+function reviveTemporal(pair: unknown): unknown {
+  if (
+    !Array.isArray(pair) || pair.length !== 2 || typeof pair[1] !== "string" ||
+    !Object.hasOwn(temporalTypes, pair[0])
+  ) {
+    throw new TypeError("malformed Temporal entry.");
+  }
+  return temporalTypes[pair[0] as keyof typeof temporalTypes](pair[1]);
+}
 
 /**
  * Encodes a task payload into the string a `TaskMessage` carries.
  *
  * The payload may hold JSON values, `undefined`, `NaN`, `-0`, `Infinity`,
  * `bigint`, `Date`, `RegExp`, `URL`, `URLSearchParams`, `Map`, `Set`, typed
- * arrays, `ArrayBuffer`, shared and cyclic references, and Activity
+ * arrays, `ArrayBuffer`, Temporal objects (decoded as
+ * `@js-temporal/polyfill` instances), shared and cyclic references, and Activity
  * Vocabulary objects (`Note`, `Create`, …), which travel as their JSON-LD
  * documents.
  *
@@ -94,6 +128,7 @@ export async function encodeTaskPayload(value: unknown): Promise<string> {
     return stringify(prepared, {
       [VOCABULARY_TAG]: (thing: unknown) =>
         thing instanceof VocabularyPlaceholder && [thing.className, thing.jsonLd],
+      [TEMPORAL_TAG]: reduceTemporal,
     });
   } catch (error) {
     if (error instanceof DevalueError) {
@@ -134,6 +169,7 @@ export async function decodeTaskPayload(
         }
         return new VocabularyPlaceholder(pair[0], pair[1]);
       },
+      [TEMPORAL_TAG]: reviveTemporal,
     });
   } catch (error) {
     throw new TaskPayloadDecodingError(
