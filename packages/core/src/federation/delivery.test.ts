@@ -132,3 +132,48 @@ test("delivery to a loopback inbox is refused unless allowPrivateAddress is set"
     await server.close();
   }
 });
+
+test("workers started by the first enqueue deliver the activity", async () => {
+  const server = await startInboxServer([202]);
+  const queue = new RecordingQueue();
+  try {
+    const federation = createFederation<void>({
+      kv: new MemoryKvStore(),
+      queue,
+      allowPrivateAddress: true,
+    });
+    await federation.createContext(new URL("https://example.com/"), undefined).sendActivity(
+      { identifier: "alice" },
+      { id: null, inboxId: new URL("/inbox", server.url) },
+      createActivity(),
+    );
+    await server.waitForRequests(1);
+    assertEquals(queue.listenCount, 1);
+  } finally {
+    await server.close();
+    await queue[Symbol.asyncDispose]();
+  }
+});
+
+test("without an outbox queue a failed delivery rejects sendActivity()", async () => {
+  const server = await startInboxServer([500]);
+  try {
+    const federation = createFederation<void>({
+      kv: new MemoryKvStore(),
+      allowPrivateAddress: true,
+    });
+    const error = await assertRejects(
+      () =>
+        federation.createContext(new URL("https://example.com/"), undefined).sendActivity(
+          { identifier: "alice" },
+          { id: null, inboxId: new URL("/inbox", server.url) },
+          createActivity(),
+        ),
+      AggregateError,
+      "1 of 1 inboxes",
+    );
+    assertEquals(error.errors.map((e: unknown) => (e as DeliveryError).status), [500]);
+  } finally {
+    await server.close();
+  }
+});
