@@ -63,6 +63,7 @@ export async function runCrashTest(
   let stderr = "";
   const handling = createDeferred<string>();
   const exited = createDeferred<string>();
+  const closed = createDeferred();
   child.stdout!.setEncoding("utf8");
   child.stderr!.setEncoding("utf8");
   child.stdout!.on("data", (chunk: string) => {
@@ -75,6 +76,7 @@ export async function runCrashTest(
   });
   child.on("error", (error) => exited.resolve(`failed to start: ${error}`));
   child.on("exit", (code, signal) => exited.resolve(`exited (code ${code}, signal ${signal})`));
+  child.on("close", () => closed.resolve());
   try {
     const outcome = await withTimeout(
       Promise.race([
@@ -85,6 +87,8 @@ export async function runCrashTest(
       () => `the crash worker to start handling the message; stderr:\n${stderr}`,
     );
     if ("reason" in outcome) {
+      // Let the last of its output arrive before quoting it.
+      await withTimeout(closed.promise, 5_000, "the crash worker's output").catch(() => {});
       throw new Error(
         `The crash worker ${outcome.reason} before handling the message.\n` +
           `Command: ${command} ${args.join(" ")}\nstdout:\n${stdout}\nstderr:\n${stderr}`,

@@ -180,14 +180,18 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     const observed = listener.done.then(() => {
       finishedWhenResolved = handlerFinished;
     });
-    await queue.enqueue({ kind: "slow" });
-    await withTimeout(started.promise, EVENT_TIMEOUT_MS, "the handler to start");
-    listener.controller.abort();
-    // Give a wrong implementation the chance to resolve early; this only
-    // checks that something does *not* happen, so its length is not critical.
-    await delay(300);
-    assertEquals(finishedWhenResolved, undefined, "listen() resolved while a handler ran.");
-    release.resolve();
+    try {
+      await queue.enqueue({ kind: "slow" });
+      await withTimeout(started.promise, EVENT_TIMEOUT_MS, "the handler to start");
+      listener.controller.abort();
+      // Give a wrong implementation the chance to resolve early; this only
+      // checks that something does *not* happen, so its length is not critical.
+      await delay(300);
+      assertEquals(finishedWhenResolved, undefined, "listen() resolved while a handler ran.");
+    } finally {
+      // Never leave the handler hanging, even when an assertion failed.
+      release.resolve();
+    }
     await withTimeout(observed, EVENT_TIMEOUT_MS, "listen() to resolve after the abort");
     assertEquals(finishedWhenResolved, true);
   });
