@@ -3,6 +3,8 @@ import { Create, Note } from "@fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
+import { type } from "arktype";
+import * as v from "valibot";
 import { z } from "zod";
 import type { Context } from "../federation/context.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
@@ -418,6 +420,73 @@ test("a task enqueued on an in-process queue runs, fails once and succeeds on th
     controller.abort();
     await within(listening, "listen() to resolve");
   });
+});
+
+test("transforming Zod, Valibot and ArkType schemas: the input travels, the handler gets the output", async () => {
+  const registry = new TaskStore<AppData>();
+  const received = new Map<string, unknown>();
+  const record = (name: string) => (_ctx: Context<AppData>, data: unknown) => {
+    received.set(name, data);
+  };
+  const zodTask = registry.defineTask("zod", {
+    schema: z.object({ at: z.coerce.date(), tags: z.string().transform((s) => s.split(",")) }),
+    handler: record("zod"),
+  });
+  const valibotTask = registry.defineTask("valibot", {
+    schema: v.pipe(v.string(), v.transform((s) => s.length)),
+    handler: record("valibot"),
+  });
+  const arkTask = registry.defineTask("arktype", {
+    schema: type({ n: "string.numeric.parse" }),
+    handler: record("arktype"),
+  });
+  const queue = recordingQueue();
+  const queues = { taskQueue: queue, resolution: "strict" } as const;
+  const baseUrl = "https://example.com/";
+  await enqueueTasks({
+    registry,
+    task: zodTask,
+    payloads: [{ at: "2024-01-01T00:00:00.000Z", tags: "a,b" }],
+    queues,
+    baseUrl,
+  });
+  await enqueueTasks({ registry, task: valibotTask, payloads: ["four"], queues, baseUrl });
+  await enqueueTasks({ registry, task: arkTask, payloads: [{ n: "42" }], queues, baseUrl });
+  const messages = queue.enqueued.map((e) => e.message);
+  queue.enqueued.length = 0;
+  for (const msg of messages) {
+    assertEquals(await processTaskMessage(msg, options(registry, queue)), "completed");
+  }
+  assertEquals(received.get("zod"), { at: new Date("2024-01-01T00:00:00.000Z"), tags: ["a", "b"] });
+  assertEquals(received.get("valibot"), 4);
+  assertEquals(received.get("arktype"), { n: 42 });
+});
+
+test("an async schema is awaited on the worker", async () => {
+  const registry = new TaskStore<AppData>();
+  let got: unknown;
+  registry.defineTask("async", {
+    schema: z.string().refine(async (s) => {
+      await Promise.resolve();
+      return s.length > 2;
+    }),
+    handler(_ctx, data) {
+      got = data;
+    },
+  });
+  const queue = recordingQueue();
+  assertEquals(
+    await processTaskMessage(await message("async", "long"), options(registry, queue)),
+    "completed",
+  );
+  assertEquals(got, "long");
+  await withLogs(async () => {
+    assertEquals(
+      await processTaskMessage(await message("async", "no"), options(registry, queue)),
+      "dropped",
+    );
+  });
+  assertEquals(queue.enqueued, []);
 });
 
 /** Resolves with `promise`, or rejects if it takes longer than 30 seconds. */
