@@ -29,6 +29,22 @@ const MAX_RETRY_BACKOFF_MS = 30_000;
 interface Connection {
   readonly database: SqliteDatabase;
   readonly statements: QueueStatements;
+  /** The connection's current `PRAGMA synchronous` setting. */
+  synchronous: Synchronous;
+}
+
+// Enqueues commit with synchronous=FULL: the WAL is flushed to disk before
+// enqueue() resolves, so a message survives even a power failure.  Claims,
+// lease extensions and deletions commit with NORMAL (no flush): losing one
+// of those to a power failure only means a message is handed out again,
+// which at-least-once delivery allows, and the next FULL commit flushes
+// them too.  Either setting survives a crash of the process itself.
+type Synchronous = "FULL" | "NORMAL";
+
+function setSynchronous(connection: Connection, mode: Synchronous): void {
+  if (connection.synchronous === mode) return;
+  connection.database.exec(`PRAGMA synchronous = ${mode}`);
+  connection.synchronous = mode;
 }
 
 interface ClaimedRow {
@@ -119,7 +135,12 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     try {
       configureConnection(database, busyTimeoutMs);
       database.exec(queueSchemaSql(table));
-      return { database, statements: prepareQueueStatements(database, table) };
+      database.exec("PRAGMA synchronous = FULL");
+      return {
+        database,
+        statements: prepareQueueStatements(database, table),
+        synchronous: "FULL",
+      };
     } catch (error) {
       database.close();
       throw error;
@@ -169,8 +190,10 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     }
     const encoded = messages.map(encodeMessage);
     if (encoded.length === 0) return;
-    const { database, statements } = await this.#connect();
+    const connection = await this.#connect();
     if (this.#closed) throw new SqliteClosedError("SqliteMessageQueue");
+    const { database, statements } = connection;
+    setSynchronous(connection, "FULL");
     const readyAt = Date.now() + delayMs;
     if (encoded.length === 1) {
       statements.insert.run(encoded[0], orderingKey, readyAt);
@@ -250,6 +273,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     const heartbeat = setInterval(() => {
       if (connection == null || running.size === 0) return;
       try {
+        setSynchronous(connection, "NORMAL");
         connection.statements.extendLeases.run(
           Date.now() + leaseMs,
           JSON.stringify([...running.keys()]),
@@ -316,6 +340,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
           connection ??= await this.#connect();
           if (stopped()) break;
           const { database, statements } = connection;
+          setSynchronous(connection, "NORMAL");
           const flushing = acks;
           const now = Date.now();
           claimed = runImmediateTransaction(database, () => {
@@ -353,6 +378,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
       while (running.size > 0) await Promise.all(running.values());
       if (acks.length > 0 && connection != null) {
         try {
+          setSynchronous(connection, "NORMAL");
           connection.statements.deleteMany.run(JSON.stringify(acks));
         } catch (error) {
           // The leases run out and the messages are handed out again:
