@@ -86,6 +86,7 @@ async function closeConnectionsNamed(text: string): Promise<number> {
 test("AmqpMessageQueue rejects invalid options naming the option", () => {
   assertThrows(() => new AmqpMessageQueue({ concurrency: 0 }), RangeError, "concurrency");
   assertThrows(() => new AmqpMessageQueue({ concurrency: 1.5 }), RangeError, "concurrency");
+  assertThrows(() => new AmqpMessageQueue({ prefetch: 0 }), RangeError, "prefetch");
   assertThrows(
     () => new AmqpMessageQueue({ orderingPartitions: 0 }),
     RangeError,

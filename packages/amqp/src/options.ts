@@ -26,6 +26,16 @@ export interface AmqpMessageQueueOptions {
   readonly concurrency?: number;
 
   /**
+   * How many messages of the main queue the broker hands to one `listen()`
+   * call before they are acknowledged (the consumer's prefetch count).  A
+   * value above `concurrency` keeps the next messages on their way while
+   * handlers run, trading some fairness between workers (prefetched
+   * messages wait in this process) for throughput.  Defaults to
+   * `concurrency`.
+   */
+  readonly prefetch?: number;
+
+  /**
    * How many partition queues carry messages that have an ordering key.
    * Each key is hashed to one partition, and each partition is consumed by
    * a single active consumer with prefetch 1, so unrelated keys that share a
@@ -64,6 +74,7 @@ export interface ResolvedAmqpOptions {
   readonly url: string;
   readonly queue: string;
   readonly concurrency: number;
+  readonly prefetch: number;
   readonly orderingPartitions: number;
   readonly nativeRetrial: boolean;
   readonly durable: boolean;
@@ -95,6 +106,10 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
   if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 65535) {
     throw new RangeError(`concurrency must be an integer from 1 to 65535; got ${concurrency}.`);
   }
+  const prefetch = options.prefetch ?? concurrency;
+  if (!Number.isSafeInteger(prefetch) || prefetch < 1 || prefetch > 65535) {
+    throw new RangeError(`prefetch must be an integer from 1 to 65535; got ${prefetch}.`);
+  }
   const orderingPartitions = options.orderingPartitions ?? 16;
   if (
     !Number.isSafeInteger(orderingPartitions) || orderingPartitions < 1 ||
@@ -120,6 +135,7 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
     url,
     queue,
     concurrency,
+    prefetch,
     orderingPartitions,
     nativeRetrial,
     durable,

@@ -148,8 +148,8 @@ async function consumeUntilDropped(
     const consumerTags: string[] = [];
     const [main, ...partitions] = consumedQueueNames(options);
     // Per-consumer prefetch (global = false) applies to consumers started
-    // after it is set: `concurrency` for the main queue, 1 for partitions.
-    await channel.prefetch(options.concurrency);
+    // after it is set: `prefetch` for the main queue, 1 for partitions.
+    await channel.prefetch(options.prefetch);
     consumerTags.push((await channel.consume(main, onMessage, { noAck: false })).consumerTag);
     await channel.prefetch(1);
     for (const name of partitions) {
