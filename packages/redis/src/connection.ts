@@ -1,7 +1,14 @@
 import { getLogger } from "@logtape/logtape";
-import { Redis, type RedisOptions } from "ioredis";
+import { type Cluster, Redis, type RedisOptions } from "ioredis";
 
 const logger = getLogger(["fedwork", "redis"]);
+
+/**
+ * An ioredis client: a standalone (or Sentinel) `Redis` connection or a
+ * `Cluster`.
+ * @since 0.1.0
+ */
+export type RedisClient = Redis | Cluster;
 
 /**
  * How a Redis-backed Fedwork class gets its connections.  Give exactly one
@@ -16,17 +23,19 @@ const logger = getLogger(["fedwork", "redis"]);
  */
 export interface RedisConnectionOptions {
   /**
-   * An open ioredis client to send commands on.  Fedwork leaves it open
+   * An open ioredis client (`Redis`, or `Cluster` for Redis Cluster) to
+   * send commands on.  Fedwork leaves it open
    * when disposed.  Where a second connection is needed (a subscriber for
    * wake-ups), Fedwork opens one with `client.duplicate()` and closes that
    * one itself.
    */
-  readonly client?: Redis;
+  readonly client?: RedisClient;
   /**
-   * Returns a new ioredis client each time it is called; Fedwork calls it
+   * Returns a new ioredis client (`Redis` or `Cluster`) each time it is
+   * called; Fedwork calls it
    * once per connection it needs and closes every client it got from it.
    */
-  readonly createClient?: () => Redis;
+  readonly createClient?: () => RedisClient;
   /** A `redis://` or `rediss://` URL to connect to. */
   readonly url?: string;
   /** ioredis options, used alone or together with `url`. */
@@ -39,7 +48,7 @@ export interface RedisConnectionOptions {
  */
 export class RedisConnectionSource {
   readonly #options: RedisConnectionOptions;
-  readonly #owned = new Set<Redis>();
+  readonly #owned = new Set<RedisClient>();
   readonly #className: string;
 
   /**
@@ -59,8 +68,16 @@ export class RedisConnectionSource {
           `options to connect to Redis; got ${given.length === 0 ? "none" : given.join(", ")}.`,
       );
     }
-    if (options.client != null && !(options.client instanceof Redis)) {
-      throw new TypeError(`The client option of ${className} must be an ioredis Redis client.`);
+    // Duck-typed rather than instanceof: the client may come from another
+    // copy of ioredis than the one this package resolves.
+    if (
+      options.client != null &&
+      (typeof options.client.evalsha !== "function" ||
+        typeof options.client.duplicate !== "function")
+    ) {
+      throw new TypeError(
+        `The client option of ${className} must be an ioredis Redis or Cluster client.`,
+      );
     }
     if (options.createClient != null && typeof options.createClient !== "function") {
       throw new TypeError(
@@ -75,10 +92,10 @@ export class RedisConnectionSource {
   }
 
   /** The connection for ordinary commands, opened on first use. */
-  #main: Redis | undefined;
+  #main: RedisClient | undefined;
 
   /** Returns the connection for ordinary (non-blocking) commands. */
-  get main(): Redis {
+  get main(): RedisClient {
     if (this.#main == null) {
       this.#main = this.#options.client ?? this.open();
     }
@@ -86,11 +103,13 @@ export class RedisConnectionSource {
   }
 
   /** Opens a new connection that this source owns and will close. */
-  open(): Redis {
+  open(): RedisClient {
     const { client, createClient, url, redisOptions } = this.#options;
-    let redis: Redis;
-    if (client != null) redis = client.duplicate();
-    else if (createClient != null) redis = createClient();
+    let redis: RedisClient;
+    if (client != null) {
+      // Both classes have duplicate(), with signatures TypeScript cannot unite.
+      redis = (client as { duplicate(): RedisClient }).duplicate();
+    } else if (createClient != null) redis = createClient();
     else if (url != null) redis = new Redis(url, redisOptions ?? {});
     else redis = new Redis(redisOptions ?? {});
     this.#owned.add(redis);
@@ -106,7 +125,7 @@ export class RedisConnectionSource {
   }
 
   /** Closes one owned connection. */
-  async close(redis: Redis): Promise<void> {
+  async close(redis: RedisClient): Promise<void> {
     if (!this.#owned.delete(redis)) return;
     await quit(redis);
   }
@@ -120,7 +139,7 @@ export class RedisConnectionSource {
   }
 }
 
-async function quit(redis: Redis): Promise<void> {
+async function quit(redis: RedisClient): Promise<void> {
   if (redis.status === "end") return;
   try {
     await redis.quit();

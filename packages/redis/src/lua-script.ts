@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.ts";
 
 /**
  * A Lua script run with `EVALSHA`, falling back to `EVAL` (which also
@@ -19,7 +19,7 @@ export class LuaScript {
 
   /** Runs the script with `keys` (exactly `keyCount` of them) and `args`. */
   async run(
-    redis: Redis,
+    redis: RedisClient,
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<unknown> {

@@ -12,7 +12,7 @@
  * @module
  * @since 0.1.0
  */
-export type { RedisConnectionOptions } from "./connection.ts";
+export type { RedisClient, RedisConnectionOptions } from "./connection.ts";
 export type { RedisMessageQueueOptions } from "./queue-options.ts";
 export { RedisMessageQueue, RedisMessageQueueClosedError } from "./redis-message-queue.ts";
 export { RedisKvStore, type RedisKvStoreOptions } from "./redis-kv-store.ts";

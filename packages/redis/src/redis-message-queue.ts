@@ -6,7 +6,7 @@ import type {
 } from "@fedwork/core";
 import { durationToMilliseconds } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.ts";
 import { RedisConnectionSource } from "./connection.ts";
 import { type ClaimResult, type ListenerBackend, runListener } from "./queue-listener.ts";
 import {
@@ -98,7 +98,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
   readonly #options: ResolvedQueueOptions;
   readonly #keys: QueueKeys;
   readonly #connections: RedisConnectionSource;
-  #subscriber: Redis | undefined;
+  #subscriber: RedisClient | undefined;
   readonly #wakeListeners = new Set<() => void>();
   #closed = false;
 
@@ -254,7 +254,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
     await this.#connections.closeAll();
   }
 
-  #redis(): Redis {
+  #redis(): RedisClient {
     if (this.#closed) throw new RedisMessageQueueClosedError(this.#options.queue);
     return this.#connections.main;
   }
