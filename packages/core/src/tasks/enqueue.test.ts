@@ -13,7 +13,6 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-
 import { decodeTaskPayload } from "./codec.ts";
 import { enqueueTasks } from "./enqueue.ts";
 import {
-  TaskDefinitionError,
   TaskNotDefinedError,
   TaskPayloadEncodingError,
   TaskQueueNotConfiguredError,
@@ -268,7 +267,7 @@ test("enqueueTasks checks delay and orderingKey before enqueueing", async () => 
   );
   await assertRejects(
     () => enqueueTasks({ ...common, options: { orderingKey: 7 as never } }),
-    TaskDefinitionError,
+    TypeError,
     "orderingKey",
   );
   assertEquals(queue.calls, []);

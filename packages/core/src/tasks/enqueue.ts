@@ -3,7 +3,7 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-
 import { durationToMilliseconds } from "../time/duration.ts";
 import { encodeTaskPayload } from "./codec.ts";
 import type { TaskDefinition, TaskEnqueueOptions } from "./definition.ts";
-import { TaskDefinitionError, TaskNotDefinedError } from "./errors.ts";
+import { TaskNotDefinedError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
 import { resolveTaskQueue, type TaskQueueRoutingOptions } from "./routing.ts";
@@ -48,8 +48,8 @@ export interface EnqueueTasksOptions<TContextData> {
  * @param options The task, the payloads and the federation's state.
  * @returns The messages that were enqueued.
  * @throws {TaskNotDefinedError} When the handle is not from `registry`.
- * @throws {TaskDefinitionError} When `delay` or `orderingKey` is invalid.
- * @throws {TypeError} When `delay` is not a duration.
+ * @throws {TypeError} When `delay` is not a duration or `orderingKey` is
+ *         not a string.
  * @throws {RangeError} When `delay` is negative.
  * @throws {TaskQueueNotConfiguredError} When no queue is configured.
  * @throws {TaskValidationError} When a payload does not match the schema.
@@ -62,24 +62,19 @@ export async function enqueueTasks<TContextData>(
   const task = options.registry.resolve(options.task);
   if (task == null) throw new TaskNotDefinedError(String(options.task?.name));
   const enqueueOptions = options.options ?? {};
-  const queueOptions: {
-    -readonly [K in keyof MessageQueueEnqueueOptions]: MessageQueueEnqueueOptions[K];
-  } = {};
-  if (enqueueOptions.delay != null) {
-    durationToMilliseconds(enqueueOptions.delay, "delay");
-    queueOptions.delay = enqueueOptions.delay;
-  }
+  const { delay } = enqueueOptions;
+  // Checked here so that a bad delay fails at the call site, not in the queue.
+  if (delay != null) durationToMilliseconds(delay, "delay");
   const orderingKey: unknown = enqueueOptions.orderingKey;
-  if (orderingKey != null) {
-    if (typeof orderingKey !== "string") {
-      throw new TaskDefinitionError(
-        task.name,
-        "orderingKey",
-        `The orderingKey option must be a string; got ${typeof orderingKey}.`,
-      );
-    }
-    queueOptions.orderingKey = orderingKey;
+  if (orderingKey != null && typeof orderingKey !== "string") {
+    throw new TypeError(
+      `The orderingKey option must be a string; got ${typeof orderingKey}.`,
+    );
   }
+  const queueOptions: MessageQueueEnqueueOptions = {
+    ...(delay == null ? {} : { delay }),
+    ...(orderingKey == null ? {} : { orderingKey }),
+  };
   if (!Array.isArray(options.payloads)) {
     throw new TypeError("The payloads must be an array.");
   }

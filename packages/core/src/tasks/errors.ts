@@ -2,8 +2,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 
 /**
  * Thrown by `defineTask()` when a task name or option is missing or
- * invalid, and by `enqueueTask()` when an enqueue option is invalid.  The
- * message names the task and the option.
+ * invalid.  The message names the task and the option.
  * @since 0.1.0
  */
 export class TaskDefinitionError extends TypeError {

@@ -212,6 +212,29 @@ test("processTaskMessage drops a payload that fails the schema without retry, lo
   });
 });
 
+test("processTaskMessage drops a message whose schema throws instead of reporting issues", async () => {
+  await withLogs(async (records) => {
+    const registry = new TaskStore<AppData>();
+    let ran = false;
+    const throwing = {
+      "~standard": {
+        version: 1 as const,
+        vendor: "test",
+        validate(): never {
+          throw new Error("schema bug");
+        },
+      },
+    };
+    registry.defineTask("buggy", { schema: throwing, handler: () => void (ran = true) });
+    const queue = recordingQueue();
+    const outcome = await processTaskMessage(await message("buggy", 1), options(registry, queue));
+    assertEquals(outcome, "dropped");
+    assertEquals(ran, false);
+    assertEquals(queue.enqueued, []);
+    assert(records.some((r) => r.level === "error" && r.properties.reason === "schema bug"));
+  });
+});
+
 test("processTaskMessage drops a message that is not a task message", async () => {
   await withLogs(async (records) => {
     const outcome = await processTaskMessage(

@@ -118,7 +118,14 @@ export async function processTaskMessage<TContextData>(
   try {
     data = await validateTaskPayload(task, decoded);
   } catch (error) {
-    if (!(error instanceof TaskValidationError)) throw error;
+    if (!(error instanceof TaskValidationError)) {
+      // A schema that throws instead of reporting issues would throw again.
+      logger.error(
+        "Dropped a message for the task {taskName} whose schema threw: {reason}",
+        { ...properties, reason: error instanceof Error ? error.message : String(error), error },
+      );
+      return "dropped";
+    }
     logger.error(
       "Dropped a message for the task {taskName} whose payload does not match the " +
         "schema: {reason}",
@@ -136,7 +143,7 @@ export async function processTaskMessage<TContextData>(
     logger.debug("Ran the task {taskName}.", properties);
     return "completed";
   } catch (error) {
-    logger.error(
+    logger.warn(
       "The task {taskName} failed on attempt {attempt}: {error}",
       { ...properties, error },
     );
