@@ -174,6 +174,77 @@ test("SqliteMessageQueue picks up a message enqueued by another process", async 
   });
 });
 
+test("SqliteMessageQueue hands each message to exactly one of several processes", async () => {
+  await withDatabase(async (path) => {
+    await using producer = new SqliteMessageQueue({ path });
+    await producer.getDepth(); // Create the table before the children race to.
+    const script = fileURLToPath(new URL("./listen-from-process.ts", import.meta.url));
+    const children = [startChild([script, path]), startChild([script, path])];
+    try {
+      await withTimeout(Promise.all(children.map((c) => c.ready)), "the children to listen");
+      const count = 200;
+      await producer.enqueueMany(Array.from({ length: count }, (_, index) => ({ index })));
+      // Deleted rows are acknowledged ones, and a row is claimed before it
+      // is deleted: once the table is empty, no claim can follow.
+      await withTimeout(
+        (async () => {
+          while ((await producer.getDepth()).queued > 0) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        })(),
+        "the children to drain the queue",
+      );
+    } finally {
+      for (const child of children) child.stop();
+    }
+    const lines = (await withTimeout(Promise.all(children.map((c) => c.exited)), "the exits"))
+      .flat();
+    const indexes = lines.map((line) => (JSON.parse(line) as { index: number }).index);
+    assertEquals(indexes.length, 200, "Some message was handled twice or not at all.");
+    assertEquals(new Set(indexes).size, 200);
+  });
+});
+
+/** Starts a long-running child that prints READY and then HANDLED lines. */
+function startChild(args: string[]): {
+  ready: Promise<void>;
+  exited: Promise<string[]>;
+  stop(): void;
+} {
+  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+  const command = deno == null ? process.execPath : deno.execPath();
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  const child = spawn(command, deno == null ? args : ["run", "-A", ...args], {
+    cwd: process.cwd(),
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  const ready = deferred();
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+    if (stdout.includes("READY\n")) ready.resolve();
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<string[]>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (code !== 0) reject(new Error(`A listening child exited with ${code}:\n${stderr}`));
+      const prefix = "HANDLED ";
+      resolve(stdout.split("\n").filter((l) => l.startsWith(prefix)).map((l) => l.slice(8)));
+    });
+  });
+  // Surface an early exit instead of waiting for READY until the timeout.
+  exited.catch(() => {});
+  return {
+    ready: Promise.race([ready.promise, exited.then(() => {})]),
+    exited,
+    stop: () => child.stdin.end(),
+  };
+}
+
 test("SqliteMessageQueue keeps listening after a claim fails on a locked database", async () => {
   await withDatabase(async (path) => {
     const records: LogRecord[] = [];
