@@ -9,7 +9,11 @@ import {
 import { execFile } from "node:child_process";
 import { AmqpMessageQueue } from "./amqp-message-queue.ts";
 import { AMQP_URL } from "./conformance-factory.ts";
-import { AmqpConnectionError, AmqpMessageQueueClosedError } from "./errors.ts";
+import {
+  AmqpConnectionError,
+  AmqpMessageQueueClosedError,
+  AmqpUnroutableMessageError,
+} from "./errors.ts";
 import type { AmqpMessageQueueOptions } from "./options.ts";
 import { hashKey, targetQueueName } from "./topology.ts";
 import { resolveAmqpOptions } from "./options.ts";
@@ -170,6 +174,26 @@ test("AmqpMessageQueue enqueues again after the broker closes the publisher's co
       if (message === "after") handled.resolve(message);
     }, { signal: controller.signal });
     assertEquals(await within(handled.promise, "the message"), "after");
+  });
+});
+
+test("AmqpMessageQueue rejects an enqueue into a deleted queue, then declares it again", async () => {
+  await withQueue({ orderingPartitions: 1 }, async (queue, controller) => {
+    await queue.enqueue("first");
+    // Another instance deletes the queues under the publisher's open channel.
+    await using other = new AmqpMessageQueue({
+      url: AMQP_URL,
+      queue: queue.queue,
+      orderingPartitions: 1,
+    });
+    await other.deleteQueues();
+    await assertRejects(() => queue.enqueue("lost"), AmqpUnroutableMessageError);
+    await queue.enqueue("second");
+    const handled = deferred<string>();
+    void queue.listen((message: string) => handled.resolve(message), {
+      signal: controller.signal,
+    });
+    assertEquals(await within(handled.promise, "the message after the retry"), "second");
   });
 });
 

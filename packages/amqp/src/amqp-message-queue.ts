@@ -102,6 +102,7 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * @param options Delay and ordering key.
    * @throws {AmqpConnectionError} When the broker is unreachable or the
    *         connection drops before the confirm.
+   * @throws {AmqpUnroutableMessageError} When the queue was deleted under it.
    * @throws {RangeError} When the delay is negative.
    * @throws {AmqpMessageQueueClosedError} After dispose.
    * @since 0.1.0
@@ -118,6 +119,7 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * @param options Delay and ordering key, applied to every message.
    * @throws {AmqpConnectionError} When the broker is unreachable or the
    *         connection drops before the confirms.
+   * @throws {AmqpUnroutableMessageError} When the queue was deleted under it.
    * @throws {RangeError} When the delay is negative.
    * @throws {AmqpMessageQueueClosedError} After dispose.
    * @since 0.1.0
@@ -234,18 +236,21 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
 
   /** A connection and channel for queue inspection, opened on demand. */
   #depthChannel(): Promise<{ model: ChannelModel; channel: Channel }> {
-    this.#depthState ??= (async () => {
+    if (this.#depthState != null) return this.#depthState;
+    const forget = () => {
+      // Only forget this connection, not a newer one.
+      if (this.#depthState === opening) this.#depthState = undefined;
+    };
+    const opening = (async () => {
       const model = await openConnection(
         this.#options.url,
         `fedwork ${this.#options.queue} inspector`,
         () => {},
       );
-      const forget = () => {
-        this.#depthState = undefined;
-      };
       model.on("close", forget);
       try {
         const channel = await model.createChannel();
+        // A 404 from checkQueue() closes the channel; "close" handles it.
         channel.on("error", () => {});
         channel.on("close", () => {
           forget();
@@ -253,14 +258,12 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
         });
         return { model, channel };
       } catch (error) {
-        forget();
         await closeQuietly(model);
         throw error;
       }
     })();
-    this.#depthState.catch(() => {
-      this.#depthState = undefined;
-    });
-    return this.#depthState;
+    opening.catch(forget);
+    this.#depthState = opening;
+    return opening;
   }
 }

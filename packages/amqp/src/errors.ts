@@ -35,3 +35,28 @@ export class AmqpMessageQueueClosedError extends Error {
     this.name = "AmqpMessageQueueClosedError";
   }
 }
+
+/**
+ * Thrown by `enqueue()` when the broker confirmed a message as unroutable:
+ * its queue did not exist (it was deleted, or a delay queue expired).  The
+ * message was not enqueued; the queues are declared again before the next
+ * publish, so retrying succeeds.
+ * @since 0.1.0
+ */
+export class AmqpUnroutableMessageError extends Error {
+  /**
+   * Creates the error.
+   * @param queue The queue the message(s) were published to.
+   * @param unroutable How many messages came back.
+   * @param total How many messages were published in the call.
+   */
+  constructor(queue: string, unroutable: number, total: number) {
+    super(
+      `${unroutable} of ${total} message(s) published to the AMQP queue ` +
+        `${JSON.stringify(queue)} could not be routed because the queue does not exist ` +
+        "(deleted, or an expired delay queue); they were not enqueued. The queues will be " +
+        "declared again, so retrying the enqueue succeeds.",
+    );
+    this.name = "AmqpUnroutableMessageError";
+  }
+}

@@ -13,4 +13,8 @@
  */
 export { AmqpMessageQueue } from "./amqp-message-queue.ts";
 export { type AmqpMessageQueueOptions, DEFAULT_AMQP_URL } from "./options.ts";
-export { AmqpConnectionError, AmqpMessageQueueClosedError } from "./errors.ts";
+export {
+  AmqpConnectionError,
+  AmqpMessageQueueClosedError,
+  AmqpUnroutableMessageError,
+} from "./errors.ts";

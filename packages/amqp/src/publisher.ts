@@ -1,12 +1,13 @@
 // Publishing with publisher confirms, so that enqueue() resolves only once
 // the broker has taken responsibility for every message.
 import { getLogger } from "@logtape/logtape";
-import type { ChannelModel, ConfirmChannel } from "amqplib";
+import type { ChannelModel, ConfirmChannel, Message } from "amqplib";
 import { closeQuietly, describeError, openConnection, redactUrl } from "./connection.ts";
-import { AmqpConnectionError } from "./errors.ts";
+import { AmqpConnectionError, AmqpUnroutableMessageError } from "./errors.ts";
 import type { ResolvedAmqpOptions } from "./options.ts";
 import {
   declareConsumedQueues,
+  DELAY_QUEUE_GRACE_MS,
   delayQueueArguments,
   delayQueueName,
   rememberDelayQueue,
@@ -14,11 +15,23 @@ import {
 
 const logger = getLogger(["fedwork", "amqp"]);
 
+/**
+ * A delay queue declared longer ago than this is declared again before the
+ * next publish to it: publishing does not count as use for `x-expires`, so
+ * without this a queue that expired while the connection stayed open would
+ * swallow messages.  Half of the queues' grace period.
+ */
+const DELAY_QUEUE_REDECLARE_MS = DELAY_QUEUE_GRACE_MS / 2;
+
 interface PublisherState {
   readonly model: ChannelModel;
   readonly channel: ConfirmChannel;
-  /** Delay queues declared on this connection. */
-  readonly declared: Set<string>;
+  /** When each delay queue was last declared on this connection. */
+  readonly declaredAt: Map<string, number>;
+  /** The ids of messages the broker returned as unroutable. */
+  readonly returned: Set<string>;
+  /** Set when a message came back unroutable: declare everything again. */
+  stale: boolean;
 }
 
 /**
@@ -28,6 +41,7 @@ interface PublisherState {
 export class AmqpPublisher {
   readonly #options: ResolvedAmqpOptions;
   #state: Promise<PublisherState> | undefined;
+  #nextMessageId = 0;
 
   constructor(options: ResolvedAmqpOptions) {
     this.#options = options;
@@ -38,28 +52,42 @@ export class AmqpPublisher {
    * a delay queue) and resolves when the broker confirmed all of them.
    * @throws {AmqpConnectionError} When the connection fails or drops before
    *         every message was confirmed.
+   * @throws {AmqpUnroutableMessageError} When the target queue did not exist.
    */
   async publish(encoded: readonly Buffer[], target: string, delayMs: number): Promise<void> {
     const state = await this.#ensure();
     const { channel } = state;
     let queue = target;
+    const ids: string[] = [];
     try {
+      if (state.stale) {
+        state.stale = false;
+        state.declaredAt.clear();
+        await declareConsumedQueues(channel, this.#options);
+      }
       if (delayMs > 0) {
         queue = delayQueueName(target, delayMs);
-        if (!state.declared.has(queue)) {
+        const declaredAt = state.declaredAt.get(queue);
+        if (declaredAt == null || Date.now() - declaredAt > DELAY_QUEUE_REDECLARE_MS) {
           await channel.assertQueue(queue, delayQueueArguments(this.#options, target, delayMs));
-          state.declared.add(queue);
+          state.declaredAt.set(queue, Date.now());
           rememberDelayQueue(this.#options.queue, queue);
         }
       }
       const confirms: Promise<void>[] = [];
       for (const content of encoded) {
         let writable = true;
+        const messageId = `${this.#nextMessageId++}`;
+        ids.push(messageId);
         confirms.push(
           new Promise<void>((resolve, reject) => {
             writable = channel.sendToQueue(queue, content, {
               persistent: this.#options.durable,
               contentType: "application/json",
+              messageId,
+              // An unroutable message comes back (before its confirm) instead
+              // of being confirmed and dropped.
+              mandatory: true,
             }, (error) => error == null ? resolve() : reject(error));
           }),
         );
@@ -69,12 +97,18 @@ export class AmqpPublisher {
       }
       await Promise.all(confirms);
     } catch (error) {
+      for (const id of ids) state.returned.delete(id);
       throw new AmqpConnectionError(
         `The AMQP broker at ${redactUrl(this.#options.url)} did not confirm the message(s) ` +
           `for queue ${JSON.stringify(queue)}: ${describeError(error)}. ` +
           "They may or may not have been enqueued.",
         { cause: error },
       );
+    }
+    const unroutable = ids.filter((id) => state.returned.delete(id)).length;
+    if (unroutable > 0) {
+      state.stale = true;
+      throw new AmqpUnroutableMessageError(queue, unroutable, encoded.length);
     }
   }
 
@@ -92,14 +126,17 @@ export class AmqpPublisher {
   }
 
   #ensure(): Promise<PublisherState> {
-    this.#state ??= this.#open();
+    if (this.#state == null) {
+      const opening = this.#open(() => {
+        // Only forget this connection, not a newer one.
+        if (this.#state === opening) this.#state = undefined;
+      });
+      this.#state = opening;
+    }
     return this.#state;
   }
 
-  async #open(): Promise<PublisherState> {
-    const forget = () => {
-      this.#state = undefined;
-    };
+  async #open(forget: () => void): Promise<PublisherState> {
     let model: ChannelModel | undefined;
     try {
       model = await openConnection(
@@ -109,6 +146,11 @@ export class AmqpPublisher {
       );
       model.on("close", forget);
       const channel = await model.createConfirmChannel();
+      const returned = new Set<string>();
+      channel.on("return", (message: Message) => {
+        const id = message.properties.messageId;
+        if (typeof id === "string") returned.add(id);
+      });
       channel.on("error", (error) => {
         logger.warn("The AMQP publisher channel failed: {error}", { error });
       });
@@ -119,7 +161,7 @@ export class AmqpPublisher {
       // Messages dead-lettered from a delay queue into a queue that does not
       // exist would be dropped, so the targets exist before any publish.
       await declareConsumedQueues(channel, this.#options);
-      return { model, channel, declared: new Set() };
+      return { model, channel, declaredAt: new Map(), returned, stale: false };
     } catch (error) {
       forget();
       await closeQuietly(model);

@@ -9,7 +9,7 @@ import type { ResolvedAmqpOptions } from "./options.ts";
  * How long an unused delay queue outlives the longest time a message can
  * stay in it, before the broker deletes it (`x-expires`).
  */
-const DELAY_QUEUE_GRACE_MS = 60_000;
+export const DELAY_QUEUE_GRACE_MS = 60_000;
 
 /** The name of the partition queue with index `index`. */
 export function partitionQueueName(queue: string, index: number): string {
