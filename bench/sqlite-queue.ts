@@ -72,12 +72,14 @@ const pickup = await measurePickup();
 const drain1 = await measureDrain(1);
 const drain8 = await measureDrain(8);
 const runtime = "Bun" in globalThis ? "bun" : "Deno" in globalThis ? "deno" : "node";
+const rows: [string, string][] = [
+  [`pickup p50 (${PICKUP_MESSAGES} sequential, same process)`, `${pickup.p50.toFixed(2)} ms`],
+  ["pickup p99", `${pickup.p99.toFixed(2)} ms`],
+  [`drain ${DRAIN_MESSAGES}, concurrency 1`, `${drain1.toFixed(0)} msg/s`],
+  [`drain ${DRAIN_MESSAGES}, concurrency 8`, `${drain8.toFixed(0)} msg/s`],
+];
+const width = Math.max(...rows.map(([label]) => label.length));
 console.log(`SqliteMessageQueue on ${runtime}`);
-console.log("| measurement                          | value        |");
-console.log("| ------------------------------------ | ------------ |");
-console.log(
-  `| pickup p50 (${PICKUP_MESSAGES} sequential, same process) | ${pickup.p50.toFixed(2)} ms |`,
-);
-console.log(`| pickup p99                           | ${pickup.p99.toFixed(2)} ms |`);
-console.log(`| drain ${DRAIN_MESSAGES}, concurrency 1            | ${drain1.toFixed(0)} msg/s |`);
-console.log(`| drain ${DRAIN_MESSAGES}, concurrency 8            | ${drain8.toFixed(0)} msg/s |`);
+console.log(`| ${"measurement".padEnd(width)} | value        |`);
+console.log(`| ${"-".repeat(width)} | ------------ |`);
+for (const [label, value] of rows) console.log(`| ${label.padEnd(width)} | ${value.padEnd(12)} |`);
