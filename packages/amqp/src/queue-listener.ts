@@ -71,6 +71,16 @@ export async function runListener(
       );
     }
     if (signal.aborted) break;
+    if (running.size > 0) {
+      // The broker requeued the running handlers' messages when the channel
+      // closed; consuming again at once could run a second copy of a keyed
+      // message next to the first in this very process.  Wait for them, but
+      // not forever: a stuck handler must not stop the listener.
+      logger.info("Waiting for {count} running handler(s) before reconnecting.", {
+        count: running.size,
+      });
+      await Promise.race([Promise.all(running), sleep(options.maxReconnectDelayMs, signal)]);
+    }
     if (!connected) attempt++;
     const delayMs = Math.min(
       INITIAL_RECONNECT_DELAY_MS * 2 ** Math.min(attempt, 20),
