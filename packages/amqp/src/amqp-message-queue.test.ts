@@ -131,6 +131,53 @@ test("AmqpMessageQueue rejects enqueue() and listen() after it was disposed", as
   await assertRejects(() => queue.listen(() => {}), AmqpMessageQueueClosedError);
 });
 
+test("AmqpMessageQueue listen() keeps retrying an unreachable broker until aborted", async () => {
+  await using queue = new AmqpMessageQueue({
+    url: "amqp://guest:guest@127.0.0.1:1",
+    maxReconnectDelay: { milliseconds: 200 },
+  });
+  const controller = new AbortController();
+  let settled = false;
+  const listening = queue.listen(() => {}, { signal: controller.signal }).finally(() => {
+    settled = true;
+  });
+  // Several connection attempts fail meanwhile; none of them ends listen().
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  assertEquals(settled, false);
+  controller.abort();
+  await within(listening, "listen() to resolve after the abort");
+});
+
+test("AmqpMessageQueue hands prefetched, unstarted messages back when listening stops", async () => {
+  await withQueue({ concurrency: 1, prefetch: 5 }, async (queue, controller) => {
+    await queue.enqueueMany([0, 1, 2, 3, 4]);
+    const started = deferred();
+    const release = deferred();
+    const firstRun: number[] = [];
+    const listening = queue.listen(async (message: number) => {
+      firstRun.push(message);
+      started.resolve();
+      await release.promise;
+    }, { signal: controller.signal });
+    await within(started.promise, "the first handler");
+    controller.abort();
+    release.resolve();
+    await within(listening, "listen() to resolve");
+    assertEquals(firstRun, [0]);
+    const rest: number[] = [];
+    const all = deferred();
+    const again = new AbortController();
+    const relistening = queue.listen((message: number) => {
+      rest.push(message);
+      if (rest.length === 4) all.resolve();
+    }, { signal: again.signal });
+    await within(all.promise, "the four remaining messages");
+    again.abort();
+    await within(relistening, "listen() to resolve");
+    assertEquals(rest, [1, 2, 3, 4]);
+  });
+});
+
 test("AmqpMessageQueue rejects a negative delay naming the delay option", async () => {
   await withQueue({}, async (queue) => {
     await assertRejects(() => queue.enqueue("x", { delay: { seconds: -1 } }), RangeError, "delay");
