@@ -168,11 +168,15 @@ async function consumeUntilDropped(
     onConnected();
     logger.debug("The AMQP listener for {queue} is consuming.", { queue: options.queue });
 
+    let onAbort!: () => void;
     const aborted = new Promise<void>((resolve) => {
+      onAbort = resolve;
       if (signal.aborted) resolve();
-      else signal.addEventListener("abort", () => resolve(), { once: true });
+      else signal.addEventListener("abort", onAbort, { once: true });
     });
     await Promise.race([droppedPromise, aborted]);
+    // A listener that reconnects many times must not pile up abort handlers.
+    signal.removeEventListener("abort", onAbort);
     if (signal.aborted && channelOpen) {
       // Stop deliveries, let the running handlers finish and acknowledge;
       // closing the channel then hands any prefetched, unstarted message
