@@ -45,7 +45,7 @@ import {
  *   active consumer and prefetch 1.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { AmqpMessageQueue } from "@fedwork/amqp";
  *
  * await using queue = new AmqpMessageQueue({
@@ -55,7 +55,11 @@ import {
  * });
  * await queue.enqueue({ hello: "world" }, { delay: { seconds: 5 } });
  * const controller = new AbortController();
- * await queue.listen((message) => console.log(message), { signal: controller.signal });
+ * const listening = queue.listen((message) => console.log(message), {
+ *   signal: controller.signal,
+ * });
+ * controller.abort();
+ * await listening;
  * ```
  * @since 0.1.0
  */
