@@ -2,12 +2,15 @@ import { assert, assertEquals, test } from "@fedify/fixture";
 import type { KvKey, KvStore } from "@fedwork/core";
 import { createTestNamespace } from "./namespace.ts";
 import type { KvStoreConformanceOptions } from "./types.ts";
-import { waitUntil } from "./wait.ts";
+import { waitUntil, withTimeout } from "./wait.ts";
 
 // How long an entry with a one-second TTL may take to disappear.  Engines
 // that expire lazily or sweep periodically need some slack; the test only
 // fails when the entry never goes away.
 const TTL_EXPIRY_TIMEOUT_MS = 30_000;
+
+// A teardown step that takes longer than this is reported, not waited on.
+const TEARDOWN_TIMEOUT_MS = 30_000;
 
 async function withStore(
   options: KvStoreConformanceOptions,
@@ -22,8 +25,21 @@ async function withStore(
     throw error;
   }
   const close = async () => {
-    await (store as Partial<AsyncDisposable>)[Symbol.asyncDispose]?.();
-    await options.cleanup?.(namespace);
+    const dispose = (store as Partial<AsyncDisposable>)[Symbol.asyncDispose];
+    if (dispose != null) {
+      await withTimeout(
+        Promise.resolve(dispose.call(store)),
+        TEARDOWN_TIMEOUT_MS,
+        "[Symbol.asyncDispose]() of the store",
+      );
+    }
+    if (options.cleanup != null) {
+      await withTimeout(
+        options.cleanup(namespace),
+        TEARDOWN_TIMEOUT_MS,
+        `cleanup(${JSON.stringify(namespace)})`,
+      );
+    }
   };
   try {
     await body(store);

@@ -91,13 +91,26 @@ export class QueueTestRun {
     }
     for (const queue of this.#queues) {
       try {
-        await (queue as Partial<AsyncDisposable>)[Symbol.asyncDispose]?.();
+        const dispose = (queue as Partial<AsyncDisposable>)[Symbol.asyncDispose];
+        if (dispose != null) {
+          await withTimeout(
+            Promise.resolve(dispose.call(queue)),
+            EVENT_TIMEOUT_MS,
+            "[Symbol.asyncDispose]() of a queue instance",
+          );
+        }
       } catch (error) {
         errors.push(error);
       }
     }
     try {
-      await this.factory.cleanup?.(this.namespace);
+      if (this.factory.cleanup != null) {
+        await withTimeout(
+          this.factory.cleanup(this.namespace),
+          EVENT_TIMEOUT_MS,
+          `cleanup(${JSON.stringify(this.namespace)})`,
+        );
+      }
     } catch (error) {
       errors.push(error);
     }
