@@ -7,6 +7,8 @@ import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./federation.ts";
 import type { FederationRegistry, RouteRegistration } from "./registry.ts";
 import type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
+import type { TaskDefinition, TaskEnqueueOptions } from "../tasks/definition.ts";
+import { prepareTaskMessages } from "../tasks/enqueue.ts";
 
 /**
  * What a context is bound to: the request's (or base URL's) origin and the
@@ -109,6 +111,65 @@ export interface Context<TContextData> {
     recipients: Recipient | readonly Recipient[] | "followers",
     activity: Activity,
     options?: SendActivityOptions,
+  ): Promise<void>;
+
+  /**
+   * Enqueues a typed background task for a worker to run.  The payload is
+   * validated against the task's schema and encoded before anything is
+   * enqueued, so a bad payload fails here, in the caller.
+   * @param task The task's handle, as this federation's (or its builder's)
+   *             `defineTask()` returned it.
+   * @param data The payload (the schema's input type).
+   * @param options A `delay` before the task may run and an `orderingKey`.
+   * @returns Resolves once the message is in the queue.
+   * @throws {TaskNotDefinedError} When the handle is from another
+   *         federation or builder.
+   * @throws {TaskQueueNotConfiguredError} When no queue applies to the task.
+   * @throws {TaskValidationError} When the payload does not match the schema.
+   * @throws {TaskPayloadEncodingError} When the payload cannot be encoded.
+   * @throws {TypeError} When an option is malformed.
+   * @example
+   * ```ts
+   * const sendDigest = federation.defineTask("send-digest", {
+   *   schema: z.object({ userId: z.string() }),
+   *   async handler(ctx, { userId }) {
+   *     await ctx.data.mailer.sendDigest(userId);
+   *   },
+   * });
+   * await ctx.enqueueTask(sendDigest, { userId: "alice" }, { delay: { minutes: 5 } });
+   * ```
+   * @since 0.1.0
+   */
+  enqueueTask<TData, TInput>(
+    task: TaskDefinition<TContextData, TData, TInput>,
+    data: NoInfer<TInput>,
+    options?: TaskEnqueueOptions,
+  ): Promise<void>;
+
+  /**
+   * Enqueues one task message per payload, resolving the queue once and
+   * using its `enqueueMany()` when it has one.  Every payload is checked
+   * before any is enqueued: one bad payload enqueues nothing.
+   * @param task The task's handle.
+   * @param payloads The payloads (the schema's input type).
+   * @param options A `delay` and an `orderingKey`, shared by all messages.
+   * @returns Resolves once every message is in the queue.
+   * @throws {TaskNotDefinedError} When the handle is from another
+   *         federation or builder.
+   * @throws {TaskQueueNotConfiguredError} When no queue applies to the task.
+   * @throws {TaskValidationError} When a payload does not match the schema.
+   * @throws {TaskPayloadEncodingError} When a payload cannot be encoded.
+   * @throws {TypeError} When an option is malformed.
+   * @example
+   * ```ts
+   * await ctx.enqueueTaskMany(sendDigest, users.map((user) => ({ userId: user.id })));
+   * ```
+   * @since 0.1.0
+   */
+  enqueueTaskMany<TData, TInput>(
+    task: TaskDefinition<TContextData, TData, TInput>,
+    payloads: readonly NoInfer<TInput>[],
+    options?: TaskEnqueueOptions,
   ): Promise<void>;
 }
 
@@ -258,5 +319,45 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     options: SendActivityOptions = {},
   ): Promise<void> {
     return this.#host.sendActivity(this, sender, recipients, activity, options);
+  }
+
+  enqueueTask<TData, TInput>(
+    task: TaskDefinition<TContextData, TData, TInput>,
+    data: NoInfer<TInput>,
+    options?: TaskEnqueueOptions,
+  ): Promise<void> {
+    return this.#enqueueTasks(task, [data], options);
+  }
+
+  enqueueTaskMany<TData, TInput>(
+    task: TaskDefinition<TContextData, TData, TInput>,
+    payloads: readonly NoInfer<TInput>[],
+    options?: TaskEnqueueOptions,
+  ): Promise<void> {
+    return this.#enqueueTasks(task, payloads, options);
+  }
+
+  async #enqueueTasks<TData, TInput>(
+    task: TaskDefinition<TContextData, TData, TInput>,
+    payloads: readonly unknown[],
+    options: TaskEnqueueOptions | undefined,
+  ): Promise<void> {
+    const { queues, taskQueueResolution } = this.#host.options;
+    const prepared = await prepareTaskMessages({
+      registry: this.#host.registry.tasks,
+      task: task as TaskDefinition<TContextData, unknown, unknown>,
+      payloads,
+      options,
+      queues: {
+        taskQueue: queues.task,
+        outboxQueue: queues.outbox,
+        resolution: taskQueueResolution,
+      },
+      // The origin only: a request's path and query mean nothing to a worker.
+      baseUrl: new URL("/", this.origin),
+    });
+    // The federation's enqueue path opens the enqueue span, stamps its
+    // trace context into the messages and starts the workers.
+    await this.#host.enqueue(prepared.queue, prepared.messages, this.data, prepared.queueOptions);
   }
 }

@@ -1,4 +1,5 @@
 import { assertEquals, assertRejects, test } from "@fedify/fixture";
+import { preloadedContexts } from "@fedify/vocab-runtime";
 import { createFetchDocumentLoader } from "./document-loader.ts";
 import { PrivateAddressError } from "./errors.ts";
 import { startHttpServer, type TestResponse } from "./test-support.ts";
@@ -61,5 +62,30 @@ test("the fetch document loader refuses private addresses by default", async () 
     assertEquals(server.requests.length, 0);
   } finally {
     await server.close();
+  }
+});
+
+test("the fetch document loader serves the preloaded JSON-LD contexts without a request", async () => {
+  const load = createFetchDocumentLoader({
+    userAgent: "FedworkTest/1.0",
+    allowPrivateAddress: false,
+  });
+  const url = "https://www.w3.org/ns/activitystreams";
+  const original = globalThis.fetch;
+  let fetched = 0;
+  globalThis.fetch = (() => {
+    fetched++;
+    return Promise.reject(new Error("no network in this test"));
+  }) as typeof fetch;
+  try {
+    const document = await load(url);
+    assertEquals(document, {
+      documentUrl: url,
+      document: preloadedContexts[url],
+      contextUrl: null,
+    });
+    assertEquals(fetched, 0);
+  } finally {
+    globalThis.fetch = original;
   }
 });

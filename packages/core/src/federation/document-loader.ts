@@ -1,4 +1,5 @@
 import type { DocumentLoader, RemoteDocument } from "@fedify/vocab";
+import { preloadedContexts } from "@fedify/vocab-runtime";
 import { assertPublicUrl } from "./private-address.ts";
 
 /**
@@ -15,9 +16,11 @@ export interface FetchDocumentLoaderOptions {
 }
 
 /**
- * Creates a JSON-LD document loader on top of `fetch()`.  Redirects are
- * followed by hand so that every hop is checked against
- * `allowPrivateAddress`.
+ * Creates a JSON-LD document loader on top of `fetch()`.  The well-known
+ * JSON-LD contexts (ActivityStreams, security, …) are served from the copies
+ * bundled with `@fedify/vocab-runtime` without a request, so decoding
+ * vocabulary objects needs no network.  Redirects are followed by hand so
+ * that every hop is checked against `allowPrivateAddress`.
  * @param options The user agent and address policy.
  * @returns The document loader.
  * @since 0.1.0
@@ -25,6 +28,9 @@ export interface FetchDocumentLoaderOptions {
 export function createFetchDocumentLoader(options: FetchDocumentLoaderOptions): DocumentLoader {
   const maxRedirects = options.maxRedirects ?? 5;
   return async (url, loaderOptions): Promise<RemoteDocument> => {
+    if (Object.hasOwn(preloadedContexts, url)) {
+      return { documentUrl: url, document: preloadedContexts[url], contextUrl: null };
+    }
     let current = new URL(url);
     for (let hop = 0; hop <= maxRedirects; hop++) {
       if (!options.allowPrivateAddress) await assertPublicUrl(current);

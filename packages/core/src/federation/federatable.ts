@@ -8,6 +8,9 @@ import type {
 } from "./callbacks.ts";
 import { DuplicateRegistrationError, RoutePathError } from "./errors.ts";
 import type { ActivityClass, FederationRegistry } from "./registry.ts";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { TaskDefinition, TaskDefinitionOptions } from "../tasks/definition.ts";
+import type { TaskRegistry } from "../tasks/registry.ts";
 
 /**
  * Registers inbox listeners, as returned by
@@ -40,12 +43,13 @@ export interface InboxListenerSetters<TContextData> {
 
 /**
  * The registration methods shared by {@link Federation} and
- * {@link FederationBuilder}.
+ * {@link FederationBuilder}, including `defineTask()` from
+ * {@link TaskRegistry}.
  * @typeParam TContextData The type of the application data every context
  *                         carries.
  * @since 0.1.0
  */
-export interface Federatable<TContextData> {
+export interface Federatable<TContextData> extends TaskRegistry<TContextData> {
   /**
    * Registers the actor dispatcher and the actor route.
    * @param path The path template, with one `{identifier}` placeholder,
@@ -245,6 +249,17 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
       throw new DuplicateRegistrationError("following dispatcher", "setFollowingDispatcher");
     }
     this.registry.following = { path, dispatcher };
+  }
+
+  defineTask<TSchema extends StandardSchemaV1>(
+    name: string,
+    options: TaskDefinitionOptions<TContextData, TSchema>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>
+  > {
+    return this.registry.tasks.defineTask(name, options);
   }
 }
 

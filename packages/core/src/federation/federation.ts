@@ -17,6 +17,9 @@ import { createRegistry, type FederationRegistry } from "./registry.ts";
 import { sendActivity, type SendActivityOptions, type SenderIdentity } from "./send-activity.ts";
 import { getFedworkTracer, traceContextOf, withSpan } from "./tracing.ts";
 import { MessageWorker } from "./worker.ts";
+import type { TaskMessage } from "../tasks/message.ts";
+import { resolveTaskQueue } from "../tasks/routing.ts";
+import { isTaskMessage, processTaskMessage } from "../tasks/worker.ts";
 
 const logger = getLogger(["fedwork", "federation"]);
 
@@ -126,7 +129,68 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       retryPolicy: () => this.options.inboxRetryPolicy,
       queue: () => queues.inbox,
     });
-    // The tasks module registers the "task" handler here the same way.
+    this.worker.register("task", {
+      handle: (message, contextData, queue) =>
+        this.#processTaskMessage(message as TaskMessage, contextData, queue),
+      // Only reached when the task ran without a queue to retry into
+      // (processQueuedMessage() with no queue configured for the task): the
+      // worker then logs that it gave up.
+      retryPolicy: (message) =>
+        this.registry.tasks.get((message as TaskMessage).taskName)?.retryPolicy ??
+          this.options.taskRetryPolicy,
+      queue: (message) => this.#taskQueueOf(message as TaskMessage),
+    });
+  }
+
+  /**
+   * Runs a task message.  processTaskMessage() applies the task's retry
+   * policy itself (re-enqueueing into `queue`), so this returns normally
+   * except to rethrow the handler's error to a queue with `nativeRetrial`;
+   * the worker's own retry never applies on top of it.
+   */
+  async #processTaskMessage(
+    message: TaskMessage,
+    contextData: TContextData,
+    queue: MessageQueue | undefined,
+  ): Promise<void> {
+    // Without a queue there is nowhere to re-enqueue: let the error reach
+    // the worker, whose retry finds no queue either and gives up.
+    const source = queue ?? NO_RETRY_QUEUE;
+    try {
+      await processTaskMessage(message, {
+        registry: this.registry.tasks,
+        queue: source,
+        documentLoader: this.options.documentLoader,
+        retryPolicy: this.options.taskRetryPolicy,
+        createContext: (baseUrl) => this.createContext(baseUrl, contextData),
+      });
+    } catch (error) {
+      if (source.nativeRetrial) throw error;
+      // Re-enqueueing the retry failed; retrying that again here would
+      // apply the retry policy twice.
+      logger.error(
+        "Gave up on task message {messageId} ({taskName}): {error}",
+        {
+          messageId: message.id,
+          taskName: isTaskMessage(message) ? message.taskName : undefined,
+          error,
+        },
+      );
+    }
+  }
+
+  #taskQueueOf(message: TaskMessage): MessageQueue | undefined {
+    const task = this.registry.tasks.get(message?.taskName);
+    if (task == null) return undefined;
+    try {
+      return resolveTaskQueue(task, {
+        taskQueue: this.options.queues.task,
+        outboxQueue: this.options.queues.outbox,
+        resolution: this.options.taskQueueResolution,
+      });
+    } catch {
+      return undefined;
+    }
   }
 
   get federation(): Federation<TContextData> {
@@ -158,12 +222,23 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   /**
    * The queues to listen to for the given roles, each with the roles it
-   * serves.  Internal.  (Per-task queues are added here under `"task"`.)
+   * serves.  Internal.  With the `"task"` role, the queues tasks declared
+   * with `defineTask(name, { queue })` are included under `"task"`.
    * @param roles The roles.
    * @returns The queues.
    */
   queuesForRoles(roles: readonly QueueRole[]): Map<MessageQueue, QueueRole[]> {
-    return groupRolesByQueue(this.options.queues, roles);
+    const groups = groupRolesByQueue(this.options.queues, roles);
+    if (!roles.includes("task")) return groups;
+    const tasks = this.registry.tasks;
+    for (const name of tasks.names) {
+      const queue = tasks.get(name)?.queue;
+      if (queue == null) continue;
+      const group = groups.get(queue);
+      if (group == null) groups.set(queue, ["task"]);
+      else if (!group.includes("task")) group.push("task");
+    }
+    return groups;
   }
 
   async startQueue(
@@ -273,6 +348,14 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return sendActivity(this, ctx, sender, recipients, activity, options);
   }
 }
+
+// Stands in for the queue of a task message processed without one, so that
+// processTaskMessage() rethrows the handler's error instead of re-enqueueing.
+const NO_RETRY_QUEUE: MessageQueue = {
+  nativeRetrial: true,
+  enqueue: () => Promise.reject(new Error("No queue to re-enqueue the task into.")),
+  listen: () => Promise.reject(new Error("No queue to listen to.")),
+};
 
 /**
  * Creates a federation.

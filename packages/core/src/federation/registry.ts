@@ -7,6 +7,7 @@ import type {
   InboxListener,
 } from "./callbacks.ts";
 import type { Actor } from "@fedify/vocab";
+import { TaskStore } from "../tasks/registry.ts";
 
 /**
  * A registered route: its path template and the callback serving it.
@@ -45,6 +46,8 @@ export interface FederationRegistry<TContextData> {
   outbox?: RouteRegistration<CollectionDispatcher<Activity, TContextData>>;
   followers?: RouteRegistration<CollectionDispatcher<FollowerItem, TContextData>>;
   following?: RouteRegistration<CollectionDispatcher<Actor | URL, TContextData>>;
+  /** The typed background tasks, by name. */
+  readonly tasks: TaskStore<TContextData>;
 }
 
 /**
@@ -53,7 +56,7 @@ export interface FederationRegistry<TContextData> {
  * @since 0.1.0
  */
 export function createRegistry<TContextData>(): FederationRegistry<TContextData> {
-  return { inboxListeners: new Map() };
+  return { inboxListeners: new Map(), tasks: new TaskStore() };
 }
 
 /**

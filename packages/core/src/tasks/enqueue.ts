@@ -35,18 +35,33 @@ export interface EnqueueTasksOptions<TContextData> {
 }
 
 /**
- * Enqueues one task message per payload: the implementation of
- * `Context.enqueueTask()` and `Context.enqueueTaskMany()`.
+ * The messages {@link prepareTaskMessages} built, with the queue they go
+ * into and the options to enqueue them with.
+ * @since 0.1.0
+ */
+export interface PreparedTaskMessages {
+  /** The queue the task resolves to. */
+  readonly queue: MessageQueue;
+  /** One message per payload, in payload order. */
+  readonly messages: TaskMessage[];
+  /** The `delay` and `orderingKey` to pass to the queue. */
+  readonly queueOptions: MessageQueueEnqueueOptions;
+}
+
+/**
+ * Builds one task message per payload without enqueueing anything: the
+ * part of `Context.enqueueTask()` and `Context.enqueueTaskMany()` that
+ * checks.  The federation then enqueues the messages through its own
+ * enqueue path, which opens the enqueue span, writes its trace context into
+ * the messages and starts the workers.
  *
- * Everything that can fail is checked before anything is enqueued: that the
- * handle belongs to `registry`, the options, that a queue is configured,
- * that every payload satisfies the schema and that every payload can be
- * encoded.  What is encoded is the caller's payload, not the schema's
- * output, because the worker validates (and transforms) it again.  Several
- * messages go through `enqueueMany()` when the queue has it, else through
- * parallel `enqueue()` calls.
+ * Everything that can fail is checked here: that the handle belongs to
+ * `registry`, the options, that a queue is configured, that every payload
+ * satisfies the schema and that every payload can be encoded.  What is
+ * encoded is the caller's payload, not the schema's output, because the
+ * worker validates (and transforms) it again.
  * @param options The task, the payloads and the federation's state.
- * @returns The messages that were enqueued.
+ * @returns The queue, the messages and the queue options.
  * @throws {TaskNotDefinedError} When the handle is not from `registry`.
  * @throws {TypeError} When `delay` is not a duration or `orderingKey` is
  *         not a string.
@@ -56,9 +71,9 @@ export interface EnqueueTasksOptions<TContextData> {
  * @throws {TaskPayloadEncodingError} When a payload cannot be encoded.
  * @since 0.1.0
  */
-export async function enqueueTasks<TContextData>(
+export async function prepareTaskMessages<TContextData>(
   options: EnqueueTasksOptions<TContextData>,
-): Promise<TaskMessage[]> {
+): Promise<PreparedTaskMessages> {
   const task = options.registry.resolve(options.task);
   if (task == null) throw new TaskNotDefinedError(String(options.task?.name));
   const enqueueOptions = options.options ?? {};
@@ -97,6 +112,30 @@ export async function enqueueTasks<TContextData>(
     ...(queueOptions.orderingKey == null ? {} : { orderingKey: queueOptions.orderingKey }),
     traceContext,
   }));
+  return { queue, messages, queueOptions };
+}
+
+/**
+ * Checks and enqueues one task message per payload straight into the
+ * task's queue, without a span and without starting workers (the context
+ * uses {@link prepareTaskMessages} and the federation's enqueue path
+ * instead).  Several messages go through `enqueueMany()` when the queue has
+ * it, else through parallel `enqueue()` calls.
+ * @param options The task, the payloads and the federation's state.
+ * @returns The messages that were enqueued.
+ * @throws {TaskNotDefinedError} When the handle is not from `registry`.
+ * @throws {TypeError} When `delay` is not a duration or `orderingKey` is
+ *         not a string.
+ * @throws {RangeError} When `delay` is negative.
+ * @throws {TaskQueueNotConfiguredError} When no queue is configured.
+ * @throws {TaskValidationError} When a payload does not match the schema.
+ * @throws {TaskPayloadEncodingError} When a payload cannot be encoded.
+ * @since 0.1.0
+ */
+export async function enqueueTasks<TContextData>(
+  options: EnqueueTasksOptions<TContextData>,
+): Promise<TaskMessage[]> {
+  const { queue, messages, queueOptions } = await prepareTaskMessages(options);
   if (messages.length === 0) return messages;
   if (messages.length > 1 && typeof queue.enqueueMany === "function") {
     await queue.enqueueMany(messages, queueOptions);
@@ -104,7 +143,7 @@ export async function enqueueTasks<TContextData>(
     await Promise.all(messages.map((message) => queue.enqueue(message, queueOptions)));
   }
   logger.debug("Enqueued {count} message(s) for the task {taskName}.", {
-    taskName: task.name,
+    taskName: messages[0].taskName,
     count: messages.length,
     messageIds: messages.map((message) => message.id),
     orderingKey: queueOptions.orderingKey,
