@@ -31,9 +31,11 @@ export interface FederationStartQueueOptions {
   /** Stops the workers; `startQueue()` resolves once they have stopped. */
   readonly signal?: AbortSignal;
   /**
-   * Start only the worker for this role.  All roles by default.  A queue
-   * shared with other roles is listened to once and its messages of every
-   * type are processed, so no message is left unhandled.
+   * Start only the worker for this role.  All roles by default.  `"task"`
+   * also listens to the queues tasks declared with
+   * `defineTask(name, { queue })`.  A queue shared with other roles is
+   * listened to once and its messages of every type are processed, so no
+   * message is left unhandled.
    */
   readonly queue?: QueueRole;
 }
