@@ -614,3 +614,26 @@ test("the first enqueueTask() starts the workers unless manuallyStartQueue is se
     await queue[Symbol.asyncDispose]();
   }
 });
+
+test("a failing task processed without any queue runs once and is given up, not thrown", async () => {
+  const federation = federationWith({});
+  let calls = 0;
+  federation.defineTask("queueless", {
+    schema: z.object({}),
+    handler() {
+      calls++;
+      throw new Error("fails");
+    },
+  });
+  await withLogs(async (records) => {
+    await federation.processQueuedMessage(
+      { app: "worker" },
+      taskMessage("queueless", await encodeTaskPayload({})),
+    );
+    assertEquals(calls, 1);
+    assert(
+      records.some((record) => record.level === "error" && /Gave up/.test(String(record.message))),
+      "the give-up is logged",
+    );
+  });
+});
