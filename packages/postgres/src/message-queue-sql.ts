@@ -1,0 +1,110 @@
+// The SQL text of PostgresMessageQueue, built once per instance from the
+// validated table name.  Every statement is a single round trip; the
+// queries are sent as prepared statements.
+import { qualifiedName, quoteIdentifier } from "./identifiers.ts";
+
+/** The statements one {@link PostgresMessageQueue} runs. */
+export interface MessageQueueStatements {
+  /** DDL creating the table and its indexes; idempotent. */
+  readonly create: string;
+  /** DROP TABLE. */
+  readonly drop: string;
+  /** $1 JSON text, $2 ordering key, $3 delay ms, $4 channel. */
+  readonly enqueue: string;
+  /** $1 JSON texts (text[]), $2 ordering key, $3 delay ms, $4 channel. */
+  readonly enqueueMany: string;
+  /** $1 how many, $2 lease ms.  Returns id, message (JSON text). */
+  readonly claim: string;
+  /** $1 ids (bigint[]), $2 channel. */
+  readonly acknowledge: string;
+  /** $1 ids (bigint[]), $2 lease ms. */
+  readonly heartbeat: string;
+  /** $1 ids this worker runs (bigint[]).  Returns wait_ms or null. */
+  readonly nextWake: string;
+  /** Returns queued, ready, delayed. */
+  readonly depth: string;
+}
+
+/**
+ * Builds the statements for a queue table.
+ * @param table The validated table name.
+ * @param schema The validated schema name, if any.
+ * @returns The statements.
+ */
+export function buildMessageQueueStatements(
+  table: string,
+  schema?: string,
+): MessageQueueStatements {
+  const t = qualifiedName(table, schema);
+  const index = (suffix: string) => quoteIdentifier(`${table}_${suffix}`);
+  const createSchema = schema == null
+    ? ""
+    : `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)};\n`;
+  return {
+    create: `${createSchema}CREATE TABLE IF NOT EXISTS ${t} (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  message json NOT NULL,
+  ordering_key text,
+  due_at timestamptz NOT NULL DEFAULT now(),
+  locked_until timestamptz,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS ${index("due_idx")} ON ${t} (due_at, id);
+CREATE INDEX IF NOT EXISTS ${index("key_idx")} ON ${t} (ordering_key, id)
+  WHERE ordering_key IS NOT NULL;`,
+    drop: `DROP TABLE IF EXISTS ${t}`,
+    // NOTIFY is delivered on commit, i.e. only once the row is visible.
+    enqueue: `WITH inserted AS (
+  INSERT INTO ${t} (message, ordering_key, due_at)
+  VALUES ($1::text::json, $2::text, now() + $3::bigint * interval '1 millisecond')
+  RETURNING id
+)
+SELECT pg_notify($4::text, '') FROM inserted`,
+    enqueueMany: `WITH inserted AS (
+  INSERT INTO ${t} (message, ordering_key, due_at)
+  SELECT m.message::json, $2::text, now() + $3::bigint * interval '1 millisecond'
+  FROM unnest($1::text[]) WITH ORDINALITY AS m(message, position)
+  ORDER BY m.position
+  RETURNING id
+)
+SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_inserted`,
+    // A row is claimable when it is due and not in flight (or its lease ran
+    // out: its worker is presumed dead).  A row with an ordering key is
+    // claimable only when it is the oldest row with that key, so same-key
+    // rows run one at a time and in enqueue order, across processes.
+    claim: `WITH claimable AS (
+  SELECT c.id FROM ${t} AS c
+  WHERE c.due_at <= now()
+    AND (c.locked_until IS NULL OR c.locked_until < now())
+    AND (c.ordering_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM ${t} AS e WHERE e.ordering_key = c.ordering_key AND e.id < c.id
+    ))
+  ORDER BY c.id
+  LIMIT $1::int
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE ${t} AS q SET locked_until = now() + $2::bigint * interval '1 millisecond'
+FROM claimable WHERE q.id = claimable.id
+RETURNING q.id::text AS id, q.message::text AS message`,
+    // Deleting a keyed row may unblock the next row with that key in
+    // another process, so listeners are told.
+    acknowledge: `WITH deleted AS (
+  DELETE FROM ${t} WHERE id = ANY($1::bigint[]) RETURNING ordering_key
+)
+SELECT pg_notify($2::text, '')
+FROM (SELECT 1 FROM deleted WHERE ordering_key IS NOT NULL LIMIT 1) AS keyed`,
+    heartbeat: `UPDATE ${t} SET locked_until = now() + $2::bigint * interval '1 millisecond'
+WHERE id = ANY($1::bigint[])`,
+    nextWake: `SELECT ceil(extract(epoch FROM (least(
+  min(due_at) FILTER (WHERE due_at > now() AND locked_until IS NULL),
+  min(locked_until) FILTER (WHERE locked_until >= now() AND NOT (id = ANY($1::bigint[])))
+) - clock_timestamp())) * 1000)::float8 AS wait_ms
+FROM ${t}`,
+    depth: `SELECT count(*)::int AS queued,
+  count(*) FILTER (
+    WHERE due_at <= now() AND (locked_until IS NULL OR locked_until < now())
+  )::int AS ready,
+  count(*) FILTER (WHERE due_at > now() AND locked_until IS NULL)::int AS delayed
+FROM ${t}`,
+  };
+}
