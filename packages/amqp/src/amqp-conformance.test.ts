@@ -1,7 +1,12 @@
-import { testMessageQueue } from "@fedwork/testing";
+import { testFederationOverQueue, testMessageQueue } from "@fedwork/testing";
 
 testMessageQueue({
   name: "AmqpMessageQueue",
   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
   durable: true,
+});
+
+testFederationOverQueue({
+  name: "AmqpMessageQueue",
+  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
 });

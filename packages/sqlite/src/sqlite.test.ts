@@ -1,4 +1,4 @@
-import { testKvStore, testMessageQueue } from "@fedwork/testing";
+import { testFederationOverQueue, testKvStore, testMessageQueue } from "@fedwork/testing";
 import { cleanup, databasePath } from "./conformance-factory.ts";
 import { SqliteKvStore } from "./kv/mod.ts";
 
@@ -12,4 +12,9 @@ testKvStore({
   name: "SqliteKvStore",
   createStore: (namespace) => new SqliteKvStore({ path: databasePath(namespace) }),
   cleanup,
+});
+
+testFederationOverQueue({
+  name: "SqliteMessageQueue",
+  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
 });

@@ -1,5 +1,5 @@
 import { MemoryKvStore } from "@fedwork/core";
-import { testKvStore, testMessageQueue } from "./mod.ts";
+import { testFederationOverQueue, testKvStore, testMessageQueue } from "./mod.ts";
 
 testMessageQueue({
   name: "InProcessMessageQueue",
@@ -10,4 +10,9 @@ testMessageQueue({
 testKvStore({
   name: "MemoryKvStore",
   createStore: () => new MemoryKvStore(),
+});
+
+testFederationOverQueue({
+  name: "InProcessMessageQueue",
+  factoryModule: new URL("./in-process-factory.ts", import.meta.url).href,
 });

@@ -11,9 +11,11 @@
  * @since 0.1.0
  */
 export type {
+  FederationConformanceOptions,
   KvStoreConformanceOptions,
   MessageQueueConformanceOptions,
   MessageQueueFactory,
 } from "./types.ts";
 export { testMessageQueue } from "./message-queue-suite.ts";
 export { testKvStore } from "./kv-store-suite.ts";
+export { testFederationOverQueue } from "./federation-suite.ts";

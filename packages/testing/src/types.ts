@@ -83,3 +83,21 @@ export interface KvStoreConformanceOptions {
    */
   cleanup?(namespace: string): Promise<void>;
 }
+
+/**
+ * Options for {@link testFederationOverQueue}.
+ * @since 0.1.0
+ */
+export interface FederationConformanceOptions {
+  /** Used in test names, e.g. `"RedisMessageQueue"`. */
+  readonly name: string;
+
+  /**
+   * URL of the backend's factory module (the same one given to
+   * `testMessageQueue()`).
+   */
+  readonly factoryModule: string;
+
+  /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
+  readonly leaseMs?: number;
+}

@@ -1,0 +1,197 @@
+import { assert, assertEquals, assertInstanceOf, test } from "@fedify/fixture";
+import {
+  createFederationBuilder,
+  type Federation,
+  MemoryKvStore,
+  type MessageQueue,
+} from "@fedwork/core";
+import { Create, Note } from "@fedify/vocab";
+import { startInboxServer } from "./inbox-server.ts";
+import { EVENT_TIMEOUT_MS, type QueueTestRun, runQueueTest } from "./queue-harness.ts";
+import type { FederationConformanceOptions } from "./types.ts";
+import { createDeferred, withTimeout } from "./wait.ts";
+
+const DEFAULT_LEASE_MS = 1_500;
+
+/** The payload of the suite's task. */
+interface DigestPayload {
+  readonly activity: Create;
+  readonly sentAt: Date;
+  readonly counts: Map<string, number>;
+}
+
+/** The Standard Schema shape the suite's hand-written schema fills in. */
+interface DigestSchema {
+  readonly "~standard": {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (
+      value: unknown,
+    ) =>
+      | { readonly value: DigestPayload; readonly issues?: undefined }
+      | { readonly issues: readonly { message: string; path: string[] }[] };
+    readonly types?: { readonly input: DigestPayload; readonly output: DigestPayload };
+  };
+}
+
+// A hand-written Standard Schema keeps this public suite free of a schema
+// library dependency; apps use Zod, Valibot or ArkType the same way.
+const digestSchema: DigestSchema = {
+  "~standard": {
+    version: 1,
+    vendor: "fedwork-testing",
+    validate(value) {
+      const payload = value as Partial<DigestPayload> | null;
+      const issues: { message: string; path: string[] }[] = [];
+      if (!(payload?.activity instanceof Create)) {
+        issues.push({ message: "Expected a Create activity.", path: ["activity"] });
+      }
+      if (!(payload?.sentAt instanceof Date)) {
+        issues.push({ message: "Expected a Date.", path: ["sentAt"] });
+      }
+      if (!(payload?.counts instanceof Map)) {
+        issues.push({ message: "Expected a Map.", path: ["counts"] });
+      }
+      return issues.length > 0 ? { issues } : { value: payload as DigestPayload };
+    },
+  },
+};
+
+/** Builds the "web" and "worker" federations of one app from one builder. */
+async function buildWebAndWorker(
+  run: QueueTestRun,
+  define: (builder: ReturnType<typeof createFederationBuilder<void>>) => void,
+): Promise<{ web: Federation<void>; worker: Federation<void> }> {
+  const builder = createFederationBuilder<void>();
+  define(builder);
+  const options = (queue: MessageQueue) => ({
+    kv: new MemoryKvStore(),
+    queue,
+    allowPrivateAddress: true,
+  });
+  // The web side only enqueues; the worker side only runs the queues.  Each
+  // has its own queue instance on the same namespace, as two processes would.
+  const web = await builder.build({
+    ...options(await run.createQueue()),
+    manuallyStartQueue: true,
+  });
+  const worker = await builder.build({
+    ...options(await run.createQueue()),
+    manuallyStartQueue: true,
+  });
+  return { web, worker };
+}
+
+function createActivity(): Create {
+  return new Create({
+    id: new URL("https://web.example/activities/1"),
+    actor: new URL("https://web.example/users/alice"),
+    object: new Note({
+      id: new URL("https://web.example/notes/1"),
+      content: "Hello from the conformance suite",
+    }),
+  });
+}
+
+/**
+ * Registers end-to-end tests that run a Fedwork federation over a queue
+ * backend: an outbox delivery POSTed to a real HTTP server on 127.0.0.1,
+ * and a typed task whose payload holds a vocabulary object, a `Date` and a
+ * `Map`, enqueued by a "web" federation and run by a "worker" federation
+ * built from the same builder (two queue instances on one namespace, as in
+ * a deployment with web and worker processes).
+ *
+ * @example
+ * ```ts ignore
+ * import { testFederationOverQueue } from "@fedwork/testing";
+ *
+ * testFederationOverQueue({
+ *   name: "RedisMessageQueue",
+ *   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+ * });
+ * ```
+ * @param options The backend's name and factory module.
+ * @since 0.1.0
+ */
+export function testFederationOverQueue(options: FederationConformanceOptions): void {
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+
+  test(`${options.name}: an outbox delivery reaches a real inbox through the queue`, async () => {
+    const server = await startInboxServer();
+    try {
+      await runQueueTest(options.factoryModule, leaseMs, async (run) => {
+        const { web, worker } = await buildWebAndWorker(run, () => {});
+        const controller = new AbortController();
+        const working = worker.startQueue(undefined, { signal: controller.signal });
+        try {
+          const activity = createActivity();
+          await web.createContext(new URL("https://web.example/"), undefined).sendActivity(
+            { identifier: "alice" },
+            {
+              id: new URL("https://remote.example/users/bob"),
+              inboxId: new URL("/users/bob/inbox", server.url),
+            },
+            activity,
+          );
+          const request = await withTimeout(
+            server.firstRequest,
+            EVENT_TIMEOUT_MS,
+            "the worker to deliver the activity",
+          );
+          assertEquals(request.method, "POST");
+          assertEquals(request.path, "/users/bob/inbox");
+          assertEquals(request.contentType, "application/activity+json");
+          assertEquals(JSON.parse(request.body), await activity.toJsonLd());
+        } finally {
+          controller.abort();
+          await working;
+        }
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`${options.name}: a typed task enqueued by a web process runs on a worker`, async () => {
+    await runQueueTest(options.factoryModule, leaseMs, async (run) => {
+      const received = createDeferred<{ data: DigestPayload; origin: string }>();
+      let digest!: ReturnType<typeof defineDigest>;
+      const defineDigest = (builder: ReturnType<typeof createFederationBuilder<void>>) =>
+        builder.defineTask("send-digest", {
+          schema: digestSchema,
+          handler: (ctx, data) => received.resolve({ data, origin: ctx.origin }),
+        });
+      const { web, worker } = await buildWebAndWorker(run, (builder) => {
+        digest = defineDigest(builder);
+      });
+      const controller = new AbortController();
+      const working = worker.startQueue(undefined, { signal: controller.signal, queue: "task" });
+      try {
+        const sentAt = new Date("2026-11-23T10:00:00.000Z");
+        await web.createContext(new URL("https://web.example/"), undefined).enqueueTask(digest, {
+          activity: createActivity(),
+          sentAt,
+          counts: new Map([["likes", 3], ["boosts", 1]]),
+        });
+        const { data, origin } = await withTimeout(
+          received.promise,
+          EVENT_TIMEOUT_MS,
+          "the worker to run the task",
+        );
+        assertEquals(origin, "https://web.example");
+        assertInstanceOf(data.activity, Create);
+        const note = await data.activity.getObject();
+        assertInstanceOf(note, Note);
+        assertEquals(note.content?.toString(), "Hello from the conformance suite");
+        assertEquals(await data.activity.toJsonLd(), await createActivity().toJsonLd());
+        assertInstanceOf(data.sentAt, Date);
+        assertEquals(data.sentAt.getTime(), sentAt.getTime());
+        assert(data.counts instanceof Map);
+        assertEquals([...data.counts], [["likes", 3], ["boosts", 1]]);
+      } finally {
+        controller.abort();
+        await working;
+      }
+    });
+  });
+}
