@@ -4,7 +4,9 @@ import {
   assertInstanceOf,
   assertRejects,
   assertThrows,
+  deferred,
   test,
+  within,
 } from "@fedify/fixture";
 import { execFile } from "node:child_process";
 import { AmqpMessageQueue } from "./amqp-message-queue.ts";
@@ -17,28 +19,6 @@ import {
 import type { AmqpMessageQueueOptions } from "./options.ts";
 import { hashKey, targetQueueName } from "./topology.ts";
 import { resolveAmqpOptions } from "./options.ts";
-
-const TIMEOUT_MS = 30_000;
-
-/** Resolves with `promise`, or rejects if it takes longer than `ms`. */
-async function within<T>(promise: Promise<T>, what: string, ms = TIMEOUT_MS): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}.`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** A promise with its resolve function exposed. */
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => resolve = r);
-  return { promise, resolve };
-}
 
 /**
  * Runs `body` with a queue on a fresh namespace, then aborts its listeners,

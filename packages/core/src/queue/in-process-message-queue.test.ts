@@ -5,35 +5,15 @@ import {
   assertInstanceOf,
   assertMatch,
   assertRejects,
+  deferred,
   detectRuntime,
   test,
+  within,
 } from "@fedify/fixture";
 import { spawn } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { InProcessMessageQueue } from "./in-process-message-queue.ts";
-
-const TIMEOUT_MS = 30_000;
-
-/** Resolves with `promise`, or rejects if it takes longer than `ms`. */
-async function within<T>(promise: Promise<T>, what: string, ms = TIMEOUT_MS): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}.`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** A promise with its resolve function exposed. */
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => resolve = r);
-  return { promise, resolve };
-}
 
 /** Lets pending timers and microtasks run once. */
 function nextMacrotask(): Promise<void> {

@@ -4,31 +4,13 @@ import {
   assertFalse,
   assertStrictEquals,
   assertThrows,
+  deferred,
   test,
+  within,
 } from "@fedify/fixture";
 import { InProcessMessageQueue } from "./in-process-message-queue.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "./message-queue.ts";
 import { ParallelMessageQueue } from "./parallel-message-queue.ts";
-
-const TIMEOUT_MS = 30_000;
-
-async function within<T>(promise: Promise<T>, what: string, ms = TIMEOUT_MS): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}.`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => resolve = r);
-  return { promise, resolve };
-}
 
 function nextMacrotask(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));

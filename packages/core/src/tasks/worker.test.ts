@@ -1,4 +1,11 @@
-import { assert, assertEquals, assertRejects, assertStrictEquals, test } from "@fedify/fixture";
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertStrictEquals,
+  test,
+  within,
+} from "@fedify/fixture";
 import { Create, Note } from "@fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
@@ -511,16 +518,3 @@ test("an async schema is awaited on the worker", async () => {
   });
   assertEquals(queue.enqueued, []);
 });
-
-/** Resolves with `promise`, or rejects if it takes longer than 30 seconds. */
-async function within<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}.`)), 30_000);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

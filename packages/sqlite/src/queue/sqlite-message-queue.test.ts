@@ -7,7 +7,9 @@ import {
   assertInstanceOf,
   assertRejects,
   assertThrows,
+  deferred,
   test,
+  within,
 } from "@fedify/fixture";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
 import { cleanup, databasePath } from "../conformance-factory.ts";
@@ -15,26 +17,6 @@ import { openSqliteDatabase } from "../database/driver.ts";
 import { SqliteClosedError } from "../database/errors.ts";
 import { SqliteIdentifierError } from "../database/identifier.ts";
 import { SqliteMessageQueue } from "./sqlite-message-queue.ts";
-
-// Only bounds how long a broken test takes to fail on a busy machine.
-const EVENT_TIMEOUT_MS = 30_000;
-
-function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`Timed out after ${EVENT_TIMEOUT_MS} ms waiting for ${what}.`)),
-      EVENT_TIMEOUT_MS,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 /** Runs `body` with a fresh database file, removed afterwards. */
 async function withDatabase(body: (path: string) => Promise<void>): Promise<void> {
@@ -96,12 +78,12 @@ test("SqliteMessageQueue closing stops its listeners after their handlers finish
       finished = true;
     });
     await queue.enqueue("work");
-    await withTimeout(started.promise, "the handler to start");
+    await within(started.promise, "the handler to start");
     const closing = queue[Symbol.asyncDispose]();
     release.resolve();
-    await withTimeout(closing, "the queue to close");
+    await within(closing, "the queue to close");
     assert(finished, "The queue closed before the running handler finished.");
-    await withTimeout(listening, "listen() to resolve");
+    await within(listening, "listen() to resolve");
   });
 });
 
@@ -124,9 +106,9 @@ test("SqliteMessageQueue runs up to concurrency handlers at once", async () => {
       if (++handled === 6) allHandled.resolve();
     }, { signal: controller.signal });
     await queue.enqueueMany([1, 2, 3, 4, 5, 6]);
-    await withTimeout(allStarted.promise, "four handlers to run at once");
+    await within(allStarted.promise, "four handlers to run at once");
     release.resolve();
-    await withTimeout(allHandled.promise, "all six messages");
+    await within(allHandled.promise, "all six messages");
     controller.abort();
     await listening;
     assertEquals(maxRunning, 4);
@@ -146,7 +128,7 @@ test("SqliteMessageQueue holds back a key behind an earlier delayed message", as
     await queue.enqueue("delayed", { orderingKey: "k", delay: { milliseconds: 500 } });
     await queue.enqueue("after", { orderingKey: "k" });
     await queue.enqueue("other key", { orderingKey: "other" });
-    await withTimeout(done.promise, "three messages");
+    await within(done.promise, "three messages");
     controller.abort();
     await listening;
     assertEquals(order, ["other key", "delayed", "after"]);
@@ -168,7 +150,7 @@ test("SqliteMessageQueue picks up a message enqueued by another process", async 
       path,
       JSON.stringify({ from: "child" }),
     ]);
-    assertEquals(await withTimeout(received.promise, "the child's message"), { from: "child" });
+    assertEquals(await within(received.promise, "the child's message"), { from: "child" });
     controller.abort();
     await listening;
   });
@@ -181,12 +163,12 @@ test("SqliteMessageQueue hands each message to exactly one of several processes"
     const script = fileURLToPath(new URL("./listen-from-process.ts", import.meta.url));
     const children = [startChild([script, path]), startChild([script, path])];
     try {
-      await withTimeout(Promise.all(children.map((c) => c.ready)), "the children to listen");
+      await within(Promise.all(children.map((c) => c.ready)), "the children to listen");
       const count = 200;
       await producer.enqueueMany(Array.from({ length: count }, (_, index) => ({ index })));
       // Deleted rows are acknowledged ones, and a row is claimed before it
       // is deleted: once the table is empty, no claim can follow.
-      await withTimeout(
+      await within(
         (async () => {
           while ((await producer.getDepth()).queued > 0) {
             await new Promise((resolve) => setTimeout(resolve, 50));
@@ -197,7 +179,7 @@ test("SqliteMessageQueue hands each message to exactly one of several processes"
     } finally {
       for (const child of children) child.stop();
     }
-    const lines = (await withTimeout(Promise.all(children.map((c) => c.exited)), "the exits"))
+    const lines = (await within(Promise.all(children.map((c) => c.exited)), "the exits"))
       .flat();
     const indexes = lines.map((line) => (JSON.parse(line) as { index: number }).index);
     assertEquals(indexes.length, 200, "Some message was handled twice or not at all.");
@@ -281,13 +263,13 @@ test("SqliteMessageQueue keeps listening after a claim fails on a locked databas
         listening = queue.listen((message) => received.resolve(message), {
           signal: controller.signal,
         });
-        await withTimeout(failureLogged.promise, "the failed claim to be logged");
+        await within(failureLogged.promise, "the failed claim to be logged");
       } finally {
         holder.exec("COMMIT");
         holder.close();
       }
       await queue.enqueue({ after: "lock" });
-      assertEquals(await withTimeout(received.promise, "the message"), { after: "lock" });
+      assertEquals(await within(received.promise, "the message"), { after: "lock" });
       controller.abort();
       await listening;
       assert(records.some((record) => record.level === "error"));
@@ -307,7 +289,7 @@ async function runChild(args: string[]): Promise<void> {
   const child = spawn(command, fullArgs, { cwd: process.cwd(), env, stdio: "pipe" });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const code = await withTimeout(
+  const code = await within(
     new Promise<number | null>((resolve, reject) => {
       child.on("error", reject);
       child.on("exit", resolve);
