@@ -1,7 +1,24 @@
-import { testMessageQueue } from "@fedwork/testing";
+import { testKvStore, testMessageQueue } from "@fedwork/testing";
+import { POSTGRES_URL, tableNameFor } from "./conformance-factory.ts";
+import { PostgresKvStore } from "./postgres-kv-store.ts";
+import postgres from "postgres";
 
 testMessageQueue({
   name: "PostgresMessageQueue",
   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
   durable: true,
+});
+
+testKvStore({
+  name: "PostgresKvStore",
+  createStore: (namespace) =>
+    new PostgresKvStore(POSTGRES_URL, { tableName: tableNameFor(namespace) }),
+  async cleanup(namespace) {
+    const sql = postgres(POSTGRES_URL, { onnotice: () => {} });
+    try {
+      await sql.unsafe(`DROP TABLE IF EXISTS "${tableNameFor(namespace)}"`);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  },
 });

@@ -18,3 +18,4 @@ export {
   PostgresMessageQueue,
   type PostgresMessageQueueOptions,
 } from "./postgres-message-queue.ts";
+export { PostgresKvStore, type PostgresKvStoreOptions } from "./postgres-kv-store.ts";

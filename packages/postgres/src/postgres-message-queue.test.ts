@@ -1,0 +1,149 @@
+import { assert, assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture";
+import postgres from "postgres";
+import { POSTGRES_URL } from "./conformance-factory.ts";
+import { PostgresClosedError } from "./errors.ts";
+import { PostgresMessageQueue } from "./postgres-message-queue.ts";
+
+const TIMEOUT_MS = 30_000;
+
+function uniqueTable(): string {
+  return `fedwork_pgtest_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+}
+
+async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}.`)), TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+test("PostgresMessageQueue rejects invalid options naming the option", () => {
+  assertThrows(
+    () => new PostgresMessageQueue(POSTGRES_URL, { tableName: 'x"; DROP' }),
+    TypeError,
+    "tableName",
+  );
+  assertThrows(
+    () => new PostgresMessageQueue(POSTGRES_URL, { schema: "a.b" }),
+    TypeError,
+    "schema",
+  );
+  assertThrows(
+    () => new PostgresMessageQueue(POSTGRES_URL, { channelName: "a-b" }),
+    TypeError,
+    "channelName",
+  );
+  assertThrows(
+    () => new PostgresMessageQueue(POSTGRES_URL, { leaseTime: { seconds: 0 } }),
+    RangeError,
+    "leaseTime must be a positive duration",
+  );
+  assertThrows(
+    () => new PostgresMessageQueue(POSTGRES_URL, { pollInterval: { seconds: -1 } }),
+    RangeError,
+    "pollInterval",
+  );
+  assertThrows(
+    () => new PostgresMessageQueue(POSTGRES_URL, { concurrency: 0 }),
+    RangeError,
+    "concurrency",
+  );
+});
+
+test("PostgresMessageQueue rejects enqueue after it was disposed", async () => {
+  const queue = new PostgresMessageQueue(POSTGRES_URL, { tableName: uniqueTable() });
+  await queue[Symbol.asyncDispose]();
+  await assertRejects(() => queue.enqueue({ a: 1 }), PostgresClosedError);
+});
+
+test("PostgresMessageQueue enqueue rejects when the client it was given is closed", async () => {
+  const sql = postgres(POSTGRES_URL, { onnotice: () => {} });
+  const queue = new PostgresMessageQueue(sql, { tableName: uniqueTable() });
+  await sql.end();
+  await assertRejects(() => queue.enqueue({ a: 1 }));
+});
+
+test("PostgresMessageQueue keeps listening after its connections are terminated", async () => {
+  const tableName = uniqueTable();
+  const admin = postgres(POSTGRES_URL, { onnotice: () => {} });
+  const applicationName = `fedwork_reconnect_${tableName.slice(-12)}`;
+  const client = postgres(POSTGRES_URL, {
+    onnotice: () => {},
+    connection: { application_name: applicationName },
+  });
+  const queue = new PostgresMessageQueue(client, { tableName, pollInterval: { seconds: 1 } });
+  const controller = new AbortController();
+  const received: string[] = [];
+  let first!: () => void;
+  let second!: () => void;
+  const gotFirst = new Promise<void>((r) => first = r);
+  const gotSecond = new Promise<void>((r) => second = r);
+  const listening = queue.listen((message: string) => {
+    received.push(message);
+    if (message === "before") first();
+    if (message === "after") second();
+  }, { signal: controller.signal });
+  try {
+    await queue.enqueue("before");
+    await within(gotFirst, "the message before the disconnect");
+    const killed = await admin`
+      SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE application_name = ${applicationName}`;
+    assert(killed.length > 0, "no connection was terminated");
+    const producer = new PostgresMessageQueue(admin, { tableName, initialized: true });
+    await producer.enqueue("after");
+    await within(gotSecond, "the message after the disconnect");
+    assertEquals(received, ["before", "after"]);
+  } finally {
+    controller.abort();
+    await listening;
+    await queue[Symbol.asyncDispose]();
+    await client.end({ timeout: 5 });
+    await admin.unsafe(`DROP TABLE IF EXISTS "${tableName}"`);
+    await admin.end({ timeout: 5 });
+  }
+});
+
+test("PostgresMessageQueue renews the lease of a handler running longer than it", async () => {
+  const tableName = uniqueTable();
+  const queue = new PostgresMessageQueue(POSTGRES_URL, {
+    tableName,
+    leaseTime: { milliseconds: 600 },
+  });
+  const other = new PostgresMessageQueue(POSTGRES_URL, {
+    tableName,
+    leaseTime: { milliseconds: 600 },
+  });
+  const controller = new AbortController();
+  let started!: () => void;
+  const startedPromise = new Promise<void>((r) => started = r);
+  let deliveries = 0;
+  const listening = queue.listen(async () => {
+    deliveries++;
+    started();
+    await new Promise((r) => setTimeout(r, 2_400));
+  }, { signal: controller.signal });
+  try {
+    await queue.enqueue("long");
+    await within(startedPromise, "the handler to start");
+    const otherListening = other.listen(() => {
+      deliveries++;
+    }, { signal: controller.signal });
+    // The handler is still running: its row stays in flight.
+    const depth = await other.getDepth();
+    assertEquals(depth, { queued: 1, ready: 0, delayed: 0 });
+    controller.abort();
+    await within(Promise.all([listening, otherListening]), "listen() to resolve");
+    assertEquals(deliveries, 1);
+    assertEquals(await other.getDepth(), { queued: 0, ready: 0, delayed: 0 });
+  } finally {
+    await queue.drop();
+    await queue[Symbol.asyncDispose]();
+    await other[Symbol.asyncDispose]();
+  }
+});
