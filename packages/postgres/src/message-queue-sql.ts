@@ -13,8 +13,13 @@ export interface MessageQueueStatements {
   readonly enqueue: string;
   /** $1 JSON texts (text[]), $2 ordering key, $3 delay ms, $4 channel. */
   readonly enqueueMany: string;
-  /** $1 how many, $2 lease ms.  Returns id, message (JSON text). */
+  /** $1 how many, $2 lease ms.  Returns id, message (JSON text), keyed. */
   readonly claim: string;
+  /**
+   * Like `claim`, also deleting $3 (bigint[]), handled rows without an
+   * ordering key, in the same round trip.
+   */
+  readonly acknowledgeAndClaim: string;
   /** $1 ids (bigint[]), $2 channel. */
   readonly acknowledge: string;
   /** $1 ids (bigint[]), $2 lease ms. */
@@ -72,6 +77,10 @@ SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_inse
     // out: its worker is presumed dead).  A row with an ordering key is
     // claimable only when it is the oldest row with that key, so same-key
     // rows run one at a time and in enqueue order, across processes.
+    // A row is claimable when it is due and not in flight (or its lease ran
+    // out: its worker is presumed dead).  A row with an ordering key is
+    // claimable only when it is the oldest row with that key, so same-key
+    // rows run one at a time and in enqueue order, across processes.
     claim: `WITH claimable AS (
   SELECT c.id FROM ${t} AS c
   WHERE c.due_at <= now()
@@ -85,7 +94,30 @@ SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_inse
 )
 UPDATE ${t} AS q SET locked_until = now() + $2::bigint * interval '1 millisecond'
 FROM claimable WHERE q.id = claimable.id
-RETURNING q.id::text AS id, q.message::text AS message`,
+RETURNING q.id::text AS id, q.message::text AS message, q.ordering_key IS NOT NULL AS keyed`,
+    // The DELETE runs even though nothing references it.  All parts of the
+    // statement share one snapshot, so the deleted rows are excluded from
+    // the claim explicitly.  Only unkeyed rows are acknowledged this way:
+    // a keyed successor would not be claimable in this snapshot, and
+    // other listeners must be notified (see acknowledge).
+    acknowledgeAndClaim: `WITH deleted AS (
+  DELETE FROM ${t} WHERE id = ANY($3::bigint[])
+),
+claimable AS (
+  SELECT c.id FROM ${t} AS c
+  WHERE c.due_at <= now()
+    AND (c.locked_until IS NULL OR c.locked_until < now())
+    AND NOT (c.id = ANY($3::bigint[]))
+    AND (c.ordering_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM ${t} AS e WHERE e.ordering_key = c.ordering_key AND e.id < c.id
+    ))
+  ORDER BY c.id
+  LIMIT $1::int
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE ${t} AS q SET locked_until = now() + $2::bigint * interval '1 millisecond'
+FROM claimable WHERE q.id = claimable.id
+RETURNING q.id::text AS id, q.message::text AS message, q.ordering_key IS NOT NULL AS keyed`,
     // Deleting a keyed row may unblock the next row with that key in
     // another process, so listeners are told.
     acknowledge: `WITH deleted AS (

@@ -68,6 +68,14 @@ export interface PostgresMessageQueueOptions {
 interface ClaimedRow {
   readonly id: string;
   readonly message: string;
+  readonly keyed: boolean;
+}
+
+interface Acknowledgements {
+  /** Handled rows with an ordering key: deleted with a notification. */
+  readonly keyed: string[];
+  /** Handled rows without one: deleted along with the next claim. */
+  readonly plain: string[];
 }
 
 /**
@@ -267,7 +275,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     signal: AbortSignal | undefined,
   ): Promise<void> {
     const running = new Map<string, Promise<void>>();
-    const acks: string[] = [];
+    const acks: Acknowledgements = { keyed: [], plain: [] };
     const onAbort = () => wakeup.wake();
     signal?.addEventListener("abort", onAbort);
     const heartbeat = setInterval(() => {
@@ -286,7 +294,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
           });
         } finally {
           running.delete(row.id);
-          acks.push(row.id);
+          (row.keyed ? acks.keyed : acks.plain).push(row.id);
           wakeup.wake();
         }
       })();
@@ -307,14 +315,22 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
             () => wakeup.wake(),
           );
           await this.#initialize();
-          await this.#flushAcks(acks);
+          await this.#flushAcks(acks.keyed);
           const free = this.#concurrency - running.size;
+          if (free === 0) await this.#flushAcks(acks.plain);
           if (free > 0) {
-            const rows = await this.#sql.unsafe<ClaimedRow[]>(
-              this.#statements.claim,
-              [free, this.#leaseMs],
-              PREPARED,
-            );
+            const plain = acks.plain.splice(0);
+            let rows: ClaimedRow[];
+            try {
+              rows = await this.#sql.unsafe<ClaimedRow[]>(
+                plain.length > 0 ? this.#statements.acknowledgeAndClaim : this.#statements.claim,
+                plain.length > 0 ? [free, this.#leaseMs, plain] : [free, this.#leaseMs],
+                PREPARED,
+              );
+            } catch (error) {
+              acks.plain.unshift(...plain);
+              throw error;
+            }
             for (const row of rows) start(row);
             if (rows.length < free) {
               // Nothing else is claimable now: sleep until the earliest
@@ -342,7 +358,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
         await wakeup.wait(waitMs);
       }
       while (running.size > 0) await Promise.all(running.values());
-      await this.#flushAcksOnExit(acks);
+      await this.#flushAcksOnExit([...acks.keyed, ...acks.plain]);
     } finally {
       clearInterval(heartbeat);
       signal?.removeEventListener("abort", onAbort);
