@@ -147,3 +147,70 @@ test("PostgresMessageQueue renews the lease of a handler running longer than it"
     await other[Symbol.asyncDispose]();
   }
 });
+
+test("PostgresMessageQueue runs up to concurrency handlers at once", async () => {
+  const tableName = uniqueTable();
+  await using queue = new PostgresMessageQueue(POSTGRES_URL, { tableName, concurrency: 3 });
+  const controller = new AbortController();
+  let running = 0;
+  let allStarted!: () => void;
+  const started = new Promise<void>((r) => allStarted = r);
+  let release!: () => void;
+  const released = new Promise<void>((r) => release = r);
+  const listening = queue.listen(async () => {
+    if (++running === 3) allStarted();
+    await released;
+    running--;
+  }, { signal: controller.signal });
+  try {
+    await queue.enqueueMany([1, 2, 3, 4]);
+    await within(started, "three handlers running at once");
+    assertEquals((await queue.getDepth()).ready, 1);
+  } finally {
+    controller.abort();
+    release();
+    await within(listening, "listen() to resolve");
+    await queue.drop();
+  }
+});
+
+test("PostgresMessageQueue holds later same-key messages behind a delayed one", async () => {
+  const tableName = uniqueTable();
+  await using queue = new PostgresMessageQueue(POSTGRES_URL, { tableName });
+  const controller = new AbortController();
+  const received: string[] = [];
+  let finish!: () => void;
+  const finished = new Promise<void>((r) => finish = r);
+  const listening = queue.listen((message: string) => {
+    received.push(message);
+    if (received.length === 3) finish();
+  }, { signal: controller.signal });
+  try {
+    await queue.enqueue("delayed-a", { orderingKey: "a", delay: { milliseconds: 800 } });
+    await queue.enqueue("ready-a", { orderingKey: "a" });
+    await queue.enqueue("ready-b", { orderingKey: "b" });
+    await within(finished, "three messages");
+    assertEquals(received, ["ready-b", "delayed-a", "ready-a"]);
+  } finally {
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    await queue.drop();
+  }
+});
+
+test("PostgresMessageQueue creates its table once when many instances start at once", async () => {
+  const tableName = uniqueTable();
+  const queues = Array.from(
+    { length: 5 },
+    () => new PostgresMessageQueue(POSTGRES_URL, { tableName, schema: tableName }),
+  );
+  const admin = postgres(POSTGRES_URL, { onnotice: () => {} });
+  try {
+    await Promise.all(queues.map((queue, i) => queue.enqueue(i)));
+    assertEquals((await queues[0].getDepth()).queued, 5);
+  } finally {
+    await Promise.all(queues.map((queue) => queue[Symbol.asyncDispose]()));
+    await admin.unsafe(`DROP SCHEMA IF EXISTS "${tableName}" CASCADE`);
+    await admin.end({ timeout: 5 });
+  }
+});
