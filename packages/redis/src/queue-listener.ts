@@ -29,6 +29,10 @@ export interface ListenerBackend {
   heartbeat(ids: readonly string[]): Promise<void>;
   /** Calls `wake` whenever messages may have become ready; returns an unsubscriber. */
   onWake(wake: () => void): () => void;
+  /** Whether `error` means the queue can never work again (it was disposed). */
+  isFatal(error: unknown): boolean;
+  /** Throws the fatal error when the queue can never work again. */
+  checkOpen(): void;
 }
 
 // Backoff after failed claims: doubles from the first value up to the cap.
@@ -108,6 +112,7 @@ export async function runListener(
   let failures = 0;
   try {
     while (!signal?.aborted) {
+      backend.checkOpen();
       const capacity = backend.concurrency - running.size;
       if (capacity <= 0 && acks.length === 0) {
         woken = false;
@@ -121,6 +126,9 @@ export async function runListener(
       try {
         result = await backend.claim(ackIds, Math.max(capacity, 0));
       } catch (error) {
+        // Stopping here leaves running handlers' leases to run out, which
+        // is all a disposed instance can do.
+        if (backend.isFatal(error)) throw error;
         acks = ackIds.concat(acks);
         failures++;
         const retryMs = Math.min(FIRST_RETRY_MS * 2 ** (failures - 1), MAX_RETRY_MS);

@@ -261,6 +261,37 @@ test("RedisMessageQueue hands out a delayed keyed message after the earlier same
   });
 });
 
+test("RedisMessageQueue hands a dead worker's keyed message to another worker, then the next", async () => {
+  await withQueueName(async (name) => {
+    const options = { url: REDIS_URL, queue: name, leaseTime: { milliseconds: 500 } };
+    const dead = new RedisMessageQueue(options);
+    await using live = new RedisMessageQueue(options);
+    const started = deferred();
+    const deadListening = dead.listen(async () => {
+      started.resolve();
+      await new Promise<never>(() => {});
+    });
+    const deadOutcome = deadListening.then(() => "resolved", (error: unknown) => error);
+    await dead.enqueueMany([1, 2], { orderingKey: "k" });
+    await within(started.promise, "the handler that never finishes");
+    // The worker stops heartbeating without acknowledging: its lease runs out.
+    await dead[Symbol.asyncDispose]();
+    const outcome = await within(deadOutcome, "the disposed listener to stop");
+    assert(outcome instanceof RedisMessageQueueClosedError, `listen() ended with ${outcome}`);
+    const controller = new AbortController();
+    const order: number[] = [];
+    const done = deferred();
+    const listening = live.listen((message: number) => {
+      order.push(message);
+      if (order.length === 2) done.resolve();
+    }, { signal: controller.signal });
+    await within(done.promise, "both messages on the live worker");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    assertEquals(order, [1, 2]);
+  });
+});
+
 /** Kills every connection named `connectionName`; returns how many. */
 async function killConnections(admin: Redis, connectionName: string): Promise<number> {
   const list = await admin.client("LIST") as string;

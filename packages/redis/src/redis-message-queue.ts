@@ -182,11 +182,15 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
   /**
    * Handles messages until `options.signal` aborts, running up to
    * `concurrency` handlers at once.  Lost connections and failed commands
-   * are logged and retried with backoff; listening never stops on its own.
+   * are logged and retried with backoff; listening stops on its own only
+   * when the instance is disposed, rejecting with
+   * {@link RedisMessageQueueClosedError} without waiting for running
+   * handlers (their messages are handed out again after their lease).
    * @param handler Processes one message.
    * @param options The abort signal.
    * @returns Resolves after the signal aborts and running handlers finish.
-   * @throws {RedisMessageQueueClosedError} After disposal.
+   * @throws {RedisMessageQueueClosedError} When the instance is or gets
+   *                                       disposed.
    * @since 0.1.0
    */
   async listen(
@@ -215,6 +219,8 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       heartbeat: async (ids) => {
         await heartbeatScript.run(this.#redis(), [keys.inflight], [opts.leaseMs, ...ids]);
       },
+      isFatal: (error) => error instanceof RedisMessageQueueClosedError,
+      checkOpen: () => void this.#redis(),
       onWake: (wake) => {
         this.#wakeListeners.add(wake);
         return () => this.#wakeListeners.delete(wake);
@@ -251,6 +257,8 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
     if (this.#closed) return;
     this.#closed = true;
     this.#subscriber = undefined;
+    // Listeners still running notice the disposal and stop.
+    for (const wake of this.#wakeListeners) wake();
     await this.#connections.closeAll();
   }
 
