@@ -1,4 +1,4 @@
-import { testKvStore, testMessageQueue } from "@fedwork/testing";
+import { testFederationOverQueue, testKvStore, testMessageQueue } from "@fedwork/testing";
 import { POSTGRES_URL, tableNameFor } from "./conformance-factory.ts";
 import { PostgresKvStore } from "./postgres-kv-store.ts";
 import postgres from "postgres";
@@ -21,4 +21,9 @@ testKvStore({
       await sql.end({ timeout: 5 });
     }
   },
+});
+
+testFederationOverQueue({
+  name: "PostgresMessageQueue",
+  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
 });

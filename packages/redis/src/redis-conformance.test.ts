@@ -1,4 +1,4 @@
-import { testKvStore, testMessageQueue } from "@fedwork/testing";
+import { testFederationOverQueue, testKvStore, testMessageQueue } from "@fedwork/testing";
 import { deleteKeys, REDIS_URL } from "./conformance-factory.ts";
 import { RedisKvStore } from "./redis-kv-store.ts";
 
@@ -12,4 +12,9 @@ testKvStore({
   name: "RedisKvStore",
   createStore: (namespace) => new RedisKvStore({ url: REDIS_URL, prefix: namespace }),
   cleanup: (namespace) => deleteKeys(`${namespace}:`),
+});
+
+testFederationOverQueue({
+  name: "RedisMessageQueue",
+  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
 });

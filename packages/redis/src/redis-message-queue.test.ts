@@ -1,27 +1,15 @@
-import { assert, assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture";
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertThrows,
+  deferred,
+  test,
+  within,
+} from "@fedify/fixture";
 import { Redis } from "ioredis";
 import { deleteKeys, REDIS_URL } from "./conformance-factory.ts";
 import { RedisMessageQueue, RedisMessageQueueClosedError } from "./redis-message-queue.ts";
-
-const TIMEOUT_MS = 30_000;
-
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => resolve = r);
-  return { promise, resolve };
-}
-
-async function within<T>(promise: Promise<T>, what: string, ms = TIMEOUT_MS): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out waiting for ${what}.`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function uniqueName(): string {
   return `fedwork-test-${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
