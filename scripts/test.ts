@@ -79,12 +79,21 @@ async function findTestFiles(dir: string): Promise<string[]> {
   return found.sort();
 }
 
+async function manualPages(): Promise<string[]> {
+  const dir = join(root, "docs", "manual");
+  return (await readdir(dir)).filter((f) => f.endsWith(".md")).map((f) =>
+    join("docs", "manual", f)
+  );
+}
+
 let checksFailed = false;
 if (!skipChecks) {
   const checks: [string, string, string[]][] = [
     ["format", bin("deno"), ["fmt", "--check"]],
     ["lint", bin("deno"), ["lint"]],
     ["deno check", bin("deno"), ["check"]],
+    // The manual's code blocks must type-check against the real API.
+    ["manual code blocks", bin("deno"), ["check", "--doc-only", ...await manualPages()]],
     ["tsc", bin("tsc"), ["-p", "tsconfig.json"]],
   ];
   for (const [label, command, commandArgs] of checks) {
