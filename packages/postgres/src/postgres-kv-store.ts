@@ -1,7 +1,8 @@
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedwork/core";
 import { durationToMilliseconds } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
-import postgres, { type Sql } from "postgres";
+import type { Sql } from "postgres";
+import { resolveClient } from "./client.ts";
 import { PostgresClosedError } from "./errors.ts";
 import { qualifiedName, quoteIdentifier, validateIdentifier } from "./identifiers.ts";
 import { encodeJson } from "./options.ts";
@@ -79,15 +80,7 @@ export class PostgresKvStore implements KvStore, AsyncDisposable {
 CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_exp_idx`)} ON ${this.#table} (expires)
   WHERE expires IS NOT NULL;`;
     if (options.initialized === true) this.#initialized = Promise.resolve();
-    if (typeof client === "string" || client instanceof URL) {
-      this.#sql = postgres(client.toString(), { onnotice: () => {} });
-      this.#ownsClient = true;
-    } else if (typeof client === "function") {
-      this.#sql = client;
-      this.#ownsClient = false;
-    } else {
-      throw new TypeError("client must be a postgres.js Sql instance or a connection URL.");
-    }
+    ({ sql: this.#sql, ownsClient: this.#ownsClient } = resolveClient(client));
   }
 
   /**

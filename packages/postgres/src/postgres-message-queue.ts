@@ -7,7 +7,8 @@ import {
   type MessageQueueListenOptions,
 } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
-import postgres, { type ListenMeta, type Sql } from "postgres";
+import type { ListenMeta, Sql } from "postgres";
+import { resolveClient } from "./client.ts";
 import { PostgresClosedError } from "./errors.ts";
 import { qualifiedName, validateIdentifier } from "./identifiers.ts";
 import { buildMessageQueueStatements, type MessageQueueStatements } from "./message-queue-sql.ts";
@@ -165,15 +166,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     this.#statements = buildMessageQueueStatements(table, schema);
     this.#lockName = qualifiedName(table, schema);
     if (options.initialized === true) this.#initialized = Promise.resolve();
-    if (typeof client === "string" || client instanceof URL) {
-      this.#sql = postgres(client.toString(), { onnotice: () => {} });
-      this.#ownsClient = true;
-    } else if (typeof client === "function") {
-      this.#sql = client;
-      this.#ownsClient = false;
-    } else {
-      throw new TypeError("client must be a postgres.js Sql instance or a connection URL.");
-    }
+    ({ sql: this.#sql, ownsClient: this.#ownsClient } = resolveClient(client));
   }
 
   /**

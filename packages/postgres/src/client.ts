@@ -1,0 +1,25 @@
+import postgres, { type Sql } from "postgres";
+
+/** A postgres.js client together with whether Fedwork must close it. */
+export interface ResolvedClient {
+  readonly sql: Sql;
+  /** `true` when Fedwork opened the client from a URL and so closes it. */
+  readonly ownsClient: boolean;
+}
+
+/**
+ * Turns the `client` argument of the queue and store constructors into a
+ * postgres.js client: a URL opens a new client that the caller owns and
+ * closes on dispose; an `Sql` instance is borrowed and left open.
+ * @param client A postgres.js `Sql` instance or a connection URL.
+ * @returns The client and its ownership.
+ * @throws {TypeError} When `client` is neither.
+ */
+export function resolveClient(client: unknown): ResolvedClient {
+  if (typeof client === "string" || client instanceof URL) {
+    return { sql: postgres(client.toString(), { onnotice: () => {} }), ownsClient: true };
+  }
+  // A postgres.js Sql instance is a tagged-template function.
+  if (typeof client === "function") return { sql: client as Sql, ownsClient: false };
+  throw new TypeError("client must be a postgres.js Sql instance or a connection URL.");
+}
