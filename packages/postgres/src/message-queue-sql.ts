@@ -77,47 +77,20 @@ SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_inse
     // out: its worker is presumed dead).  A row with an ordering key is
     // claimable only when it is the oldest row with that key, so same-key
     // rows run one at a time and in enqueue order, across processes.
-    // A row is claimable when it is due and not in flight (or its lease ran
-    // out: its worker is presumed dead).  A row with an ordering key is
-    // claimable only when it is the oldest row with that key, so same-key
-    // rows run one at a time and in enqueue order, across processes.
-    claim: `WITH claimable AS (
-  SELECT c.id FROM ${t} AS c
-  WHERE c.due_at <= now()
-    AND (c.locked_until IS NULL OR c.locked_until < now())
-    AND (c.ordering_key IS NULL OR NOT EXISTS (
-      SELECT 1 FROM ${t} AS e WHERE e.ordering_key = c.ordering_key AND e.id < c.id
-    ))
-  ORDER BY c.id
-  LIMIT $1::int
-  FOR UPDATE SKIP LOCKED
-)
-UPDATE ${t} AS q SET locked_until = now() + $2::bigint * interval '1 millisecond'
-FROM claimable WHERE q.id = claimable.id
-RETURNING q.id::text AS id, q.message::text AS message, q.ordering_key IS NOT NULL AS keyed`,
+    claim: claimStatement(t, "WITH ", ""),
     // The DELETE runs even though nothing references it.  All parts of the
     // statement share one snapshot, so the deleted rows are excluded from
     // the claim explicitly.  Only unkeyed rows are acknowledged this way:
     // a keyed successor would not be claimable in this snapshot, and
     // other listeners must be notified (see acknowledge).
-    acknowledgeAndClaim: `WITH deleted AS (
+    acknowledgeAndClaim: claimStatement(
+      t,
+      `WITH deleted AS (
   DELETE FROM ${t} WHERE id = ANY($3::bigint[])
 ),
-claimable AS (
-  SELECT c.id FROM ${t} AS c
-  WHERE c.due_at <= now()
-    AND (c.locked_until IS NULL OR c.locked_until < now())
-    AND NOT (c.id = ANY($3::bigint[]))
-    AND (c.ordering_key IS NULL OR NOT EXISTS (
-      SELECT 1 FROM ${t} AS e WHERE e.ordering_key = c.ordering_key AND e.id < c.id
-    ))
-  ORDER BY c.id
-  LIMIT $1::int
-  FOR UPDATE SKIP LOCKED
-)
-UPDATE ${t} AS q SET locked_until = now() + $2::bigint * interval '1 millisecond'
-FROM claimable WHERE q.id = claimable.id
-RETURNING q.id::text AS id, q.message::text AS message, q.ordering_key IS NOT NULL AS keyed`,
+`,
+      "\n    AND NOT (c.id = ANY($3::bigint[]))",
+    ),
     // Deleting a keyed row may unblock the next row with that key in
     // another process, so listeners are told.
     acknowledge: `WITH deleted AS (
@@ -139,4 +112,26 @@ FROM ${t}`,
   count(*) FILTER (WHERE due_at > now() AND locked_until IS NULL)::int AS delayed
 FROM ${t}`,
   };
+}
+
+/**
+ * The claim statement: leases up to `$1` claimable rows for `$2`
+ * milliseconds and returns them.  `prefix` opens the WITH clause (and may
+ * add CTEs before `claimable`); `extraCondition` narrows the candidates.
+ */
+function claimStatement(table: string, prefix: string, extraCondition: string): string {
+  return `${prefix}claimable AS (
+  SELECT c.id FROM ${table} AS c
+  WHERE c.due_at <= now()
+    AND (c.locked_until IS NULL OR c.locked_until < now())${extraCondition}
+    AND (c.ordering_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM ${table} AS e WHERE e.ordering_key = c.ordering_key AND e.id < c.id
+    ))
+  ORDER BY c.id
+  LIMIT $1::int
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE ${table} AS q SET locked_until = now() + $2::bigint * interval '1 millisecond'
+FROM claimable WHERE q.id = claimable.id
+RETURNING q.id::text AS id, q.message::text AS message, q.ordering_key IS NOT NULL AS keyed`;
 }
