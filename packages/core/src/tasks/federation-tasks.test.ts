@@ -9,7 +9,7 @@ import {
   test,
 } from "@fedify/fixture";
 import { Create, Note } from "@fedify/vocab";
-import { configure, type LogRecord, reset } from "@logtape/logtape";
+import { withLogs } from "./test-support.ts";
 import { SpanKind } from "@opentelemetry/api";
 import {
   BasicTracerProvider,
@@ -64,24 +64,6 @@ function taskMessage(taskName: string, data: string): TaskMessage {
     attempt: 0,
     traceContext: {},
   };
-}
-
-/** Runs `fn` with LogTape records under ["fedwork"] captured. */
-async function withLogs<T>(fn: (records: LogRecord[]) => Promise<T>): Promise<T> {
-  const records: LogRecord[] = [];
-  await configure({
-    sinks: { buffer: (record: LogRecord) => records.push(record) },
-    loggers: [
-      { category: ["fedwork"], sinks: ["buffer"], lowestLevel: "debug" },
-      { category: ["logtape", "meta"], sinks: [], lowestLevel: "warning" },
-    ],
-    reset: true,
-  });
-  try {
-    return await fn(records);
-  } finally {
-    await reset();
-  }
 }
 
 /** A {@link RecordingQueue} that also has `enqueueMany()`. */

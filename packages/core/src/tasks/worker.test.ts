@@ -9,7 +9,7 @@ import {
 import { Create, Note } from "@fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
-import { configure, type LogRecord, reset } from "@logtape/logtape";
+import { withLogs } from "./test-support.ts";
 import { type } from "arktype";
 import * as v from "valibot";
 import { z } from "zod";
@@ -74,24 +74,6 @@ async function message(
     traceContext: {},
     ...extra,
   };
-}
-
-/** Runs `fn` with LogTape records under ["fedwork"] captured. */
-async function withLogs<T>(fn: (records: LogRecord[]) => Promise<T>): Promise<T> {
-  const records: LogRecord[] = [];
-  await configure({
-    sinks: { buffer: (record: LogRecord) => records.push(record) },
-    loggers: [
-      { category: ["fedwork"], sinks: ["buffer"], lowestLevel: "debug" },
-      { category: ["logtape", "meta"], sinks: [], lowestLevel: "warning" },
-    ],
-    reset: true,
-  });
-  try {
-    return await fn(records);
-  } finally {
-    await reset();
-  }
 }
 
 function options(
