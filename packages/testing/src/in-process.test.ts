@@ -5,6 +5,7 @@ testMessageQueue({
   name: "InProcessMessageQueue",
   factoryModule: new URL("./in-process-factory.ts", import.meta.url).href,
   durable: false,
+  redelivery: true,
 });
 
 testKvStore({

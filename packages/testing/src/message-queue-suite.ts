@@ -1,5 +1,5 @@
 import { assert, assertEquals, fail, test } from "@fedify/fixture";
-import type { MessageQueueDepth } from "@fedwork/core";
+import type { MessageQueueDepth, MessageRedelivery } from "@fedwork/core";
 import { runCrashTest } from "./crash-test.ts";
 import { EVENT_TIMEOUT_MS, runQueueTest } from "./queue-harness.ts";
 import type { MessageQueueConformanceOptions } from "./types.ts";
@@ -24,7 +24,12 @@ const DEFAULT_LEASE_MS = 1500;
  * - `getDepth()` (when present) counts ready and delayed messages;
  * - aborting the signal makes `listen()` wait for the running handler;
  * - two competing instances handle each of 20 messages exactly once;
- * - a handler that throws does not stop the listener;
+ * - a handler that throws does not stop the listener, and its message is
+ *   handed out again (durable queues: after the lease);
+ * - when the queue passes a `MessageRedelivery` to its handlers (required
+ *   with `redelivery: true`), `redeliver()` hands the new version out after
+ *   its delay, and a redelivered message keeps its ordering key held: the
+ *   later message with that key waits until it has been handled;
  * - (durable only) a handler running longer than the lease is not handed
  *   to a second live worker;
  * - (durable only) a message whose worker process was killed mid-handler is
@@ -45,6 +50,7 @@ const DEFAULT_LEASE_MS = 1500;
  */
 export function testMessageQueue(options: MessageQueueConformanceOptions): void {
   const { name, factoryModule, durable } = options;
+  const redelivery = options.redelivery ?? false;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const define = (
     behaviour: string,
@@ -230,6 +236,85 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     await queue.enqueue({ index: 1 });
     await queue.enqueue({ index: 2 });
     await withTimeout(second.promise, EVENT_TIMEOUT_MS, "the message after the failing one");
+  });
+
+  define("a message whose handler throws is handed out again", async (run) => {
+    const queue = await run.createQueue();
+    const deliveries: number[] = [];
+    const again = createDeferred();
+    run.listen(queue, (message: { index: number }) => {
+      deliveries.push(message.index);
+      if (deliveries.length === 1) throw new Error("Thrown on purpose by the conformance suite.");
+      again.resolve();
+    });
+    await queue.enqueue({ index: 7 });
+    await withTimeout(
+      again.promise,
+      EVENT_TIMEOUT_MS + run.leaseMs * 2,
+      () => `the failed message to come back; got ${deliveries}`,
+    );
+    assertEquals(deliveries.slice(0, 2), [7, 7]);
+  });
+
+  define("redeliver() hands the new version out again after its delay", async (run) => {
+    const queue = await run.createQueue();
+    const seen: { version: number; at: number }[] = [];
+    const done = createDeferred();
+    let offered: boolean | undefined;
+    run.listen(queue, async (message: { version: number }, redelivery?: MessageRedelivery) => {
+      seen.push({ version: message.version, at: Date.now() });
+      offered ??= redelivery != null;
+      if (redelivery == null) return done.resolve();
+      if (message.version === 0) {
+        await redelivery.redeliver({ version: 1 }, { delay: { milliseconds: 800 } });
+      } else {
+        done.resolve();
+      }
+    });
+    await queue.enqueue({ version: 0 });
+    await withTimeout(done.promise, EVENT_TIMEOUT_MS, () => `the redelivery; got ${seen.length}`);
+    if (!offered) {
+      if (redelivery) fail(`${name} handed its handler no MessageRedelivery.`);
+      return;
+    }
+    // Let a wrong implementation deliver the first version again.
+    await delay(run.leaseMs + 500);
+    assertEquals(seen.map((entry) => entry.version), [0, 1]);
+    const waited = seen[1].at - seen[0].at;
+    assert(waited >= 700, `The message redelivered after 800 ms came back after ${waited} ms.`);
+  });
+
+  define("a redelivered message keeps its ordering key held until it is handled", async (run) => {
+    const first = await run.createQueue();
+    const second = await run.createQueue();
+    const order: string[] = [];
+    const done = createDeferred();
+    let offered: boolean | undefined;
+    const handler = async (
+      message: { name: string; attempt: number },
+      redelivery?: MessageRedelivery,
+    ) => {
+      order.push(`${message.name}${message.attempt}`);
+      offered ??= redelivery != null;
+      if (redelivery != null && message.name === "create" && message.attempt < 2) {
+        await redelivery.redeliver(
+          { ...message, attempt: message.attempt + 1 },
+          { delay: { milliseconds: 300 } },
+        );
+        return;
+      }
+      if (message.name === "delete") done.resolve();
+    };
+    run.listen(first, handler);
+    run.listen(second, handler);
+    await first.enqueue({ name: "create", attempt: 0 }, { orderingKey: "note-1" });
+    await first.enqueue({ name: "delete", attempt: 0 }, { orderingKey: "note-1" });
+    await withTimeout(done.promise, EVENT_TIMEOUT_MS, () => `the delete; got ${order}`);
+    if (!offered) {
+      if (redelivery) fail(`${name} handed its handler no MessageRedelivery.`);
+      return;
+    }
+    assertEquals(order, ["create0", "create1", "create2", "delete0"]);
   });
 
   if (!durable) return;

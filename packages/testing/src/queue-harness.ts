@@ -1,4 +1,4 @@
-import type { MessageQueue } from "@fedwork/core";
+import type { MessageQueue, MessageQueueHandler } from "@fedwork/core";
 import { createTestNamespace } from "./namespace.ts";
 import type { MessageQueueFactory } from "./types.ts";
 import { withTimeout } from "./wait.ts";
@@ -62,8 +62,7 @@ export class QueueTestRun {
   }
 
   /** Starts listening; the listener is aborted and awaited at the end. */
-  // deno-lint-ignore no-explicit-any
-  listen(queue: MessageQueue, handler: (message: any) => Promise<void> | void): RunningListener {
+  listen(queue: MessageQueue, handler: MessageQueueHandler): RunningListener {
     const controller = new AbortController();
     const done = queue.listen(handler, { signal: controller.signal });
     // Attach a handler now so a rejection surfaces where it is awaited,

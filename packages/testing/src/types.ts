@@ -58,6 +58,14 @@ export interface MessageQueueConformanceOptions {
    */
   readonly durable: boolean;
 
+  /**
+   * `true` when the queue must hand its handlers a `MessageRedelivery`
+   * (redelivery in place): the redelivery tests then fail without one.
+   * With `false` (the default) they check it only when it is offered.
+   * @since 0.2.0
+   */
+  readonly redelivery?: boolean;
+
   /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
   readonly leaseMs?: number;
 }

@@ -1,9 +1,10 @@
 import { getLogger } from "@logtape/logtape";
-import { durationToMilliseconds } from "../time/duration.ts";
+import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import type {
   MessageQueue,
   MessageQueueDepth,
   MessageQueueEnqueueOptions,
+  MessageQueueHandler,
   MessageQueueListenOptions,
 } from "./message-queue.ts";
 
@@ -17,14 +18,23 @@ const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 // and I/O (an HTTP server in the same process, say) are not starved.
 const MESSAGES_BETWEEN_YIELDS = 100;
 
+// How long a message whose handler threw waits before it is handed out
+// again, when the options do not say.
+const DEFAULT_REDELIVERY_DELAY_MS = 1000;
+
 /**
- * Options for {@link InProcessMessageQueue}.  There are none yet; the
- * object exists so that options can be added without changing the
- * constructor's signature.
+ * Options for {@link InProcessMessageQueue}.
  * @since 0.1.0
  */
-// deno-lint-ignore no-empty-interface
-export interface InProcessMessageQueueOptions {}
+export interface InProcessMessageQueueOptions {
+  /**
+   * How long a message whose handler threw waits before it is handed out
+   * again.  It keeps its ordering key held meanwhile.
+   * @default `{ seconds: 1 }`
+   * @since 0.2.0
+   */
+  readonly redeliveryDelay?: DurationInput;
+}
 
 interface QueueEntry {
   /** Enqueue order, used to break ties between equal ready times. */
@@ -33,6 +43,94 @@ interface QueueEntry {
   readonly orderingKey?: string;
   /** When the entry becomes ready, on the `performance.now()` clock. */
   readonly readyAt: number;
+  /**
+   * A redelivery of a message whose ordering key stayed held while it
+   * waited: when ready, it goes to the front of its key's line.
+   */
+  readonly redelivered: boolean;
+}
+
+/**
+ * A first-in, first-out list with O(1) `push` and `shift` (an array whose
+ * consumed head is cut off in batches: `Array.prototype.shift` is O(n) on
+ * large arrays in some engines).
+ */
+class Fifo<T> {
+  #items: T[] = [];
+  #head = 0;
+
+  get length(): number {
+    return this.#items.length - this.#head;
+  }
+
+  push(item: T): void {
+    this.#items.push(item);
+  }
+
+  unshift(item: T): void {
+    if (this.#head > 0) this.#items[--this.#head] = item;
+    else this.#items.unshift(item);
+  }
+
+  shift(): T | undefined {
+    if (this.#head >= this.#items.length) return undefined;
+    const item = this.#items[this.#head];
+    this.#items[this.#head++] = undefined as T;
+    if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return item;
+  }
+}
+
+/** A binary min-heap of entries by `readyAt`, then `sequence`. */
+class DelayHeap {
+  readonly #items: QueueEntry[] = [];
+
+  get length(): number {
+    return this.#items.length;
+  }
+
+  peek(): QueueEntry | undefined {
+    return this.#items[0];
+  }
+
+  push(entry: QueueEntry): void {
+    const items = this.#items;
+    items.push(entry);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >>> 1;
+      if (!before(items[i], items[parent])) break;
+      [items[i], items[parent]] = [items[parent], items[i]];
+      i = parent;
+    }
+  }
+
+  pop(): QueueEntry | undefined {
+    const items = this.#items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length === 0 || last === undefined) return top;
+    items[0] = last;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let smallest = i;
+      if (left < items.length && before(items[left], items[smallest])) smallest = left;
+      if (right < items.length && before(items[right], items[smallest])) smallest = right;
+      if (smallest === i) break;
+      [items[i], items[smallest]] = [items[smallest], items[i]];
+      i = smallest;
+    }
+    return top;
+  }
+}
+
+function before(a: QueueEntry, b: QueueEntry): boolean {
+  return a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.sequence < b.sequence);
 }
 
 /**
@@ -43,14 +141,20 @@ interface QueueEntry {
  * Listeners are woken as soon as a message becomes available: there is no
  * polling interval.  Delayed messages wait on a single timer armed for the
  * earliest one; that timer keeps the process alive only while a `listen()`
- * call is running.
+ * call is running.  Taking a message costs O(1) whatever the backlog.
  *
  * Ordering keys: messages that share an `orderingKey` are handed out one at
  * a time, in the order they became *ready*.  For messages without a delay
- * (or with equal delays) that is the enqueue order.  A delayed message does
- * not hold back anything while it waits: messages enqueued after it with
- * the same key and a shorter delay may run before it, and messages with
- * other keys are never blocked by it.
+ * (or with equal delays) that is the enqueue order.  A message delayed at
+ * enqueue time does not hold back anything while it waits: messages
+ * enqueued after it with the same key and a shorter delay may run before
+ * it.  A message being *redelivered* (its handler threw, or asked for a
+ * `MessageRedelivery`) does hold its key: later messages with that key
+ * wait until it has been handled.
+ *
+ * A handler that throws does not lose its message: it is handed out again
+ * after {@link InProcessMessageQueueOptions.redeliveryDelay}.  Handlers get
+ * a `MessageRedelivery` as their second argument.
  *
  * Each {@link InProcessMessageQueue.listen} call processes one message at a
  * time; several `listen()` calls on one queue compete for messages, each
@@ -78,19 +182,31 @@ interface QueueEntry {
  */
 export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
   /**
-   * Always `false`: a failed message is not retried by the queue itself.
+   * Always `false`: Fedwork's retry policy decides about failed messages
+   * (the queue only hands out again a message whose handler threw).
    * @since 0.1.0
    */
   readonly nativeRetrial = false;
 
+  readonly #redeliveryDelayMs: number;
   #sequence = 0;
-  /** Entries a listener may take, in the order they became ready. */
-  #ready: QueueEntry[] = [];
-  /** Entries waiting for their delay, sorted by `readyAt` then `sequence`. */
-  #delayed: QueueEntry[] = [];
+  /**
+   * What a listener may take next, in the order it became ready: an entry
+   * without an ordering key, or the ordering key whose line has a ready
+   * entry at its front and no entry in flight.
+   */
+  #runnable = new Fifo<QueueEntry | string>();
+  /** The ready entries of each ordering key, in order. */
+  #lines = new Map<string, Fifo<QueueEntry>>();
+  /**
+   * Ordering keys that may not run now: an entry is in flight, or is
+   * waiting to be redelivered.
+   */
+  #heldKeys = new Set<string>();
+  #readyCount = 0;
+  /** Entries waiting for their delay. */
+  #delayed = new DelayHeap();
   #inFlight = 0;
-  /** Ordering keys with a message being handled right now. */
-  #activeKeys = new Set<string>();
   /** Listeners waiting for something to change. */
   #waiters = new Set<() => void>();
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -100,10 +216,16 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
 
   /**
    * Creates an empty queue.
-   * @param _options Reserved for future options; none are defined yet.
+   * @param options The redelivery delay.
+   * @throws {TypeError} When `redeliveryDelay` is not a duration.
+   * @throws {RangeError} When `redeliveryDelay` is negative.
    * @since 0.1.0
    */
-  constructor(_options: InProcessMessageQueueOptions = {}) {}
+  constructor(options: InProcessMessageQueueOptions = {}) {
+    this.#redeliveryDelayMs = options.redeliveryDelay == null
+      ? DEFAULT_REDELIVERY_DELAY_MS
+      : durationToMilliseconds(options.redeliveryDelay, "redeliveryDelay");
+  }
 
   /**
    * Adds a message.
@@ -159,7 +281,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   getDepth(): Promise<MessageQueueDepth> {
-    const ready = this.#ready.length;
+    const ready = this.#readyCount;
     const delayed = this.#delayed.length;
     return Promise.resolve({ queued: ready + delayed + this.#inFlight, ready, delayed });
   }
@@ -167,8 +289,8 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
   /**
    * Hands messages to `handler`, one at a time, until `options.signal`
    * aborts.  A handler that throws (or rejects) is logged under the
-   * `["fedwork", "queue"]` category and the loop goes on; the message is
-   * not retried.
+   * `["fedwork", "queue"]` category, its message is handed out again after
+   * the redelivery delay, and the loop goes on.
    * @param handler Processes one message.
    * @param options The abort signal; without one, listens forever.
    * @returns Resolves after the signal aborts and the running handler has
@@ -176,8 +298,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   async listen(
-    // deno-lint-ignore no-explicit-any
-    handler: (message: any) => Promise<void> | void,
+    handler: MessageQueueHandler,
     options: MessageQueueListenOptions = {},
   ): Promise<void> {
     const { signal } = options;
@@ -192,24 +313,36 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
           await this.#waitForChange(signal);
           continue;
         }
+        let redelivery: { message: unknown; delayMs: number } | undefined;
         try {
-          await handler(entry.message);
+          await handler(entry.message, {
+            redeliver: (message, { delay }) => {
+              try {
+                if (redelivery != null) {
+                  throw new TypeError("redeliver() was already called for this message.");
+                }
+                const delayMs = durationToMilliseconds(delay, "delay");
+                redelivery = { message: structuredClone(message), delayMs };
+                return Promise.resolve();
+              } catch (error) {
+                return Promise.reject(error);
+              }
+            },
+          });
         } catch (error) {
           logger.error(
-            "A message handler failed; the message is dropped and the listener continues: {error}",
-            { error, orderingKey: entry.orderingKey },
+            "A message handler failed; the message will be handed out again in " +
+              "{redeliveryDelayMs} ms: {error}",
+            { error, orderingKey: entry.orderingKey, redeliveryDelayMs: this.#redeliveryDelayMs },
           );
+          redelivery = { message: entry.message, delayMs: this.#redeliveryDelayMs };
         } finally {
           this.#inFlight--;
-          if (entry.orderingKey != null) {
-            this.#activeKeys.delete(entry.orderingKey);
-            // Other listeners may be waiting for this ordering key to free up.
-            this.#notify();
-          }
+          this.#settle(entry, redelivery);
         }
         if (++inARow >= MESSAGES_BETWEEN_YIELDS) {
           inARow = 0;
-          await new Promise((resolve) => setTimeout(resolve, 0));
+          await yieldMacrotask();
         }
       }
     } finally {
@@ -240,36 +373,79 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
         message,
         orderingKey: options.orderingKey,
         readyAt,
+        redelivered: false,
       };
-      if (delay <= 0) this.#ready.push(entry);
-      else this.#insertDelayed(entry);
+      if (delay <= 0) this.#makeReady(entry);
+      else this.#delayed.push(entry);
     }
     if (delay <= 0) this.#notify();
     else this.#armTimer();
   }
 
-  #insertDelayed(entry: QueueEntry): void {
-    // Binary search for the first entry that becomes ready strictly later;
-    // equal ready times keep enqueue order.
-    let low = 0;
-    let high = this.#delayed.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (this.#delayed[middle].readyAt <= entry.readyAt) low = middle + 1;
-      else high = middle;
+  /** Puts an entry where a listener can take it (or its key's line). */
+  #makeReady(entry: QueueEntry): void {
+    this.#readyCount++;
+    const key = entry.orderingKey;
+    if (key == null) {
+      this.#runnable.push(entry);
+      return;
     }
-    this.#delayed.splice(low, 0, entry);
+    let line = this.#lines.get(key);
+    if (line == null) this.#lines.set(key, line = new Fifo());
+    if (entry.redelivered) {
+      // Its key was held while it waited; it runs before anything queued
+      // behind it meanwhile.
+      line.unshift(entry);
+      this.#heldKeys.delete(key);
+      this.#runnable.push(key);
+      return;
+    }
+    line.push(entry);
+    // The key goes on the runnable list once per free line: when it is not
+    // held and this entry is the only one in it.
+    if (line.length === 1 && !this.#heldKeys.has(key)) this.#runnable.push(key);
   }
 
   #take(): QueueEntry | undefined {
-    const index = this.#ready.findIndex((entry) =>
-      entry.orderingKey == null || !this.#activeKeys.has(entry.orderingKey)
-    );
-    if (index < 0) return undefined;
-    const [entry] = this.#ready.splice(index, 1);
+    const next = this.#runnable.shift();
+    if (next === undefined) return undefined;
+    this.#readyCount--;
     this.#inFlight++;
-    if (entry.orderingKey != null) this.#activeKeys.add(entry.orderingKey);
+    if (typeof next !== "string") return next;
+    const line = this.#lines.get(next)!;
+    const entry = line.shift()!;
+    if (line.length === 0) this.#lines.delete(next);
+    this.#heldKeys.add(next);
     return entry;
+  }
+
+  /** Releases (or keeps holding) a handled entry's key; schedules a redelivery. */
+  #settle(entry: QueueEntry, redelivery: { message: unknown; delayMs: number } | undefined) {
+    const key = entry.orderingKey;
+    if (redelivery != null) {
+      const again: QueueEntry = {
+        sequence: entry.sequence,
+        message: redelivery.message,
+        orderingKey: key,
+        readyAt: performance.now() + redelivery.delayMs,
+        redelivered: key != null,
+      };
+      if (redelivery.delayMs <= 0) {
+        this.#makeReady(again);
+        this.#notify();
+      } else {
+        this.#delayed.push(again);
+        this.#armTimer();
+      }
+      return;
+    }
+    if (key == null) return;
+    this.#heldKeys.delete(key);
+    if ((this.#lines.get(key)?.length ?? 0) > 0) {
+      this.#runnable.push(key);
+      // Other listeners may be waiting for this ordering key to free up.
+      this.#notify();
+    }
   }
 
   #waitForChange(signal: AbortSignal | undefined): Promise<void> {
@@ -290,7 +466,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   #armTimer(): void {
-    const next = this.#delayed[0];
+    const next = this.#delayed.peek();
     if (next == null) {
       this.#clearTimer();
       return;
@@ -331,14 +507,28 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
     // Timers may fire a little early (or, for very long delays, be re-armed
     // in steps), so only entries that are really due move over.
     const now = performance.now();
-    let due = 0;
-    while (due < this.#delayed.length && this.#delayed[due].readyAt <= now) due++;
-    if (due > 0) {
-      this.#ready.push(...this.#delayed.splice(0, due));
-      this.#notify();
+    let moved = false;
+    while ((this.#delayed.peek()?.readyAt ?? Infinity) <= now) {
+      this.#makeReady(this.#delayed.pop()!);
+      moved = true;
     }
+    if (moved) this.#notify();
     this.#armTimer();
   }
+}
+
+/**
+ * Lets timers and I/O run.  `setImmediate` where the runtime has it
+ * (Node.js, Bun, Deno): `setTimeout(0)` costs about 1 ms in Node.js.
+ */
+function yieldMacrotask(): Promise<void> {
+  const immediate = (globalThis as {
+    setImmediate?: (callback: () => void) => unknown;
+  }).setImmediate;
+  return new Promise((resolve) => {
+    if (immediate != null) immediate(resolve);
+    else setTimeout(resolve, 0);
+  });
 }
 
 interface RefCountedTimer {

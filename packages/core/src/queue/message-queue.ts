@@ -32,6 +32,66 @@ export interface MessageQueueListenOptions {
 }
 
 /**
+ * Options for {@link MessageRedelivery.redeliver}.
+ * @since 0.2.0
+ */
+export interface MessageRedeliveryOptions {
+  /**
+   * How long the message waits before it is handed out again.  Must not be
+   * negative.
+   */
+  readonly delay: DurationInput;
+}
+
+/**
+ * What a queue that can *redeliver in place* hands to its listener's handler
+ * as the second argument, next to each message.  Calling
+ * {@link MessageRedelivery.redeliver} replaces the stored message with a new
+ * version (the next attempt of a failed one) and makes it available again
+ * after a delay, without acknowledging it: the message keeps its place in
+ * its ordering key, so messages enqueued after it with the same key wait
+ * until it has finally been handled.  Re-enqueueing a retry, the fallback
+ * for queues without this capability, puts it behind them instead.
+ *
+ * A queue whose handlers get no second argument (a queue written for Fedify,
+ * say) lacks the capability; Fedwork then re-enqueues retries.
+ * @since 0.2.0
+ */
+export interface MessageRedelivery {
+  /**
+   * Stores `message` in place of the message being handled and hands it out
+   * again after `options.delay`, keeping its ordering key held meanwhile.
+   * When the returned promise resolves, the queue holds the new version and
+   * will not acknowledge the message when the handler returns; if it
+   * rejects, nothing changed and the handler should throw so that the
+   * message is redelivered as it was.  Call it at most once per delivery.
+   * @param message The new version of the message; JSON-compatible.
+   * @param options The delay.
+   * @returns Resolves once the new version is stored.
+   * @throws {RangeError} When `delay` is negative.
+   */
+  // deno-lint-ignore no-explicit-any
+  redeliver(message: any, options: MessageRedeliveryOptions): Promise<void>;
+}
+
+/**
+ * The handler {@link MessageQueue.listen} calls for each message.  Throwing
+ * (or rejecting) means "not handled": the queue keeps the message and hands
+ * it out again later (durable queues after their lease or visibility
+ * timeout), so a message is never lost because its handler failed.
+ * Returning means "done": the message is acknowledged, unless the handler
+ * asked for a {@link MessageRedelivery} first.
+ * @param message The message, as enqueued.
+ * @param redelivery Present when the queue can redeliver in place.
+ * @since 0.2.0
+ */
+export type MessageQueueHandler = (
+  // deno-lint-ignore no-explicit-any
+  message: any,
+  redelivery?: MessageRedelivery,
+) => Promise<void> | void;
+
+/**
  * How many messages a queue holds, as reported by
  * {@link MessageQueue.getDepth}.
  * @since 0.1.0
@@ -83,17 +143,16 @@ export interface MessageQueue {
 
   /**
    * Hands each message to `handler` until `options.signal` aborts.  A
-   * message leaves the queue only after its handler settles; a handler that
-   * throws never stops the listener.  Resolves after the signal aborts and
-   * the running handlers have finished.
+   * message leaves the queue only after its handler returns; a handler that
+   * throws never stops the listener, and its message is handed out again
+   * later (Fedwork's own queues do so after their lease; queues written for
+   * Fedify may drop it).  Queues that can redeliver in place pass a
+   * {@link MessageRedelivery} as the handler's second argument.  Resolves
+   * after the signal aborts and the running handlers have finished.
    * @param handler Processes one message.
    * @param options The abort signal.
    */
-  listen(
-    // deno-lint-ignore no-explicit-any
-    handler: (message: any) => Promise<void> | void,
-    options?: MessageQueueListenOptions,
-  ): Promise<void>;
+  listen(handler: MessageQueueHandler, options?: MessageQueueListenOptions): Promise<void>;
 
   /**
    * Reports how many messages the queue holds.  Optional.

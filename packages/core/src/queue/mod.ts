@@ -2,7 +2,10 @@ export type {
   MessageQueue,
   MessageQueueDepth,
   MessageQueueEnqueueOptions,
+  MessageQueueHandler,
   MessageQueueListenOptions,
+  MessageRedelivery,
+  MessageRedeliveryOptions,
 } from "./message-queue.ts";
 export {
   InProcessMessageQueue,

@@ -2,7 +2,9 @@ import type {
   MessageQueue,
   MessageQueueDepth,
   MessageQueueEnqueueOptions,
+  MessageQueueHandler,
   MessageQueueListenOptions,
+  MessageRedelivery,
 } from "./message-queue.ts";
 
 /**
@@ -132,22 +134,24 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   async listen(
-    // deno-lint-ignore no-explicit-any
-    handler: (message: any) => Promise<void> | void,
+    handler: MessageQueueHandler,
     options: MessageQueueListenOptions = {},
   ): Promise<void> {
     /** The turn of the last message taken for each ordering key. */
     const lastByKey = new Map<string, Promise<void>>();
-    const handleInTurn = async (message: unknown): Promise<void> => {
+    const handleInTurn = async (
+      message: unknown,
+      redelivery?: MessageRedelivery,
+    ): Promise<void> => {
       const key = orderingKeyOf(message);
-      if (key == null) return await handler(message);
+      if (key == null) return await handler(message, redelivery);
       const previous = lastByKey.get(key);
       let release!: () => void;
       const turn = new Promise<void>((resolve) => release = resolve);
       lastByKey.set(key, turn);
       try {
         if (previous != null) await previous;
-        await handler(message);
+        await handler(message, redelivery);
       } finally {
         release();
         if (lastByKey.get(key) === turn) lastByKey.delete(key);
