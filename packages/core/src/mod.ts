@@ -8,5 +8,19 @@ export * from "./time/mod.ts";
 export * from "./queue/mod.ts";
 export * from "./kv/mod.ts";
 export * from "./retry/mod.ts";
+export {
+  type MessageCompletedEvent,
+  type MessageDroppedEvent,
+  type MessageEvent,
+  type MessageEventBase,
+  type MessageEventListener,
+  type MessageEventType,
+  type MessageFailedEvent,
+  type MessageRetryingEvent,
+  type Outcome,
+  type OutcomeType,
+  PermanentError,
+  RetryNotStoredError,
+} from "./processing/mod.ts";
 export * from "./federation/mod.ts";
 export * from "./tasks/mod.ts";

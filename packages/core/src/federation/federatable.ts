@@ -9,8 +9,8 @@ import type {
 import { DuplicateRegistrationError, RoutePathError } from "./errors.ts";
 import type { ActivityClass, FederationRegistry } from "./registry.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { TaskDefinition, TaskDefinitionOptions } from "../tasks/definition.ts";
-import type { TaskRegistry } from "../tasks/registry.ts";
+import type { TaskDefinition } from "../tasks/definition.ts";
+import type { TaskDefinitionOptions, TaskRegistry } from "./task-context.ts";
 
 /**
  * Registers inbox listeners, as returned by

@@ -6,7 +6,7 @@ import { type Context, type ContextHost, ContextImpl } from "./context.ts";
 import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
 import { type Federatable, FederatableImpl } from "./federatable.ts";
 import { handleInboxMessage } from "./inbox.ts";
-import type { FanoutMessage, InboxMessage, Message, OutboxMessage } from "./message.ts";
+import type { Message, OutboxMessage } from "./message.ts";
 import {
   type FederationOptions,
   type ResolvedFederationOptions,
@@ -15,11 +15,21 @@ import {
 import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
 import { createRegistry, type FederationRegistry } from "./registry.ts";
 import { sendActivity, type SendActivityOptions, type SenderIdentity } from "./send-activity.ts";
-import { getFedworkTracer, traceContextOf, withSpan } from "./tracing.ts";
-import { MessageWorker } from "./worker.ts";
-import type { TaskMessage } from "../tasks/message.ts";
+import { getFedworkTracer, traceContextOf, withSpan } from "../processing/tracing.ts";
+import { MessageDispatcher } from "../processing/dispatcher.ts";
+import {
+  MessageEventHub,
+  type MessageEventListener,
+  type MessageEventType,
+} from "../processing/events.ts";
+import type { Outcome } from "../processing/outcome.ts";
+import { runWorkers } from "../processing/workers.ts";
+import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
+import { createTaskMessageHandler } from "../tasks/handler.ts";
 import { resolveTaskQueue } from "../tasks/routing.ts";
-import { isTaskMessage, processTaskMessage } from "../tasks/worker.ts";
+import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import { createFederationMessageHandler } from "./message-kinds.ts";
+import { TaskContextImpl } from "./task-context.ts";
 
 const logger = getLogger(["fedwork", "federation"]);
 
@@ -38,6 +48,15 @@ export interface FederationStartQueueOptions {
    * message is left unhandled.
    */
   readonly queue?: QueueRole;
+  /**
+   * How long to wait, once `signal` aborts, for running handlers to finish
+   * before `startQueue()` resolves anyway.  Handlers still running then are
+   * logged by message id; durable queues hand their messages out again
+   * after the lease.
+   * @default `{ seconds: 30 }`
+   * @since 0.2.0
+   */
+  readonly shutdownTimeout?: DurationInput;
 }
 
 /**
@@ -75,11 +94,34 @@ export interface Federation<TContextData> extends Federatable<TContextData> {
   /**
    * Processes one queue message as a worker would, retrying on failure.
    * For queue adapters that deliver messages themselves (e.g. push-based
-   * platforms).
+   * platforms).  A retry is enqueued into the message kind's queue.
    * @param contextData The application data.
    * @param message The message, as it was enqueued.
+   * @throws {RetryNotStoredError} When the message failed and its retry
+   *         could not be enqueued: the caller must keep the message and
+   *         hand it over again later.
    */
   processQueuedMessage(contextData: TContextData, message: Message): Promise<void>;
+
+  /**
+   * Listens to the lifecycle events of every message the federation's
+   * workers process: `completed`, `retrying` (with the next delay),
+   * `failed` (once, when a message fails for good: `exhausted` or
+   * `permanent`) and `dropped` (with the reason).  Each event carries the
+   * message id, kind, task name (for tasks), attempt, enqueue time and run
+   * duration.  A listener that throws is logged and changes nothing.
+   * @example
+   * ```ts
+   * federation.on("failed", (event) => {
+   *   console.error(`${event.taskName ?? event.kind} ${event.messageId} failed`, event.error);
+   * });
+   * ```
+   * @param type The event type.
+   * @param listener Called with each event of that type, awaited.
+   * @returns Removes the listener.
+   * @since 0.2.0
+   */
+  on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void;
 }
 
 /**
@@ -90,8 +132,9 @@ export interface Federation<TContextData> extends Federatable<TContextData> {
 export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   implements Federation<TContextData>, ContextHost<TContextData> {
   readonly options: ResolvedFederationOptions;
-  /** Dispatches messages to the handler of their type.  Internal. */
-  readonly worker: MessageWorker<TContextData>;
+  /** Decides what becomes of every message.  Internal. */
+  readonly dispatcher: MessageDispatcher<TContextData>;
+  readonly #events = new MessageEventHub();
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
   #autoStarted = false;
@@ -107,83 +150,53 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     super(registry);
     this.options = resolveFederationOptions(options);
     this.#tracer = getFedworkTracer(this.options.tracerProvider);
-    this.worker = new MessageWorker(this.#tracer);
-    const queues = this.options.queues;
-    this.worker.register("outbox", {
-      handle: (message) => deliverOutboxMessage(message as OutboxMessage, this.options),
-      retryPolicy: () => this.options.outboxRetryPolicy,
-      queue: () => queues.outbox,
-    });
-    this.worker.register("fanout", {
-      handle: (message, contextData) =>
-        this.deliverOrEnqueue(expandFanoutMessage(message as FanoutMessage), contextData),
-      retryPolicy: () => this.options.outboxRetryPolicy,
-      queue: () => queues.fanout,
-    });
-    this.worker.register("inbox", {
-      handle: (message, contextData) =>
-        handleInboxMessage(
-          message as InboxMessage,
-          this.createContext(new URL(message.baseUrl), contextData),
-          this.registry,
-          this.options.documentLoader,
-        ),
-      retryPolicy: () => this.options.inboxRetryPolicy,
-      queue: () => queues.inbox,
-    });
-    this.worker.register("task", {
-      handle: (message, contextData, queue) =>
-        this.#processTaskMessage(message as TaskMessage, contextData, queue),
-      // Only reached when the task ran without a queue to retry into
-      // (processQueuedMessage() with no queue configured for the task): the
-      // worker then logs that it gave up.
-      retryPolicy: (message) =>
-        this.registry.tasks.get((message as TaskMessage).taskName)?.retryPolicy ??
-          this.options.taskRetryPolicy,
-      queue: (message) => this.#taskQueueOf(message as TaskMessage),
-    });
-  }
-
-  /**
-   * Runs a task message.  processTaskMessage() applies the task's retry
-   * policy itself (re-enqueueing into `queue`), so this returns normally
-   * except to rethrow the handler's error to a queue with `nativeRetrial`;
-   * the worker's own retry never applies on top of it.
-   */
-  async #processTaskMessage(
-    message: TaskMessage,
-    contextData: TContextData,
-    queue: MessageQueue | undefined,
-  ): Promise<void> {
-    // Without a queue there is nowhere to re-enqueue: let the error reach
-    // the worker, whose retry finds no queue either and gives up.
-    const source = queue ?? NO_RETRY_QUEUE;
-    try {
-      await processTaskMessage(message, {
+    this.dispatcher = new MessageDispatcher(this.#tracer, this.#events);
+    const { queues } = this.options;
+    this.dispatcher.register(
+      "outbox",
+      createFederationMessageHandler<TContextData, "outbox">("outbox", {
+        run: (message) => deliverOutboxMessage(message, this.options),
+        retryPolicy: () => this.options.outboxRetryPolicy,
+        queue: () => queues.outbox,
+      }),
+    );
+    this.dispatcher.register(
+      "fanout",
+      createFederationMessageHandler<TContextData, "fanout">("fanout", {
+        run: (message, contextData) =>
+          this.deliverOrEnqueue(expandFanoutMessage(message), contextData),
+        retryPolicy: () => this.options.outboxRetryPolicy,
+        queue: () => queues.fanout,
+      }),
+    );
+    this.dispatcher.register(
+      "inbox",
+      createFederationMessageHandler<TContextData, "inbox">("inbox", {
+        run: (message, contextData) =>
+          handleInboxMessage(
+            message,
+            this.createContext(new URL(message.baseUrl), contextData),
+            this.registry,
+            this.options.documentLoader,
+          ),
+        retryPolicy: () => this.options.inboxRetryPolicy,
+        queue: () => queues.inbox,
+      }),
+    );
+    this.dispatcher.register(
+      "task",
+      createTaskMessageHandler({
         registry: this.registry.tasks,
-        queue: source,
+        createContext: (message, task, contextData) =>
+          new TaskContextImpl(this, new URL(message.baseUrl), contextData, task),
         documentLoader: this.options.documentLoader,
         retryPolicy: this.options.taskRetryPolicy,
-        createContext: (baseUrl) => this.createContext(baseUrl, contextData),
-      });
-    } catch (error) {
-      if (source.nativeRetrial) throw error;
-      // Re-enqueueing the retry failed; retrying that again here would
-      // apply the retry policy twice.
-      logger.error(
-        "Gave up on task message {messageId} ({taskName}): {error}",
-        {
-          messageId: message.id,
-          taskName: isTaskMessage(message) ? message.taskName : undefined,
-          error,
-        },
-      );
-    }
+        retryQueue: (task) => this.#taskQueueOf(task),
+      }),
+    );
   }
 
-  #taskQueueOf(message: TaskMessage): MessageQueue | undefined {
-    const task = this.registry.tasks.get(message?.taskName);
-    if (task == null) return undefined;
+  #taskQueueOf(task: { readonly name: string; readonly queue?: MessageQueue }) {
     try {
       return resolveTaskQueue(task, {
         taskQueue: this.options.queues.task,
@@ -193,6 +206,19 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     } catch {
       return undefined;
     }
+  }
+
+  on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void {
+    if (typeof listener !== "function") {
+      throw new TypeError(`The listener given to on(${JSON.stringify(type)}) must be a function.`);
+    }
+    if (!["completed", "retrying", "failed", "dropped"].includes(type)) {
+      throw new TypeError(
+        `Unknown event type ${JSON.stringify(type)}; the events are completed, retrying, ` +
+          "failed and dropped.",
+      );
+    }
+    return this.#events.on(type, listener);
   }
 
   get federation(): Federation<TContextData> {
@@ -232,6 +258,16 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   queuesForRoles(roles: readonly QueueRole[]): Map<MessageQueue, QueueRole[]> {
     const groups = groupRolesByQueue(this.options.queues, roles);
     if (!roles.includes("task")) return groups;
+    const fallback =
+      this.options.queues.task == null && this.options.taskQueueResolution === "fallback"
+        ? this.options.queues.outbox
+        : undefined;
+    if (fallback != null) {
+      // Tasks without a task queue of their own run on the outbox queue.
+      const group = groups.get(fallback);
+      if (group == null) groups.set(fallback, ["task"]);
+      else if (!group.includes("task")) group.push("task");
+    }
     const tasks = this.registry.tasks;
     for (const name of tasks.names) {
       const queue = tasks.get(name)?.queue;
@@ -255,25 +291,53 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       );
     }
     const roles = options.queue == null ? QUEUE_ROLES : [options.queue];
-    const listeners: Promise<void>[] = [];
-    for (const [queue, queueRoles] of this.queuesForRoles(roles)) {
+    const shutdownTimeoutMs = options.shutdownTimeout == null
+      ? DEFAULT_SHUTDOWN_TIMEOUT_MS
+      : durationToMilliseconds(options.shutdownTimeout, "shutdownTimeout");
+    const groups = this.queuesForRoles(roles);
+    if (options.queue === "task" && groups.size === 0) {
+      throw new TaskQueueNotConfiguredError(
+        "(any)",
+        this.options.taskQueueResolution === "strict",
+        'startQueue(data, { queue: "task" }) has no queue to listen to: set the queue.task ' +
+          "option of createFederation() (or queue.outbox, which tasks fall back to), or give " +
+          "tasks their own queue with defineTask(name, { queue }).",
+      );
+    }
+    const queues = new Map<MessageQueue, string>();
+    for (const [queue, queueRoles] of groups) {
       // One listener per queue object, however many roles it serves and
       // however often startQueue() is called.
       if (this.#listening.has(queue)) continue;
       this.#listening.add(queue);
-      logger.info("Starting the worker for the {roles} queue.", { roles: queueRoles });
-      listeners.push(
-        this.worker.listen(queue, contextData, options.signal).finally(() => {
-          this.#listening.delete(queue);
-          logger.info("Stopped the worker for the {roles} queue.", { roles: queueRoles });
-        }),
-      );
+      queues.set(queue, queueRoles.join(", "));
     }
-    await Promise.all(listeners);
+    try {
+      await runWorkers({
+        dispatcher: this.dispatcher,
+        queues,
+        contextData,
+        signal: options.signal,
+        shutdownTimeoutMs,
+      });
+    } finally {
+      for (const queue of queues.keys()) this.#listening.delete(queue);
+    }
   }
 
-  processQueuedMessage(contextData: TContextData, message: Message): Promise<void> {
-    return this.worker.process(message, contextData);
+  async processQueuedMessage(contextData: TContextData, message: Message): Promise<void> {
+    await this.dispatch(message, contextData);
+  }
+
+  /**
+   * Processes one message without a source queue and returns its outcome.
+   * Internal.
+   * @param message The message.
+   * @param contextData The context data.
+   * @returns The outcome.
+   */
+  dispatch(message: unknown, contextData: TContextData): Promise<Outcome> {
+    return this.dispatcher.dispatch(message, { contextData, signal: NEVER_ABORTED });
   }
 
   async enqueue(
@@ -351,13 +415,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 }
 
-// Stands in for the queue of a task message processed without one, so that
-// processTaskMessage() rethrows the handler's error instead of re-enqueueing.
-const NO_RETRY_QUEUE: MessageQueue = {
-  nativeRetrial: true,
-  enqueue: () => Promise.reject(new Error("No queue to re-enqueue the task into.")),
-  listen: () => Promise.reject(new Error("No queue to listen to.")),
-};
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
+const NEVER_ABORTED = new AbortController().signal;
 
 /**
  * Creates a federation.

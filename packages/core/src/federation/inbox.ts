@@ -1,5 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import { Activity, type DocumentLoader } from "@fedify/vocab";
+import { MalformedMessageError } from "../processing/errors.ts";
 import type { InboxListener } from "./callbacks.ts";
 import type { Context } from "./context.ts";
 import type { InboxMessage } from "./message.ts";
@@ -50,11 +51,10 @@ export async function handleInboxMessage<TContextData>(
   try {
     activity = await Activity.fromJsonLd(message.activity, { documentLoader });
   } catch (error) {
-    logger.error("Dropped inbox message {messageId}: the activity could not be parsed: {error}", {
-      messageId: message.id,
-      error,
-    });
-    return;
+    throw new MalformedMessageError(
+      `the activity could not be parsed: ${error instanceof Error ? error.message : error}`,
+      { cause: error },
+    );
   }
   const listener = findInboxListener(registry.inboxListeners, activity);
   if (listener == null) {

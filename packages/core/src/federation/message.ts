@@ -1,24 +1,7 @@
+import type { BaseMessage } from "../processing/envelope.ts";
 import type { TaskMessage } from "../tasks/message.ts";
 
-/**
- * The fields every Fedwork queue message carries.  Documented as opaque:
- * applications never build or read messages themselves.
- * @since 0.1.0
- */
-export interface BaseMessage {
-  /** A UUID identifying this message (kept across retries). */
-  readonly id: ReturnType<typeof crypto.randomUUID>;
-  /** The base URL of the context that enqueued the message. */
-  readonly baseUrl: string;
-  /** When the first attempt was enqueued, as an ISO 8601 timestamp. */
-  readonly started: string;
-  /** The attempt number, starting at 0. */
-  readonly attempt: number;
-  /** The ordering key the message was enqueued with, if any. */
-  readonly orderingKey?: string;
-  /** The W3C trace context (`traceparent`, `tracestate`) of the enqueuing span. */
-  readonly traceContext: Readonly<Record<string, string>>;
-}
+export type { BaseMessage };
 
 /**
  * A queued delivery of one activity to one inbox.  Opaque.

@@ -8,6 +8,7 @@ import type {
 } from "./callbacks.ts";
 import type { Actor } from "@fedify/vocab";
 import { TaskStore } from "../tasks/registry.ts";
+import type { TaskContext } from "./task-context.ts";
 
 /**
  * A registered route: its path template and the callback serving it.
@@ -47,7 +48,7 @@ export interface FederationRegistry<TContextData> {
   followers?: RouteRegistration<CollectionDispatcher<FollowerItem, TContextData>>;
   following?: RouteRegistration<CollectionDispatcher<Actor | URL, TContextData>>;
   /** The typed background tasks, by name. */
-  readonly tasks: TaskStore<TContextData>;
+  readonly tasks: TaskStore<TContextData, TaskContext<TContextData>>;
 }
 
 /**

@@ -518,18 +518,21 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
 }
 
 /**
- * Lets timers and I/O run.  `setImmediate` where the runtime has it
- * (Node.js, Bun, Deno): `setTimeout(0)` costs about 1 ms in Node.js.
+ * Lets timers and I/O run.  `setImmediate` on Node.js and Deno, where it
+ * lets the event loop run due timers and I/O first and costs microseconds
+ * (`setTimeout(0)` costs about 1 ms in Node.js); `setTimeout(0)` on Bun,
+ * whose `setImmediate` callbacks run before due timers.
  */
 function yieldMacrotask(): Promise<void> {
-  const immediate = (globalThis as {
-    setImmediate?: (callback: () => void) => unknown;
-  }).setImmediate;
   return new Promise((resolve) => {
     if (immediate != null) immediate(resolve);
     else setTimeout(resolve, 0);
   });
 }
+
+const immediate = "Bun" in globalThis ? undefined : (globalThis as {
+  setImmediate?: (callback: () => void) => unknown;
+}).setImmediate;
 
 interface RefCountedTimer {
   ref(): unknown;

@@ -1,17 +1,31 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { Context } from "../federation/context.ts";
+import type { MessageEventListener, MessageEventType } from "../processing/events.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import type { DurationInput } from "../time/duration.ts";
 import { TaskDefinitionError } from "./errors.ts";
 
 /**
- * What {@link TaskRegistry.defineTask} takes besides the task's name.
- * @typeParam TContextData The type of the application data in contexts.
- * @typeParam TSchema The payload's Standard Schema.
- * @since 0.1.0
+ * Listeners for the lifecycle events of one task's messages, called after
+ * the federation-wide listeners.  A listener that throws is logged and
+ * changes nothing.
+ * @since 0.2.0
  */
-export interface TaskDefinitionOptions<TContextData, TSchema extends StandardSchemaV1> {
+export type TaskEventListeners = {
+  readonly [T in MessageEventType]?: MessageEventListener<T>;
+};
+
+/**
+ * What `defineTask()` takes besides the task's name, generic over the
+ * context type the handler gets (the federation's `TaskContext`; the tasks
+ * layer knows nothing of federations).  Applications use
+ * `TaskDefinitionOptions<TContextData, TSchema>`, which is this with the
+ * federation's context.
+ * @typeParam TContext The context type handlers get.
+ * @typeParam TSchema The payload's Standard Schema.
+ * @since 0.2.0
+ */
+export interface TaskOptions<TContext, TSchema extends StandardSchemaV1> {
   /**
    * The payload's schema: any Standard Schema (Zod, Valibot, ArkType, …).
    * Required.  Payloads are validated when enqueued (the caller's input is
@@ -29,7 +43,7 @@ export interface TaskDefinitionOptions<TContextData, TSchema extends StandardSch
    * @param data The payload, as the schema outputs it.
    */
   readonly handler: (
-    ctx: Context<TContextData>,
+    ctx: TContext,
     data: StandardSchemaV1.InferOutput<TSchema>,
   ) => Promise<void> | void;
 
@@ -48,7 +62,7 @@ export interface TaskDefinitionOptions<TContextData, TSchema extends StandardSch
    * @param data The payload the handler got.
    */
   readonly onError?: (
-    ctx: Context<TContextData>,
+    ctx: TContext,
     error: unknown,
     data: StandardSchemaV1.InferOutput<TSchema>,
   ) => Promise<void> | void;
@@ -58,7 +72,18 @@ export interface TaskDefinitionOptions<TContextData, TSchema extends StandardSch
    * else its outbox queue (unless `taskQueueResolution` is `"strict"`).
    */
   readonly queue?: MessageQueue;
+
+  /**
+   * Listeners for the lifecycle events of this task's messages:
+   * `completed`, `retrying` (with the next delay), `failed` (once, when the
+   * task fails for good: exhausted or permanent) and `dropped` (with the
+   * reason).  They run after the federation's own listeners.
+   * @since 0.2.0
+   */
+  readonly on?: TaskEventListeners;
 }
+
+const EVENT_TYPES: readonly MessageEventType[] = ["completed", "retrying", "failed", "dropped"];
 
 declare const taskContextData: unique symbol;
 
@@ -105,7 +130,7 @@ export interface TaskEnqueueOptions {
  * payload type erased.  Internal.
  * @since 0.1.0
  */
-export interface RegisteredTask<TContextData> {
+export interface RegisteredTask<TContextData, TContext = unknown> {
   /** The handle `defineTask()` returned; compared by identity. */
   readonly definition: TaskDefinition<TContextData, unknown, unknown>;
   /** The task's name. */
@@ -113,17 +138,19 @@ export interface RegisteredTask<TContextData> {
   /** The payload's schema. */
   readonly schema: StandardSchemaV1;
   /** The task's handler. */
-  readonly handler: (ctx: Context<TContextData>, data: unknown) => Promise<void> | void;
+  readonly handler: (ctx: TContext, data: unknown) => Promise<void> | void;
   /** The task's own retry policy, if any. */
   readonly retryPolicy?: RetryPolicy;
   /** The task's error hook, if any. */
   readonly onError?: (
-    ctx: Context<TContextData>,
+    ctx: TContext,
     error: unknown,
     data: unknown,
   ) => Promise<void> | void;
   /** The task's own queue, if any. */
   readonly queue?: MessageQueue;
+  /** The task's own lifecycle event listeners. */
+  readonly on: TaskEventListeners;
 }
 
 /**
@@ -135,10 +162,10 @@ export interface RegisteredTask<TContextData> {
  *         message names the task and the option.
  * @since 0.1.0
  */
-export function createTaskDefinition<TContextData, TSchema extends StandardSchemaV1>(
+export function createTaskDefinition<TContextData, TContext, TSchema extends StandardSchemaV1>(
   name: string,
-  options: TaskDefinitionOptions<TContextData, TSchema>,
-): RegisteredTask<TContextData> {
+  options: TaskOptions<TContext, TSchema>,
+): RegisteredTask<TContextData, TContext> {
   if (typeof name !== "string" || name === "") {
     throw new TaskDefinitionError(
       String(name),
@@ -204,6 +231,33 @@ export function createTaskDefinition<TContextData, TSchema extends StandardSchem
         `enqueue() and listen() methods); got ${describe(queue)}.`,
     );
   }
+  const on: unknown = options.on ?? {};
+  if (typeof on !== "object" || on === null) {
+    throw new TaskDefinitionError(
+      name,
+      "on",
+      `The on option of the task ${task} must be an object of event listeners; got ` +
+        `${describe(on)}.`,
+    );
+  }
+  for (const [type, listener] of Object.entries(on)) {
+    if (!EVENT_TYPES.includes(type as MessageEventType)) {
+      throw new TaskDefinitionError(
+        name,
+        "on",
+        `The on option of the task ${task} has a listener for ${JSON.stringify(type)}, which ` +
+          `is not an event; the events are ${EVENT_TYPES.join(", ")}.`,
+      );
+    }
+    if (typeof listener !== "function") {
+      throw new TaskDefinitionError(
+        name,
+        "on",
+        `The on.${type} listener of the task ${task} must be a function; got ` +
+          `${describe(listener)}.`,
+      );
+    }
+  }
   const definition: TaskDefinition<TContextData, unknown, unknown> = Object.freeze({
     name,
     schema,
@@ -212,10 +266,11 @@ export function createTaskDefinition<TContextData, TSchema extends StandardSchem
     definition,
     name,
     schema,
-    handler: options.handler as RegisteredTask<TContextData>["handler"],
+    handler: options.handler as RegisteredTask<TContextData, TContext>["handler"],
     retryPolicy: options.retryPolicy,
-    onError: options.onError as RegisteredTask<TContextData>["onError"],
+    onError: options.onError as RegisteredTask<TContextData, TContext>["onError"],
     queue: options.queue,
+    on: { ...on as TaskEventListeners },
   };
 }
 

@@ -19,7 +19,8 @@ const logger = getLogger(["fedwork", "task"]);
  */
 export interface EnqueueTasksOptions<TContextData> {
   /** The federation's tasks; the handle must come from it. */
-  readonly registry: TaskStore<TContextData>;
+  // deno-lint-ignore no-explicit-any
+  readonly registry: TaskStore<TContextData, any>;
   /** The task's handle, as `defineTask()` returned it. */
   readonly task: TaskDefinition<TContextData, unknown, unknown>;
   /** The payloads, as the caller gave them (the schema's input type). */

@@ -110,13 +110,16 @@ export class TaskQueueNotConfiguredError extends Error {
   /**
    * @param taskName The task's name.
    * @param strict Whether the outbox queue fallback was turned off.
+   * @param message Replaces the default message (since 0.2.0).
    */
-  constructor(taskName: string, strict: boolean) {
+  constructor(taskName: string, strict: boolean, message?: string) {
     super(
-      `No message queue is configured for the task ${JSON.stringify(taskName)}.  ` +
-        "Pass a task queue to the federation (`queue: { task: ... }`) or give the task " +
-        "its own queue (`defineTask(name, { queue, ... })`)" +
-        (strict ? '; the outbox queue is not used because taskQueueResolution is "strict".' : "."),
+      message ?? `No message queue is configured for the task ${JSON.stringify(taskName)}.  ` +
+          "Pass a task queue to the federation (`queue: { task: ... }`) or give the task " +
+          "its own queue (`defineTask(name, { queue, ... })`)" +
+          (strict
+            ? '; the outbox queue is not used because taskQueueResolution is "strict".'
+            : "."),
     );
     this.name = "TaskQueueNotConfiguredError";
     this.taskName = taskName;

@@ -36,7 +36,7 @@ import { durationToMilliseconds, millisecondsToDuration } from "../time/duration
 import { encodeTaskPayload } from "./codec.ts";
 import { TaskDefinitionError, TaskNotDefinedError, TaskQueueNotConfiguredError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
-import type { TaskRegistry } from "./registry.ts";
+import type { TaskRegistry } from "../federation/task-context.ts";
 
 interface AppData {
   readonly app: string;

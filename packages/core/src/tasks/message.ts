@@ -1,9 +1,11 @@
+import type { BaseMessage } from "../processing/envelope.ts";
+
 /**
  * The queue message that carries one typed task to a worker.  Documented as
  * opaque: applications never build or read it themselves.
  * @since 0.1.0
  */
-export interface TaskMessage {
+export interface TaskMessage extends BaseMessage {
   /** Always `"task"`. */
   readonly type: "task";
   /** A UUID identifying this message (kept across retries). */

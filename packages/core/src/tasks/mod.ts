@@ -1,5 +1,10 @@
 export { decodeTaskPayload, type DecodeTaskPayloadOptions, encodeTaskPayload } from "./codec.ts";
-export type { TaskDefinition, TaskDefinitionOptions, TaskEnqueueOptions } from "./definition.ts";
+export type {
+  TaskDefinition,
+  TaskEnqueueOptions,
+  TaskEventListeners,
+  TaskOptions,
+} from "./definition.ts";
 export {
   TaskDefinitionError,
   TaskNotDefinedError,
@@ -9,4 +14,4 @@ export {
   TaskValidationError,
 } from "./errors.ts";
 export type { TaskMessage } from "./message.ts";
-export type { TaskRegistry } from "./registry.ts";
+export type { TaskRunInfo } from "./run-info.ts";

@@ -3,7 +3,7 @@ import {
   createTaskDefinition,
   type RegisteredTask,
   type TaskDefinition,
-  type TaskDefinitionOptions,
+  type TaskOptions,
 } from "./definition.ts";
 import { TaskDefinitionError } from "./errors.ts";
 
@@ -11,9 +11,11 @@ import { TaskDefinitionError } from "./errors.ts";
  * Where typed background tasks are defined.  `Federation` and
  * `FederationBuilder` implement it (through `Federatable`).
  * @typeParam TContextData The type of the application data in contexts.
+ * @typeParam TContext The context type task handlers get (the federation's
+ *                     `TaskContext<TContextData>`).
  * @since 0.1.0
  */
-export interface TaskRegistry<TContextData> {
+export interface TaskRegistry<TContextData, TContext = unknown> {
   /**
    * Defines a task: a named job whose payload is described by a Standard
    * Schema and which a worker runs with `handler`.
@@ -42,7 +44,7 @@ export interface TaskRegistry<TContextData> {
    */
   defineTask<TSchema extends StandardSchemaV1>(
     name: string,
-    options: TaskDefinitionOptions<TContextData, TSchema>,
+    options: TaskOptions<TContext, TSchema>,
   ): TaskDefinition<
     TContextData,
     StandardSchemaV1.InferOutput<TSchema>,
@@ -55,17 +57,19 @@ export interface TaskRegistry<TContextData> {
  * federation delegates `defineTask()` to it and its worker looks tasks up
  * in it.
  * @typeParam TContextData The type of the application data in contexts.
+ * @typeParam TContext The context type task handlers get.
  * @since 0.1.0
  */
-export class TaskStore<TContextData> implements TaskRegistry<TContextData> {
+export class TaskStore<TContextData, TContext = unknown>
+  implements TaskRegistry<TContextData, TContext> {
   // A Map, not an object: names such as "constructor" or "__proto__" must
   // behave like any other name.
-  readonly #tasks: Map<string, RegisteredTask<TContextData>>;
+  readonly #tasks: Map<string, RegisteredTask<TContextData, TContext>>;
 
   /**
    * @param tasks Registrations to start with (used by {@link clone}).
    */
-  constructor(tasks: Iterable<RegisteredTask<TContextData>> = []) {
+  constructor(tasks: Iterable<RegisteredTask<TContextData, TContext>> = []) {
     this.#tasks = new Map();
     for (const task of tasks) this.#tasks.set(task.name, task);
   }
@@ -80,7 +84,7 @@ export class TaskStore<TContextData> implements TaskRegistry<TContextData> {
    */
   defineTask<TSchema extends StandardSchemaV1>(
     name: string,
-    options: TaskDefinitionOptions<TContextData, TSchema>,
+    options: TaskOptions<TContext, TSchema>,
   ): TaskDefinition<
     TContextData,
     StandardSchemaV1.InferOutput<TSchema>,
@@ -103,8 +107,8 @@ export class TaskStore<TContextData> implements TaskRegistry<TContextData> {
    */
   define<TSchema extends StandardSchemaV1>(
     name: string,
-    options: TaskDefinitionOptions<TContextData, TSchema>,
-  ): RegisteredTask<TContextData> {
+    options: TaskOptions<TContext, TSchema>,
+  ): RegisteredTask<TContextData, TContext> {
     if (typeof name === "string" && this.#tasks.has(name)) {
       throw new TaskDefinitionError(
         name,
@@ -112,7 +116,7 @@ export class TaskStore<TContextData> implements TaskRegistry<TContextData> {
         `A task named ${JSON.stringify(name)} is already defined; task names must be unique.`,
       );
     }
-    const task = createTaskDefinition(name, options);
+    const task = createTaskDefinition<TContextData, TContext, TSchema>(name, options);
     this.#tasks.set(name, task);
     return task;
   }
@@ -122,7 +126,7 @@ export class TaskStore<TContextData> implements TaskRegistry<TContextData> {
    * @param name The task's name.
    * @returns The registered task, or `undefined`.
    */
-  get(name: string): RegisteredTask<TContextData> | undefined {
+  get(name: string): RegisteredTask<TContextData, TContext> | undefined {
     return this.#tasks.get(name);
   }
 
@@ -134,7 +138,7 @@ export class TaskStore<TContextData> implements TaskRegistry<TContextData> {
    */
   resolve(
     handle: TaskDefinition<TContextData, unknown, unknown>,
-  ): RegisteredTask<TContextData> | undefined {
+  ): RegisteredTask<TContextData, TContext> | undefined {
     if (handle == null || typeof handle.name !== "string") return undefined;
     const task = this.#tasks.get(handle.name);
     return task?.definition === handle ? task : undefined;
@@ -161,7 +165,7 @@ export class TaskStore<TContextData> implements TaskRegistry<TContextData> {
    * handle from the builder can be enqueued on every built federation.
    * @returns The copy.
    */
-  clone(): TaskStore<TContextData> {
-    return new TaskStore(this.#tasks.values());
+  clone(): TaskStore<TContextData, TContext> {
+    return new TaskStore<TContextData, TContext>(this.#tasks.values());
   }
 }

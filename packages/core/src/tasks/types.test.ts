@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { z } from "zod";
 import type { TaskDefinition, TaskEnqueueOptions } from "./definition.ts";
 import { TaskStore } from "./registry.ts";
-import type { TaskRegistry } from "./registry.ts";
+import type { TaskContext, TaskRegistry } from "../federation/task-context.ts";
 
 interface AppData {
   readonly tenant: string;
@@ -118,7 +118,7 @@ function typeChecks(registry: TaskRegistry<AppData>): void {
 }
 
 test("TaskStore implements TaskRegistry", () => {
-  const store: TaskRegistry<AppData> = new TaskStore<AppData>();
+  const store: TaskRegistry<AppData> = new TaskStore<AppData, TaskContext<AppData>>();
   void typeChecks;
   const task = store.defineTask("noop", { schema: z.null(), handler() {} });
   assertEquals(task.name, "noop");

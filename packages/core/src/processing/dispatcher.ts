@@ -1,0 +1,328 @@
+import { getLogger } from "@logtape/logtape";
+import { SpanKind, type Tracer } from "@opentelemetry/api";
+import type { Temporal } from "@js-temporal/polyfill";
+import type { MessageQueue, MessageRedelivery } from "../queue/message-queue.ts";
+import type { RetryPolicy } from "../retry/retry-policy.ts";
+import { millisecondsToDuration } from "../time/duration.ts";
+import { type BaseMessage, isBaseMessage } from "./envelope.ts";
+import { MalformedMessageError, PermanentError } from "./errors.ts";
+import type { MessageEvent, MessageEventHub, MessageEventListener } from "./events.ts";
+import type { Outcome } from "./outcome.ts";
+import { extractTraceContext, withSpan } from "./tracing.ts";
+
+const logger = getLogger(["fedwork", "processing"]);
+
+/**
+ * What a handler gets besides its message.
+ * @typeParam TContextData The application data of the worker's contexts.
+ * @since 0.2.0
+ */
+export interface MessageRun<TContextData> {
+  /** The worker's context data. */
+  readonly contextData: TContextData;
+  /** Aborted when the worker shuts down. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Where a message came from, which says how a retry is stored.
+ * @since 0.2.0
+ */
+export interface MessageSource {
+  /** The queue that delivered the message, if any. */
+  readonly queue?: MessageQueue;
+  /** The queue's redelivery in place, when it offers one. */
+  readonly redelivery?: MessageRedelivery;
+}
+
+/**
+ * How one message kind is processed.  The handler only runs the message:
+ * it returns (done), throws {@link PermanentError} (never retry),
+ * {@link MalformedMessageError} (drop), or anything else (retry by the
+ * policy).  The {@link MessageDispatcher} decides the rest.
+ * @typeParam TContextData The application data of the worker's contexts.
+ * @typeParam TMessage The message type of this kind.
+ * @since 0.2.0
+ */
+export interface MessageKindHandler<TContextData, TMessage extends BaseMessage> {
+  /**
+   * Checks the fields of this kind; throws {@link MalformedMessageError}
+   * when the message lacks them.
+   */
+  check(message: BaseMessage): TMessage;
+  /** Runs the message. */
+  run(message: TMessage, run: MessageRun<TContextData>): Promise<void>;
+  /** The retry policy for this message. */
+  retryPolicy(message: TMessage): RetryPolicy;
+  /**
+   * The queue to enqueue a retry into when the message did not come from a
+   * queue (`processQueuedMessage()`), or `undefined` for none.
+   */
+  retryQueue(message: TMessage): MessageQueue | undefined;
+  /**
+   * The task name, for events and logs of task messages.  Also called
+   * with messages that failed {@link MessageKindHandler.check}.
+   */
+  taskName?(message: BaseMessage): string | undefined;
+  /** A per-message listener (a task's own hooks), after the federation's. */
+  listener?(message: TMessage): MessageEventListener | undefined;
+}
+
+/**
+ * Thrown (to the queue) when a failed message's retry could not be
+ * stored: the queue keeps the message and hands it out again, so nothing
+ * is lost.
+ * @since 0.2.0
+ */
+export class RetryNotStoredError extends Error {
+  /**
+   * @param messageId The message.
+   * @param cause Why storing the retry failed.
+   */
+  constructor(messageId: string, cause: unknown) {
+    super(
+      `The retry of message ${messageId} could not be stored; the queue keeps the message ` +
+        `and hands it out again.`,
+      { cause },
+    );
+    this.name = "RetryNotStoredError";
+  }
+}
+
+/**
+ * The one place that decides what becomes of a queue message: finds the
+ * handler of its kind, runs it in a span whose parent is the enqueuing
+ * span, turns what happened into an {@link Outcome}, stores the retry
+ * (redelivery in place when the queue offers it, else a re-enqueue), and
+ * emits one lifecycle event.  It throws to the queue only when the queue
+ * must keep the message: native retrial, or a retry that could not be
+ * stored.
+ * @typeParam TContextData The application data of the worker's contexts.
+ * @since 0.2.0
+ */
+export class MessageDispatcher<TContextData> {
+  // deno-lint-ignore no-explicit-any
+  readonly #handlers = new Map<string, MessageKindHandler<TContextData, any>>();
+  readonly #tracer: Tracer;
+  readonly #events: MessageEventHub;
+  readonly #inFlight = new Map<object, { readonly id: string; readonly kind: string }>();
+
+  /**
+   * @param tracer The tracer for processing spans.
+   * @param events Where lifecycle events go.
+   */
+  constructor(tracer: Tracer, events: MessageEventHub) {
+    this.#tracer = tracer;
+    this.#events = events;
+  }
+
+  /**
+   * Registers the handler of a message kind, replacing any previous one.
+   * @param type The message `type`.
+   * @param handler The handler.
+   */
+  register<TMessage extends BaseMessage>(
+    type: TMessage["type"],
+    handler: MessageKindHandler<TContextData, TMessage>,
+  ): void {
+    this.#handlers.set(type, handler);
+  }
+
+  /** The ids and kinds of the messages being processed right now. */
+  get inFlight(): { readonly id: string; readonly kind: string }[] {
+    return [...this.#inFlight.values()];
+  }
+
+  /**
+   * Processes one delivery of a message and returns its outcome.
+   * @param message The message as received.
+   * @param run The context data and shutdown signal.
+   * @param source The queue it came from and its redelivery, if any.
+   * @returns The outcome.
+   * @throws {RetryNotStoredError} When the retry could not be stored.
+   * @throws {unknown} The handler's error, when the queue retries natively.
+   */
+  async dispatch(
+    message: unknown,
+    run: MessageRun<TContextData>,
+    source: MessageSource = {},
+  ): Promise<Outcome> {
+    if (!isBaseMessage(message)) {
+      logger.error("Dropped a queue message that is not a Fedwork message: {message}.", {
+        message,
+      });
+      return { type: "dropped", reason: "not a Fedwork message" };
+    }
+    const handler = this.#handlers.get(message.type);
+    const begun = performance.now();
+    let checked: BaseMessage | undefined;
+    let outcome: Outcome;
+    let rethrow: unknown;
+    let dropDetails: MalformedMessageError | undefined;
+    const token = {};
+    this.#inFlight.set(token, { id: message.id, kind: message.type });
+    try {
+      if (handler == null) {
+        throw new MalformedMessageError(`no handler for message type ${message.type}`);
+      }
+      checked = handler.check(message);
+      await withSpan(
+        this.#tracer,
+        "fedwork.queue.process",
+        {
+          kind: SpanKind.CONSUMER,
+          parent: extractTraceContext(message.traceContext ?? {}),
+          attributes: {
+            "fedwork.message.id": message.id,
+            "fedwork.message.type": message.type,
+            "fedwork.message.attempt": message.attempt,
+          },
+        },
+        () => handler.run(checked!, run),
+      );
+      outcome = { type: "completed" };
+    } catch (error) {
+      if (error instanceof MalformedMessageError) {
+        dropDetails = error;
+        outcome = { type: "dropped", reason: error.message, error: error.cause ?? error };
+      } else if (error instanceof PermanentError) {
+        outcome = { type: "failed", reason: "permanent", error };
+      } else if (source.queue?.nativeRetrial) {
+        outcome = { type: "retrying", delay: undefined, error };
+        rethrow = error;
+      } else {
+        [outcome, rethrow] = await this.#retry(message, handler!, checked!, source, error);
+      }
+    } finally {
+      this.#inFlight.delete(token);
+    }
+    const duration = performance.now() - begun;
+    const taskName = handler?.taskName?.(checked ?? message);
+    this.#log(message, taskName, outcome, dropDetails);
+    const event = toEvent(message, taskName, duration, outcome);
+    await this.#events.emit(event, checked == null ? undefined : handler?.listener?.(checked));
+    if (rethrow !== undefined) throw rethrow;
+    return outcome;
+  }
+
+  async #retry(
+    message: BaseMessage,
+    // deno-lint-ignore no-explicit-any
+    handler: MessageKindHandler<TContextData, any>,
+    checked: BaseMessage,
+    source: MessageSource,
+    error: unknown,
+  ): Promise<[Outcome, unknown]> {
+    const attempts = message.attempt + 1;
+    let delay: Temporal.Duration | null;
+    try {
+      const started = Date.parse(message.started);
+      const elapsed = Number.isNaN(started) ? 0 : Math.max(0, Date.now() - started);
+      delay = handler.retryPolicy(checked)({
+        elapsedTime: millisecondsToDuration(elapsed),
+        attempts,
+      });
+    } catch (policyError) {
+      logger.error("The retry policy for message {messageId} threw {policyError}.", {
+        messageId: message.id,
+        policyError,
+      });
+      return [{ type: "failed", reason: "exhausted", error }, undefined];
+    }
+    if (delay == null) return [{ type: "failed", reason: "exhausted", error }, undefined];
+    const next = { ...message, attempt: attempts };
+    try {
+      if (source.redelivery != null) {
+        await source.redelivery.redeliver(next, { delay });
+      } else {
+        const queue = source.queue ?? handler.retryQueue(checked);
+        if (queue == null) {
+          logger.error("There is no queue to retry message {messageId} ({messageType}) in.", {
+            messageId: message.id,
+            messageType: message.type,
+          });
+          return [{ type: "failed", reason: "exhausted", error }, undefined];
+        }
+        await queue.enqueue(
+          next,
+          message.orderingKey == null ? { delay } : { delay, orderingKey: message.orderingKey },
+        );
+      }
+    } catch (storeError) {
+      logger.error(
+        "Could not store the retry of message {messageId} ({messageType}); leaving it to the " +
+          "queue to hand out again: {storeError}",
+        { messageId: message.id, messageType: message.type, storeError, error },
+      );
+      return [
+        { type: "retrying", delay: undefined, error },
+        new RetryNotStoredError(message.id, storeError),
+      ];
+    }
+    return [{ type: "retrying", delay, error }, undefined];
+  }
+
+  #log(
+    message: BaseMessage,
+    taskName: string | undefined,
+    outcome: Outcome,
+    drop: MalformedMessageError | undefined,
+  ): void {
+    const properties = {
+      messageId: message.id,
+      messageType: message.type,
+      taskName,
+      attempt: message.attempt,
+    };
+    switch (outcome.type) {
+      case "completed":
+        logger.debug("Processed message {messageId} ({messageType}).", properties);
+        break;
+      case "retrying":
+        logger.warn(
+          "Message {messageId} ({messageType}) failed on attempt {attempt}; retrying " +
+            "{delay}: {error}",
+          {
+            ...properties,
+            delay: outcome.delay == null
+              ? "when the queue hands it out again"
+              : `in ${outcome.delay}`,
+            error: outcome.error,
+          },
+        );
+        break;
+      case "dropped":
+        logger[drop?.level === "warning" ? "warn" : "error"](
+          "Dropped message {messageId} ({messageType}): {reason}",
+          { ...drop?.details, ...properties, reason: outcome.reason, error: outcome.error },
+        );
+        break;
+      case "failed":
+        logger.error(
+          outcome.reason === "permanent"
+            ? "Message {messageId} ({messageType}) failed permanently on attempt {attempt}: {error}"
+            : "Gave up on message {messageId} ({messageType}) after {attempts} attempts: {error}",
+          { ...properties, attempts: message.attempt + 1, error: outcome.error },
+        );
+        break;
+    }
+  }
+}
+
+function toEvent(
+  message: BaseMessage,
+  taskName: string | undefined,
+  duration: number,
+  outcome: Outcome,
+): MessageEvent {
+  const started = Date.parse(message.started);
+  const base = {
+    messageId: message.id,
+    kind: message.type,
+    ...(taskName == null ? {} : { taskName }),
+    attempt: message.attempt,
+    enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
+    duration,
+  };
+  return { ...base, ...outcome } as MessageEvent;
+}

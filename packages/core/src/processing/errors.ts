@@ -1,0 +1,67 @@
+/**
+ * Thrown by a task handler, an inbox listener or a delivery to say that
+ * trying again cannot help: the message fails for good at once, whatever
+ * the retry policy says.  `onError` hooks still run, and the `failed`
+ * lifecycle event fires with `reason: "permanent"`.
+ *
+ * @example
+ * ```ts
+ * import { PermanentError } from "@fedwork/core";
+ *
+ * async function fetchProfile(url: URL): Promise<unknown> {
+ *   const response = await fetch(url);
+ *   if (response.status === 410) {
+ *     throw new PermanentError(`${url} is gone.`);
+ *   }
+ *   return await response.json();
+ * }
+ * ```
+ * @since 0.2.0
+ */
+export class PermanentError extends Error {
+  /**
+   * @param message What went wrong.
+   * @param options `cause`: the underlying error, if any.
+   */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "PermanentError";
+  }
+}
+
+/**
+ * Thrown by a message kind's handler when the message cannot be processed
+ * as it is: malformed wire data, an unknown task, a payload that fails its
+ * schema.  Running it again would fail the same way, so the dispatcher
+ * drops it with {@link MalformedMessageError.message} as the logged reason.
+ * @since 0.2.0
+ */
+export class MalformedMessageError extends Error {
+  /** Structured details logged with the drop (e.g. schema issues). */
+  readonly details: Readonly<Record<string, unknown>>;
+  /**
+   * The level the drop is logged at: `"error"` by default; `"warning"` for
+   * drops that are expected now and then (a task this worker does not
+   * know yet during a rolling deployment).
+   */
+  readonly level: "warning" | "error";
+
+  /**
+   * @param reason Why the message cannot be processed.
+   * @param options `cause`: the underlying error; `details`: structured
+   *                properties for the log; `level`: the log level.
+   */
+  constructor(
+    reason: string,
+    options: {
+      readonly cause?: unknown;
+      readonly details?: Readonly<Record<string, unknown>>;
+      readonly level?: "warning" | "error";
+    } = {},
+  ) {
+    super(reason, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "MalformedMessageError";
+    this.details = options.details ?? {};
+    this.level = options.level ?? "error";
+  }
+}

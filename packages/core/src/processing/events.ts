@@ -1,0 +1,159 @@
+import { getLogger } from "@logtape/logtape";
+import type { Temporal } from "@js-temporal/polyfill";
+
+const logger = getLogger(["fedwork", "processing"]);
+
+/**
+ * What every lifecycle event tells about the message it concerns.
+ * @since 0.2.0
+ */
+export interface MessageEventBase {
+  /** The message's id, kept across retries. */
+  readonly messageId: string;
+  /** The message kind: `"inbox"`, `"outbox"`, `"fanout"` or `"task"`. */
+  readonly kind: string;
+  /** The task's name, for task messages. */
+  readonly taskName?: string;
+  /** The attempt that just ran, starting at 0. */
+  readonly attempt: number;
+  /** When the message was first enqueued. */
+  readonly enqueuedAt: Date;
+  /** How long this attempt ran, in milliseconds. */
+  readonly duration: number;
+}
+
+/**
+ * A message's handler returned.
+ * @since 0.2.0
+ */
+export interface MessageCompletedEvent extends MessageEventBase {
+  /** Always `"completed"`. */
+  readonly type: "completed";
+}
+
+/**
+ * A message's handler failed and another attempt is scheduled.
+ * @since 0.2.0
+ */
+export interface MessageRetryingEvent extends MessageEventBase {
+  /** Always `"retrying"`. */
+  readonly type: "retrying";
+  /**
+   * How long until the next attempt; `undefined` when the queue decides
+   * (native retrial, or a retry that could not be scheduled and is left to
+   * the queue's redelivery).
+   */
+  readonly delay: Temporal.Duration | undefined;
+  /** The handler's error. */
+  readonly error: unknown;
+}
+
+/**
+ * A message failed for good: it is not tried again.  Fires once per
+ * message, never for an attempt that will be retried.
+ * @since 0.2.0
+ */
+export interface MessageFailedEvent extends MessageEventBase {
+  /** Always `"failed"`. */
+  readonly type: "failed";
+  /**
+   * `"permanent"` when the handler threw a `PermanentError`;
+   * `"exhausted"` when the retry policy gave up.
+   */
+  readonly reason: "permanent" | "exhausted";
+  /** The last error. */
+  readonly error: unknown;
+}
+
+/**
+ * A message was discarded without running (or finishing) its handler,
+ * because it cannot be processed: malformed, an unknown task, a payload
+ * that fails its schema.
+ * @since 0.2.0
+ */
+export interface MessageDroppedEvent extends MessageEventBase {
+  /** Always `"dropped"`. */
+  readonly type: "dropped";
+  /** Why, in words. */
+  readonly reason: string;
+  /** The error behind the reason, if any. */
+  readonly error?: unknown;
+}
+
+/**
+ * Any lifecycle event.  Exactly one fires per attempt of a message.
+ * @since 0.2.0
+ */
+export type MessageEvent =
+  | MessageCompletedEvent
+  | MessageRetryingEvent
+  | MessageFailedEvent
+  | MessageDroppedEvent;
+
+/**
+ * The `type` of a {@link MessageEvent}.
+ * @since 0.2.0
+ */
+export type MessageEventType = MessageEvent["type"];
+
+/**
+ * A listener for lifecycle events of one type.  A listener that throws (or
+ * rejects) is logged and changes nothing.
+ * @typeParam T The event type.
+ * @since 0.2.0
+ */
+export type MessageEventListener<T extends MessageEventType = MessageEventType> = (
+  event: Extract<MessageEvent, { type: T }>,
+) => void | Promise<void>;
+
+/**
+ * Listeners per event type, and emitting to them so that a failing
+ * listener is logged and never changes the outcome.
+ * @since 0.2.0
+ */
+export class MessageEventHub {
+  readonly #listeners = new Map<MessageEventType, Set<MessageEventListener>>();
+
+  /**
+   * Adds a listener.
+   * @param type The event type.
+   * @param listener The listener.
+   * @returns Removes the listener.
+   */
+  on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void {
+    let set = this.#listeners.get(type);
+    if (set == null) this.#listeners.set(type, set = new Set());
+    set.add(listener as unknown as MessageEventListener);
+    return () => set.delete(listener as unknown as MessageEventListener);
+  }
+
+  /** Whether anyone listens to events of `type`. */
+  has(type: MessageEventType): boolean {
+    return (this.#listeners.get(type)?.size ?? 0) > 0;
+  }
+
+  /**
+   * Calls the listeners of `event.type`, then `extra` (a per-task hook),
+   * waiting for each.  Errors are logged, never thrown.
+   * @param event The event.
+   * @param extra One more listener, if any.
+   */
+  async emit(event: MessageEvent, extra?: MessageEventListener): Promise<void> {
+    const listeners = this.#listeners.get(event.type);
+    if (listeners != null) {
+      for (const listener of [...listeners]) await callSafely(listener, event);
+    }
+    if (extra != null) await callSafely(extra, event);
+  }
+}
+
+async function callSafely(listener: MessageEventListener, event: MessageEvent): Promise<void> {
+  try {
+    await listener(event);
+  } catch (error) {
+    logger.error(
+      "A {eventType} event listener threw for message {messageId}; the outcome stands: {error}",
+      { eventType: event.type, messageId: event.messageId, taskName: event.taskName, error },
+    );
+  }
+}

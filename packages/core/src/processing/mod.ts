@@ -1,0 +1,29 @@
+/**
+ * The processing pipeline: message kinds register handlers; one dispatcher
+ * turns what each handler did into an outcome, stores retries and emits
+ * lifecycle events; workers listen to queues and shut down gracefully.
+ * @module
+ * @since 0.2.0
+ */
+export {
+  MessageDispatcher,
+  type MessageKindHandler,
+  type MessageRun,
+  type MessageSource,
+  RetryNotStoredError,
+} from "./dispatcher.ts";
+export { type BaseMessage, isBaseMessage } from "./envelope.ts";
+export { MalformedMessageError, PermanentError } from "./errors.ts";
+export {
+  type MessageCompletedEvent,
+  type MessageDroppedEvent,
+  type MessageEvent,
+  type MessageEventBase,
+  MessageEventHub,
+  type MessageEventListener,
+  type MessageEventType,
+  type MessageFailedEvent,
+  type MessageRetryingEvent,
+} from "./events.ts";
+export type { Outcome, OutcomeType } from "./outcome.ts";
+export { runWorkers, type RunWorkersOptions } from "./workers.ts";

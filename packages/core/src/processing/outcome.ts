@@ -1,0 +1,35 @@
+import type { Temporal } from "@js-temporal/polyfill";
+
+/**
+ * What became of one delivery of a queue message, as decided by the
+ * dispatcher (the one place that decides):
+ * - `completed`: the handler returned;
+ * - `retrying`: the handler failed and another attempt is scheduled
+ *   (`delay` is `undefined` when the queue retries natively and picks the
+ *   delay itself);
+ * - `dropped`: the message cannot be processed (malformed, unknown task,
+ *   invalid payload) and is discarded without retrying;
+ * - `failed`: the message failed for good, because its error was a
+ *   `PermanentError` (`reason: "permanent"`) or the retry policy gave up
+ *   (`reason: "exhausted"`).
+ * @since 0.2.0
+ */
+export type Outcome =
+  | { readonly type: "completed" }
+  | {
+    readonly type: "retrying";
+    readonly delay: Temporal.Duration | undefined;
+    readonly error: unknown;
+  }
+  | { readonly type: "dropped"; readonly reason: string; readonly error?: unknown }
+  | {
+    readonly type: "failed";
+    readonly reason: "permanent" | "exhausted";
+    readonly error: unknown;
+  };
+
+/**
+ * The `type` of an {@link Outcome}.
+ * @since 0.2.0
+ */
+export type OutcomeType = Outcome["type"];

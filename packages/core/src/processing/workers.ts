@@ -1,0 +1,102 @@
+import { getLogger } from "@logtape/logtape";
+import type { MessageQueue } from "../queue/message-queue.ts";
+import type { MessageDispatcher } from "./dispatcher.ts";
+
+const logger = getLogger(["fedwork", "processing"]);
+
+/**
+ * What {@link runWorkers} listens to and how it stops.
+ * @typeParam TContextData The application data of the workers' contexts.
+ * @since 0.2.0
+ */
+export interface RunWorkersOptions<TContextData> {
+  /** The dispatcher that processes every message. */
+  readonly dispatcher: MessageDispatcher<TContextData>;
+  /** Each queue to listen to, with a label (its roles) for logs. */
+  readonly queues: ReadonlyMap<MessageQueue, string>;
+  /** The context data handlers get. */
+  readonly contextData: TContextData;
+  /** Aborting it stops taking messages and starts the shutdown. */
+  readonly signal?: AbortSignal;
+  /**
+   * How long to wait, after `signal` aborts, for running handlers to
+   * finish before resolving anyway, in milliseconds.
+   */
+  readonly shutdownTimeoutMs: number;
+}
+
+/**
+ * Listens to each queue until `signal` aborts, dispatching every message;
+ * then stops taking messages and resolves once the running handlers have
+ * finished, or after the shutdown timeout (logging which messages were
+ * still running: durable queues hand them out again after their lease).
+ * Handlers see the abort through their run's `signal`.
+ * @param options The dispatcher, queues, context data, signal and timeout.
+ * @returns Resolves when the workers have stopped.
+ * @since 0.2.0
+ */
+export async function runWorkers<TContextData>(
+  options: RunWorkersOptions<TContextData>,
+): Promise<void> {
+  const { dispatcher, contextData, signal, shutdownTimeoutMs } = options;
+  const listeners: Promise<void>[] = [];
+  for (const [queue, label] of options.queues) {
+    logger.info("Starting the worker for the {roles} queue.", { roles: label });
+    listeners.push(
+      queue.listen(
+        async (message, redelivery) => {
+          await dispatcher.dispatch(
+            message,
+            { contextData, signal: signal ?? NEVER_ABORTED },
+            { queue, redelivery },
+          );
+        },
+        { signal },
+      ).then(
+        () => logger.info("Stopped the worker for the {roles} queue.", { roles: label }),
+        (error) => {
+          logger.error("The worker for the {roles} queue stopped with an error: {error}", {
+            roles: label,
+            error,
+          });
+          throw error;
+        },
+      ),
+    );
+  }
+  const all = Promise.all(listeners).then(() => undefined);
+  if (signal == null) return await all;
+  if (!signal.aborted) {
+    await Promise.race([
+      all,
+      new Promise<void>((resolve) =>
+        signal.addEventListener("abort", () => resolve(), { once: true })
+      ),
+    ]);
+  }
+  if (!signal.aborted) return await all;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), shutdownTimeoutMs);
+  });
+  try {
+    const result = await Promise.race([all, timedOut]);
+    if (result === "timeout") {
+      logger.warn(
+        "Stopped waiting for {count} running messages after the shutdown timeout of " +
+          "{shutdownTimeoutMs} ms; durable queues hand them out again: {messages}",
+        {
+          count: dispatcher.inFlight.length,
+          shutdownTimeoutMs,
+          messages: dispatcher.inFlight,
+        },
+      );
+      // The listeners may still settle later; their errors are logged above.
+      all.catch(() => {});
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const NEVER_ABORTED = new AbortController().signal;

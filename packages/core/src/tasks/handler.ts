@@ -1,0 +1,185 @@
+import type { DocumentLoader } from "@fedify/vocab";
+import { getLogger } from "@logtape/logtape";
+import type { MessageKindHandler, MessageRun } from "../processing/dispatcher.ts";
+import type { BaseMessage } from "../processing/envelope.ts";
+import { MalformedMessageError } from "../processing/errors.ts";
+import type { MessageEventListener } from "../processing/events.ts";
+import type { MessageQueue } from "../queue/message-queue.ts";
+import type { RetryPolicy } from "../retry/retry-policy.ts";
+import { decodeTaskPayload } from "./codec.ts";
+import type { RegisteredTask } from "./definition.ts";
+import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
+import type { TaskMessage } from "./message.ts";
+import type { TaskStore } from "./registry.ts";
+import type { TaskRunInfo } from "./run-info.ts";
+import { validateTaskPayload } from "./validation.ts";
+
+const logger = getLogger(["fedwork", "task"]);
+
+/**
+ * What {@link createTaskMessageHandler} needs from the federation.
+ * @typeParam TContextData The application data of contexts.
+ * @typeParam TContext The context type task handlers get.
+ * @since 0.2.0
+ */
+export interface TaskMessageHandlerOptions<TContextData, TContext> {
+  /** The federation's tasks, looked up by the message's `taskName`. */
+  readonly registry: TaskStore<TContextData, TContext>;
+  /**
+   * Builds the context the handler (and `onError`) gets.
+   * @param message The message.
+   * @param task The run information for `ctx.task`.
+   * @param contextData The worker's context data.
+   */
+  readonly createContext: (
+    message: TaskMessage,
+    task: TaskRunInfo,
+    contextData: TContextData,
+  ) => TContext | Promise<TContext>;
+  /** Loads the documents vocabulary objects in payloads refer to. */
+  readonly documentLoader: DocumentLoader;
+  /** Loads JSON-LD contexts; `documentLoader` by default. */
+  readonly contextLoader?: DocumentLoader;
+  /** The retry policy for tasks without one of their own. */
+  readonly retryPolicy: RetryPolicy;
+  /**
+   * The queue a task's retry goes to when its message did not come from a
+   * queue, or `undefined`.
+   */
+  readonly retryQueue: (task: RegisteredTask<TContextData, TContext>) => MessageQueue | undefined;
+}
+
+/**
+ * Builds the `"task"` message kind's handler for the dispatcher: look the
+ * task up, decode and validate the payload, build a context with the run
+ * information and call the task's handler, then its `onError` if it threw.
+ * It decides no retries: an unknown task or a malformed or invalid payload
+ * throws `MalformedMessageError` (dropped); a failure to load a document
+ * while decoding, or the handler's error, is rethrown for the dispatcher to
+ * retry (or not, for a `PermanentError`).
+ * @param options The federation's tasks, context factory, loaders and
+ *                retry settings.
+ * @returns The handler.
+ * @since 0.2.0
+ */
+export function createTaskMessageHandler<TContextData, TContext>(
+  options: TaskMessageHandlerOptions<TContextData, TContext>,
+): MessageKindHandler<TContextData, TaskMessage> {
+  const taskOf = (message: TaskMessage) => options.registry.get(message.taskName);
+  return {
+    check(message: BaseMessage): TaskMessage {
+      if (!isTaskMessage(message)) {
+        throw new MalformedMessageError("a task message lacks taskName, data or a valid baseUrl");
+      }
+      if (taskOf(message) == null) {
+        throw new MalformedMessageError(
+          `unknown task ${JSON.stringify(message.taskName)}; is it defined on this federation?`,
+          { level: "warning" },
+        );
+      }
+      return message;
+    },
+
+    async run(message: TaskMessage, run: MessageRun<TContextData>): Promise<void> {
+      const task = taskOf(message)!;
+      let decoded: unknown;
+      try {
+        decoded = await decodeTaskPayload(message.data, {
+          documentLoader: options.documentLoader,
+          contextLoader: options.contextLoader,
+        });
+      } catch (error) {
+        if (error instanceof TaskPayloadDecodingError) {
+          throw new MalformedMessageError(`the payload cannot be decoded: ${error.message}`, {
+            cause: error,
+          });
+        }
+        // Anything else (a document that could not be loaded) is transient.
+        throw error;
+      }
+      let data: unknown;
+      try {
+        data = await validateTaskPayload(task, decoded);
+      } catch (error) {
+        if (error instanceof TaskValidationError) {
+          throw new MalformedMessageError(
+            `the payload does not match the schema: ${error.message}`,
+            {
+              cause: error,
+              details: {
+                issues: error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
+              },
+            },
+          );
+        }
+        // A schema that throws instead of reporting issues would throw again.
+        throw new MalformedMessageError(
+          `the schema threw: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+      }
+      const started = Date.parse(message.started);
+      const info: TaskRunInfo = {
+        name: task.name,
+        id: message.id,
+        attempt: message.attempt,
+        enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
+        signal: run.signal,
+      };
+      const ctx = await options.createContext(message, info, run.contextData);
+      try {
+        await task.handler(ctx, data);
+      } catch (error) {
+        if (task.onError != null) {
+          try {
+            await task.onError(ctx, error, data);
+          } catch (onErrorError) {
+            logger.error("The onError hook of the task {taskName} threw: {error}", {
+              taskName: task.name,
+              messageId: message.id,
+              error: onErrorError,
+            });
+          }
+        }
+        throw error;
+      }
+    },
+
+    retryPolicy(message: TaskMessage): RetryPolicy {
+      return taskOf(message)?.retryPolicy ?? options.retryPolicy;
+    },
+
+    retryQueue(message: TaskMessage): MessageQueue | undefined {
+      const task = taskOf(message);
+      return task == null ? undefined : options.retryQueue(task);
+    },
+
+    taskName(message: BaseMessage): string | undefined {
+      const name = (message as Partial<TaskMessage>).taskName;
+      return typeof name === "string" ? name : undefined;
+    },
+
+    listener(message: TaskMessage): MessageEventListener | undefined {
+      const on = taskOf(message)?.on;
+      if (on == null) return undefined;
+      return (event) => (on[event.type] as MessageEventListener | undefined)?.(event);
+    },
+  };
+}
+
+/**
+ * Tells whether a queue message is a well-formed {@link TaskMessage}.
+ * @param message The message.
+ * @returns `true` for an object of type `"task"` with the required fields.
+ * @since 0.1.0
+ */
+export function isTaskMessage(message: unknown): message is TaskMessage {
+  if (message == null || typeof message !== "object") return false;
+  const m = message as Partial<Record<keyof TaskMessage, unknown>>;
+  return m.type === "task" && typeof m.id === "string" && typeof m.baseUrl === "string" &&
+    URL.canParse(m.baseUrl) && typeof m.taskName === "string" && typeof m.data === "string" &&
+    typeof m.started === "string" && typeof m.attempt === "number" &&
+    Number.isInteger(m.attempt) && m.attempt >= 0 &&
+    (m.orderingKey == null || typeof m.orderingKey === "string") &&
+    m.traceContext != null && typeof m.traceContext === "object";
+}
