@@ -1,0 +1,193 @@
+import { assert, assertEquals, assertRejects, test } from "@fedify/fixture";
+import { trace } from "@opentelemetry/api";
+import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+import type { RetryPolicy } from "../retry/retry-policy.ts";
+import { millisecondsToDuration } from "../time/duration.ts";
+import { withLogs } from "../tasks/test-support.ts";
+import { MessageDispatcher, type MessageKindHandler, RetryNotStoredError } from "./dispatcher.ts";
+import type { BaseMessage } from "./envelope.ts";
+import { MalformedMessageError, PermanentError } from "./errors.ts";
+import { type MessageEvent, MessageEventHub } from "./events.ts";
+import { getFedworkTracer } from "./tracing.ts";
+
+interface TestMessage extends BaseMessage {
+  readonly type: "test";
+  readonly behaviour: "ok" | "fail" | "permanent" | "malformed";
+}
+
+function testMessage(behaviour: TestMessage["behaviour"], attempt = 0): TestMessage {
+  return {
+    type: "test",
+    id: crypto.randomUUID(),
+    baseUrl: "https://example.com/",
+    started: new Date().toISOString(),
+    attempt,
+    traceContext: {},
+    behaviour,
+  };
+}
+
+class RecordingQueue implements MessageQueue {
+  readonly enqueued: { message: TestMessage; options?: MessageQueueEnqueueOptions }[] = [];
+  readonly nativeRetrial: boolean;
+  readonly failing: boolean;
+  constructor(nativeRetrial = false, failing = false) {
+    this.nativeRetrial = nativeRetrial;
+    this.failing = failing;
+  }
+  enqueue(message: TestMessage, options?: MessageQueueEnqueueOptions): Promise<void> {
+    if (this.failing) return Promise.reject(new Error("unreachable"));
+    this.enqueued.push({ message, options });
+    return Promise.resolve();
+  }
+  listen(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+const fixedDelay = (ms: number, maxAttempts = 3): RetryPolicy => ({ attempts }) =>
+  attempts >= maxAttempts ? null : millisecondsToDuration(ms);
+
+function createDispatcher(retryQueue?: MessageQueue) {
+  const events: MessageEvent[] = [];
+  const hub = new MessageEventHub();
+  for (const type of ["completed", "retrying", "failed", "dropped"] as const) {
+    hub.on(type, (event) => void events.push(event));
+  }
+  const runs: TestMessage[] = [];
+  const dispatcher = new MessageDispatcher<void>(getFedworkTracer(trace.getTracerProvider()), hub);
+  const handler: MessageKindHandler<void, TestMessage> = {
+    check(message) {
+      if (!("behaviour" in message)) throw new MalformedMessageError("has no behaviour");
+      return message as TestMessage;
+    },
+    run(message) {
+      runs.push(message);
+      switch (message.behaviour) {
+        case "fail":
+          return Promise.reject(new Error("transient"));
+        case "permanent":
+          return Promise.reject(new PermanentError("never again"));
+        case "malformed":
+          return Promise.reject(new MalformedMessageError("cannot be read"));
+        default:
+          return Promise.resolve();
+      }
+    },
+    retryPolicy: () => fixedDelay(250),
+    retryQueue: () => retryQueue,
+  };
+  dispatcher.register("test", handler);
+  const run = { contextData: undefined, signal: new AbortController().signal };
+  return { dispatcher, events, runs, run };
+}
+
+test("the dispatcher turns each kind of handler result into its outcome", async () => {
+  const queue = new RecordingQueue();
+  const { dispatcher, events, run } = createDispatcher();
+  await withLogs(async () => {
+    assertEquals((await dispatcher.dispatch(testMessage("ok"), run, { queue })).type, "completed");
+    const retrying = await dispatcher.dispatch(testMessage("fail"), run, { queue });
+    assert(retrying.type === "retrying" && retrying.delay?.total("millisecond") === 250);
+    const exhausted = await dispatcher.dispatch(testMessage("fail", 2), run, { queue });
+    assert(exhausted.type === "failed" && exhausted.reason === "exhausted");
+    const permanent = await dispatcher.dispatch(testMessage("permanent"), run, { queue });
+    assert(permanent.type === "failed" && permanent.reason === "permanent");
+    const malformed = await dispatcher.dispatch(testMessage("malformed"), run, { queue });
+    assert(malformed.type === "dropped" && malformed.reason === "cannot be read");
+  });
+  assertEquals(events.map((event) => event.type), [
+    "completed",
+    "retrying",
+    "failed",
+    "failed",
+    "dropped",
+  ]);
+  // Only the retrying outcome stored a retry, with attempt + 1 and the delay.
+  assertEquals(queue.enqueued.length, 1);
+  assertEquals(queue.enqueued[0].message.attempt, 1);
+  assertEquals(queue.enqueued[0].options?.delay?.toString(), "PT0.25S");
+});
+
+test("the dispatcher drops what is not a Fedwork message or has no handler, and never throws for it", async () => {
+  const { dispatcher, events, runs, run } = createDispatcher();
+  await withLogs(async () => {
+    for (const junk of [null, "text", 42, { type: "test" }, { id: "x", attempt: -1 }]) {
+      assertEquals((await dispatcher.dispatch(junk, run)).type, "dropped");
+    }
+    const unknown = await dispatcher.dispatch({ ...testMessage("ok"), type: "mystery" }, run);
+    assert(unknown.type === "dropped" && unknown.reason.includes("mystery"));
+    const { behaviour: _, ...unchecked } = testMessage("ok");
+    const bad = await dispatcher.dispatch(unchecked, run);
+    assert(bad.type === "dropped" && bad.reason === "has no behaviour");
+  });
+  assertEquals(runs.length, 0);
+  assertEquals(events.map((event) => event.kind), ["mystery", "test"]);
+});
+
+test("with a nativeRetrial queue a failure is rethrown to the queue, not re-enqueued", async () => {
+  const queue = new RecordingQueue(true);
+  const { dispatcher, events, run } = createDispatcher();
+  await withLogs(async () => {
+    await assertRejects(
+      () => dispatcher.dispatch(testMessage("fail"), run, { queue }),
+      Error,
+      "transient",
+    );
+    // A permanent error is not rethrown: the queue must not retry it.
+    const permanent = await dispatcher.dispatch(testMessage("permanent"), run, { queue });
+    assertEquals(permanent.type, "failed");
+  });
+  assertEquals(queue.enqueued, []);
+  assertEquals(events.map((event) => event.type), ["retrying", "failed"]);
+});
+
+test("a redelivery in place is preferred to a re-enqueue", async () => {
+  const queue = new RecordingQueue();
+  const redelivered: { message: TestMessage; delay: unknown }[] = [];
+  const { dispatcher, run } = createDispatcher();
+  await withLogs(async () => {
+    const outcome = await dispatcher.dispatch(testMessage("fail"), run, {
+      queue,
+      redelivery: {
+        redeliver(message, { delay }) {
+          redelivered.push({ message, delay });
+          return Promise.resolve();
+        },
+      },
+    });
+    assertEquals(outcome.type, "retrying");
+  });
+  assertEquals(queue.enqueued, []);
+  assertEquals(redelivered.length, 1);
+  assertEquals(redelivered[0].message.attempt, 1);
+});
+
+test("a retry that cannot be stored throws RetryNotStoredError so the queue keeps the message", async () => {
+  const queue = new RecordingQueue(false, true);
+  const { dispatcher, events, run } = createDispatcher();
+  await withLogs(async () => {
+    const error = await assertRejects(
+      () => dispatcher.dispatch(testMessage("fail"), run, { queue }),
+      RetryNotStoredError,
+    );
+    assertEquals((error.cause as Error).message, "unreachable");
+  });
+  const event = events[0];
+  assert(event.type === "retrying" && event.delay === undefined);
+});
+
+test("a message processed outside a listener is retried into its kind's queue, or fails without one", async () => {
+  const queue = new RecordingQueue();
+  const withQueue = createDispatcher(queue);
+  const withoutQueue = createDispatcher();
+  await withLogs(async () => {
+    assertEquals(
+      (await withQueue.dispatcher.dispatch(testMessage("fail"), withQueue.run)).type,
+      "retrying",
+    );
+    const outcome = await withoutQueue.dispatcher.dispatch(testMessage("fail"), withoutQueue.run);
+    assert(outcome.type === "failed" && outcome.reason === "exhausted");
+  });
+  assertEquals(queue.enqueued.length, 1);
+});
