@@ -4,12 +4,15 @@ import {
   type Federation,
   MemoryKvStore,
   type MessageQueue,
+  millisecondsToDuration,
+  type TaskDefinition,
 } from "@fedwork/core";
 import { Create, Note } from "@fedify/vocab";
 import { startInboxServer } from "./inbox-server.ts";
 import { EVENT_TIMEOUT_MS, type QueueTestRun, runQueueTest } from "./queue-harness.ts";
 import type { FederationConformanceOptions } from "./types.ts";
 import { createDeferred, withTimeout } from "./wait.ts";
+import { failRetryStores } from "./fault-injection.ts";
 
 const DEFAULT_LEASE_MS = 1_500;
 
@@ -57,10 +60,32 @@ const digestSchema: DigestSchema = {
   },
 };
 
+/** The payload of the ordering and fault tests' tasks. */
+const opSchema: {
+  readonly "~standard": {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (
+      value: unknown,
+    ) => { readonly value: { op: string } } | { readonly issues: { message: string }[] };
+    readonly types?: { readonly input: { op: string }; readonly output: { op: string } };
+  };
+} = {
+  "~standard": {
+    version: 1,
+    vendor: "fedwork-testing",
+    validate: (value) =>
+      typeof (value as { op?: unknown })?.op === "string"
+        ? { value: value as { op: string } }
+        : { issues: [{ message: "Expected { op: string }." }] },
+  },
+};
+
 /** Builds the "web" and "worker" federations of one app from one builder. */
 async function buildWebAndWorker(
   run: QueueTestRun,
   define: (builder: ReturnType<typeof createFederationBuilder<void>>) => void,
+  wrapWorkerQueue: (queue: MessageQueue) => MessageQueue = (queue) => queue,
 ): Promise<{ web: Federation<void>; worker: Federation<void> }> {
   const builder = createFederationBuilder<void>();
   define(builder);
@@ -76,7 +101,7 @@ async function buildWebAndWorker(
     manuallyStartQueue: true,
   });
   const worker = await builder.build({
-    ...options(await run.createQueue()),
+    ...options(wrapWorkerQueue(await run.createQueue())),
     manuallyStartQueue: true,
   });
   return { web, worker };
@@ -110,11 +135,89 @@ function createActivity(): Create {
  *   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
  * });
  * ```
+ * Since 0.2.0 it also checks that a failed task keeps its place in its
+ * ordering key while it waits for its retry (with `redelivery: true`; the
+ * order is not checked otherwise), and that a task whose retry cannot be
+ * stored (an injected fault) is not lost: the queue hands it out again.
  * @param options The backend's name and factory module.
  * @since 0.1.0
  */
 export function testFederationOverQueue(options: FederationConformanceOptions): void {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+
+  test(`${options.name}: a task retried after a failure keeps its place in its ordering key`, async () => {
+    await runQueueTest(options.factoryModule, leaseMs, async (run) => {
+      const order: string[] = [];
+      const done = createDeferred();
+      let noteOp!: TaskDefinition<void, { op: string }>;
+      const { web, worker } = await buildWebAndWorker(run, (builder) => {
+        noteOp = builder.defineTask("note-op", {
+          schema: opSchema,
+          retryPolicy: ({ attempts }) => attempts > 3 ? null : millisecondsToDuration(300),
+          handler(ctx, { op }) {
+            order.push(`${op}${ctx.task.attempt}`);
+            if (op === "create" && ctx.task.attempt === 0) {
+              throw new Error("Thrown on purpose by the conformance suite.");
+            }
+            if (op === "delete") done.resolve();
+          },
+        });
+      });
+      const controller = new AbortController();
+      const working = worker.startQueue(undefined, { signal: controller.signal });
+      try {
+        const ctx = web.createContext(new URL("https://web.example/"), undefined);
+        await ctx.enqueueTask(noteOp, { op: "create" }, { orderingKey: "note-1" });
+        await ctx.enqueueTask(noteOp, { op: "delete" }, { orderingKey: "note-1" });
+        await withTimeout(done.promise, EVENT_TIMEOUT_MS, () => `the delete; got ${order}`);
+        if (options.redelivery) assertEquals(order, ["create0", "create1", "delete0"]);
+      } finally {
+        controller.abort();
+        await working;
+      }
+    });
+  });
+
+  test(`${options.name}: a task whose retry cannot be stored is handed out again, not lost`, async () => {
+    await runQueueTest(options.factoryModule, leaseMs, async (run) => {
+      const attempts: number[] = [];
+      const completed = createDeferred();
+      let flaky!: TaskDefinition<void, { op: string }>;
+      const { web, worker } = await buildWebAndWorker(
+        run,
+        (builder) => {
+          flaky = builder.defineTask("flaky", {
+            schema: opSchema,
+            retryPolicy: () => millisecondsToDuration(100),
+            handler(ctx) {
+              attempts.push(ctx.task.attempt);
+              if (attempts.length === 1) {
+                throw new Error("Thrown on purpose by the conformance suite.");
+              }
+            },
+            on: { completed: () => completed.resolve() },
+          });
+        },
+        (queue) => failRetryStores(queue, 1),
+      );
+      const controller = new AbortController();
+      const working = worker.startQueue(undefined, { signal: controller.signal });
+      try {
+        await web.createContext(new URL("https://web.example/"), undefined)
+          .enqueueTask(flaky, { op: "keep" });
+        await withTimeout(
+          completed.promise,
+          EVENT_TIMEOUT_MS + leaseMs * 2,
+          () => `the task to run again; ran ${attempts.length} times`,
+        );
+        // The retry was never stored, so the queue's copy (attempt 0) ran again.
+        assertEquals(attempts, [0, 0]);
+      } finally {
+        controller.abort();
+        await working;
+      }
+    });
+  });
 
   test(`${options.name}: an outbox delivery reaches a real inbox through the queue`, async () => {
     const server = await startInboxServer();

@@ -16,4 +16,5 @@ testKvStore({
 testFederationOverQueue({
   name: "InProcessMessageQueue",
   factoryModule: new URL("./in-process-factory.ts", import.meta.url).href,
+  redelivery: true,
 });

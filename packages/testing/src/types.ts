@@ -106,6 +106,14 @@ export interface FederationConformanceOptions {
    */
   readonly factoryModule: string;
 
+  /**
+   * `true` when the queue redelivers in place (see
+   * `MessageQueueConformanceOptions.redelivery`): the ordering test then
+   * checks that a retried task keeps its place in its ordering key.
+   * @since 0.2.0
+   */
+  readonly redelivery?: boolean;
+
   /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
   readonly leaseMs?: number;
 }
