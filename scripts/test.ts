@@ -95,6 +95,8 @@ if (!skipChecks) {
     // The manual's code blocks must type-check against the real API.
     ["manual code blocks", bin("deno"), ["check", "--doc-only", ...await manualPages()]],
     ["tsc", bin("tsc"), ["-p", "tsconfig.json"]],
+    // No import cycles; no upward imports between core's layers.
+    ["layers", process.execPath, [join(root, "scripts", "check-layers.ts")]],
   ];
   for (const [label, command, commandArgs] of checks) {
     console.log(`\n=== ${label}`);

@@ -1,0 +1,155 @@
+// Keeps the architecture honest (see docs/architecture.md):
+// - no cycle of runtime imports among the source files of any package
+//   (`import type` is erased before anything runs, and mutually recursive
+//   interfaces such as Context and Federation legitimately refer to each
+//   other; their layering is still checked below);
+// - inside @fedwork/core, no folder imports a folder of its own layer or a
+//   higher one: time <- kv, queue, retry <- processing <- tasks, activitypub
+//   <- federation <- mod.ts.
+// Tests (*.test.ts) and test data are left out: integration tests may cross
+// layers, and nothing imports them, so they cannot close a cycle.
+//
+// Imports are read with a regular expression over every source file rather
+// than with `deno info`, which only walks what an entry point reaches (a
+// file nobody imports yet would escape the check) and costs a process per
+// root.  Only relative specifiers matter here; package imports cannot form
+// a cycle inside a package.
+//
+// Usage: node scripts/check-layers.ts   (exits 1 and names every violation)
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join, relative, resolve } from "node:path";
+import process from "node:process";
+
+const root = resolve(import.meta.dirname!, "..");
+
+/** Core's folders by layer: a folder may import only lower layers. */
+const CORE_LAYERS: Record<string, number> = {
+  time: 0,
+  kv: 1,
+  queue: 1,
+  retry: 1,
+  processing: 2,
+  tasks: 3,
+  activitypub: 3,
+  federation: 4,
+};
+const CORE_ROOT_LAYER = 5; // packages/core/src/*.ts (mod.ts)
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.name === "node_modules" || entry.name === "testdata") continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...await sourceFiles(path));
+    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) found.push(path);
+  }
+  return found;
+}
+
+const IMPORT =
+  /(?:^|[\s;])(import|export)(\s+type)?\s([^;]*?)from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+interface Import {
+  readonly target: string;
+  /** Whether only types are imported (erased at run time). */
+  readonly typeOnly: boolean;
+}
+
+async function relativeImports(file: string): Promise<Import[]> {
+  // Comments may show example imports; drop them before scanning.
+  const text = (await readFile(file, "utf8"))
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/^\s*\/\/.*$/gm, "");
+  const imports: Import[] = [];
+  for (const match of text.matchAll(IMPORT)) {
+    const specifier = match[4] ?? match[5];
+    if (!specifier.startsWith(".")) continue;
+    // `import { type A, type B }` is type-only too.
+    const names = match[3] ?? "";
+    const inlineTypesOnly = /^\s*\{[^}]*\}\s*$/.test(names) &&
+      names.replace(/[{}\s]/g, "").split(",").filter(Boolean)
+        .every((name) => name.startsWith("type"));
+    imports.push({
+      target: resolve(dirname(file), specifier),
+      typeOnly: match[2] != null || (names !== "" && inlineTypesOnly),
+    });
+  }
+  return imports;
+}
+
+function coreLayerOf(file: string, coreSrc: string): { folder: string; layer: number } | null {
+  const path = relative(coreSrc, file);
+  if (path.startsWith("..")) return null;
+  const [first, ...rest] = path.split(/[\\/]/);
+  if (rest.length === 0) return { folder: "(root)", layer: CORE_ROOT_LAYER };
+  const layer = CORE_LAYERS[first];
+  if (layer === undefined) return { folder: first, layer: -1 };
+  return { folder: first, layer };
+}
+
+function findCycles(graph: Map<string, string[]>): string[][] {
+  const cycles: string[][] = [];
+  const state = new Map<string, "visiting" | "done">();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, "visiting");
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      const seen = state.get(next);
+      if (seen === "visiting") cycles.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (seen === undefined) visit(next);
+    }
+    stack.pop();
+    state.set(node, "done");
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return cycles;
+}
+
+const problems: string[] = [];
+const packagesDir = join(root, "packages");
+for (const entry of await readdir(packagesDir, { withFileTypes: true })) {
+  if (!entry.isDirectory()) continue;
+  const src = join(packagesDir, entry.name, "src");
+  let files: string[];
+  try {
+    files = await sourceFiles(src);
+  } catch {
+    continue;
+  }
+  const imports = new Map<string, Import[]>();
+  for (const file of files) imports.set(file, await relativeImports(file));
+  const runtimeGraph = new Map<string, string[]>();
+  for (const [file, list] of imports) {
+    runtimeGraph.set(file, list.filter((i) => !i.typeOnly).map((i) => i.target));
+  }
+  for (const cycle of findCycles(runtimeGraph)) {
+    problems.push(`import cycle: ${cycle.map((file) => relative(root, file)).join(" -> ")}`);
+  }
+  if (entry.name !== "core") continue;
+  for (const [file, list] of imports) {
+    const from = coreLayerOf(file, src)!;
+    if (from.layer < 0) {
+      problems.push(`${relative(root, file)}: core folder ${from.folder}/ has no layer`);
+      continue;
+    }
+    for (const { target } of list) {
+      const to = coreLayerOf(target, src);
+      if (to == null || to.folder === from.folder) continue;
+      if (to.layer >= from.layer) {
+        problems.push(
+          `${relative(root, file)} imports ${relative(root, target)}: ${from.folder}/ may not ` +
+            `import ${to.folder}/ (same or higher layer)`,
+        );
+      }
+    }
+  }
+}
+
+if (problems.length > 0) {
+  for (const problem of problems) console.error(problem);
+  console.error(`check-layers: ${problems.length} problem(s); see docs/architecture.md.`);
+  process.exit(1);
+}
+console.log("check-layers: no import cycles, no upward imports in @fedwork/core.");
