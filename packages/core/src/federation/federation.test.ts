@@ -1,4 +1,4 @@
-import { assertEquals, assertInstanceOf, assertRejects, test } from "@fedify/fixture";
+import { assert, assertEquals, assertInstanceOf, assertRejects, test } from "@fedify/fixture";
 import { Activity, Create, Follow, Note } from "@fedify/vocab";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createExponentialBackoffPolicy } from "../retry/exponential-backoff.ts";
@@ -187,5 +187,69 @@ test("fan-out messages are expanded into one delivery per inbox", async () => {
     await server.close();
     await outbox[Symbol.asyncDispose]();
     await fanout[Symbol.asyncDispose]();
+  }
+});
+
+test("an inbox activity whose context cannot be loaded yet is retried; a malformed one is dropped", async () => {
+  const queue = new RecordingQueue();
+  const controller = new AbortController();
+  let contextLoads = 0;
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: { inbox: queue },
+    manuallyStartQueue: true,
+    inboxRetryPolicy: createExponentialBackoffPolicy({
+      initialDelay: { milliseconds: 5 },
+      jitter: false,
+    }),
+    documentLoader(url) {
+      if (url !== "https://custom.example/context") {
+        return Promise.reject(new Error(`unexpected fetch of ${url}`));
+      }
+      // The first fetch fails as a network error would; the second works.
+      if (++contextLoads === 1) return Promise.reject(new TypeError("fetch failed"));
+      return Promise.resolve({
+        documentUrl: url,
+        contextUrl: null,
+        document: { "@context": { custom: "https://custom.example/ns#custom" } },
+      });
+    },
+  });
+  const received = deferred<Follow>();
+  const outcomes: string[] = [];
+  federation.on("dropped", (event) => void outcomes.push(`dropped ${event.attempt}`));
+  federation.on("retrying", (event) => void outcomes.push(`retrying ${event.attempt}`));
+  const completed = deferred();
+  federation.on("completed", (event) => {
+    outcomes.push(`completed ${event.attempt}`);
+    completed.resolve();
+  });
+  federation.setInboxListeners("/users/{identifier}/inbox").on(Follow, (_ctx, follow) => {
+    received.resolve(follow);
+  });
+  const worker = federation.startQueue(undefined, { signal: controller.signal });
+  try {
+    const malformed = await createInboxMessage(createFollow());
+    await queue.enqueue({
+      ...malformed,
+      activity: { "@context": "https://www.w3.org/ns/activitystreams", type: "Follow", id: 5 },
+    });
+    const follow = await createInboxMessage(createFollow());
+    await queue.enqueue({
+      ...follow,
+      activity: {
+        ...(follow.activity as Record<string, unknown>),
+        "@context": ["https://www.w3.org/ns/activitystreams", "https://custom.example/context"],
+      },
+    });
+    const activity = await withTimeout(received.promise, "the retried activity");
+    assertEquals(activity.id?.href, "https://remote.example/follows/1");
+    await withTimeout(completed.promise, "the completed event");
+    assertEquals(outcomes, ["dropped 0", "retrying 0", "completed 1"]);
+    assert(contextLoads >= 2, `the context was loaded ${contextLoads} times`);
+  } finally {
+    controller.abort();
+    await worker;
+    await queue[Symbol.asyncDispose]();
   }
 });

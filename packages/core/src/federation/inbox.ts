@@ -1,5 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import { Activity, type DocumentLoader } from "@fedify/vocab";
+import { preloadedContexts } from "@fedify/vocab-runtime";
 import { MalformedMessageError } from "../processing/errors.ts";
 import type { InboxListener } from "./callbacks.ts";
 import type { Context } from "./context.ts";
@@ -48,9 +49,29 @@ export async function handleInboxMessage<TContextData>(
   documentLoader: DocumentLoader,
 ): Promise<void> {
   let activity: Activity;
+  // A document that could not be loaded (the network, a remote server) is
+  // a transient failure to retry; anything else wrong with the activity is
+  // malformed and dropped.
+  let loadError: unknown;
+  const loader: DocumentLoader = async (url, options) => {
+    // The well-known contexts never need the network (nor an app's loader).
+    if (Object.hasOwn(preloadedContexts, url)) {
+      return { documentUrl: url, document: preloadedContexts[url], contextUrl: null };
+    }
+    try {
+      return await documentLoader(url, options);
+    } catch (error) {
+      loadError ??= error;
+      throw error;
+    }
+  };
   try {
-    activity = await Activity.fromJsonLd(message.activity, { documentLoader });
+    activity = await Activity.fromJsonLd(message.activity, {
+      documentLoader: loader,
+      contextLoader: loader,
+    });
   } catch (error) {
+    if (loadError !== undefined) throw error;
     throw new MalformedMessageError(
       `the activity could not be parsed: ${error instanceof Error ? error.message : error}`,
       { cause: error },
