@@ -7,6 +7,7 @@ testMessageQueue({
   name: "PostgresMessageQueue",
   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
   durable: true,
+  redelivery: true,
 });
 
 testKvStore({

@@ -13,18 +13,30 @@ export interface MessageQueueStatements {
   readonly enqueue: string;
   /** $1 JSON texts (text[]), $2 ordering key, $3 delay ms, $4 channel. */
   readonly enqueueMany: string;
-  /** $1 how many, $2 lease ms.  Returns id, message (JSON text), keyed. */
+  /**
+   * $1 how many, $2 lease ms, $3 lease owner (uuid).  Returns id, message
+   * (JSON text), keyed.
+   */
   readonly claim: string;
   /**
-   * Like `claim`, also deleting $3 (bigint[]), handled rows without an
+   * Like `claim`, also deleting $4 (bigint[]), handled rows without an
    * ordering key, in the same round trip.
    */
   readonly acknowledgeAndClaim: string;
   /** $1 ids (bigint[]), $2 channel. */
   readonly acknowledge: string;
-  /** $1 ids (bigint[]), $2 lease ms. */
+  /** $1 ids (bigint[]), $2 lease ms, $3 lease owner (uuid). */
   readonly heartbeat: string;
-  /** $1 ids this worker runs (bigint[]).  Returns wait_ms or null. */
+  /**
+   * $1 id, $2 new JSON text (null keeps the message), $3 delay ms, $4 lease
+   * owner (uuid), $5 channel.  Returns one row when the owner still held
+   * the lease and the row was updated, none otherwise.
+   */
+  readonly redeliver: string;
+  /**
+   * $1 ids whose leases this listener renews (bigint[]).  Returns wait_ms
+   * or null.
+   */
   readonly nextWake: string;
   /** Returns queued, ready, delayed. */
   readonly depth: string;
@@ -52,8 +64,10 @@ export function buildMessageQueueStatements(
   ordering_key text,
   due_at timestamptz NOT NULL DEFAULT now(),
   locked_until timestamptz,
+  lease_owner uuid,
   created_at timestamptz NOT NULL DEFAULT now()
 );
+${addLeaseOwner(t)}
 CREATE INDEX IF NOT EXISTS ${index("due_idx")} ON ${t} (due_at, id);
 CREATE INDEX IF NOT EXISTS ${index("key_idx")} ON ${t} (ordering_key, id)
   WHERE ordering_key IS NOT NULL;`,
@@ -76,7 +90,9 @@ SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_inse
     // A row is claimable when it is due and not in flight (or its lease ran
     // out: its worker is presumed dead).  A row with an ordering key is
     // claimable only when it is the oldest row with that key, so same-key
-    // rows run one at a time and in enqueue order, across processes.
+    // rows run one at a time and in enqueue order, across processes; a row
+    // waiting to be handed out again (failed or redelivered) keeps its id
+    // and so keeps holding its key.
     claim: claimStatement(t, "WITH ", ""),
     // The DELETE runs even though nothing references it.  All parts of the
     // statement share one snapshot, so the deleted rows are excluded from
@@ -86,10 +102,10 @@ SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_inse
     acknowledgeAndClaim: claimStatement(
       t,
       `WITH deleted AS (
-  DELETE FROM ${t} WHERE id = ANY($3::bigint[])
+  DELETE FROM ${t} WHERE id = ANY($4::bigint[])
 ),
 `,
-      "\n    AND NOT (c.id = ANY($3::bigint[]))",
+      "\n    AND NOT (c.id = ANY($4::bigint[]))",
     ),
     // Deleting a keyed row may unblock the next row with that key in
     // another process, so listeners are told.
@@ -98,8 +114,25 @@ SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_inse
 )
 SELECT pg_notify($2::text, '')
 FROM (SELECT 1 FROM deleted WHERE ordering_key IS NOT NULL LIMIT 1) AS keyed`,
+    // Only rows this listener still holds: not those it redelivered or
+    // released, nor those whose lease ran out and another worker took.
     heartbeat: `UPDATE ${t} SET locked_until = now() + $2::bigint * interval '1 millisecond'
-WHERE id = ANY($1::bigint[])`,
+WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid`,
+    // The row keeps its id, so that its ordering key stays held: later rows
+    // with the key wait until this one is acknowledged.  Guarded by the
+    // owner, so that a lease that ran out and was taken by another worker is
+    // not overwritten.  The notification lets idle listeners arm their
+    // timers for the new due time.
+    redeliver: `WITH redelivered AS (
+  UPDATE ${t}
+  SET message = coalesce($2::text::json, message),
+    due_at = now() + $3::bigint * interval '1 millisecond',
+    locked_until = NULL,
+    lease_owner = NULL
+  WHERE id = $1::bigint AND lease_owner = $4::uuid
+  RETURNING 1
+)
+SELECT pg_notify($5::text, '') FROM redelivered`,
     nextWake: `SELECT ceil(extract(epoch FROM (least(
   min(due_at) FILTER (WHERE due_at > now() AND locked_until IS NULL),
   min(locked_until) FILTER (WHERE locked_until >= now() AND NOT (id = ANY($1::bigint[])))
@@ -115,8 +148,28 @@ FROM ${t}`,
 }
 
 /**
+ * Adds the `lease_owner` column to a table created before it existed
+ * (Fedwork 0.1).  The catalog is checked first because `ALTER TABLE` takes
+ * an exclusive lock on the table even when the column is already there.
+ * @param table The quoted, qualified table name (plain SQL names only, so
+ *              it can be written into a string literal as is).
+ */
+function addLeaseOwner(table: string): string {
+  return `DO $$
+BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM pg_attribute
+    WHERE attrelid = '${table}'::regclass AND attname = 'lease_owner' AND NOT attisdropped
+  ) THEN
+    ALTER TABLE ${table} ADD COLUMN lease_owner uuid;
+  END IF;
+END
+$$;`;
+}
+
+/**
  * The claim statement: leases up to `$1` claimable rows for `$2`
- * milliseconds and returns them.  `prefix` opens the WITH clause (and may
+ * milliseconds to the owner `$3` and returns them.  `prefix` opens the WITH clause (and may
  * add CTEs before `claimable`); `extraCondition` narrows the candidates.
  */
 function claimStatement(table: string, prefix: string, extraCondition: string): string {
@@ -131,7 +184,8 @@ function claimStatement(table: string, prefix: string, extraCondition: string): 
   LIMIT $1::int
   FOR UPDATE SKIP LOCKED
 )
-UPDATE ${table} AS q SET locked_until = now() + $2::bigint * interval '1 millisecond'
+UPDATE ${table} AS q
+SET locked_until = now() + $2::bigint * interval '1 millisecond', lease_owner = $3::uuid
 FROM claimable WHERE q.id = claimable.id
 RETURNING q.id::text AS id, q.message::text AS message, q.ordering_key IS NOT NULL AS keyed`;
 }

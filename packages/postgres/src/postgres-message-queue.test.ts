@@ -1,4 +1,13 @@
-import { assert, assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture";
+import {
+  assert,
+  assertEquals,
+  assertInstanceOf,
+  assertRejects,
+  assertThrows,
+  deferred,
+  test,
+} from "@fedify/fixture";
+import { configure, type LogRecord, reset } from "@logtape/logtape";
 import postgres from "postgres";
 import { POSTGRES_URL } from "./conformance-factory.ts";
 import { PostgresClosedError } from "./errors.ts";
@@ -211,6 +220,167 @@ test("PostgresMessageQueue creates its table once when many instances start at o
   } finally {
     await Promise.all(queues.map((queue) => queue[Symbol.asyncDispose]()));
     await admin.unsafe(`DROP SCHEMA IF EXISTS "${tableName}" CASCADE`);
+    await admin.end({ timeout: 5 });
+  }
+});
+
+test("PostgresMessageQueue keeps a failed message for one lease and logs its id", async () => {
+  const records: LogRecord[] = [];
+  await configure({
+    sinks: { buffer: (record: LogRecord) => records.push(record) },
+    loggers: [
+      { category: ["fedwork", "postgres"], sinks: ["buffer"], lowestLevel: "debug" },
+      { category: ["logtape", "meta"], sinks: [], lowestLevel: "warning" },
+    ],
+    reset: true,
+  });
+  // A lease far longer than the test: the message must stay put.
+  const queue = new PostgresMessageQueue(POSTGRES_URL, {
+    tableName: uniqueTable(),
+    leaseTime: { minutes: 10 },
+  });
+  try {
+    const controller = new AbortController();
+    const failing = deferred();
+    const listening = queue.listen(() => {
+      failing.resolve();
+      throw new Error("Thrown on purpose.");
+    }, { signal: controller.signal });
+    await queue.enqueue({ fails: true });
+    await within(failing.promise, "the handler to run");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    assertEquals(await queue.getDepth(), { queued: 1, ready: 0, delayed: 1 });
+    const failure = records.find((record) => record.level === "error");
+    assert(failure != null, "The failure was not logged as an error.");
+    assertEquals(typeof failure.properties.messageId, "string");
+  } finally {
+    await reset();
+    await queue.drop();
+    await queue[Symbol.asyncDispose]();
+  }
+});
+
+test("PostgresMessageQueue redeliver() rejects a negative delay and a second call", async () => {
+  const queue = new PostgresMessageQueue(POSTGRES_URL, { tableName: uniqueTable() });
+  try {
+    const controller = new AbortController();
+    const results = deferred<unknown[]>();
+    const listening = queue.listen(async (_message, redelivery) => {
+      const outcomes: unknown[] = [];
+      const settle = (promise: Promise<void>) =>
+        promise.then(() => "stored", (error: unknown) => error);
+      outcomes.push(await settle(redelivery!.redeliver("again", { delay: { seconds: -1 } })));
+      outcomes.push(await settle(redelivery!.redeliver("again", { delay: { minutes: 10 } })));
+      outcomes.push(await settle(redelivery!.redeliver("again", { delay: { minutes: 10 } })));
+      results.resolve(outcomes);
+    }, { signal: controller.signal });
+    await queue.enqueue("first");
+    const [negative, valid, second] = await within(results.promise, "the handler");
+    assertInstanceOf(negative, RangeError);
+    assert(negative.message.includes("delay"), negative.message);
+    assertEquals(valid, "stored");
+    assertInstanceOf(second, TypeError);
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    // Redelivered, so not deleted when the handler returned.
+    assertEquals(await queue.getDepth(), { queued: 1, ready: 0, delayed: 1 });
+  } finally {
+    await queue.drop();
+    await queue[Symbol.asyncDispose]();
+  }
+});
+
+test("PostgresMessageQueue redeliver() leaves a message whose lease another worker took", async () => {
+  const tableName = uniqueTable();
+  const queue = new PostgresMessageQueue(POSTGRES_URL, { tableName });
+  const admin = postgres(POSTGRES_URL, { onnotice: () => {} });
+  try {
+    const controller = new AbortController();
+    const rejection = deferred<unknown>();
+    const listening = queue.listen(async (_message, redelivery) => {
+      // As if this worker's lease had run out and another had claimed it.
+      await admin.unsafe(`UPDATE "${tableName}" SET lease_owner = gen_random_uuid()`);
+      const error = await redelivery!.redeliver("new", { delay: { seconds: 0 } }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      rejection.resolve(error);
+      throw error;
+    }, { signal: controller.signal });
+    await queue.enqueue("original");
+    const error = await within(rejection.promise, "redeliver() to settle");
+    assertInstanceOf(error, Error);
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    // Neither the redelivery nor the release after the throw touched it.
+    const rows = await admin.unsafe<{ message: string; leased: boolean }[]>(
+      `SELECT message::text AS message, locked_until IS NOT NULL AS leased FROM "${tableName}"`,
+    );
+    assertEquals(
+      rows.map(({ message, leased }) => ({ message, leased })),
+      [{ message: '"original"', leased: true }],
+    );
+  } finally {
+    await queue.drop();
+    await queue[Symbol.asyncDispose]();
+    await admin.end({ timeout: 5 });
+  }
+});
+
+test("PostgresMessageQueue hands out a redelivered message while its first handler runs", async () => {
+  const queue = new PostgresMessageQueue(POSTGRES_URL, {
+    tableName: uniqueTable(),
+    concurrency: 2,
+  });
+  try {
+    const controller = new AbortController();
+    const secondVersion = deferred();
+    const firstDone = deferred();
+    const listening = queue.listen(async (message: { version: number }, redelivery) => {
+      if (message.version === 1) return secondVersion.resolve();
+      await redelivery!.redeliver({ version: 1 }, { delay: { milliseconds: 0 } });
+      // The redelivered row is no longer this handler's: it comes back now.
+      await secondVersion.promise;
+      firstDone.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueue({ version: 0 });
+    await within(firstDone.promise, "the new version while the first handler ran");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    assertEquals(await queue.getDepth(), { queued: 0, ready: 0, delayed: 0 });
+  } finally {
+    await queue.drop();
+    await queue[Symbol.asyncDispose]();
+  }
+});
+
+test("PostgresMessageQueue adds the lease_owner column to a table made before it", async () => {
+  const tableName = uniqueTable();
+  const admin = postgres(POSTGRES_URL, { onnotice: () => {} });
+  // The table as Fedwork 0.1 created it.
+  await admin.unsafe(`CREATE TABLE "${tableName}" (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    message json NOT NULL,
+    ordering_key text,
+    due_at timestamptz NOT NULL DEFAULT now(),
+    locked_until timestamptz,
+    created_at timestamptz NOT NULL DEFAULT now()
+  )`);
+  await admin.unsafe(`INSERT INTO "${tableName}" (message) VALUES ('"old"')`);
+  const queue = new PostgresMessageQueue(POSTGRES_URL, { tableName });
+  try {
+    const controller = new AbortController();
+    const received = deferred<unknown>();
+    const listening = queue.listen((message) => received.resolve(message), {
+      signal: controller.signal,
+    });
+    assertEquals(await within(received.promise, "the message stored before"), "old");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+  } finally {
+    await queue.drop();
+    await queue[Symbol.asyncDispose]();
     await admin.end({ timeout: 5 });
   }
 });

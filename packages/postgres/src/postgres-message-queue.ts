@@ -4,7 +4,10 @@ import {
   type MessageQueue,
   type MessageQueueDepth,
   type MessageQueueEnqueueOptions,
+  type MessageQueueHandler,
   type MessageQueueListenOptions,
+  type MessageRedelivery,
+  type MessageRedeliveryOptions,
 } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
 import type { ListenMeta, Sql } from "postgres";
@@ -72,6 +75,20 @@ interface ClaimedRow {
   readonly keyed: boolean;
 }
 
+/** One hand-out of a claimed row to the handler. */
+interface Delivery {
+  readonly id: string;
+  /** Whether the row's lease is still this delivery's (heartbeats renew it). */
+  leased: boolean;
+  /** Whether the handler has returned or thrown. */
+  settled: boolean;
+  /**
+   * Set once `redeliver()` was called: resolves to whether the new version
+   * was stored.  Never rejects.
+   */
+  redelivered?: Promise<boolean>;
+}
+
 interface Acknowledgements {
   /** Handled rows with an ordering key: deleted with a notification. */
   readonly keyed: string[];
@@ -86,8 +103,12 @@ interface Acknowledgements {
  * Messages live in one table (created on first use).  Listeners claim due
  * rows with `FOR UPDATE SKIP LOCKED` in a single statement, handlers run
  * under a lease that a heartbeat renews, and a message is deleted only after
- * its handler settles.  A message whose worker died is handed out again once
- * its lease runs out.  Listeners are woken by `LISTEN`/`NOTIFY` on enqueue,
+ * its handler returns.  A message whose handler throws is handed out again
+ * after one {@link PostgresMessageQueueOptions.leaseTime}, and one whose
+ * worker died once its lease runs out.  Handlers get a `MessageRedelivery`
+ * as their second argument, which stores a new version of the message in
+ * its row (keeping its ordering key held) and hands it out again after a
+ * delay.  Listeners are woken by `LISTEN`/`NOTIFY` on enqueue,
  * by timers for delayed messages and expiring leases, and by a fallback
  * poll.  Messages that share an `orderingKey` run one at a time, in enqueue
  * order, across all processes; a delayed message holds back later messages
@@ -115,8 +136,9 @@ interface Acknowledgements {
  */
 export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
   /**
-   * Always `false`: a message whose handler throws is deleted; Fedwork's
-   * retry policy re-enqueues it.
+   * Always `false`: Fedwork's retry policy decides about failed messages
+   * (through the `MessageRedelivery` handed to the handler); the queue only
+   * hands out again, after a lease, a message whose handler threw.
    * @since 0.1.0
    */
   readonly nativeRetrial = false;
@@ -241,15 +263,19 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
    * lost connection or failed query is logged and retried with backoff, so
    * the listener resumes when PostgreSQL is back.
    * @param handler Processes one message.  A message is deleted once its
-   *                handler settles, whether it resolved or threw.
+   *                handler returns.  When the handler throws, the error is
+   *                logged and the message is handed out again after one
+   *                lease.  The handler's second argument, a
+   *                `MessageRedelivery`, stores a new version of the message
+   *                and hands it out again after a delay; the message is
+   *                then not deleted when the handler returns.
    * @param options The abort signal.
    * @returns Resolves after the signal aborted and handlers finished.
    * @throws {PostgresClosedError} When the queue was disposed.
    * @since 0.1.0
    */
   listen(
-    // deno-lint-ignore no-explicit-any
-    handler: (message: any) => Promise<void> | void,
+    handler: MessageQueueHandler,
     options: MessageQueueListenOptions = {},
   ): Promise<void> {
     if (this.#closed) return Promise.reject(new PostgresClosedError("PostgresMessageQueue"));
@@ -262,36 +288,76 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   async #listenLoop(
-    // deno-lint-ignore no-explicit-any
-    handler: (message: any) => Promise<void> | void,
+    handler: MessageQueueHandler,
     wakeup: Wakeup,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    const running = new Map<string, Promise<void>>();
+    const owner = crypto.randomUUID();
+    const running = new Map<Delivery, Promise<void>>();
     const acks: Acknowledgements = { keyed: [], plain: [] };
     const onAbort = () => wakeup.wake();
     signal?.addEventListener("abort", onAbort);
+    /** The rows whose leases this listener still holds for a running handler. */
+    const leasedIds = (): string[] => {
+      const ids: string[] = [];
+      for (const delivery of running.keys()) if (delivery.leased) ids.push(delivery.id);
+      return ids;
+    };
     const heartbeat = setInterval(() => {
-      if (running.size > 0) void this.#heartbeat([...running.keys()]);
+      const ids = leasedIds();
+      if (ids.length > 0) void this.#heartbeat(ids, owner);
     }, Math.max(1, Math.floor(this.#leaseMs / 3)));
     const start = (row: ClaimedRow) => {
+      const delivery: Delivery = { id: row.id, leased: true, settled: false };
+      const redelivery: MessageRedelivery = {
+        redeliver: (message: unknown, options: MessageRedeliveryOptions) =>
+          this.#redeliver(delivery, owner, message, options),
+      };
       const done = (async () => {
+        let failure: { error: unknown } | undefined;
         try {
           // Deferred by a microtask so that a handler throwing synchronously
           // still settles after `running` has recorded it.
-          await Promise.resolve().then(() => handler(JSON.parse(row.message)));
+          await Promise.resolve().then(() => handler(JSON.parse(row.message), redelivery));
         } catch (error) {
-          logger.error("The handler failed for message {messageId}; deleting it: {error}", {
-            messageId: row.id,
-            error,
-          });
-        } finally {
-          running.delete(row.id);
-          (row.keyed ? acks.keyed : acks.plain).push(row.id);
-          wakeup.wake();
+          failure = { error };
         }
+        delivery.settled = true;
+        // A handler may return without awaiting its redeliver() call.
+        const stored = delivery.redelivered === undefined ? undefined : await delivery.redelivered;
+        const messageId = row.id;
+        if (stored === true) {
+          if (failure != null) {
+            logger.error(
+              "The handler failed for message {messageId} after redelivering it; " +
+                "the new version stays queued: {error}",
+              { messageId, error: failure.error },
+            );
+          }
+        } else if (failure == null && stored === undefined) {
+          (row.keyed ? acks.keyed : acks.plain).push(row.id);
+        } else {
+          // Not handled: the message comes back as it was after a lease.
+          delivery.leased = false;
+          if (failure != null) {
+            logger.error(
+              "The handler failed for message {messageId}; it will be handed out again " +
+                "in {retryMs} ms: {error}",
+              { messageId, retryMs: this.#leaseMs, error: failure.error },
+            );
+          } else {
+            logger.warn(
+              "The handler of message {messageId} returned although its redelivery failed; " +
+                "it will be handed out again in {retryMs} ms.",
+              { messageId, retryMs: this.#leaseMs },
+            );
+          }
+          await this.#release(row.id, owner);
+        }
+        running.delete(delivery);
+        wakeup.wake();
       })();
-      running.set(row.id, done);
+      running.set(delivery, done);
     };
     let subscription: ListenMeta | undefined;
     let failures = 0;
@@ -317,7 +383,9 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
             try {
               rows = await this.#sql.unsafe<ClaimedRow[]>(
                 plain.length > 0 ? this.#statements.acknowledgeAndClaim : this.#statements.claim,
-                plain.length > 0 ? [free, this.#leaseMs, plain] : [free, this.#leaseMs],
+                plain.length > 0
+                  ? [free, this.#leaseMs, owner, plain]
+                  : [free, this.#leaseMs, owner],
                 PREPARED,
               );
             } catch (error) {
@@ -327,10 +395,11 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
             for (const row of rows) start(row);
             if (rows.length < free) {
               // Nothing else is claimable now: sleep until the earliest
-              // delayed message is due or a foreign lease runs out.
+              // delayed message is due or a lease that no running handler
+              // of this listener renews runs out.
               const [next] = await this.#sql.unsafe(
                 this.#statements.nextWake,
-                [[...running.keys()]],
+                [leasedIds()],
                 PREPARED,
               );
               if (next.wait_ms != null) waitMs = Math.min(waitMs, Math.max(1, next.wait_ms));
@@ -392,9 +461,78 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     }
   }
 
-  async #heartbeat(ids: string[]): Promise<void> {
+  /**
+   * Stores a new version of a delivered message and releases its lease, so
+   * that it is handed out again after the delay; the row keeps its id and
+   * so its place in its ordering key.
+   */
+  #redeliver(
+    delivery: Delivery,
+    owner: string,
+    message: unknown,
+    options: MessageRedeliveryOptions,
+  ): Promise<void> {
+    let json: string;
+    let delayMs: number;
     try {
-      await this.#sql.unsafe(this.#statements.heartbeat, [ids, this.#leaseMs], PREPARED);
+      if (delivery.redelivered !== undefined) {
+        throw new TypeError(
+          `redeliver() was already called for message ${delivery.id}; ` +
+            "call it at most once per delivery.",
+        );
+      }
+      if (delivery.settled) {
+        throw new TypeError(
+          `redeliver() was called after the handler of message ${delivery.id} had settled; ` +
+            "call it (and await it) before the handler returns.",
+        );
+      }
+      delayMs = durationToMilliseconds(options?.delay, "delay");
+      json = encodeJson(message, "redelivered message");
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const storing = (async () => {
+      const rows = await this.#sql.unsafe(
+        this.#statements.redeliver,
+        [delivery.id, json, delayMs, owner, this.#channel],
+        PREPARED,
+      );
+      if (rows.length === 0) {
+        throw new Error(
+          `Message ${delivery.id} was not redelivered: its lease ran out and another worker ` +
+            "took it over.",
+        );
+      }
+      delivery.leased = false;
+    })();
+    delivery.redelivered = storing.then(() => true, () => false);
+    return storing;
+  }
+
+  /**
+   * Releases the lease of a message whose handler failed, making it due
+   * again after one lease.  When this fails, the lease runs out instead.
+   */
+  async #release(id: string, owner: string): Promise<void> {
+    try {
+      await this.#sql.unsafe(
+        this.#statements.redeliver,
+        [id, null, this.#leaseMs, owner, this.#channel],
+        PREPARED,
+      );
+    } catch (error) {
+      logger.warn(
+        "Releasing message {messageId} failed; it will be handed out again when its " +
+          "lease runs out: {error}",
+        { messageId: id, error },
+      );
+    }
+  }
+
+  async #heartbeat(ids: string[], owner: string): Promise<void> {
+    try {
+      await this.#sql.unsafe(this.#statements.heartbeat, [ids, this.#leaseMs, owner], PREPARED);
     } catch (error) {
       logger.warn("Renewing the lease of {count} running messages failed: {error}", {
         count: ids.length,

@@ -35,7 +35,12 @@ export interface QueueStatements {
   readonly extendLeases: SqliteStatement;
   /** (JSON array of ids) */
   readonly deleteMany: SqliteStatement;
-  /** (now, now, lease_owner) → at */
+  /**
+   * (message or null to keep it, ready_at, id, lease_owner): stores a new
+   * version and releases the lease, if `lease_owner` still holds it.
+   */
+  readonly redeliver: SqliteStatement;
+  /** (now, now, JSON array of the ids whose leases this listener renews) → at */
   readonly nextWake: SqliteStatement;
   /** (now, now, now) → queued, ready, delayed */
   readonly depth: SqliteStatement;
@@ -56,7 +61,8 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
     // crash recovery), and, if it has an ordering key, no row enqueued
     // before it with the same key is still in the table.  Rows leave the
     // table only when acknowledged, so this also holds back a key while its
-    // earlier message is delayed or being handled by any process.
+    // earlier message is delayed, being handled by any process or waiting
+    // to be handed out again (a failed or redelivered one).
     claim: database.prepare(
       `UPDATE ${t} SET lease_until = ?, lease_owner = ?
        WHERE id IN (
@@ -77,14 +83,25 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
     deleteMany: database.prepare(
       `DELETE FROM ${t} WHERE id IN (SELECT value FROM json_each(?))`,
     ),
+    // The row keeps its id, so that its ordering key stays held: later rows
+    // with the key wait until this one is acknowledged.  Guarded by the
+    // owner, so that a lease that ran out and was taken by another worker is
+    // not overwritten.
+    redeliver: database.prepare(
+      `UPDATE ${t}
+       SET message = coalesce(?, message), ready_at = ?, lease_until = NULL, lease_owner = NULL
+       WHERE id = ? AND lease_owner = ?`,
+    ),
     // The next moment something may become claimable without anyone
-    // telling us: a delay running out, or another worker's lease expiring.
+    // telling us: a delay running out, or a lease expiring that no running
+    // handler renews (another worker's, or one of ours whose handler
+    // failed and whose release did not get through).
     nextWake: database.prepare(
       `SELECT min(at) AS at FROM (
          SELECT min(ready_at) AS at FROM ${t} WHERE ready_at > ?
          UNION ALL
          SELECT min(lease_until) AS at FROM ${t}
-         WHERE lease_until > ? AND lease_owner IS NOT ?)`,
+         WHERE lease_until > ? AND id NOT IN (SELECT value FROM json_each(?)))`,
     ),
     depth: database.prepare(
       `SELECT count(*) AS queued,

@@ -298,3 +298,118 @@ async function runChild(args: string[]): Promise<void> {
   );
   if (code !== 0) throw new Error(`The child process exited with ${code}:\n${stderr}`);
 }
+
+test("SqliteMessageQueue keeps a failed message for one lease and logs its id", async () => {
+  await withDatabase(async (path) => {
+    const records: LogRecord[] = [];
+    await configure({
+      sinks: { buffer: (record: LogRecord) => records.push(record) },
+      loggers: [
+        { category: ["fedwork", "sqlite"], sinks: ["buffer"], lowestLevel: "debug" },
+        { category: ["logtape", "meta"], sinks: [], lowestLevel: "warning" },
+      ],
+      reset: true,
+    });
+    try {
+      // A lease far longer than the test: the message must stay put.
+      await using queue = new SqliteMessageQueue({ path, leaseTime: { minutes: 10 } });
+      const controller = new AbortController();
+      const failing = deferred();
+      const listening = queue.listen(() => {
+        failing.resolve();
+        throw new Error("Thrown on purpose.");
+      }, { signal: controller.signal });
+      await queue.enqueue({ fails: true });
+      await within(failing.promise, "the handler to run");
+      controller.abort();
+      await within(listening, "listen() to resolve");
+      assertEquals(await queue.getDepth(), { queued: 1, ready: 0, delayed: 1 });
+      const failure = records.find((record) => record.level === "error");
+      assert(failure != null, "The failure was not logged as an error.");
+      assertEquals(typeof failure.properties.messageId, "number");
+    } finally {
+      await reset();
+    }
+  });
+});
+
+test("SqliteMessageQueue redeliver() rejects a negative delay and a second call", async () => {
+  await withDatabase(async (path) => {
+    await using queue = new SqliteMessageQueue({ path });
+    const controller = new AbortController();
+    const results = deferred<unknown[]>();
+    const listening = queue.listen(async (_message, redelivery) => {
+      const outcomes: unknown[] = [];
+      const settle = (promise: Promise<void>) =>
+        promise.then(() => "stored", (error: unknown) => error);
+      outcomes.push(await settle(redelivery!.redeliver("again", { delay: { seconds: -1 } })));
+      outcomes.push(await settle(redelivery!.redeliver("again", { delay: { minutes: 10 } })));
+      outcomes.push(await settle(redelivery!.redeliver("again", { delay: { minutes: 10 } })));
+      results.resolve(outcomes);
+    }, { signal: controller.signal });
+    await queue.enqueue("first");
+    const [negative, valid, second] = await within(results.promise, "the handler");
+    assertInstanceOf(negative, RangeError);
+    assert(negative.message.includes("delay"), negative.message);
+    assertEquals(valid, "stored");
+    assertInstanceOf(second, TypeError);
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    // Redelivered, so not deleted when the handler returned.
+    assertEquals(await queue.getDepth(), { queued: 1, ready: 0, delayed: 1 });
+  });
+});
+
+test("SqliteMessageQueue redeliver() leaves a message whose lease another worker took", async () => {
+  await withDatabase(async (path) => {
+    await using queue = new SqliteMessageQueue({ path });
+    const other = await openSqliteDatabase(path);
+    try {
+      const controller = new AbortController();
+      const rejection = deferred<unknown>();
+      const listening = queue.listen(async (_message, redelivery) => {
+        // As if this worker's lease had run out and another had claimed it.
+        other.exec("UPDATE fedwork_messages SET lease_owner = 'another worker'");
+        const error = await redelivery!.redeliver("new", { delay: { seconds: 0 } }).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        rejection.resolve(error);
+        throw error;
+      }, { signal: controller.signal });
+      await queue.enqueue("original");
+      const error = await within(rejection.promise, "redeliver() to settle");
+      assertInstanceOf(error, Error);
+      controller.abort();
+      await within(listening, "listen() to resolve");
+      // Neither the redelivery nor the release after the throw touched it.
+      const rows = other.prepare("SELECT message, lease_owner FROM fedwork_messages").all();
+      assertEquals(rows.map((row) => ({ ...row })), [
+        { message: '"original"', lease_owner: "another worker" },
+      ]);
+    } finally {
+      other.close();
+    }
+  });
+});
+
+test("SqliteMessageQueue hands out a redelivered message while its first handler runs", async () => {
+  await withDatabase(async (path) => {
+    await using queue = new SqliteMessageQueue({ path, concurrency: 2 });
+    const controller = new AbortController();
+    const secondVersion = deferred();
+    const firstDone = deferred();
+    const listening = queue.listen(async (message: { version: number }, redelivery) => {
+      if (message.version === 1) return secondVersion.resolve();
+      await redelivery!.redeliver({ version: 1 }, { delay: { milliseconds: 0 } });
+      // The redelivered row is no longer this handler's: it comes back now.
+      await secondVersion.promise;
+      firstDone.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueue({ version: 0 });
+    await within(firstDone.promise, "the new version while the first handler ran");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    assertEquals(await queue.getDepth(), { queued: 0, ready: 0, delayed: 0 });
+  });
+});

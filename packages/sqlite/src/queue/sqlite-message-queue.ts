@@ -3,7 +3,10 @@ import {
   type MessageQueue,
   type MessageQueueDepth,
   type MessageQueueEnqueueOptions,
+  type MessageQueueHandler,
   type MessageQueueListenOptions,
+  type MessageRedelivery,
+  type MessageRedeliveryOptions,
 } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
 import {
@@ -35,10 +38,10 @@ interface Connection {
 
 // Enqueues commit with synchronous=FULL: the WAL is flushed to disk before
 // enqueue() resolves, so a message survives even a power failure.  Claims,
-// lease extensions and deletions commit with NORMAL (no flush): losing one
-// of those to a power failure only means a message is handed out again,
-// which at-least-once delivery allows, and the next FULL commit flushes
-// them too.  Either setting survives a crash of the process itself.
+// lease extensions, redeliveries and deletions commit with NORMAL (no
+// flush): losing one of those to a power failure only means a message (at
+// worst its previous version) is handed out again, which at-least-once
+// delivery allows, and the next FULL commit flushes them too.  Either setting survives a crash of the process itself.
 type Synchronous = "FULL" | "NORMAL";
 
 function setSynchronous(connection: Connection, mode: Synchronous): void {
@@ -51,6 +54,17 @@ interface ClaimedRow {
   readonly id: number;
   readonly message: string;
   readonly ready_at: number;
+}
+
+/** One hand-out of a claimed row to the handler. */
+interface Delivery {
+  readonly id: number;
+  /** Whether the row's lease is still this delivery's (heartbeats renew it). */
+  leased: boolean;
+  /** Whether the handler has returned or thrown. */
+  settled: boolean;
+  /** Set once `redeliver()` was called: whether the new version was stored. */
+  redelivered?: boolean;
 }
 
 /**
@@ -67,6 +81,12 @@ interface ClaimedRow {
  * processes are found by polling every
  * {@link SqliteMessageQueueOptions.pollInterval} (1 s by default), because
  * SQLite cannot notify across processes.
+ *
+ * A handler that throws does not lose its message: the message is handed
+ * out again after one {@link SqliteMessageQueueOptions.leaseTime}.  Handlers
+ * get a `MessageRedelivery` as their second argument, which stores a new
+ * version of the message in place (keeping its ordering key held) and
+ * hands it out again after a delay.
  *
  * SQLite calls are synchronous and block the event loop while they run;
  * every statement is prepared once and kept short.
@@ -91,8 +111,9 @@ interface ClaimedRow {
  */
 export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
   /**
-   * Always `false`: a message whose handler throws is acknowledged, not
-   * retried by the queue; Fedwork's retry policy re-enqueues it.
+   * Always `false`: Fedwork's retry policy decides about failed messages
+   * (through the `MessageRedelivery` handed to the handler); the queue only
+   * hands out again, after a lease, a message whose handler threw.
    * @since 0.1.0
    */
   readonly nativeRetrial = false;
@@ -226,10 +247,14 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
   /**
    * Hands messages to `handler` until `options.signal` aborts or the queue
    * is closed.  Up to {@link SqliteMessageQueueOptions.concurrency} handlers
-   * run at once.  A message is deleted once its handler settles (also when
-   * it throws: the error is logged and Fedwork's retry policy decides what
-   * happens next).  A failed claim (a locked or unreadable database) is
-   * logged and retried with backoff; the listener never stops by itself.
+   * run at once.  A message is deleted once its handler returns.  When the
+   * handler throws, the error is logged and the message is handed out again
+   * after one {@link SqliteMessageQueueOptions.leaseTime}.  The handler's
+   * second argument, a `MessageRedelivery`, stores a new version of the
+   * message in place and hands it out again after a delay; the message is
+   * then not deleted when the handler returns.  A failed claim (a locked or
+   * unreadable database) is logged and retried with backoff; the listener
+   * never stops by itself.
    * @param handler Processes one message.
    * @param options The abort signal.
    * @returns Resolves after the signal aborted and the running handlers
@@ -238,8 +263,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   listen(
-    // deno-lint-ignore no-explicit-any
-    handler: (message: any) => Promise<void> | void,
+    handler: MessageQueueHandler,
     options: MessageQueueListenOptions = {},
   ): Promise<void> {
     if (this.#closed) return Promise.reject(new SqliteClosedError("SqliteMessageQueue"));
@@ -250,14 +274,14 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     return listening;
   }
 
-  async #listen(
-    handler: (message: unknown) => Promise<void> | void,
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
+  async #listen(handler: MessageQueueHandler, signal: AbortSignal | undefined): Promise<void> {
     const { leaseMs, pollMs, concurrency } = this.#options;
     const owner = crypto.randomUUID();
-    const running = new Map<number, Promise<void>>();
+    const running = new Map<Delivery, Promise<void>>();
+    // Rows to delete (handled) and to release (their handler failed), both
+    // batched into the next claim transaction.
     let acks: number[] = [];
+    let releases: number[] = [];
     let connection: Connection | undefined;
     let woken = false;
     let wake: (() => void) | undefined;
@@ -270,38 +294,91 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     signal?.addEventListener("abort", poke);
     this.#closing.signal.addEventListener("abort", poke);
 
+    /** The rows whose leases this listener still holds for a running handler. */
+    const leasedIds = (): number[] => {
+      const ids: number[] = [];
+      for (const delivery of running.keys()) if (delivery.leased) ids.push(delivery.id);
+      return ids;
+    };
+
     const heartbeat = setInterval(() => {
-      if (connection == null || running.size === 0) return;
+      if (connection == null) return;
+      const ids = leasedIds();
+      if (ids.length === 0) return;
       try {
         setSynchronous(connection, "NORMAL");
-        connection.statements.extendLeases.run(
-          Date.now() + leaseMs,
-          JSON.stringify([...running.keys()]),
-          owner,
-        );
+        connection.statements.extendLeases.run(Date.now() + leaseMs, JSON.stringify(ids), owner);
       } catch (error) {
         logger.warn("Failed to extend the leases of {count} running messages: {error}", {
-          count: running.size,
+          count: ids.length,
           error,
         });
       }
     }, Math.max(1, Math.floor(leaseMs / 3)));
 
-    const start = (row: ClaimedRow) => {
+    // Deletes the handled rows and releases the failed ones, to be handed
+    // out again after a lease; runs inside a transaction.
+    const flush = (statements: QueueStatements, handled: number[], failed: number[]) => {
+      if (handled.length > 0) statements.deleteMany.run(JSON.stringify(handled));
+      const readyAt = Date.now() + leaseMs;
+      for (const id of failed) statements.redeliver.run(null, readyAt, id, owner);
+    };
+
+    const settle = (delivery: Delivery, failure: { error: unknown } | undefined) => {
+      delivery.settled = true;
+      running.delete(delivery);
+      const messageId = delivery.id;
+      if (delivery.redelivered === true) {
+        if (failure != null) {
+          logger.error(
+            "A message handler failed for message {messageId} after redelivering it; " +
+              "the new version stays queued: {error}",
+            { messageId, error: failure.error },
+          );
+        }
+      } else if (failure == null && delivery.redelivered === undefined) {
+        acks.push(messageId);
+      } else {
+        // Not handled: the message comes back as it was once the release
+        // (or, if that fails, the lease) runs out.
+        delivery.leased = false;
+        releases.push(messageId);
+        if (failure != null) {
+          logger.error(
+            "A message handler failed for message {messageId}; the message will be " +
+              "handed out again in {retryMs} ms: {error}",
+            { messageId, retryMs: leaseMs, error: failure.error },
+          );
+        } else {
+          logger.warn(
+            "The handler of message {messageId} returned although its redelivery failed; " +
+              "the message will be handed out again in {retryMs} ms.",
+            { messageId, retryMs: leaseMs },
+          );
+        }
+      }
+      poke();
+    };
+
+    const start = (row: ClaimedRow, connection: Connection) => {
+      const delivery: Delivery = { id: row.id, leased: true, settled: false };
+      const redelivery: MessageRedelivery = {
+        redeliver: (message: unknown, options: MessageRedeliveryOptions) => {
+          try {
+            this.#redeliver(connection, delivery, owner, message, options);
+            return Promise.resolve();
+          } catch (error) {
+            return Promise.reject(error);
+          }
+        },
+      };
       const done = Promise.resolve()
-        .then(() => handler(JSON.parse(row.message)))
-        .catch((error) => {
-          logger.error("A message handler failed for message {messageId}: {error}", {
-            messageId: row.id,
-            error,
-          });
-        })
-        .finally(() => {
-          running.delete(row.id);
-          acks.push(row.id);
-          poke();
-        });
-      running.set(row.id, done);
+        .then(() => handler(JSON.parse(row.message), redelivery))
+        .then(
+          () => settle(delivery, undefined),
+          (error: unknown) => settle(delivery, { error }),
+        );
+      running.set(delivery, done);
     };
 
     // `onlyStop`: after a failure, wait out the backoff even if enqueues
@@ -342,9 +419,10 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
           const { database, statements } = connection;
           setSynchronous(connection, "NORMAL");
           const flushing = acks;
+          const releasing = releases;
           const now = Date.now();
           claimed = runImmediateTransaction(database, () => {
-            if (flushing.length > 0) statements.deleteMany.run(JSON.stringify(flushing));
+            flush(statements, flushing, releasing);
             return statements.claim.all(
               now + leaseMs,
               owner,
@@ -354,9 +432,11 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
             ) as unknown as ClaimedRow[];
           });
           acks = [];
+          releases = [];
           failures = 0;
           if (claimed.length < free) {
-            const next = statements.nextWake.get(now, now, owner)?.at;
+            const renewed = [...leasedIds(), ...claimed.map((row) => row.id)];
+            const next = statements.nextWake.get(now, now, JSON.stringify(renewed))?.at;
             if (next != null) waitMs = Math.min(waitMs, Math.max(0, Number(next) - Date.now()));
           }
         } catch (error) {
@@ -371,22 +451,23 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
         }
         // RETURNING gives rows in no promised order.
         claimed.sort((a, b) => a.ready_at - b.ready_at || a.id - b.id);
-        for (const row of claimed) start(row);
+        for (const row of claimed) start(row, connection!);
         if (claimed.length > 0 && claimed.length === free) continue;
         await waitForWake(waitMs, failed);
       }
       while (running.size > 0) await Promise.all(running.values());
-      if (acks.length > 0 && connection != null) {
+      if ((acks.length > 0 || releases.length > 0) && connection != null) {
         try {
           setSynchronous(connection, "NORMAL");
-          connection.statements.deleteMany.run(JSON.stringify(acks));
+          const { database, statements } = connection;
+          runImmediateTransaction(database, () => flush(statements, acks, releases));
         } catch (error) {
           // The leases run out and the messages are handed out again:
           // at-least-once, never lost.
-          logger.error("Failed to delete {count} handled messages: {error}", {
-            count: acks.length,
-            error,
-          });
+          logger.error(
+            "Failed to delete {count} handled messages and release {failed} failed ones: {error}",
+            { count: acks.length, failed: releases.length, error },
+          );
         }
       }
     } finally {
@@ -395,6 +476,52 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
       signal?.removeEventListener("abort", poke);
       this.#closing.signal.removeEventListener("abort", poke);
     }
+  }
+
+  /**
+   * Stores a new version of a delivered message and releases its lease, so
+   * that it is handed out again after the delay; the row keeps its id and
+   * so its place in its ordering key.
+   */
+  #redeliver(
+    connection: Connection,
+    delivery: Delivery,
+    owner: string,
+    message: unknown,
+    options: MessageRedeliveryOptions,
+  ): void {
+    if (delivery.redelivered !== undefined) {
+      throw new TypeError(
+        `redeliver() was already called for message ${delivery.id}; ` +
+          "call it at most once per delivery.",
+      );
+    }
+    if (delivery.settled) {
+      throw new TypeError(
+        `redeliver() was called after the handler of message ${delivery.id} had settled; ` +
+          "call it (and await it) before the handler returns.",
+      );
+    }
+    const delayMs = durationToMilliseconds(options?.delay, "delay");
+    const text = encodeMessage(message, "The redelivered message");
+    delivery.redelivered = false;
+    setSynchronous(connection, "NORMAL");
+    const { changes } = connection.statements.redeliver.run(
+      text,
+      Date.now() + delayMs,
+      delivery.id,
+      owner,
+    );
+    if (Number(changes) === 0) {
+      throw new Error(
+        `Message ${delivery.id} was not redelivered: its lease ran out and another worker ` +
+          "took it over.",
+      );
+    }
+    delivery.redelivered = true;
+    delivery.leased = false;
+    // Other listeners in this process may be idle until a later timer.
+    notifyWakeup(this.#channel);
   }
 
   /**
@@ -413,15 +540,21 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
   }
 }
 
-function encodeMessage(message: unknown, index: number): string {
+/**
+ * Encodes a message as JSON text.
+ * @param message The message.
+ * @param what Its index in an `enqueueMany()` call, or what to call it.
+ */
+function encodeMessage(message: unknown, what: number | string): string {
+  const name = typeof what === "number" ? `Message ${what}` : what;
   let text: string | undefined;
   try {
     text = JSON.stringify(message);
   } catch (error) {
-    throw new TypeError(`Message ${index} cannot be encoded as JSON: ${error}`, { cause: error });
+    throw new TypeError(`${name} cannot be encoded as JSON: ${error}`, { cause: error });
   }
   if (text === undefined) {
-    throw new TypeError(`Message ${index} cannot be encoded as JSON (got ${typeof message}).`);
+    throw new TypeError(`${name} cannot be encoded as JSON (got ${typeof message}).`);
   }
   return text;
 }
