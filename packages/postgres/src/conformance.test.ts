@@ -27,4 +27,5 @@ testKvStore({
 testFederationOverQueue({
   name: "PostgresMessageQueue",
   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  redelivery: true,
 });
