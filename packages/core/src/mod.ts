@@ -1,6 +1,7 @@
 /**
- * `@fedwork/core`: the federation, its contexts and workers, message queues,
- * key–value stores, retry policies and typed background tasks.
+ * `@fedwork/core`: the federation, its contexts and workers, the ActivityPub
+ * building blocks (HTTP signatures, keys), message queues, key–value stores,
+ * retry policies and typed background tasks.
  * @module
  * @since 0.1.0
  */
@@ -8,5 +9,6 @@ export * from "./time/mod.ts";
 export * from "./queue/mod.ts";
 export * from "./kv/mod.ts";
 export * from "./retry/mod.ts";
+export * from "./activitypub/mod.ts";
 export * from "./federation/mod.ts";
 export * from "./tasks/mod.ts";
