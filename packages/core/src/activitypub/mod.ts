@@ -7,3 +7,4 @@
 export * from "./network/mod.ts";
 export * from "./signatures/mod.ts";
 export * from "./actors/mod.ts";
+export * from "./http/mod.ts";
