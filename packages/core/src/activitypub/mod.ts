@@ -8,3 +8,5 @@ export * from "./network/mod.ts";
 export * from "./signatures/mod.ts";
 export * from "./actors/mod.ts";
 export * from "./http/mod.ts";
+export * from "./webfinger/mod.ts";
+export * from "./nodeinfo/mod.ts";
