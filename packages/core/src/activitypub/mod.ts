@@ -10,3 +10,4 @@ export * from "./actors/mod.ts";
 export * from "./http/mod.ts";
 export * from "./webfinger/mod.ts";
 export * from "./nodeinfo/mod.ts";
+export * from "./outbox/mod.ts";
