@@ -11,3 +11,4 @@ export * from "./http/mod.ts";
 export * from "./webfinger/mod.ts";
 export * from "./nodeinfo/mod.ts";
 export * from "./outbox/mod.ts";
+export * from "./inbox/mod.ts";
