@@ -52,6 +52,12 @@ export interface VerifyInboxRequestOptions {
    * @default now
    */
   readonly currentTime?: Temporal.Instant;
+  /**
+   * The public origin the sender signed for, when the request's URL is not
+   * it (behind a TLS-terminating proxy); see `VerifyRequestOptions.origin`.
+   * @default the request URL's origin
+   */
+  readonly origin?: string | URL;
 }
 
 /**
@@ -198,6 +204,7 @@ export async function verifyInboxRequest(
     body,
     ...(options.timeWindow === undefined ? {} : { timeWindow: options.timeWindow }),
     ...(options.currentTime === undefined ? {} : { currentTime: options.currentTime }),
+    ...(options.origin === undefined ? {} : { origin: options.origin }),
   });
   if (!verification.verified) return refuse(401, verification.reason, verification.message);
   const { key } = verification;

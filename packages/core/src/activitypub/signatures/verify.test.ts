@@ -238,3 +238,17 @@ test("a request signed exactly as Mastodon signs verifies (fixed test vector)", 
   });
   assertEquals(expired.verified ? "verified" : expired.reason, "outsideTimeWindow");
 });
+
+test("verification behind a proxy checks the URL against the public origin", async () => {
+  const signed = await signRequest(post(), rsa.privateKey, keyId, { spec: "rfc9421" });
+  const proxied = new Request("http://127.0.0.1:8000/users/bob/inbox?x=1", {
+    method: "POST",
+    headers: signed.headers,
+    body: await signed.text(),
+  });
+  const fetchKey = fetcherOf(rsa.publicKey);
+  const wrong = await verifyRequest(proxied.clone(), { fetchKey });
+  assertEquals(wrong.verified ? "verified" : wrong.reason, "invalidSignature");
+  const right = await verifyRequest(proxied, { fetchKey, origin: "https://remote.example" });
+  assert(right.verified, JSON.stringify(right));
+});

@@ -35,6 +35,14 @@ export interface VerifyRequestOptions {
    * reads it once); otherwise the request is cloned and read.
    */
   readonly body?: Uint8Array | null;
+  /**
+   * The public origin (`https://example.com`) the sender signed for, when
+   * it differs from the request's URL: behind a TLS-terminating proxy the
+   * application sees `http://127.0.0.1:8000/inbox`, but RFC 9421's
+   * `@target-uri` and `@authority` were signed for the public URL.
+   * @default the request URL's origin
+   */
+  readonly origin?: string | URL;
 }
 
 /**
@@ -97,9 +105,19 @@ export async function verifyRequest(
     windowMs,
   };
   const body = options.body === undefined ? await readRequestBody(request) : options.body;
-  const prepared = request.headers.has("signature-input")
-    ? await prepareRfc9421(request, body, clock)
-    : await prepareDraftCavage(request, body, clock);
+  // The schemes read only the method, URL and headers, so a body-less view
+  // can carry the public URL.
+  let signedRequest = request;
+  if (options.origin != null) {
+    const url = new URL(request.url);
+    signedRequest = new Request(new URL(`${url.pathname}${url.search}`, options.origin), {
+      method: request.method,
+      headers: request.headers,
+    });
+  }
+  const prepared = signedRequest.headers.has("signature-input")
+    ? await prepareRfc9421(signedRequest, body, clock)
+    : await prepareDraftCavage(signedRequest, body, clock);
   if ("verified" in prepared) return prepared;
   const candidates = Array.isArray(prepared) ? prepared : [prepared];
   let firstFailure: SignatureFailure | null = null;
