@@ -108,7 +108,7 @@ if (!skipChecks) {
   }
 }
 
-const roots = ["packages", "examples"].map((d) => join(root, d));
+const roots = ["packages", "examples", "tests"].map((d) => join(root, d));
 let files: string[] = [];
 for (const dir of roots) {
   try {

@@ -1,6 +1,7 @@
 /**
- * `@fedwork/core`: the federation, its contexts and workers, message queues,
- * key–value stores, retry policies and typed background tasks.
+ * `@fedwork/core`: the federation, its contexts and workers, the ActivityPub
+ * building blocks (HTTP signatures, keys), message queues, key–value stores,
+ * retry policies and typed background tasks.
  * @module
  * @since 0.1.0
  */
@@ -22,5 +23,6 @@ export {
   PermanentError,
   RetryNotStoredError,
 } from "./processing/mod.ts";
+export * from "./activitypub/mod.ts";
 export * from "./federation/mod.ts";
 export * from "./tasks/mod.ts";

@@ -2,17 +2,17 @@ import { assertEquals, assertRejects, test } from "@fedify/fixture";
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import { createFetchDocumentLoader } from "./document-loader.ts";
 import { PrivateAddressError } from "./errors.ts";
-import { startHttpServer, type TestResponse } from "./test-support.ts";
+import { startTestServer } from "../test-support.ts";
 
 const actor = { id: "https://remote.example/users/bob", type: "Person" };
 
 test("the fetch document loader follows redirects and reports the final URL", async () => {
-  const server = await startHttpServer((request): TestResponse =>
-    request.url === "/old" ? { status: 301, headers: { Location: "/users/bob" } } : {
-      status: 200,
-      headers: { "Content-Type": "application/activity+json" },
-      body: JSON.stringify(actor),
-    }
+  const server = await startTestServer((request) =>
+    new URL(request.url).pathname === "/old"
+      ? new Response(null, { status: 301, headers: { Location: "/users/bob" } })
+      : new Response(JSON.stringify(actor), {
+        headers: { "Content-Type": "application/activity+json" },
+      })
   );
   try {
     const load = createFetchDocumentLoader({
@@ -25,12 +25,12 @@ test("the fetch document loader follows redirects and reports the final URL", as
       document: actor,
       contextUrl: null,
     });
-    assertEquals(server.requests.map((request) => request.headers["user-agent"]), [
+    assertEquals(server.requests.map((request) => request.headers.get("user-agent")), [
       "FedworkTest/1.0",
       "FedworkTest/1.0",
     ]);
     assertEquals(
-      server.requests[0].headers.accept,
+      server.requests[0].headers.get("accept"),
       "application/activity+json, application/ld+json",
     );
   } finally {
@@ -39,7 +39,7 @@ test("the fetch document loader follows redirects and reports the final URL", as
 });
 
 test("the fetch document loader fails on an error status", async () => {
-  const server = await startHttpServer(() => ({ status: 404, body: "gone" }));
+  const server = await startTestServer(() => new Response("gone", { status: 404 }));
   try {
     const load = createFetchDocumentLoader({
       userAgent: "FedworkTest/1.0",
@@ -52,7 +52,7 @@ test("the fetch document loader fails on an error status", async () => {
 });
 
 test("the fetch document loader refuses private addresses by default", async () => {
-  const server = await startHttpServer(() => ({ status: 200, body: "{}" }));
+  const server = await startTestServer(() => new Response("{}"));
   try {
     const load = createFetchDocumentLoader({
       userAgent: "FedworkTest/1.0",

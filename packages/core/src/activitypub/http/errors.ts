@@ -1,0 +1,59 @@
+/**
+ * Thrown when a URI template is malformed or uses more than RFC 6570's
+ * level 1 (simple `{var}` expressions); the message says what to change.
+ * @since 0.2.0
+ */
+export class UriTemplateError extends TypeError {
+  /** The offending template. */
+  readonly template: string;
+
+  /**
+   * @param template The template.
+   * @param message What is wrong and how to fix it.
+   */
+  constructor(template: string, message: string) {
+    super(message);
+    this.name = "UriTemplateError";
+    this.template = template;
+  }
+}
+
+/**
+ * Thrown when a route is added to a {@link Router} under a name already
+ * taken, or with a template that could match the same path as a route
+ * already there (the router would not know which one a request means).
+ * @since 0.2.0
+ */
+export class RouteConflictError extends Error {
+  /** The template being added. */
+  readonly template: string;
+  /** The template of the route it conflicts with. */
+  readonly conflictsWith: string;
+
+  /**
+   * @param template The template being added.
+   * @param conflictsWith The template already registered.
+   * @param message What conflicts, with an example path when there is one.
+   */
+  constructor(template: string, conflictsWith: string, message: string) {
+    super(message);
+    this.name = "RouteConflictError";
+    this.template = template;
+    this.conflictsWith = conflictsWith;
+  }
+}
+
+/**
+ * Thrown by {@link Router.build} when the route is unknown or a value is
+ * missing or empty.
+ * @since 0.2.0
+ */
+export class UriBuildError extends TypeError {
+  /**
+   * @param message What is missing.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "UriBuildError";
+  }
+}

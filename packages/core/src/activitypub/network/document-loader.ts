@@ -1,0 +1,59 @@
+import type { DocumentLoader, RemoteDocument } from "@fedify/vocab";
+import { preloadedContexts } from "@fedify/vocab-runtime";
+import { assertPublicUrl } from "./private-address.ts";
+
+/**
+ * Options for {@link createFetchDocumentLoader}.
+ * @since 0.1.0
+ */
+export interface FetchDocumentLoaderOptions {
+  /** The `User-Agent` header to send. */
+  readonly userAgent: string;
+  /** Whether loopback and private addresses may be fetched. */
+  readonly allowPrivateAddress: boolean;
+  /** How many redirects to follow; 5 by default. */
+  readonly maxRedirects?: number;
+}
+
+/**
+ * Creates a JSON-LD document loader on top of `fetch()`.  The well-known
+ * JSON-LD contexts (ActivityStreams, security, …) are served from the copies
+ * bundled with `@fedify/vocab-runtime` without a request, so decoding
+ * vocabulary objects needs no network.  Redirects are followed by hand so
+ * that every hop is checked against `allowPrivateAddress`.
+ * @param options The user agent and address policy.
+ * @returns The document loader.
+ * @since 0.1.0
+ */
+export function createFetchDocumentLoader(options: FetchDocumentLoaderOptions): DocumentLoader {
+  const maxRedirects = options.maxRedirects ?? 5;
+  return async (url, loaderOptions): Promise<RemoteDocument> => {
+    if (Object.hasOwn(preloadedContexts, url)) {
+      return { documentUrl: url, document: preloadedContexts[url], contextUrl: null };
+    }
+    let current = new URL(url);
+    for (let hop = 0; hop <= maxRedirects; hop++) {
+      if (!options.allowPrivateAddress) await assertPublicUrl(current);
+      const response = await fetch(current, {
+        headers: {
+          Accept: "application/activity+json, application/ld+json",
+          "User-Agent": options.userAgent,
+        },
+        redirect: "manual",
+        signal: loaderOptions?.signal,
+      });
+      const location = response.headers.get("Location");
+      if (response.status >= 300 && response.status < 400 && location != null) {
+        await response.body?.cancel();
+        current = new URL(location, current);
+        continue;
+      }
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new Error(`Failed to load ${current.href}: HTTP ${response.status}.`);
+      }
+      return { documentUrl: current.href, document: await response.json(), contextUrl: null };
+    }
+    throw new Error(`Failed to load ${url}: more than ${maxRedirects} redirects.`);
+  };
+}

@@ -1,0 +1,256 @@
+import { getLogger } from "@logtape/logtape";
+import type { KvKey, KvStore } from "../../kv/kv-store.ts";
+import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+import { ACTIVITY_JSON_MEDIA_TYPE } from "../http/negotiation.ts";
+import { PrivateAddressError } from "../network/errors.ts";
+import { assertPublicUrl } from "../network/private-address.ts";
+import { signRequest } from "../signatures/sign.ts";
+import {
+  type HttpSignatureSpec,
+  otherHttpSignatureSpec,
+  signatureAlgorithmOf,
+} from "../signatures/spec.ts";
+import { MissingSigningKeyError } from "./errors.ts";
+
+const logger = getLogger(["fedwork", "activitypub", "outbox"]);
+
+/**
+ * A key a sender may sign deliveries with, e.g. an `ActorKeyPair`.
+ * @since 0.2.0
+ */
+export interface SenderKey {
+  /** The public key's id, e.g. `https://example.com/users/alice#main-key`. */
+  readonly keyId: URL;
+  readonly privateKey: CryptoKey;
+}
+
+/**
+ * Options for {@link deliverSignedActivity}.
+ * @since 0.2.0
+ */
+export interface DeliverSignedActivityOptions {
+  /** The activity: a JSON-LD object, or its JSON text.  Required. */
+  readonly activity: unknown;
+  /** The inbox to POST to.  Required. */
+  readonly inbox: URL;
+  /**
+   * The sender's keys, in order; the first RSASSA-PKCS1-v1_5 one signs
+   * (Ed25519 keys are for object proofs, not HTTP signatures).  Required.
+   */
+  readonly keys: readonly SenderKey[];
+  /** Where the scheme each origin accepted is remembered.  Required. */
+  readonly kv: KvStore;
+  /**
+   * The scheme to try first with an origin not yet remembered.
+   * @default `"rfc9421"`
+   */
+  readonly firstKnock?: HttpSignatureSpec;
+  /**
+   * The statuses that mean "never retry" (the inbox or its actor is gone).
+   * @default `[404, 410]`
+   */
+  readonly permanentFailureStatusCodes?: readonly number[];
+  /**
+   * The `User-Agent` header.
+   * @default `"Fedwork/0.2.0"`
+   */
+  readonly userAgent?: string;
+  /**
+   * Whether loopback and private addresses may be contacted (tests only).
+   * @default `false`
+   */
+  readonly allowPrivateAddress?: boolean;
+  /**
+   * How many redirects to follow; each hop is re-signed for its URL and
+   * checked against `allowPrivateAddress`.
+   * @default `5`
+   */
+  readonly maxRedirects?: number;
+  /**
+   * How long the scheme an origin accepted is remembered; afterwards
+   * `firstKnock` is tried again, so that a peer's upgrade is noticed.
+   * @default `{ days: 30 }`
+   */
+  readonly rememberSchemeFor?: DurationInput;
+  /**
+   * The prefix of the remembered schemes' keys; the origin is appended.
+   * @default `["fedwork", "http-signature-spec"]`
+   */
+  readonly kvPrefix?: KvKey;
+  /** Aborts the request. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The outcome of {@link deliverSignedActivity}:
+ * - `delivered`: the inbox answered 2xx;
+ * - `permanentFailure`: it answered a status in
+ *   `permanentFailureStatusCodes` (stop; e.g. remove the follower), or the
+ *   inbox is on a refused private address;
+ * - `retryableFailure`: any other status (5xx, 408, 429, and also other
+ *   4xx, which Fedify retries too), too many redirects, or a network
+ *   error; retry later, signing again.
+ * @since 0.2.0
+ */
+export type DeliveryResult =
+  | {
+    readonly kind: "delivered";
+    readonly status: number;
+    /** The scheme the inbox accepted. */
+    readonly spec: HttpSignatureSpec;
+    /** The URL that accepted it, after redirects. */
+    readonly url: URL;
+  }
+  | {
+    readonly kind: "permanentFailure" | "retryableFailure";
+    /** The last status, or `null` when no response came. */
+    readonly status: number | null;
+    /** The beginning of the last response's body, for logs. */
+    readonly body: string;
+    /** The error, when there was no usable response. */
+    readonly cause?: unknown;
+  };
+
+type Attempt =
+  | { readonly response: Response; readonly url: URL }
+  | { readonly error: unknown };
+
+/**
+ * POSTs one activity to one inbox, signed with the sender's first RSA key
+ * at the moment of sending, with Fedify's double knock: the scheme
+ * remembered for the inbox's origin (or `firstKnock`) first and, on a 4xx or
+ * 5xx, once more with the other scheme; the scheme that worked is
+ * remembered per origin in the KV store.  Redirects are followed by hand,
+ * re-signing for each URL and checking each hop against
+ * `allowPrivateAddress`.
+ *
+ * Failures are returned, not thrown, so that the caller (the outbox worker)
+ * decides about retries.
+ * @param options The activity, inbox, keys, KV store and policy.
+ * @returns The outcome.
+ * @throws {MissingSigningKeyError} When no key is an RSA key.
+ * @since 0.2.0
+ * @example
+ * ```ts
+ * import { deliverSignedActivity, generateCryptoKeyPair, MemoryKvStore } from "@fedwork/core";
+ *
+ * const { privateKey } = await generateCryptoKeyPair();
+ * const result = await deliverSignedActivity({
+ *   activity: { "@context": "https://www.w3.org/ns/activitystreams", type: "Follow" },
+ *   inbox: new URL("https://remote.example/users/bob/inbox"),
+ *   keys: [{ keyId: new URL("https://example.com/users/alice#main-key"), privateKey }],
+ *   kv: new MemoryKvStore(),
+ * });
+ * if (result.kind === "permanentFailure") console.log("remove the follower");
+ * ```
+ */
+export async function deliverSignedActivity(
+  options: DeliverSignedActivityOptions,
+): Promise<DeliveryResult> {
+  const { inbox, kv } = options;
+  const key = options.keys.find((k) => signatureAlgorithmOf(k.privateKey) === "rsa-v1_5-sha256");
+  if (key == null) throw new MissingSigningKeyError(inbox.href);
+  const body = new TextEncoder().encode(
+    typeof options.activity === "string" ? options.activity : JSON.stringify(options.activity),
+  );
+  const permanent = options.permanentFailureStatusCodes ?? [404, 410];
+  const rememberMs = durationToMilliseconds(
+    options.rememberSchemeFor ?? { days: 30 },
+    "rememberSchemeFor",
+  );
+  const schemeKey: KvKey = [
+    ...(options.kvPrefix ?? ["fedwork", "http-signature-spec"]),
+    inbox.origin,
+  ];
+  const remembered = await kv.get<HttpSignatureSpec>(schemeKey);
+  const first = remembered === "rfc9421" || remembered === "draft-cavage-http-signatures-12"
+    ? remembered
+    : options.firstKnock ?? "rfc9421";
+  const send = (spec: HttpSignatureSpec) => post(options, key, body, spec);
+
+  let spec = first;
+  let attempt = await send(spec);
+  if ("response" in attempt && attempt.response.status >= 400) {
+    // Double knock: the peer may not know (or may reject) this scheme.
+    const other = otherHttpSignatureSpec(spec);
+    logger.debug("{inbox} answered {status} to {spec}; trying {other}.", {
+      inbox: inbox.href,
+      status: attempt.response.status,
+      spec,
+      other,
+    });
+    await attempt.response.body?.cancel();
+    spec = other;
+    attempt = await send(spec);
+  }
+  if ("error" in attempt) {
+    const { error } = attempt;
+    const kind = error instanceof PrivateAddressError ? "permanentFailure" : "retryableFailure";
+    logger.warn("Failed to deliver to {inbox}: {error}", { inbox: inbox.href, error });
+    return { kind, status: null, body: "", cause: error };
+  }
+  const { response, url } = attempt;
+  if (response.status >= 200 && response.status < 300) {
+    await response.body?.cancel();
+    if (remembered !== spec) await kv.set(schemeKey, spec, { ttl: { milliseconds: rememberMs } });
+    logger.debug("Delivered to {inbox} with {spec} (HTTP {status}).", {
+      inbox: inbox.href,
+      spec,
+      status: response.status,
+    });
+    return { kind: "delivered", status: response.status, spec, url };
+  }
+  let text = "";
+  try {
+    text = (await response.text()).slice(0, 512);
+  } catch {
+    // The status alone says enough.
+  }
+  const kind = permanent.includes(response.status) ? "permanentFailure" : "retryableFailure";
+  logger.warn("Failed to deliver to {inbox}: HTTP {status}.", {
+    inbox: inbox.href,
+    status: response.status,
+    kind,
+  });
+  return { kind, status: response.status, body: text };
+}
+
+// 303 means "GET another resource", which cannot deliver an activity.
+const REDIRECT_STATUSES = [301, 302, 307, 308];
+
+async function post(
+  options: DeliverSignedActivityOptions,
+  key: SenderKey,
+  body: Uint8Array,
+  spec: HttpSignatureSpec,
+): Promise<Attempt> {
+  const maxRedirects = options.maxRedirects ?? 5;
+  let url = options.inbox;
+  try {
+    for (let hop = 0; hop <= maxRedirects; hop++) {
+      if (!options.allowPrivateAddress) await assertPublicUrl(url);
+      const request = new Request(url, {
+        method: "POST",
+        headers: {
+          "Content-Type": ACTIVITY_JSON_MEDIA_TYPE,
+          Accept: `${ACTIVITY_JSON_MEDIA_TYPE}, application/ld+json`,
+          "User-Agent": options.userAgent ?? "Fedwork/0.2.0",
+        },
+        body: body as Uint8Array<ArrayBuffer>,
+      });
+      // Signed here, for this URL and this moment: never ahead of time.
+      const signed = await signRequest(request, key.privateKey, key.keyId, { spec, body });
+      const response = await fetch(signed, { redirect: "manual", signal: options.signal });
+      const location = response.headers.get("location");
+      if (!REDIRECT_STATUSES.includes(response.status) || location == null) {
+        return { response, url };
+      }
+      // A moved inbox still wants the activity: POST it again, re-signed.
+      await response.body?.cancel();
+      url = new URL(location, url);
+    }
+  } catch (error) {
+    return { error };
+  }
+  return { error: new Error(`More than ${maxRedirects} redirects from ${options.inbox.href}.`) };
+}

@@ -1,0 +1,101 @@
+import { assert, assertEquals, test } from "@fedify/fixture";
+import type { DocumentLoader } from "@fedify/vocab";
+import { exportSpki } from "@fedify/vocab-runtime";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { generateCryptoKeyPair } from "../actors/keys.ts";
+import { createPublicKeyFetcher, doesKeyOwnerMatchActor } from "./key-cache.ts";
+
+const { publicKey } = await generateCryptoKeyPair();
+const pem = await exportSpki(publicKey);
+const actorId = "https://remote.example/users/alice";
+const keyId = new URL(`${actorId}#main-key`);
+
+function loaderOf(documents: Record<string, unknown>, loaded: string[] = []): DocumentLoader {
+  return (url) => {
+    loaded.push(url);
+    if (!(url in documents)) return Promise.reject(new Error(`No document at ${url}`));
+    return Promise.resolve({ documentUrl: url, document: documents[url], contextUrl: null });
+  };
+}
+
+const actor = {
+  id: actorId,
+  type: "Person",
+  publicKey: { id: keyId.href, owner: actorId, publicKeyPem: pem },
+};
+
+test("the key fetcher loads the actor document at the key id and caches the key", async () => {
+  const loaded: string[] = [];
+  const kv = new MemoryKvStore();
+  const fetchKey = createPublicKeyFetcher({
+    kv,
+    documentLoader: loaderOf({ [actorId]: actor }, loaded),
+  });
+  const first = await fetchKey(keyId);
+  assert(first != null);
+  assertEquals([first.owner?.href, first.cached], [actorId, false]);
+  assertEquals(
+    first.publicKey.algorithm.name,
+    "RSASSA-PKCS1-v1_5",
+  );
+  const second = await fetchKey(keyId);
+  assertEquals([second?.owner?.href, second?.cached], [actorId, true]);
+  assertEquals(loaded, [actorId]);
+  const refreshed = await fetchKey(keyId, { refresh: true });
+  assertEquals(refreshed?.cached, false);
+  assertEquals(loaded, [actorId, actorId]);
+  assertEquals((await kv.get(["fedwork", "public-key", keyId.href])) != null, true);
+});
+
+test("the key fetcher reads a key published as its own document", async () => {
+  const standaloneId = new URL("https://remote.example/users/alice/main-key");
+  const fetchKey = createPublicKeyFetcher({
+    kv: new MemoryKvStore(),
+    documentLoader: loaderOf({
+      [standaloneId.href]: { id: standaloneId.href, owner: actorId, publicKeyPem: pem },
+    }),
+  });
+  assertEquals((await fetchKey(standaloneId))?.owner?.href, actorId);
+});
+
+test("the key fetcher trusts an owner on another origin only if it lists the key", async () => {
+  const foreignKeyId = new URL("https://keys.example/alice#key");
+  const keyDocument = { id: foreignKeyId.href, owner: actorId, publicKeyPem: pem };
+  const denied = createPublicKeyFetcher({
+    kv: new MemoryKvStore(),
+    documentLoader: loaderOf({ "https://keys.example/alice": keyDocument, [actorId]: actor }),
+  });
+  const unconfirmed = await denied(foreignKeyId);
+  assert(unconfirmed != null);
+  assertEquals(unconfirmed.owner, null);
+  const allowed = createPublicKeyFetcher({
+    kv: new MemoryKvStore(),
+    documentLoader: loaderOf({
+      "https://keys.example/alice": keyDocument,
+      [actorId]: { ...actor, publicKey: [actor.publicKey, foreignKeyId.href] },
+    }),
+  });
+  assertEquals((await allowed(foreignKeyId))?.owner?.href, actorId);
+});
+
+test("the key fetcher answers null when the document cannot be loaded or lacks the key", async () => {
+  const fetchKey = createPublicKeyFetcher({
+    kv: new MemoryKvStore(),
+    documentLoader: loaderOf({ [actorId]: { ...actor, publicKey: [] } }),
+  });
+  assertEquals(await fetchKey(keyId), null);
+  assertEquals(await fetchKey(new URL("https://elsewhere.example/#key")), null);
+});
+
+test("doesKeyOwnerMatchActor() compares the key's owner with the activity's single actor", () => {
+  const key = { keyId, publicKey, owner: new URL(actorId), cached: false };
+  assertEquals(doesKeyOwnerMatchActor({ type: "Follow", actor: actorId }, key), true);
+  assertEquals(doesKeyOwnerMatchActor({ actor: { id: actorId, type: "Person" } }, key), true);
+  assertEquals(
+    doesKeyOwnerMatchActor({ actor: "https://remote.example/users/mallory" }, key),
+    false,
+  );
+  assertEquals(doesKeyOwnerMatchActor({ actor: [actorId, actorId] }, key), false);
+  assertEquals(doesKeyOwnerMatchActor({ actor: actorId }, { ...key, owner: null }), false);
+  assertEquals(doesKeyOwnerMatchActor("not an object", key), false);
+});

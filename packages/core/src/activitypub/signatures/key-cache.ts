@@ -1,0 +1,267 @@
+import type { DocumentLoader } from "@fedify/vocab";
+import { importMultibaseKey, importPem } from "@fedify/vocab-runtime";
+import { getLogger } from "@logtape/logtape";
+import type { KvKey, KvStore } from "../../kv/kv-store.ts";
+import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+
+const logger = getLogger(["fedwork", "activitypub", "signatures"]);
+
+/**
+ * A public key fetched (or read from the cache) for verifying a signature.
+ * @since 0.2.0
+ */
+export interface FetchedPublicKey {
+  /** The key's id, e.g. `https://example.com/users/alice#main-key`. */
+  readonly keyId: URL;
+  /** The imported key. */
+  readonly publicKey: CryptoKey;
+  /**
+   * The actor that owns the key, or `null` when the key document names no
+   * owner that could be confirmed.  An owner on another origin than the key
+   * is trusted only when its own document lists the key.
+   */
+  readonly owner: URL | null;
+  /** Whether the key came from the cache (and so may be stale). */
+  readonly cached: boolean;
+}
+
+/**
+ * Fetches the public key a signature names.  With `refresh: true`, the
+ * cache is bypassed and refilled (a verifier does this once when a cached
+ * key fails, in case the key was rotated).
+ * @param keyId The key id.
+ * @param options Whether to bypass the cache.
+ * @returns The key, or `null` when it cannot be fetched or found.
+ * @since 0.2.0
+ */
+export type PublicKeyFetcher = (
+  keyId: URL,
+  options?: { readonly refresh?: boolean },
+) => Promise<FetchedPublicKey | null>;
+
+/**
+ * Options for {@link createPublicKeyFetcher}.
+ * @since 0.2.0
+ */
+export interface PublicKeyFetcherOptions {
+  /** Loads the key document (the key id without its fragment).  Required. */
+  readonly documentLoader: DocumentLoader;
+  /** Where fetched keys are cached.  Required. */
+  readonly kv: KvStore;
+  /**
+   * How long a fetched key is cached.
+   * @default `{ hours: 1 }`
+   */
+  readonly ttl?: DurationInput;
+  /**
+   * The prefix of the cache's keys; the key id is appended.
+   * @default `["fedwork", "public-key"]`
+   */
+  readonly kvPrefix?: KvKey;
+}
+
+/** What the KV store keeps per key id: the key's material and its owner. */
+interface StoredPublicKey {
+  readonly owner: string | null;
+  readonly publicKeyPem?: string;
+  readonly publicKeyMultibase?: string;
+}
+
+// Imported CryptoKeys, by key material.  Importing costs about as much as
+// verifying a signature, and the material is what the KV store returns, so a
+// process-wide map serves every fetcher.  Bounded, least recently used out.
+const IMPORTED_KEYS_LIMIT = 1024;
+const importedKeys = new Map<string, Promise<CryptoKey>>();
+
+function importStoredKey(stored: StoredPublicKey): Promise<CryptoKey> {
+  const material = stored.publicKeyPem ?? stored.publicKeyMultibase ?? "";
+  let imported = importedKeys.get(material);
+  if (imported != null) {
+    importedKeys.delete(material);
+  } else {
+    imported = stored.publicKeyPem != null
+      ? importPem(stored.publicKeyPem)
+      : importMultibaseKey(material);
+    imported.catch(() => importedKeys.delete(material));
+  }
+  importedKeys.set(material, imported);
+  if (importedKeys.size > IMPORTED_KEYS_LIMIT) {
+    importedKeys.delete(importedKeys.keys().next().value!);
+  }
+  return imported;
+}
+
+function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : value == null ? [] : [value];
+}
+
+function idOf(value: unknown): string | null {
+  if (typeof value === "string") return value;
+  if (
+    typeof value === "object" && value != null && typeof (value as { id?: unknown }).id === "string"
+  ) {
+    return (value as { id: string }).id;
+  }
+  return null;
+}
+
+function sameUrl(a: string | null, b: URL): boolean {
+  if (a == null) return false;
+  try {
+    return new URL(a).href === b.href;
+  } catch {
+    return false;
+  }
+}
+
+// Key documents are read as the compact JSON every implementation we know
+// (Mastodon, Misskey, Pleroma, GoToSocial, Fedify) publishes, rather than by
+// JSON-LD expansion: the key is the document itself, or is embedded in its
+// publicKey or assertionMethod.
+function findKey(document: unknown, keyId: URL): StoredPublicKey | null {
+  if (typeof document !== "object" || document == null) return null;
+  const record = document as Record<string, unknown>;
+  const candidates = [
+    record,
+    ...asArray(record.publicKey),
+    ...asArray(record.assertionMethod),
+  ];
+  for (const candidate of candidates) {
+    if (typeof candidate !== "object" || candidate == null) continue;
+    const key = candidate as Record<string, unknown>;
+    if (!sameUrl(idOf(key), keyId)) continue;
+    const owner = idOf(key.owner) ?? idOf(key.controller) ??
+      (key === record ? null : idOf(record));
+    if (typeof key.publicKeyPem === "string") {
+      return { owner, publicKeyPem: key.publicKeyPem };
+    }
+    if (typeof key.publicKeyMultibase === "string") {
+      return { owner, publicKeyMultibase: key.publicKeyMultibase };
+    }
+  }
+  return null;
+}
+
+function listsKey(document: unknown, keyId: URL): boolean {
+  if (typeof document !== "object" || document == null) return false;
+  const record = document as Record<string, unknown>;
+  return [...asArray(record.publicKey), ...asArray(record.assertionMethod)].some((entry) =>
+    sameUrl(idOf(entry), keyId)
+  );
+}
+
+function parseOwner(owner: string | null): URL | null {
+  if (owner == null) return null;
+  try {
+    return new URL(owner);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Creates a {@link PublicKeyFetcher} that loads the key document at the key
+ * id without its fragment, finds the key in it (the document itself, or an
+ * entry of its `publicKey` or `assertionMethod`), caches the key's material
+ * and owner in the KV store, and keeps the imported `CryptoKey`s in memory.
+ * An owner on another origin than the key is fetched too, and kept only if
+ * it lists the key.
+ * @param options The document loader, the KV store and the cache's TTL.
+ * @returns The fetcher.
+ * @throws {TypeError} When `ttl` is not a duration.
+ * @since 0.2.0
+ * @example
+ * ```ts
+ * import { createFetchDocumentLoader, createPublicKeyFetcher, MemoryKvStore } from "@fedwork/core";
+ *
+ * const fetchKey = createPublicKeyFetcher({
+ *   kv: new MemoryKvStore(),
+ *   documentLoader: createFetchDocumentLoader({
+ *     userAgent: "MyApp/1.0",
+ *     allowPrivateAddress: false,
+ *   }),
+ * });
+ * const key = await fetchKey(new URL("https://mastodon.example/users/alice#main-key"));
+ * ```
+ */
+export function createPublicKeyFetcher(options: PublicKeyFetcherOptions): PublicKeyFetcher {
+  const { documentLoader, kv } = options;
+  const ttlMs = durationToMilliseconds(options.ttl ?? { hours: 1 }, "ttl");
+  const prefix = options.kvPrefix ?? ["fedwork", "public-key"];
+  return async (keyId, fetchOptions) => {
+    const cacheKey: KvKey = [...prefix, keyId.href];
+    if (!fetchOptions?.refresh) {
+      const stored = await kv.get<StoredPublicKey>(cacheKey);
+      if (stored != null) {
+        try {
+          return {
+            keyId,
+            publicKey: await importStoredKey(stored),
+            owner: parseOwner(stored.owner),
+            cached: true,
+          };
+        } catch {
+          // A corrupt entry is refetched below.
+        }
+      }
+    }
+    const documentUrl = new URL(keyId);
+    documentUrl.hash = "";
+    let stored: StoredPublicKey | null;
+    try {
+      stored = findKey((await documentLoader(documentUrl.href)).document, keyId);
+    } catch (error) {
+      logger.warn("Failed to fetch the key document of {keyId}: {error}", {
+        keyId: keyId.href,
+        error,
+      });
+      return null;
+    }
+    if (stored == null) {
+      logger.warn("The key document of {keyId} does not contain the key.", { keyId: keyId.href });
+      return null;
+    }
+    const owner = parseOwner(stored.owner);
+    if (owner != null && owner.origin !== keyId.origin) {
+      // Anyone can publish a key claiming someone else as its owner: believe
+      // the claim only when the owner lists the key.
+      let confirmed = false;
+      try {
+        confirmed = listsKey((await documentLoader(owner.href)).document, keyId);
+      } catch (error) {
+        logger.warn("Failed to fetch {owner}, the claimed owner of {keyId}: {error}", {
+          owner: owner.href,
+          keyId: keyId.href,
+          error,
+        });
+      }
+      if (!confirmed) stored = { ...stored, owner: null };
+    }
+    let publicKey: CryptoKey;
+    try {
+      publicKey = await importStoredKey(stored);
+    } catch (error) {
+      logger.warn("Cannot import the key {keyId}: {error}", { keyId: keyId.href, error });
+      return null;
+    }
+    await kv.set(cacheKey, stored, { ttl: { milliseconds: ttlMs } });
+    return { keyId, publicKey, owner: parseOwner(stored.owner), cached: false };
+  };
+}
+
+/**
+ * Tells whether a verified key's owner is the `actor` of an activity, as an
+ * inbox must check before trusting a signed activity (otherwise anyone
+ * could sign activities on anyone's behalf).
+ * @param activity The activity, as parsed JSON.
+ * @param key The key that verified its request.
+ * @returns `true` when the activity has exactly one actor and the key's
+ *          confirmed owner is that actor.
+ * @since 0.2.0
+ */
+export function doesKeyOwnerMatchActor(activity: unknown, key: FetchedPublicKey): boolean {
+  if (key.owner == null || typeof activity !== "object" || activity == null) return false;
+  const actors = asArray((activity as Record<string, unknown>).actor);
+  if (actors.length !== 1) return false;
+  return sameUrl(idOf(actors[0]), key.owner);
+}

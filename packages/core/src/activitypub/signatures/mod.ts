@@ -1,0 +1,34 @@
+/**
+ * HTTP message signatures, both schemes (draft-cavage-http-signatures-12
+ * and RFC 9421): signing, verifying, body digests and the public key cache.
+ * @module
+ * @since 0.2.0
+ */
+export {
+  checkContentDigestHeader,
+  checkDigestHeader,
+  createContentDigestHeader,
+  createDigestHeader,
+  type DigestCheck,
+} from "./digest.ts";
+export {
+  createPublicKeyFetcher,
+  doesKeyOwnerMatchActor,
+  type FetchedPublicKey,
+  type PublicKeyFetcher,
+  type PublicKeyFetcherOptions,
+} from "./key-cache.ts";
+export { readRequestBody, signRequest, type SignRequestOptions } from "./sign.ts";
+export {
+  type HttpSignatureSpec,
+  otherHttpSignatureSpec,
+  type SignatureAlgorithm,
+  signatureAlgorithmOf,
+} from "./spec.ts";
+export type { SignatureFailure, SignatureFailureReason } from "./verification.ts";
+export {
+  type VerifiedSignature,
+  verifyRequest,
+  type VerifyRequestOptions,
+  type VerifyRequestResult,
+} from "./verify.ts";

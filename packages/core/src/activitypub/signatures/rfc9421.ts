@@ -1,0 +1,256 @@
+import {
+  type BareItem,
+  type InnerList,
+  type Item,
+  parseDictionary,
+  serializeDictionary,
+  serializeInnerList,
+} from "structured-headers";
+import { checkContentDigestHeader, createContentDigestHeader } from "./digest.ts";
+import { type SignatureAlgorithm, signatureAlgorithmOf, signBytes } from "./spec.ts";
+import {
+  checkCreated,
+  failure,
+  parseKeyId,
+  type SignatureCandidate,
+  type SignatureFailure,
+  type VerificationClock,
+} from "./verification.ts";
+
+const encoder = new TextEncoder();
+
+// RFC 8941 structured fields are parsed and serialized with the
+// `structured-headers` package: the signature base must contain the exact
+// canonical serialization of the Signature-Input member, which a hand-made
+// parser would easily get subtly wrong (escapes, parameters, whitespace).
+
+/** The value of one covered component, or `null` when it is absent. */
+function componentValue(name: string, method: string, url: URL, headers: Headers): string | null {
+  switch (name) {
+    case "@method":
+      return method.toUpperCase();
+    case "@target-uri":
+      return url.href;
+    case "@authority":
+      return url.host.toLowerCase();
+    case "@scheme":
+      return url.protocol.slice(0, -1);
+    case "@request-target":
+      return `${url.pathname}${url.search}`;
+    case "@path":
+      return url.pathname;
+    case "@query":
+      return url.search === "" ? "?" : url.search;
+    default:
+      if (name.startsWith("@")) return null;
+      if (name === "host") return headers.get("host") ?? url.host;
+      // Headers.get() joins repeated fields with ", " as RFC 9421 §2.1 asks.
+      return headers.get(name)?.trim() ?? null;
+  }
+}
+
+function signatureBase(
+  method: string,
+  url: URL,
+  headers: Headers,
+  components: readonly string[],
+  signatureParams: string,
+): string | string[] {
+  const lines: string[] = [];
+  const missing: string[] = [];
+  for (const name of components) {
+    const value = componentValue(name, method, url, headers);
+    if (value == null) missing.push(name);
+    else lines.push(`"${name}": ${value}`);
+  }
+  if (missing.length > 0) return missing;
+  lines.push(`"@signature-params": ${signatureParams}`);
+  return lines.join("\n");
+}
+
+/**
+ * Signs a request with an RFC 9421 signature as Mastodon verifies it:
+ * `Signature-Input: sig1=("@method" "@target-uri" "@authority"
+ * "content-digest" "date");alg="rsa-v1_5-sha256";keyid="…";created=…`,
+ * with `Content-Digest: sha-256=:…:` when there is a body.
+ */
+export async function signRequestRfc9421(
+  request: Request,
+  privateKey: CryptoKey,
+  keyId: URL,
+  body: Uint8Array | null,
+  nowMs: number,
+): Promise<Request> {
+  const algorithm = signatureAlgorithmOf(privateKey);
+  if (algorithm == null) {
+    throw new TypeError(
+      `Cannot sign HTTP messages with a ${privateKey.algorithm.name} key; use an ` +
+        "RSASSA-PKCS1-v1_5 (SHA-256) or Ed25519 key.",
+    );
+  }
+  const url = new URL(request.url);
+  const headers = new Headers(request.headers);
+  headers.set("Date", new Date(nowMs).toUTCString());
+  const components = ["@method", "@target-uri", "@authority"];
+  if (body != null) {
+    headers.set("Content-Digest", await createContentDigestHeader(body));
+    components.push("content-digest");
+  }
+  components.push("date");
+  const input: InnerList = [
+    components.map((name): Item => [name, new Map()]),
+    new Map<string, BareItem>([
+      ["alg", algorithm],
+      ["keyid", keyId.href],
+      ["created", Math.floor(nowMs / 1000)],
+    ]),
+  ];
+  const base = signatureBase(
+    request.method,
+    url,
+    headers,
+    components,
+    serializeInnerList(input),
+  ) as string;
+  const signature = await signBytes(privateKey, encoder.encode(base));
+  headers.set("Signature-Input", serializeDictionary(new Map([["sig1", input]])));
+  headers.set("Signature", serializeDictionary(new Map([["sig1", [signature, new Map()]]])));
+  return new Request(request, { headers, body: body as Uint8Array<ArrayBuffer> | null });
+}
+
+/**
+ * Reads the RFC 9421 signatures of a request and checks, for each, what
+ * needs no key: the covered components, the content digest and the time.
+ * @returns The candidates to verify with their keys (at least one), or why
+ *          none can be.
+ */
+export async function prepareRfc9421(
+  request: Request,
+  body: Uint8Array | null,
+  clock: VerificationClock,
+): Promise<SignatureCandidate[] | SignatureFailure> {
+  const inputHeader = request.headers.get("signature-input");
+  const signatureHeader = request.headers.get("signature");
+  if (inputHeader == null) return failure("noSignature", "The request is not signed.");
+  if (signatureHeader == null) {
+    return failure("malformedSignature", "Signature-Input comes without a Signature header.");
+  }
+  let inputs: Map<string, Item | InnerList>;
+  let signatures: Map<string, Item | InnerList>;
+  try {
+    inputs = parseDictionary(inputHeader);
+    signatures = parseDictionary(signatureHeader);
+  } catch {
+    return failure("malformedSignature", "The Signature-Input or Signature header is malformed.");
+  }
+  const url = new URL(request.url);
+  const candidates: SignatureCandidate[] = [];
+  let firstFailure: SignatureFailure | null = null;
+  for (const [label, member] of inputs) {
+    const result = await prepareOne(request, url, body, clock, member, signatures.get(label));
+    if ("verified" in result) firstFailure ??= result;
+    else candidates.push(result);
+  }
+  if (candidates.length > 0) return candidates;
+  return firstFailure ?? failure("noSignature", "The Signature-Input header is empty.");
+}
+
+async function prepareOne(
+  request: Request,
+  url: URL,
+  body: Uint8Array | null,
+  clock: VerificationClock,
+  member: Item | InnerList,
+  signatureMember: Item | InnerList | undefined,
+): Promise<SignatureCandidate | SignatureFailure> {
+  const [items, parameters] = member;
+  if (!Array.isArray(items)) {
+    return failure("malformedSignature", "A Signature-Input member is not an inner list.");
+  }
+  const keyIdValue = parameters.get("keyid");
+  const keyId = typeof keyIdValue === "string" ? parseKeyId(keyIdValue) : null;
+  if (keyId == null) return failure("malformedSignature", "The keyid parameter is missing.");
+  const signature = signatureMember?.[0];
+  if (!(signature instanceof ArrayBuffer)) {
+    return failure("malformedSignature", "The Signature header lacks this signature.", keyId);
+  }
+  let algorithm: SignatureAlgorithm | null = null;
+  const alg = parameters.get("alg");
+  if (alg != null) {
+    if (alg !== "rsa-v1_5-sha256" && alg !== "ed25519") {
+      return failure(
+        "unsupportedAlgorithm",
+        `The algorithm ${String(alg)} is not supported.`,
+        keyId,
+      );
+    }
+    algorithm = alg;
+  }
+  const components: string[] = [];
+  for (const [name, itemParameters] of items) {
+    if (typeof name !== "string" || itemParameters.size > 0) {
+      // ;sf, ;key, ;bs, ;req and ;name change how a value is computed.
+      return failure(
+        "unsupportedAlgorithm",
+        "Component identifiers with parameters are not supported.",
+        keyId,
+      );
+    }
+    components.push(name);
+  }
+  const missing = ["@method", "@target-uri"].filter((name) => !components.includes(name));
+  if (body != null && !components.includes("content-digest")) missing.push("content-digest");
+  if (missing.length > 0) {
+    return failure(
+      "missingRequiredComponent",
+      `The signature must cover ${missing.join(", ")}.`,
+      keyId,
+    );
+  }
+  const created = parameters.get("created");
+  if (typeof created !== "number" || !Number.isInteger(created)) {
+    return failure("malformedSignature", "The created parameter is missing.", keyId);
+  }
+  const late = checkCreated(created * 1000, clock, keyId);
+  if (late != null) return late;
+  const expires = parameters.get("expires");
+  if (typeof expires === "number" && expires * 1000 < clock.nowMs) {
+    return failure("outsideTimeWindow", "The signature has expired.", keyId);
+  }
+  if (components.includes("content-digest") || body != null) {
+    const digest = request.headers.get("content-digest");
+    if (digest == null) {
+      return failure("missingDigest", "The Content-Digest header is missing.", keyId);
+    }
+    const check = await checkContentDigestHeader(digest, body ?? new Uint8Array());
+    if (check !== "match") {
+      return failure(
+        check === "mismatch" ? "digestMismatch" : "missingDigest",
+        check === "mismatch"
+          ? "The Content-Digest header does not match the body."
+          : `The Content-Digest header is ${check}.`,
+        keyId,
+      );
+    }
+  }
+  const base = signatureBase(
+    request.method,
+    url,
+    request.headers,
+    components,
+    serializeInnerList(member as InnerList),
+  );
+  if (Array.isArray(base)) {
+    const derived = base.filter((name) => name.startsWith("@"));
+    return derived.length > 0
+      ? failure("unsupportedAlgorithm", `Unsupported components: ${derived.join(", ")}.`, keyId)
+      : failure("missingRequiredComponent", `Signed headers missing: ${base.join(", ")}.`, keyId);
+  }
+  return {
+    spec: "rfc9421",
+    keyId,
+    algorithm,
+    data: encoder.encode(base),
+    signature: new Uint8Array(signature),
+  };
+}

@@ -1,0 +1,97 @@
+import type { HttpSignatureSpec, SignatureAlgorithm } from "./spec.ts";
+
+/**
+ * Why a request's signature was not accepted.
+ * - `noSignature`: the request carries no signature at all;
+ * - `malformedSignature`: a signature header cannot be parsed or lacks a
+ *   parameter;
+ * - `unsupportedAlgorithm`: it names an algorithm or component Fedwork does
+ *   not verify;
+ * - `missingRequiredComponent`: it does not cover what Mastodon requires
+ *   (date, target, host, digest), or a covered header is absent;
+ * - `missingDigest` / `digestMismatch`: the body is not covered by a
+ *   digest, or the digest does not match it;
+ * - `outsideTimeWindow`: it was made too long ago, in the future, or has
+ *   expired;
+ * - `keyNotFound`: the key could not be fetched;
+ * - `invalidSignature`: the key does not verify the signature.
+ * @since 0.2.0
+ */
+export type SignatureFailureReason =
+  | "noSignature"
+  | "malformedSignature"
+  | "unsupportedAlgorithm"
+  | "missingRequiredComponent"
+  | "missingDigest"
+  | "digestMismatch"
+  | "outsideTimeWindow"
+  | "keyNotFound"
+  | "invalidSignature";
+
+/**
+ * A signature that was not accepted, and why.
+ * @since 0.2.0
+ */
+export interface SignatureFailure {
+  readonly verified: false;
+  /** The reason, for programs. */
+  readonly reason: SignatureFailureReason;
+  /** The reason, for people (and logs). */
+  readonly message: string;
+  /** The key the signature claims, when it could be read. */
+  readonly keyId?: URL;
+}
+
+/** A parsed signature waiting for its key: what to verify, with what. */
+export interface SignatureCandidate {
+  readonly spec: HttpSignatureSpec;
+  readonly keyId: URL;
+  /** The algorithm the signature names, or `null` to take the key's. */
+  readonly algorithm: SignatureAlgorithm | null;
+  /** The signing string (Cavage) or signature base (RFC 9421). */
+  readonly data: Uint8Array;
+  readonly signature: Uint8Array;
+}
+
+/** The time checks a verifier applies: now, and the allowed skew. */
+export interface VerificationClock {
+  readonly nowMs: number;
+  /** The allowed distance from now in either direction; `null` for none. */
+  readonly windowMs: number | null;
+}
+
+export function failure(
+  reason: SignatureFailureReason,
+  message: string,
+  keyId?: URL,
+): SignatureFailure {
+  return keyId == null
+    ? { verified: false, reason, message }
+    : { verified: false, reason, message, keyId };
+}
+
+/** Checks a signature's creation time (milliseconds) against the clock. */
+export function checkCreated(
+  createdMs: number,
+  clock: VerificationClock,
+  keyId?: URL,
+): SignatureFailure | null {
+  if (clock.windowMs == null) return null;
+  const skew = createdMs - clock.nowMs;
+  if (skew > clock.windowMs) {
+    return failure("outsideTimeWindow", "The signature was made in the future.", keyId);
+  }
+  if (-skew > clock.windowMs) {
+    return failure("outsideTimeWindow", "The signature is too old.", keyId);
+  }
+  return null;
+}
+
+export function parseKeyId(value: string): URL | null {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:" ? url : null;
+  } catch {
+    return null;
+  }
+}

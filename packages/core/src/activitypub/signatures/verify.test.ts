@@ -1,0 +1,254 @@
+import { assert, assertEquals, test } from "@fedify/fixture";
+import { importPem } from "@fedify/vocab-runtime";
+import { Temporal } from "@js-temporal/polyfill";
+import { generateCryptoKeyPair } from "../actors/keys.ts";
+import type { FetchedPublicKey, PublicKeyFetcher } from "./key-cache.ts";
+import { signRequest } from "./sign.ts";
+import type { HttpSignatureSpec } from "./spec.ts";
+import { verifyRequest } from "./verify.ts";
+import mastodon from "./testdata/mastodon-request.json" with { type: "json" };
+
+const actor = new URL("https://example.com/users/alice");
+const keyId = new URL("#main-key", actor);
+const rsa = await generateCryptoKeyPair();
+const otherRsa = await generateCryptoKeyPair();
+const ed25519 = await generateCryptoKeyPair("Ed25519");
+const SPECS: HttpSignatureSpec[] = ["draft-cavage-http-signatures-12", "rfc9421"];
+
+function fetcherOf(publicKey: CryptoKey, calls: boolean[] = []): PublicKeyFetcher {
+  return (id, options) => {
+    calls.push(options?.refresh ?? false);
+    const key: FetchedPublicKey = { keyId: id, publicKey, owner: actor, cached: false };
+    return Promise.resolve(key);
+  };
+}
+
+function post(body = '{"type":"Follow"}'): Request {
+  return new Request("https://remote.example/users/bob/inbox?x=1", {
+    method: "POST",
+    headers: { "Content-Type": "application/activity+json" },
+    body,
+  });
+}
+
+for (const spec of SPECS) {
+  test(`a POST signed with ${spec} verifies, naming the scheme and key`, async () => {
+    const signed = await signRequest(post(), rsa.privateKey, keyId, { spec });
+    const result = await verifyRequest(signed, { fetchKey: fetcherOf(rsa.publicKey) });
+    assert(result.verified, JSON.stringify(result));
+    assertEquals(result.spec, spec);
+    assertEquals(result.keyId.href, keyId.href);
+    assertEquals(result.key.owner?.href, actor.href);
+    // The body is still readable after signing and verifying.
+    assertEquals(await signed.text(), '{"type":"Follow"}');
+  });
+
+  test(`a GET signed with ${spec} verifies`, async () => {
+    const request = new Request("https://remote.example/users/bob", {
+      headers: { Accept: "application/activity+json" },
+    });
+    const signed = await signRequest(request, rsa.privateKey, keyId, { spec });
+    const result = await verifyRequest(signed, { fetchKey: fetcherOf(rsa.publicKey) });
+    assert(result.verified, JSON.stringify(result));
+  });
+
+  test(`a ${spec} signature fails with a tampered body`, async () => {
+    const signed = await signRequest(post(), rsa.privateKey, keyId, { spec });
+    const tampered = new Request(signed, { body: '{"type":"Delete"}' });
+    const result = await verifyRequest(tampered, { fetchKey: fetcherOf(rsa.publicKey) });
+    assertEquals(result.verified ? "verified" : result.reason, "digestMismatch");
+  });
+
+  test(`a ${spec} signature fails with the wrong key`, async () => {
+    const signed = await signRequest(post(), rsa.privateKey, keyId, { spec });
+    const result = await verifyRequest(signed, { fetchKey: fetcherOf(otherRsa.publicKey) });
+    assertEquals(result.verified ? "verified" : result.reason, "invalidSignature");
+  });
+
+  test(`a ${spec} signature fails outside the time window unless the window is off`, async () => {
+    const signedAt = Temporal.Instant.from("2026-01-01T00:00:00Z");
+    const signed = await signRequest(post(), rsa.privateKey, keyId, {
+      spec,
+      currentTime: signedAt,
+    });
+    const fetchKey = fetcherOf(rsa.publicKey);
+    const late = await verifyRequest(signed, {
+      fetchKey,
+      currentTime: signedAt.add({ hours: 2 }),
+    });
+    assertEquals(late.verified ? "verified" : late.reason, "outsideTimeWindow");
+    const early = await verifyRequest(signed, {
+      fetchKey,
+      currentTime: signedAt.subtract({ minutes: 10 }),
+      timeWindow: { minutes: 5 },
+    });
+    assertEquals(early.verified ? "verified" : early.reason, "outsideTimeWindow");
+    const within = await verifyRequest(signed, {
+      fetchKey,
+      currentTime: signedAt.add({ minutes: 59 }),
+    });
+    assert(within.verified);
+    const unchecked = await verifyRequest(signed, { fetchKey, timeWindow: false });
+    assert(unchecked.verified);
+  });
+
+  test(`a ${spec} signature refetches a cached key once when it fails`, async () => {
+    const signed = await signRequest(post(), rsa.privateKey, keyId, { spec });
+    const calls: boolean[] = [];
+    const fetchKey: PublicKeyFetcher = (id, options) => {
+      calls.push(options?.refresh ?? false);
+      return Promise.resolve({
+        keyId: id,
+        // The cache holds the key from before the rotation.
+        publicKey: options?.refresh ? rsa.publicKey : otherRsa.publicKey,
+        owner: actor,
+        cached: !options?.refresh,
+      });
+    };
+    const result = await verifyRequest(signed, { fetchKey });
+    assert(result.verified);
+    assertEquals(calls, [false, true]);
+  });
+}
+
+test("an RFC 9421 signature made with an Ed25519 key verifies", async () => {
+  const signed = await signRequest(post(), ed25519.privateKey, keyId, { spec: "rfc9421" });
+  assertEquals(
+    signed.headers.get("signature-input")?.includes('alg="ed25519"'),
+    true,
+  );
+  const result = await verifyRequest(signed, { fetchKey: fetcherOf(ed25519.publicKey) });
+  assert(result.verified);
+  const wrongType = await verifyRequest(signed, { fetchKey: fetcherOf(rsa.publicKey) });
+  assertEquals(wrongType.verified ? "verified" : wrongType.reason, "invalidSignature");
+});
+
+test("draft-cavage signing refuses an Ed25519 key", async () => {
+  let error: unknown;
+  try {
+    await signRequest(post(), ed25519.privateKey, keyId);
+  } catch (e) {
+    error = e;
+  }
+  assert(error instanceof TypeError);
+});
+
+test("signatures with the exact headers each scheme defines are produced", async () => {
+  const when = Temporal.Instant.from("2026-11-23T12:00:00Z");
+  const cavage = await signRequest(post(), rsa.privateKey, keyId, { currentTime: when });
+  assertEquals(cavage.headers.get("date"), "Mon, 23 Nov 2026 12:00:00 GMT");
+  assert(cavage.headers.get("digest")?.startsWith("SHA-256="));
+  assert(
+    cavage.headers.get("signature")?.startsWith(
+      `keyId="${keyId.href}",algorithm="rsa-sha256",headers="(request-target) host date digest",signature="`,
+    ),
+  );
+  const rfc = await signRequest(post(), rsa.privateKey, keyId, {
+    spec: "rfc9421",
+    currentTime: when,
+  });
+  assertEquals(
+    rfc.headers.get("signature-input"),
+    `sig1=("@method" "@target-uri" "@authority" "content-digest" "date");` +
+      `alg="rsa-v1_5-sha256";keyid="${keyId.href}";created=${when.epochMilliseconds / 1000}`,
+  );
+  assert(rfc.headers.get("content-digest")?.startsWith("sha-256=:"));
+  assert(rfc.headers.get("signature")?.match(/^sig1=:[A-Za-z0-9+/]+=*:$/));
+});
+
+test("verification fails on a request without any signature", async () => {
+  const result = await verifyRequest(post(), { fetchKey: fetcherOf(rsa.publicKey) });
+  assertEquals(result.verified ? "verified" : result.reason, "noSignature");
+});
+
+test("a draft-cavage signature must cover what Mastodon requires", async () => {
+  const signed = await signRequest(post(), rsa.privateKey, keyId);
+  const withHeaders = (headers: string) => {
+    const request = new Request(signed.clone());
+    request.headers.set(
+      "Signature",
+      signed.headers.get("signature")!.replace(/headers="[^"]*"/, `headers="${headers}"`),
+    );
+    return request;
+  };
+  const fetchKey = fetcherOf(rsa.publicKey);
+  for (
+    const headers of [
+      "(request-target) host digest",
+      "host date",
+      "(request-target) host date",
+    ]
+  ) {
+    const result = await verifyRequest(withHeaders(headers), { fetchKey });
+    assertEquals(result.verified ? "verified" : result.reason, "missingRequiredComponent", headers);
+  }
+  const unsigned = new Request(signed.clone());
+  unsigned.headers.delete("digest");
+  const noDigest = await verifyRequest(unsigned, { fetchKey });
+  assertEquals(noDigest.verified ? "verified" : noDigest.reason, "missingDigest");
+});
+
+test("an RFC 9421 signature must cover the method, target URI and content digest", async () => {
+  const signed = await signRequest(post(), rsa.privateKey, keyId, { spec: "rfc9421" });
+  const fetchKey = fetcherOf(rsa.publicKey);
+  for (const component of ['"@method" ', '"@target-uri" ', '"content-digest" ']) {
+    const request = new Request(signed.clone());
+    request.headers.set(
+      "Signature-Input",
+      signed.headers.get("signature-input")!.replace(component, ""),
+    );
+    const result = await verifyRequest(request, { fetchKey });
+    assertEquals(result.verified ? "verified" : result.reason, "missingRequiredComponent");
+  }
+  const noCreated = new Request(signed.clone());
+  noCreated.headers.set(
+    "Signature-Input",
+    signed.headers.get("signature-input")!.replace(/;created=\d+/, ""),
+  );
+  const result = await verifyRequest(noCreated, { fetchKey });
+  assertEquals(result.verified ? "verified" : result.reason, "malformedSignature");
+});
+
+test("a request signed exactly as Mastodon signs verifies (fixed test vector)", async () => {
+  const { request: fixture } = mastodon;
+  const request = new Request(fixture.url, {
+    method: fixture.method,
+    headers: fixture.headers,
+    body: fixture.body,
+  });
+  const publicKey = await importPem(mastodon.actor.publicKey.publicKeyPem);
+  const options = {
+    fetchKey: fetcherOf(publicKey),
+    currentTime: Temporal.Instant.from("2026-11-23T12:03:00Z"),
+  };
+  const result = await verifyRequest(request, options);
+  assert(result.verified, JSON.stringify(result));
+  assertEquals(result.spec, "draft-cavage-http-signatures-12");
+  assertEquals(result.keyId.href, mastodon.keyId);
+  const tampered = new Request(fixture.url, {
+    method: fixture.method,
+    headers: fixture.headers,
+    body: fixture.body.replace("Follow", "Block"),
+  });
+  const refused = await verifyRequest(tampered, options);
+  assertEquals(refused.verified ? "verified" : refused.reason, "digestMismatch");
+  const expired = await verifyRequest(request, {
+    ...options,
+    currentTime: Temporal.Instant.from("2026-11-23T13:30:00Z"),
+  });
+  assertEquals(expired.verified ? "verified" : expired.reason, "outsideTimeWindow");
+});
+
+test("verification behind a proxy checks the URL against the public origin", async () => {
+  const signed = await signRequest(post(), rsa.privateKey, keyId, { spec: "rfc9421" });
+  const proxied = new Request("http://127.0.0.1:8000/users/bob/inbox?x=1", {
+    method: "POST",
+    headers: signed.headers,
+    body: await signed.text(),
+  });
+  const fetchKey = fetcherOf(rsa.publicKey);
+  const wrong = await verifyRequest(proxied.clone(), { fetchKey });
+  assertEquals(wrong.verified ? "verified" : wrong.reason, "invalidSignature");
+  const right = await verifyRequest(proxied, { fetchKey, origin: "https://remote.example" });
+  assert(right.verified, JSON.stringify(right));
+});

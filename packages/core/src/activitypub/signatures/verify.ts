@@ -1,0 +1,158 @@
+import type { Temporal } from "@js-temporal/polyfill";
+import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+import { prepareDraftCavage } from "./draft-cavage.ts";
+import type { FetchedPublicKey, PublicKeyFetcher } from "./key-cache.ts";
+import { prepareRfc9421 } from "./rfc9421.ts";
+import { readRequestBody } from "./sign.ts";
+import { type HttpSignatureSpec, verifyBytes } from "./spec.ts";
+import {
+  failure,
+  type SignatureCandidate,
+  type SignatureFailure,
+  type VerificationClock,
+} from "./verification.ts";
+
+/**
+ * Options for {@link verifyRequest}.
+ * @since 0.2.0
+ */
+export interface VerifyRequestOptions {
+  /** Fetches the key a signature names, e.g. {@link createPublicKeyFetcher}.  Required. */
+  readonly fetchKey: PublicKeyFetcher;
+  /**
+   * How far from now a signature's `Date` (or `created`) may be, in either
+   * direction, or `false` to skip the check (tests with fixed requests).
+   * @default `{ hours: 1 }`
+   */
+  readonly timeWindow?: DurationInput | false;
+  /**
+   * The time to verify at.
+   * @default now
+   */
+  readonly currentTime?: Temporal.Instant;
+  /**
+   * The request's body, when the caller has already read it (an inbox
+   * reads it once); otherwise the request is cloned and read.
+   */
+  readonly body?: Uint8Array | null;
+  /**
+   * The public origin (`https://example.com`) the sender signed for, when
+   * it differs from the request's URL: behind a TLS-terminating proxy the
+   * application sees `http://127.0.0.1:8000/inbox`, but RFC 9421's
+   * `@target-uri` and `@authority` were signed for the public URL.
+   * @default the request URL's origin
+   */
+  readonly origin?: string | URL;
+}
+
+/**
+ * A verified signature: which scheme, which key.
+ * @since 0.2.0
+ */
+export interface VerifiedSignature {
+  readonly verified: true;
+  /** The scheme the request was signed with. */
+  readonly spec: HttpSignatureSpec;
+  /** The key id the signature named. */
+  readonly keyId: URL;
+  /** The key that verified it, with its owner. */
+  readonly key: FetchedPublicKey;
+}
+
+/**
+ * The outcome of {@link verifyRequest}.
+ * @since 0.2.0
+ */
+export type VerifyRequestResult = VerifiedSignature | SignatureFailure;
+
+/**
+ * Verifies a request's HTTP signature, in either scheme: RFC 9421 when it
+ * has a `Signature-Input` header, draft-cavage otherwise.  Checks, before
+ * fetching any key, that the signature covers what Mastodon requires
+ * (a date or creation time; the target; `host` on GET; the digest when
+ * there is a body), that `Digest` or `Content-Digest` matches the body, and
+ * that the signature is within the time window.  When a cached key fails,
+ * the key is fetched again once, in case it was rotated.
+ *
+ * Normal failures are returned, not thrown.
+ * @param request The request.
+ * @param options The key fetcher, time window, clock and body.
+ * @returns The verified signature, or why it was not accepted.
+ * @throws {TypeError} When `timeWindow` is not a duration.
+ * @since 0.2.0
+ * @example
+ * ```ts
+ * import { createPublicKeyFetcher, MemoryKvStore, verifyRequest } from "@fedwork/core";
+ * import type { DocumentLoader } from "@fedify/vocab";
+ *
+ * declare const documentLoader: DocumentLoader;
+ * declare const request: Request;
+ * const fetchKey = createPublicKeyFetcher({ kv: new MemoryKvStore(), documentLoader });
+ * const result = await verifyRequest(request, { fetchKey });
+ * if (result.verified) console.log(result.key.owner?.href);
+ * else console.log(result.reason, result.message);
+ * ```
+ */
+export async function verifyRequest(
+  request: Request,
+  options: VerifyRequestOptions,
+): Promise<VerifyRequestResult> {
+  const windowMs = options.timeWindow === false
+    ? null
+    : durationToMilliseconds(options.timeWindow ?? { hours: 1 }, "timeWindow");
+  const clock: VerificationClock = {
+    nowMs: options.currentTime?.epochMilliseconds ?? Date.now(),
+    windowMs,
+  };
+  const body = options.body === undefined ? await readRequestBody(request) : options.body;
+  // The schemes read only the method, URL and headers, so a body-less view
+  // can carry the public URL.
+  let signedRequest = request;
+  if (options.origin != null) {
+    const url = new URL(request.url);
+    signedRequest = new Request(new URL(`${url.pathname}${url.search}`, options.origin), {
+      method: request.method,
+      headers: request.headers,
+    });
+  }
+  const prepared = signedRequest.headers.has("signature-input")
+    ? await prepareRfc9421(signedRequest, body, clock)
+    : await prepareDraftCavage(signedRequest, body, clock);
+  if ("verified" in prepared) return prepared;
+  const candidates = Array.isArray(prepared) ? prepared : [prepared];
+  let firstFailure: SignatureFailure | null = null;
+  for (const candidate of candidates) {
+    const result = await verifyCandidate(candidate, options.fetchKey);
+    if (result.verified) return result;
+    firstFailure ??= result;
+  }
+  return firstFailure!;
+}
+
+async function verifyCandidate(
+  candidate: SignatureCandidate,
+  fetchKey: PublicKeyFetcher,
+): Promise<VerifyRequestResult> {
+  const { keyId } = candidate;
+  let key = await fetchKey(keyId);
+  if (key == null) return failure("keyNotFound", `The key ${keyId.href} cannot be fetched.`, keyId);
+  const check = (publicKey: CryptoKey) =>
+    verifyBytes(publicKey, candidate.algorithm, candidate.data, candidate.signature);
+  let ok = await check(key.publicKey);
+  if (!ok && key.cached) {
+    // The key may have been rotated since it was cached.
+    const fresh = await fetchKey(keyId, { refresh: true });
+    if (fresh != null) {
+      key = fresh;
+      ok = await check(fresh.publicKey);
+    }
+  }
+  if (!ok) {
+    return failure(
+      "invalidSignature",
+      `The key ${keyId.href} does not verify the signature.`,
+      keyId,
+    );
+  }
+  return { verified: true, spec: candidate.spec, keyId, key };
+}

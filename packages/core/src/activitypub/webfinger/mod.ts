@@ -1,0 +1,11 @@
+/**
+ * WebFinger (RFC 7033): resolving `acct:` handles and actor URIs to actors.
+ * @module
+ * @since 0.2.0
+ */
+export {
+  handleWebFinger,
+  type WebFingerActor,
+  type WebFingerHandlerOptions,
+  type WebFingerLink,
+} from "./handler.ts";
