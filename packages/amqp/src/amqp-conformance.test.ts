@@ -4,6 +4,7 @@ testMessageQueue({
   name: "AmqpMessageQueue",
   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
   durable: true,
+  redelivery: true,
 });
 
 testFederationOverQueue({

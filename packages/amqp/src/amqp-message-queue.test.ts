@@ -8,6 +8,7 @@ import {
   test,
   within,
 } from "@fedify/fixture";
+import type { MessageRedelivery } from "@fedwork/core";
 import { execFile } from "node:child_process";
 import { AmqpMessageQueue } from "./amqp-message-queue.ts";
 import { AMQP_URL } from "./conformance-factory.ts";
@@ -86,6 +87,16 @@ test("AmqpMessageQueue rejects invalid options naming the option", () => {
   );
   // deno-lint-ignore no-explicit-any
   assertThrows(() => new AmqpMessageQueue({ nativeRetrial: "yes" as any }), TypeError);
+  assertThrows(
+    () => new AmqpMessageQueue({ redeliveryDelay: { seconds: 0 } }),
+    RangeError,
+    "redeliveryDelay must be a positive duration",
+  );
+  assertThrows(
+    () => new AmqpMessageQueue({ keyedHoldLimit: { seconds: -1 } }),
+    RangeError,
+    "keyedHoldLimit",
+  );
 });
 
 test("AmqpMessageQueue hashes an ordering key to the same partition every time", () => {
@@ -320,4 +331,82 @@ test("AmqpMessageQueue.deleteQueues() removes the main, partition and delay queu
   await queue[Symbol.asyncDispose]();
   const listing = await rabbitmqctl("-q", "--no-table-headers", "list_queues", "name");
   assertEquals(listing.split("\n").filter((line) => line.includes(name)), []);
+});
+
+test("AmqpMessageQueue hands a thrown keyed message out again before the next one of its key", async () => {
+  await withQueue({ redeliveryDelay: { milliseconds: 200 } }, async (queue, controller) => {
+    const order: string[] = [];
+    const done = deferred();
+    void queue.listen((message: string) => {
+      order.push(message);
+      if (message === "first" && order.length === 1) throw new Error("Failing on purpose.");
+      if (message === "second") done.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueueMany(["first", "second"], { orderingKey: "k" });
+    await within(done.promise, "the second message");
+    assertEquals(order, ["first", "first", "second"]);
+  });
+});
+
+test("AmqpMessageQueue gives a failing keyed message back to the broker at the hold limit", async () => {
+  await withQueue({ keyedHoldLimit: { milliseconds: 1 } }, async (queue, controller) => {
+    const deliveries: { message: string; at: number }[] = [];
+    const done = deferred();
+    void queue.listen((message: string) => {
+      deliveries.push({ message, at: Date.now() });
+      if (message === "first" && deliveries.length === 1) throw new Error("Failing on purpose.");
+      if (message === "second") done.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueueMany(["first", "second"], { orderingKey: "k" });
+    await within(done.promise, "the second message");
+    // Rejected with requeue, it stays at the head of its partition.
+    assertEquals(deliveries.map((d) => d.message), ["first", "first", "second"]);
+  });
+});
+
+test("AmqpMessageQueue redeliver() rejects a second call and a negative delay", async () => {
+  await withQueue({}, async (queue, controller) => {
+    const checked = deferred<unknown[]>();
+    void queue.listen(async (_message, redelivery?: MessageRedelivery) => {
+      const outcomes: unknown[] = [];
+      const attempt = async (promise: Promise<void> | undefined) => {
+        try {
+          await promise;
+          outcomes.push("stored");
+        } catch (error) {
+          outcomes.push(error);
+        }
+      };
+      await attempt(redelivery?.redeliver("never", { delay: { seconds: -1 } }));
+      await attempt(redelivery?.redeliver("next", { delay: { hours: 1 } }));
+      await attempt(redelivery?.redeliver("again", { delay: { hours: 1 } }));
+      checked.resolve(outcomes);
+    }, { signal: controller.signal });
+    await queue.enqueue("first");
+    const [negative, stored, second] = await within(checked.promise, "the handler");
+    assert(negative instanceof RangeError && negative.message.includes("delay"), `${negative}`);
+    assertEquals(stored, "stored");
+    assert(second instanceof TypeError, `${second}`);
+    // The new version waits in the delay queue; the original was acknowledged.
+    assertEquals(await queue.getDepth(), { queued: 1, ready: 0, delayed: 1 });
+  });
+});
+
+test("AmqpMessageQueue publishes a keyed redelivery past the hold limit, which loses its place", async () => {
+  await withQueue({ keyedHoldLimit: { milliseconds: 300 } }, async (queue, controller) => {
+    const order: string[] = [];
+    const done = deferred();
+    void queue.listen(async (message: string, redelivery?: MessageRedelivery) => {
+      order.push(message);
+      if (message === "first") {
+        await redelivery?.redeliver("first again", { delay: { milliseconds: 500 } });
+      }
+      if (message === "first again") done.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueueMany(["first", "second"], { orderingKey: "k" });
+    await within(done.promise, "the redelivered message");
+    // "second" was already in the partition when the new version expired
+    // out of the delay queue into it.
+    assertEquals(order, ["first", "second", "first again"]);
+  });
 });

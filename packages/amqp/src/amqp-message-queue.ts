@@ -3,6 +3,7 @@ import {
   type MessageQueue,
   type MessageQueueDepth,
   type MessageQueueEnqueueOptions,
+  type MessageQueueHandler,
   type MessageQueueListenOptions,
 } from "@fedwork/core";
 import type { Channel, ChannelModel } from "amqplib";
@@ -15,7 +16,8 @@ import {
   type ResolvedAmqpOptions,
 } from "./options.ts";
 import { AmqpPublisher } from "./publisher.ts";
-import { type InFlightCounter, type MessageHandler, runListener } from "./queue-listener.ts";
+import type { InFlightCounter } from "./delivery.ts";
+import { runListener } from "./queue-listener.ts";
 import {
   consumedQueueArguments,
   consumedQueueNames,
@@ -29,12 +31,24 @@ import {
  * `amqplib`.
  *
  * - Messages are JSON text in persistent messages on durable queues.
- * - A message is acknowledged only after its handler settled, so a worker
+ * - A message is acknowledged only after its handler returned, so a worker
  *   that dies mid-handler leaves it unacknowledged and the broker delivers
  *   it again once the connection is gone.  A live worker's messages are never
  *   handed to another consumer; the broker's `consumer_timeout` (30 minutes
  *   by default) is the longest a handler may run before the broker closes
  *   the channel and requeues the message.
+ * - A handler that throws does not lose its message (with the default
+ *   `nativeRetrial: false`): it is handed out again after
+ *   `redeliveryDelay`.  A message without an ordering key is published
+ *   again into a delay queue and then acknowledged; a keyed one is held
+ *   unacknowledged and run again, keeping its place.
+ * - Handlers get a `MessageRedelivery` as their second argument.  AMQP
+ *   cannot change a message in place, so `redeliver()` publishes the new
+ *   version (confirmed) and acknowledges the original for a message without
+ *   an ordering key, and, for a keyed one, holds the delivery and runs the
+ *   handler again with the new version after the delay, up to
+ *   `keyedHoldLimit`.  A held message whose process dies comes back from
+ *   the broker in its original version (at least once).
  * - `enqueue()` resolves only once the broker confirmed the message
  *   (publisher confirms).
  * - Delays use one queue per distinct delay (`<queue>.delay.<ms>`) whose
@@ -140,22 +154,33 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
 
   /**
    * Consumes messages until `options.signal` aborts (or the queue is
-   * disposed), running up to `concurrency` handlers at once.  A dropped
-   * connection is logged and reconnected with backoff; listening never stops
-   * on its own.
+   * disposed), running up to `concurrency` handlers at once.  A handler that
+   * throws is logged under `["fedwork", "amqp"]` and its message handed out
+   * again after `redeliveryDelay` (or at once by the broker, with
+   * `nativeRetrial`).  Each handler gets a `MessageRedelivery` as its second
+   * argument; its `redeliver()` rejects with `AmqpConnectionError`
+   * when the listener's channel closed or the new version could not be
+   * published.  A dropped connection is logged and reconnected with backoff;
+   * listening never stops on its own.
    * @param handler Processes one message.
    * @param options The abort signal.
    * @returns Resolves after the abort, once the running handlers finished.
    * @throws {AmqpMessageQueueClosedError} After dispose.
    * @since 0.1.0
    */
-  async listen(handler: MessageHandler, options?: MessageQueueListenOptions): Promise<void> {
+  async listen(handler: MessageQueueHandler, options?: MessageQueueListenOptions): Promise<void> {
     this.#assertOpen();
     const signals = [this.#disposed.signal];
     if (options?.signal != null) signals.push(options.signal);
     const signal = AbortSignal.any(signals);
     if (signal.aborted) return;
-    const listening = runListener(this.#options, handler, signal, this.#counter);
+    const listening = runListener(
+      this.#options,
+      handler,
+      this.#publisher,
+      signal,
+      this.#counter,
+    );
     this.#listeners.add(listening);
     try {
       await listening;

@@ -1,7 +1,8 @@
 // The conformance factory for AmqpMessageQueue (see amqp-conformance.test.ts).
-// The namespace is the main queue's name.  `leaseMs` is ignored: the broker
+// The namespace is the main queue's name.  There is no lease: the broker
 // redelivers a message as soon as the connection of the worker holding it is
-// gone, and never while that connection lives.
+// gone, and never while that connection lives.  `leaseMs` sets how long a
+// message whose handler threw waits, as a lease would for other backends.
 import process from "node:process";
 import { AmqpMessageQueue } from "./amqp-message-queue.ts";
 import { DEFAULT_AMQP_URL } from "./options.ts";
@@ -10,8 +11,16 @@ import { DEFAULT_AMQP_URL } from "./options.ts";
 export const AMQP_URL: string = process.env.AMQP_URL ?? DEFAULT_AMQP_URL;
 
 /** A new instance, with its own connections, on the queue `namespace`. */
-export function createQueue(namespace: string): AmqpMessageQueue {
-  return new AmqpMessageQueue({ url: AMQP_URL, queue: namespace, orderingPartitions: 4 });
+export function createQueue(
+  namespace: string,
+  options: { leaseMs?: number } = {},
+): AmqpMessageQueue {
+  return new AmqpMessageQueue({
+    url: AMQP_URL,
+    queue: namespace,
+    orderingPartitions: 4,
+    redeliveryDelay: { milliseconds: options.leaseMs ?? 1500 },
+  });
 }
 
 /** Deletes every queue of `namespace`. */

@@ -49,10 +49,34 @@ export interface AmqpMessageQueueOptions {
    * When `true`, a message whose handler throws is rejected with requeue, so
    * that the broker delivers it again (at once, with no backoff and no
    * attempt limit), and Fedwork's own retry policy is skipped.  Defaults to
-   * `false`: the message is acknowledged and Fedwork retries by enqueueing
-   * it again with its retry policy.
+   * `false`: Fedwork's retry policy decides, and a message whose handler
+   * throws anyway is handed out again after `redeliveryDelay`.
    */
   readonly nativeRetrial?: boolean;
+
+  /**
+   * How long a message whose handler threw waits before it is handed out
+   * again (with `nativeRetrial: false`).  A message without an ordering key
+   * is published again into the delay queue for this delay and then
+   * acknowledged; a keyed one is held unacknowledged for this long and its
+   * handler run again, so that it keeps its place.  Must be positive.
+   * Defaults to 30 seconds.
+   * @since 0.2.0
+   */
+  readonly redeliveryDelay?: DurationInput;
+
+  /**
+   * The longest a listener keeps one delivery of a keyed message
+   * unacknowledged while it redelivers the message in place (the handler
+   * throwing, or calling `redeliver()`), counted from the delivery.  A
+   * redelivery that would hold it longer gives the message back to the
+   * broker instead (see the manual), so that the broker's
+   * `consumer_timeout` never closes the listener's channel.  Keep it well
+   * below `consumer_timeout` (RabbitMQ's default is 30 minutes): the last
+   * handler run counts too.  Must be positive.  Defaults to 15 minutes.
+   * @since 0.2.0
+   */
+  readonly keyedHoldLimit?: DurationInput;
 
   /**
    * Whether the queues survive a broker restart and messages are published
@@ -77,6 +101,8 @@ export interface ResolvedAmqpOptions {
   readonly prefetch: number;
   readonly orderingPartitions: number;
   readonly nativeRetrial: boolean;
+  readonly redeliveryDelayMs: number;
+  readonly keyedHoldLimitMs: number;
   readonly durable: boolean;
   readonly maxReconnectDelayMs: number;
 }
@@ -123,6 +149,15 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
   if (typeof nativeRetrial !== "boolean") {
     throw new TypeError(`nativeRetrial must be a boolean.`);
   }
+  // Zero would hand a failing message straight back out: a hot loop.
+  const redeliveryDelayMs = positiveDuration(
+    options.redeliveryDelay ?? { seconds: 30 },
+    "redeliveryDelay",
+  );
+  const keyedHoldLimitMs = positiveDuration(
+    options.keyedHoldLimit ?? { minutes: 15 },
+    "keyedHoldLimit",
+  );
   const durable = options.durable ?? true;
   if (typeof durable !== "boolean") throw new TypeError(`durable must be a boolean.`);
   const maxReconnectDelayMs = options.maxReconnectDelay == null
@@ -138,7 +173,15 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
     prefetch,
     orderingPartitions,
     nativeRetrial,
+    redeliveryDelayMs,
+    keyedHoldLimitMs,
     durable,
     maxReconnectDelayMs,
   };
+}
+
+function positiveDuration(value: DurationInput, optionName: string): number {
+  const ms = durationToMilliseconds(value, optionName);
+  if (ms < 1) throw new RangeError(`${optionName} must be a positive duration.`);
+  return ms;
 }

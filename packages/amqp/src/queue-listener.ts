@@ -1,10 +1,21 @@
 // One listen() call: consumes the main queue and every partition queue,
-// runs handlers under a concurrency limit, acknowledges after they settle,
-// and reconnects with backoff whenever the connection drops.
+// hands each delivery to handleDelivery() (delivery.ts), which runs the
+// handler under a concurrency limit and settles it, and reconnects with
+// backoff whenever the connection drops.
+import type { MessageQueueHandler } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
-import type { Channel, ChannelModel, ConsumeMessage } from "amqplib";
+import type { ChannelModel, ConsumeMessage } from "amqplib";
 import { closeQuietly, openConnection } from "./connection.ts";
+import {
+  type DeliveryContext,
+  type DeliverySource,
+  handleDelivery,
+  type InFlightCounter,
+  Semaphore,
+  sleep,
+} from "./delivery.ts";
 import type { ResolvedAmqpOptions } from "./options.ts";
+import type { AmqpPublisher } from "./publisher.ts";
 import { consumedQueueNames, declareConsumedQueues } from "./topology.ts";
 
 const logger = getLogger(["fedwork", "amqp"]);
@@ -12,45 +23,14 @@ const logger = getLogger(["fedwork", "amqp"]);
 /** The first wait before reconnecting; doubled on every failed attempt. */
 const INITIAL_RECONNECT_DELAY_MS = 100;
 
-// deno-lint-ignore no-explicit-any
-export type MessageHandler = (message: any) => Promise<void> | void;
-
-/** Counts messages handed to this process and not yet settled. */
-export interface InFlightCounter {
-  inFlight: number;
-}
-
-/** A counting semaphore; waiters are served in arrival order. */
-class Semaphore {
-  #available: number;
-  readonly #waiters: (() => void)[] = [];
-
-  constructor(size: number) {
-    this.#available = size;
-  }
-
-  acquire(): Promise<void> {
-    if (this.#available > 0) {
-      this.#available--;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#waiters.push(resolve));
-  }
-
-  release(): void {
-    const next = this.#waiters.shift();
-    if (next != null) next();
-    else this.#available++;
-  }
-}
-
 /**
  * Listens until `signal` aborts, then waits for the running handlers.
  * Never rejects because of the broker: failures are logged and retried.
  */
 export async function runListener(
   options: ResolvedAmqpOptions,
-  handler: MessageHandler,
+  handler: MessageQueueHandler,
+  publisher: AmqpPublisher,
   signal: AbortSignal,
   counter: InFlightCounter,
 ): Promise<void> {
@@ -60,7 +40,8 @@ export async function runListener(
   while (!signal.aborted) {
     let connected = false;
     try {
-      await consumeUntilDropped(options, handler, signal, counter, semaphore, running, () => {
+      const shared = { options, handler, publisher, counter, semaphore };
+      await consumeUntilDropped(shared, signal, running, () => {
         connected = true;
         attempt = 0;
       });
@@ -104,18 +85,22 @@ export async function runListener(
  * channel is gone.
  */
 async function consumeUntilDropped(
-  options: ResolvedAmqpOptions,
-  handler: MessageHandler,
+  shared: Omit<DeliveryContext, "channel" | "channelOpen" | "stopped">,
   signal: AbortSignal,
-  counter: InFlightCounter,
-  semaphore: Semaphore,
   running: Set<Promise<void>>,
   onConnected: () => void,
 ): Promise<void> {
+  const { options } = shared;
   let model: ChannelModel | undefined;
+  // Wakes deliveries held for a redelivery when the channel is gone.
+  const channelGone = new AbortController();
   try {
-    let dropped!: () => void;
-    const droppedPromise = new Promise<void>((resolve) => dropped = resolve);
+    let resolveDropped!: () => void;
+    const droppedPromise = new Promise<void>((resolve) => resolveDropped = resolve);
+    const dropped = () => {
+      channelGone.abort();
+      resolveDropped();
+    };
     model = await openConnection(
       options.url,
       `fedwork ${options.queue} listener`,
@@ -133,7 +118,13 @@ async function consumeUntilDropped(
     });
     await declareConsumedQueues(channel, options);
 
-    const onMessage = (message: ConsumeMessage | null) => {
+    const context: DeliveryContext = {
+      ...shared,
+      channel,
+      channelOpen: () => channelOpen,
+      stopped: AbortSignal.any([signal, channelGone.signal]),
+    };
+    const onMessage = (source: DeliverySource) => (message: ConsumeMessage | null) => {
       if (message == null) {
         // The broker cancelled the consumer (e.g. the queue was deleted):
         // start over, which declares the queues again.
@@ -141,16 +132,7 @@ async function consumeUntilDropped(
         dropped();
         return;
       }
-      const task = handleDelivery(
-        options,
-        handler,
-        channel,
-        () => channelOpen && !signal.aborted,
-        () => channelOpen,
-        message,
-        counter,
-        semaphore,
-      );
+      const task = handleDelivery(context, message, source);
       running.add(task);
       void task.finally(() => running.delete(task));
     };
@@ -160,10 +142,12 @@ async function consumeUntilDropped(
     // Per-consumer prefetch (global = false) applies to consumers started
     // after it is set: `prefetch` for the main queue, 1 for partitions.
     await channel.prefetch(options.prefetch);
-    consumerTags.push((await channel.consume(main, onMessage, { noAck: false })).consumerTag);
+    const onMain = onMessage({ queue: main, keyed: false });
+    consumerTags.push((await channel.consume(main, onMain, { noAck: false })).consumerTag);
     await channel.prefetch(1);
     for (const name of partitions) {
-      consumerTags.push((await channel.consume(name, onMessage, { noAck: false })).consumerTag);
+      const onPartition = onMessage({ queue: name, keyed: true });
+      consumerTags.push((await channel.consume(name, onPartition, { noAck: false })).consumerTag);
     }
     onConnected();
     logger.debug("The AMQP listener for {queue} is consuming.", { queue: options.queue });
@@ -185,92 +169,7 @@ async function consumeUntilDropped(
       await Promise.all(running);
     }
   } finally {
+    channelGone.abort();
     await closeQuietly(model);
   }
-}
-
-/** Runs one delivery's handler and settles the delivery. */
-async function handleDelivery(
-  options: ResolvedAmqpOptions,
-  handler: MessageHandler,
-  channel: Channel,
-  mayStart: () => boolean,
-  maySettle: () => boolean,
-  delivery: ConsumeMessage,
-  counter: InFlightCounter,
-  semaphore: Semaphore,
-): Promise<void> {
-  counter.inFlight++;
-  await semaphore.acquire();
-  try {
-    // A message prefetched but not started when listening stops, or when the
-    // channel is gone, is left unacknowledged: the broker requeues it.
-    if (!mayStart()) return;
-    let message: unknown;
-    try {
-      message = JSON.parse(delivery.content.toString("utf8"));
-    } catch (error) {
-      logger.error(
-        "Dropping a message on {queue} that is not valid JSON: {error}",
-        { queue: delivery.fields.routingKey, error },
-      );
-      settle(channel, maySettle, delivery, true);
-      return;
-    }
-    let succeeded = false;
-    try {
-      await handler(message);
-      succeeded = true;
-    } catch (error) {
-      logger.error("A message handler failed on {queue}: {error}", {
-        queue: delivery.fields.routingKey,
-        redelivered: delivery.fields.redelivered,
-        error,
-      });
-    }
-    settle(channel, maySettle, delivery, succeeded || !options.nativeRetrial);
-  } finally {
-    semaphore.release();
-    counter.inFlight--;
-  }
-}
-
-/** Acknowledges (or rejects with requeue) a delivery if its channel lives. */
-function settle(
-  channel: Channel,
-  maySettle: () => boolean,
-  delivery: ConsumeMessage,
-  acknowledge: boolean,
-): void {
-  if (!maySettle()) {
-    logger.warn(
-      "Could not acknowledge a message on {queue}: its channel closed; the broker will " +
-        "deliver it again.",
-      { queue: delivery.fields.routingKey },
-    );
-    return;
-  }
-  try {
-    if (acknowledge) channel.ack(delivery);
-    else channel.nack(delivery, false, true);
-  } catch (error) {
-    logger.warn("Could not settle a message on {queue}: {error}", {
-      queue: delivery.fields.routingKey,
-      error,
-    });
-  }
-}
-
-/** Waits `ms`, or less if the signal aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

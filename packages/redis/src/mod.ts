@@ -14,5 +14,9 @@
  */
 export type { RedisClient, RedisConnectionOptions } from "./connection.ts";
 export type { RedisMessageQueueOptions } from "./queue-options.ts";
-export { RedisMessageQueue, RedisMessageQueueClosedError } from "./redis-message-queue.ts";
+export {
+  RedisLeaseLostError,
+  RedisMessageQueue,
+  RedisMessageQueueClosedError,
+} from "./redis-message-queue.ts";
 export { RedisKvStore, type RedisKvStoreOptions } from "./redis-kv-store.ts";

@@ -26,6 +26,14 @@ export interface RedisMessageQueueOptions extends RedisConnectionOptions {
    */
   readonly leaseTime?: DurationInput;
   /**
+   * How long a message whose handler threw waits before it is handed out
+   * again.  It is not acknowledged meanwhile, and a keyed message keeps its
+   * ordering key held.  Defaults to `leaseTime`, the same wait as for a
+   * message whose worker died.
+   * @since 0.2.0
+   */
+  readonly redeliveryDelay?: DurationInput;
+  /**
    * How often a listener extends the leases of its running handlers.  Must
    * be shorter than `leaseTime`.  A third of `leaseTime` by default.
    */
@@ -50,6 +58,7 @@ export interface ResolvedQueueOptions {
   readonly queue: string;
   readonly prefix: string;
   readonly leaseMs: number;
+  readonly redeliveryDelayMs: number;
   readonly heartbeatMs: number;
   readonly concurrency: number;
   readonly pollMs: number;
@@ -64,6 +73,10 @@ export function resolveQueueOptions(options: RedisMessageQueueOptions): Resolved
   const queue = checkName(options.queue ?? "default", "queue");
   const prefix = checkName(options.prefix ?? "fedwork", "prefix");
   const leaseMs = positiveDuration(options.leaseTime ?? { seconds: 30 }, "leaseTime");
+  // Zero would hand a failing message straight back out: a hot loop.
+  const redeliveryDelayMs = options.redeliveryDelay == null
+    ? leaseMs
+    : positiveDuration(options.redeliveryDelay, "redeliveryDelay");
   const heartbeatMs = options.heartbeatInterval == null
     ? Math.max(1, Math.floor(leaseMs / 3))
     : positiveDuration(options.heartbeatInterval, "heartbeatInterval");
@@ -78,7 +91,7 @@ export function resolveQueueOptions(options: RedisMessageQueueOptions): Resolved
     throw new RangeError(`The concurrency option must be a positive integer; got ${concurrency}.`);
   }
   const pollMs = positiveDuration(options.pollInterval ?? { seconds: 5 }, "pollInterval");
-  return { queue, prefix, leaseMs, heartbeatMs, concurrency, pollMs };
+  return { queue, prefix, leaseMs, redeliveryDelayMs, heartbeatMs, concurrency, pollMs };
 }
 
 function checkName(value: unknown, optionName: string): string {

@@ -10,9 +10,14 @@
 //                      the right, so the right end is the front of the line
 //   B:delayed   zset   id -> due time (ms, server clock)
 //   B:inflight  zset   id -> lease deadline (ms, server clock)
+//   B:delivery  hash   id -> how many times it was handed out; the number
+//                      of the current hand-out is the lease holder's token
 //   B:pending:K list   ready ids of ordering key K, oldest first; only its
 //                      head is ever in B:ready or B:inflight, which is what
-//                      keeps same-key messages one at a time and in order
+//                      keeps same-key messages one at a time and in order;
+//                      a message handed back (its handler threw, or asked
+//                      for a redelivery) stays its key's head while it
+//                      waits in B:delayed, which keeps the key held
 //   B:wake      pub/sub channel told how many ids were made ready
 // Pending lists are built from the base name inside the scripts; they share
 // the hash tag, so in a cluster they are in the same slot as the declared
@@ -31,6 +36,7 @@ export interface QueueKeys {
   readonly ready: string;
   readonly delayed: string;
   readonly inflight: string;
+  readonly delivery: string;
   readonly wake: string;
 }
 
@@ -49,6 +55,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     ready: `${base}:ready`,
     delayed: `${base}:delayed`,
     inflight: `${base}:inflight`,
+    delivery: `${base}:delivery`,
     wake: `${base}:wake`,
   };
 }
@@ -107,33 +114,65 @@ return count
   5,
 );
 
+// Makes due delayed messages ready.  A message handed back while it was
+// the head of its key's pending list is still that head: it enters B:ready
+// again without joining the list a second time.
+const PROMOTE_DUE = `
+local function promoteDue()
+  local promoted = 0
+  local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 1000)
+  for _, id in ipairs(due) do
+    redis.call('ZREM', KEYS[2], id)
+    local orderingKey = redis.call('HGET', KEYS[5], id)
+    if orderingKey and redis.call('LINDEX', base .. ':pending:' .. orderingKey, 0) == id then
+      redis.call('LPUSH', KEYS[1], id)
+      promoted = promoted + 1
+    else
+      promoted = promoted + makeReady(id, orderingKey)
+    end
+  end
+  return promoted
+end
+`;
+
 /**
- * Acknowledges finished messages, then hands out up to `count` ready ones.
- * Before handing out, moves due delayed messages to ready and puts
- * messages whose lease ran out back at the front of the line.
+ * Acknowledges finished messages, hands back those whose handlers threw,
+ * then hands out up to `count` ready ones.  Before handing out, moves due
+ * delayed messages to ready and puts messages whose lease ran out back at
+ * the front of the line.
  *
- * KEYS: ready, delayed, inflight, msg, okey.  ARGV: base, lease (ms),
- * count, then the ids to acknowledge.
+ * A handed-back message goes to B:delayed, due after the redelivery delay,
+ * and keeps its ordering key held; only the lease holder (the token the
+ * claim returned) can hand a message back.
  *
- * Returns `{ wait, readyLeft, id1, json1, id2, json2, ... }` where `wait`
- * is how many ms until the next delayed message is due or lease runs out
- * (-1 when neither exists) and `readyLeft` the length of B:ready after
- * taking.
+ * KEYS: ready, delayed, inflight, msg, okey, delivery.  ARGV: base, lease
+ * (ms), count, redelivery delay (ms), the number N of messages to hand
+ * back, then N pairs of id and token, then the ids to acknowledge.
+ *
+ * Returns `{ wait, readyLeft, id1, json1, token1, id2, json2, token2, ... }`
+ * where `wait` is how many ms until the next delayed message is due or
+ * lease runs out (-1 when neither exists) and `readyLeft` the length of
+ * B:ready after taking.
  */
 export const claimScript = new LuaScript(
   `
 local base = ARGV[1]
 local lease = tonumber(ARGV[2])
 local count = tonumber(ARGV[3])
+local redeliveryDelay = tonumber(ARGV[4])
+local handBackCount = tonumber(ARGV[5])
+local firstAck = 6 + 2 * handBackCount
 ${NOW}
 ${MAKE_READY}
+${PROMOTE_DUE}
 local readied = 0
-for i = 4, #ARGV do
+for i = firstAck, #ARGV do
   local id = ARGV[i]
   redis.call('ZREM', KEYS[3], id)
   -- Acknowledging twice (after a lease was lost) must not advance a
   -- pending list twice: only the call that deletes the message does.
   if redis.call('HDEL', KEYS[4], id) == 1 then
+    redis.call('HDEL', KEYS[6], id)
     local orderingKey = redis.call('HGET', KEYS[5], id)
     if orderingKey then
       redis.call('HDEL', KEYS[5], id)
@@ -151,6 +190,14 @@ for i = 4, #ARGV do
     end
   end
 end
+for i = 6, firstAck - 1, 2 do
+  local id = ARGV[i]
+  -- A lease that ran out (and maybe went to another worker) is not ours to
+  -- hand back: the message is already on its way again.
+  if redis.call('HGET', KEYS[6], id) == ARGV[i + 1] and redis.call('ZREM', KEYS[3], id) == 1 then
+    redis.call('ZADD', KEYS[2], now + redeliveryDelay, id)
+  end
+end
 local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 1000)
 for i = #expired, 1, -1 do
   redis.call('ZREM', KEYS[3], expired[i])
@@ -158,11 +205,7 @@ for i = #expired, 1, -1 do
   redis.call('RPUSH', KEYS[1], expired[i])
   readied = readied + 1
 end
-local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 1000)
-for _, id in ipairs(due) do
-  redis.call('ZREM', KEYS[2], id)
-  readied = readied + makeReady(id, redis.call('HGET', KEYS[5], id))
-end
+readied = readied + promoteDue()
 local result = { -1, 0 }
 if count > 0 then
   local ids = redis.call('RPOP', KEYS[1], count)
@@ -175,6 +218,7 @@ if count > 0 then
         redis.call('ZADD', KEYS[3], now + lease, id)
         table.insert(result, id)
         table.insert(result, json)
+        table.insert(result, redis.call('HINCRBY', KEYS[6], id, 1))
       end
     end
   end
@@ -192,7 +236,31 @@ end
 if nextAt then result[1] = math.max(nextAt - now, 0) end
 return result
 `,
-  5,
+  6,
+);
+
+/**
+ * Redelivers a message in place: replaces its JSON text, takes it out of
+ * flight and schedules it after a delay, without acknowledging it.  A keyed
+ * message stays the head of its key's pending list, so the key stays held
+ * until it is finally acknowledged.  Only the lease holder may do this: the
+ * message must be in flight and its delivery count equal the token.
+ *
+ * KEYS: delayed, inflight, msg, delivery.  ARGV: id, token, delay (ms),
+ * the new JSON text.  Returns 1 when the message was updated, 0 when the
+ * lease was lost (the message is unchanged).
+ */
+export const redeliverScript = new LuaScript(
+  `
+local id = ARGV[1]
+if redis.call('HGET', KEYS[4], id) ~= ARGV[2] then return 0 end
+if redis.call('ZREM', KEYS[2], id) == 0 then return 0 end
+${NOW}
+redis.call('HSET', KEYS[3], id, ARGV[4])
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), id)
+return 1
+`,
+  4,
 );
 
 /**

@@ -6,6 +6,7 @@ testMessageQueue({
   name: "RedisMessageQueue",
   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
   durable: true,
+  redelivery: true,
 });
 
 testKvStore({

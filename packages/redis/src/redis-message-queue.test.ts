@@ -1,6 +1,7 @@
 import {
   assert,
   assertEquals,
+  assertInstanceOf,
   assertRejects,
   assertThrows,
   deferred,
@@ -9,7 +10,12 @@ import {
 } from "@fedify/fixture";
 import { Redis } from "ioredis";
 import { deleteKeys, REDIS_URL } from "./conformance-factory.ts";
-import { RedisMessageQueue, RedisMessageQueueClosedError } from "./redis-message-queue.ts";
+import type { MessageRedelivery } from "@fedwork/core";
+import {
+  RedisLeaseLostError,
+  RedisMessageQueue,
+  RedisMessageQueueClosedError,
+} from "./redis-message-queue.ts";
 
 function uniqueName(): string {
   return `fedwork-test-${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
@@ -57,6 +63,11 @@ test("RedisMessageQueue validates its options, naming the option", () => {
     () => new RedisMessageQueue({ url, pollInterval: { seconds: 0 } }),
     RangeError,
     "pollInterval",
+  );
+  assertThrows(
+    () => new RedisMessageQueue({ url, redeliveryDelay: { seconds: 0 } }),
+    RangeError,
+    "redeliveryDelay option must be a positive duration",
   );
 });
 
@@ -277,6 +288,114 @@ test("RedisMessageQueue hands a dead worker's keyed message to another worker, t
     controller.abort();
     await within(listening, "listen() to resolve");
     assertEquals(order, [1, 2]);
+  });
+});
+
+test("RedisMessageQueue hands a thrown keyed message out again before the next one of its key", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({
+      url: REDIS_URL,
+      queue: name,
+      concurrency: 2,
+      redeliveryDelay: { milliseconds: 200 },
+    });
+    const controller = new AbortController();
+    const order: string[] = [];
+    const done = deferred();
+    const listening = queue.listen((message: string) => {
+      order.push(message);
+      if (message === "first" && order.length === 1) throw new Error("Failing on purpose.");
+      if (message === "second") done.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueueMany(["first", "second"], { orderingKey: "k" });
+    await within(done.promise, "the second message");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    assertEquals(order, ["first", "first", "second"]);
+    assertEquals(await queue.getDepth(), { queued: 0, ready: 0, delayed: 0 });
+  });
+});
+
+test("RedisMessageQueue redeliver() rejects a second call and a negative delay", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: name });
+    const controller = new AbortController();
+    const checked = deferred<unknown[]>();
+    const listening = queue.listen(async (_message, redelivery?: MessageRedelivery) => {
+      const outcomes: unknown[] = [];
+      const attempt = async (promise: Promise<void> | undefined) => {
+        try {
+          await promise;
+          outcomes.push("stored");
+        } catch (error) {
+          outcomes.push(error);
+        }
+      };
+      await attempt(redelivery?.redeliver("never", { delay: { seconds: -1 } }));
+      await attempt(redelivery?.redeliver("next", { delay: { hours: 1 } }));
+      await attempt(redelivery?.redeliver("again", { delay: { hours: 1 } }));
+      checked.resolve(outcomes);
+    }, { signal: controller.signal });
+    await queue.enqueue("first");
+    const [negative, stored, second] = await within(checked.promise, "the handler");
+    assert(negative instanceof RangeError && negative.message.includes("delay"), `${negative}`);
+    assertEquals(stored, "stored");
+    assert(second instanceof TypeError, `${second}`);
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    // The new version waits for its hour, unacknowledged.
+    assertEquals(await queue.getDepth(), { queued: 1, ready: 0, delayed: 1 });
+  });
+});
+
+test("RedisMessageQueue redeliver() leaves alone a message whose lease went to another worker", async () => {
+  await withQueueName(async (name) => {
+    // No heartbeat comes while the test runs, so only the test ends leases.
+    const options = {
+      url: REDIS_URL,
+      queue: name,
+      leaseTime: { hours: 1 },
+      heartbeatInterval: { minutes: 59 },
+    };
+    await using first = new RedisMessageQueue(options);
+    await using second = new RedisMessageQueue(options);
+    await using admin = disposable(new Redis(REDIS_URL));
+    const controller = new AbortController();
+    const firstStarted = deferred();
+    const takenOver = deferred<string>();
+    const firstOutcome = deferred<unknown>();
+    const secondDone = deferred();
+    const listeningFirst = first.listen(async (_message, redelivery?: MessageRedelivery) => {
+      firstStarted.resolve();
+      await takenOver.promise;
+      try {
+        await redelivery?.redeliver("overwritten", { delay: { milliseconds: 0 } });
+        firstOutcome.resolve("stored");
+      } catch (error) {
+        firstOutcome.resolve(error);
+        throw error;
+      }
+    }, { signal: controller.signal });
+    await first.enqueue("original");
+    await within(firstStarted.promise, "the first worker's handler");
+    // The first worker's lease runs out, as if its heartbeats had failed.
+    const inflight = `{fedwork:${name}}:inflight`;
+    const [id] = await admin.zrange(inflight, "0", "-1");
+    await admin.zadd(inflight, "XX", 0, id);
+    const listeningSecond = second.listen(async (message: string) => {
+      takenOver.resolve(message);
+      await firstOutcome.promise;
+      secondDone.resolve();
+    }, { signal: controller.signal });
+    assertEquals(await within(takenOver.promise, "the second worker to take over"), "original");
+    assertInstanceOf(
+      await within(firstOutcome.promise, "the first redeliver()"),
+      RedisLeaseLostError,
+    );
+    await within(secondDone.promise, "the second worker's handler");
+    controller.abort();
+    await within(Promise.all([listeningFirst, listeningSecond]), "listen() to resolve");
+    assertEquals(await first.getDepth(), { queued: 0, ready: 0, delayed: 0 });
   });
 });
 

@@ -2,6 +2,7 @@ import type {
   MessageQueue,
   MessageQueueDepth,
   MessageQueueEnqueueOptions,
+  MessageQueueHandler,
   MessageQueueListenOptions,
 } from "@fedwork/core";
 import { durationToMilliseconds } from "@fedwork/core";
@@ -21,6 +22,7 @@ import {
   heartbeatScript,
   type QueueKeys,
   queueKeys,
+  redeliverScript,
 } from "./queue-scripts.ts";
 
 const logger = getLogger(["fedwork", "redis"]);
@@ -44,25 +46,55 @@ export class RedisMessageQueueClosedError extends Error {
 }
 
 /**
+ * Thrown by `redeliver()`, from the `MessageRedelivery` a
+ * {@link RedisMessageQueue} hands its handlers, when the listener no longer
+ * holds the message's lease (it ran out, e.g. because heartbeats could not
+ * reach Redis, and the message may be running elsewhere).  Nothing was
+ * changed; the message is handed out again as it was.
+ * @since 0.2.0
+ */
+export class RedisLeaseLostError extends Error {
+  /**
+   * @param queue The queue's name.
+   * @param messageId The id of the message whose lease was lost.
+   */
+  constructor(queue: string, messageId: string) {
+    super(
+      `Cannot redeliver message ${messageId} of queue ${JSON.stringify(queue)}: this ` +
+        "listener's lease on it ran out, so it was left unchanged for whoever holds it " +
+        "now. If this happens often, raise the leaseTime option.",
+    );
+    this.name = "RedisLeaseLostError";
+  }
+}
+
+/**
  * A durable {@link MessageQueue} on Redis (standalone or Cluster), through
  * ioredis.
  *
  * Messages are stored as JSON text.  Every state change (enqueue, claim
- * with acknowledgement, heartbeat) is one Lua script call, so it is atomic
- * and costs one round trip; `enqueueMany()` adds all its messages in one
- * call.  Listeners sleep until a pub/sub wake-up published by the enqueue
- * script, a timer for the next delayed message or lease deadline, or at
- * most `pollInterval`.
+ * with acknowledgement, heartbeat, redelivery) is one Lua script call, so
+ * it is atomic and costs one round trip; `enqueueMany()` adds all its
+ * messages in one call.  Listeners sleep until a pub/sub wake-up published
+ * by the enqueue script, a timer for the next delayed message or lease
+ * deadline, or at most `pollInterval`.
  *
  * Delivery is at least once: a message is acknowledged after its handler
- * settles (whether it resolved or threw; `nativeRetrial` is `false`).  A
- * message handed to a worker is leased for `leaseTime`; the worker extends
- * the lease every `heartbeatInterval` while the handler runs, and a message
- * whose worker died is handed out again once the lease runs out.
+ * returns.  A message handed to a worker is leased for `leaseTime`; the
+ * worker extends the lease every `heartbeatInterval` while the handler
+ * runs, and a message whose worker died is handed out again once the lease
+ * runs out.  A handler that throws leaves its message unacknowledged: it
+ * is handed out again after `redeliveryDelay` (by default one `leaseTime`).
+ *
+ * Handlers get a `MessageRedelivery` as their second argument: its
+ * `redeliver()` replaces the message with a new version and schedules it
+ * after a delay, in one script call, without acknowledging it.
  *
  * Messages sharing an `orderingKey` run one at a time, across all
  * processes, in the order they became ready (for messages without a delay,
- * the enqueue order).
+ * the enqueue order).  A message being handed out again (its handler
+ * threw, or it was redelivered) keeps its key held: later messages with
+ * that key wait until it has been handled.
  *
  * Connections: one for commands and, once `listen()` is called, one in
  * subscriber mode for wake-ups.  See {@link RedisConnectionOptions} for
@@ -89,8 +121,8 @@ export class RedisMessageQueueClosedError extends Error {
  */
 export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
   /**
-   * Always `false`: a failed message is acknowledged, not retried, and
-   * Fedwork applies its own retry policy.
+   * Always `false`: Fedwork's retry policy decides about failed messages
+   * (the queue only hands out again a message whose handler threw).
    * @since 0.1.0
    */
   readonly nativeRetrial = false;
@@ -181,9 +213,13 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
 
   /**
    * Handles messages until `options.signal` aborts, running up to
-   * `concurrency` handlers at once.  Lost connections and failed commands
-   * are logged and retried with backoff; listening stops on its own only
-   * when the instance is disposed, rejecting with
+   * `concurrency` handlers at once.  A handler that throws is logged under
+   * `["fedwork", "redis"]` and its message handed out again after
+   * `redeliveryDelay`.  Each handler gets a `MessageRedelivery` as its
+   * second argument; its `redeliver()` rejects with
+   * {@link RedisLeaseLostError} when the lease was lost.  Lost connections
+   * and failed commands are logged and retried with backoff; listening
+   * stops on its own only when the instance is disposed, rejecting with
    * {@link RedisMessageQueueClosedError} without waiting for running
    * handlers (their messages are handed out again after their lease).
    * @param handler Processes one message.
@@ -194,8 +230,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   async listen(
-    // deno-lint-ignore no-explicit-any
-    handler: (message: any) => Promise<void> | void,
+    handler: MessageQueueHandler,
     options: MessageQueueListenOptions = {},
   ): Promise<void> {
     this.#redis();
@@ -208,16 +243,34 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       concurrency: opts.concurrency,
       heartbeatMs: opts.heartbeatMs,
       pollMs: opts.pollMs,
-      claim: async (ackIds, count) => {
+      redeliveryDelayMs: opts.redeliveryDelayMs,
+      claim: async (ackIds, handBacks, count) => {
+        const args: (string | number)[] = [
+          keys.base,
+          opts.leaseMs,
+          count,
+          opts.redeliveryDelayMs,
+          handBacks.length,
+        ];
+        for (const { id, token } of handBacks) args.push(id, token);
+        for (const id of ackIds) args.push(id);
         const reply = await claimScript.run(
           this.#redis(),
-          [keys.ready, keys.delayed, keys.inflight, keys.msg, keys.okey],
-          [keys.base, opts.leaseMs, count, ...ackIds],
+          [keys.ready, keys.delayed, keys.inflight, keys.msg, keys.okey, keys.delivery],
+          args,
         ) as (string | number)[];
         return parseClaim(reply);
       },
       heartbeat: async (ids) => {
         await heartbeatScript.run(this.#redis(), [keys.inflight], [opts.leaseMs, ...ids]);
+      },
+      redeliver: async (message, json, delayMs) => {
+        const updated = await redeliverScript.run(
+          this.#redis(),
+          [keys.delayed, keys.inflight, keys.msg, keys.delivery],
+          [message.id, message.token, delayMs, json],
+        );
+        if (updated !== 1) throw new RedisLeaseLostError(opts.queue, message.id);
       },
       isFatal: (error) => error instanceof RedisMessageQueueClosedError,
       checkOpen: () => void this.#redis(),
@@ -297,8 +350,12 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
 
 function parseClaim(reply: (string | number)[]): ClaimResult {
   const messages = [];
-  for (let i = 2; i < reply.length; i += 2) {
-    messages.push({ id: String(reply[i]), json: String(reply[i + 1]) });
+  for (let i = 2; i < reply.length; i += 3) {
+    messages.push({
+      id: String(reply[i]),
+      json: String(reply[i + 1]),
+      token: String(reply[i + 2]),
+    });
   }
   return { waitMs: Number(reply[0]), readyLeft: Number(reply[1]), messages };
 }

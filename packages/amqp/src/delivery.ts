@@ -1,0 +1,393 @@
+// One delivery's life in a listener: run the handler under the
+// concurrency limit, then acknowledge the delivery, hand it back after a
+// failure, or redeliver it in place.
+//
+// AMQP cannot change a message the broker holds, so "in place" is built:
+// - a message without an ordering key is published again (new version,
+//   through the delay queue for the delay, confirmed) and the original is
+//   acknowledged; it has no place to keep;
+// - a keyed message (its partition queue has a single active consumer and
+//   prefetch 1) is held unacknowledged while the listener waits out the
+//   delay and runs the handler again with the new version, so nothing
+//   behind it in the partition can run meanwhile.  Holding is bounded by
+//   `keyedHoldLimit`, under the broker's consumer_timeout.  If the process
+//   dies or the channel closes meanwhile, the broker delivers the original
+//   version again: at least once, but the new version is lost.
+import {
+  durationToMilliseconds,
+  type MessageQueueHandler,
+  type MessageRedelivery,
+  type MessageRedeliveryOptions,
+} from "@fedwork/core";
+import { getLogger } from "@logtape/logtape";
+import type { Channel, ConsumeMessage } from "amqplib";
+import { Buffer } from "node:buffer";
+import { AmqpConnectionError } from "./errors.ts";
+import type { ResolvedAmqpOptions } from "./options.ts";
+import type { AmqpPublisher } from "./publisher.ts";
+
+const logger = getLogger(["fedwork", "amqp"]);
+
+/** Counts messages handed to this process and not yet settled. */
+export interface InFlightCounter {
+  inFlight: number;
+}
+
+/** A counting semaphore; waiters are served in arrival order. */
+export class Semaphore {
+  #available: number;
+  readonly #waiters: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.#available = size;
+  }
+
+  acquire(): Promise<void> {
+    if (this.#available > 0) {
+      this.#available--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  release(): void {
+    const next = this.#waiters.shift();
+    if (next != null) next();
+    else this.#available++;
+  }
+}
+
+/** What every delivery of one listener connection shares. */
+export interface DeliveryContext {
+  readonly options: ResolvedAmqpOptions;
+  readonly handler: MessageQueueHandler;
+  readonly publisher: AmqpPublisher;
+  readonly channel: Channel;
+  /** Whether the channel the deliveries came on is still open. */
+  readonly channelOpen: () => boolean;
+  /** Aborts when listening stops or the channel closes. */
+  readonly stopped: AbortSignal;
+  readonly counter: InFlightCounter;
+  readonly semaphore: Semaphore;
+}
+
+/** The queue a delivery was consumed from. */
+export interface DeliverySource {
+  readonly queue: string;
+  /** Whether it is a partition queue, holding messages with ordering keys. */
+  readonly keyed: boolean;
+}
+
+/** What a handler asked for through its {@link MessageRedelivery}. */
+type RedeliveryOutcome =
+  /** The new version was published and the delivery acknowledged. */
+  | { readonly kind: "published" }
+  /** Hold the delivery, then run the handler again with `message`. */
+  | { readonly kind: "hold"; readonly message: unknown; readonly delayMs: number };
+
+/** The {@link MessageRedelivery} handed to one handler run. */
+class DeliveryRedelivery implements MessageRedelivery {
+  readonly #context: DeliveryContext;
+  readonly #delivery: ConsumeMessage;
+  readonly #source: DeliverySource;
+  readonly #receivedAt: number;
+  #storing: Promise<void> | undefined;
+  #outcome: RedeliveryOutcome | undefined;
+
+  constructor(
+    context: DeliveryContext,
+    delivery: ConsumeMessage,
+    source: DeliverySource,
+    receivedAt: number,
+  ) {
+    this.#context = context;
+    this.#delivery = delivery;
+    this.#source = source;
+    this.#receivedAt = receivedAt;
+  }
+
+  redeliver(message: unknown, options: MessageRedeliveryOptions): Promise<void> {
+    try {
+      if (this.#storing != null) {
+        throw new TypeError(
+          `redeliver() was already called for this delivery of a message of queue ` +
+            `${JSON.stringify(this.#source.queue)}; call it at most once per delivery.`,
+        );
+      }
+      const delayMs = durationToMilliseconds(options?.delay, "delay");
+      const json = JSON.stringify(message);
+      if (json === undefined) {
+        throw new TypeError(
+          `The message to redeliver is not JSON-serializable (got ${typeof message}).`,
+        );
+      }
+      if (!this.#context.channelOpen()) {
+        throw new AmqpConnectionError(
+          `Cannot redeliver a message of queue ${JSON.stringify(this.#source.queue)}: the ` +
+            "listener's channel closed, so the broker will deliver the message again as it was.",
+        );
+      }
+      const storing = this.#store(json, delayMs).then((outcome) => {
+        this.#outcome = outcome;
+      });
+      this.#storing = storing;
+      return storing;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** What was stored, once a `redeliver()` call settled. */
+  async outcome(): Promise<RedeliveryOutcome | undefined> {
+    // A handler that did not await its redeliver() call still gets it.
+    await this.#storing?.catch(() => {});
+    return this.#outcome;
+  }
+
+  async #store(json: string, delayMs: number): Promise<RedeliveryOutcome> {
+    const context = this.#context;
+    if (this.#source.keyed) {
+      if (withinHoldLimit(context.options, this.#receivedAt, delayMs)) {
+        return { kind: "hold", message: JSON.parse(json), delayMs };
+      }
+      logger.warn(
+        "Redelivering a message of {queue} in {delayMs} ms would hold it past the " +
+          "keyedHoldLimit; it is published again into the delay queue and loses its place " +
+          "in its ordering key.",
+        { queue: this.#source.queue, delayMs },
+      );
+    }
+    await context.publisher.publish([Buffer.from(json, "utf8")], this.#source.queue, delayMs);
+    settle(context, this.#delivery, "ack");
+    return { kind: "published" };
+  }
+}
+
+function withinHoldLimit(
+  options: ResolvedAmqpOptions,
+  receivedAt: number,
+  delayMs: number,
+): boolean {
+  return Date.now() - receivedAt + delayMs <= options.keyedHoldLimitMs;
+}
+
+/**
+ * Runs one delivery's handler (again, for a keyed message redelivered in
+ * place) and settles the delivery.
+ */
+export async function handleDelivery(
+  context: DeliveryContext,
+  delivery: ConsumeMessage,
+  source: DeliverySource,
+): Promise<void> {
+  const { options, counter, semaphore, stopped } = context;
+  // The broker's consumer_timeout runs from the delivery, not from the
+  // start of the handler.
+  const receivedAt = Date.now();
+  counter.inFlight++;
+  await semaphore.acquire();
+  let holdingSlot = true;
+  /** Waits without taking a concurrency slot; false when stopped meanwhile. */
+  const hold = async (ms: number): Promise<boolean> => {
+    semaphore.release();
+    holdingSlot = false;
+    await sleep(ms, stopped);
+    if (stopped.aborted) return false;
+    await semaphore.acquire();
+    holdingSlot = true;
+    return !stopped.aborted;
+  };
+  try {
+    // A message prefetched but not started when listening stops, or when the
+    // channel is gone, is left unacknowledged: the broker requeues it.
+    if (stopped.aborted) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(delivery.content.toString("utf8"));
+    } catch (error) {
+      logger.error(
+        "Dropping a message on {queue} that is not valid JSON: {error}",
+        { queue: source.queue, error },
+      );
+      settle(context, delivery, "ack");
+      return;
+    }
+    /** Whether `message` is no longer what the broker holds. */
+    let changed = false;
+    for (;;) {
+      const redelivery = new DeliveryRedelivery(context, delivery, source, receivedAt);
+      let failure: { error: unknown } | undefined;
+      try {
+        await context.handler(message, redelivery);
+      } catch (error) {
+        failure = { error };
+      }
+      const requested = await redelivery.outcome();
+      let next: { message: unknown; delayMs: number };
+      if (requested != null) {
+        if (failure != null) {
+          logger.error(
+            "A message handler failed on {queue} after redelivering its message; the new " +
+              "version stays scheduled: {error}",
+            { queue: source.queue, error: failure.error },
+          );
+        }
+        if (requested.kind === "published") return;
+        next = requested;
+        changed = true;
+      } else if (failure == null) {
+        settle(context, delivery, "ack");
+        return;
+      } else if (options.nativeRetrial) {
+        logger.error("A message handler failed on {queue}; the broker retries it: {error}", {
+          queue: source.queue,
+          redelivered: delivery.fields.redelivered,
+          error: failure.error,
+        });
+        settle(context, delivery, "requeue");
+        return;
+      } else {
+        logger.error(
+          "A message handler failed on {queue}; the message will be handed out again in " +
+            "{redeliveryDelayMs} ms: {error}",
+          {
+            queue: source.queue,
+            redeliveryDelayMs: options.redeliveryDelayMs,
+            redelivered: delivery.fields.redelivered,
+            error: failure.error,
+          },
+        );
+        if (!source.keyed) {
+          await handBack(context, delivery, source, hold);
+          return;
+        }
+        next = { message, delayMs: options.redeliveryDelayMs };
+      }
+      // A keyed message: hold the delivery to keep its place, then run the
+      // handler again.
+      if (!withinHoldLimit(options, receivedAt, next.delayMs)) {
+        await giveBackHeld(context, delivery, source, changed ? next : undefined);
+        return;
+      }
+      if (!await hold(next.delayMs)) {
+        // Stopping (or the channel is gone): the broker gets the original
+        // version back, as if this process had died.
+        if (context.channelOpen()) settle(context, delivery, "requeue");
+        return;
+      }
+      message = next.message;
+    }
+  } finally {
+    if (holdingSlot) semaphore.release();
+    counter.inFlight--;
+  }
+}
+
+/**
+ * Hands a failed message without an ordering key back: published again
+ * into the delay queue for `redeliveryDelay`, then acknowledged.  If the
+ * publish fails, the delivery is held for that long instead and then
+ * rejected with requeue, so the message is never lost.
+ */
+async function handBack(
+  context: DeliveryContext,
+  delivery: ConsumeMessage,
+  source: DeliverySource,
+  hold: (ms: number) => Promise<boolean>,
+): Promise<void> {
+  // With the channel gone the broker already requeued it; a copy would be
+  // a duplicate.
+  if (!context.channelOpen()) return;
+  const { redeliveryDelayMs } = context.options;
+  try {
+    await context.publisher.publish([delivery.content], source.queue, redeliveryDelayMs);
+  } catch (error) {
+    logger.warn(
+      "Could not publish a failed message of {queue} again; holding it for " +
+        "{redeliveryDelayMs} ms before the broker gets it back: {error}",
+      { queue: source.queue, redeliveryDelayMs, error },
+    );
+    await hold(redeliveryDelayMs);
+    if (context.channelOpen()) settle(context, delivery, "requeue");
+    return;
+  }
+  settle(context, delivery, "ack");
+}
+
+/**
+ * Gives a held keyed delivery back when holding it longer would pass the
+ * hold limit: the original version is rejected with requeue (it keeps its
+ * place); a newer version is published into the partition's delay queue
+ * and the original acknowledged, so that the retry's progress survives
+ * (it loses its place in its ordering key).
+ */
+async function giveBackHeld(
+  context: DeliveryContext,
+  delivery: ConsumeMessage,
+  source: DeliverySource,
+  newer: { message: unknown; delayMs: number } | undefined,
+): Promise<void> {
+  if (!context.channelOpen()) return;
+  if (newer == null) {
+    logger.warn(
+      "A failing message of {queue} reached the keyedHoldLimit; the broker gets it back now.",
+      { queue: source.queue },
+    );
+    settle(context, delivery, "requeue");
+    return;
+  }
+  logger.warn(
+    "Holding a redelivered message of {queue} for {delayMs} ms more would pass the " +
+      "keyedHoldLimit; it is published again into the delay queue and loses its place in " +
+      "its ordering key.",
+    { queue: source.queue, delayMs: newer.delayMs },
+  );
+  try {
+    const content = Buffer.from(JSON.stringify(newer.message), "utf8");
+    await context.publisher.publish([content], source.queue, newer.delayMs);
+  } catch (error) {
+    logger.error(
+      "Could not publish a redelivered message of {queue}; the broker gets its original " +
+        "version back: {error}",
+      { queue: source.queue, error },
+    );
+    if (context.channelOpen()) settle(context, delivery, "requeue");
+    return;
+  }
+  settle(context, delivery, "ack");
+}
+
+/** Acknowledges (or rejects with requeue) a delivery if its channel lives. */
+function settle(context: DeliveryContext, delivery: ConsumeMessage, how: "ack" | "requeue") {
+  if (!context.channelOpen()) {
+    logger.warn(
+      "Could not settle a message on {queue}: its channel closed; the broker will " +
+        "deliver it again.",
+      { queue: delivery.fields.routingKey },
+    );
+    return;
+  }
+  try {
+    if (how === "ack") context.channel.ack(delivery);
+    else context.channel.nack(delivery, false, true);
+  } catch (error) {
+    logger.warn("Could not settle a message on {queue}: {error}", {
+      queue: delivery.fields.routingKey,
+      error,
+    });
+  }
+}
+
+/** Waits `ms`, or less if the signal aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
