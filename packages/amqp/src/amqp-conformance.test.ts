@@ -10,4 +10,5 @@ testMessageQueue({
 testFederationOverQueue({
   name: "AmqpMessageQueue",
   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  redelivery: true,
 });

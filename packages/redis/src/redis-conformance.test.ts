@@ -18,4 +18,5 @@ testKvStore({
 testFederationOverQueue({
   name: "RedisMessageQueue",
   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  redelivery: true,
 });

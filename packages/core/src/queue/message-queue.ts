@@ -64,7 +64,9 @@ export interface MessageRedelivery {
    * When the returned promise resolves, the queue holds the new version and
    * will not acknowledge the message when the handler returns; if it
    * rejects, nothing changed and the handler should throw so that the
-   * message is redelivered as it was.  Call it at most once per delivery.
+   * message is redelivered as it was.  A handler that throws after a
+   * successful call leaves the new version in place.  Call it at most once
+   * per delivery.
    * @param message The new version of the message; JSON-compatible.
    * @param options The delay.
    * @returns Resolves once the new version is stored.
