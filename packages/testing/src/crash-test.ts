@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { EVENT_TIMEOUT_MS, type QueueTestRun } from "./queue-harness.ts";
-import { createDeferred, withTimeout } from "./wait.ts";
+import { deferred, within } from "@fedify/fixture";
 
 /** The line prefix the crash worker prints from inside its handler. */
 export const HANDLING_PREFIX = "HANDLING ";
@@ -61,9 +61,9 @@ export async function runCrashTest(
   });
   let stdout = "";
   let stderr = "";
-  const handling = createDeferred<string>();
-  const exited = createDeferred<string>();
-  const closed = createDeferred();
+  const handling = deferred<string>();
+  const exited = deferred<string>();
+  const closed = deferred();
   child.stdout!.setEncoding("utf8");
   child.stderr!.setEncoding("utf8");
   child.stdout!.on("data", (chunk: string) => {
@@ -78,36 +78,36 @@ export async function runCrashTest(
   child.on("exit", (code, signal) => exited.resolve(`exited (code ${code}, signal ${signal})`));
   child.on("close", () => closed.resolve());
   try {
-    const outcome = await withTimeout(
+    const outcome = await within(
       Promise.race([
         handling.promise.then((json) => ({ json })),
         exited.promise.then((reason) => ({ reason })),
       ]),
-      CHILD_START_TIMEOUT_MS,
       () => `the crash worker to start handling the message; stderr:\n${stderr}`,
+      CHILD_START_TIMEOUT_MS,
     );
     if ("reason" in outcome) {
       // Let the last of its output arrive before quoting it.
-      await withTimeout(closed.promise, 5_000, "the crash worker's output").catch(() => {});
+      await within(closed.promise, "the crash worker's output", 5_000).catch(() => {});
       throw new Error(
         `The crash worker ${outcome.reason} before handling the message.\n` +
           `Command: ${command} ${args.join(" ")}\nstdout:\n${stdout}\nstderr:\n${stderr}`,
       );
     }
     child.kill("SIGKILL");
-    await withTimeout(exited.promise, EVENT_TIMEOUT_MS, "the crash worker to exit");
+    await within(exited.promise, "the crash worker to exit", EVENT_TIMEOUT_MS);
     const consumer = await run.createQueue();
-    const received = createDeferred<unknown>();
+    const received = deferred<unknown>();
     run.listen(consumer, (redelivered) => received.resolve(redelivered));
-    return await withTimeout(
+    return await within(
       received.promise,
-      run.leaseMs * 5 + 20_000,
       "the message of the killed worker to be delivered again",
+      run.leaseMs * 5 + 20_000,
     );
   } finally {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGKILL");
-      await withTimeout(exited.promise, EVENT_TIMEOUT_MS, "the crash worker to exit")
+      await within(exited.promise, "the crash worker to exit", EVENT_TIMEOUT_MS)
         .catch(() => {});
     }
   }

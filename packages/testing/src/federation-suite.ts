@@ -8,10 +8,9 @@ import {
   type TaskDefinition,
 } from "@fedwork/core";
 import { Create, Note } from "@fedify/vocab";
-import { startInboxServer } from "./inbox-server.ts";
 import { EVENT_TIMEOUT_MS, type QueueTestRun, runQueueTest } from "./queue-harness.ts";
 import type { FederationConformanceOptions } from "./types.ts";
-import { createDeferred, withTimeout } from "./wait.ts";
+import { deferred, startTestServer, within } from "@fedify/fixture";
 import { failRetryStores } from "./fault-injection.ts";
 
 const DEFAULT_LEASE_MS = 1_500;
@@ -148,7 +147,7 @@ export function testFederationOverQueue(options: FederationConformanceOptions): 
   test(`${options.name}: a task retried after a failure keeps its place in its ordering key`, async () => {
     await runQueueTest(options.factoryModule, leaseMs, async (run) => {
       const order: string[] = [];
-      const done = createDeferred();
+      const done = deferred();
       let noteOp!: TaskDefinition<void, { op: string }>;
       const { web, worker } = await buildWebAndWorker(run, (builder) => {
         noteOp = builder.defineTask("note-op", {
@@ -169,7 +168,7 @@ export function testFederationOverQueue(options: FederationConformanceOptions): 
         const ctx = web.createContext(new URL("https://web.example/"), undefined);
         await ctx.enqueueTask(noteOp, { op: "create" }, { orderingKey: "note-1" });
         await ctx.enqueueTask(noteOp, { op: "delete" }, { orderingKey: "note-1" });
-        await withTimeout(done.promise, EVENT_TIMEOUT_MS, () => `the delete; got ${order}`);
+        await within(done.promise, () => `the delete; got ${order}`, EVENT_TIMEOUT_MS);
         if (options.redelivery) assertEquals(order, ["create0", "create1", "delete0"]);
       } finally {
         controller.abort();
@@ -181,7 +180,7 @@ export function testFederationOverQueue(options: FederationConformanceOptions): 
   test(`${options.name}: a task whose retry cannot be stored is handed out again, not lost`, async () => {
     await runQueueTest(options.factoryModule, leaseMs, async (run) => {
       const attempts: number[] = [];
-      const completed = createDeferred();
+      const completed = deferred();
       let flaky!: TaskDefinition<void, { op: string }>;
       const { web, worker } = await buildWebAndWorker(
         run,
@@ -205,10 +204,10 @@ export function testFederationOverQueue(options: FederationConformanceOptions): 
       try {
         await web.createContext(new URL("https://web.example/"), undefined)
           .enqueueTask(flaky, { op: "keep" });
-        await withTimeout(
+        await within(
           completed.promise,
-          EVENT_TIMEOUT_MS + leaseMs * 2,
           () => `the task to run again; ran ${attempts.length} times`,
+          EVENT_TIMEOUT_MS + leaseMs * 2,
         );
         // The retry was never stored, so the queue's copy (attempt 0) ran again.
         assertEquals(attempts, [0, 0]);
@@ -220,7 +219,7 @@ export function testFederationOverQueue(options: FederationConformanceOptions): 
   });
 
   test(`${options.name}: an outbox delivery reaches a real inbox through the queue`, async () => {
-    const server = await startInboxServer();
+    const server = await startTestServer(() => new Response(null, { status: 202 }));
     try {
       await runQueueTest(options.factoryModule, leaseMs, async (run) => {
         const { web, worker } = await buildWebAndWorker(run, () => {});
@@ -236,14 +235,11 @@ export function testFederationOverQueue(options: FederationConformanceOptions): 
             },
             activity,
           );
-          const request = await withTimeout(
-            server.firstRequest,
-            EVENT_TIMEOUT_MS,
-            "the worker to deliver the activity",
-          );
+          await server.waitForRequests(1);
+          const request = server.requests[0];
           assertEquals(request.method, "POST");
-          assertEquals(request.path, "/users/bob/inbox");
-          assertEquals(request.contentType, "application/activity+json");
+          assertEquals(new URL(request.url).pathname, "/users/bob/inbox");
+          assertEquals(request.headers.get("content-type"), "application/activity+json");
           assertEquals(JSON.parse(request.body), await activity.toJsonLd());
         } finally {
           controller.abort();
@@ -257,7 +253,7 @@ export function testFederationOverQueue(options: FederationConformanceOptions): 
 
   test(`${options.name}: a typed task enqueued by a web process runs on a worker`, async () => {
     await runQueueTest(options.factoryModule, leaseMs, async (run) => {
-      const received = createDeferred<{ data: DigestPayload; origin: string }>();
+      const received = deferred<{ data: DigestPayload; origin: string }>();
       let digest!: ReturnType<typeof defineDigest>;
       const defineDigest = (builder: ReturnType<typeof createFederationBuilder<void>>) =>
         builder.defineTask("send-digest", {
@@ -276,10 +272,10 @@ export function testFederationOverQueue(options: FederationConformanceOptions): 
           sentAt,
           counts: new Map([["likes", 3], ["boosts", 1]]),
         });
-        const { data, origin } = await withTimeout(
+        const { data, origin } = await within(
           received.promise,
-          EVENT_TIMEOUT_MS,
           "the worker to run the task",
+          EVENT_TIMEOUT_MS,
         );
         assertEquals(origin, "https://web.example");
         assertInstanceOf(data.activity, Create);

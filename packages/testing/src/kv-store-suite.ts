@@ -2,7 +2,7 @@ import { assert, assertEquals, test } from "@fedify/fixture";
 import type { KvKey, KvStore } from "@fedwork/core";
 import { createTestNamespace } from "./namespace.ts";
 import type { KvStoreConformanceOptions } from "./types.ts";
-import { waitUntil, withTimeout } from "./wait.ts";
+import { waitUntil, within } from "@fedify/fixture";
 
 // How long an entry with a one-second TTL may take to disappear.  Engines
 // that expire lazily or sweep periodically need some slack; the test only
@@ -27,17 +27,17 @@ async function withStore(
   const close = async () => {
     const dispose = (store as Partial<AsyncDisposable>)[Symbol.asyncDispose];
     if (dispose != null) {
-      await withTimeout(
+      await within(
         Promise.resolve(dispose.call(store)),
-        TEARDOWN_TIMEOUT_MS,
         "[Symbol.asyncDispose]() of the store",
+        TEARDOWN_TIMEOUT_MS,
       );
     }
     if (options.cleanup != null) {
-      await withTimeout(
+      await within(
         options.cleanup(namespace),
-        TEARDOWN_TIMEOUT_MS,
         `cleanup(${JSON.stringify(namespace)})`,
+        TEARDOWN_TIMEOUT_MS,
       );
     }
   };

@@ -3,7 +3,7 @@ import type { MessageQueueDepth, MessageRedelivery } from "@fedwork/core";
 import { runCrashTest } from "./crash-test.ts";
 import { EVENT_TIMEOUT_MS, runQueueTest } from "./queue-harness.ts";
 import type { MessageQueueConformanceOptions } from "./types.ts";
-import { createDeferred, delay, waitUntil, withTimeout } from "./wait.ts";
+import { deferred, delay, waitUntil, within } from "@fedify/fixture";
 
 const DEFAULT_LEASE_MS = 1500;
 
@@ -59,7 +59,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
 
   define("a listener receives a deep-equal copy of an enqueued message", async (run) => {
     const queue = await run.createQueue();
-    const received = createDeferred<unknown>();
+    const received = deferred<unknown>();
     run.listen(queue, (message) => received.resolve(message));
     const message = {
       type: "conformance",
@@ -72,7 +72,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
       nested: { record: { a: "b" } },
     };
     await queue.enqueue(message);
-    const actual = await withTimeout(received.promise, EVENT_TIMEOUT_MS, "the message");
+    const actual = await within(received.promise, "the message", EVENT_TIMEOUT_MS);
     assertEquals(actual, message);
   });
 
@@ -82,12 +82,12 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     const count = 10;
     await queue.enqueueMany(Array.from({ length: count }, (_, index) => ({ index })));
     const order: number[] = [];
-    const all = createDeferred();
+    const all = deferred();
     run.listen(queue, (message: { index: number }) => {
       order.push(message.index);
       if (order.length >= count) all.resolve();
     });
-    await withTimeout(all.promise, EVENT_TIMEOUT_MS, () => `${count} messages; got ${order}`);
+    await within(all.promise, () => `${count} messages; got ${order}`, EVENT_TIMEOUT_MS);
     assertEquals(order, Array.from({ length: count }, (_, index) => index));
   });
 
@@ -95,7 +95,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     const queue = await run.createQueue();
     const started: Record<string, number> = {};
     const order: string[] = [];
-    const both = createDeferred();
+    const both = deferred();
     run.listen(queue, (message: { kind: string }) => {
       started[message.kind] = Date.now();
       order.push(message.kind);
@@ -104,7 +104,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     const enqueuedAt = Date.now();
     await queue.enqueue({ kind: "delayed" }, { delay: { seconds: 2 } });
     await queue.enqueue({ kind: "immediate" });
-    await withTimeout(both.promise, EVENT_TIMEOUT_MS, () => `both messages; got ${order}`);
+    await within(both.promise, () => `both messages; got ${order}`, EVENT_TIMEOUT_MS);
     const delayedAfter = started.delayed - enqueuedAt;
     assert(
       delayedAfter >= 1900,
@@ -125,7 +125,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     let running = 0;
     let maxRunning = 0;
     const order: number[] = [];
-    const all = createDeferred();
+    const all = deferred();
     const handler = async (message: { index: number }) => {
       running++;
       maxRunning = Math.max(maxRunning, running);
@@ -139,7 +139,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     for (let index = 0; index < count; index++) {
       await first.enqueue({ index }, { orderingKey: "k" });
     }
-    await withTimeout(all.promise, EVENT_TIMEOUT_MS, () => `${count} messages; got ${order}`);
+    await within(all.promise, () => `${count} messages; got ${order}`, EVENT_TIMEOUT_MS);
     assertEquals(order, Array.from({ length: count }, (_, index) => index));
     assertEquals(maxRunning, 1, "Handlers for the same ordering key overlapped.");
   });
@@ -174,8 +174,8 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
 
   define("aborting listen() waits for the running handler to finish", async (run) => {
     const queue = await run.createQueue();
-    const started = createDeferred();
-    const release = createDeferred();
+    const started = deferred();
+    const release = deferred();
     let handlerFinished = false;
     const listener = run.listen(queue, async () => {
       started.resolve();
@@ -188,7 +188,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     });
     try {
       await queue.enqueue({ kind: "slow" });
-      await withTimeout(started.promise, EVENT_TIMEOUT_MS, "the handler to start");
+      await within(started.promise, "the handler to start", EVENT_TIMEOUT_MS);
       listener.controller.abort();
       // Give a wrong implementation the chance to resolve early; this only
       // checks that something does *not* happen, so its length is not critical.
@@ -198,7 +198,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
       // Never leave the handler hanging, even when an assertion failed.
       release.resolve();
     }
-    await withTimeout(observed, EVENT_TIMEOUT_MS, "listen() to resolve after the abort");
+    await within(observed, "listen() to resolve after the abort", EVENT_TIMEOUT_MS);
     assertEquals(finishedWhenResolved, true);
   });
 
@@ -207,7 +207,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     const second = await run.createQueue();
     const count = 20;
     const handled = new Map<number, number>();
-    const all = createDeferred();
+    const all = deferred();
     const handler = async (message: { index: number }) => {
       handled.set(message.index, (handled.get(message.index) ?? 0) + 1);
       await delay(10);
@@ -218,7 +218,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     for (let index = 0; index < count; index++) {
       await (index % 2 === 0 ? first : second).enqueue({ index });
     }
-    await withTimeout(all.promise, EVENT_TIMEOUT_MS, () => `${count} messages; ${handled.size}`);
+    await within(all.promise, () => `${count} messages; ${handled.size}`, EVENT_TIMEOUT_MS);
     // Let any duplicate delivery surface before counting.
     await delay(1000);
     const duplicates = [...handled].filter(([, times]) => times !== 1);
@@ -228,30 +228,30 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
 
   define("a handler that throws does not stop the listener", async (run) => {
     const queue = await run.createQueue();
-    const second = createDeferred();
+    const second = deferred();
     run.listen(queue, (message: { index: number }) => {
       if (message.index === 1) throw new Error("Thrown on purpose by the conformance suite.");
       second.resolve();
     });
     await queue.enqueue({ index: 1 });
     await queue.enqueue({ index: 2 });
-    await withTimeout(second.promise, EVENT_TIMEOUT_MS, "the message after the failing one");
+    await within(second.promise, "the message after the failing one", EVENT_TIMEOUT_MS);
   });
 
   define("a message whose handler throws is handed out again", async (run) => {
     const queue = await run.createQueue();
     const deliveries: number[] = [];
-    const again = createDeferred();
+    const again = deferred();
     run.listen(queue, (message: { index: number }) => {
       deliveries.push(message.index);
       if (deliveries.length === 1) throw new Error("Thrown on purpose by the conformance suite.");
       again.resolve();
     });
     await queue.enqueue({ index: 7 });
-    await withTimeout(
+    await within(
       again.promise,
-      EVENT_TIMEOUT_MS + run.leaseMs * 2,
       () => `the failed message to come back; got ${deliveries}`,
+      EVENT_TIMEOUT_MS + run.leaseMs * 2,
     );
     assertEquals(deliveries.slice(0, 2), [7, 7]);
   });
@@ -259,7 +259,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
   define("redeliver() hands the new version out again after its delay", async (run) => {
     const queue = await run.createQueue();
     const seen: { version: number; at: number }[] = [];
-    const done = createDeferred();
+    const done = deferred();
     let offered: boolean | undefined;
     run.listen(queue, async (message: { version: number }, redelivery?: MessageRedelivery) => {
       seen.push({ version: message.version, at: Date.now() });
@@ -272,7 +272,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
       }
     });
     await queue.enqueue({ version: 0 });
-    await withTimeout(done.promise, EVENT_TIMEOUT_MS, () => `the redelivery; got ${seen.length}`);
+    await within(done.promise, () => `the redelivery; got ${seen.length}`, EVENT_TIMEOUT_MS);
     if (!offered) {
       if (redelivery) fail(`${name} handed its handler no MessageRedelivery.`);
       return;
@@ -288,7 +288,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     const first = await run.createQueue();
     const second = await run.createQueue();
     const order: string[] = [];
-    const done = createDeferred();
+    const done = deferred();
     let offered: boolean | undefined;
     const handler = async (
       message: { name: string; attempt: number },
@@ -309,7 +309,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     run.listen(second, handler);
     await first.enqueue({ name: "create", attempt: 0 }, { orderingKey: "note-1" });
     await first.enqueue({ name: "delete", attempt: 0 }, { orderingKey: "note-1" });
-    await withTimeout(done.promise, EVENT_TIMEOUT_MS, () => `the delete; got ${order}`);
+    await within(done.promise, () => `the delete; got ${order}`, EVENT_TIMEOUT_MS);
     if (!offered) {
       if (redelivery) fail(`${name} handed its handler no MessageRedelivery.`);
       return;
@@ -323,8 +323,8 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     const first = await run.createQueue();
     const second = await run.createQueue();
     const deliveries: string[] = [];
-    const started = createDeferred();
-    const finished = createDeferred();
+    const started = deferred();
+    const finished = deferred();
     run.listen(first, async () => {
       deliveries.push("first");
       started.resolve();
@@ -333,12 +333,12 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
       finished.resolve();
     });
     await first.enqueue({ kind: "long" });
-    await withTimeout(started.promise, EVENT_TIMEOUT_MS, "the first worker to start");
+    await within(started.promise, "the first worker to start", EVENT_TIMEOUT_MS);
     // The second worker joins only now, so the first one surely got the message.
     run.listen(second, () => {
       deliveries.push("second");
     });
-    await withTimeout(finished.promise, EVENT_TIMEOUT_MS + run.leaseMs * 3, "the handler");
+    await within(finished.promise, "the handler", EVENT_TIMEOUT_MS + run.leaseMs * 3);
     await delay(run.leaseMs * 2);
     assertEquals(deliveries, ["first"], "The message was redelivered while being handled.");
   });

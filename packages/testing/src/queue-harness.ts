@@ -1,7 +1,7 @@
 import type { MessageQueue, MessageQueueHandler } from "@fedwork/core";
 import { createTestNamespace } from "./namespace.ts";
 import type { MessageQueueFactory } from "./types.ts";
-import { withTimeout } from "./wait.ts";
+import { within } from "@fedify/fixture";
 
 /** How long the suite waits for any single expected event. */
 export const EVENT_TIMEOUT_MS = 30_000;
@@ -79,10 +79,10 @@ export class QueueTestRun {
     for (const listener of this.#listeners) listener.controller.abort();
     for (const listener of this.#listeners) {
       try {
-        await withTimeout(
+        await within(
           listener.done,
-          EVENT_TIMEOUT_MS,
           "listen() to resolve after its signal was aborted",
+          EVENT_TIMEOUT_MS,
         );
       } catch (error) {
         errors.push(error);
@@ -92,10 +92,10 @@ export class QueueTestRun {
       try {
         const dispose = (queue as Partial<AsyncDisposable>)[Symbol.asyncDispose];
         if (dispose != null) {
-          await withTimeout(
+          await within(
             Promise.resolve(dispose.call(queue)),
-            EVENT_TIMEOUT_MS,
             "[Symbol.asyncDispose]() of a queue instance",
+            EVENT_TIMEOUT_MS,
           );
         }
       } catch (error) {
@@ -104,10 +104,10 @@ export class QueueTestRun {
     }
     try {
       if (this.factory.cleanup != null) {
-        await withTimeout(
+        await within(
           this.factory.cleanup(this.namespace),
-          EVENT_TIMEOUT_MS,
           `cleanup(${JSON.stringify(this.namespace)})`,
+          EVENT_TIMEOUT_MS,
         );
       }
     } catch (error) {

@@ -5,7 +5,8 @@ import { createExponentialBackoffPolicy } from "../retry/exponential-backoff.ts"
 import type { Context } from "./context.ts";
 import { createFederation } from "./federation.ts";
 import type { InboxMessage } from "./message.ts";
-import { deferred, RecordingQueue, startInboxServer, withTimeout } from "./test-support.ts";
+import { deferred, within as withTimeout } from "@fedify/fixture";
+import { RecordingQueue, startInboxServer } from "./test-support.ts";
 
 const base = new URL("https://example.com/");
 

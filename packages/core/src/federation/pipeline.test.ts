@@ -12,7 +12,7 @@ import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { millisecondsToDuration } from "../time/duration.ts";
 import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
 import type { TaskRunInfo } from "../tasks/run-info.ts";
-import { withLogs } from "../tasks/test-support.ts";
+import { withLogs } from "@fedify/fixture";
 import { createFederation, type Federation } from "./federation.ts";
 import type { FederationOptions } from "./options.ts";
 

@@ -1,36 +1,9 @@
 // Test doubles and helpers shared by the federation tests.  Not exported
 // from mod.ts.
-import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type RecordedRequest, startTestServer, within } from "@fedify/fixture";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { Message } from "./message.ts";
-
-/**
- * Resolves when `promise` does, or rejects after `ms` milliseconds naming
- * what was awaited.  The timeout is generous: it only turns a hang into a
- * failure.
- */
-export async function withTimeout<T>(promise: Promise<T>, label: string, ms = 30_000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`Timed out waiting for ${label}.`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** A promise with its resolver exposed. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => resolve = r);
-  return { promise, resolve };
-}
 
 /** One call to {@link RecordingQueue.enqueue}. */
 export interface EnqueueRecord {
@@ -67,7 +40,7 @@ export class RecordingQueue implements MessageQueue, AsyncDisposable {
   /** Resolves once `predicate` holds (checked after every recorded event). */
   waitUntil(predicate: () => boolean, label: string): Promise<void> {
     if (predicate()) return Promise.resolve();
-    return withTimeout(
+    return within(
       new Promise<void>((resolve) => {
         const check = () => {
           if (!predicate()) return;
@@ -110,11 +83,12 @@ export class RecordingQueue implements MessageQueue, AsyncDisposable {
   }
 }
 
-/** A request received by {@link startInboxServer}. */
+/** A request received by {@link startHttpServer}, headers as a plain object. */
 export interface ReceivedRequest {
   readonly method: string;
+  /** The path and query, e.g. `/users/bob/inbox`. */
   readonly url: string;
-  readonly headers: IncomingMessage["headers"];
+  readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
 }
 
@@ -126,61 +100,50 @@ export interface TestResponse {
 }
 
 /**
- * Starts a real HTTP server on 127.0.0.1 that records every request and
- * answers with what `respond` returns for it.
+ * Starts `@fedify/fixture`'s loopback test server with a responder that
+ * sees each request as a {@link ReceivedRequest}.
  */
 export async function startHttpServer(
   respond: (request: ReceivedRequest, index: number) => TestResponse,
 ): Promise<
   {
     readonly url: URL;
-    readonly requests: ReceivedRequest[];
+    readonly requests: readonly ReceivedRequest[];
     waitForRequests(count: number): Promise<void>;
     close(): Promise<void>;
   } & AsyncDisposable
 > {
-  const requests: ReceivedRequest[] = [];
-  let waiters: { count: number; resolve: () => void }[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const request: ReceivedRequest = {
-        method: req.method ?? "",
-        url: req.url ?? "",
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString("utf8"),
-      };
-      const response = respond(request, requests.length);
-      requests.push(request);
-      res.writeHead(response.status, { Connection: "close", ...response.headers });
-      res.end(response.body ?? "");
-      waiters = waiters.filter((waiter) => {
-        if (requests.length < waiter.count) return true;
-        waiter.resolve();
-        return false;
-      });
+  const toReceived = (request: RecordedRequest): ReceivedRequest => {
+    const url = new URL(request.url);
+    return {
+      method: request.method,
+      url: url.pathname + url.search,
+      headers: Object.fromEntries(request.headers),
+      body: request.body,
+    };
+  };
+  const server = await startTestServer(async (request, index) => {
+    const body = request.method === "GET" ? "" : await request.text();
+    const received = toReceived({
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      body,
+    });
+    const response = respond(received, index);
+    return new Response(response.body ?? "", {
+      status: response.status,
+      headers: response.headers,
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections?.();
-      server.close(() => resolve());
-    });
   return {
-    url: new URL(`http://127.0.0.1:${port}/`),
-    requests,
-    waitForRequests(count) {
-      if (requests.length >= count) return Promise.resolve();
-      return withTimeout(
-        new Promise<void>((resolve) => waiters.push({ count, resolve })),
-        `${count} requests to the test server`,
-      );
+    url: server.url,
+    get requests() {
+      return server.requests.map(toReceived);
     },
-    close,
-    [Symbol.asyncDispose]: close,
+    waitForRequests: (count) => server.waitForRequests(count),
+    close: () => server.close(),
+    [Symbol.asyncDispose]: () => server.close(),
   };
 }
 

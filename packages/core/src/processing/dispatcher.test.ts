@@ -3,7 +3,7 @@ import { trace } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { millisecondsToDuration } from "../time/duration.ts";
-import { withLogs } from "../tasks/test-support.ts";
+import { withLogs } from "@fedify/fixture";
 import { MessageDispatcher, type MessageKindHandler, RetryNotStoredError } from "./dispatcher.ts";
 import type { BaseMessage } from "./envelope.ts";
 import { MalformedMessageError, PermanentError } from "./errors.ts";

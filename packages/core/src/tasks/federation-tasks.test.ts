@@ -9,7 +9,7 @@ import {
   test,
 } from "@fedify/fixture";
 import { Create, Note } from "@fedify/vocab";
-import { withLogs } from "./test-support.ts";
+import { withLogs } from "@fedify/fixture";
 import { SpanKind } from "@opentelemetry/api";
 import {
   BasicTracerProvider,
@@ -22,12 +22,8 @@ import type { Context } from "../federation/context.ts";
 import type { Federatable } from "../federation/federatable.ts";
 import { createFederation, type Federation } from "../federation/federation.ts";
 import type { FederationOptions } from "../federation/options.ts";
-import {
-  deferred,
-  type EnqueueRecord,
-  RecordingQueue,
-  withTimeout,
-} from "../federation/test-support.ts";
+import { deferred, within as withTimeout } from "@fedify/fixture";
+import { type EnqueueRecord, RecordingQueue } from "../federation/test-support.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueueEnqueueOptions } from "../queue/message-queue.ts";

@@ -9,7 +9,7 @@ import {
 import { Create, Note } from "@fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
-import { withLogs } from "./test-support.ts";
+import { withLogs } from "@fedify/fixture";
 import { type } from "arktype";
 import * as v from "valibot";
 import { z } from "zod";

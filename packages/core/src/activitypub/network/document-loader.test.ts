@@ -2,7 +2,7 @@ import { assertEquals, assertRejects, test } from "@fedify/fixture";
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import { createFetchDocumentLoader } from "./document-loader.ts";
 import { PrivateAddressError } from "./errors.ts";
-import { startTestServer } from "../test-support.ts";
+import { startTestServer } from "@fedify/fixture";
 
 const actor = { id: "https://remote.example/users/bob", type: "Person" };
 

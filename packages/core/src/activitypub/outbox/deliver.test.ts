@@ -4,7 +4,7 @@ import { generateCryptoKeyPair } from "../actors/keys.ts";
 import { PrivateAddressError } from "../network/errors.ts";
 import type { PublicKeyFetcher } from "../signatures/key-cache.ts";
 import { verifyRequest } from "../signatures/verify.ts";
-import { startTestServer } from "../test-support.ts";
+import { startTestServer } from "@fedify/fixture";
 import { deliverSignedActivity, type DeliverSignedActivityOptions } from "./deliver.ts";
 import { MissingSigningKeyError } from "./errors.ts";
 
