@@ -1,10 +1,19 @@
-export { decodeTaskPayload, type DecodeTaskPayloadOptions, encodeTaskPayload } from "./codec.ts";
+export {
+  decodeTaskPayload,
+  type DecodeTaskPayloadOptions,
+  DEFAULT_TASK_PAYLOAD_MAX_DEPTH,
+  DEFAULT_TASK_PAYLOAD_MAX_SIZE,
+  encodeTaskPayload,
+  type EncodeTaskPayloadOptions,
+  type TaskPayloadLimits,
+} from "./codec/mod.ts";
 export type { TaskDefinition, TaskDefinitionOptions, TaskEnqueueOptions } from "./definition.ts";
 export {
   TaskDefinitionError,
   TaskNotDefinedError,
   TaskPayloadDecodingError,
   TaskPayloadEncodingError,
+  TaskPayloadLoadError,
   TaskQueueNotConfiguredError,
   TaskValidationError,
 } from "./errors.ts";
