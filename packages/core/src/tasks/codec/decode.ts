@@ -59,6 +59,9 @@ class Decoder {
   ref(ref: unknown, depth: number, json: boolean): unknown {
     if (typeof ref !== "number") invalid("a reference is not a number.");
     if (ref < 0) {
+      // JSON-LD is JSON: none of these, and no holes, which jsonld.expand()
+      // would walk one by one.  -0 is let through, as JSON.parse() makes it.
+      if (json && ref !== NEGATIVE_ZERO) invalid("JSON-LD holds a value JSON cannot.");
       switch (ref) {
         case UNDEFINED:
           return undefined;
@@ -96,7 +99,10 @@ class Decoder {
       if (json) invalid(`JSON-LD holds a value of type ${JSON.stringify(head)}.`);
       return this.#tagged(ref, raw, head, depth);
     }
-    if (head === SPARSE) return this.#sparseArray(ref, raw, depth + 1, json);
+    if (head === SPARSE) {
+      if (json) invalid("JSON-LD holds a sparse array.");
+      return this.#sparseArray(ref, raw, depth + 1, json);
+    }
     return this.#array(ref, raw, depth + 1, json);
   }
 
@@ -141,7 +147,10 @@ class Decoder {
     this.#enter(index, array, depth, json);
     for (let i = 0; i < length; i++) {
       const ref = raw[i];
-      if (ref === HOLE) continue;
+      if (ref === HOLE) {
+        if (json) invalid("JSON-LD holds an array with holes.");
+        continue;
+      }
       const value = this.ref(ref, depth, json);
       array[i] = value;
       if (value instanceof VocabularyPlaceholder) this.placeholders.placedAt(array, i);

@@ -224,3 +224,20 @@ test("decodeTaskPayload refuses references that go nowhere or round in circles",
     assertInstanceOf(error, TaskPayloadDecodingError);
   }
 });
+
+test("decodeTaskPayload refuses sparse arrays and holes inside JSON-LD, which jsonld would walk", async () => {
+  for (
+    const jsonLd of [
+      "[-7,4294967295,0,2]",
+      '{"https://www.w3.org/ns/activitystreams#content":4},[-7,1000000,0,2]',
+      "[-2,-2,2]",
+      "[-1]",
+    ]
+  ) {
+    await assertRejects(
+      () => decodeTaskPayload(`[["fedwork.vocab",1],[2,3],"Note",${jsonLd}]`, { documentLoader }),
+      TaskPayloadDecodingError,
+      "JSON-LD",
+    );
+  }
+});

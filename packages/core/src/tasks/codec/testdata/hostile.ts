@@ -63,6 +63,12 @@ export const handmadeHostileMessages: readonly string[] = [
   '[["fedwork.vocab",1],[2,3],"Note",{"@context":4},"https://evil.example/context"]',
   '[["fedwork.vocab",1],[2,3],"Note",["Date",""]]',
   '[["fedwork.vocab",1],[2,3],"Note",[4],["fedwork.vocab",1]]',
+  // A sparse array or holes inside JSON-LD, which jsonld.expand() would
+  // walk index by index.
+  '[["fedwork.vocab",1],[2,3],"Note",[-7,4294967295,0,2]]',
+  '[["fedwork.vocab",1],[2,3],"Note",{"https://www.w3.org/ns/activitystreams#content":4},[-7,1000000,0,2]]',
+  '[["fedwork.vocab",1],[2,3],"Note",[-2,-2,2]]',
+  '[["fedwork.vocab",1],[2,3],"Note",[-1]]',
   '[["fedwork.temporal",0]]',
   '[["fedwork.temporal",1],[2,3],"Temporal.Instant","not a date"]',
   '[["fedwork.temporal",1],[2,3],"Temporal.Nope","x"]',
