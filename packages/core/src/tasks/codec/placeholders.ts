@@ -1,4 +1,4 @@
-import type { DocumentLoader } from "@fedify/vocab";
+import type { DocumentLoader, RemoteDocument } from "@fedify/vocab";
 import { TaskPayloadDecodingError, TaskPayloadLoadError } from "../errors.ts";
 import { rebuildVocabularyObject, type VocabularyClass } from "./vocabulary.ts";
 
@@ -64,13 +64,20 @@ export class Placeholders {
    */
   async rebuild(root: unknown, loaders: Loaders): Promise<unknown> {
     const failures: { url: string; error: unknown }[] = [];
-    const watch = (loader: DocumentLoader): DocumentLoader => async (url, options) => {
+    const fail = (url: string, error: unknown): never => {
+      failures.push({ url, error });
+      throw error;
+    };
+    // Not an async function: jsonld calls the loaders for every context of
+    // every document, and each extra await would cost a microtask turn.
+    const watch = (loader: DocumentLoader): DocumentLoader => (url, options) => {
+      let loading: Promise<RemoteDocument>;
       try {
-        return await loader(url, options);
+        loading = loader(url, options);
       } catch (error) {
-        failures.push({ url, error });
-        throw error;
+        fail(url, error);
       }
+      return loading!.catch((error: unknown) => fail(url, error));
     };
     const watched = {
       documentLoader: watch(loaders.documentLoader),
