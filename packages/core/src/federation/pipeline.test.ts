@@ -2,6 +2,8 @@
 // real InProcessMessageQueue: permanent errors, lifecycle events, retries
 // that cannot be stored, run information and graceful shutdown.
 import { assert, assertEquals, assertRejects, deferred, test, within } from "@fedify/fixture";
+import { Note } from "@fedify/vocab";
+import { preloadedContexts } from "@fedify/vocab-runtime";
 import { z } from "zod";
 import { PermanentError } from "../processing/errors.ts";
 import type { MessageEvent } from "../processing/events.ts";
@@ -360,4 +362,52 @@ test("federation.on() rejects an unknown event type and a listener that is not a
     assert(String(error).includes("must be a function"));
   }
   assertEquals(threw, 2);
+});
+
+test("a task whose vocabulary object cannot be loaded yet is retried, not dropped", async () => {
+  await using queue = new InProcessMessageQueue();
+  let loads = 0;
+  const loader = (url: string) => {
+    loads++;
+    const document = preloadedContexts[url];
+    if (document == null) return Promise.reject(new Error(`No network in tests: ${url}`));
+    return Promise.resolve({ documentUrl: url, document, contextUrl: null });
+  };
+  let fail = false;
+  const federation = federationOn(queue, {
+    taskRetryPolicy: fixedDelay(5),
+    documentLoader: (url) => {
+      // Fails once, the first time a worker needs it, as a network error would.
+      if (fail) {
+        fail = false;
+        return Promise.reject(new TypeError("fetch failed"));
+      }
+      return loader(url);
+    },
+  });
+  const events = recordEvents(federation);
+  const received = deferred<Note>();
+  const task = federation.defineTask("relay-note", {
+    schema: z.instanceof(Note),
+    handler: (_ctx, note) => received.resolve(note),
+  });
+  // An object parsed from a document travels as that document and is parsed
+  // again, contexts and all, on the worker.
+  const note = await Note.fromJsonLd({
+    "@context": "https://www.w3.org/ns/activitystreams",
+    id: "https://remote.example/notes/1",
+    type: "Note",
+    content: "From elsewhere",
+  }, { documentLoader: loader });
+  await withLogs(() =>
+    withWorkers(federation, async () => {
+      // Encoding a parsed object needs no loader: the first load is the worker's.
+      fail = true;
+      await federation.createContext(base, undefined).enqueueTask(task, note);
+      const got = await within(received.promise, "the retried task");
+      assertEquals(got.content?.toString(), "From elsewhere");
+    })
+  );
+  assert(loads > 0);
+  assertEquals(events.map((event) => event.type).slice(0, 2), ["retrying", "completed"]);
 });

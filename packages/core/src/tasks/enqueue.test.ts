@@ -7,10 +7,11 @@ import {
   assertStrictEquals,
   test,
 } from "@fedify/fixture";
+import { Note } from "@fedify/vocab";
 import * as v from "valibot";
 import { z } from "zod";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
-import { decodeTaskPayload } from "./codec.ts";
+import { decodeTaskPayload } from "./codec/mod.ts";
 import { enqueueTasks } from "./enqueue.ts";
 import {
   TaskNotDefinedError,
@@ -302,4 +303,61 @@ test("enqueueTasks uses the task's own queue over the federation's", async () =>
   });
   assertEquals(own.calls.length, 1);
   assertEquals(taskQueue.calls.length, 0);
+});
+
+test("enqueueTaskMany awaits an async schema and enqueues nothing when one payload fails it", async () => {
+  const registry = new TaskStore<void>();
+  const task = registry.defineTask("async", {
+    schema: z.object({ n: z.number() }).refine(async ({ n }) => {
+      await Promise.resolve();
+      return n > 0;
+    }, "n must be positive"),
+    handler,
+  });
+  const queue = recordingQueue(true);
+  await assertRejects(
+    () =>
+      enqueueTasks({
+        registry,
+        task,
+        payloads: [{ n: 1 }, { n: -1 }, { n: 2 }],
+        queues: { taskQueue: queue, resolution: "fallback" },
+        baseUrl: "https://example.com/",
+      }),
+    TaskValidationError,
+    "n must be positive",
+  );
+  assertEquals(queue.calls, []);
+  const messages = await enqueueTasks({
+    registry,
+    task,
+    payloads: [{ n: 1 }, { n: 2 }],
+    queues: { taskQueue: queue, resolution: "fallback" },
+    baseUrl: "https://example.com/",
+  });
+  assertEquals(messages.length, 2);
+});
+
+test("enqueueTasks gives payloads sharing a vocabulary object that object in every message", async () => {
+  const registry = new TaskStore<void>();
+  const task = registry.defineTask("fanout", {
+    schema: z.object({ note: z.instanceof(Note), to: z.string() }),
+    handler,
+  });
+  const note = new Note({ content: "to everyone" });
+  const messages = await enqueueTasks({
+    registry,
+    task,
+    payloads: ["a", "b"].map((to) => ({ note, to })),
+    queues: { taskQueue: recordingQueue(true), resolution: "fallback" },
+    baseUrl: "https://example.com/",
+  });
+  for (const [i, message] of messages.entries()) {
+    const decoded = await decodeTaskPayload(message.data, { documentLoader }) as {
+      note: Note;
+      to: string;
+    };
+    assertEquals(decoded.to, ["a", "b"][i]);
+    assertEquals(decoded.note.content?.toString(), "to everyone");
+  }
 });

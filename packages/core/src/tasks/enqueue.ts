@@ -1,13 +1,13 @@
 import { getLogger } from "@logtape/logtape";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
-import { encodeTaskPayload } from "./codec.ts";
+import { encodeTaskPayloads, type TaskPayloadLimits } from "./codec/mod.ts";
 import type { TaskDefinition, TaskEnqueueOptions } from "./definition.ts";
-import { TaskNotDefinedError } from "./errors.ts";
+import { TaskNotDefinedError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
 import { resolveTaskQueue, type TaskQueueRoutingOptions } from "./routing.ts";
-import { validateTaskPayload } from "./validation.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -33,7 +33,17 @@ export interface EnqueueTasksOptions<TContextData> {
   readonly baseUrl: string | URL;
   /** The W3C trace context to carry to the worker.  Empty by default. */
   readonly traceContext?: Readonly<Record<string, string>>;
+  /**
+   * The limits payloads are encoded within.  The codec's defaults (256
+   * levels, 1 MiB) by default.
+   * @since 0.2.0
+   */
+  readonly payloadLimits?: TaskPayloadLimits;
 }
+
+// Shared by messages enqueued without trace context; the federation stamps
+// its own into the messages it enqueues.
+const noTraceContext: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
  * The messages {@link prepareTaskMessages} built, with the queue they go
@@ -87,33 +97,114 @@ export async function prepareTaskMessages<TContextData>(
       `The orderingKey option must be a string; got ${typeof orderingKey}.`,
     );
   }
-  const queueOptions: MessageQueueEnqueueOptions = {
-    ...(delay == null ? {} : { delay }),
-    ...(orderingKey == null ? {} : { orderingKey }),
-  };
+  const queueOptions: {
+    -readonly [K in keyof MessageQueueEnqueueOptions]: MessageQueueEnqueueOptions[K];
+  } = {};
+  if (delay != null) queueOptions.delay = delay;
+  if (orderingKey != null) queueOptions.orderingKey = orderingKey;
   if (!Array.isArray(options.payloads)) {
     throw new TypeError("The payloads must be an array.");
   }
   const queue: MessageQueue = resolveTaskQueue(task, options.queues);
   // Validate every payload before encoding any, and encode every payload
   // before enqueueing any: one bad payload enqueues nothing.
-  await Promise.all(options.payloads.map((payload) => validateTaskPayload(task, payload)));
-  const encoded = await Promise.all(options.payloads.map((payload) => encodeTaskPayload(payload)));
+  const { payloads } = options;
+  // A synchronous schema and a payload without vocabulary objects (the
+  // common case) cost no promise: each await would take a turn of the
+  // event loop's microtask queue per enqueue.
+  const validated = validateTaskPayloads(task, payloads);
+  if (validated != null) await validated;
+  // Encoded together so that a vocabulary object shared by several
+  // payloads (one activity for many recipients) becomes JSON-LD once.
+  const encodedOrPending = encodeTaskPayloads(payloads, options.payloadLimits);
+  const encoded = Array.isArray(encodedOrPending) ? encodedOrPending : await encodedOrPending;
   const baseUrl = typeof options.baseUrl === "string" ? options.baseUrl : options.baseUrl.href;
-  const started = new Date().toISOString();
-  const traceContext = { ...options.traceContext };
-  const messages = encoded.map((data): TaskMessage => ({
-    type: "task",
-    id: crypto.randomUUID(),
-    baseUrl,
-    taskName: task.name,
-    data,
-    started,
-    attempt: 0,
-    ...(queueOptions.orderingKey == null ? {} : { orderingKey: queueOptions.orderingKey }),
-    traceContext,
-  }));
+  const started = timestamp();
+  const traceContext = options.traceContext == null ? noTraceContext : { ...options.traceContext };
+  const taskName = task.name;
+  const messages: TaskMessage[] = new Array(encoded.length);
+  for (let i = 0; i < encoded.length; i++) {
+    // Two literals rather than a spread of an optional orderingKey: one
+    // object per message, and one shape per queue.
+    messages[i] = orderingKey == null
+      ? {
+        type: "task",
+        id: crypto.randomUUID(),
+        baseUrl,
+        taskName,
+        data: encoded[i],
+        started,
+        attempt: 0,
+        traceContext,
+      }
+      : {
+        type: "task",
+        id: crypto.randomUUID(),
+        baseUrl,
+        taskName,
+        data: encoded[i],
+        started,
+        attempt: 0,
+        orderingKey,
+        traceContext,
+      };
+  }
   return { queue, messages, queueOptions };
+}
+
+let lastMillisecond = Number.NaN;
+let lastTimestamp = "";
+
+/** The current time as an ISO 8601 timestamp, formatted once per millisecond. */
+function timestamp(): string {
+  const now = Date.now();
+  if (now !== lastMillisecond) {
+    lastMillisecond = now;
+    lastTimestamp = new Date(now).toISOString();
+  }
+  return lastTimestamp;
+}
+
+/** What validation needs of a task. */
+interface SchemaOwner {
+  readonly name: string;
+  readonly schema: StandardSchemaV1<unknown, unknown>;
+}
+
+/**
+ * Validates every payload, synchronously when the schema is synchronous.
+ * @returns A promise when some validation is asynchronous, else nothing.
+ * @throws {TaskValidationError} When a payload does not match the schema
+ *         (thrown, or as a rejection from the returned promise).
+ */
+function validateTaskPayloads(
+  task: SchemaOwner,
+  payloads: readonly unknown[],
+): Promise<unknown> | undefined {
+  let pending: Promise<unknown>[] | undefined;
+  try {
+    for (const payload of payloads) {
+      const result = task.schema["~standard"].validate(payload);
+      if (typeof (result as { then?: unknown }).then === "function") {
+        (pending ??= []).push(
+          Promise.resolve(result).then((settled) => checkValidation(task, settled)),
+        );
+      } else checkValidation(task, result as StandardSchemaV1.Result<unknown>);
+    }
+  } catch (error) {
+    // The validations already under way are abandoned: keep their failures
+    // from surfacing as unhandled rejections.
+    for (const promise of pending ?? []) promise.catch(() => {});
+    throw error;
+  }
+  return pending == null ? undefined : Promise.all(pending);
+}
+
+function checkValidation(
+  task: SchemaOwner,
+  result: StandardSchemaV1.Result<unknown>,
+): void {
+  if (result.issues != null) throw new TaskValidationError(task.name, result.issues);
 }
 
 /**
@@ -143,11 +234,12 @@ export async function enqueueTasks<TContextData>(
   } else {
     await Promise.all(messages.map((message) => queue.enqueue(message, queueOptions)));
   }
-  logger.debug("Enqueued {count} message(s) for the task {taskName}.", {
+  // Lazy properties: nothing is built when the debug level is off.
+  logger.debug("Enqueued {count} message(s) for the task {taskName}.", () => ({
     taskName: messages[0].taskName,
     count: messages.length,
     messageIds: messages.map((message) => message.id),
     orderingKey: queueOptions.orderingKey,
-  });
+  }));
   return messages;
 }

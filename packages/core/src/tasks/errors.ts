@@ -99,6 +99,38 @@ export class TaskPayloadDecodingError extends TypeError {
 }
 
 /**
+ * Thrown (as a rejection) by `decodeTaskPayload()` when the document loader
+ * or the context loader failed while an Activity Vocabulary object in the
+ * payload was being rebuilt.  Unlike a {@link TaskPayloadDecodingError},
+ * which means the message itself is unusable, this is usually transient
+ * (the network, a cache), so a worker should retry the message rather than
+ * drop it.
+ * @since 0.2.0
+ */
+export class TaskPayloadLoadError extends Error {
+  /** The URL whose loading failed, when the loader was given one. */
+  readonly url?: string;
+
+  /**
+   * @param url The URL whose loading failed, if known.
+   * @param options The loader's error, as `cause`.
+   */
+  constructor(url: string | undefined, options: { cause: unknown }) {
+    const cause = options.cause;
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `Cannot decode the task payload: loading ${
+        url == null ? "a JSON-LD document" : `<${url}>`
+      } failed (${reason.replace(/\.$/, "")}).  This is usually transient; retrying the ` +
+        "message may succeed.",
+      options,
+    );
+    this.name = "TaskPayloadLoadError";
+    if (url != null) this.url = url;
+  }
+}
+
+/**
  * Thrown when a task is enqueued but no queue is configured for it.  The
  * message names the task and says how to configure a queue.
  * @since 0.1.0

@@ -29,7 +29,7 @@ import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { durationToMilliseconds, millisecondsToDuration } from "../time/duration.ts";
-import { encodeTaskPayload } from "./codec.ts";
+import { encodeTaskPayload } from "./codec/mod.ts";
 import { TaskDefinitionError, TaskNotDefinedError, TaskQueueNotConfiguredError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskRegistry } from "../federation/task-context.ts";

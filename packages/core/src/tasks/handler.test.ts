@@ -18,7 +18,7 @@ import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { durationToMilliseconds, millisecondsToDuration } from "../time/duration.ts";
-import { encodeTaskPayload } from "./codec.ts";
+import { encodeTaskPayload } from "./codec/mod.ts";
 import { enqueueTasks } from "./enqueue.ts";
 import type { TaskMessage } from "./message.ts";
 import { TaskStore } from "./registry.ts";

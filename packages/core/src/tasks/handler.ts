@@ -6,7 +6,7 @@ import { MalformedMessageError } from "../processing/errors.ts";
 import type { MessageEventListener } from "../processing/events.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
-import { decodeTaskPayload } from "./codec.ts";
+import { decodeTaskPayload } from "./codec/mod.ts";
 import type { RegisteredTask } from "./definition.ts";
 import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";

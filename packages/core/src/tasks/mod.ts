@@ -1,4 +1,12 @@
-export { decodeTaskPayload, type DecodeTaskPayloadOptions, encodeTaskPayload } from "./codec.ts";
+export {
+  decodeTaskPayload,
+  type DecodeTaskPayloadOptions,
+  DEFAULT_TASK_PAYLOAD_MAX_DEPTH,
+  DEFAULT_TASK_PAYLOAD_MAX_SIZE,
+  encodeTaskPayload,
+  type EncodeTaskPayloadOptions,
+  type TaskPayloadLimits,
+} from "./codec/mod.ts";
 export type {
   TaskDefinition,
   TaskEnqueueOptions,
@@ -10,6 +18,7 @@ export {
   TaskNotDefinedError,
   TaskPayloadDecodingError,
   TaskPayloadEncodingError,
+  TaskPayloadLoadError,
   TaskQueueNotConfiguredError,
   TaskValidationError,
 } from "./errors.ts";

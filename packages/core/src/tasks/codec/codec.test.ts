@@ -7,11 +7,12 @@ import {
   test,
 } from "@fedify/fixture";
 import { Create, Link, Mention, Note, PropertyValue } from "@fedify/vocab";
+import { parse } from "devalue";
 import type { DocumentLoader } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import { Temporal } from "@js-temporal/polyfill";
-import { decodeTaskPayload, encodeTaskPayload } from "./codec.ts";
-import { TaskPayloadDecodingError, TaskPayloadEncodingError } from "./errors.ts";
+import { decodeTaskPayload, encodeTaskPayload } from "./mod.ts";
+import { TaskPayloadDecodingError, TaskPayloadEncodingError } from "../errors.ts";
 
 /** Serves the preloaded JSON-LD contexts; anything else fails (no network). */
 const documentLoader: DocumentLoader = (url) => {
@@ -216,4 +217,98 @@ test("decodeTaskPayload rejects an unknown vocabulary class", async () => {
     TaskPayloadDecodingError,
     "Nope",
   );
+});
+
+// Written by Fedwork 0.1.0's codec (devalue with its reducers) for
+// { activity: Create(Note), at: new Date(0), when: Instant, tags: Map(a ->
+// Set(1n)), sparse: [1, , 3], big: 10n }: messages still in queues when a
+// deployment upgrades.
+const messageFrom010 =
+  '[{"activity":1,"at":39,"when":40,"tags":44,"sparse":48,"big":51},["fedwork.vocab",2],[3,4],"Create",{"@context":5,"id":33,"type":3,"actor":34,"object":35},[6,7,8,9,10],"https://w3id.org/identity/v1","https://www.w3.org/ns/activitystreams","https://w3id.org/security/data-integrity/v1","https://gotosocial.org/ns",{"toot":11,"misskey":12,"fedibird":13,"sensitive":14,"votersCount":15,"Emoji":18,"Hashtag":19,"ChatMessage":20,"quote":21,"quoteUrl":24,"_misskey_quote":25,"quoteUri":26,"QuoteAuthorization":27,"QuoteRequest":28,"quoteAuthorization":29,"emojiReactions":31},"http://joinmastodon.org/ns#","https://misskey-hub.net/ns#","http://fedibird.com/ns#","as:sensitive",{"@id":16,"@type":17},"toot:votersCount","http://www.w3.org/2001/XMLSchema#nonNegativeInteger","toot:Emoji","as:Hashtag","http://litepub.social/ns#ChatMessage",{"@id":22,"@type":23},"https://w3id.org/fep/044f#quote","@id","as:quoteUrl","misskey:_misskey_quote","fedibird:quoteUri","https://w3id.org/fep/044f#QuoteAuthorization","https://w3id.org/fep/044f#QuoteRequest",{"@id":30,"@type":23},"https://w3id.org/fep/044f#quoteAuthorization",{"@id":32,"@type":23},"fedibird:emojiReactions","https://example.com/activities/1","https://example.com/users/alice",{"id":36,"type":37,"content":38},"https://example.com/notes/1","Note","Hello \\u003Cworld>",["Date","1970-01-01T00:00:00.000Z"],["fedwork.temporal",41],[42,43],"Temporal.Instant","2024-01-02T03:04:05Z",["Map",45,46],"a",["Set",47],["BigInt","1"],[49,-2,50],1,3,["BigInt","10"]]';
+
+test("decodeTaskPayload reads messages Fedwork 0.1.0 wrote", async () => {
+  const decoded = await decodeTaskPayload(messageFrom010, { documentLoader }) as {
+    activity: Create;
+    at: Date;
+    when: Temporal.Instant;
+    tags: Map<string, Set<bigint>>;
+    sparse: number[];
+    big: bigint;
+  };
+  assertInstanceOf(decoded.activity, Create);
+  const object = await decoded.activity.getObject({ documentLoader });
+  assertInstanceOf(object, Note);
+  assertEquals(object.content?.toString(), "Hello <world>");
+  assertEquals(decoded.at, new Date(0));
+  assertInstanceOf(decoded.when, Temporal.Instant);
+  assertEquals(decoded.when.toString(), "2024-01-02T03:04:05Z");
+  assertEquals(decoded.tags, new Map([["a", new Set([1n])]]));
+  assertEquals(decoded.sparse, [1, , 3]);
+  assertEquals(decoded.big, 10n);
+});
+
+test("a message written now can be read the way Fedwork 0.1.0 reads it", async () => {
+  const note = new Note({ id: new URL("https://example.com/notes/1"), content: "Hi" });
+  const text = await encodeTaskPayload({
+    note,
+    when: Temporal.Instant.from("2024-01-02T03:04:05Z"),
+    map: new Map([[1, new Date(0)]]),
+    sparse: [1, , 3],
+  });
+  // 0.1.0 decoded with devalue's parse() and these revivers, then rebuilt
+  // vocabulary objects with fromJsonLd(): a rolling deployment's older
+  // workers must still understand new messages.
+  const pairs: [string, unknown][] = [];
+  const decoded = parse(text, {
+    "fedwork.vocab": (pair: [string, unknown]) => {
+      pairs.push(pair);
+      return pair;
+    },
+    "fedwork.temporal": ([type, value]: [string, string]) =>
+      type === "Temporal.Instant" ? Temporal.Instant.from(value) : undefined,
+  }) as { when: Temporal.Instant; map: Map<number, Date>; sparse: number[] };
+  assertEquals(decoded.when.toString(), "2024-01-02T03:04:05Z");
+  assertEquals(decoded.map, new Map([[1, new Date(0)]]));
+  assertEquals(decoded.sparse, [1, , 3]);
+  assertEquals(pairs.length, 1);
+  assertEquals(pairs[0][0], "Note");
+  const rebuilt = await Note.fromJsonLd(pairs[0][1], { documentLoader });
+  assertEquals(rebuilt.content?.toString(), "Hi");
+});
+
+test("encodeTaskPayload round-trips boxed primitives, null-prototype objects and buffers", async () => {
+  const buffer = new ArrayBuffer(8);
+  new Uint8Array(buffer).set([1, 2, 3, 4, 5, 6, 7, 8]);
+  const nullProto = Object.assign(Object.create(null), { a: 1, constructor: 2 });
+  const value = {
+    boxed: [Object(1), Object("s"), Object(true), Object(2n)],
+    nullProto,
+    buffer,
+    view: new DataView(buffer, 2, 4),
+    part: new Uint16Array(buffer, 2, 2),
+    root: undefined,
+  };
+  const decoded = await roundTrip(value);
+  assertEquals(decoded.boxed.map((b: object) => b.valueOf()), [1, "s", true, 2n]);
+  assertEquals(Object.getPrototypeOf(decoded.nullProto), null);
+  assertEquals({ ...decoded.nullProto }, { a: 1, constructor: 2 });
+  assertInstanceOf(decoded.view, DataView);
+  assertEquals([decoded.view.byteOffset, decoded.view.byteLength], [2, 4]);
+  assertStrictEquals(decoded.view.buffer, decoded.buffer);
+  assertStrictEquals(decoded.part.buffer, decoded.buffer);
+  assertEquals([...decoded.part], [...value.part]);
+  assertEquals(await roundTrip(undefined), undefined);
+  assert(Object.is(await roundTrip(-0), -0));
+});
+
+test("encodeTaskPayload accepts subclasses of built-ins and the runtime's own Temporal", async () => {
+  class Registry extends Map<string, number> {}
+  const decoded = await roundTrip({ registry: new Registry([["a", 1]]) });
+  assertEquals(decoded.registry, new Map([["a", 1]]));
+  const native = (globalThis as unknown as { Temporal?: typeof Temporal }).Temporal;
+  if (native != null) {
+    const instant = await roundTrip(native.Instant.from("2024-01-02T03:04:05Z"));
+    assertInstanceOf(instant, Temporal.Instant);
+    assertEquals(instant.toString(), "2024-01-02T03:04:05Z");
+  }
 });
