@@ -364,34 +364,6 @@ test("AmqpMessageQueue gives a failing keyed message back to the broker at the h
   });
 });
 
-test("AmqpMessageQueue redeliver() rejects a second call and a negative delay", async () => {
-  await withQueue({}, async (queue, controller) => {
-    const checked = deferred<unknown[]>();
-    void queue.listen(async (_message, redelivery?: MessageRedelivery) => {
-      const outcomes: unknown[] = [];
-      const attempt = async (promise: Promise<void> | undefined) => {
-        try {
-          await promise;
-          outcomes.push("stored");
-        } catch (error) {
-          outcomes.push(error);
-        }
-      };
-      await attempt(redelivery?.redeliver("never", { delay: { seconds: -1 } }));
-      await attempt(redelivery?.redeliver("next", { delay: { hours: 1 } }));
-      await attempt(redelivery?.redeliver("again", { delay: { hours: 1 } }));
-      checked.resolve(outcomes);
-    }, { signal: controller.signal });
-    await queue.enqueue("first");
-    const [negative, stored, second] = await within(checked.promise, "the handler");
-    assert(negative instanceof RangeError && negative.message.includes("delay"), `${negative}`);
-    assertEquals(stored, "stored");
-    assert(second instanceof TypeError, `${second}`);
-    // The new version waits in the delay queue; the original was acknowledged.
-    assertEquals(await queue.getDepth(), { queued: 1, ready: 0, delayed: 1 });
-  });
-});
-
 test("AmqpMessageQueue publishes a keyed redelivery past the hold limit, which loses its place", async () => {
   await withQueue({ keyedHoldLimit: { milliseconds: 300 } }, async (queue, controller) => {
     const order: string[] = [];

@@ -316,38 +316,6 @@ test("RedisMessageQueue hands a thrown keyed message out again before the next o
   });
 });
 
-test("RedisMessageQueue redeliver() rejects a second call and a negative delay", async () => {
-  await withQueueName(async (name) => {
-    await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: name });
-    const controller = new AbortController();
-    const checked = deferred<unknown[]>();
-    const listening = queue.listen(async (_message, redelivery?: MessageRedelivery) => {
-      const outcomes: unknown[] = [];
-      const attempt = async (promise: Promise<void> | undefined) => {
-        try {
-          await promise;
-          outcomes.push("stored");
-        } catch (error) {
-          outcomes.push(error);
-        }
-      };
-      await attempt(redelivery?.redeliver("never", { delay: { seconds: -1 } }));
-      await attempt(redelivery?.redeliver("next", { delay: { hours: 1 } }));
-      await attempt(redelivery?.redeliver("again", { delay: { hours: 1 } }));
-      checked.resolve(outcomes);
-    }, { signal: controller.signal });
-    await queue.enqueue("first");
-    const [negative, stored, second] = await within(checked.promise, "the handler");
-    assert(negative instanceof RangeError && negative.message.includes("delay"), `${negative}`);
-    assertEquals(stored, "stored");
-    assert(second instanceof TypeError, `${second}`);
-    controller.abort();
-    await within(listening, "listen() to resolve");
-    // The new version waits for its hour, unacknowledged.
-    assertEquals(await queue.getDepth(), { queued: 1, ready: 0, delayed: 1 });
-  });
-});
-
 test("RedisMessageQueue redeliver() leaves alone a message whose lease went to another worker", async () => {
   await withQueueName(async (name) => {
     // No heartbeat comes while the test runs, so only the test ends leases.

@@ -28,7 +28,8 @@ const DEFAULT_LEASE_MS = 1500;
  *   handed out again (durable queues: after the lease);
  * - when the queue passes a `MessageRedelivery` to its handlers (required
  *   with `redelivery: true`), `redeliver()` hands the new version out after
- *   its delay, and a redelivered message keeps its ordering key held: the
+ *   its delay, rejects a negative delay and a second call, and a
+ *   redelivered message keeps its ordering key held: the
  *   later message with that key waits until it has been handled;
  * - (durable only) a handler running longer than the lease is not handed
  *   to a second live worker;
@@ -283,6 +284,40 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     const waited = seen[1].at - seen[0].at;
     assert(waited >= 700, `The message redelivered after 800 ms came back after ${waited} ms.`);
   });
+
+  define(
+    "redeliver() rejects a negative delay and a second call, and stores the first",
+    async (run) => {
+      const queue = await run.createQueue();
+      const outcomes = deferred<unknown[]>();
+      const second = deferred<unknown>();
+      let deliveries = 0;
+      run.listen(queue, async (message: string, redelivery?: MessageRedelivery) => {
+        if (++deliveries > 1) return second.resolve(message);
+        if (redelivery == null) return outcomes.resolve([]);
+        const settle = (promise: Promise<void>) =>
+          promise.then(() => "stored", (error: unknown) => error);
+        outcomes.resolve([
+          await settle(redelivery.redeliver("never", { delay: { seconds: -1 } })),
+          await settle(redelivery.redeliver("next", { delay: { milliseconds: 200 } })),
+          await settle(redelivery.redeliver("again", { delay: { milliseconds: 200 } })),
+        ]);
+      });
+      await queue.enqueue("first");
+      const results = await within(outcomes.promise, "the handler");
+      if (results.length === 0) {
+        if (redelivery) fail(`${name} handed its handler no MessageRedelivery.`);
+        return;
+      }
+      const [negative, stored, again] = results;
+      assert(negative instanceof RangeError, `a negative delay gave ${negative}`);
+      assert(negative.message.includes("delay"), negative.message);
+      assertEquals(stored, "stored");
+      assert(again instanceof TypeError, `a second call gave ${again}`);
+      // The first call's version, not the original, comes back.
+      assertEquals(await within(second.promise, "the redelivered version"), "next");
+    },
+  );
 
   define("a redelivered message keeps its ordering key held until it is handled", async (run) => {
     const first = await run.createQueue();
