@@ -230,7 +230,7 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     this.data = data;
     this.origin = url.origin;
     this.canonicalOrigin = host.canonicalOrigin ?? url.origin;
-    const canonical = new URL(this.canonicalOrigin);
+    const canonical = host.canonicalOrigin == null ? url : new URL(this.canonicalOrigin);
     this.host = canonical.host;
     this.hostname = canonical.hostname;
   }

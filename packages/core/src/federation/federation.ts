@@ -187,8 +187,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       "task",
       createTaskMessageHandler({
         registry: this.registry.tasks,
-        createContext: (message, task, contextData) =>
-          new TaskContextImpl(this, new URL(message.baseUrl), contextData, task),
+        createContext: (_message, baseUrl, task, contextData) =>
+          new TaskContextImpl(this, baseUrl, contextData, task),
         documentLoader: this.options.documentLoader,
         retryPolicy: this.options.taskRetryPolicy,
         retryQueue: (task) => this.#taskQueueOf(task),

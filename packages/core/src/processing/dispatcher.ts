@@ -6,7 +6,12 @@ import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { millisecondsToDuration } from "../time/duration.ts";
 import { type BaseMessage, isBaseMessage } from "./envelope.ts";
 import { MalformedMessageError, PermanentError } from "./errors.ts";
-import type { MessageEvent, MessageEventHub, MessageEventListener } from "./events.ts";
+import type {
+  MessageEvent,
+  MessageEventHub,
+  MessageEventListener,
+  MessageEventType,
+} from "./events.ts";
 import type { Outcome } from "./outcome.ts";
 import { extractTraceContext, withSpan } from "./tracing.ts";
 
@@ -64,8 +69,11 @@ export interface MessageKindHandler<TContextData, TMessage extends BaseMessage> 
    * with messages that failed {@link MessageKindHandler.check}.
    */
   taskName?(message: BaseMessage): string | undefined;
-  /** A per-message listener (a task's own hooks), after the federation's. */
-  listener?(message: TMessage): MessageEventListener | undefined;
+  /**
+   * The per-message listener for one event type (a task's own hook), called
+   * after the federation's, or `undefined` when there is none.
+   */
+  listener?(message: TMessage, type: MessageEventType): MessageEventListener | undefined;
 }
 
 /**
@@ -171,7 +179,7 @@ export class MessageDispatcher<TContextData> {
         "fedwork.queue.process",
         {
           kind: SpanKind.CONSUMER,
-          parent: extractTraceContext(message.traceContext ?? {}),
+          parent: extractTraceContext(message.traceContext),
           attributes: {
             "fedwork.message.id": message.id,
             "fedwork.message.type": message.type,
@@ -199,8 +207,12 @@ export class MessageDispatcher<TContextData> {
     const duration = performance.now() - begun;
     const taskName = handler?.taskName?.(checked ?? message);
     this.#log(message, taskName, outcome, dropDetails);
-    const event = toEvent(message, taskName, duration, outcome);
-    await this.#events.emit(event, checked == null ? undefined : handler?.listener?.(checked));
+    // The event object is built only for someone to receive it: this is the
+    // hot path of every message.
+    const listener = checked == null ? undefined : handler?.listener?.(checked, outcome.type);
+    if (listener != null || this.#events.has(outcome.type)) {
+      await this.#events.emit(toEvent(message, taskName, duration, outcome), listener);
+    }
     if (rethrow !== undefined) throw rethrow;
     return outcome;
   }
@@ -268,6 +280,7 @@ export class MessageDispatcher<TContextData> {
     outcome: Outcome,
     drop: MalformedMessageError | undefined,
   ): void {
+    if (outcome.type === "completed" && !logger.isEnabledFor("debug")) return;
     const properties = {
       messageId: message.id,
       messageType: message.type,

@@ -50,8 +50,13 @@ export function injectTraceContext(ctx: OtelContext): Record<string, string> {
  * @returns A context whose span is the remote parent (or the root context).
  * @since 0.1.0
  */
-export function extractTraceContext(carrier: Readonly<Record<string, string>>): OtelContext {
-  return propagator.extract(context.active(), carrier ?? {}, {
+export function extractTraceContext(
+  carrier: Readonly<Record<string, string>> | undefined,
+): OtelContext {
+  // Most messages carry no trace context (no tracer was recording when they
+  // were enqueued): skip the propagator's work for them.
+  if (carrier == null || carrier.traceparent == null) return context.active();
+  return propagator.extract(context.active(), carrier, {
     get: (source, key) => source[key],
     keys: (source) => Object.keys(source),
   });

@@ -113,7 +113,7 @@ async function processTaskMessage(
     "task",
     createTaskMessageHandler<AppData, Ctx>({
       registry,
-      createContext: (m) => fakeContext(new URL(m.baseUrl)),
+      createContext: (_m, baseUrl) => fakeContext(baseUrl),
       documentLoader,
       retryPolicy: retryPolicy ?? createExponentialBackoffPolicy(),
       retryQueue: () => queue,
