@@ -165,7 +165,8 @@ export class MessageDispatcher<TContextData> {
     const begun = performance.now();
     let checked: BaseMessage | undefined;
     let outcome: Outcome;
-    let rethrow: unknown;
+    // Boxed: a handler may throw undefined, which must still reach the queue.
+    let rethrow: { readonly error: unknown } | undefined;
     let dropDetails: MalformedMessageError | undefined;
     const token = {};
     this.#inFlight.set(token, { id: message.id, kind: message.type });
@@ -197,7 +198,7 @@ export class MessageDispatcher<TContextData> {
         outcome = { type: "failed", reason: "permanent", error };
       } else if (source.queue?.nativeRetrial) {
         outcome = { type: "retrying", delay: undefined, error };
-        rethrow = error;
+        rethrow = { error };
       } else {
         [outcome, rethrow] = await this.#retry(message, handler!, checked!, source, error);
       }
@@ -213,7 +214,7 @@ export class MessageDispatcher<TContextData> {
     if (listener != null || this.#events.has(outcome.type)) {
       await this.#events.emit(toEvent(message, taskName, duration, outcome), listener);
     }
-    if (rethrow !== undefined) throw rethrow;
+    if (rethrow != null) throw rethrow.error;
     return outcome;
   }
 
@@ -224,7 +225,7 @@ export class MessageDispatcher<TContextData> {
     checked: BaseMessage,
     source: MessageSource,
     error: unknown,
-  ): Promise<[Outcome, unknown]> {
+  ): Promise<[Outcome, { readonly error: unknown } | undefined]> {
     const attempts = message.attempt + 1;
     let delay: Temporal.Duration | null;
     try {
@@ -268,7 +269,7 @@ export class MessageDispatcher<TContextData> {
       );
       return [
         { type: "retrying", delay: undefined, error },
-        new RetryNotStoredError(message.id, storeError),
+        { error: new RetryNotStoredError(message.id, storeError) },
       ];
     }
     return [{ type: "retrying", delay, error }, undefined];
