@@ -3,7 +3,7 @@ import { SpanKind, type Tracer } from "@opentelemetry/api";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { MessageQueue, MessageRedelivery } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
-import { millisecondsToDuration } from "../time/duration.ts";
+import { durationToMilliseconds, millisecondsToDuration } from "../time/duration.ts";
 import { type BaseMessage, isBaseMessage } from "./envelope.ts";
 import { MalformedMessageError, PermanentError } from "./errors.ts";
 import type { MessageEvent, MessageEventHub, MessageEventListener } from "./events.ts";
@@ -69,6 +69,23 @@ export interface MessageKindHandler<TContextData, TMessage extends BaseMessage> 
 }
 
 /**
+ * An internal hook that sees each lifecycle event together with the
+ * message it concerns, before the listeners: what the failed-task store,
+ * deduplication reservations and metrics need beyond the public event.  It
+ * cannot change the outcome; an observer that throws is logged.
+ * @param event The event, as listeners got it.
+ * @param message The message as it was dispatched (this attempt).
+ * @param startedAt When the dispatcher took the message, in epoch
+ *                  milliseconds.
+ * @since 0.2.0
+ */
+export type MessageObserver = (
+  event: MessageEvent,
+  message: BaseMessage,
+  startedAt: number,
+) => void | Promise<void>;
+
+/**
  * Thrown (to the queue) when a failed message's retry could not be
  * stored: the queue keeps the message and hands it out again, so nothing
  * is lost.
@@ -106,6 +123,7 @@ export class MessageDispatcher<TContextData> {
   readonly #tracer: Tracer;
   readonly #events: MessageEventHub;
   readonly #inFlight = new Map<object, { readonly id: string; readonly kind: string }>();
+  readonly #observers = new Set<MessageObserver>();
 
   /**
    * @param tracer The tracer for processing spans.
@@ -126,6 +144,16 @@ export class MessageDispatcher<TContextData> {
     handler: MessageKindHandler<TContextData, TMessage>,
   ): void {
     this.#handlers.set(type, handler);
+  }
+
+  /**
+   * Adds an internal observer of events and their messages.
+   * @param observer The observer.
+   * @returns Removes it.
+   */
+  observe(observer: MessageObserver): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
   }
 
   /** The ids and kinds of the messages being processed right now. */
@@ -154,6 +182,7 @@ export class MessageDispatcher<TContextData> {
       return { type: "dropped", reason: "not a Fedwork message" };
     }
     const handler = this.#handlers.get(message.type);
+    const startedAt = Date.now();
     const begun = performance.now();
     let checked: BaseMessage | undefined;
     let outcome: Outcome;
@@ -200,6 +229,18 @@ export class MessageDispatcher<TContextData> {
     const taskName = handler?.taskName?.(checked ?? message);
     this.#log(message, taskName, outcome, dropDetails);
     const event = toEvent(message, taskName, duration, outcome);
+    // Observers first, so that listeners see their bookkeeping done (a
+    // failed task already listed, a deduplication key already free).
+    for (const observer of [...this.#observers]) {
+      try {
+        await observer(event, message, startedAt);
+      } catch (error) {
+        logger.error("An observer of message {messageId} threw; the outcome stands: {error}", {
+          messageId: message.id,
+          error,
+        });
+      }
+    }
     await this.#events.emit(event, checked == null ? undefined : handler?.listener?.(checked));
     if (rethrow !== undefined) throw rethrow;
     return outcome;
@@ -230,7 +271,11 @@ export class MessageDispatcher<TContextData> {
       return [{ type: "failed", reason: "exhausted", error }, undefined];
     }
     if (delay == null) return [{ type: "failed", reason: "exhausted", error }, undefined];
-    const next = { ...message, attempt: attempts };
+    const next = {
+      ...message,
+      attempt: attempts,
+      dueAt: new Date(Date.now() + delayMilliseconds(delay)).toISOString(),
+    };
     try {
       if (source.redelivery != null) {
         await source.redelivery.redeliver(next, { delay });
@@ -306,6 +351,15 @@ export class MessageDispatcher<TContextData> {
         );
         break;
     }
+  }
+}
+
+function delayMilliseconds(delay: Temporal.Duration): number {
+  try {
+    return durationToMilliseconds(delay, "delay");
+  } catch {
+    // The queue rejects such a delay itself; the timestamp is only a metric.
+    return 0;
   }
 }
 

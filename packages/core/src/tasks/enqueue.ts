@@ -2,7 +2,7 @@ import { getLogger } from "@logtape/logtape";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
 import { encodeTaskPayload } from "./codec.ts";
-import type { TaskDefinition, TaskEnqueueOptions } from "./definition.ts";
+import type { TaskDefinition, TaskEnqueueManyOptions, TaskEnqueueOptions } from "./definition.ts";
 import { TaskNotDefinedError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
@@ -26,7 +26,7 @@ export interface EnqueueTasksOptions<TContextData> {
   /** The payloads, as the caller gave them (the schema's input type). */
   readonly payloads: readonly unknown[];
   /** The caller's enqueue options.  None by default. */
-  readonly options?: TaskEnqueueOptions;
+  readonly options?: TaskEnqueueOptions | TaskEnqueueManyOptions<unknown>;
   /** The federation's queues and task queue resolution policy. */
   readonly queues: TaskQueueRoutingOptions;
   /** The base URL of the context that enqueues, e.g. `https://example.com/`. */
@@ -47,6 +47,12 @@ export interface PreparedTaskMessages {
   readonly messages: TaskMessage[];
   /** The `delay` and `orderingKey` to pass to the queue. */
   readonly queueOptions: MessageQueueEnqueueOptions;
+  /**
+   * Whether some message carries a deduplication key (then it must go
+   * through `enqueueTaskMessages()` of `dedup.ts`).
+   * @since 0.2.0
+   */
+  readonly deduplicated: boolean;
 }
 
 /**
@@ -94,7 +100,11 @@ export async function prepareTaskMessages<TContextData>(
   if (!Array.isArray(options.payloads)) {
     throw new TypeError("The payloads must be an array.");
   }
+  const keys = deduplicationKeys(enqueueOptions.deduplicationKey, options.payloads);
   const queue: MessageQueue = resolveTaskQueue(task, options.queues);
+  const via = queue.nativeDeduplication && typeof queue.enqueueDeduplicated === "function"
+    ? "queue"
+    : "kv";
   // Validate every payload before encoding any, and encode every payload
   // before enqueueing any: one bad payload enqueues nothing.
   await Promise.all(options.payloads.map((payload) => validateTaskPayload(task, payload)));
@@ -102,7 +112,7 @@ export async function prepareTaskMessages<TContextData>(
   const baseUrl = typeof options.baseUrl === "string" ? options.baseUrl : options.baseUrl.href;
   const started = new Date().toISOString();
   const traceContext = { ...options.traceContext };
-  const messages = encoded.map((data): TaskMessage => ({
+  const messages = encoded.map((data, index): TaskMessage => ({
     type: "task",
     id: crypto.randomUUID(),
     baseUrl,
@@ -112,8 +122,37 @@ export async function prepareTaskMessages<TContextData>(
     attempt: 0,
     ...(queueOptions.orderingKey == null ? {} : { orderingKey: queueOptions.orderingKey }),
     traceContext,
+    ...(keys[index] == null ? {} : { deduplication: { key: keys[index], via } }),
   }));
-  return { queue, messages, queueOptions };
+  return { queue, messages, queueOptions, deduplicated: keys.some((key) => key != null) };
+}
+
+/**
+ * The deduplication key of each payload, checked.
+ * @throws {TypeError} When a key is not a non-empty string.
+ */
+function deduplicationKeys(
+  option: TaskEnqueueManyOptions<unknown>["deduplicationKey"],
+  payloads: readonly unknown[],
+): (string | undefined)[] {
+  if (option == null) return payloads.map(() => undefined);
+  if (typeof option !== "string" && typeof option !== "function") {
+    throw new TypeError(
+      `The deduplicationKey option must be a string or a function of each payload; got ${typeof option}.`,
+    );
+  }
+  return payloads.map((payload, index) => {
+    const key: unknown = typeof option === "function" ? option(payload, index) : option;
+    if (key == null) return undefined;
+    if (typeof key !== "string" || key === "") {
+      throw new TypeError(
+        `The deduplication key of payload ${index} must be a non-empty string; got ${
+          JSON.stringify(key) ?? typeof key
+        }.`,
+      );
+    }
+    return key;
+  });
 }
 
 /**
