@@ -236,7 +236,7 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
     });
     this.#scheduler = new TaskScheduler({
       kv: options.kv,
-      enqueue: (schedule) => this.#enqueueScheduled(schedule),
+      enqueue: (schedule, tick) => this.#enqueueScheduled(schedule, tick),
     });
     host.dispatcher.observe(this.metrics.observe);
     host.dispatcher.observe((event, message) => this.#observeTask(event, message));
@@ -441,7 +441,7 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
     return this.#scheduler.run(signal);
   }
 
-  async #enqueueScheduled(schedule: StoredSchedule): Promise<void> {
+  async #enqueueScheduled(schedule: StoredSchedule, tick: number): Promise<void> {
     const task = this.#host.registry.tasks.get(schedule.taskName);
     if (task == null) {
       throw new TaskNotDefinedError(schedule.taskName);
@@ -456,6 +456,7 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
       started: new Date().toISOString(),
       attempt: 0,
       traceContext: {},
+      schedule: { id: schedule.id, tick: new Date(tick).toISOString() },
     };
     await this.#host.enqueueThrough([message], {}, undefined, async (stamped) => {
       await sendMessages(queue, stamped, {});

@@ -125,6 +125,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
         attempt: message.attempt,
         enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
         signal: run.signal,
+        ...scheduleOf(message),
       };
       const ctx = await options.createContext(message, info, run.contextData);
       try {
@@ -165,6 +166,13 @@ export function createTaskMessageHandler<TContextData, TContext>(
       return (event) => (on[event.type] as MessageEventListener | undefined)?.(event);
     },
   };
+}
+
+function scheduleOf(message: TaskMessage): Pick<TaskRunInfo, "schedule"> {
+  const schedule = message.schedule;
+  if (typeof schedule?.id !== "string" || typeof schedule.tick !== "string") return {};
+  const tick = new Date(schedule.tick);
+  return Number.isNaN(tick.getTime()) ? {} : { schedule: { id: schedule.id, tick } };
 }
 
 /**

@@ -35,6 +35,12 @@ export interface TaskMessage extends BaseMessage {
    * @since 0.2.0
    */
   readonly deduplication?: TaskMessageDeduplication;
+  /**
+   * For a run of a recurring task: the schedule's id and the tick, as an
+   * ISO 8601 timestamp.
+   * @since 0.2.0
+   */
+  readonly schedule?: { readonly id: string; readonly tick: string };
 }
 
 /**

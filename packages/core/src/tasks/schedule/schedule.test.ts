@@ -76,12 +76,13 @@ test("malformed schedule timings are rejected with what is wrong", () => {
 /** An app: a builder with one task that records the tick of each run. */
 function app(everyMs: number) {
   const builder = createFederationBuilder<void>();
-  const runs: { at: number; id: string }[] = [];
+  const runs: { tick: number; id: string }[] = [];
   let onRun = () => {};
   const ping = builder.defineTask("ping", {
     schema: z.object({ target: z.string() }),
     handler(ctx) {
-      runs.push({ at: ctx.task.enqueuedAt.getTime(), id: ctx.task.id });
+      assertEquals(ctx.task.schedule?.id.startsWith("ping:"), true);
+      runs.push({ tick: ctx.task.schedule!.tick.getTime(), id: ctx.task.id });
       onRun();
     },
   });
@@ -127,7 +128,7 @@ test("two workers sharing a store and a queue run each tick exactly once", async
     await ping.waitForRuns(6);
     for (const stop of stops) await stop();
     const anchor = schedule.createdAt.getTime();
-    const ticks = ping.runs.map(({ at }) => Math.round((at - anchor) / ping.everyMs));
+    const ticks = ping.runs.map(({ tick }) => (tick - anchor) / ping.everyMs);
     assertEquals(new Set(ticks).size, ticks.length, `ticks ${ticks}`);
     assertEquals(ticks.slice(0, 6), [1, 2, 3, 4, 5, 6]);
   } finally {
