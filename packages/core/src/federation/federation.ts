@@ -410,6 +410,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         attributes: {
           "fedwork.message.type": messages[0].type,
           "fedwork.message.count": messages.length,
+          ...(messages[0].type === "task" ? { "fedwork.task.name": messages[0].taskName } : {}),
         },
       },
       (span) => {

@@ -195,6 +195,7 @@ export class MessageDispatcher<TContextData> {
         throw new MalformedMessageError(`no handler for message type ${message.type}`);
       }
       checked = handler.check(message);
+      const spanTaskName = handler.taskName?.(checked!);
       await withSpan(
         this.#tracer,
         "fedwork.queue.process",
@@ -205,6 +206,7 @@ export class MessageDispatcher<TContextData> {
             "fedwork.message.id": message.id,
             "fedwork.message.type": message.type,
             "fedwork.message.attempt": message.attempt,
+            ...(spanTaskName == null ? {} : { "fedwork.task.name": spanTaskName }),
           },
         },
         () => handler.run(checked!, run),
