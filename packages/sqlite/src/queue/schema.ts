@@ -34,6 +34,7 @@ CREATE INDEX IF NOT EXISTS "${table}_lease" ON "${table}" (lease_until)
  * @param database The connection.
  * @param table The validated table name, unquoted.
  * @param transaction Runs its body in a `BEGIN IMMEDIATE` transaction.
+ * @since 0.2.0
  */
 export function migrateDeduplicationColumns(
   database: SqliteDatabase,

@@ -52,6 +52,7 @@ const PREFIX: KvKey = ["fedwork", "schedules"];
  * The store key of a schedule.
  * @param id The schedule's id.
  * @returns The key.
+ * @since 0.2.0
  */
 export function scheduleKey(id: string): KvKey {
   return ["fedwork", "schedules", id];
@@ -61,6 +62,7 @@ export function scheduleKey(id: string): KvKey {
  * Tells whether a stored value is a schedule this version understands.
  * @param value The value.
  * @returns `true` for a well-formed schedule.
+ * @since 0.2.0
  */
 export function isStoredSchedule(value: unknown): value is StoredSchedule {
   if (typeof value !== "object" || value == null) return false;
@@ -77,6 +79,7 @@ export function isStoredSchedule(value: unknown): value is StoredSchedule {
  * Reads every stored schedule.
  * @param kv The store.
  * @returns The schedules, in no particular order.
+ * @since 0.2.0
  */
 export async function listStoredSchedules(kv: KvStore): Promise<StoredSchedule[]> {
   const schedules: StoredSchedule[] = [];
@@ -93,6 +96,7 @@ export async function listStoredSchedules(kv: KvStore): Promise<StoredSchedule[]
  * @param kv The store; it must have `cas()`.
  * @param schedule The new schedule, anchored now.
  * @returns The schedule as stored.
+ * @since 0.2.0
  */
 export async function saveSchedule(kv: KvStore, schedule: StoredSchedule): Promise<StoredSchedule> {
   const key = scheduleKey(schedule.id);
@@ -116,6 +120,7 @@ export async function saveSchedule(kv: KvStore, schedule: StoredSchedule): Promi
  * @param schedule The stored schedule.
  * @param now The moment `nextRunAt` is counted from.
  * @returns The public view.
+ * @since 0.2.0
  */
 export function toTaskSchedule(schedule: StoredSchedule, now = Date.now()): TaskSchedule {
   const { timing } = schedule;

@@ -22,7 +22,10 @@ export type TaskScheduleTiming =
     readonly every?: never;
   };
 
-/** A timing as stored: plain JSON. */
+/**
+ * A timing as stored: plain JSON.
+ * @since 0.2.0
+ */
 export type StoredTiming =
   | { readonly everyMs: number }
   | { readonly cron: string; readonly timezone?: string };
@@ -34,6 +37,7 @@ export type StoredTiming =
  * @throws {TypeError} When neither or both of `every` and `cron` are given,
  *         or the pattern or time zone is invalid.
  * @throws {RangeError} When `every` is not positive.
+ * @since 0.2.0
  */
 export function resolveTiming(timing: TaskScheduleTiming): StoredTiming {
   if (timing == null || typeof timing !== "object") {
@@ -102,6 +106,7 @@ function cronOf(timing: { readonly cron: string; readonly timezone?: string }): 
  * @param anchor When the schedule was created, in epoch milliseconds.
  * @param now The moment, in epoch milliseconds.
  * @returns The tick, in epoch milliseconds.
+ * @since 0.2.0
  */
 export function latestTick(timing: StoredTiming, anchor: number, now: number): number | undefined {
   if ("everyMs" in timing) {
@@ -119,6 +124,7 @@ export function latestTick(timing: StoredTiming, anchor: number, now: number): n
  * @param after The moment, in epoch milliseconds.
  * @returns The tick, in epoch milliseconds, or `undefined` when a cron
  *          pattern has no future run.
+ * @since 0.2.0
  */
 export function nextTick(timing: StoredTiming, anchor: number, after: number): number | undefined {
   if ("everyMs" in timing) {
