@@ -170,12 +170,20 @@ function deduplicationKeys(
  * @throws {TaskQueueNotConfiguredError} When no queue is configured.
  * @throws {TaskValidationError} When a payload does not match the schema.
  * @throws {TaskPayloadEncodingError} When a payload cannot be encoded.
+ * @throws {TypeError} With a `deduplicationKey` (since 0.2.0), which only a
+ *         context's enqueue can hold.
  * @since 0.1.0
  */
 export async function enqueueTasks<TContextData>(
   options: EnqueueTasksOptions<TContextData>,
 ): Promise<TaskMessage[]> {
-  const { queue, messages, queueOptions } = await prepareTaskMessages(options);
+  const { queue, messages, queueOptions, deduplicated } = await prepareTaskMessages(options);
+  if (deduplicated) {
+    // Keys need the federation's KvStore and TTL: the context's path has them.
+    throw new TypeError(
+      "enqueueTasks() does not hold deduplication keys; enqueue through a Context instead.",
+    );
+  }
   if (messages.length === 0) return messages;
   if (messages.length > 1 && typeof queue.enqueueMany === "function") {
     await queue.enqueueMany(messages, queueOptions);
