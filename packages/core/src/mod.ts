@@ -10,6 +10,7 @@ export * from "./queue/mod.ts";
 export * from "./kv/mod.ts";
 export * from "./retry/mod.ts";
 export {
+  MESSAGE_METRICS,
   type MessageCompletedEvent,
   type MessageDroppedEvent,
   type MessageEvent,

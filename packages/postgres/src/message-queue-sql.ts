@@ -14,6 +14,17 @@ export interface MessageQueueStatements {
   /** $1 JSON texts (text[]), $2 ordering key, $3 delay ms, $4 channel. */
   readonly enqueueMany: string;
   /**
+   * $1 deduplication key: frees it from a row whose TTL ran out (the row
+   * itself stays queued).  Run in the transaction of `enqueueDeduplicated`.
+   */
+  readonly expireDeduplication: string;
+  /**
+   * $1 JSON text, $2 ordering key, $3 delay ms, $4 channel, $5 deduplication
+   * key, $6 TTL ms.  Returns one row when the message was added, none when
+   * a row holds the key.
+   */
+  readonly enqueueDeduplicated: string;
+  /**
    * $1 how many, $2 lease ms, $3 lease owner (uuid).  Returns id, message
    * (JSON text), keyed.
    */
@@ -65,9 +76,14 @@ export function buildMessageQueueStatements(
   due_at timestamptz NOT NULL DEFAULT now(),
   locked_until timestamptz,
   lease_owner uuid,
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL DEFAULT now(),
+  dedup_key text,
+  dedup_until timestamptz
 );
 ${addLeaseOwner(t)}
+${addDeduplicationColumns(t)}
+CREATE UNIQUE INDEX IF NOT EXISTS ${index("dup_idx")} ON ${t} (dedup_key)
+  WHERE dedup_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS ${index("due_idx")} ON ${t} (due_at, id);
 CREATE INDEX IF NOT EXISTS ${index("key_idx")} ON ${t} (ordering_key, id)
   WHERE ordering_key IS NOT NULL;`,
@@ -87,6 +103,20 @@ SELECT pg_notify($4::text, '') FROM inserted`,
   RETURNING id
 )
 SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_inserted`,
+    expireDeduplication: `UPDATE ${t} SET dedup_key = NULL
+WHERE dedup_key = $1::text AND dedup_until <= now()`,
+    // The unique index on dedup_key makes a concurrent insert of the same
+    // key wait for this transaction and then do nothing: one message per
+    // key, across every process.  The key is freed when its row is
+    // acknowledged (deleted), or by expireDeduplication once its TTL ran out.
+    enqueueDeduplicated: `WITH inserted AS (
+  INSERT INTO ${t} (message, ordering_key, due_at, dedup_key, dedup_until)
+  VALUES ($1::text::json, $2::text, now() + $3::bigint * interval '1 millisecond',
+    $5::text, now() + $6::bigint * interval '1 millisecond')
+  ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+  RETURNING id
+)
+SELECT pg_notify($4::text, '') FROM inserted`,
     // A row is claimable when it is due and not in flight (or its lease ran
     // out: its worker is presumed dead).  A row with an ordering key is
     // claimable only when it is the oldest row with that key, so same-key
@@ -162,6 +192,25 @@ BEGIN
     WHERE attrelid = '${table}'::regclass AND attname = 'lease_owner' AND NOT attisdropped
   ) THEN
     ALTER TABLE ${table} ADD COLUMN lease_owner uuid;
+  END IF;
+END
+$$;`;
+}
+
+/**
+ * Adds the `dedup_key` and `dedup_until` columns to a table created before
+ * they existed (Fedwork 0.1), checking the catalog first like
+ * {@link addLeaseOwner}.
+ * @param table The quoted, qualified table name.
+ */
+function addDeduplicationColumns(table: string): string {
+  return `DO $$
+BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM pg_attribute
+    WHERE attrelid = '${table}'::regclass AND attname = 'dedup_key' AND NOT attisdropped
+  ) THEN
+    ALTER TABLE ${table} ADD COLUMN dedup_key text, ADD COLUMN dedup_until timestamptz;
   END IF;
 END
 $$;`;

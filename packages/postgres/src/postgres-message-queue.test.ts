@@ -348,6 +348,10 @@ test("PostgresMessageQueue adds the lease_owner column to a table made before it
     assertEquals(await within(received.promise, "the message stored before"), "old");
     controller.abort();
     await within(listening, "listen() to resolve");
+    // The deduplication columns (0.2) were added too.
+    const options = { deduplicationKey: "k", deduplicationTtl: { minutes: 1 } };
+    assertEquals(await queue.enqueueDeduplicated("new", options), true);
+    assertEquals(await queue.enqueueDeduplicated("again", options), false);
   } finally {
     await queue.drop();
     await queue[Symbol.asyncDispose]();

@@ -2,6 +2,7 @@ import {
   type DurationInput,
   durationToMilliseconds,
   type MessageQueue,
+  type MessageQueueDeduplicatedEnqueueOptions,
   type MessageQueueDepth,
   type MessageQueueEnqueueOptions,
   type MessageQueueHandler,
@@ -143,6 +144,14 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
    */
   readonly nativeRetrial = false;
 
+  /**
+   * Always `true`: {@link PostgresMessageQueue.enqueueDeduplicated} relies on
+   * a unique index on the deduplication key, so it is atomic across every
+   * process.
+   * @since 0.2.0
+   */
+  readonly nativeDeduplication = true;
+
   readonly #sql: Sql;
   readonly #ownsClient: boolean;
   readonly #statements: MessageQueueStatements;
@@ -241,6 +250,46 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
       [json, orderingKey, delayMs, this.#channel],
       PREPARED,
     );
+  }
+
+  /**
+   * Adds a message unless a row enqueued with the same deduplication key
+   * less than `deduplicationTtl` ago is still in the table (waiting,
+   * running or waiting for a retry in place).  A unique index on the key
+   * makes concurrent calls from any number of processes add one message:
+   * the others wait for the first transaction and then add nothing.  The
+   * key is free again once that row is acknowledged.
+   * @param message A JSON-compatible value.
+   * @param options The delay, ordering key, deduplication key and TTL.
+   * @returns `true` when the message was added, `false` when the key was held.
+   * @throws {TypeError} When the message is not JSON-compatible or an
+   *                     option has the wrong type.
+   * @throws {RangeError} When `delay` or `deduplicationTtl` is negative.
+   * @throws {PostgresClosedError} When the queue was disposed.
+   * @since 0.2.0
+   */
+  async enqueueDeduplicated(
+    // deno-lint-ignore no-explicit-any
+    message: any,
+    options: MessageQueueDeduplicatedEnqueueOptions,
+  ): Promise<boolean> {
+    const { delayMs, orderingKey } = this.#checkEnqueue(options);
+    const ttlMs = durationToMilliseconds(options.deduplicationTtl, "deduplicationTtl");
+    const key: unknown = options.deduplicationKey;
+    if (typeof key !== "string" || key === "") {
+      throw new TypeError("The deduplicationKey option must be a non-empty string.");
+    }
+    const json = encodeJson(message, "message");
+    await this.#initialize();
+    return await this.#sql.begin(async (tx) => {
+      await tx.unsafe(this.#statements.expireDeduplication, [key], PREPARED);
+      const rows = await tx.unsafe(
+        this.#statements.enqueueDeduplicated,
+        [json, orderingKey, delayMs, this.#channel, key, ttlMs],
+        PREPARED,
+      );
+      return rows.length > 0;
+    });
   }
 
   /**

@@ -19,6 +19,9 @@
 //                      for a redelivery) stays its key's head while it
 //                      waits in B:delayed, which keeps the key held
 //   B:wake      pub/sub channel told how many ids were made ready
+//   B:dedup:K   string id of the message that holds deduplication key K,
+//                      expiring after the key's TTL; the key is held only
+//                      while that id is still in B:msg (not acknowledged)
 // Pending lists are built from the base name inside the scripts; they share
 // the hash tag, so in a cluster they are in the same slot as the declared
 // keys.
@@ -110,6 +113,39 @@ for i = 1, count do
 end
 if readied > 0 then redis.call('PUBLISH', base .. ':wake', readied) end
 return count
+`,
+  5,
+);
+
+/**
+ * Adds one message unless its deduplication key is held: by a message that
+ * is still in B:msg (waiting, running or handed back) and enqueued less
+ * than the key's TTL ago (the B:dedup:K key expires then).  KEYS: ready,
+ * delayed, msg, okey, seq.  ARGV: base, delay (ms), ordering key ("" for
+ * none), deduplication key, TTL (ms), the JSON text.  Returns 1 when the
+ * message was added, 0 when the key was held.
+ */
+export const enqueueDeduplicatedScript = new LuaScript(
+  `
+local base = ARGV[1]
+local delay = tonumber(ARGV[2])
+local orderingKey = ARGV[3]
+if orderingKey == '' then orderingKey = nil end
+local dedupKey = base .. ':dedup:' .. ARGV[4]
+${MAKE_READY}
+local holder = redis.call('GET', dedupKey)
+if holder and redis.call('HEXISTS', KEYS[3], holder) == 1 then return 0 end
+local id = string.format('%015d', redis.call('INCR', KEYS[5]))
+redis.call('HSET', KEYS[3], id, ARGV[6])
+if orderingKey then redis.call('HSET', KEYS[4], id, orderingKey) end
+redis.call('SET', dedupKey, id, 'PX', tonumber(ARGV[5]))
+if delay > 0 then
+  ${NOW}
+  redis.call('ZADD', KEYS[2], now + delay, id)
+elseif makeReady(id, orderingKey) > 0 then
+  redis.call('PUBLISH', base .. ':wake', 1)
+end
+return 1
 `,
   5,
 );

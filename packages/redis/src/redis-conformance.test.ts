@@ -7,6 +7,7 @@ testMessageQueue({
   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
   durable: true,
   redelivery: true,
+  deduplication: true,
 });
 
 testKvStore({

@@ -1,5 +1,6 @@
 import type {
   MessageQueue,
+  MessageQueueDeduplicatedEnqueueOptions,
   MessageQueueDepth,
   MessageQueueEnqueueOptions,
   MessageQueueHandler,
@@ -18,6 +19,7 @@ import {
 import {
   claimScript,
   depthScript,
+  enqueueDeduplicatedScript,
   enqueueScript,
   heartbeatScript,
   type QueueKeys,
@@ -127,6 +129,13 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
    */
   readonly nativeRetrial = false;
 
+  /**
+   * Always `true`: {@link RedisMessageQueue.enqueueDeduplicated} checks and
+   * adds in one Lua script, so it is atomic across every process.
+   * @since 0.2.0
+   */
+  readonly nativeDeduplication = true;
+
   readonly #options: ResolvedQueueOptions;
   readonly #keys: QueueKeys;
   readonly #connections: RedisConnectionSource;
@@ -184,6 +193,55 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       return;
     }
     await this.#enqueue(messages, options);
+  }
+
+  /**
+   * Adds a message unless a message enqueued with the same deduplication
+   * key less than `deduplicationTtl` ago is still in the queue (waiting,
+   * running or handed back for a retry).  One script call: the check and
+   * the add are atomic, so concurrent calls from any number of processes
+   * add one message.  The key is free again once that message is
+   * acknowledged.
+   * @param message A JSON-compatible value.
+   * @param options The delay, ordering key, deduplication key and TTL.
+   * @returns `true` when the message was added, `false` when the key was held.
+   * @throws {TypeError} When an option has the wrong type or the message is
+   *                     not JSON-serializable.
+   * @throws {RangeError} When `delay` or `deduplicationTtl` is negative.
+   * @throws {RedisMessageQueueClosedError} After disposal.
+   * @since 0.2.0
+   */
+  async enqueueDeduplicated(
+    // deno-lint-ignore no-explicit-any
+    message: any,
+    options: MessageQueueDeduplicatedEnqueueOptions,
+  ): Promise<boolean> {
+    const delayMs = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
+    const ttlMs = Math.max(
+      1,
+      durationToMilliseconds(options.deduplicationTtl, "deduplicationTtl"),
+    );
+    const orderingKey = options.orderingKey ?? "";
+    if (typeof orderingKey !== "string") {
+      throw new TypeError("The orderingKey option must be a string.");
+    }
+    const key: unknown = options.deduplicationKey;
+    if (typeof key !== "string" || key === "") {
+      throw new TypeError("The deduplicationKey option must be a non-empty string.");
+    }
+    const json = JSON.stringify(message);
+    if (json === undefined) {
+      throw new TypeError(
+        `The message cannot be stored: it is not JSON-serializable (got ${typeof message}).`,
+      );
+    }
+    const k = this.#keys;
+    const added = await enqueueDeduplicatedScript.run(
+      this.#redis(),
+      [k.ready, k.delayed, k.msg, k.okey, k.seq],
+      [k.base, delayMs, orderingKey, key, ttlMs, json],
+    );
+    return added === 1;
   }
 
   async #enqueue(messages: readonly unknown[], options: MessageQueueEnqueueOptions) {

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
+import { childCommand, childEnvironment } from "./child-process.ts";
 import { EVENT_TIMEOUT_MS, type QueueTestRun } from "./queue-harness.ts";
 import { deferred, within } from "@fedify/fixture";
 
@@ -13,26 +13,7 @@ const CHILD_START_TIMEOUT_MS = 90_000;
 
 /** The command that runs the crash worker on the runtime running this code. */
 function crashWorkerCommand(args: string[]): { command: string; args: string[] } {
-  const workerUrl = new URL("./crash-worker.ts", import.meta.url);
-  if ("Deno" in globalThis) {
-    const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
-    // Deno can also run the worker straight from a remote (e.g. JSR) URL.
-    const worker = workerUrl.protocol === "file:" ? fileURLToPath(workerUrl) : workerUrl.href;
-    return { command: deno.execPath(), args: ["run", "-A", worker, ...args] };
-  }
-  // Node.js and Bun both run a TypeScript file given as the first argument.
-  return { command: process.execPath, args: [fileURLToPath(workerUrl), ...args] };
-}
-
-function childEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined) env[key] = value;
-  }
-  // node:test sets this for the test files it spawns; a child that inherits
-  // it reports to the parent's test runner instead of running normally.
-  delete env.NODE_TEST_CONTEXT;
-  return env;
+  return childCommand(new URL("./crash-worker.ts", import.meta.url), args);
 }
 
 /**

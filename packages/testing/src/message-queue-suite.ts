@@ -1,6 +1,7 @@
 import { assert, assertEquals, fail, test } from "@fedify/fixture";
 import type { MessageQueueDepth, MessageRedelivery } from "@fedwork/core";
 import { runCrashTest } from "./crash-test.ts";
+import { defineDeduplicationTests } from "./deduplication-suite.ts";
 import { EVENT_TIMEOUT_MS, runQueueTest } from "./queue-harness.ts";
 import type { MessageQueueConformanceOptions } from "./types.ts";
 import { deferred, delay, waitUntil, within } from "@fedify/fixture";
@@ -31,6 +32,11 @@ const DEFAULT_LEASE_MS = 1500;
  *   its delay, rejects a negative delay and a second call, and a
  *   redelivered message keeps its ordering key held: the
  *   later message with that key waits until it has been handled;
+ * - when the queue deduplicates natively (required with
+ *   `deduplication: true`), `enqueueDeduplicated()` adds one message while
+ *   its key is held, frees the key once the message is acknowledged or its
+ *   TTL ran out, keeps it held across a redelivery in place, and (durable
+ *   only) adds one message for concurrent calls from two processes;
  * - (durable only) a handler running longer than the lease is not handed
  *   to a second live worker;
  * - (durable only) a message whose worker process was killed mid-handler is
@@ -52,6 +58,7 @@ const DEFAULT_LEASE_MS = 1500;
 export function testMessageQueue(options: MessageQueueConformanceOptions): void {
   const { name, factoryModule, durable } = options;
   const redelivery = options.redelivery ?? false;
+  const deduplication = options.deduplication ?? false;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const define = (
     behaviour: string,
@@ -351,6 +358,8 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     }
     assertEquals(order, ["create0", "create1", "create2", "delete0"]);
   });
+
+  defineDeduplicationTests(define, name, factoryModule, deduplication, durable);
 
   if (!durable) return;
 

@@ -66,6 +66,15 @@ export interface MessageQueueConformanceOptions {
    */
   readonly redelivery?: boolean;
 
+  /**
+   * `true` when the queue must deduplicate natively (`nativeDeduplication`
+   * with `enqueueDeduplicated()`): the deduplication tests then fail
+   * without it.  With `false` (the default) they check it only when it is
+   * offered.
+   * @since 0.2.0
+   */
+  readonly deduplication?: boolean;
+
   /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
   readonly leaseMs?: number;
 }

@@ -7,8 +7,13 @@ import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./federation.ts";
 import type { FederationRegistry, RouteRegistration } from "./registry.ts";
 import type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
-import type { TaskDefinition, TaskEnqueueOptions } from "../tasks/definition.ts";
-import { prepareTaskMessages } from "../tasks/enqueue.ts";
+import type {
+  TaskDefinition,
+  TaskEnqueueManyOptions,
+  TaskEnqueueOptions,
+  TaskEnqueueResult,
+} from "../tasks/definition.ts";
+import { type PreparedTaskMessages, prepareTaskMessages } from "../tasks/enqueue.ts";
 
 /**
  * What a context is bound to: the request's (or base URL's) origin and the
@@ -120,13 +125,19 @@ export interface Context<TContextData> {
    * @param task The task's handle, as this federation's (or its builder's)
    *             `defineTask()` returned it.
    * @param data The payload (the schema's input type).
-   * @param options A `delay` before the task may run and an `orderingKey`.
-   * @returns Resolves once the message is in the queue.
+   * @param options A `delay` before the task may run, an `orderingKey` and
+   *                a `deduplicationKey` (since 0.2.0).
+   * @returns Resolves once the message is in the queue (or deduplicated):
+   *          `{ status: "enqueued", messageId }` or, when a pending task
+   *          holds the `deduplicationKey`, `{ status: "deduplicated",
+   *          deduplicationKey }` (since 0.2.0; `void` before).
    * @throws {TaskNotDefinedError} When the handle is from another
    *         federation or builder.
    * @throws {TaskQueueNotConfiguredError} When no queue applies to the task.
    * @throws {TaskValidationError} When the payload does not match the schema.
    * @throws {TaskPayloadEncodingError} When the payload cannot be encoded.
+   * @throws {TaskDeduplicationNotSupportedError} With a `deduplicationKey`,
+   *         when neither the queue nor the KvStore can hold it.
    * @throws {TypeError} When an option is malformed.
    * @example
    * ```ts
@@ -144,7 +155,7 @@ export interface Context<TContextData> {
     task: TaskDefinition<TContextData, TData, TInput>,
     data: NoInfer<TInput>,
     options?: TaskEnqueueOptions,
-  ): Promise<void>;
+  ): Promise<TaskEnqueueResult>;
 
   /**
    * Enqueues one task message per payload, resolving the queue once and
@@ -152,8 +163,10 @@ export interface Context<TContextData> {
    * before any is enqueued: one bad payload enqueues nothing.
    * @param task The task's handle.
    * @param payloads The payloads (the schema's input type).
-   * @param options A `delay` and an `orderingKey`, shared by all messages.
-   * @returns Resolves once every message is in the queue.
+   * @param options A `delay` and an `orderingKey`, shared by all messages,
+   *                and a `deduplicationKey` (since 0.2.0): one key, or a
+   *                function giving each payload its own.
+   * @returns One result per payload, in order (since 0.2.0; `void` before).
    * @throws {TaskNotDefinedError} When the handle is from another
    *         federation or builder.
    * @throws {TaskQueueNotConfiguredError} When no queue applies to the task.
@@ -169,8 +182,8 @@ export interface Context<TContextData> {
   enqueueTaskMany<TData, TInput>(
     task: TaskDefinition<TContextData, TData, TInput>,
     payloads: readonly NoInfer<TInput>[],
-    options?: TaskEnqueueOptions,
-  ): Promise<void>;
+    options?: TaskEnqueueManyOptions<NoInfer<TInput>>,
+  ): Promise<TaskEnqueueResult[]>;
 }
 
 /**
@@ -195,6 +208,11 @@ export interface ContextHost<TContextData> {
     contextData: TContextData,
     options?: MessageQueueEnqueueOptions,
   ): Promise<void>;
+  /** Enqueues prepared task messages, holding their deduplication keys. */
+  enqueueTaskMessages(
+    prepared: PreparedTaskMessages,
+    contextData: TContextData,
+  ): Promise<TaskEnqueueResult[]>;
   sendActivity(
     ctx: Context<TContextData>,
     sender: SenderIdentity,
@@ -325,23 +343,23 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     task: TaskDefinition<TContextData, TData, TInput>,
     data: NoInfer<TInput>,
     options?: TaskEnqueueOptions,
-  ): Promise<void> {
-    return this.#enqueueTasks(task, [data], options);
+  ): Promise<TaskEnqueueResult> {
+    return this.#enqueueTasks(task, [data], options).then(([result]) => result);
   }
 
   enqueueTaskMany<TData, TInput>(
     task: TaskDefinition<TContextData, TData, TInput>,
     payloads: readonly NoInfer<TInput>[],
-    options?: TaskEnqueueOptions,
-  ): Promise<void> {
-    return this.#enqueueTasks(task, payloads, options);
+    options?: TaskEnqueueManyOptions<NoInfer<TInput>>,
+  ): Promise<TaskEnqueueResult[]> {
+    return this.#enqueueTasks(task, payloads, options as TaskEnqueueManyOptions<unknown>);
   }
 
   async #enqueueTasks<TData, TInput>(
     task: TaskDefinition<TContextData, TData, TInput>,
     payloads: readonly unknown[],
-    options: TaskEnqueueOptions | undefined,
-  ): Promise<void> {
+    options: TaskEnqueueOptions | TaskEnqueueManyOptions<unknown> | undefined,
+  ): Promise<TaskEnqueueResult[]> {
     const { queues, taskQueueResolution } = this.#host.options;
     const prepared = await prepareTaskMessages({
       registry: this.#host.registry.tasks,
@@ -357,7 +375,8 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
       baseUrl: new URL("/", this.origin),
     });
     // The federation's enqueue path opens the enqueue span, stamps its
-    // trace context into the messages and starts the workers.
-    await this.#host.enqueue(prepared.queue, prepared.messages, this.data, prepared.queueOptions);
+    // trace context into the messages, starts the workers and holds
+    // deduplication keys.
+    return await this.#host.enqueueTaskMessages(prepared, this.data);
   }
 }

@@ -30,6 +30,17 @@ import { resolveTaskQueue } from "../tasks/routing.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { createFederationMessageHandler } from "./message-kinds.ts";
 import { TaskContextImpl } from "./task-context.ts";
+// Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
+import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
+import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
+import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
+import type { TaskSchedule } from "../tasks/schedule/mod.ts";
+import {
+  type FailedTaskDetails,
+  FederationOperations,
+  type TaskOperations,
+  type TaskScheduleOptions,
+} from "./operations.ts";
 
 const logger = getLogger(["fedwork", "federation"]);
 
@@ -66,7 +77,8 @@ export interface FederationStartQueueOptions {
  *                         carries.
  * @since 0.1.0
  */
-export interface Federation<TContextData> extends Federatable<TContextData> {
+export interface Federation<TContextData>
+  extends Federatable<TContextData>, TaskOperations<TContextData> {
   /**
    * Creates a context for a base URL or an incoming request.
    * @param baseUrlOrRequest The server's base URL or the request.
@@ -138,6 +150,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
   #autoStarted = false;
+  /** Deduplication, metrics, failed tasks and schedules.  Internal. */
+  readonly operations: FederationOperations<TContextData>;
 
   /**
    * @param options The federation options.
@@ -194,6 +208,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         retryQueue: (task) => this.#taskQueueOf(task),
       }),
     );
+    this.operations = new FederationOperations(this);
   }
 
   #taskQueueOf(task: { readonly name: string; readonly queue?: MessageQueue }) {
@@ -313,13 +328,17 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       queues.set(queue, queueRoles.join(", "));
     }
     try {
-      await runWorkers({
-        dispatcher: this.dispatcher,
-        queues,
-        contextData,
-        signal: options.signal,
-        shutdownTimeoutMs,
-      });
+      await Promise.all([
+        runWorkers({
+          dispatcher: this.dispatcher,
+          queues,
+          contextData,
+          signal: options.signal,
+          shutdownTimeoutMs,
+        }),
+        // Recurring tasks are enqueued by the workers of the task role.
+        roles.includes("task") ? this.operations.runSchedules(options.signal) : undefined,
+      ]);
     } finally {
       for (const queue of queues.keys()) this.#listening.delete(queue);
     }
@@ -347,13 +366,43 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     options: MessageQueueEnqueueOptions = {},
   ): Promise<void> {
     if (messages.length === 0) return;
-    if (!this.options.manuallyStartQueue && !this.#autoStarted) {
+    await this.enqueueThrough(messages, options, { contextData }, async (stamped) => {
+      if (stamped.length === 1) await queue.enqueue(stamped[0], options);
+      else if (queue.enqueueMany != null) await queue.enqueueMany(stamped, options);
+      else await Promise.all(stamped.map((message) => queue.enqueue(message, options)));
+      this.operations.metrics.recordEnqueued(stamped);
+      logger.debug("Enqueued {count} {messageType} messages.", {
+        count: stamped.length,
+        messageType: messages[0].type,
+        messageIds: stamped.map((message) => message.id),
+      });
+    });
+  }
+
+  /**
+   * Opens the enqueue span and runs `send` with the messages stamped with
+   * its trace context and their due time, starting the workers first when
+   * `start` is given and `manuallyStartQueue` is not set.  Internal.
+   * @param messages The messages.
+   * @param options The enqueue options (their `delay` sets the due time).
+   * @param start The context data to start the workers with, if they may
+   *              be started.
+   * @param send Puts the stamped messages into their queue.
+   * @returns What `send` returns.
+   */
+  async enqueueThrough<T>(
+    messages: readonly Message[],
+    options: MessageQueueEnqueueOptions,
+    start: { readonly contextData: TContextData } | undefined,
+    send: (stamped: readonly Message[]) => Promise<T>,
+  ): Promise<T> {
+    if (start != null && !this.options.manuallyStartQueue && !this.#autoStarted) {
       this.#autoStarted = true;
-      this.startQueue(contextData).catch((error) => {
+      this.startQueue(start.contextData).catch((error) => {
         logger.error("A queue worker stopped with an error: {error}", { error });
       });
     }
-    await withSpan(
+    return await withSpan(
       this.#tracer,
       "fedwork.queue.enqueue",
       {
@@ -361,21 +410,65 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         attributes: {
           "fedwork.message.type": messages[0].type,
           "fedwork.message.count": messages.length,
+          ...(messages[0].type === "task" ? { "fedwork.task.name": messages[0].taskName } : {}),
         },
       },
-      async (span) => {
+      (span) => {
         const traceContext = traceContextOf(span);
-        const stamped = messages.map((message) => ({ ...message, traceContext }));
-        if (stamped.length === 1) await queue.enqueue(stamped[0], options);
-        else if (queue.enqueueMany != null) await queue.enqueueMany(stamped, options);
-        else await Promise.all(stamped.map((message) => queue.enqueue(message, options)));
-        logger.debug("Enqueued {count} {messageType} messages.", {
-          count: stamped.length,
-          messageType: messages[0].type,
-          messageIds: stamped.map((message) => message.id),
-        });
+        const delayMs = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
+        const dueAt = new Date(Date.now() + delayMs).toISOString();
+        return send(messages.map((message) => ({ ...message, traceContext, dueAt })));
       },
     );
+  }
+
+  enqueueTaskMessages(
+    prepared: PreparedTaskMessages,
+    contextData: TContextData,
+  ): Promise<TaskEnqueueResult[]> {
+    return this.operations.enqueueTaskMessages(prepared, contextData);
+  }
+
+  // Operating tasks (0.2.0): see operations.ts.
+
+  listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
+    return this.operations.listFailedTasks(options);
+  }
+
+  getFailedTask(id: string): Promise<FailedTaskDetails | undefined> {
+    return this.operations.getFailedTask(id);
+  }
+
+  retryFailedTask(id: string): Promise<TaskEnqueueResult> {
+    return this.operations.retryFailedTask(id);
+  }
+
+  discardFailedTask(id: string): Promise<boolean> {
+    return this.operations.discardFailedTask(id);
+  }
+
+  countFailedTasks(): Promise<Map<string, number>> {
+    return this.operations.countFailedTasks();
+  }
+
+  listCompletedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
+    return this.operations.listCompletedTasks(options);
+  }
+
+  scheduleTask<TData, TInput>(
+    task: TaskDefinition<TContextData, TData, TInput>,
+    data: NoInfer<TInput>,
+    options: TaskScheduleOptions,
+  ): Promise<TaskSchedule> {
+    return this.operations.scheduleTask(task, data, options);
+  }
+
+  unscheduleTask(id: string): Promise<boolean> {
+    return this.operations.unscheduleTask(id);
+  }
+
+  listSchedules(): Promise<TaskSchedule[]> {
+    return this.operations.listSchedules();
   }
 
   /**

@@ -7,6 +7,11 @@ import { createExponentialBackoffPolicy } from "../retry/mod.ts";
 import { createFetchDocumentLoader } from "./document-loader.ts";
 import { FederationOptionError } from "./errors.ts";
 import {
+  type FederationOperationsOptions,
+  type ResolvedFederationOperationsOptions,
+  resolveFederationOperationsOptions,
+} from "./operations-options.ts";
+import {
   type FederationQueueOptions,
   isMessageQueue,
   QUEUE_ROLES,
@@ -25,7 +30,7 @@ export const DEFAULT_USER_AGENT = "Fedwork/0.1.0";
  *                         carries.
  * @since 0.1.0
  */
-export interface FederationOptions<TContextData> {
+export interface FederationOptions<TContextData> extends FederationOperationsOptions {
   /** The key–value store for caches and deduplication records.  Required. */
   readonly kv: KvStore;
 
@@ -86,7 +91,7 @@ export interface FederationOptions<TContextData> {
  * {@link FederationOptions} after validation, with defaults filled in.
  * @since 0.1.0
  */
-export interface ResolvedFederationOptions {
+export interface ResolvedFederationOptions extends ResolvedFederationOperationsOptions {
   readonly kv: KvStore;
   /** The queue of each role that has one. */
   readonly queues: Readonly<Partial<Record<QueueRole, MessageQueue>>>;
@@ -175,6 +180,7 @@ export function resolveFederationOptions<TContextData>(
     );
   }
   return {
+    ...resolveFederationOperationsOptions(options),
     kv,
     queues,
     manuallyStartQueue,

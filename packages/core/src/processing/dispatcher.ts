@@ -3,7 +3,7 @@ import { SpanKind, type Tracer } from "@opentelemetry/api";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { MessageQueue, MessageRedelivery } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
-import { millisecondsToDuration } from "../time/duration.ts";
+import { durationToMilliseconds, millisecondsToDuration } from "../time/duration.ts";
 import { type BaseMessage, isBaseMessage } from "./envelope.ts";
 import { MalformedMessageError, PermanentError } from "./errors.ts";
 import type {
@@ -77,6 +77,23 @@ export interface MessageKindHandler<TContextData, TMessage extends BaseMessage> 
 }
 
 /**
+ * An internal hook that sees each lifecycle event together with the
+ * message it concerns, before the listeners: what the failed-task store,
+ * deduplication reservations and metrics need beyond the public event.  It
+ * cannot change the outcome; an observer that throws is logged.
+ * @param event The event, as listeners got it.
+ * @param message The message as it was dispatched (this attempt).
+ * @param startedAt When the dispatcher took the message, in epoch
+ *                  milliseconds.
+ * @since 0.2.0
+ */
+export type MessageObserver = (
+  event: MessageEvent,
+  message: BaseMessage,
+  startedAt: number,
+) => void | Promise<void>;
+
+/**
  * Thrown (to the queue) when a failed message's retry could not be
  * stored: the queue keeps the message and hands it out again, so nothing
  * is lost.
@@ -114,6 +131,7 @@ export class MessageDispatcher<TContextData> {
   readonly #tracer: Tracer;
   readonly #events: MessageEventHub;
   readonly #inFlight = new Map<object, { readonly id: string; readonly kind: string }>();
+  readonly #observers = new Set<MessageObserver>();
 
   /**
    * @param tracer The tracer for processing spans.
@@ -134,6 +152,16 @@ export class MessageDispatcher<TContextData> {
     handler: MessageKindHandler<TContextData, TMessage>,
   ): void {
     this.#handlers.set(type, handler);
+  }
+
+  /**
+   * Adds an internal observer of events and their messages.
+   * @param observer The observer.
+   * @returns Removes it.
+   */
+  observe(observer: MessageObserver): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
   }
 
   /** The ids and kinds of the messages being processed right now. */
@@ -162,6 +190,7 @@ export class MessageDispatcher<TContextData> {
       return { type: "dropped", reason: "not a Fedwork message" };
     }
     const handler = this.#handlers.get(message.type);
+    const startedAt = Date.now();
     const begun = performance.now();
     let checked: BaseMessage | undefined;
     let outcome: Outcome;
@@ -175,6 +204,7 @@ export class MessageDispatcher<TContextData> {
         throw new MalformedMessageError(`no handler for message type ${message.type}`);
       }
       checked = handler.check(message);
+      const spanTaskName = handler.taskName?.(checked!);
       await withSpan(
         this.#tracer,
         "fedwork.queue.process",
@@ -185,6 +215,7 @@ export class MessageDispatcher<TContextData> {
             "fedwork.message.id": message.id,
             "fedwork.message.type": message.type,
             "fedwork.message.attempt": message.attempt,
+            ...(spanTaskName == null ? {} : { "fedwork.task.name": spanTaskName }),
           },
         },
         () => handler.run(checked!, run),
@@ -211,8 +242,21 @@ export class MessageDispatcher<TContextData> {
     // The event object is built only for someone to receive it: this is the
     // hot path of every message.
     const listener = checked == null ? undefined : handler?.listener?.(checked, outcome.type);
-    if (listener != null || this.#events.has(outcome.type)) {
-      await this.#events.emit(toEvent(message, taskName, duration, outcome), listener);
+    if (this.#observers.size > 0 || listener != null || this.#events.has(outcome.type)) {
+      const event = toEvent(message, taskName, duration, outcome);
+      // Observers first, so that listeners see their bookkeeping done (a
+      // failed task already listed, a deduplication key already free).
+      for (const observer of [...this.#observers]) {
+        try {
+          await observer(event, message, startedAt);
+        } catch (error) {
+          logger.error("An observer of message {messageId} threw; the outcome stands: {error}", {
+            messageId: message.id,
+            error,
+          });
+        }
+      }
+      await this.#events.emit(event, listener);
     }
     if (rethrow != null) throw rethrow.error;
     return outcome;
@@ -243,7 +287,11 @@ export class MessageDispatcher<TContextData> {
       return [{ type: "failed", reason: "exhausted", error }, undefined];
     }
     if (delay == null) return [{ type: "failed", reason: "exhausted", error }, undefined];
-    const next = { ...message, attempt: attempts };
+    const next = {
+      ...message,
+      attempt: attempts,
+      dueAt: new Date(Date.now() + delayMilliseconds(delay)).toISOString(),
+    };
     try {
       if (source.redelivery != null) {
         await source.redelivery.redeliver(next, { delay });
@@ -320,6 +368,15 @@ export class MessageDispatcher<TContextData> {
         );
         break;
     }
+  }
+}
+
+function delayMilliseconds(delay: Temporal.Duration): number {
+  try {
+    return durationToMilliseconds(delay, "delay");
+  } catch {
+    // The queue rejects such a delay itself; the timestamp is only a metric.
+    return 0;
   }
 }
 

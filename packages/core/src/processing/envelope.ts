@@ -19,6 +19,13 @@ export interface BaseMessage {
   readonly orderingKey?: string;
   /** The W3C trace context (`traceparent`, `tracestate`) of the enqueuing span. */
   readonly traceContext: Readonly<Record<string, string>>;
+  /**
+   * When this attempt became due (enqueued, plus its delay), as an ISO 8601
+   * timestamp; what queue-wait metrics are measured from.  Absent from
+   * messages enqueued by Fedwork 0.1.
+   * @since 0.2.0
+   */
+  readonly dueAt?: string;
 }
 
 /**

@@ -8,6 +8,7 @@
 export {
   MessageDispatcher,
   type MessageKindHandler,
+  type MessageObserver,
   type MessageRun,
   type MessageSource,
   RetryNotStoredError,
@@ -26,4 +27,5 @@ export {
   type MessageRetryingEvent,
 } from "./events.ts";
 export type { Outcome, OutcomeType } from "./outcome.ts";
+export { MESSAGE_METRICS, MessageMetrics } from "./metrics.ts";
 export { runWorkers, type RunWorkersOptions } from "./workers.ts";

@@ -20,6 +20,27 @@ export interface MessageQueueEnqueueOptions {
 }
 
 /**
+ * Options for {@link MessageQueue.enqueueDeduplicated}: the usual enqueue
+ * options plus the deduplication key and how long it may be held.
+ * @since 0.2.0
+ */
+export interface MessageQueueDeduplicatedEnqueueOptions extends MessageQueueEnqueueOptions {
+  /**
+   * The key: while a message enqueued with it is still in the queue (not
+   * yet acknowledged, including while it waits for a retry in place), and
+   * at most {@link MessageQueueDeduplicatedEnqueueOptions.deduplicationTtl}
+   * after that message was enqueued, another enqueue with the key adds
+   * nothing.
+   */
+  readonly deduplicationKey: string;
+  /**
+   * The longest a key is held, counted from the enqueue that took it, so
+   * that a message that is never acknowledged cannot hold its key forever.
+   */
+  readonly deduplicationTtl: DurationInput;
+}
+
+/**
  * Options for {@link MessageQueue.listen}.
  * @since 0.1.0
  */
@@ -142,6 +163,33 @@ export interface MessageQueue {
    */
   // deno-lint-ignore no-explicit-any
   enqueueMany?(messages: readonly any[], options?: MessageQueueEnqueueOptions): Promise<void>;
+
+  /**
+   * Whether the queue deduplicates natively and atomically, i.e. has
+   * {@link MessageQueue.enqueueDeduplicated}.  Fedwork then leaves task
+   * deduplication keys to the queue instead of reserving them in the
+   * key–value store.  `false` when absent.
+   * @since 0.2.0
+   */
+  readonly nativeDeduplication?: boolean;
+
+  /**
+   * Adds a message unless the queue holds a message enqueued with the same
+   * `deduplicationKey` less than `deduplicationTtl` ago; the check and the
+   * insert are one atomic step, across every process sharing the queue.
+   * The key is freed as soon as that message is acknowledged.  Optional;
+   * present exactly when {@link MessageQueue.nativeDeduplication} is `true`.
+   * @param message The message; JSON-compatible.
+   * @param options Delay, ordering key, deduplication key and its TTL.
+   * @returns `true` when the message was added, `false` when the key was
+   *          held and nothing was added.
+   * @since 0.2.0
+   */
+  enqueueDeduplicated?(
+    // deno-lint-ignore no-explicit-any
+    message: any,
+    options: MessageQueueDeduplicatedEnqueueOptions,
+  ): Promise<boolean>;
 
   /**
    * Hands each message to `handler` until `options.signal` aborts.  A

@@ -1,5 +1,6 @@
 export type {
   MessageQueue,
+  MessageQueueDeduplicatedEnqueueOptions,
   MessageQueueDepth,
   MessageQueueEnqueueOptions,
   MessageQueueHandler,

@@ -1,5 +1,6 @@
 import type {
   MessageQueue,
+  MessageQueueDeduplicatedEnqueueOptions,
   MessageQueueDepth,
   MessageQueueEnqueueOptions,
   MessageQueueHandler,
@@ -28,8 +29,8 @@ import type {
  * too.  A message waiting for an earlier one with its key occupies one of
  * the `workers`.
  *
- * `enqueue()`, `enqueueMany()`, `getDepth()` and `nativeRetrial` are the
- * inner queue's.
+ * `enqueue()`, `enqueueMany()`, `enqueueDeduplicated()`, `getDepth()`,
+ * `nativeRetrial` and `nativeDeduplication` are the inner queue's.
  *
  * @example
  * ```ts
@@ -60,6 +61,17 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
   readonly getDepth?: () => Promise<MessageQueueDepth>;
 
   /**
+   * The inner queue's `enqueueDeduplicated()`, or `undefined` when the inner
+   * queue cannot deduplicate natively.
+   * @since 0.2.0
+   */
+  readonly enqueueDeduplicated?: (
+    // deno-lint-ignore no-explicit-any
+    message: any,
+    options: MessageQueueDeduplicatedEnqueueOptions,
+  ) => Promise<boolean>;
+
+  /**
    * Wraps a queue.
    * @param queue The queue to take messages from.
    * @param workers How many messages to handle at the same time: a positive
@@ -83,6 +95,9 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
     this.queue = queue;
     this.workers = workers;
     if (queue.getDepth != null) this.getDepth = () => queue.getDepth!();
+    if (queue.nativeDeduplication && queue.enqueueDeduplicated != null) {
+      this.enqueueDeduplicated = (message, options) => queue.enqueueDeduplicated!(message, options);
+    }
   }
 
   /**
@@ -91,6 +106,14 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
    */
   get nativeRetrial(): boolean {
     return this.queue.nativeRetrial ?? false;
+  }
+
+  /**
+   * Whether the inner queue deduplicates natively.
+   * @since 0.2.0
+   */
+  get nativeDeduplication(): boolean {
+    return this.enqueueDeduplicated != null;
   }
 
   /**

@@ -123,7 +123,55 @@ export interface TaskEnqueueOptions {
    * were enqueued.  No ordering constraint by default.
    */
   readonly orderingKey?: string;
+  /**
+   * Enqueue nothing while a task of the same name enqueued with this key is
+   * pending (not yet completed, failed for good or dropped; a task waiting
+   * for a retry is pending), for at most the federation's
+   * `taskDeduplicationTtl` after that enqueue.  The result then has
+   * `status: "deduplicated"`.  Keys are scoped to the task's name.  No
+   * deduplication by default.
+   * @since 0.2.0
+   */
+  readonly deduplicationKey?: string;
 }
+
+/**
+ * Options for `Context.enqueueTaskMany()`: those of `enqueueTask()`, where
+ * `deduplicationKey` may also be a function giving each payload its own key
+ * (or none, with `undefined`), so that a batch deduplicates item by item.
+ * One string key for the whole batch lets only its first payload through.
+ * @typeParam TInput The payload as it is enqueued.
+ * @since 0.2.0
+ */
+export interface TaskEnqueueManyOptions<TInput>
+  extends Omit<TaskEnqueueOptions, "deduplicationKey"> {
+  /**
+   * One key for every payload, or a function of each payload (and its
+   * index) returning its key.  See {@link TaskEnqueueOptions.deduplicationKey}.
+   */
+  readonly deduplicationKey?: string | ((payload: TInput, index: number) => string | undefined);
+}
+
+/**
+ * What enqueueing one task payload did: `"enqueued"` with the new
+ * message's id, or `"deduplicated"` when a pending task with the same
+ * deduplication key made it add nothing.  `Context.enqueueTask()` resolves
+ * to one; `Context.enqueueTaskMany()` to one per payload, in order.
+ * @since 0.2.0
+ */
+export type TaskEnqueueResult =
+  | {
+    /** The task was enqueued. */
+    readonly status: "enqueued";
+    /** The id of the new message (`ctx.task.id` in the handler). */
+    readonly messageId: string;
+  }
+  | {
+    /** Nothing was enqueued: the key is held by a pending task. */
+    readonly status: "deduplicated";
+    /** The key that was held. */
+    readonly deduplicationKey: string;
+  };
 
 /**
  * A task as the registry keeps it: its handle and its options, with the

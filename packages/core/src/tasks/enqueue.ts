@@ -3,7 +3,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
 import { encodeTaskPayloads, type TaskPayloadLimits } from "./codec/mod.ts";
-import type { TaskDefinition, TaskEnqueueOptions } from "./definition.ts";
+import type { TaskDefinition, TaskEnqueueManyOptions, TaskEnqueueOptions } from "./definition.ts";
 import { TaskNotDefinedError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
@@ -26,7 +26,7 @@ export interface EnqueueTasksOptions<TContextData> {
   /** The payloads, as the caller gave them (the schema's input type). */
   readonly payloads: readonly unknown[];
   /** The caller's enqueue options.  None by default. */
-  readonly options?: TaskEnqueueOptions;
+  readonly options?: TaskEnqueueOptions | TaskEnqueueManyOptions<unknown>;
   /** The federation's queues and task queue resolution policy. */
   readonly queues: TaskQueueRoutingOptions;
   /** The base URL of the context that enqueues, e.g. `https://example.com/`. */
@@ -57,6 +57,12 @@ export interface PreparedTaskMessages {
   readonly messages: TaskMessage[];
   /** The `delay` and `orderingKey` to pass to the queue. */
   readonly queueOptions: MessageQueueEnqueueOptions;
+  /**
+   * Whether some message carries a deduplication key (then it must go
+   * through `enqueueTaskMessages()` of `dedup.ts`).
+   * @since 0.2.0
+   */
+  readonly deduplicated: boolean;
 }
 
 /**
@@ -105,7 +111,11 @@ export async function prepareTaskMessages<TContextData>(
   if (!Array.isArray(options.payloads)) {
     throw new TypeError("The payloads must be an array.");
   }
+  const keys = deduplicationKeys(enqueueOptions.deduplicationKey, options.payloads);
   const queue: MessageQueue = resolveTaskQueue(task, options.queues);
+  const via = queue.nativeDeduplication && typeof queue.enqueueDeduplicated === "function"
+    ? "queue"
+    : "kv";
   // Validate every payload before encoding any, and encode every payload
   // before enqueueing any: one bad payload enqueues nothing.
   const { payloads } = options;
@@ -149,7 +159,39 @@ export async function prepareTaskMessages<TContextData>(
         traceContext,
       };
   }
-  return { queue, messages, queueOptions };
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key != null) messages[i] = { ...messages[i], deduplication: { key, via } };
+  }
+  return { queue, messages, queueOptions, deduplicated: keys.some((key) => key != null) };
+}
+
+/**
+ * The deduplication key of each payload, checked.
+ * @throws {TypeError} When a key is not a non-empty string.
+ */
+function deduplicationKeys(
+  option: TaskEnqueueManyOptions<unknown>["deduplicationKey"],
+  payloads: readonly unknown[],
+): (string | undefined)[] {
+  if (option == null) return payloads.map(() => undefined);
+  if (typeof option !== "string" && typeof option !== "function") {
+    throw new TypeError(
+      `The deduplicationKey option must be a string or a function of each payload; got ${typeof option}.`,
+    );
+  }
+  return payloads.map((payload, index) => {
+    const key: unknown = typeof option === "function" ? option(payload, index) : option;
+    if (key == null) return undefined;
+    if (typeof key !== "string" || key === "") {
+      throw new TypeError(
+        `The deduplication key of payload ${index} must be a non-empty string; got ${
+          JSON.stringify(key) ?? typeof key
+        }.`,
+      );
+    }
+    return key;
+  });
 }
 
 let lastMillisecond = Number.NaN;
@@ -222,12 +264,20 @@ function checkValidation(
  * @throws {TaskQueueNotConfiguredError} When no queue is configured.
  * @throws {TaskValidationError} When a payload does not match the schema.
  * @throws {TaskPayloadEncodingError} When a payload cannot be encoded.
+ * @throws {TypeError} With a `deduplicationKey` (since 0.2.0), which only a
+ *         context's enqueue can hold.
  * @since 0.1.0
  */
 export async function enqueueTasks<TContextData>(
   options: EnqueueTasksOptions<TContextData>,
 ): Promise<TaskMessage[]> {
-  const { queue, messages, queueOptions } = await prepareTaskMessages(options);
+  const { queue, messages, queueOptions, deduplicated } = await prepareTaskMessages(options);
+  if (deduplicated) {
+    // Keys need the federation's KvStore and TTL: the context's path has them.
+    throw new TypeError(
+      "enqueueTasks() does not hold deduplication keys; enqueue through a Context instead.",
+    );
+  }
   if (messages.length === 0) return messages;
   if (messages.length > 1 && typeof queue.enqueueMany === "function") {
     await queue.enqueueMany(messages, queueOptions);

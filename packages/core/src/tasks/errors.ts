@@ -207,3 +207,53 @@ export function formatIssuePath(
 function formatIssue(issue: StandardSchemaV1.Issue): string {
   return `${formatIssuePath(issue.path)}: ${issue.message}`;
 }
+
+/**
+ * Thrown by `enqueueTask()` and `enqueueTaskMany()` when a payload has a
+ * `deduplicationKey` but neither its queue deduplicates natively nor the
+ * federation's key–value store has `cas()`, so the key could not be held
+ * atomically.  Nothing is enqueued.
+ * @since 0.2.0
+ */
+export class TaskDeduplicationNotSupportedError extends Error {
+  /** The name of the task. */
+  readonly taskName: string;
+
+  /**
+   * @param taskName The task's name.
+   */
+  constructor(taskName: string) {
+    super(
+      `The task ${JSON.stringify(taskName)} was enqueued with a deduplicationKey, but its ` +
+        "queue does not deduplicate natively (nativeDeduplication) and the federation's " +
+        "KvStore has no cas() method to reserve the key atomically. Use a queue that " +
+        "deduplicates (SqliteMessageQueue, PostgresMessageQueue, RedisMessageQueue) or a " +
+        "KvStore with cas(), or enqueue without a deduplicationKey.",
+    );
+    this.name = "TaskDeduplicationNotSupportedError";
+    this.taskName = taskName;
+  }
+}
+
+/**
+ * Thrown by `retryFailedTask()` when there is no failed task with the id
+ * (never failed, already retried or discarded, or past its retention).
+ * @since 0.2.0
+ */
+export class FailedTaskNotFoundError extends Error {
+  /** The id that was looked up. */
+  readonly id: string;
+
+  /**
+   * @param id The failed task's id.
+   */
+  constructor(id: string) {
+    super(
+      `There is no failed task with the id ${JSON.stringify(id)}: it was retried or ` +
+        "discarded already, is past the failedTaskRetention, or never failed. List the " +
+        "failed tasks with listFailedTasks().",
+    );
+    this.name = "FailedTaskNotFoundError";
+    this.id = id;
+  }
+}

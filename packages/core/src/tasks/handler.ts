@@ -140,6 +140,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
         attempt: message.attempt,
         enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
         signal: run.signal,
+        ...scheduleOf(message),
       };
       const ctx = await options.createContext(
         message,
@@ -183,6 +184,13 @@ export function createTaskMessageHandler<TContextData, TContext>(
       return taskOf(message)?.on[type] as MessageEventListener | undefined;
     },
   };
+}
+
+function scheduleOf(message: TaskMessage): Pick<TaskRunInfo, "schedule"> {
+  const schedule = message.schedule;
+  if (typeof schedule?.id !== "string" || typeof schedule.tick !== "string") return {};
+  const tick = new Date(schedule.tick);
+  return Number.isNaN(tick.getTime()) ? {} : { schedule: { id: schedule.id, tick } };
 }
 
 /**

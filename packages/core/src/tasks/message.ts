@@ -28,4 +28,28 @@ export interface TaskMessage extends BaseMessage {
   readonly orderingKey?: string;
   /** The W3C trace context of the span that enqueued the task. */
   readonly traceContext: Readonly<Record<string, string>>;
+  /**
+   * The deduplication key the task was enqueued with, and where it is held:
+   * by the queue itself (`"queue"`) or as a reservation in the key–value
+   * store (`"kv"`), which the worker releases when the task finishes.
+   * @since 0.2.0
+   */
+  readonly deduplication?: TaskMessageDeduplication;
+  /**
+   * For a run of a recurring task: the schedule's id and the tick, as an
+   * ISO 8601 timestamp.
+   * @since 0.2.0
+   */
+  readonly schedule?: { readonly id: string; readonly tick: string };
+}
+
+/**
+ * The deduplication key a {@link TaskMessage} carries.
+ * @since 0.2.0
+ */
+export interface TaskMessageDeduplication {
+  /** The caller's key. */
+  readonly key: string;
+  /** Who holds the key: the queue, or a key–value store reservation. */
+  readonly via: "queue" | "kv";
 }

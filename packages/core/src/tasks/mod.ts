@@ -9,11 +9,23 @@ export {
 } from "./codec/mod.ts";
 export type {
   TaskDefinition,
+  TaskEnqueueManyOptions,
   TaskEnqueueOptions,
+  TaskEnqueueResult,
   TaskEventListeners,
   TaskOptions,
 } from "./definition.ts";
+export { DEFAULT_TASK_DEDUPLICATION_TTL_MS } from "./dedup.ts";
+export type {
+  ListTaskRecordsOptions,
+  TaskRecord,
+  TaskRecordError,
+  TaskRecordPage,
+} from "./failed-store.ts";
+export type { TaskSchedule, TaskScheduleTiming } from "./schedule/mod.ts";
 export {
+  FailedTaskNotFoundError,
+  TaskDeduplicationNotSupportedError,
   TaskDefinitionError,
   TaskNotDefinedError,
   TaskPayloadDecodingError,
@@ -22,5 +34,5 @@ export {
   TaskQueueNotConfiguredError,
   TaskValidationError,
 } from "./errors.ts";
-export type { TaskMessage } from "./message.ts";
+export type { TaskMessage, TaskMessageDeduplication } from "./message.ts";
 export type { TaskRunInfo } from "./run-info.ts";

@@ -16,4 +16,11 @@ export interface TaskRunInfo {
    * after and throw (the task is then retried) or return.
    */
   readonly signal: AbortSignal;
+  /**
+   * For a run of a recurring task (`scheduleTask()`): the schedule's id and
+   * the tick the run is for, which may be a little earlier than
+   * `enqueuedAt`.  Absent for tasks enqueued otherwise.
+   * @since 0.2.0
+   */
+  readonly schedule?: { readonly id: string; readonly tick: Date };
 }

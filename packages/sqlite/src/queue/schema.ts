@@ -15,7 +15,9 @@ CREATE TABLE IF NOT EXISTS "${table}" (
   ordering_key TEXT,
   ready_at INTEGER NOT NULL,
   lease_until INTEGER,
-  lease_owner TEXT
+  lease_owner TEXT,
+  dedup_key TEXT,
+  dedup_until INTEGER
 );
 CREATE INDEX IF NOT EXISTS "${table}_ready" ON "${table}" (ready_at, id);
 CREATE INDEX IF NOT EXISTS "${table}_ordering_key" ON "${table}" (ordering_key, id)
@@ -25,10 +27,44 @@ CREATE INDEX IF NOT EXISTS "${table}_lease" ON "${table}" (lease_until)
 `;
 }
 
+/**
+ * Adds the deduplication columns to a table created before they existed
+ * (Fedwork 0.1), then indexes them.  Runs under the write lock so that two
+ * processes opening the file at once do not both add the columns.
+ * @param database The connection.
+ * @param table The validated table name, unquoted.
+ * @param transaction Runs its body in a `BEGIN IMMEDIATE` transaction.
+ * @since 0.2.0
+ */
+export function migrateDeduplicationColumns(
+  database: SqliteDatabase,
+  table: string,
+  transaction: (body: () => void) => void,
+): void {
+  const hasColumn = () =>
+    database.prepare(`SELECT 1 FROM pragma_table_info(?) WHERE name = 'dedup_key'`)
+      .get(table) != null;
+  if (!hasColumn()) {
+    transaction(() => {
+      if (hasColumn()) return;
+      database.exec(`ALTER TABLE "${table}" ADD COLUMN dedup_key TEXT`);
+      database.exec(`ALTER TABLE "${table}" ADD COLUMN dedup_until INTEGER`);
+    });
+  }
+  database.exec(
+    `CREATE INDEX IF NOT EXISTS "${table}_dedup" ON "${table}" (dedup_key, dedup_until)
+       WHERE dedup_key IS NOT NULL`,
+  );
+}
+
 /** The prepared statements of one queue connection. */
 export interface QueueStatements {
   /** (message, ordering_key, ready_at) */
   readonly insert: SqliteStatement;
+  /** (message, ordering_key, ready_at, dedup_key, dedup_until) */
+  readonly insertDeduplicated: SqliteStatement;
+  /** (dedup_key, now) → a row while a message holds the key */
+  readonly deduplicationHeld: SqliteStatement;
   /** (lease_until, lease_owner, now, now, limit) → id, message */
   readonly claim: SqliteStatement;
   /** (lease_until, JSON array of ids, lease_owner) */
@@ -56,6 +92,16 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
   return {
     insert: database.prepare(
       `INSERT INTO ${t} (message, ordering_key, ready_at) VALUES (?, ?, ?)`,
+    ),
+    insertDeduplicated: database.prepare(
+      `INSERT INTO ${t} (message, ordering_key, ready_at, dedup_key, dedup_until)
+       VALUES (?, ?, ?, ?, ?)`,
+    ),
+    // A key is held by a row still in the table (not yet acknowledged:
+    // waiting, running or waiting for its retry in place) whose TTL has not
+    // run out.
+    deduplicationHeld: database.prepare(
+      `SELECT 1 FROM ${t} WHERE dedup_key = ? AND dedup_until > ? LIMIT 1`,
     ),
     // A row is claimable when it is due, not leased (or its lease ran out:
     // crash recovery), and, if it has an ordering key, no row enqueued

@@ -386,3 +386,25 @@ test("SqliteMessageQueue hands out a redelivered message while its first handler
     assertEquals(await queue.getDepth(), { queued: 0, ready: 0, delayed: 0 });
   });
 });
+
+test("SqliteMessageQueue adds the deduplication columns to a table made before them", async () => {
+  await withDatabase(async (path) => {
+    const old = await openSqliteDatabase(path);
+    // The table as Fedwork 0.1 created it, with a message in it.
+    old.exec(`CREATE TABLE fedwork_messages (
+      id INTEGER PRIMARY KEY,
+      message TEXT NOT NULL,
+      ordering_key TEXT,
+      ready_at INTEGER NOT NULL,
+      lease_until INTEGER,
+      lease_owner TEXT
+    );
+    INSERT INTO fedwork_messages (message, ready_at) VALUES ('"old"', 0);`);
+    old.close();
+    await using queue = new SqliteMessageQueue({ path });
+    const options = { deduplicationKey: "k", deduplicationTtl: { minutes: 1 } };
+    assertEquals(await queue.enqueueDeduplicated("new", options), true);
+    assertEquals(await queue.enqueueDeduplicated("again", options), false);
+    assertEquals((await queue.getDepth()).queued, 2);
+  });
+});

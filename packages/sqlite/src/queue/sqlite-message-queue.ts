@@ -1,6 +1,7 @@
 import {
   durationToMilliseconds,
   type MessageQueue,
+  type MessageQueueDeduplicatedEnqueueOptions,
   type MessageQueueDepth,
   type MessageQueueEnqueueOptions,
   type MessageQueueHandler,
@@ -22,7 +23,12 @@ import {
   resolveQueueOptions,
   type SqliteMessageQueueOptions,
 } from "./options.ts";
-import { prepareQueueStatements, queueSchemaSql, type QueueStatements } from "./schema.ts";
+import {
+  migrateDeduplicationColumns,
+  prepareQueueStatements,
+  queueSchemaSql,
+  type QueueStatements,
+} from "./schema.ts";
 
 const logger = getLogger(["fedwork", "sqlite"]);
 
@@ -118,6 +124,14 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    */
   readonly nativeRetrial = false;
 
+  /**
+   * Always `true`: {@link SqliteMessageQueue.enqueueDeduplicated} checks and
+   * inserts in one `BEGIN IMMEDIATE` transaction, under SQLite's write lock,
+   * so it is atomic across every process sharing the file.
+   * @since 0.2.0
+   */
+  readonly nativeDeduplication = true;
+
   readonly #options: ResolvedQueueOptions;
   readonly #channel: string;
   #connection: Promise<Connection> | undefined;
@@ -156,6 +170,11 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     try {
       configureConnection(database, busyTimeoutMs);
       database.exec(queueSchemaSql(table));
+      migrateDeduplicationColumns(
+        database,
+        table,
+        (body) => runImmediateTransaction(database, body),
+      );
       database.exec("PRAGMA synchronous = FULL");
       return {
         database,
@@ -224,6 +243,52 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
       });
     }
     notifyWakeup(this.#channel);
+  }
+
+  /**
+   * Adds a message unless a row enqueued with the same deduplication key
+   * less than `deduplicationTtl` ago is still in the table (waiting,
+   * running, or waiting for a retry in place).  The check and the insert
+   * run in one `BEGIN IMMEDIATE` transaction, so concurrent calls from any
+   * number of processes add one message.  The key is free again once that
+   * row is acknowledged (deleted).
+   * @param message A JSON-compatible value.
+   * @param options The delay, ordering key, deduplication key and TTL.
+   * @returns `true` when the message was added, `false` when the key was held.
+   * @throws {SqliteClosedError} When the queue was closed.
+   * @throws {TypeError} When the message is not JSON-serializable or an
+   *                     option has the wrong type.
+   * @throws {RangeError} When `delay` or `deduplicationTtl` is negative.
+   * @since 0.2.0
+   */
+  async enqueueDeduplicated(
+    // deno-lint-ignore no-explicit-any
+    message: any,
+    options: MessageQueueDeduplicatedEnqueueOptions,
+  ): Promise<boolean> {
+    const delayMs = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
+    const ttlMs = durationToMilliseconds(options.deduplicationTtl, "deduplicationTtl");
+    const orderingKey = options.orderingKey ?? null;
+    if (orderingKey !== null && typeof orderingKey !== "string") {
+      throw new TypeError(`The orderingKey option must be a string; got ${typeof orderingKey}.`);
+    }
+    const key: unknown = options.deduplicationKey;
+    if (typeof key !== "string" || key === "") {
+      throw new TypeError("The deduplicationKey option must be a non-empty string.");
+    }
+    const text = encodeMessage(message, "The message");
+    const connection = await this.#connect();
+    if (this.#closed) throw new SqliteClosedError("SqliteMessageQueue");
+    const { database, statements } = connection;
+    setSynchronous(connection, "FULL");
+    const added = runImmediateTransaction(database, () => {
+      const now = Date.now();
+      if (statements.deduplicationHeld.get(key, now) != null) return false;
+      statements.insertDeduplicated.run(text, orderingKey, now + delayMs, key, now + ttlMs);
+      return true;
+    });
+    if (added) notifyWakeup(this.#channel);
+    return added;
   }
 
   /**

@@ -1,0 +1,98 @@
+import { type MeterProvider, metrics } from "@opentelemetry/api";
+import { DEFAULT_TASK_DEDUPLICATION_TTL_MS } from "../tasks/dedup.ts";
+import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import { FederationOptionError } from "./errors.ts";
+
+/**
+ * The federation options for operating tasks and observing messages:
+ * deduplication, the failed-task store and metrics.  Part of
+ * `FederationOptions`.
+ * @since 0.2.0
+ */
+export interface FederationOperationsOptions {
+  /**
+   * How long a task's `deduplicationKey` is held at most, counted from the
+   * enqueue that took it; the key is freed earlier when the task finishes.
+   * @default `{ hours: 1 }`
+   */
+  readonly taskDeduplicationTtl?: DurationInput;
+
+  /**
+   * How long a task that failed for good (exhausted or permanent) is kept,
+   * with its payload and error, for `listFailedTasks()` and
+   * `retryFailedTask()`.  `0` (or a zero duration) keeps none.
+   * @default `{ days: 7 }`
+   */
+  readonly failedTaskRetention?: DurationInput | 0;
+
+  /**
+   * How long a completed task is kept, for `listCompletedTasks()`.  `0` (or
+   * a zero duration) keeps none.
+   * @default `0` (completed tasks are not kept)
+   */
+  readonly completedTaskRetention?: DurationInput | 0;
+
+  /** The OpenTelemetry meter provider for Fedwork's metrics; the global one by default. */
+  readonly meterProvider?: MeterProvider;
+}
+
+/**
+ * {@link FederationOperationsOptions} after validation, durations in
+ * milliseconds.
+ * @since 0.2.0
+ */
+export interface ResolvedFederationOperationsOptions {
+  readonly taskDeduplicationTtlMs: number;
+  readonly failedTaskRetentionMs: number;
+  readonly completedTaskRetentionMs: number;
+  readonly meterProvider: MeterProvider;
+}
+
+const DEFAULT_FAILED_TASK_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * Validates the operations options and fills in the defaults.
+ * @param options The federation options.
+ * @returns The resolved options.
+ * @throws {FederationOptionError} When an option is invalid.
+ * @since 0.2.0
+ */
+export function resolveFederationOperationsOptions(
+  options: FederationOperationsOptions,
+): ResolvedFederationOperationsOptions {
+  const taskDeduplicationTtlMs = options.taskDeduplicationTtl == null
+    ? DEFAULT_TASK_DEDUPLICATION_TTL_MS
+    : duration("taskDeduplicationTtl", options.taskDeduplicationTtl);
+  if (taskDeduplicationTtlMs <= 0) {
+    throw new FederationOptionError(
+      "taskDeduplicationTtl",
+      "The taskDeduplicationTtl option must be a positive duration, e.g. { hours: 1 }.",
+    );
+  }
+  const meterProvider = options.meterProvider ?? metrics.getMeterProvider();
+  if (typeof meterProvider?.getMeter !== "function") {
+    throw new FederationOptionError(
+      "meterProvider",
+      "The meterProvider option must be an OpenTelemetry MeterProvider.",
+    );
+  }
+  return {
+    taskDeduplicationTtlMs,
+    failedTaskRetentionMs: options.failedTaskRetention == null
+      ? DEFAULT_FAILED_TASK_RETENTION_MS
+      : duration("failedTaskRetention", options.failedTaskRetention),
+    completedTaskRetentionMs: options.completedTaskRetention == null
+      ? 0
+      : duration("completedTaskRetention", options.completedTaskRetention),
+    meterProvider,
+  };
+}
+
+function duration(name: string, value: DurationInput | 0): number {
+  if (value === 0) return 0;
+  try {
+    return durationToMilliseconds(value, name);
+  } catch (error) {
+    throw new FederationOptionError(name, (error as Error).message);
+  }
+}

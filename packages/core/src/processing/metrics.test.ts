@@ -1,0 +1,236 @@
+// Metrics through the OpenTelemetry SDK's in-memory exporter: a federation's
+// tasks end to end, and every message kind through the dispatcher.
+import { assert, assertEquals, test } from "@fedify/fixture";
+import { trace } from "@opentelemetry/api";
+import {
+  AggregationTemporality,
+  DataPointType,
+  InMemoryMetricExporter,
+  MeterProvider,
+  type MetricData,
+  PeriodicExportingMetricReader,
+} from "@opentelemetry/sdk-metrics";
+import { z } from "zod";
+import { createFederation } from "../federation/federation.ts";
+import { deferred, within as withTimeout } from "@fedify/fixture";
+import { RecordingQueue } from "../federation/test-support.ts";
+import { MemoryKvStore } from "../kv/memory-kv-store.ts";
+import { millisecondsToDuration } from "../time/duration.ts";
+import { MessageDispatcher, type MessageKindHandler } from "./dispatcher.ts";
+import type { BaseMessage } from "./envelope.ts";
+import { MalformedMessageError, PermanentError } from "./errors.ts";
+import { MessageEventHub } from "./events.ts";
+import { MESSAGE_METRICS, MessageMetrics } from "./metrics.ts";
+import { getFedworkTracer } from "./tracing.ts";
+
+/** A meter provider whose metrics a test can read whenever it wants. */
+function testMeters() {
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({
+    exporter,
+    // Exports happen on forceFlush(); the interval only has to be long.
+    exportIntervalMillis: 3_600_000,
+  });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  return {
+    meterProvider,
+    async collect(): Promise<MetricData[]> {
+      exporter.reset();
+      await reader.forceFlush();
+      return exporter.getMetrics().flatMap((resource) =>
+        resource.scopeMetrics.flatMap((scope) => scope.metrics)
+      );
+    },
+    shutdown: () => meterProvider.shutdown(),
+  };
+}
+
+/** The value of a counter's data point with exactly these attributes (0 if none). */
+function count(metrics: MetricData[], name: string, attributes: Record<string, string>): number {
+  const metric = metrics.find((m) => m.descriptor.name === name);
+  if (metric == null) return 0;
+  let total = 0;
+  for (const point of metric.dataPoints) {
+    const matches = Object.entries(attributes).every(([k, v]) => point.attributes[k] === v);
+    if (matches && typeof point.value === "number") total += point.value;
+  }
+  return total;
+}
+
+/** How many values a histogram recorded with these attributes. */
+function histogramCount(
+  metrics: MetricData[],
+  name: string,
+  attributes: Record<string, string>,
+): number {
+  const metric = metrics.find((m) => m.descriptor.name === name);
+  if (metric == null) return 0;
+  assertEquals(metric.dataPointType, DataPointType.HISTOGRAM);
+  let total = 0;
+  for (const point of metric.dataPoints) {
+    const matches = Object.entries(attributes).every(([k, v]) => point.attributes[k] === v);
+    if (matches) total += (point.value as { count: number }).count;
+  }
+  return total;
+}
+
+test("metrics count a retried attempt as retried, never as completed", async () => {
+  const meters = testMeters();
+  const queue = new RecordingQueue();
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: { task: queue },
+    manuallyStartQueue: true,
+    meterProvider: meters.meterProvider,
+    taskRetryPolicy: ({ attempts }) => attempts < 3 ? millisecondsToDuration(10) : null,
+  });
+  let calls = 0;
+  const done = deferred();
+  const flaky = federation.defineTask("flaky", {
+    schema: z.object({}),
+    handler() {
+      if (++calls === 1) throw new Error("first attempt fails");
+    },
+    on: { completed: () => done.resolve() },
+  });
+  const controller = new AbortController();
+  const worker = federation.startQueue(undefined, { signal: controller.signal, queue: "task" });
+  try {
+    await federation.createContext(new URL("https://example.com/"), undefined)
+      .enqueueTask(flaky, {});
+    await withTimeout(done.promise, "the task to complete");
+  } finally {
+    controller.abort();
+    await worker;
+  }
+  const metrics = await meters.collect();
+  const task = { "fedwork.message.type": "task", "fedwork.task.name": "flaky" };
+  // A retry is counted as retried, not as a new enqueue.
+  assertEquals(count(metrics, MESSAGE_METRICS.enqueued, task), 1);
+  assertEquals(count(metrics, MESSAGE_METRICS.retried, task), 1);
+  assertEquals(count(metrics, MESSAGE_METRICS.completed, task), 1);
+  assertEquals(count(metrics, MESSAGE_METRICS.failed, task), 0);
+  assertEquals(histogramCount(metrics, MESSAGE_METRICS.duration, task), 2);
+  assertEquals(
+    histogramCount(metrics, MESSAGE_METRICS.duration, {
+      ...task,
+      "fedwork.message.outcome": "retrying",
+    }),
+    1,
+  );
+  assertEquals(histogramCount(metrics, MESSAGE_METRICS.queueWait, task), 2);
+  await meters.shutdown();
+});
+
+test("metrics count failures by reason and deduplicated enqueues", async () => {
+  const meters = testMeters();
+  const queue = new RecordingQueue();
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: { task: queue },
+    manuallyStartQueue: true,
+    meterProvider: meters.meterProvider,
+  });
+  const failed = deferred();
+  const doomed = federation.defineTask("doomed", {
+    schema: z.object({}),
+    handler() {
+      throw new PermanentError("never");
+    },
+    on: { failed: () => failed.resolve() },
+  });
+  const controller = new AbortController();
+  const worker = federation.startQueue(undefined, { signal: controller.signal, queue: "task" });
+  try {
+    const ctx = federation.createContext(new URL("https://example.com/"), undefined);
+    await ctx.enqueueTaskMany(doomed, [{}, {}], { deduplicationKey: "one" });
+    await withTimeout(failed.promise, "the task to fail");
+  } finally {
+    controller.abort();
+    await worker;
+  }
+  const metrics = await meters.collect();
+  const task = { "fedwork.message.type": "task", "fedwork.task.name": "doomed" };
+  assertEquals(count(metrics, MESSAGE_METRICS.enqueued, task), 1);
+  assertEquals(count(metrics, MESSAGE_METRICS.deduplicated, task), 1);
+  assertEquals(
+    count(metrics, MESSAGE_METRICS.failed, { ...task, "fedwork.failure.reason": "permanent" }),
+    1,
+  );
+  assertEquals(count(metrics, MESSAGE_METRICS.completed, task), 0);
+  assertEquals(count(metrics, MESSAGE_METRICS.retried, task), 0);
+  await meters.shutdown();
+});
+
+interface KindMessage extends BaseMessage {
+  readonly behaviour: "ok" | "fail" | "malformed";
+}
+
+test("inbox, outbox and fan-out messages get the same metrics, by kind", async () => {
+  const meters = testMeters();
+  const metrics = new MessageMetrics(meters.meterProvider);
+  const dispatcher = new MessageDispatcher<void>(
+    getFedworkTracer(trace.getTracerProvider()),
+    new MessageEventHub(),
+  );
+  dispatcher.observe(metrics.observe);
+  const handler: MessageKindHandler<void, KindMessage> = {
+    check(message) {
+      const m = message as KindMessage;
+      if (m.behaviour === "malformed") throw new MalformedMessageError("malformed");
+      return m;
+    },
+    run(message) {
+      return message.behaviour === "fail" ? Promise.reject(new Error("failed")) : Promise.resolve();
+    },
+    retryPolicy: () => ({ attempts }) => attempts < 2 ? millisecondsToDuration(1) : null,
+    retryQueue: () => ({ enqueue: () => Promise.resolve(), listen: () => Promise.resolve() }),
+  };
+  const kinds = ["inbox", "outbox", "fanout"] as const;
+  for (const kind of kinds) dispatcher.register(kind, handler);
+  const message = (type: string, behaviour: KindMessage["behaviour"], attempt = 0) => ({
+    type,
+    id: crypto.randomUUID(),
+    baseUrl: "https://example.com/",
+    started: new Date(Date.now() - 50).toISOString(),
+    attempt,
+    traceContext: {},
+    behaviour,
+  });
+  for (const kind of kinds) {
+    metrics.recordEnqueued([message(kind, "ok")]);
+    await dispatcher.dispatch(message(kind, "ok"), { contextData: undefined, signal: NEVER });
+    await dispatcher.dispatch(message(kind, "fail"), { contextData: undefined, signal: NEVER });
+    await dispatcher.dispatch(message(kind, "fail", 1), { contextData: undefined, signal: NEVER });
+    await dispatcher.dispatch(message(kind, "malformed"), {
+      contextData: undefined,
+      signal: NEVER,
+    });
+  }
+  const collected = await meters.collect();
+  for (const kind of kinds) {
+    const attributes = { "fedwork.message.type": kind };
+    assertEquals(count(collected, MESSAGE_METRICS.enqueued, attributes), 1, kind);
+    assertEquals(count(collected, MESSAGE_METRICS.completed, attributes), 1, kind);
+    assertEquals(count(collected, MESSAGE_METRICS.retried, attributes), 1, kind);
+    assertEquals(
+      count(collected, MESSAGE_METRICS.failed, {
+        ...attributes,
+        "fedwork.failure.reason": "exhausted",
+      }),
+      1,
+      kind,
+    );
+    assertEquals(count(collected, MESSAGE_METRICS.dropped, attributes), 1, kind);
+    assertEquals(histogramCount(collected, MESSAGE_METRICS.duration, attributes), 4, kind);
+    // The first attempts are measured from when they were enqueued; the
+    // retry (attempt 1, without dueAt) is not measured.
+    assertEquals(histogramCount(collected, MESSAGE_METRICS.queueWait, attributes), 3, kind);
+  }
+  const metric = collected.find((m) => m.descriptor.name === MESSAGE_METRICS.queueWait);
+  assert(metric != null);
+  assertEquals(metric.descriptor.unit, "s");
+  await meters.shutdown();
+});
+
+const NEVER = new AbortController().signal;

@@ -1,0 +1,332 @@
+import type { KvKey, KvStore } from "../kv/kv-store.ts";
+import type { TaskMessage } from "./message.ts";
+
+/**
+ * The error a finished task record keeps: what is needed to understand a
+ * failure days later, as plain strings.
+ * @since 0.2.0
+ */
+export interface TaskRecordError {
+  /** The error's `name`, e.g. `"TypeError"`. */
+  readonly name: string;
+  /** The error's message. */
+  readonly message: string;
+  /** The stack trace, when the error had one. */
+  readonly stack?: string;
+}
+
+/**
+ * A task that finished and was kept: failed for good (the failed-task
+ * store, for `failedTaskRetention`) or completed (for
+ * `completedTaskRetention`).
+ * @since 0.2.0
+ */
+export interface TaskRecord {
+  /** The message id, kept across retries; the record's id. */
+  readonly id: string;
+  /** The task's name. */
+  readonly taskName: string;
+  /** How it finished. */
+  readonly status: "failed" | "completed";
+  /** For failed tasks: `"permanent"` (a `PermanentError`) or `"exhausted"`. */
+  readonly reason?: "permanent" | "exhausted";
+  /** For failed tasks: the last error. */
+  readonly error?: TaskRecordError;
+  /** How many attempts ran. */
+  readonly attempts: number;
+  /** When the task was first enqueued. */
+  readonly enqueuedAt: Date;
+  /** When it finished. */
+  readonly finishedAt: Date;
+  /**
+   * The payload as it travelled: encoded with Fedwork's task codec (devalue,
+   * vocabulary objects as JSON-LD).  Opaque; `getFailedTask()` decodes it.
+   */
+  readonly encodedPayload: string;
+  /** The base URL of the context that enqueued the task. */
+  readonly baseUrl: string;
+  /** The ordering key the task was enqueued with, if any. */
+  readonly orderingKey?: string;
+}
+
+/**
+ * Options for listing task records.
+ * @since 0.2.0
+ */
+export interface ListTaskRecordsOptions {
+  /** Only records of this task.  All tasks by default. */
+  readonly taskName?: string;
+  /** How many records at most; 50 by default, at most 1000. */
+  readonly limit?: number;
+  /** The `cursor` of the previous page, to get the next one. */
+  readonly cursor?: string;
+}
+
+/**
+ * One page of task records, newest first.
+ * @since 0.2.0
+ */
+export interface TaskRecordPage {
+  /** The records. */
+  readonly records: readonly TaskRecord[];
+  /** Pass it as `cursor` to get the next page; absent on the last page. */
+  readonly cursor?: string;
+}
+
+/** A record as stored: JSON, dates as epoch milliseconds. */
+interface StoredRecord {
+  readonly id: string;
+  readonly taskName: string;
+  readonly status: "failed" | "completed";
+  readonly reason?: "permanent" | "exhausted";
+  readonly error?: TaskRecordError;
+  readonly attempts: number;
+  readonly enqueuedAt: number;
+  readonly finishedAt: number;
+  readonly data: string;
+  readonly baseUrl: string;
+  readonly orderingKey?: string;
+}
+
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 1000;
+
+/**
+ * Keeps finished tasks in the federation's key–value store: failed ones
+ * with their encoded payload, error and attempts, and optionally completed
+ * ones, each kind under its own key prefix and with its own retention (the
+ * entries' time to live).  The key–value store is used rather than a table
+ * of each queue backend because it is the one store every deployment has,
+ * every backend expires entries natively, and failures are few: listing
+ * reads the prefix and sorts in memory.
+ * @since 0.2.0
+ */
+export class TaskRecordStore {
+  readonly #kv: KvStore;
+  readonly #failedRetentionMs: number;
+  readonly #completedRetentionMs: number;
+
+  /**
+   * @param kv The store.
+   * @param retention How long to keep failed and completed records, in
+   *                  milliseconds; 0 keeps none.
+   */
+  constructor(kv: KvStore, retention: { readonly failedMs: number; readonly completedMs: number }) {
+    this.#kv = kv;
+    this.#failedRetentionMs = retention.failedMs;
+    this.#completedRetentionMs = retention.completedMs;
+  }
+
+  /** Whether completed tasks are kept. */
+  get keepsCompleted(): boolean {
+    return this.#completedRetentionMs > 0;
+  }
+
+  /** Whether failed tasks are kept. */
+  get keepsFailed(): boolean {
+    return this.#failedRetentionMs > 0;
+  }
+
+  /**
+   * Keeps a task that failed for good, replacing an older record of the
+   * same message (a replay that failed again).
+   * @param message The task's message, as its last attempt got it.
+   * @param reason Why it failed.
+   * @param error The last error.
+   */
+  async recordFailed(
+    message: TaskMessage,
+    reason: "permanent" | "exhausted",
+    error: unknown,
+  ): Promise<void> {
+    if (!this.keepsFailed) return;
+    await this.#kv.set(
+      recordKey("failed", message.id),
+      toStored(message, "failed", { reason, error: describeError(error) }),
+      { ttl: { milliseconds: this.#failedRetentionMs } },
+    );
+  }
+
+  /**
+   * Keeps a completed task, when completed tasks are kept.
+   * @param message The task's message.
+   */
+  async recordCompleted(message: TaskMessage): Promise<void> {
+    if (!this.keepsCompleted) return;
+    await this.#kv.set(recordKey("completed", message.id), toStored(message, "completed", {}), {
+      ttl: { milliseconds: this.#completedRetentionMs },
+    });
+  }
+
+  /**
+   * Reads one record.
+   * @param status Failed or completed.
+   * @param id The message id.
+   * @returns The record, or `undefined` when there is none (or it expired).
+   */
+  async get(status: "failed" | "completed", id: string): Promise<TaskRecord | undefined> {
+    if (typeof id !== "string") return undefined;
+    const stored = await this.#kv.get<StoredRecord>(recordKey(status, id));
+    return isStoredRecord(stored) ? fromStored(stored) : undefined;
+  }
+
+  /**
+   * Removes one record.
+   * @param status Failed or completed.
+   * @param id The message id.
+   * @returns Whether there was one.
+   */
+  async delete(status: "failed" | "completed", id: string): Promise<boolean> {
+    if (typeof id !== "string") return false;
+    const key = recordKey(status, id);
+    const present = isStoredRecord(await this.#kv.get(key));
+    await this.#kv.delete(key);
+    return present;
+  }
+
+  /**
+   * Lists records newest first, a page at a time.
+   * @param status Failed or completed.
+   * @param options A task name, a page size and a cursor.
+   * @returns The page.
+   * @throws {RangeError} When `limit` is not an integer from 1 to 1000.
+   * @throws {TypeError} When `cursor` is not one this method returned.
+   */
+  async list(
+    status: "failed" | "completed",
+    options: ListTaskRecordsOptions = {},
+  ): Promise<TaskRecordPage> {
+    const limit = options.limit ?? DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+      throw new RangeError(
+        `The limit option must be an integer from 1 to ${MAX_LIMIT}; got ${limit}.`,
+      );
+    }
+    const after = options.cursor == null ? undefined : parseCursor(options.cursor);
+    const all = (await this.#all(status)).filter((record) =>
+      options.taskName == null || record.taskName === options.taskName
+    );
+    all.sort(newestFirst);
+    const start = after == null ? 0 : all.findIndex((record) => newestFirst(record, after) > 0);
+    const page = start < 0 ? [] : all.slice(start, start + limit);
+    const last = page.at(-1);
+    const more = start >= 0 && start + limit < all.length;
+    return {
+      records: page.map(fromStored),
+      ...(more && last != null ? { cursor: formatCursor(last) } : {}),
+    };
+  }
+
+  /**
+   * Counts records per task name.
+   * @param status Failed or completed.
+   * @returns The count of each task name that has records.
+   */
+  async count(status: "failed" | "completed"): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const record of await this.#all(status)) {
+      counts.set(record.taskName, (counts.get(record.taskName) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  async #all(status: "failed" | "completed"): Promise<StoredRecord[]> {
+    const records: StoredRecord[] = [];
+    for await (const entry of this.#kv.list(prefixKey(status))) {
+      if (isStoredRecord(entry.value)) records.push(entry.value);
+    }
+    return records;
+  }
+}
+
+function prefixKey(status: "failed" | "completed"): KvKey {
+  return ["fedwork", "task-records", status];
+}
+
+function recordKey(status: "failed" | "completed", id: string): KvKey {
+  return ["fedwork", "task-records", status, id];
+}
+
+function toStored(
+  message: TaskMessage,
+  status: "failed" | "completed",
+  extra: Pick<StoredRecord, "reason" | "error">,
+): StoredRecord {
+  const started = Date.parse(message.started);
+  return {
+    id: message.id,
+    taskName: message.taskName,
+    status,
+    ...(extra.reason == null ? {} : { reason: extra.reason }),
+    ...(extra.error == null ? {} : { error: extra.error }),
+    attempts: message.attempt + 1,
+    enqueuedAt: Number.isNaN(started) ? 0 : started,
+    finishedAt: Date.now(),
+    data: message.data,
+    baseUrl: message.baseUrl,
+    ...(message.orderingKey == null ? {} : { orderingKey: message.orderingKey }),
+  };
+}
+
+function fromStored(stored: StoredRecord): TaskRecord {
+  return {
+    id: stored.id,
+    taskName: stored.taskName,
+    status: stored.status,
+    ...(stored.reason == null ? {} : { reason: stored.reason }),
+    ...(stored.error == null ? {} : { error: stored.error }),
+    attempts: stored.attempts,
+    enqueuedAt: new Date(stored.enqueuedAt),
+    finishedAt: new Date(stored.finishedAt),
+    encodedPayload: stored.data,
+    baseUrl: stored.baseUrl,
+    ...(stored.orderingKey == null ? {} : { orderingKey: stored.orderingKey }),
+  };
+}
+
+function isStoredRecord(value: unknown): value is StoredRecord {
+  if (typeof value !== "object" || value == null) return false;
+  const record = value as Partial<StoredRecord>;
+  return typeof record.id === "string" && typeof record.taskName === "string" &&
+    typeof record.data === "string" && typeof record.finishedAt === "number" &&
+    typeof record.baseUrl === "string";
+}
+
+/** Newest first; ties broken by id so that the order is total. */
+function newestFirst(
+  a: Pick<StoredRecord, "finishedAt" | "id">,
+  b: Pick<StoredRecord, "finishedAt" | "id">,
+): number {
+  return b.finishedAt - a.finishedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+function formatCursor(record: StoredRecord): string {
+  return `${record.finishedAt}.${record.id}`;
+}
+
+function parseCursor(cursor: string): Pick<StoredRecord, "finishedAt" | "id"> {
+  const match = typeof cursor === "string" ? /^(\d+)\.(.+)$/.exec(cursor) : null;
+  if (match == null) {
+    throw new TypeError(
+      `The cursor option must be the cursor of a previous page; got ${JSON.stringify(cursor)}.`,
+    );
+  }
+  return { finishedAt: Number(match[1]), id: match[2] };
+}
+
+/**
+ * Describes an error as plain strings.
+ * @param error Anything thrown.
+ * @returns Its name, message and stack.
+ * @since 0.2.0
+ */
+export function describeError(error: unknown): TaskRecordError {
+  if (error instanceof Error) {
+    return {
+      name: error.name,
+      message: error.message,
+      ...(typeof error.stack === "string" ? { stack: error.stack } : {}),
+    };
+  }
+  return { name: typeof error, message: String(error) };
+}
