@@ -2,6 +2,7 @@ import { assert, assertEquals, assertInstanceOf, test } from "@fedify/fixture";
 import {
   createFederationBuilder,
   type Federation,
+  generateCryptoKeyPair,
   MemoryKvStore,
   type MessageQueue,
   millisecondsToDuration,
@@ -81,6 +82,13 @@ const opSchema: {
   },
 };
 
+let keyPair: Promise<CryptoKeyPair> | undefined;
+
+/** One RSA key pair for the suite's actor (generating one is slow). */
+function suiteKeyPair(): Promise<CryptoKeyPair> {
+  return keyPair ??= generateCryptoKeyPair();
+}
+
 /** Builds the "web" and "worker" federations of one app from one builder. */
 async function buildWebAndWorker(
   run: QueueTestRun,
@@ -88,6 +96,9 @@ async function buildWebAndWorker(
   wrapWorkerQueue: (queue: MessageQueue) => MessageQueue = (queue) => queue,
 ): Promise<{ web: Federation<void>; worker: Federation<void> }> {
   const builder = createFederationBuilder<void>();
+  // Deliveries are signed: the worker asks the key pairs dispatcher.
+  builder.setActorDispatcher("/users/{identifier}", () => null)
+    .setKeyPairsDispatcher(async () => [await suiteKeyPair()]);
   define(builder);
   const options = (queue: MessageQueue) => ({
     kv: new MemoryKvStore(),
@@ -244,6 +255,7 @@ export function testFederationOverQueue(options: FederationConformanceOptions): 
           assertEquals(request.method, "POST");
           assertEquals(request.path, "/users/bob/inbox");
           assertEquals(request.contentType, "application/activity+json");
+          assert(request.signature != null, "the delivery is signed");
           assertEquals(JSON.parse(request.body), await activity.toJsonLd());
         } finally {
           controller.abort();

@@ -7,6 +7,8 @@ export interface ReceivedRequest {
   readonly method: string;
   readonly path: string;
   readonly contentType: string | undefined;
+  /** The `Signature` header: deliveries are signed. */
+  readonly signature: string | undefined;
   readonly body: string;
 }
 
@@ -36,6 +38,7 @@ export function startInboxServer(): Promise<InboxServer> {
         method: request.method ?? "",
         path: request.url ?? "",
         contentType: request.headers["content-type"],
+        signature: request.headers["signature"] as string | undefined,
         body,
       });
       response.writeHead(202).end();

@@ -1,11 +1,12 @@
-import type { Activity, DocumentLoader, Recipient } from "@fedify/vocab";
+import type { Activity, DocumentLoader, Object as APObject, Recipient } from "@fedify/vocab";
+import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./federation.ts";
-import type { FederationRegistry, RouteRegistration } from "./registry.ts";
+import type { FederationRegistry, ObjectClass } from "./registry.ts";
 import type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
 import type { TaskDefinition, TaskEnqueueOptions } from "../tasks/definition.ts";
 import { prepareTaskMessages } from "../tasks/enqueue.ts";
@@ -84,10 +85,68 @@ export interface Context<TContextData> {
   getFollowingUri(identifier: string): URL;
 
   /**
+   * Builds the URI of an object served by an object dispatcher.
+   * @param cls The class given to `setObjectDispatcher()`, e.g. `Note`.
+   * @param values A non-empty string for each variable of its path.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without an object dispatcher for the
+   *         class.
+   * @throws {TypeError} When a value is missing.
+   * @since 0.2.0
+   */
+  getObjectUri<TObject extends APObject>(
+    cls: ObjectClass<TObject>,
+    values: Readonly<Record<string, string>>,
+  ): URL;
+
+  /**
+   * Builds the NodeInfo document's URI.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a NodeInfo dispatcher.
+   * @since 0.2.0
+   */
+  getNodeInfoUri(): URL;
+
+  /**
+   * Tells which of this federation's routes a URI is, and with which
+   * values: the inverse of the URI builders.
+   * @param uri A URI, e.g. the object of a received `Follow`.
+   * @returns What it is, or `null` when it is not one of ours.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const parsed = ctx.parseUri(follow.objectId);
+   * if (parsed?.type === "actor") console.log(parsed.identifier);
+   * ```
+   */
+  parseUri(uri: URL | null | undefined): ParseUriResult | null;
+
+  /**
+   * Returns an actor's key pairs from the key pairs dispatcher, with their
+   * key ids (`#main-key`, `#key-2`, …) and the vocabulary objects to publish
+   * on the actor (`publicKey`, `assertionMethods`).
+   * @param identifier The actor's identifier.
+   * @returns The key pairs; empty when the actor has none.
+   * @throws {RouteNotRegisteredError} Without a key pairs dispatcher.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const keys = await ctx.getActorKeyPairs(identifier);
+   * return new Person({
+   *   id: ctx.getActorUri(identifier),
+   *   publicKey: keys[0]?.cryptographicKey,
+   *   assertionMethods: keys.map((key) => key.multikey),
+   * });
+   * ```
+   */
+  getActorKeyPairs(identifier: string): Promise<ActorKeyPair[]>;
+
+  /**
    * Sends an activity to recipients' inboxes.  With an outbox queue it
    * enqueues the deliveries (one message per inbox, or one fan-out message
    * for many inboxes) and returns; without one it delivers before
-   * returning.  Deliveries are not signed yet.
+   * returning.  Each delivery is signed, when it is made, with the
+   * sender's first RSA key from the key pairs dispatcher.
    * @param sender The sending actor.
    * @param recipients An actor, several, or `"followers"` for every
    *                   follower the followers dispatcher lists.
@@ -96,7 +155,7 @@ export interface Context<TContextData> {
    * @param options Shared inbox preference, fan-out and ordering.
    * @throws {TypeError} When an argument is malformed.
    * @throws {RouteNotRegisteredError} With `"followers"` but no followers
-   *         dispatcher.
+   *         dispatcher, or without a key pairs dispatcher.
    * @example
    * ```ts
    * await ctx.sendActivity({ identifier: "alice" }, follower, new Create({
@@ -174,6 +233,22 @@ export interface Context<TContextData> {
 }
 
 /**
+ * What {@link Context.parseUri} found.
+ * @since 0.2.0
+ */
+export type ParseUriResult =
+  | { readonly type: "actor"; readonly identifier: string }
+  | { readonly type: "inbox"; readonly identifier: string | null }
+  | { readonly type: "outbox" | "followers" | "following"; readonly identifier: string }
+  | {
+    readonly type: "object";
+    readonly class: ObjectClass;
+    readonly typeId: URL;
+    readonly values: Readonly<Record<string, string>>;
+  }
+  | { readonly type: "nodeinfo" };
+
+/**
  * What a {@link ContextImpl} needs from its federation.  Internal.
  * @since 0.1.0
  */
@@ -202,6 +277,8 @@ export interface ContextHost<TContextData> {
     activity: Activity,
     options: SendActivityOptions,
   ): Promise<void>;
+  /** Returns an actor's key pairs from the key pairs dispatcher. */
+  getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]>;
 }
 
 /**
@@ -218,6 +295,11 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
   /** The base URL the context was created for.  Internal. */
   readonly url: URL;
   readonly #host: ContextHost<TContextData>;
+
+  /** The federation's internals.  Internal. */
+  get federationHost(): ContextHost<TContextData> {
+    return this.#host;
+  }
 
   /**
    * @param host The federation's internals.
@@ -247,69 +329,113 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     return this.#host.tracerProvider;
   }
 
-  #buildUri(
-    route: RouteRegistration<unknown> | undefined,
-    identifier: string,
-    registration: string,
-    method: string,
-  ): URL {
-    if (route == null) throw new RouteNotRegisteredError(registration, method);
-    return this.#expand(route.path, identifier);
+  #build(name: string, values: Readonly<Record<string, string>>, missing: [string, string]): URL {
+    const routes = this.#host.registry.routes;
+    if (!routes.has(name)) throw new RouteNotRegisteredError(missing[0], missing[1]);
+    return new URL(routes.build(name, values), this.canonicalOrigin);
   }
 
-  #expand(path: string, identifier: string): URL {
+  #buildForIdentifier(name: string, identifier: string, missing: [string, string]): URL {
     if (typeof identifier !== "string" || identifier === "") {
       throw new TypeError("The identifier must be a non-empty string.");
     }
-    return new URL(
-      path.replace("{identifier}", encodeURIComponent(identifier)),
-      this.canonicalOrigin,
-    );
+    return this.#build(name, { identifier }, missing);
   }
 
   getActorUri(identifier: string): URL {
-    const registry = this.#host.registry;
-    return this.#buildUri(registry.actor, identifier, "actor dispatcher", "setActorDispatcher");
+    return this.#buildForIdentifier("actor", identifier, [
+      "actor dispatcher",
+      "setActorDispatcher",
+    ]);
   }
 
   getInboxUri(identifier?: string): URL {
-    const registry = this.#host.registry;
     if (identifier == null) {
-      if (registry.sharedInboxPath == null) {
-        throw new RouteNotRegisteredError(
-          "shared inbox path",
-          "setInboxListeners(inboxPath, sharedInboxPath)",
-        );
-      }
-      return new URL(registry.sharedInboxPath, this.canonicalOrigin);
+      return this.#build("sharedInbox", {}, [
+        "shared inbox path",
+        "setInboxListeners(inboxPath, sharedInboxPath)",
+      ]);
     }
-    if (registry.inboxPath == null) {
-      throw new RouteNotRegisteredError("inbox listener set", "setInboxListeners");
-    }
-    return this.#expand(registry.inboxPath, identifier);
+    return this.#buildForIdentifier("inbox", identifier, [
+      "inbox listener set",
+      "setInboxListeners",
+    ]);
   }
 
   getOutboxUri(identifier: string): URL {
-    const registry = this.#host.registry;
-    return this.#buildUri(registry.outbox, identifier, "outbox dispatcher", "setOutboxDispatcher");
+    return this.#buildForIdentifier("outbox", identifier, [
+      "outbox dispatcher",
+      "setOutboxDispatcher",
+    ]);
   }
 
   getFollowersUri(identifier: string): URL {
-    return this.#buildUri(
-      this.#host.registry.followers,
-      identifier,
+    return this.#buildForIdentifier("followers", identifier, [
       "followers dispatcher",
       "setFollowersDispatcher",
-    );
+    ]);
   }
 
   getFollowingUri(identifier: string): URL {
-    return this.#buildUri(
-      this.#host.registry.following,
-      identifier,
+    return this.#buildForIdentifier("following", identifier, [
       "following dispatcher",
       "setFollowingDispatcher",
-    );
+    ]);
+  }
+
+  getObjectUri<TObject extends APObject>(
+    cls: ObjectClass<TObject>,
+    values: Readonly<Record<string, string>>,
+  ): URL {
+    const typeId = cls?.typeId?.href;
+    const registration = typeId == null ? undefined : this.#host.registry.objects.get(typeId);
+    if (registration == null) {
+      throw new RouteNotRegisteredError(
+        `object dispatcher for ${cls?.name ?? String(cls)}`,
+        "setObjectDispatcher",
+      );
+    }
+    return this.#build(registration.routeName, values, ["", ""]);
+  }
+
+  getNodeInfoUri(): URL {
+    return this.#build("nodeinfo", {}, ["NodeInfo dispatcher", "setNodeInfoDispatcher"]);
+  }
+
+  parseUri(uri: URL | null | undefined): ParseUriResult | null {
+    if (uri == null) return null;
+    if (uri.origin !== this.canonicalOrigin && uri.origin !== this.origin) return null;
+    const match = this.#host.registry.routes.route(uri.pathname);
+    if (match == null) return null;
+    const { name, values } = match;
+    switch (name) {
+      case "actor":
+      case "outbox":
+      case "followers":
+      case "following":
+        return { type: name, identifier: values.identifier };
+      case "inbox":
+        return { type: "inbox", identifier: values.identifier };
+      case "sharedInbox":
+        return { type: "inbox", identifier: null };
+      case "nodeinfo":
+        return { type: "nodeinfo" };
+    }
+    if (name.startsWith("object:")) {
+      const registration = this.#host.registry.objects.get(name.slice("object:".length));
+      if (registration == null) return null;
+      return {
+        type: "object",
+        class: registration.cls,
+        typeId: registration.cls.typeId,
+        values,
+      };
+    }
+    return null;
+  }
+
+  getActorKeyPairs(identifier: string): Promise<ActorKeyPair[]> {
+    return this.#host.getActorKeyPairs(this, identifier);
   }
 
   sendActivity(

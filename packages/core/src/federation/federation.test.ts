@@ -5,7 +5,13 @@ import { createExponentialBackoffPolicy } from "../retry/exponential-backoff.ts"
 import type { Context } from "./context.ts";
 import { createFederation } from "./federation.ts";
 import type { InboxMessage } from "./message.ts";
-import { deferred, RecordingQueue, startInboxServer, withTimeout } from "./test-support.ts";
+import {
+  deferred,
+  RecordingQueue,
+  registerTestActor,
+  startInboxServer,
+  withTimeout,
+} from "./test-support.ts";
 
 const base = new URL("https://example.com/");
 
@@ -40,6 +46,7 @@ test("one queue serving every role is listened to once and dispatches by type", 
     manuallyStartQueue: true,
     allowPrivateAddress: true,
   });
+  registerTestActor(federation);
   const received = deferred<[string, Follow]>();
   federation.setInboxListeners("/users/{identifier}/inbox").on(Follow, (ctx, follow) => {
     received.resolve([ctx.data.db, follow]);
@@ -164,6 +171,7 @@ test("fan-out messages are expanded into one delivery per inbox", async () => {
     queue: { outbox, fanout },
     allowPrivateAddress: true,
   });
+  registerTestActor(federation);
   const ctx = federation.createContext(base, undefined);
   try {
     const worker = federation.startQueue(undefined, { signal: controller.signal });

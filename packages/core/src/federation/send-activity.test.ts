@@ -5,7 +5,7 @@ import { RouteNotRegisteredError } from "./errors.ts";
 import { createFederation, type Federation } from "./federation.ts";
 import type { FanoutMessage, OutboxMessage } from "./message.ts";
 import type { FederationQueueOptions } from "./queue-roles.ts";
-import { RecordingQueue } from "./test-support.ts";
+import { RecordingQueue, registerTestActor } from "./test-support.ts";
 
 const base = new URL("https://example.com/");
 
@@ -28,7 +28,13 @@ function createRecipient(server: string, name: string, sharedInbox = true): Pers
 }
 
 function createManualFederation(queue: RecordingQueue | FederationQueueOptions): Federation<void> {
-  return createFederation<void>({ kv: new MemoryKvStore(), queue, manuallyStartQueue: true });
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+  });
+  registerTestActor(federation);
+  return federation;
 }
 
 test("sendActivity() enqueues one outbox message per recipient inbox", async () => {
@@ -180,6 +186,7 @@ test("sendActivity() gives an activity without an ID a urn:uuid ID", async () =>
 test("workers start on the first enqueue unless manuallyStartQueue is set", async () => {
   const queue = new RecordingQueue({ deliver: false });
   const federation = createFederation<void>({ kv: new MemoryKvStore(), queue });
+  registerTestActor(federation);
   const ctx = federation.createContext(base, undefined);
   assertEquals(queue.listenCount, 0);
   await ctx.sendActivity(

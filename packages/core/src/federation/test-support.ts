@@ -2,6 +2,9 @@
 // from mod.ts.
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Person } from "@fedify/vocab";
+import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
+import type { Federatable } from "./federatable.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { Message } from "./message.ts";
@@ -199,4 +202,29 @@ export function startInboxServer(
       body: status >= 400 ? "failure" : "",
     };
   });
+}
+
+let sharedKeyPair: Promise<CryptoKeyPair> | undefined;
+
+/** One RSA key pair shared by the tests of a process (generating one is slow). */
+export function testKeyPair(): Promise<CryptoKeyPair> {
+  return sharedKeyPair ??= generateCryptoKeyPair();
+}
+
+/**
+ * Registers an actor dispatcher serving a `Person` per identifier, with the
+ * shared test key pair, so that the federation can sign deliveries.
+ */
+export function registerTestActor<TContextData>(
+  federation: Federatable<TContextData>,
+  path = "/users/{identifier}",
+): void {
+  federation.setActorDispatcher(path, async (ctx, identifier) => {
+    const [key] = await ctx.getActorKeyPairs(identifier);
+    return new Person({
+      id: ctx.getActorUri(identifier),
+      preferredUsername: identifier,
+      publicKey: key.cryptographicKey,
+    });
+  }).setKeyPairsDispatcher(async () => [await testKeyPair()]);
 }
