@@ -4,7 +4,10 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Person } from "@fedify/vocab";
 import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
+import { startTestServer, type TestServer } from "../activitypub/test-support.ts";
 import type { Federatable } from "./federatable.ts";
+import type { Federation } from "./federation.ts";
+import type { FederationFetchOptions } from "./http-handler.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { Message } from "./message.ts";
@@ -227,4 +230,16 @@ export function registerTestActor<TContextData>(
       publicKey: key.cryptographicKey,
     });
   }).setKeyPairsDispatcher(async () => [await testKeyPair()]);
+}
+
+/**
+ * Serves a federation on a real HTTP server on 127.0.0.1 (node:http, which
+ * Deno, Node.js and Bun all provide), answering through `fetch()`.
+ */
+export function serveFederation<TContextData>(
+  federation: Federation<TContextData>,
+  contextData: TContextData,
+  options: Omit<FederationFetchOptions<TContextData>, "contextData"> = {},
+): Promise<TestServer> {
+  return startTestServer((request) => federation.fetch(request, { contextData, ...options }));
 }
