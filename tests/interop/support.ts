@@ -74,3 +74,74 @@ export async function startServer(
     [Symbol.asyncDispose]: close,
   };
 }
+
+/** A Fetch API handler served on 127.0.0.1. */
+export interface FetchServer extends AsyncDisposable {
+  /** The base URL, e.g. `http://127.0.0.1:43210/`. */
+  readonly url: URL;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves a Fetch API handler (e.g. `federation.fetch`) on a real HTTP server
+ * on 127.0.0.1, keeping the response's status and headers.  The handler
+ * may be set after the server is up, once its URL is known.
+ */
+export async function serveFetch(
+  handle: (request: Request) => Promise<Response>,
+): Promise<FetchServer> {
+  const server = createServer((req, res) => {
+    const chunks: Uint8Array[] = [];
+    req.on("data", (chunk: Uint8Array) => chunks.push(chunk));
+    req.on("end", async () => {
+      const { port } = server.address() as AddressInfo;
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value == null) continue;
+        for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+      }
+      const method = req.method ?? "GET";
+      const response = await handle(
+        new Request(`http://127.0.0.1:${port}${req.url}`, {
+          method,
+          headers,
+          body: method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks),
+        }),
+      ).catch((error) => new Response(String(error), { status: 500 }));
+      const responseHeaders: Record<string, string> = { Connection: "close" };
+      response.headers.forEach((value, name) => responseHeaders[name] = value);
+      res.writeHead(response.status, responseHeaders);
+      res.end(Buffer.from(await response.arrayBuffer()));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections?.();
+      server.close(() => resolve());
+    });
+  return { url: new URL(`http://127.0.0.1:${port}/`), close, [Symbol.asyncDispose]: close };
+}
+
+/** Resolves when `promise` does, or rejects after `ms` naming what was awaited. */
+export async function within<T>(promise: Promise<T>, label: string, ms = 30_000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Timed out waiting for ${label}.`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A promise with its resolver exposed. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => resolve = r);
+  return { promise, resolve };
+}
