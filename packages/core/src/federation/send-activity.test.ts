@@ -135,6 +135,30 @@ test("sendActivity() to followers enumerates every page of the followers dispatc
   );
 });
 
+test("sendActivity() to followers pages from the first cursor when the one-shot call returns null", async () => {
+  const queue = new RecordingQueue({ deliver: false });
+  const federation = createManualFederation(queue);
+  const cursors: (string | null)[] = [];
+  const pages: Record<string, { items: Person[]; nextCursor: string | null }> = {
+    first: { items: [createRecipient("a.example", "bob")], nextCursor: "second" },
+    second: { items: [createRecipient("b.example", "carol")], nextCursor: null },
+  };
+  federation.setFollowersDispatcher("/users/{identifier}/followers", (_ctx, _id, cursor) => {
+    cursors.push(cursor);
+    return cursor == null ? null : pages[cursor];
+  }).setFirstCursor(() => "first");
+  await federation.createContext(base, undefined).sendActivity(
+    { identifier: "alice" },
+    "followers",
+    createActivity(),
+  );
+  assertEquals(cursors, [null, "first", "second"]);
+  assertEquals(
+    queue.enqueued.map((record) => (record.message as OutboxMessage).inbox),
+    ["https://a.example/users/bob/inbox", "https://b.example/users/carol/inbox"],
+  );
+});
+
 test("sendActivity() rejects malformed arguments before enqueueing", async () => {
   const queue = new RecordingQueue({ deliver: false });
   const ctx = createManualFederation(queue).createContext(base, undefined);
