@@ -145,3 +145,16 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
   const promise = new Promise<T>((r) => resolve = r);
   return { promise, resolve };
 }
+
+/**
+ * Resolves once `predicate` holds, checking every 10 ms: for what is
+ * recorded after a response is sent (a listener may run before it).
+ */
+export function until(predicate: () => boolean, label: string): Promise<void> {
+  return within(
+    (async () => {
+      while (!predicate()) await new Promise((resolve) => setTimeout(resolve, 10));
+    })(),
+    label,
+  );
+}
