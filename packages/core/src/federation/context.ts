@@ -1,4 +1,12 @@
-import type { Activity, DocumentLoader, Object as APObject, Recipient } from "@fedify/vocab";
+import {
+  type Activity,
+  type DocumentLoader,
+  Object as APObject,
+  type Recipient,
+} from "@fedify/vocab";
+import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
+import { signatureAlgorithmOf } from "../activitypub/signatures/spec.ts";
+import { lookupWebFinger, parseFediverseHandle } from "../activitypub/webfinger/lookup.ts";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
@@ -140,6 +148,44 @@ export interface Context<TContextData> {
    * ```
    */
   getActorKeyPairs(identifier: string): Promise<ActorKeyPair[]>;
+
+  /**
+   * Returns a document loader whose GETs are signed by one of your actors,
+   * for servers that require authorized fetch (Mastodon's secure mode).
+   * @param identity The actor.
+   * @returns The loader.
+   * @throws {RouteNotRegisteredError} Without a key pairs dispatcher.
+   * @throws {TypeError} When the actor has no RSA key.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const documentLoader = await ctx.getDocumentLoader({ identifier: "alice" });
+   * const actor = await ctx.lookupObject("@bob@example.com", { documentLoader });
+   * ```
+   */
+  getDocumentLoader(identity: { readonly identifier: string }): Promise<DocumentLoader>;
+
+  /**
+   * Fetches an ActivityStreams object by its URI, or an actor by its
+   * fediverse handle (`@user@host`, `user@host` or `acct:user@host`,
+   * resolved through WebFinger).  An object whose id is on another origin
+   * than the document it came from is refused.
+   * @param identifier The URI or handle.
+   * @param options The document loader to fetch with (e.g. one from
+   *                {@link Context.getDocumentLoader}); the federation's by
+   *                default.
+   * @returns The object, or `null` when it cannot be found or parsed.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const bob = await ctx.lookupObject("@bob@example.com");
+   * if (isActor(bob)) await ctx.sendActivity({ identifier: "alice" }, bob, follow);
+   * ```
+   */
+  lookupObject(
+    identifier: string | URL,
+    options?: { readonly documentLoader?: DocumentLoader },
+  ): Promise<APObject | null>;
 
   /**
    * Sends an activity to recipients' inboxes.  With an outbox queue it
@@ -436,6 +482,60 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
 
   getActorKeyPairs(identifier: string): Promise<ActorKeyPair[]> {
     return this.#host.getActorKeyPairs(this, identifier);
+  }
+
+  async getDocumentLoader(identity: { readonly identifier: string }): Promise<DocumentLoader> {
+    const keys = await this.getActorKeyPairs(identity?.identifier);
+    const key = keys.find((k) => signatureAlgorithmOf(k.privateKey) === "rsa-v1_5-sha256");
+    if (key == null) {
+      throw new TypeError(
+        `The actor ${JSON.stringify(identity.identifier)} has no RSA key to sign requests with.`,
+      );
+    }
+    const { userAgent, allowPrivateAddress, firstKnock } = this.#host.options;
+    return createFetchDocumentLoader({
+      userAgent,
+      allowPrivateAddress,
+      signer: { keyId: key.keyId, privateKey: key.privateKey, firstKnock },
+    });
+  }
+
+  async lookupObject(
+    identifier: string | URL,
+    options: { readonly documentLoader?: DocumentLoader } = {},
+  ): Promise<APObject | null> {
+    const documentLoader = options.documentLoader ?? this.documentLoader;
+    let url: URL | null = null;
+    const text = identifier instanceof URL ? null : identifier.trim();
+    const handle = text == null || (/^https?:/i.test(text)) ? null : parseFediverseHandle(text);
+    try {
+      if (identifier instanceof URL) url = identifier;
+      else if (handle != null) {
+        const { userAgent, allowPrivateAddress } = this.#host.options;
+        const jrd = await lookupWebFinger(`acct:${handle.user}@${handle.host}`, {
+          userAgent,
+          allowPrivateAddress,
+        });
+        const self = jrd?.links?.find((link) =>
+          link.rel === "self" && link.href != null &&
+          (link.type === "application/activity+json" ||
+            link.type?.startsWith("application/ld+json"))
+        );
+        if (self?.href == null) return null;
+        url = new URL(self.href);
+      } else if (text != null && URL.canParse(text)) url = new URL(text);
+      if (url == null) return null;
+      const { document, documentUrl } = await documentLoader(url.href);
+      const object = await APObject.fromJsonLd(document, {
+        documentLoader,
+        contextLoader: this.documentLoader,
+      });
+      // A server may only speak for its own objects.
+      if (object.id != null && object.id.origin !== new URL(documentUrl).origin) return null;
+      return object;
+    } catch {
+      return null;
+    }
   }
 
   sendActivity(

@@ -107,7 +107,7 @@ async function withServers(
 }
 
 test("a signed activity sent by sendActivity() reaches the recipient's inbox listener", () =>
-  withServers(async (remote, local, aliceKey) => {
+  withServers(async (remote, local) => {
     local.received.length = 0;
     const ctx = remote.federation.createContext(remote.server.url, undefined);
     await ctx.sendActivity(
