@@ -43,6 +43,13 @@ export interface Context<TContextData> {
   readonly federation: Federation<TContextData>;
   /** Loads remote JSON-LD documents. */
   readonly documentLoader: DocumentLoader;
+  /**
+   * Loads JSON-LD contexts (the well-known ones need no network), so that
+   * a context can be given to vocabulary getters:
+   * `await follow.getActor(ctx)`.
+   * @since 0.2.0
+   */
+  readonly contextLoader: DocumentLoader;
   /** The tracer provider the federation uses. */
   readonly tracerProvider: TracerProvider;
 
@@ -368,6 +375,10 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
   }
 
   get documentLoader(): DocumentLoader {
+    return this.#host.documentLoader;
+  }
+
+  get contextLoader(): DocumentLoader {
     return this.#host.documentLoader;
   }
 
