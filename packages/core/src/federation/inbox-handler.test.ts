@@ -7,6 +7,7 @@ import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import type { InboxContext } from "./inbox-context.ts";
 import { createFederation } from "./federation.ts";
 import type { IdempotencyStrategy } from "./registry.ts";
+import { startTestServer } from "../activitypub/test-support.ts";
 import {
   deferred,
   RecordingQueue,
@@ -17,11 +18,17 @@ import {
 
 /** A federation of actors with keys and inboxes, served on loopback. */
 async function startServer(
-  options: { idempotency?: IdempotencyStrategy; queue?: RecordingQueue } = {},
+  options: {
+    idempotency?: IdempotencyStrategy;
+    queue?: RecordingQueue;
+    skipSignatureVerification?: boolean;
+    forwardTo?: URL;
+  } = {},
 ) {
   const federation = createFederation<void>({
     kv: new MemoryKvStore(),
     allowPrivateAddress: true,
+    skipSignatureVerification: options.skipSignatureVerification ?? false,
     ...(options.queue == null ? {} : { queue: options.queue, manuallyStartQueue: true }),
   });
   federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
@@ -39,8 +46,11 @@ async function startServer(
     .on(Follow, (ctx: InboxContext<void>, activity) => {
       received.push({ recipient: ctx.recipient, activity });
     })
-    .on(Create, (ctx, activity) => {
+    .on(Create, async (ctx, activity) => {
       received.push({ recipient: ctx.recipient, activity });
+      if (options.forwardTo != null) {
+        await ctx.forwardActivity({ identifier: "bob" }, { id: null, inboxId: options.forwardTo });
+      }
     });
   if (options.idempotency != null) setters.withIdempotency(options.idempotency);
   const server = await serveFederation(federation, undefined, {
@@ -177,6 +187,12 @@ test("a body that is not JSON gets 400, an unknown recipient 404, a GET 405", ()
       aliceKey,
     );
     assertEquals(unknown.status, 404);
+    const huge = await post(
+      local.url("/users/bob/inbox"),
+      JSON.stringify({ ...follow(remote, local, "/follows/huge"), pad: "x".repeat(1024 * 1024) }),
+      aliceKey,
+    );
+    assertEquals(huge.status, 413);
     const get = await fetch(local.url("/users/bob/inbox"));
     await get.body?.cancel();
     assertEquals([get.status, get.headers.get("allow")], [405, "POST"]);
@@ -242,5 +258,59 @@ test("with an inbox queue the activity is enqueued, answered 202 and handled by 
     await remote.server.close();
     await server.server.close();
     await queue[Symbol.asyncDispose]();
+  }
+});
+
+test("skipSignatureVerification lets an unsigned activity through", async () => {
+  const remote = await startServer();
+  const server = await startServer({ skipSignatureVerification: true });
+  try {
+    const response = await post(
+      server.url("/users/bob/inbox"),
+      JSON.stringify(follow(remote, server, "/follows/unsigned")),
+      null,
+    );
+    assertEquals(response.status, 202);
+    assertEquals(server.received.map((r) => r.recipient), ["bob"]);
+  } finally {
+    await remote.server.close();
+    await server.server.close();
+  }
+});
+
+test("forwardActivity() delivers the activity as received, signed by the forwarder", async () => {
+  const bodies: string[] = [];
+  const headers: Headers[] = [];
+  const target = await startTestServer(async (request) => {
+    headers.push(request.headers);
+    bodies.push(await request.text());
+    return new Response(null, { status: 202 });
+  });
+  const remote = await startServer();
+  const server = await startServer({ forwardTo: new URL("/inbox", target.url) });
+  try {
+    const create = {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: remote.url("/creates/forwarded").href,
+      type: "Create",
+      actor: remote.url("/users/alice").href,
+      object: { id: remote.url("/notes/2").href, type: "Note", content: "Reply" },
+      "https://example.com/ns#extra": "kept as is",
+    };
+    const body = JSON.stringify(create);
+    const response = await post(server.url("/users/bob/inbox"), body, {
+      keyId: remote.url("/users/alice#main-key"),
+      privateKey,
+    });
+    assertEquals(response.status, 202);
+    assertEquals(bodies.map((text) => JSON.parse(text)), [create]);
+    assert(
+      headers[0].get("signature-input")?.includes(server.url("/users/bob#main-key").href),
+      "signed by the forwarder",
+    );
+  } finally {
+    await target.close();
+    await remote.server.close();
+    await server.server.close();
   }
 });
