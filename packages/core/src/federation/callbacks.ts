@@ -145,6 +145,19 @@ export type InboxErrorHandler<TContextData> = (
 ) => void | Promise<void>;
 
 /**
+ * Names the actor whose key signs an inbox's key fetches, or `null` to
+ * fetch unsigned.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type SharedInboxKeyDispatcher<TContextData> = (
+  ctx: Context<TContextData>,
+) =>
+  | { readonly identifier: string }
+  | null
+  | Promise<{ readonly identifier: string } | null>;
+
+/**
  * Returns the NodeInfo metadata served at the NodeInfo path.
  * @typeParam TContextData The context data type.
  * @since 0.2.0

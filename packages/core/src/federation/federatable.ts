@@ -15,6 +15,7 @@ import type {
   ObjectAuthorizePredicate,
   ObjectDispatcher,
   OutboxPermanentFailureHandler,
+  SharedInboxKeyDispatcher,
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
 import { DuplicateRegistrationError, RoutePathError } from "./errors.ts";
@@ -68,6 +69,20 @@ export interface InboxListenerSetters<TContextData> {
    * @since 0.2.0
    */
   withIdempotency(strategy: IdempotencyStrategy): InboxListenerSetters<TContextData>;
+
+  /**
+   * Names the actor (typically an instance actor) whose key signs the GETs
+   * an inbox makes to fetch senders' keys, for servers that answer only
+   * signed requests (authorized fetch, Mastodon's secure mode).  Without
+   * it, keys are fetched unsigned.
+   * @param dispatcher Returns the actor's identifier, or `null` to fetch
+   *                   unsigned.
+   * @returns These setters, for chaining.
+   * @since 0.2.0
+   */
+  setSharedKeyDispatcher(
+    dispatcher: SharedInboxKeyDispatcher<TContextData>,
+  ): InboxListenerSetters<TContextData>;
 }
 
 /**
@@ -516,6 +531,11 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
           );
         }
         registry.inboxIdempotency = strategy;
+        return setters;
+      },
+      setSharedKeyDispatcher(dispatcher) {
+        assertCallback(dispatcher, "setSharedKeyDispatcher");
+        registry.sharedKeyDispatcher = dispatcher;
         return setters;
       },
     };

@@ -23,6 +23,10 @@ async function startServer(
     queue?: RecordingQueue;
     skipSignatureVerification?: boolean;
     forwardTo?: URL;
+    /** Serve actors only to signed requests (authorized fetch). */
+    authorizedFetch?: boolean;
+    /** Sign key fetches as this actor. */
+    sharedKey?: string;
   } = {},
 ) {
   const federation = createFederation<void>({
@@ -40,7 +44,8 @@ async function startServer(
       inbox: ctx.getInboxUri(identifier),
       publicKey: key.cryptographicKey,
     });
-  }).setKeyPairsDispatcher(async () => [await testKeyPair()]);
+  }).setKeyPairsDispatcher(async () => [await testKeyPair()])
+    .authorize(async (ctx) => !options.authorizedFetch || await ctx.getSignedKey() != null);
   const received: { recipient: string | null; activity: Follow | Create }[] = [];
   const setters = federation.setInboxListeners("/users/{identifier}/inbox", "/inbox")
     .on(Follow, (ctx: InboxContext<void>, activity) => {
@@ -53,6 +58,9 @@ async function startServer(
       }
     });
   if (options.idempotency != null) setters.withIdempotency(options.idempotency);
+  if (options.sharedKey != null) {
+    setters.setSharedKeyDispatcher(() => ({ identifier: options.sharedKey! }));
+  }
   const server = await serveFederation(federation, undefined, {
     onUnauthorized: () => new Response("Who are you?", { status: 401 }),
   });
@@ -312,5 +320,22 @@ test("forwardActivity() delivers the activity as received, signed by the forward
     await target.close();
     await remote.server.close();
     await server.server.close();
+  }
+});
+
+test("setSharedKeyDispatcher() signs key fetches, so senders in authorized fetch mode verify", async () => {
+  const remote = await startServer({ authorizedFetch: true });
+  const plain = await startServer();
+  const signing = await startServer({ sharedKey: "instance" });
+  try {
+    const aliceKey = { keyId: remote.url("/users/alice#main-key"), privateKey };
+    const body = JSON.stringify(follow(remote, plain, "/follows/secure"));
+    assertEquals((await post(plain.url("/users/bob/inbox"), body, aliceKey)).status, 401);
+    assertEquals((await post(signing.url("/users/bob/inbox"), body, aliceKey)).status, 202);
+    assertEquals(signing.received.length, 1);
+  } finally {
+    await remote.server.close();
+    await plain.server.close();
+    await signing.server.close();
   }
 });

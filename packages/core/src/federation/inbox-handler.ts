@@ -1,7 +1,10 @@
 import { Tombstone } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import { DEFAULT_MAX_INBOX_BODY_SIZE, verifyInboxRequest } from "../activitypub/inbox/verify.ts";
-import type { PublicKeyFetcher } from "../activitypub/signatures/key-cache.ts";
+import {
+  createPublicKeyFetcher,
+  type PublicKeyFetcher,
+} from "../activitypub/signatures/key-cache.ts";
 import type { KvKey } from "../kv/kv-store.ts";
 import type { InboxMessage } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
@@ -110,10 +113,15 @@ export async function handleInboxRequest<TContextData>(
     }
     activity = parsed;
   } else {
+    const signer = await registry.sharedKeyDispatcher?.(ctx) ?? null;
     const verification = await verifyInboxRequest(request, {
       kv: options.kv,
       documentLoader: options.documentLoader,
-      fetchKey: host.fetchPublicKey,
+      // Keys are cached in the KV store whoever fetched them.
+      fetchKey: signer == null ? host.fetchPublicKey : createPublicKeyFetcher({
+        kv: options.kv,
+        documentLoader: await ctx.getDocumentLoader(signer),
+      }),
       timeWindow: options.signatureTimeWindow,
       ...(options.origin == null ? {} : { origin: options.origin }),
     });

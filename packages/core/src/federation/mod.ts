@@ -22,6 +22,7 @@ export type {
   OutboxPermanentFailure,
   OutboxPermanentFailureHandler,
   PageItems,
+  SharedInboxKeyDispatcher,
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
 export type { Context, ParseUriResult } from "./context.ts";

@@ -14,6 +14,7 @@ import type {
   ObjectAuthorizePredicate,
   ObjectDispatcher,
   OutboxPermanentFailureHandler,
+  SharedInboxKeyDispatcher,
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
 import { RouteTable } from "./routes.ts";
@@ -109,6 +110,7 @@ export interface FederationRegistry<TContextData> {
   inboxPath?: string;
   sharedInboxPath?: string;
   inboxIdempotency?: IdempotencyStrategy;
+  sharedKeyDispatcher?: SharedInboxKeyDispatcher<TContextData>;
   readonly inboxListeners: Map<ActivityClass, InboxListener<TContextData, Activity>>;
   inboxErrorHandler?: InboxErrorHandler<TContextData>;
   outbox?: CollectionRegistration<Activity, TContextData>;
