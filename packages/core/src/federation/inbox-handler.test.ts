@@ -4,6 +4,7 @@ import { Create, Follow, Note, Person } from "@fedify/vocab";
 import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
 import { signRequest } from "../activitypub/signatures/sign.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
+import { PermanentError } from "../processing/errors.ts";
 import type { InboxContext } from "./inbox-context.ts";
 import { createFederation } from "./federation.ts";
 import type { IdempotencyStrategy } from "./registry.ts";
@@ -27,6 +28,8 @@ async function startServer(
     authorizedFetch?: boolean;
     /** Sign key fetches as this actor. */
     sharedKey?: string;
+    /** Errors the Create listener throws, one per call, before it succeeds. */
+    failures?: Error[];
   } = {},
 ) {
   const federation = createFederation<void>({
@@ -52,6 +55,8 @@ async function startServer(
       received.push({ recipient: ctx.recipient, activity });
     })
     .on(Create, async (ctx, activity) => {
+      const failure = options.failures?.shift();
+      if (failure != null) throw failure;
       received.push({ recipient: ctx.recipient, activity });
       if (options.forwardTo != null) {
         await ctx.forwardActivity({ identifier: "bob" }, { id: null, inboxId: options.forwardTo });
@@ -337,5 +342,45 @@ test("setSharedKeyDispatcher() signs key fetches, so senders in authorized fetch
     await remote.server.close();
     await plain.server.close();
     await signing.server.close();
+  }
+});
+
+test("without an inbox queue a failed listener answers 500 and the sender's retry runs it again", async () => {
+  const remote = await startServer();
+  const server = await startServer({
+    failures: [new Error("database down"), new PermanentError("not for us")],
+  });
+  try {
+    const aliceKey = { keyId: remote.url("/users/alice#main-key"), privateKey };
+    const create = (id: string) =>
+      JSON.stringify({
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: remote.url(id).href,
+        type: "Create",
+        actor: remote.url("/users/alice").href,
+        object: { id: remote.url(`${id}/note`).href, type: "Note", content: "Hi" },
+      });
+    const inbox = server.url("/users/bob/inbox");
+    const statuses = [
+      (await post(inbox, create("/creates/retried"), aliceKey)).status,
+      // A PermanentError: accepted, so that the sender does not retry.
+      (await post(inbox, create("/creates/given-up"), aliceKey)).status,
+      (await post(inbox, create("/creates/given-up"), aliceKey)).status,
+      // The failed one again: its failure released its id.
+      (await post(inbox, create("/creates/retried"), aliceKey)).status,
+    ];
+    assertEquals(statuses, [500, 202, 202, 202]);
+    assertEquals(server.received.map((r) => r.activity.id?.href), [
+      remote.url("/creates/retried").href,
+    ]);
+    const malformed = await post(
+      inbox,
+      JSON.stringify({ ...JSON.parse(create("/creates/bad")), "@context": 42 }),
+      aliceKey,
+    );
+    assertEquals(malformed.status, 400);
+  } finally {
+    await remote.server.close();
+    await server.server.close();
   }
 });

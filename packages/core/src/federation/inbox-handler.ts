@@ -6,6 +6,7 @@ import {
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
 import type { KvKey } from "../kv/kv-store.ts";
+import { MalformedMessageError, PermanentError } from "../processing/errors.ts";
 import type { InboxMessage } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { FederationRegistry, IdempotencyStrategy } from "./registry.ts";
@@ -78,7 +79,9 @@ function text(status: number, body: string): Response {
  * missing or invalid signature or a signer that is not the activity's
  * actor), skips an activity already received (by its id and the inbox's
  * idempotency strategy), enqueues it (or runs the listeners without an
- * inbox queue) and answers 202.
+ * inbox queue: a listener's `PermanentError` still answers 202, an
+ * unparsable activity 400, any other error 500 for the sender to retry)
+ * and answers 202.
  * @param host The federation.
  * @param ctx The request's context.
  * @param identifier The personal inbox's identifier, or `null`.
@@ -158,8 +161,17 @@ export async function handleInboxRequest<TContextData>(
   try {
     await host.receive(message, ctx.data);
   } catch (error) {
+    // Without an inbox queue the listeners ran in the request, so their
+    // failure is the sender's to retry, unless retrying cannot help.
+    if (error instanceof PermanentError) {
+      logger.error("A listener gave up on activity {activityId}: {error}", { activityId, error });
+      return text(202, "Accepted.");
+    }
     // Let the sender's retry through: it was not handled.
     if (claimed != null) await options.kv.delete(claimed);
+    if (error instanceof MalformedMessageError) {
+      return text(400, `The activity is malformed: ${error.message}`);
+    }
     logger.error("Failed to receive activity {activityId}: {error}", { activityId, error });
     return text(500, "The activity could not be processed; try again later.");
   }
