@@ -1,7 +1,6 @@
 // Shared by the interop tests: an actor with keys, a document loader that
-// serves it, and a loopback HTTP server answering through a Fetch handler.
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+// serves it, and loopback HTTP servers answering through a Fetch handler.
+import { startTestServer, type TestServer, waitUntil } from "@fedify/fixture";
 import { buildActorKeyPairs, generateCryptoKeyPair } from "@fedwork/core";
 import { type DocumentLoader, Person } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
@@ -34,43 +33,42 @@ export async function createTestActor(uri: string) {
   return { id, pair, document, documentLoader };
 }
 
-/** A real HTTP server on 127.0.0.1 (node:http runs on Deno, Node.js and Bun). */
+/**
+ * A loopback HTTP server answering through `handle`, recording each
+ * request's headers (@fedify/fixture's test server).
+ */
 export async function startServer(
   handle: (request: Request) => Promise<Response>,
-): Promise<{ url: URL; requests: Headers[]; close(): Promise<void> } & AsyncDisposable> {
-  const requests: Headers[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Uint8Array[] = [];
-    req.on("data", (chunk: Uint8Array) => chunks.push(chunk));
-    req.on("end", async () => {
-      const { port } = server.address() as AddressInfo;
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (typeof value === "string") headers.set(name, value);
-      }
-      requests.push(headers);
-      const response = await handle(
-        new Request(`http://127.0.0.1:${port}${req.url}`, {
-          method: req.method,
-          headers,
-          body: req.method === "GET" ? undefined : Buffer.concat(chunks),
-        }),
-      ).catch((error) => new Response(String(error), { status: 500 }));
-      res.writeHead(response.status, { Connection: "close" });
-      res.end(Buffer.from(await response.arrayBuffer()));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections?.();
-      server.close(() => resolve());
-    });
+): Promise<{ url: URL; readonly requests: Headers[]; close(): Promise<void> } & AsyncDisposable> {
+  const server = await startTestServer(handle);
   return {
-    url: new URL(`http://127.0.0.1:${port}/`),
-    requests,
-    close,
-    [Symbol.asyncDispose]: close,
+    url: server.url,
+    get requests() {
+      return server.requests.map((request) => request.headers);
+    },
+    close: () => server.close(),
+    [Symbol.asyncDispose]: () => server.close(),
   };
 }
+
+/** A loopback HTTP server answering through a Fetch API handler. */
+export type FetchServer = TestServer;
+
+/**
+ * Serves `handle` on a loopback port (@fedify/fixture's test server).
+ * @param handle The Fetch API handler.
+ * @returns The running server.
+ */
+export function serveFetch(handle: (request: Request) => Promise<Response>): Promise<FetchServer> {
+  return startTestServer(handle);
+}
+
+/**
+ * Resolves once `predicate` holds, checking every 10 ms: for what is
+ * recorded after a response is sent (a listener may run before it).
+ */
+export function until(predicate: () => boolean, label: string): Promise<void> {
+  return waitUntil(predicate, { what: label, intervalMs: 10 });
+}
+
+export { deferred, within } from "@fedify/fixture";

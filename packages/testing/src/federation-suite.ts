@@ -2,6 +2,7 @@ import { assert, assertEquals, assertInstanceOf, test } from "@fedify/fixture";
 import {
   createFederationBuilder,
   type Federation,
+  generateCryptoKeyPair,
   MemoryKvStore,
   type MessageQueue,
   millisecondsToDuration,
@@ -80,6 +81,13 @@ const opSchema: {
   },
 };
 
+let keyPair: Promise<CryptoKeyPair> | undefined;
+
+/** One RSA key pair for the suite's actor (generating one is slow). */
+function suiteKeyPair(): Promise<CryptoKeyPair> {
+  return keyPair ??= generateCryptoKeyPair();
+}
+
 /** Builds the "web" and "worker" federations of one app from one builder. */
 async function buildWebAndWorker(
   run: QueueTestRun,
@@ -87,6 +95,9 @@ async function buildWebAndWorker(
   wrapWorkerQueue: (queue: MessageQueue) => MessageQueue = (queue) => queue,
 ): Promise<{ web: Federation<void>; worker: Federation<void> }> {
   const builder = createFederationBuilder<void>();
+  // Deliveries are signed: the worker asks the key pairs dispatcher.
+  builder.setActorDispatcher("/users/{identifier}", () => null)
+    .setKeyPairsDispatcher(async () => [await suiteKeyPair()]);
   define(builder);
   const options = (queue: MessageQueue) => ({
     kv: new MemoryKvStore(),
@@ -240,6 +251,7 @@ export function testFederationOverQueue(options: FederationConformanceOptions): 
           assertEquals(request.method, "POST");
           assertEquals(new URL(request.url).pathname, "/users/bob/inbox");
           assertEquals(request.headers.get("content-type"), "application/activity+json");
+          assert(request.headers.get("signature") != null, "the delivery is signed");
           assertEquals(JSON.parse(request.body), await activity.toJsonLd());
         } finally {
           controller.abort();

@@ -1,16 +1,76 @@
-import type { Activity, Actor, Recipient } from "@fedify/vocab";
+import type { Activity, Actor, Object as APObject, Recipient, Tombstone } from "@fedify/vocab";
+import type { NodeInfo } from "../activitypub/nodeinfo/document.ts";
+import type { WebFingerLink } from "../activitypub/webfinger/handler.ts";
 import type { Context } from "./context.ts";
+import type { InboxContext } from "./inbox-context.ts";
+import type { RequestContext } from "./request-context.ts";
 
 /**
- * Returns the actor with the given identifier, or `null` when there is
- * none.
+ * Returns the actor with the given identifier, a `Tombstone` for an actor
+ * that is gone (served as 410 Gone), or `null` when there is none.
  * @typeParam TContextData The context data type.
  * @since 0.1.0
  */
 export type ActorDispatcher<TContextData> = (
+  ctx: RequestContext<TContextData>,
+  identifier: string,
+) => Actor | Tombstone | null | Promise<Actor | Tombstone | null>;
+
+/**
+ * Returns an actor's key pairs, in order: the first RSASSA-PKCS1-v1_5 key
+ * signs HTTP requests (`#main-key`), Ed25519 keys are for object proofs.
+ * Typically imported from stored JWKs with `importJwk()`.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type ActorKeyPairsDispatcher<TContextData> = (
   ctx: Context<TContextData>,
   identifier: string,
-) => Actor | null | Promise<Actor | null>;
+) => readonly CryptoKeyPair[] | Promise<readonly CryptoKeyPair[]>;
+
+/**
+ * Maps a WebFinger username (`alice` of `acct:alice@example.com`) to an
+ * actor's identifier, or `null` when there is no such user.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type ActorHandleMapper<TContextData> = (
+  ctx: Context<TContextData>,
+  username: string,
+) => string | null | Promise<string | null>;
+
+/**
+ * Tells whether a request may see an actor or one of its collections
+ * (e.g. check `await ctx.getSignedKeyOwner()`); `false` answers 401.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type AuthorizePredicate<TContextData> = (
+  ctx: RequestContext<TContextData>,
+  identifier: string,
+) => boolean | Promise<boolean>;
+
+/**
+ * Returns the object of a class for the values of its path's variables, or
+ * `null` when there is none.
+ * @typeParam TContextData The context data type.
+ * @typeParam TObject The object's class.
+ * @since 0.2.0
+ */
+export type ObjectDispatcher<TContextData, TObject extends APObject> = (
+  ctx: RequestContext<TContextData>,
+  values: Readonly<Record<string, string>>,
+) => TObject | null | Promise<TObject | null>;
+
+/**
+ * Tells whether a request may see an object; `false` answers 401.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type ObjectAuthorizePredicate<TContextData> = (
+  ctx: RequestContext<TContextData>,
+  values: Readonly<Record<string, string>>,
+) => boolean | Promise<boolean>;
 
 /**
  * One page of a collection returned by a {@link CollectionDispatcher}.
@@ -27,8 +87,10 @@ export interface PageItems<TItem> {
 }
 
 /**
- * Returns one page of an actor's collection: the first page when `cursor`
- * is `null`, or `null` when the actor has no such collection.
+ * Returns a collection's items.  With `cursor` `null` it returns the whole
+ * collection at once, or `null` when the collection is paged (then
+ * `setFirstCursor()` names the first page); with a cursor, that page.
+ * Returns `null` when the actor has no such collection.
  * @typeParam TItem The type of the collection's items.
  * @typeParam TContextData The context data type.
  * @since 0.1.0
@@ -40,13 +102,35 @@ export type CollectionDispatcher<TItem, TContextData> = (
 ) => PageItems<TItem> | null | Promise<PageItems<TItem> | null>;
 
 /**
+ * Returns how many items a collection has (its `totalItems`), or `null`
+ * when unknown.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type CollectionCounter<TContextData> = (
+  ctx: Context<TContextData>,
+  identifier: string,
+) => number | bigint | null | Promise<number | bigint | null>;
+
+/**
+ * Returns the cursor of a collection's first (or last) page, or `null` when
+ * the collection is not paged.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type CollectionCursor<TContextData> = (
+  ctx: Context<TContextData>,
+  identifier: string,
+) => string | null | Promise<string | null>;
+
+/**
  * Handles one received activity of a given class.
  * @typeParam TContextData The context data type.
  * @typeParam TActivity The activity class the listener was registered for.
  * @since 0.1.0
  */
 export type InboxListener<TContextData, TActivity extends Activity> = (
-  ctx: Context<TContextData>,
+  ctx: InboxContext<TContextData>,
   activity: TActivity,
 ) => void | Promise<void>;
 
@@ -56,8 +140,72 @@ export type InboxListener<TContextData, TActivity extends Activity> = (
  * @since 0.1.0
  */
 export type InboxErrorHandler<TContextData> = (
-  ctx: Context<TContextData>,
+  ctx: InboxContext<TContextData>,
   error: Error,
+) => void | Promise<void>;
+
+/**
+ * Names the actor whose key signs an inbox's key fetches, or `null` to
+ * fetch unsigned.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type SharedInboxKeyDispatcher<TContextData> = (
+  ctx: Context<TContextData>,
+) =>
+  | { readonly identifier: string }
+  | null
+  | Promise<{ readonly identifier: string } | null>;
+
+/**
+ * Returns the NodeInfo metadata served at the NodeInfo path.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type NodeInfoDispatcher<TContextData> = (
+  ctx: RequestContext<TContextData>,
+) => NodeInfo | Promise<NodeInfo>;
+
+/**
+ * Returns more links for an actor's WebFinger answer (e.g. its profile
+ * page), besides the `self` link.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type WebFingerLinksDispatcher<TContextData> = (
+  ctx: RequestContext<TContextData>,
+  resource: URL,
+) => readonly WebFingerLink[] | Promise<readonly WebFingerLink[]>;
+
+/**
+ * What {@link OutboxPermanentFailureHandler} is told about a delivery that
+ * will never succeed.
+ * @since 0.2.0
+ */
+export interface OutboxPermanentFailure {
+  /** The inbox that refused the activity for good. */
+  readonly inbox: URL;
+  /** The activity. */
+  readonly activity: Activity;
+  /** The error the delivery failed with. */
+  readonly error: Error;
+  /** The status the inbox answered (one of `permanentFailureStatusCodes`). */
+  readonly statusCode: number;
+  /** The recipients reached through that inbox, e.g. followers to remove. */
+  readonly actorIds: readonly URL[];
+}
+
+/**
+ * Called once when a delivery fails for good: the inbox answered one of
+ * the `permanentFailureStatusCodes` (404 and 410 by default), so the
+ * activity is not retried.  Typically removes the followers it names.  An
+ * error it throws is logged and ignored.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export type OutboxPermanentFailureHandler<TContextData> = (
+  ctx: Context<TContextData>,
+  failure: OutboxPermanentFailure,
 ) => void | Promise<void>;
 
 /**

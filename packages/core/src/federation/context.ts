@@ -1,11 +1,20 @@
-import type { Activity, DocumentLoader, Recipient } from "@fedify/vocab";
+import {
+  type Activity,
+  type DocumentLoader,
+  Object as APObject,
+  type Recipient,
+} from "@fedify/vocab";
+import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
+import { signatureAlgorithmOf } from "../activitypub/signatures/spec.ts";
+import { lookupWebFinger, parseFediverseHandle } from "../activitypub/webfinger/lookup.ts";
+import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./federation.ts";
-import type { FederationRegistry, RouteRegistration } from "./registry.ts";
+import type { FederationRegistry, ObjectClass } from "./registry.ts";
 import type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
 import type {
   TaskDefinition,
@@ -39,6 +48,13 @@ export interface Context<TContextData> {
   readonly federation: Federation<TContextData>;
   /** Loads remote JSON-LD documents. */
   readonly documentLoader: DocumentLoader;
+  /**
+   * Loads JSON-LD contexts (the well-known ones need no network), so that
+   * a context can be given to vocabulary getters:
+   * `await follow.getActor(ctx)`.
+   * @since 0.2.0
+   */
+  readonly contextLoader: DocumentLoader;
   /** The tracer provider the federation uses. */
   readonly tracerProvider: TracerProvider;
 
@@ -89,10 +105,106 @@ export interface Context<TContextData> {
   getFollowingUri(identifier: string): URL;
 
   /**
+   * Builds the URI of an object served by an object dispatcher.
+   * @param cls The class given to `setObjectDispatcher()`, e.g. `Note`.
+   * @param values A non-empty string for each variable of its path.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without an object dispatcher for the
+   *         class.
+   * @throws {TypeError} When a value is missing.
+   * @since 0.2.0
+   */
+  getObjectUri<TObject extends APObject>(
+    cls: ObjectClass<TObject>,
+    values: Readonly<Record<string, string>>,
+  ): URL;
+
+  /**
+   * Builds the NodeInfo document's URI.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a NodeInfo dispatcher.
+   * @since 0.2.0
+   */
+  getNodeInfoUri(): URL;
+
+  /**
+   * Tells which of this federation's routes a URI is, and with which
+   * values: the inverse of the URI builders.
+   * @param uri A URI, e.g. the object of a received `Follow`.
+   * @returns What it is, or `null` when it is not one of ours.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const parsed = ctx.parseUri(follow.objectId);
+   * if (parsed?.type === "actor") console.log(parsed.identifier);
+   * ```
+   */
+  parseUri(uri: URL | null | undefined): ParseUriResult | null;
+
+  /**
+   * Returns an actor's key pairs from the key pairs dispatcher, with their
+   * key ids (`#main-key`, `#key-2`, …) and the vocabulary objects to publish
+   * on the actor (`publicKey`, `assertionMethods`).
+   * @param identifier The actor's identifier.
+   * @returns The key pairs; empty when the actor has none.
+   * @throws {RouteNotRegisteredError} Without a key pairs dispatcher.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const keys = await ctx.getActorKeyPairs(identifier);
+   * return new Person({
+   *   id: ctx.getActorUri(identifier),
+   *   publicKey: keys[0]?.cryptographicKey,
+   *   assertionMethods: keys.map((key) => key.multikey),
+   * });
+   * ```
+   */
+  getActorKeyPairs(identifier: string): Promise<ActorKeyPair[]>;
+
+  /**
+   * Returns a document loader whose GETs are signed by one of your actors,
+   * for servers that require authorized fetch (Mastodon's secure mode).
+   * @param identity The actor.
+   * @returns The loader.
+   * @throws {RouteNotRegisteredError} Without a key pairs dispatcher.
+   * @throws {TypeError} When the actor has no RSA key.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const documentLoader = await ctx.getDocumentLoader({ identifier: "alice" });
+   * const actor = await ctx.lookupObject("@bob@example.com", { documentLoader });
+   * ```
+   */
+  getDocumentLoader(identity: { readonly identifier: string }): Promise<DocumentLoader>;
+
+  /**
+   * Fetches an ActivityStreams object by its URI, or an actor by its
+   * fediverse handle (`@user@host`, `user@host` or `acct:user@host`,
+   * resolved through WebFinger).  An object whose id is on another origin
+   * than the document it came from is refused.
+   * @param identifier The URI or handle.
+   * @param options The document loader to fetch with (e.g. one from
+   *                {@link Context.getDocumentLoader}); the federation's by
+   *                default.
+   * @returns The object, or `null` when it cannot be found or parsed.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const bob = await ctx.lookupObject("@bob@example.com");
+   * if (isActor(bob)) await ctx.sendActivity({ identifier: "alice" }, bob, follow);
+   * ```
+   */
+  lookupObject(
+    identifier: string | URL,
+    options?: { readonly documentLoader?: DocumentLoader },
+  ): Promise<APObject | null>;
+
+  /**
    * Sends an activity to recipients' inboxes.  With an outbox queue it
    * enqueues the deliveries (one message per inbox, or one fan-out message
    * for many inboxes) and returns; without one it delivers before
-   * returning.  Deliveries are not signed yet.
+   * returning.  Each delivery is signed, when it is made, with the
+   * sender's first RSA key from the key pairs dispatcher.
    * @param sender The sending actor.
    * @param recipients An actor, several, or `"followers"` for every
    *                   follower the followers dispatcher lists.
@@ -101,7 +213,7 @@ export interface Context<TContextData> {
    * @param options Shared inbox preference, fan-out and ordering.
    * @throws {TypeError} When an argument is malformed.
    * @throws {RouteNotRegisteredError} With `"followers"` but no followers
-   *         dispatcher.
+   *         dispatcher, or without a key pairs dispatcher.
    * @example
    * ```ts
    * await ctx.sendActivity({ identifier: "alice" }, follower, new Create({
@@ -187,6 +299,22 @@ export interface Context<TContextData> {
 }
 
 /**
+ * What {@link Context.parseUri} found.
+ * @since 0.2.0
+ */
+export type ParseUriResult =
+  | { readonly type: "actor"; readonly identifier: string }
+  | { readonly type: "inbox"; readonly identifier: string | null }
+  | { readonly type: "outbox" | "followers" | "following"; readonly identifier: string }
+  | {
+    readonly type: "object";
+    readonly class: ObjectClass;
+    readonly typeId: URL;
+    readonly values: Readonly<Record<string, string>>;
+  }
+  | { readonly type: "nodeinfo" };
+
+/**
  * What a {@link ContextImpl} needs from its federation.  Internal.
  * @since 0.1.0
  */
@@ -220,6 +348,8 @@ export interface ContextHost<TContextData> {
     activity: Activity,
     options: SendActivityOptions,
   ): Promise<void>;
+  /** Returns an actor's key pairs from the key pairs dispatcher. */
+  getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]>;
 }
 
 /**
@@ -236,6 +366,11 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
   /** The base URL the context was created for.  Internal. */
   readonly url: URL;
   readonly #host: ContextHost<TContextData>;
+
+  /** The federation's internals.  Internal. */
+  get federationHost(): ContextHost<TContextData> {
+    return this.#host;
+  }
 
   /**
    * @param host The federation's internals.
@@ -261,73 +396,175 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     return this.#host.documentLoader;
   }
 
+  get contextLoader(): DocumentLoader {
+    return this.#host.documentLoader;
+  }
+
   get tracerProvider(): TracerProvider {
     return this.#host.tracerProvider;
   }
 
-  #buildUri(
-    route: RouteRegistration<unknown> | undefined,
-    identifier: string,
-    registration: string,
-    method: string,
-  ): URL {
-    if (route == null) throw new RouteNotRegisteredError(registration, method);
-    return this.#expand(route.path, identifier);
+  #build(name: string, values: Readonly<Record<string, string>>, missing: [string, string]): URL {
+    const routes = this.#host.registry.routes;
+    if (!routes.has(name)) throw new RouteNotRegisteredError(missing[0], missing[1]);
+    return new URL(routes.build(name, values), this.canonicalOrigin);
   }
 
-  #expand(path: string, identifier: string): URL {
+  #buildForIdentifier(name: string, identifier: string, missing: [string, string]): URL {
     if (typeof identifier !== "string" || identifier === "") {
       throw new TypeError("The identifier must be a non-empty string.");
     }
-    return new URL(
-      path.replace("{identifier}", encodeURIComponent(identifier)),
-      this.canonicalOrigin,
-    );
+    return this.#build(name, { identifier }, missing);
   }
 
   getActorUri(identifier: string): URL {
-    const registry = this.#host.registry;
-    return this.#buildUri(registry.actor, identifier, "actor dispatcher", "setActorDispatcher");
+    return this.#buildForIdentifier("actor", identifier, [
+      "actor dispatcher",
+      "setActorDispatcher",
+    ]);
   }
 
   getInboxUri(identifier?: string): URL {
-    const registry = this.#host.registry;
     if (identifier == null) {
-      if (registry.sharedInboxPath == null) {
-        throw new RouteNotRegisteredError(
-          "shared inbox path",
-          "setInboxListeners(inboxPath, sharedInboxPath)",
-        );
-      }
-      return new URL(registry.sharedInboxPath, this.canonicalOrigin);
+      return this.#build("sharedInbox", {}, [
+        "shared inbox path",
+        "setInboxListeners(inboxPath, sharedInboxPath)",
+      ]);
     }
-    if (registry.inboxPath == null) {
-      throw new RouteNotRegisteredError("inbox listener set", "setInboxListeners");
-    }
-    return this.#expand(registry.inboxPath, identifier);
+    return this.#buildForIdentifier("inbox", identifier, [
+      "inbox listener set",
+      "setInboxListeners",
+    ]);
   }
 
   getOutboxUri(identifier: string): URL {
-    const registry = this.#host.registry;
-    return this.#buildUri(registry.outbox, identifier, "outbox dispatcher", "setOutboxDispatcher");
+    return this.#buildForIdentifier("outbox", identifier, [
+      "outbox dispatcher",
+      "setOutboxDispatcher",
+    ]);
   }
 
   getFollowersUri(identifier: string): URL {
-    return this.#buildUri(
-      this.#host.registry.followers,
-      identifier,
+    return this.#buildForIdentifier("followers", identifier, [
       "followers dispatcher",
       "setFollowersDispatcher",
-    );
+    ]);
   }
 
   getFollowingUri(identifier: string): URL {
-    return this.#buildUri(
-      this.#host.registry.following,
-      identifier,
+    return this.#buildForIdentifier("following", identifier, [
       "following dispatcher",
       "setFollowingDispatcher",
-    );
+    ]);
+  }
+
+  getObjectUri<TObject extends APObject>(
+    cls: ObjectClass<TObject>,
+    values: Readonly<Record<string, string>>,
+  ): URL {
+    const typeId = cls?.typeId?.href;
+    const registration = typeId == null ? undefined : this.#host.registry.objects.get(typeId);
+    if (registration == null) {
+      throw new RouteNotRegisteredError(
+        `object dispatcher for ${cls?.name ?? String(cls)}`,
+        "setObjectDispatcher",
+      );
+    }
+    return this.#build(registration.routeName, values, ["", ""]);
+  }
+
+  getNodeInfoUri(): URL {
+    return this.#build("nodeinfo", {}, ["NodeInfo dispatcher", "setNodeInfoDispatcher"]);
+  }
+
+  parseUri(uri: URL | null | undefined): ParseUriResult | null {
+    if (uri == null) return null;
+    if (uri.origin !== this.canonicalOrigin && uri.origin !== this.origin) return null;
+    const match = this.#host.registry.routes.route(uri.pathname);
+    if (match == null) return null;
+    const { name, values } = match;
+    switch (name) {
+      case "actor":
+      case "outbox":
+      case "followers":
+      case "following":
+        return { type: name, identifier: values.identifier };
+      case "inbox":
+        return { type: "inbox", identifier: values.identifier };
+      case "sharedInbox":
+        return { type: "inbox", identifier: null };
+      case "nodeinfo":
+        return { type: "nodeinfo" };
+    }
+    if (name.startsWith("object:")) {
+      const registration = this.#host.registry.objects.get(name.slice("object:".length));
+      if (registration == null) return null;
+      return {
+        type: "object",
+        class: registration.cls,
+        typeId: registration.cls.typeId,
+        values,
+      };
+    }
+    return null;
+  }
+
+  getActorKeyPairs(identifier: string): Promise<ActorKeyPair[]> {
+    return this.#host.getActorKeyPairs(this, identifier);
+  }
+
+  async getDocumentLoader(identity: { readonly identifier: string }): Promise<DocumentLoader> {
+    const keys = await this.getActorKeyPairs(identity?.identifier);
+    const key = keys.find((k) => signatureAlgorithmOf(k.privateKey) === "rsa-v1_5-sha256");
+    if (key == null) {
+      throw new TypeError(
+        `The actor ${JSON.stringify(identity.identifier)} has no RSA key to sign requests with.`,
+      );
+    }
+    const { userAgent, allowPrivateAddress, firstKnock } = this.#host.options;
+    return createFetchDocumentLoader({
+      userAgent,
+      allowPrivateAddress,
+      signer: { keyId: key.keyId, privateKey: key.privateKey, firstKnock },
+    });
+  }
+
+  async lookupObject(
+    identifier: string | URL,
+    options: { readonly documentLoader?: DocumentLoader } = {},
+  ): Promise<APObject | null> {
+    const documentLoader = options.documentLoader ?? this.documentLoader;
+    let url: URL | null = null;
+    const text = identifier instanceof URL ? null : identifier.trim();
+    const handle = text == null || (/^https?:/i.test(text)) ? null : parseFediverseHandle(text);
+    try {
+      if (identifier instanceof URL) url = identifier;
+      else if (handle != null) {
+        const { userAgent, allowPrivateAddress } = this.#host.options;
+        const jrd = await lookupWebFinger(`acct:${handle.user}@${handle.host}`, {
+          userAgent,
+          allowPrivateAddress,
+        });
+        const self = jrd?.links?.find((link) =>
+          link.rel === "self" && link.href != null &&
+          (link.type === "application/activity+json" ||
+            link.type?.startsWith("application/ld+json"))
+        );
+        if (self?.href == null) return null;
+        url = new URL(self.href);
+      } else if (text != null && URL.canParse(text)) url = new URL(text);
+      if (url == null) return null;
+      const { document, documentUrl } = await documentLoader(url.href);
+      const object = await APObject.fromJsonLd(document, {
+        documentLoader,
+        contextLoader: this.documentLoader,
+      });
+      // A server may only speak for its own objects.
+      if (object.id != null && object.id.origin !== new URL(documentUrl).origin) return null;
+      return object;
+    } catch {
+      return null;
+    }
   }
 
   sendActivity(

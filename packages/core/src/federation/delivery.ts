@@ -1,69 +1,132 @@
+import { Activity } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
+import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
+import { PrivateAddressError } from "../activitypub/network/errors.ts";
+import { deliverSignedActivity } from "../activitypub/outbox/deliver.ts";
+import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
+import type { KvStore } from "../kv/kv-store.ts";
+import { PermanentError } from "../processing/errors.ts";
+import type { OutboxPermanentFailureHandler } from "./callbacks.ts";
+import type { Context } from "./context.ts";
 import { DeliveryError } from "./errors.ts";
 import type { FanoutMessage, OutboxMessage } from "./message.ts";
-import { assertPublicUrl } from "./private-address.ts";
 
 const logger = getLogger(["fedwork", "federation", "outbox"]);
 
 /**
- * Options for {@link deliverOutboxMessage}.
+ * What {@link deliverOutboxMessage} needs from the federation.
+ * @typeParam TContextData The context data type.
  * @since 0.1.0
  */
-export interface DeliveryOptions {
+export interface DeliveryOptions<TContextData> {
+  /** Where the signature scheme each origin accepted is remembered. */
+  readonly kv: KvStore;
   /** The `User-Agent` header. */
   readonly userAgent: string;
   /** Whether loopback and private inboxes may be contacted. */
   readonly allowPrivateAddress: boolean;
+  /** The scheme to try first with an origin not yet remembered. */
+  readonly firstKnock: HttpSignatureSpec;
+  /** The statuses after which a delivery is never retried. */
+  readonly permanentFailureStatusCodes: readonly number[];
+  /** A context for the message's base URL, for the callbacks. */
+  readonly createContext: (baseUrl: URL) => Context<TContextData>;
+  /** Returns the sender's key pairs (cached per process). */
+  readonly getKeyPairs: (ctx: Context<TContextData>, identifier: string) => Promise<ActorKeyPair[]>;
+  /** Called once when the delivery fails for good. */
+  readonly onPermanentFailure?: OutboxPermanentFailureHandler<TContextData>;
 }
 
 /**
- * Delivers one outbox message: POSTs its activity to its inbox as
- * `application/activity+json`.
- *
- * Requests are not signed yet (HTTP Signatures and Linked Data Signatures
- * come with the activitypub module), so inboxes that require signatures
- * will refuse them with a 401, which is retried like any failure.
+ * Delivers one outbox message: signs its activity with the sender's first
+ * RSA key, now, and POSTs it to its inbox with the double knock.  Returns
+ * when the inbox accepted it; throws {@link PermanentError} when the inbox
+ * answered a permanent failure status (after calling the permanent failure
+ * handler once) or refused a private address, and a {@link DeliveryError}
+ * for anything worth retrying (5xx, 429, network errors…), which the
+ * dispatcher retries by the outbox retry policy, signing again each time.
  * @param message The message.
- * @param options The user agent and address policy.
- * @throws {DeliveryError} When the inbox answers with a non-2xx status.
- * @throws {PrivateAddressError} When the inbox is not public and
- *         `allowPrivateAddress` is `false`.
+ * @param options The federation's delivery settings.
+ * @throws {PermanentError} When retrying cannot help.
+ * @throws {DeliveryError} When the delivery may succeed later.
  * @since 0.1.0
  */
-export async function deliverOutboxMessage(
+export async function deliverOutboxMessage<TContextData>(
   message: OutboxMessage,
-  options: DeliveryOptions,
+  options: DeliveryOptions<TContextData>,
 ): Promise<void> {
   const inbox = new URL(message.inbox);
-  if (!options.allowPrivateAddress) await assertPublicUrl(inbox);
-  const response = await fetch(inbox, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/activity+json",
-      Accept: "application/activity+json, application/ld+json",
-      "User-Agent": options.userAgent,
-    },
-    body: JSON.stringify(message.activity),
-    // A redirect of a POST would silently drop or re-send the body, and
-    // could point at a private address: treat it as a failure instead.
-    redirect: "manual",
-  });
-  if (response.status < 200 || response.status > 299) {
-    let body = "";
-    try {
-      body = (await response.text()).slice(0, 512);
-    } catch {
-      // The status alone is enough to report the failure.
-    }
-    throw new DeliveryError(inbox.href, response.status, body);
+  if (message.senderIdentifier == null) {
+    throw new PermanentError(
+      `The delivery to ${inbox.href} names no sender, so it cannot be signed.`,
+    );
   }
-  await response.body?.cancel();
-  logger.debug("Delivered activity {activityId} to {inbox} (HTTP {status}).", {
-    activityId: message.activityId,
-    inbox: inbox.href,
-    status: response.status,
-    messageId: message.id,
+  const ctx = options.createContext(new URL(message.baseUrl));
+  const keys = await options.getKeyPairs(ctx, message.senderIdentifier);
+  if (keys.length === 0) {
+    throw new PermanentError(
+      `The actor ${JSON.stringify(message.senderIdentifier)} has no key pairs to sign the ` +
+        `delivery to ${inbox.href} with.`,
+    );
+  }
+  const result = await deliverSignedActivity({
+    activity: message.activity,
+    inbox,
+    keys,
+    kv: options.kv,
+    firstKnock: options.firstKnock,
+    permanentFailureStatusCodes: options.permanentFailureStatusCodes,
+    userAgent: options.userAgent,
+    allowPrivateAddress: options.allowPrivateAddress,
   });
+  if (result.kind === "delivered") {
+    logger.debug("Delivered activity {activityId} to {inbox} (HTTP {status}, {spec}).", {
+      activityId: message.activityId,
+      inbox: inbox.href,
+      status: result.status,
+      spec: result.spec,
+      messageId: message.id,
+    });
+    return;
+  }
+  const error = new DeliveryError(inbox.href, result.status, result.body, result.cause);
+  if (result.kind === "retryableFailure") throw error;
+  if (result.cause instanceof PrivateAddressError) {
+    throw new PermanentError(result.cause.message, { cause: result.cause });
+  }
+  if (options.onPermanentFailure != null && result.status != null) {
+    await callPermanentFailureHandler(options.onPermanentFailure, ctx, message, {
+      inbox,
+      error,
+      statusCode: result.status,
+    });
+  }
+  throw new PermanentError(error.message, { cause: error });
+}
+
+async function callPermanentFailureHandler<TContextData>(
+  handler: OutboxPermanentFailureHandler<TContextData>,
+  ctx: Context<TContextData>,
+  message: OutboxMessage,
+  failure: { inbox: URL; error: Error; statusCode: number },
+): Promise<void> {
+  try {
+    const activity = await Activity.fromJsonLd(message.activity, {
+      documentLoader: ctx.documentLoader,
+      contextLoader: ctx.documentLoader,
+    });
+    await handler(ctx, {
+      ...failure,
+      activity,
+      actorIds: message.actorIds.flatMap((id) => URL.canParse(id) ? [new URL(id)] : []),
+    });
+  } catch (handlerError) {
+    logger.error("The outbox permanent failure handler threw {handlerError}.", {
+      messageId: message.id,
+      inbox: failure.inbox.href,
+      handlerError,
+    });
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Context } from "./context.ts";
 import { createFederation } from "./federation.ts";
 import type { InboxMessage } from "./message.ts";
 import { deferred, within as withTimeout } from "@fedify/fixture";
-import { RecordingQueue, startInboxServer } from "./test-support.ts";
+import { RecordingQueue, registerTestActor, startInboxServer } from "./test-support.ts";
 
 const base = new URL("https://example.com/");
 
@@ -41,6 +41,7 @@ test("one queue serving every role is listened to once and dispatches by type", 
     manuallyStartQueue: true,
     allowPrivateAddress: true,
   });
+  registerTestActor(federation);
   const received = deferred<[string, Follow]>();
   federation.setInboxListeners("/users/{identifier}/inbox").on(Follow, (ctx, follow) => {
     received.resolve([ctx.data.db, follow]);
@@ -165,6 +166,7 @@ test("fan-out messages are expanded into one delivery per inbox", async () => {
     queue: { outbox, fanout },
     allowPrivateAddress: true,
   });
+  registerTestActor(federation);
   const ctx = federation.createContext(base, undefined);
   try {
     const worker = federation.startQueue(undefined, { signal: controller.signal });

@@ -1,4 +1,13 @@
 import type { Activity, Recipient } from "@fedify/vocab";
+import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
+import {
+  createPublicKeyFetcher,
+  type PublicKeyFetcher,
+} from "../activitypub/signatures/key-cache.ts";
+import { ActorKeyPairsCache, getActorKeyPairs } from "./actor-keys.ts";
+import { type FederationFetchOptions, handleFederationRequest } from "./http-handler.ts";
+import { InboxContextImpl } from "./inbox-context.ts";
+import { type RequestContext, RequestContextImpl } from "./request-context.ts";
 import { getLogger } from "@logtape/logtape";
 import { SpanKind, type Tracer } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
@@ -6,7 +15,7 @@ import { type Context, type ContextHost, ContextImpl } from "./context.ts";
 import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
 import { type Federatable, FederatableImpl } from "./federatable.ts";
 import { handleInboxMessage } from "./inbox.ts";
-import type { Message, OutboxMessage } from "./message.ts";
+import type { InboxMessage, Message, OutboxMessage } from "./message.ts";
 import {
   type FederationOptions,
   type ResolvedFederationOptions,
@@ -14,7 +23,12 @@ import {
 } from "./options.ts";
 import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
 import { createRegistry, type FederationRegistry } from "./registry.ts";
-import { sendActivity, type SendActivityOptions, type SenderIdentity } from "./send-activity.ts";
+import {
+  forwardActivity,
+  sendActivity,
+  type SendActivityOptions,
+  type SenderIdentity,
+} from "./send-activity.ts";
 import { getFedworkTracer, traceContextOf, withSpan } from "../processing/tracing.ts";
 import { MessageDispatcher } from "../processing/dispatcher.ts";
 import {
@@ -80,8 +94,8 @@ export interface FederationStartQueueOptions {
 export interface Federation<TContextData>
   extends Federatable<TContextData>, TaskOperations<TContextData> {
   /**
-   * Creates a context for a base URL or an incoming request.
-   * @param baseUrlOrRequest The server's base URL or the request.
+   * Creates a context for a base URL.
+   * @param baseUrl The server's base URL.
    * @param contextData The application data.
    * @returns The context.
    * @example
@@ -90,7 +104,41 @@ export interface Federation<TContextData>
    * ctx.getActorUri("alice"); // https://example.com/users/alice
    * ```
    */
-  createContext(baseUrlOrRequest: URL | Request, contextData: TContextData): Context<TContextData>;
+  createContext(baseUrl: URL, contextData: TContextData): Context<TContextData>;
+  /**
+   * Creates a context for an incoming request: a {@link RequestContext},
+   * which also tells who signed the request.
+   * @param request The request.
+   * @param contextData The application data.
+   * @returns The context.
+   * @since 0.2.0
+   */
+  createContext(request: Request, contextData: TContextData): RequestContext<TContextData>;
+
+  /**
+   * Answers an HTTP request with what the federation registered: actors,
+   * objects and collections (as `application/activity+json` to requests
+   * that ask for JSON-LD), inbox POSTs (verified, deduplicated, queued:
+   * 202), `/.well-known/webfinger`, `/.well-known/nodeinfo` and the NodeInfo
+   * document.  Anything else goes to `onNotFound`.  A Fetch API handler:
+   * give it to `Deno.serve()`, `Bun.serve()` or a Node.js adapter.
+   * @param request The request.
+   * @param options The context data and what to answer when the
+   *                federation does not (not found, not acceptable,
+   *                unauthorized).
+   * @returns The response.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * Deno.serve((request) =>
+   *   federation.fetch(request, {
+   *     contextData: undefined,
+   *     onNotAcceptable: () => new Response(renderHtml(), { headers: { "Content-Type": "text/html" } }),
+   *   })
+   * );
+   * ```
+   */
+  fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response>;
 
   /**
    * Starts the queue workers and resolves when they stop (after
@@ -152,6 +200,9 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   #autoStarted = false;
   /** Deduplication, metrics, failed tasks and schedules.  Internal. */
   readonly operations: FederationOperations<TContextData>;
+  /** Fetches and caches remote public keys.  Internal. */
+  readonly fetchPublicKey: PublicKeyFetcher;
+  readonly #senderKeys: ActorKeyPairsCache<TContextData>;
 
   /**
    * @param options The federation options.
@@ -165,11 +216,16 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.options = resolveFederationOptions(options);
     this.#tracer = getFedworkTracer(this.options.tracerProvider);
     this.dispatcher = new MessageDispatcher(this.#tracer, this.#events);
+    this.fetchPublicKey = createPublicKeyFetcher({
+      kv: this.options.kv,
+      documentLoader: this.options.documentLoader,
+    });
+    this.#senderKeys = new ActorKeyPairsCache(this.registry);
     const { queues } = this.options;
     this.dispatcher.register(
       "outbox",
       createFederationMessageHandler<TContextData, "outbox">("outbox", {
-        run: (message) => deliverOutboxMessage(message, this.options),
+        run: (message, contextData) => this.#deliver(message, contextData),
         retryPolicy: () => this.options.outboxRetryPolicy,
         queue: () => queues.outbox,
       }),
@@ -186,13 +242,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.dispatcher.register(
       "inbox",
       createFederationMessageHandler<TContextData, "inbox">("inbox", {
-        run: (message, contextData) =>
-          handleInboxMessage(
-            message,
-            this.createContext(new URL(message.baseUrl), contextData),
-            this.registry,
-            this.options.documentLoader,
-          ),
+        run: (message, contextData) => this.#runInboxListeners(message, contextData),
         retryPolicy: () => this.options.inboxRetryPolicy,
         queue: () => queues.inbox,
       }),
@@ -209,6 +259,80 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       }),
     );
     this.operations = new FederationOperations(this);
+  }
+
+  #deliver(message: OutboxMessage, contextData: TContextData): Promise<void> {
+    const { options } = this;
+    return deliverOutboxMessage(message, {
+      kv: options.kv,
+      userAgent: options.userAgent,
+      allowPrivateAddress: options.allowPrivateAddress,
+      firstKnock: options.firstKnock,
+      permanentFailureStatusCodes: options.permanentFailureStatusCodes,
+      createContext: (baseUrl) => this.createContext(baseUrl, contextData),
+      getKeyPairs: (ctx, identifier) => this.#senderKeys.get(ctx, identifier),
+      onPermanentFailure: this.registry.outboxPermanentFailureHandler,
+    });
+  }
+
+  #runInboxListeners(message: InboxMessage, contextData: TContextData): Promise<void> {
+    const ctx = new InboxContextImpl(
+      this,
+      new URL(message.baseUrl),
+      contextData,
+      message.identifier,
+      message.activity as Record<string, unknown>,
+    );
+    return handleInboxMessage(message, ctx, this.registry, this.options.documentLoader);
+  }
+
+  /**
+   * Takes a verified inbox message: enqueues it into the inbox queue or,
+   * without one, runs the listeners now.  Internal.
+   * @param message The message.
+   * @param contextData The context data.
+   * @throws When it could not be enqueued, or a listener threw.
+   */
+  async receive(message: InboxMessage, contextData: TContextData): Promise<void> {
+    const queue = this.options.queues.inbox;
+    if (queue != null) await this.enqueue(queue, [message], contextData);
+    else await this.#runInboxListeners(message, contextData);
+  }
+
+  fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response> {
+    if (!(request instanceof Request)) {
+      return Promise.reject(new TypeError("fetch() needs a Fetch API Request."));
+    }
+    if (typeof options !== "object" || options == null || !("contextData" in options)) {
+      return Promise.reject(
+        new TypeError("fetch() needs options with contextData, e.g. { contextData: undefined }."),
+      );
+    }
+    return handleFederationRequest(this, request, options);
+  }
+
+  /**
+   * Creates a request context.  Internal.
+   * @param request The request.
+   * @param data The context data.
+   * @returns The context.
+   */
+  createRequestContext(request: Request, data: TContextData): RequestContext<TContextData> {
+    return new RequestContextImpl(this, request, data);
+  }
+
+  getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]> {
+    return getActorKeyPairs(this.registry, ctx, identifier);
+  }
+
+  forwardActivity(
+    ctx: Context<TContextData>,
+    forwarder: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    activity: Readonly<Record<string, unknown>>,
+    options: SendActivityOptions,
+  ): Promise<void> {
+    return forwardActivity(this, ctx, forwarder, recipients, activity, options);
   }
 
   #taskQueueOf(task: { readonly name: string; readonly queue?: MessageQueue }) {
@@ -252,15 +376,19 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.options.tracerProvider;
   }
 
-  createContext(baseUrlOrRequest: URL | Request, contextData: TContextData): Context<TContextData> {
-    let url: URL;
-    if (baseUrlOrRequest instanceof URL) url = baseUrlOrRequest;
-    else if (typeof Request !== "undefined" && baseUrlOrRequest instanceof Request) {
-      url = new URL(baseUrlOrRequest.url);
-    } else {
-      throw new TypeError("createContext() needs a base URL (a URL object) or a Request.");
+  createContext(baseUrl: URL, contextData: TContextData): Context<TContextData>;
+  createContext(request: Request, contextData: TContextData): RequestContext<TContextData>;
+  createContext(
+    baseUrlOrRequest: URL | Request,
+    contextData: TContextData,
+  ): Context<TContextData> | RequestContext<TContextData> {
+    if (baseUrlOrRequest instanceof URL) {
+      return new ContextImpl(this, baseUrlOrRequest, contextData);
     }
-    return new ContextImpl(this, url, contextData);
+    if (typeof Request !== "undefined" && baseUrlOrRequest instanceof Request) {
+      return new RequestContextImpl(this, baseUrlOrRequest, contextData);
+    }
+    throw new TypeError("createContext() needs a base URL (a URL object) or a Request.");
   }
 
   /**
@@ -486,7 +614,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       return;
     }
     const results = await Promise.allSettled(
-      messages.map((message) => deliverOutboxMessage(message, this.options)),
+      messages.map((message) => this.#deliver(message, contextData)),
     );
     const errors = results.flatMap((result) => result.status === "rejected" ? [result.reason] : []);
     if (errors.length > 0) {

@@ -3,7 +3,7 @@ import { Activity, type DocumentLoader } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import { MalformedMessageError } from "../processing/errors.ts";
 import type { InboxListener } from "./callbacks.ts";
-import type { Context } from "./context.ts";
+import type { InboxContext } from "./inbox-context.ts";
 import type { InboxMessage } from "./message.ts";
 import type { ActivityClass, FederationRegistry } from "./registry.ts";
 
@@ -44,7 +44,7 @@ export function findInboxListener<TContextData>(
  */
 export async function handleInboxMessage<TContextData>(
   message: InboxMessage,
-  ctx: Context<TContextData>,
+  ctx: InboxContext<TContextData>,
   registry: FederationRegistry<TContextData>,
   documentLoader: DocumentLoader,
 ): Promise<void> {

@@ -7,13 +7,28 @@
 export { createFederationBuilder, type FederationBuilder } from "./builder.ts";
 export type {
   ActorDispatcher,
+  ActorHandleMapper,
+  ActorKeyPairsDispatcher,
+  AuthorizePredicate,
+  CollectionCounter,
+  CollectionCursor,
   CollectionDispatcher,
   FollowerItem,
   InboxErrorHandler,
   InboxListener,
+  NodeInfoDispatcher,
+  ObjectAuthorizePredicate,
+  ObjectDispatcher,
+  OutboxPermanentFailure,
+  OutboxPermanentFailureHandler,
   PageItems,
+  SharedInboxKeyDispatcher,
+  WebFingerLinksDispatcher,
 } from "./callbacks.ts";
-export type { Context } from "./context.ts";
+export type { Context, ParseUriResult } from "./context.ts";
+export type { FederationFetchOptions } from "./http-handler.ts";
+export type { InboxContext } from "./inbox-context.ts";
+export type { RequestContext } from "./request-context.ts";
 export {
   DeliveryError,
   DuplicateRegistrationError,
@@ -22,7 +37,13 @@ export {
   RouteNotRegisteredError,
   RoutePathError,
 } from "./errors.ts";
-export type { Federatable, InboxListenerSetters } from "./federatable.ts";
+export type {
+  ActorCallbackSetters,
+  CollectionCallbackSetters,
+  Federatable,
+  InboxListenerSetters,
+  ObjectCallbackSetters,
+} from "./federatable.ts";
 export {
   createFederation,
   type Federation,
@@ -42,7 +63,7 @@ export type { FederationOperationsOptions } from "./operations-options.ts";
 export type { FailedTaskDetails, TaskOperations, TaskScheduleOptions } from "./operations.ts";
 export type { TaskContext, TaskDefinitionOptions, TaskRegistry } from "./task-context.ts";
 export { type FederationQueueOptions, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
-export type { ActivityClass } from "./registry.ts";
+export type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry.ts";
 export {
   FANOUT_THRESHOLD,
   type SendActivityOptions,

@@ -4,7 +4,9 @@ import type { KvStore } from "../kv/kv-store.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { createExponentialBackoffPolicy } from "../retry/mod.ts";
-import { createFetchDocumentLoader } from "./document-loader.ts";
+import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
+import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
+import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
 import {
   type FederationOperationsOptions,
@@ -85,6 +87,51 @@ export interface FederationOptions<TContextData> extends FederationOperationsOpt
 
   /** The OpenTelemetry tracer provider; the global one by default. */
   readonly tracerProvider?: TracerProvider;
+
+  // --- ActivityPub over HTTP (signatures, inbox, delivery), since 0.2.0 ---
+
+  /**
+   * How far from now an incoming request's signature may have been made,
+   * in either direction, or `false` not to check (tests with fixed
+   * requests only).
+   * @default `{ hours: 1 }`
+   * @since 0.2.0
+   */
+  readonly signatureTimeWindow?: DurationInput | false;
+
+  /**
+   * Whether inboxes accept activities without verifying their HTTP
+   * signatures.  Never in production: anyone could then post anything on
+   * anyone's behalf.
+   * @default `false`
+   * @since 0.2.0
+   */
+  readonly skipSignatureVerification?: boolean;
+
+  /**
+   * The HTTP signature scheme a delivery tries first with a server whose
+   * accepted scheme is not yet known; on a 4xx or 5xx the other is tried
+   * once (the double knock), and the one that worked is remembered.
+   * @default `"rfc9421"`
+   * @since 0.2.0
+   */
+  readonly firstKnock?: HttpSignatureSpec;
+
+  /**
+   * The statuses after which a delivery is never retried; the
+   * `setOutboxPermanentFailureHandler()` handler is called once instead.
+   * @default `[404, 410]`
+   * @since 0.2.0
+   */
+  readonly permanentFailureStatusCodes?: readonly number[];
+
+  /**
+   * How long the id of a received activity is remembered to skip it when it
+   * comes again (see `withIdempotency()`).
+   * @default `{ days: 1 }`
+   * @since 0.2.0
+   */
+  readonly inboxIdempotencyTtl?: DurationInput;
 }
 
 /**
@@ -106,6 +153,12 @@ export interface ResolvedFederationOptions extends ResolvedFederationOperationsO
   readonly userAgent: string;
   readonly allowPrivateAddress: boolean;
   readonly tracerProvider: TracerProvider;
+  // ActivityPub over HTTP, since 0.2.0.
+  readonly signatureTimeWindow: DurationInput | false;
+  readonly skipSignatureVerification: boolean;
+  readonly firstKnock: HttpSignatureSpec;
+  readonly permanentFailureStatusCodes: readonly number[];
+  readonly inboxIdempotencyTtlMs: number;
 }
 
 /**
@@ -194,7 +247,69 @@ export function resolveFederationOptions<TContextData>(
     userAgent,
     allowPrivateAddress,
     tracerProvider,
+    ...resolveActivityPubOptions(options),
   };
+}
+
+// --- ActivityPub over HTTP (signatures, inbox, delivery), since 0.2.0 ---
+
+function resolveActivityPubOptions<TContextData>(options: FederationOptions<TContextData>) {
+  const signatureTimeWindow = options.signatureTimeWindow ?? { hours: 1 };
+  if (signatureTimeWindow !== false) {
+    try {
+      durationToMilliseconds(signatureTimeWindow, "signatureTimeWindow");
+    } catch (error) {
+      throw new FederationOptionError(
+        "signatureTimeWindow",
+        `The signatureTimeWindow option must be a duration or false: ${(error as Error).message}`,
+      );
+    }
+  }
+  const skipSignatureVerification = options.skipSignatureVerification ?? false;
+  if (typeof skipSignatureVerification !== "boolean") {
+    throw new FederationOptionError(
+      "skipSignatureVerification",
+      "The skipSignatureVerification option must be a boolean.",
+    );
+  }
+  const firstKnock = options.firstKnock ?? "rfc9421";
+  if (firstKnock !== "rfc9421" && firstKnock !== "draft-cavage-http-signatures-12") {
+    throw new FederationOptionError(
+      "firstKnock",
+      'The firstKnock option must be "rfc9421" or "draft-cavage-http-signatures-12"; got ' +
+        `${JSON.stringify(firstKnock)}.`,
+    );
+  }
+  const permanentFailureStatusCodes = options.permanentFailureStatusCodes ?? [404, 410];
+  if (
+    !Array.isArray(permanentFailureStatusCodes) ||
+    permanentFailureStatusCodes.some((code) => !Number.isInteger(code) || code < 400 || code > 599)
+  ) {
+    throw new FederationOptionError(
+      "permanentFailureStatusCodes",
+      "The permanentFailureStatusCodes option must be an array of HTTP error statuses " +
+        "(400–599), e.g. [404, 410].",
+    );
+  }
+  let inboxIdempotencyTtlMs: number;
+  try {
+    inboxIdempotencyTtlMs = durationToMilliseconds(
+      options.inboxIdempotencyTtl ?? { days: 1 },
+      "inboxIdempotencyTtl",
+    );
+  } catch (error) {
+    throw new FederationOptionError(
+      "inboxIdempotencyTtl",
+      `The inboxIdempotencyTtl option must be a duration: ${(error as Error).message}`,
+    );
+  }
+  return {
+    signatureTimeWindow,
+    skipSignatureVerification,
+    firstKnock,
+    permanentFailureStatusCodes: [...permanentFailureStatusCodes],
+    inboxIdempotencyTtlMs,
+  } as const;
 }
 
 function resolveQueues(

@@ -1,12 +1,23 @@
-import type { Activity } from "@fedify/vocab";
+import type { Activity, Actor, Object as APObject } from "@fedify/vocab";
 import type {
   ActorDispatcher,
+  ActorHandleMapper,
+  ActorKeyPairsDispatcher,
+  AuthorizePredicate,
+  CollectionCounter,
+  CollectionCursor,
   CollectionDispatcher,
   FollowerItem,
   InboxErrorHandler,
   InboxListener,
+  NodeInfoDispatcher,
+  ObjectAuthorizePredicate,
+  ObjectDispatcher,
+  OutboxPermanentFailureHandler,
+  SharedInboxKeyDispatcher,
+  WebFingerLinksDispatcher,
 } from "./callbacks.ts";
-import type { Actor } from "@fedify/vocab";
+import { RouteTable } from "./routes.ts";
 import { TaskStore } from "../tasks/registry.ts";
 import type { TaskContext } from "./task-context.ts";
 
@@ -15,10 +26,46 @@ import type { TaskContext } from "./task-context.ts";
  * @since 0.1.0
  */
 export interface RouteRegistration<TCallback> {
-  /** The path template, with one `{identifier}` placeholder. */
+  /** The path template, e.g. `/users/{identifier}`. */
   readonly path: string;
   /** The callback serving the route. */
   readonly dispatcher: TCallback;
+}
+
+/**
+ * The actor route with what its setters added.
+ * @since 0.2.0
+ */
+export interface ActorRegistration<TContextData>
+  extends RouteRegistration<ActorDispatcher<TContextData>> {
+  readonly keyPairsDispatcher?: ActorKeyPairsDispatcher<TContextData>;
+  readonly handleMapper?: ActorHandleMapper<TContextData>;
+  readonly authorize?: AuthorizePredicate<TContextData>;
+}
+
+/**
+ * A collection route with what its setters added.
+ * @since 0.2.0
+ */
+export interface CollectionRegistration<TItem, TContextData>
+  extends RouteRegistration<CollectionDispatcher<TItem, TContextData>> {
+  readonly counter?: CollectionCounter<TContextData>;
+  readonly firstCursor?: CollectionCursor<TContextData>;
+  readonly lastCursor?: CollectionCursor<TContextData>;
+  readonly authorize?: AuthorizePredicate<TContextData>;
+}
+
+/**
+ * An object route.
+ * @since 0.2.0
+ */
+export interface ObjectRegistration<TContextData>
+  extends RouteRegistration<ObjectDispatcher<TContextData, APObject>> {
+  /** The class, e.g. `Note`. */
+  readonly cls: ObjectClass;
+  /** The route's name in the route table: `object:<type URI>`. */
+  readonly routeName: string;
+  readonly authorize?: ObjectAuthorizePredicate<TContextData>;
 }
 
 /**
@@ -31,6 +78,24 @@ export type ActivityClass<TActivity extends Activity = Activity> = new (
 ) => TActivity;
 
 /**
+ * A vocabulary class with a type URI, as accepted by
+ * `setObjectDispatcher()` (e.g. `Note`).
+ * @since 0.2.0
+ */
+export type ObjectClass<TObject extends APObject = APObject> =
+  // deno-lint-ignore no-explicit-any
+  & (new (...args: any[]) => TObject)
+  & { readonly typeId: URL };
+
+/**
+ * How received activities are deduplicated by their id: per inbox (the
+ * same activity delivered to two personal inboxes runs twice, once for
+ * each), per origin of the receiving server, or globally.
+ * @since 0.2.0
+ */
+export type IdempotencyStrategy = "per-inbox" | "per-origin" | "global";
+
+/**
  * Everything registered on a federation or builder.  Internal: the builder
  * copies it on `build()` with {@link cloneRegistry}, so every field must be
  * immutable, a `Map`/`Set` (copied one level deep) or an object with a
@@ -39,14 +104,23 @@ export type ActivityClass<TActivity extends Activity = Activity> = new (
  * @since 0.1.0
  */
 export interface FederationRegistry<TContextData> {
-  actor?: RouteRegistration<ActorDispatcher<TContextData>>;
+  /** Every route's path template, for routing and building URIs. */
+  readonly routes: RouteTable;
+  actor?: ActorRegistration<TContextData>;
   inboxPath?: string;
   sharedInboxPath?: string;
+  inboxIdempotency?: IdempotencyStrategy;
+  sharedKeyDispatcher?: SharedInboxKeyDispatcher<TContextData>;
   readonly inboxListeners: Map<ActivityClass, InboxListener<TContextData, Activity>>;
   inboxErrorHandler?: InboxErrorHandler<TContextData>;
-  outbox?: RouteRegistration<CollectionDispatcher<Activity, TContextData>>;
-  followers?: RouteRegistration<CollectionDispatcher<FollowerItem, TContextData>>;
-  following?: RouteRegistration<CollectionDispatcher<Actor | URL, TContextData>>;
+  outbox?: CollectionRegistration<Activity, TContextData>;
+  followers?: CollectionRegistration<FollowerItem, TContextData>;
+  following?: CollectionRegistration<Actor | URL, TContextData>;
+  /** Object routes, by the class's type URI. */
+  readonly objects: Map<string, ObjectRegistration<TContextData>>;
+  nodeInfo?: RouteRegistration<NodeInfoDispatcher<TContextData>>;
+  webFingerLinks?: WebFingerLinksDispatcher<TContextData>;
+  outboxPermanentFailureHandler?: OutboxPermanentFailureHandler<TContextData>;
   /** The typed background tasks, by name. */
   readonly tasks: TaskStore<TContextData, TaskContext<TContextData>>;
 }
@@ -57,7 +131,12 @@ export interface FederationRegistry<TContextData> {
  * @since 0.1.0
  */
 export function createRegistry<TContextData>(): FederationRegistry<TContextData> {
-  return { inboxListeners: new Map(), tasks: new TaskStore() };
+  return {
+    routes: new RouteTable(),
+    inboxListeners: new Map(),
+    objects: new Map(),
+    tasks: new TaskStore(),
+  };
 }
 
 /**

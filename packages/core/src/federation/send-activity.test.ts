@@ -5,7 +5,7 @@ import { RouteNotRegisteredError } from "./errors.ts";
 import { createFederation, type Federation } from "./federation.ts";
 import type { FanoutMessage, OutboxMessage } from "./message.ts";
 import type { FederationQueueOptions } from "./queue-roles.ts";
-import { RecordingQueue } from "./test-support.ts";
+import { RecordingQueue, registerTestActor } from "./test-support.ts";
 
 const base = new URL("https://example.com/");
 
@@ -28,7 +28,13 @@ function createRecipient(server: string, name: string, sharedInbox = true): Pers
 }
 
 function createManualFederation(queue: RecordingQueue | FederationQueueOptions): Federation<void> {
-  return createFederation<void>({ kv: new MemoryKvStore(), queue, manuallyStartQueue: true });
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+  });
+  registerTestActor(federation);
+  return federation;
 }
 
 test("sendActivity() enqueues one outbox message per recipient inbox", async () => {
@@ -129,6 +135,30 @@ test("sendActivity() to followers enumerates every page of the followers dispatc
   );
 });
 
+test("sendActivity() to followers pages from the first cursor when the one-shot call returns null", async () => {
+  const queue = new RecordingQueue({ deliver: false });
+  const federation = createManualFederation(queue);
+  const cursors: (string | null)[] = [];
+  const pages: Record<string, { items: Person[]; nextCursor: string | null }> = {
+    first: { items: [createRecipient("a.example", "bob")], nextCursor: "second" },
+    second: { items: [createRecipient("b.example", "carol")], nextCursor: null },
+  };
+  federation.setFollowersDispatcher("/users/{identifier}/followers", (_ctx, _id, cursor) => {
+    cursors.push(cursor);
+    return cursor == null ? null : pages[cursor];
+  }).setFirstCursor(() => "first");
+  await federation.createContext(base, undefined).sendActivity(
+    { identifier: "alice" },
+    "followers",
+    createActivity(),
+  );
+  assertEquals(cursors, [null, "first", "second"]);
+  assertEquals(
+    queue.enqueued.map((record) => (record.message as OutboxMessage).inbox),
+    ["https://a.example/users/bob/inbox", "https://b.example/users/carol/inbox"],
+  );
+});
+
 test("sendActivity() rejects malformed arguments before enqueueing", async () => {
   const queue = new RecordingQueue({ deliver: false });
   const ctx = createManualFederation(queue).createContext(base, undefined);
@@ -180,6 +210,7 @@ test("sendActivity() gives an activity without an ID a urn:uuid ID", async () =>
 test("workers start on the first enqueue unless manuallyStartQueue is set", async () => {
   const queue = new RecordingQueue({ deliver: false });
   const federation = createFederation<void>({ kv: new MemoryKvStore(), queue });
+  registerTestActor(federation);
   const ctx = federation.createContext(base, undefined);
   assertEquals(queue.listenCount, 0);
   await ctx.sendActivity(

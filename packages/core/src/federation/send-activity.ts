@@ -204,7 +204,9 @@ export interface ActivityTransport<TContextData> {
 /**
  * Implements `Context.sendActivity()`: validates the arguments, serializes
  * the activity and enqueues one fan-out message or one delivery per inbox
- * (or delivers now without an outbox queue).
+ * (or delivers now without an outbox queue).  Deliveries carry the
+ * sender's identifier, never keys: the worker signs each one when it makes
+ * it.
  * @param transport The federation.
  * @param ctx The sending context.
  * @param sender The sending actor.
@@ -213,7 +215,7 @@ export interface ActivityTransport<TContextData> {
  * @param options Shared inbox preference, fan-out and ordering.
  * @throws {TypeError} When an argument is malformed.
  * @throws {RouteNotRegisteredError} With `"followers"` but no followers
- *         dispatcher.
+ *         dispatcher, or without a key pairs dispatcher to sign with.
  * @since 0.1.0
  */
 export async function sendActivity<TContextData>(
@@ -224,6 +226,74 @@ export async function sendActivity<TContextData>(
   activity: Activity,
   options: SendActivityOptions,
 ): Promise<void> {
+  checkFanoutOption(options);
+  const list = validateSendActivityArguments(
+    sender,
+    recipients === "followers" ? [] : recipients,
+    activity,
+  );
+  checkKeyPairsDispatcher(transport.registry);
+  if (recipients === "followers") {
+    list.push(...await listFollowers(transport.registry, ctx, sender.identifier));
+  }
+  if (activity.id == null) {
+    activity = activity.clone({ id: new URL(`urn:uuid:${crypto.randomUUID()}`) });
+  }
+  const jsonLd = await activity.toJsonLd() as { type?: unknown };
+  const activityType = typeof jsonLd.type === "string" ? jsonLd.type : activity.constructor.name;
+  await enqueueDeliveries(transport, ctx, sender, list, {
+    activity: jsonLd,
+    activityId: activity.id!.href,
+    activityType,
+  }, options);
+}
+
+/**
+ * Implements `InboxContext.forwardActivity()`: delivers a received activity
+ * as it was received, signed by the forwarder.
+ * @param transport The federation.
+ * @param ctx The context.
+ * @param forwarder The forwarding actor.
+ * @param recipients The recipients, or `"followers"`.
+ * @param activity The activity as received (JSON).
+ * @param options Shared inbox preference, fan-out and ordering.
+ * @throws {TypeError} When an argument is malformed.
+ * @throws {RouteNotRegisteredError} As {@link sendActivity}.
+ * @since 0.2.0
+ */
+export async function forwardActivity<TContextData>(
+  transport: ActivityTransport<TContextData>,
+  ctx: Context<TContextData>,
+  forwarder: SenderIdentity,
+  recipients: Recipient | readonly Recipient[] | "followers",
+  activity: Readonly<Record<string, unknown>>,
+  options: SendActivityOptions,
+): Promise<void> {
+  checkFanoutOption(options);
+  if (
+    typeof forwarder !== "object" || forwarder == null ||
+    typeof forwarder.identifier !== "string" || forwarder.identifier === ""
+  ) {
+    throw new TypeError(
+      "The forwarder given to forwardActivity() must be { identifier: string } naming one of " +
+        "your actors.",
+    );
+  }
+  checkKeyPairsDispatcher(transport.registry);
+  const list = recipients === "followers"
+    ? await listFollowers(transport.registry, ctx, forwarder.identifier)
+    : Array.isArray(recipients)
+    ? [...recipients]
+    : [recipients as Recipient];
+  const id = typeof activity.id === "string" ? activity.id : undefined;
+  await enqueueDeliveries(transport, ctx, forwarder, list, {
+    activity,
+    ...(id == null ? {} : { activityId: id }),
+    activityType: typeof activity.type === "string" ? activity.type : "Activity",
+  }, options);
+}
+
+function checkFanoutOption(options: SendActivityOptions): void {
   const fanout = options.fanout ?? "auto";
   if (fanout !== "auto" && fanout !== "skip" && fanout !== "force") {
     throw new TypeError(
@@ -232,33 +302,40 @@ export async function sendActivity<TContextData>(
       }.`,
     );
   }
-  const list = validateSendActivityArguments(
-    sender,
-    recipients === "followers" ? [] : recipients,
-    activity,
-  );
-  if (recipients === "followers") {
-    list.push(...await listFollowers(transport.registry, ctx, sender.identifier));
+}
+
+function checkKeyPairsDispatcher<TContextData>(registry: FederationRegistry<TContextData>): void {
+  // Fail in the caller rather than in every delivery: nothing can be
+  // delivered unsigned.
+  if (registry.actor?.keyPairsDispatcher == null) {
+    throw new RouteNotRegisteredError(
+      "key pairs dispatcher (deliveries are signed with the sender's keys)",
+      "setActorDispatcher(…).setKeyPairsDispatcher",
+    );
   }
-  if (activity.id == null) {
-    activity = activity.clone({ id: new URL(`urn:uuid:${crypto.randomUUID()}`) });
-  }
-  const jsonLd = await activity.toJsonLd() as { type?: unknown };
+}
+
+async function enqueueDeliveries<TContextData>(
+  transport: ActivityTransport<TContextData>,
+  ctx: Context<TContextData>,
+  sender: SenderIdentity,
+  list: readonly Recipient[],
+  activity: Pick<DeliveryDraft, "activity" | "activityId" | "activityType">,
+  options: SendActivityOptions,
+): Promise<void> {
+  const fanout = options.fanout ?? "auto";
   const inboxes = collectInboxes(list, options.preferSharedInbox ?? false);
   const inboxCount = Object.keys(inboxes).length;
-  const activityType = typeof jsonLd.type === "string" ? jsonLd.type : activity.constructor.name;
   if (inboxCount === 0) {
     logger.warn("Sent activity {activityId} to no one: no recipient has an inbox.", {
-      activityId: activity.id?.href,
-      activityType,
+      activityId: activity.activityId,
+      activityType: activity.activityType,
     });
     return;
   }
   const draft: DeliveryDraft = {
     baseUrl: ctx.origin,
-    activity: jsonLd,
-    activityId: activity.id!.href,
-    activityType,
+    ...activity,
     senderIdentifier: sender.identifier,
     ...(options.orderingKey == null ? {} : { orderingKey: options.orderingKey }),
   };
@@ -279,7 +356,7 @@ export async function sendActivity<TContextData>(
   }
   logger.info("Sent activity {activityId} ({activityType}) to {inboxCount} inboxes.", {
     activityId: draft.activityId,
-    activityType,
+    activityType: draft.activityType,
     inboxCount,
     sender: sender.identifier,
   });
@@ -295,16 +372,23 @@ async function listFollowers<TContextData>(
     throw new RouteNotRegisteredError("followers dispatcher", "setFollowersDispatcher");
   }
   const followers: Recipient[] = [];
-  const seen = new Set<string | null>();
+  // First the whole collection at once (cursor null); a paged collection
+  // answers null there, and is then read page by page from its first cursor.
   let cursor: string | null = null;
+  let page = await route.dispatcher(ctx, identifier, null);
+  if (page == null) {
+    cursor = await route.firstCursor?.(ctx, identifier) ?? null;
+    if (cursor == null) return followers;
+    page = await route.dispatcher(ctx, identifier, cursor);
+  }
   // Guard against a dispatcher that hands out the same cursor forever.
-  while (!seen.has(cursor)) {
-    seen.add(cursor);
-    const page = await route.dispatcher(ctx, identifier, cursor);
-    if (page == null) break;
+  const seen = new Set<string | null>([cursor]);
+  while (page != null) {
     followers.push(...page.items);
-    if (page.nextCursor == null) break;
-    cursor = page.nextCursor;
+    const next: string | null = page.nextCursor ?? null;
+    if (next == null || seen.has(next)) break;
+    seen.add(next);
+    page = await route.dispatcher(ctx, identifier, next);
   }
   return followers;
 }

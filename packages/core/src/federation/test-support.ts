@@ -1,6 +1,11 @@
 // Test doubles and helpers shared by the federation tests.  Not exported
 // from mod.ts.
-import { type RecordedRequest, startTestServer, within } from "@fedify/fixture";
+import { type RecordedRequest, startTestServer, type TestServer, within } from "@fedify/fixture";
+import { Person } from "@fedify/vocab";
+import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
+import type { Federatable } from "./federatable.ts";
+import type { Federation } from "./federation.ts";
+import type { FederationFetchOptions } from "./http-handler.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { Message } from "./message.ts";
@@ -162,4 +167,41 @@ export function startInboxServer(
       body: status >= 400 ? "failure" : "",
     };
   });
+}
+
+let sharedKeyPair: Promise<CryptoKeyPair> | undefined;
+
+/** One RSA key pair shared by the tests of a process (generating one is slow). */
+export function testKeyPair(): Promise<CryptoKeyPair> {
+  return sharedKeyPair ??= generateCryptoKeyPair();
+}
+
+/**
+ * Registers an actor dispatcher serving a `Person` per identifier, with the
+ * shared test key pair, so that the federation can sign deliveries.
+ */
+export function registerTestActor<TContextData>(
+  federation: Federatable<TContextData>,
+  path = "/users/{identifier}",
+): void {
+  federation.setActorDispatcher(path, async (ctx, identifier) => {
+    const [key] = await ctx.getActorKeyPairs(identifier);
+    return new Person({
+      id: ctx.getActorUri(identifier),
+      preferredUsername: identifier,
+      publicKey: key.cryptographicKey,
+    });
+  }).setKeyPairsDispatcher(async () => [await testKeyPair()]);
+}
+
+/**
+ * Serves a federation on a real HTTP server on 127.0.0.1 (node:http, which
+ * Deno, Node.js and Bun all provide), answering through `fetch()`.
+ */
+export function serveFederation<TContextData>(
+  federation: Federation<TContextData>,
+  contextData: TContextData,
+  options: Omit<FederationFetchOptions<TContextData>, "contextData"> = {},
+): Promise<TestServer> {
+  return startTestServer((request) => federation.fetch(request, { contextData, ...options }));
 }

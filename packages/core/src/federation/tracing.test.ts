@@ -9,7 +9,7 @@ import {
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createFederation } from "./federation.ts";
 import type { OutboxMessage } from "./message.ts";
-import { RecordingQueue, startInboxServer } from "./test-support.ts";
+import { RecordingQueue, registerTestActor, startInboxServer } from "./test-support.ts";
 
 test("the processing span's parent is the span that enqueued the message", async () => {
   const exporter = new InMemorySpanExporter();
@@ -26,6 +26,7 @@ test("the processing span's parent is the span that enqueued the message", async
     allowPrivateAddress: true,
     tracerProvider,
   });
+  registerTestActor(federation);
   const worker = federation.startQueue(undefined, { signal: controller.signal });
   try {
     await federation.createContext(new URL("https://example.com/"), undefined).sendActivity(

@@ -9,3 +9,9 @@ export {
   type WebFingerHandlerOptions,
   type WebFingerLink,
 } from "./handler.ts";
+export {
+  lookupWebFinger,
+  type LookupWebFingerOptions,
+  parseFediverseHandle,
+  type ResourceDescriptor,
+} from "./lookup.ts";

@@ -1,0 +1,156 @@
+// Signed fan-out: one activity sent to N inboxes on loopback, each delivery
+// signed (RFC 9421, RSA-2048) and POSTed by the outbox workers, measured
+// from sendActivity() to the N-th request received, in deliveries per
+// second.  Fedwork and Fedify 2.3.6 do the same fan-out in the same run,
+// with the same key, the same receiving server (answering 202 at once) and
+// the same queue setup (an in-process queue, one at a time or 8 at once);
+// the ratio is reported.
+// Run with node, deno run -A, or bun: bench/signed-fanout.ts [N]
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import process from "node:process";
+import {
+  createFederation as createFedifyFederation,
+  InProcessMessageQueue as FedifyInProcessMessageQueue,
+  MemoryKvStore as FedifyMemoryKvStore,
+  type MessageQueue as FedifyMessageQueue,
+  ParallelMessageQueue as FedifyParallelMessageQueue,
+} from "@fedify/fedify";
+import { Create, Note, Person, type Recipient } from "@fedify/vocab";
+import {
+  createFederation,
+  generateCryptoKeyPair,
+  InProcessMessageQueue,
+  MemoryKvStore,
+  type MessageQueue,
+  ParallelMessageQueue,
+} from "../packages/core/src/mod.ts";
+
+const N = Number(process.argv[2] ?? 1000);
+const WARM_UP = 50;
+const keyPair = await generateCryptoKeyPair();
+
+// The receiving side: counts POSTs, answers 202, resolves a waiter at a count.
+let received = 0;
+let waiter: { count: number; resolve: () => void } | null = null;
+const server = createServer((req, res) => {
+  req.resume();
+  req.on("end", () => {
+    res.writeHead(202).end();
+    received++;
+    if (waiter != null && received >= waiter.count) {
+      waiter.resolve();
+      waiter = null;
+    }
+  });
+});
+await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+const inboxOrigin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+function recipients(count: number, run: string): Recipient[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: new URL(`${inboxOrigin}/${run}/users/${i}`),
+    inboxId: new URL(`${inboxOrigin}/${run}/users/${i}/inbox`),
+  }));
+}
+
+function activity(origin: string): Create {
+  return new Create({
+    id: new URL(`${origin}/creates/${crypto.randomUUID()}`),
+    actor: new URL(`${origin}/users/alice`),
+    object: new Note({ id: new URL(`${origin}/notes/1`), content: "x".repeat(500) }),
+  });
+}
+
+/** Sends to `count` inboxes and resolves with deliveries per second. */
+async function fanOut(
+  send: (to: Recipient[]) => Promise<void>,
+  count: number,
+  run: string,
+): Promise<number> {
+  received = 0;
+  const done = new Promise<void>((resolve) => waiter = { count, resolve });
+  const start = performance.now();
+  await send(recipients(count, run));
+  await done;
+  return count / ((performance.now() - start) / 1000);
+}
+
+const senderOrigin = "https://sender.example";
+
+async function fedwork(queue: MessageQueue, label: string): Promise<number> {
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+    allowPrivateAddress: true,
+  });
+  federation.setActorDispatcher(
+    "/users/{identifier}",
+    (ctx, identifier) => new Person({ id: ctx.getActorUri(identifier) }),
+  )
+    .setKeyPairsDispatcher(() => [keyPair]);
+  const controller = new AbortController();
+  const workers = federation.startQueue(undefined, { signal: controller.signal });
+  const ctx = federation.createContext(new URL(senderOrigin), undefined);
+  const send = (to: Recipient[]) =>
+    ctx.sendActivity({ identifier: "alice" }, to, activity(senderOrigin));
+  await fanOut(send, WARM_UP, `${label}-warm`);
+  const rate = await fanOut(send, N, label);
+  controller.abort();
+  await workers;
+  return rate;
+}
+
+async function fedify(queue: FedifyMessageQueue, label: string): Promise<number> {
+  const federation = createFedifyFederation<void>({
+    kv: new FedifyMemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+    allowPrivateAddress: true,
+  });
+  federation.setActorDispatcher(
+    "/users/{identifier}",
+    (ctx, identifier) => new Person({ id: ctx.getActorUri(identifier) }),
+  )
+    .setKeyPairsDispatcher(() => [keyPair]);
+  const controller = new AbortController();
+  const workers = federation.startQueue(undefined, { signal: controller.signal });
+  const ctx = federation.createContext(new URL(senderOrigin), undefined);
+  const send = (to: Recipient[]) =>
+    ctx.sendActivity({ identifier: "alice" }, to, activity(senderOrigin));
+  await fanOut(send, WARM_UP, `${label}-warm`);
+  const rate = await fanOut(send, N, label);
+  controller.abort();
+  await workers;
+  return rate;
+}
+
+const runtime = "Deno" in globalThis
+  ? "Deno"
+  : "Bun" in globalThis
+  ? "Bun"
+  : `Node.js ${process.versions.node}`;
+console.log(`Signed fan-out of one activity to ${N} inboxes on loopback (${runtime})`);
+for (const concurrency of [1, 8]) {
+  const ours = await fedwork(
+    concurrency === 1
+      ? new InProcessMessageQueue()
+      : new ParallelMessageQueue(new InProcessMessageQueue(), concurrency),
+    `fedwork-${concurrency}`,
+  );
+  const theirs = await fedify(
+    concurrency === 1
+      ? new FedifyInProcessMessageQueue()
+      : new FedifyParallelMessageQueue(new FedifyInProcessMessageQueue(), concurrency),
+    `fedify-${concurrency}`,
+  );
+  const fmt = (rate: number) => `${Math.round(rate).toLocaleString("en")} deliveries/s`;
+  console.log(
+    `concurrency ${concurrency}: Fedwork ${fmt(ours)}, Fedify 2.3.6 ${fmt(theirs)}, ` +
+      `ratio ${(ours / theirs).toFixed(2)}×`,
+  );
+}
+server.closeAllConnections?.();
+server.close();
+process.exit(0);

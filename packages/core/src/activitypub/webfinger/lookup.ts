@@ -1,0 +1,115 @@
+import { isIP } from "node:net";
+import { getLogger } from "@logtape/logtape";
+import { assertPublicUrl, isNonPublicAddress } from "../network/private-address.ts";
+import type { WebFingerLink } from "./handler.ts";
+
+const logger = getLogger(["fedwork", "activitypub", "webfinger"]);
+
+/**
+ * A JSON Resource Descriptor (RFC 7033 §4.4), as a WebFinger server
+ * answers.
+ * @since 0.2.0
+ */
+export interface ResourceDescriptor {
+  readonly subject?: string;
+  readonly aliases?: readonly string[];
+  readonly links?: readonly WebFingerLink[];
+}
+
+/**
+ * Options for {@link lookupWebFinger}.
+ * @since 0.2.0
+ */
+export interface LookupWebFingerOptions {
+  /** The `User-Agent` header. */
+  readonly userAgent: string;
+  /**
+   * Whether loopback and private hosts may be asked; they are then asked
+   * over plain HTTP (a test or development server has no certificate).
+   */
+  readonly allowPrivateAddress: boolean;
+  /** Aborts the request. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Parses a fediverse handle: `@user@host`, `user@host` or
+ * `acct:user@host`.
+ * @param handle The handle.
+ * @returns The user and host, or `null` when it is not a handle.
+ * @since 0.2.0
+ */
+export function parseFediverseHandle(handle: string): { user: string; host: string } | null {
+  const match = /^(?:acct:|@)?([^@\s/:]+)@([^@\s/]+)$/i.exec(handle.trim());
+  if (match == null) return null;
+  return { user: match[1], host: match[2].toLowerCase() };
+}
+
+/**
+ * Asks a host's WebFinger endpoint about a resource (RFC 7033): an
+ * `acct:user@host` URI or an http(s) URL.  Over HTTPS, except for loopback
+ * and private hosts when `allowPrivateAddress` is set.
+ * @param resource The resource, e.g. `acct:alice@example.com`.
+ * @param options The user agent and address policy.
+ * @returns The descriptor, or `null` when the host has none (or fails).
+ * @throws {PrivateAddressError} When the host is not public and
+ *         `allowPrivateAddress` is `false`.
+ * @since 0.2.0
+ * @example
+ * ```ts
+ * import { lookupWebFinger } from "@fedwork/core";
+ *
+ * const jrd = await lookupWebFinger("acct:alice@example.com", {
+ *   userAgent: "MyApp/1.0",
+ *   allowPrivateAddress: false,
+ * });
+ * const self = jrd?.links?.find((link) => link.rel === "self");
+ * ```
+ */
+export async function lookupWebFinger(
+  resource: string,
+  options: LookupWebFingerOptions,
+): Promise<ResourceDescriptor | null> {
+  let host: string;
+  if (resource.startsWith("acct:")) {
+    const handle = parseFediverseHandle(resource);
+    if (handle == null) return null;
+    host = handle.host;
+  } else {
+    host = new URL(resource).host;
+  }
+  const hostname = new URL(`http://${host}`).hostname.replace(/^\[|\]$/g, "");
+  const plain = options.allowPrivateAddress &&
+    (hostname === "localhost" || (isIP(hostname) !== 0 && isNonPublicAddress(hostname)));
+  const url = new URL(`${plain ? "http" : "https"}://${host}/.well-known/webfinger`);
+  url.searchParams.set("resource", resource);
+  if (!options.allowPrivateAddress) await assertPublicUrl(url);
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      headers: {
+        Accept: "application/jrd+json, application/json",
+        "User-Agent": options.userAgent,
+      },
+      redirect: "error",
+      signal: options.signal,
+    });
+  } catch (error) {
+    logger.warn("WebFinger lookup of {resource} failed: {error}", { resource, error });
+    return null;
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    logger.debug("WebFinger lookup of {resource} answered {status}.", {
+      resource,
+      status: response.status,
+    });
+    return null;
+  }
+  try {
+    const jrd = await response.json();
+    return typeof jrd === "object" && jrd != null ? jrd as ResourceDescriptor : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,210 @@
+import { type DocumentLoader, type Object as APObject, Tombstone } from "@fedify/vocab";
+import { acceptsJsonLd } from "../activitypub/http/negotiation.ts";
+import {
+  createActivityJsonResponse,
+  createNotAcceptableResponse,
+  createNotFoundResponse,
+} from "../activitypub/http/responses.ts";
+import {
+  createNodeInfoResponse,
+  handleNodeInfoWellKnown,
+} from "../activitypub/nodeinfo/document.ts";
+import { handleWebFinger, type WebFingerActor } from "../activitypub/webfinger/handler.ts";
+import { buildCollection, type CollectionItem } from "./collections.ts";
+import { handleInboxRequest, type InboxRequestHost } from "./inbox-handler.ts";
+import type { CollectionRegistration } from "./registry.ts";
+import type { RequestContext } from "./request-context.ts";
+
+/**
+ * Options for `Federation.fetch()`.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export interface FederationFetchOptions<TContextData> {
+  /** The application data of the request's context.  Required. */
+  readonly contextData: TContextData;
+  /**
+   * Answers a request no route of the federation matches (or whose actor,
+   * object or collection does not exist): e.g. hand it to the rest of your
+   * application.
+   * @default a 404 response
+   */
+  readonly onNotFound?: (request: Request) => Response | Promise<Response>;
+  /**
+   * Answers a request for an ActivityPub resource that does not ask for
+   * JSON-LD (a browser): e.g. serve the HTML page at the same URL.
+   * @default a 406 response with `Vary: Accept`
+   */
+  readonly onNotAcceptable?: (request: Request) => Response | Promise<Response>;
+  /**
+   * Answers a request refused by an `authorize()` predicate, or an inbox
+   * POST whose signature does not verify.
+   * @default a 401 response
+   */
+  readonly onUnauthorized?: (request: Request) => Response | Promise<Response>;
+}
+
+/**
+ * What {@link handleFederationRequest} needs from the federation.  Internal.
+ * @since 0.2.0
+ */
+export interface FederationRequestHost<TContextData> extends InboxRequestHost<TContextData> {
+  createRequestContext(request: Request, data: TContextData): RequestContext<TContextData>;
+}
+
+const GET_METHODS = ["GET", "HEAD"];
+
+function methodNotAllowed(allow: string[]): Response {
+  return new Response("Method Not Allowed", {
+    status: 405,
+    headers: { Allow: allow.join(", "), "Content-Type": "text/plain; charset=utf-8" },
+  });
+}
+
+function unauthorized(): Response {
+  return new Response("Unauthorized", {
+    status: 401,
+    headers: { "Content-Type": "text/plain; charset=utf-8", Vary: "Accept, Signature" },
+  });
+}
+
+async function activityJson(
+  documentLoader: DocumentLoader,
+  object: APObject,
+  status = 200,
+): Promise<Response> {
+  const document = await object.toJsonLd({ contextLoader: documentLoader });
+  return createActivityJsonResponse(document, { status });
+}
+
+/**
+ * Routes a request to what the federation registered: actors, objects,
+ * collections, inboxes, WebFinger and NodeInfo.  Implements
+ * `Federation.fetch()`.
+ * @param host The federation.
+ * @param request The request.
+ * @param options The context data and the fallbacks.
+ * @returns The response.
+ * @since 0.2.0
+ */
+export async function handleFederationRequest<TContextData>(
+  host: FederationRequestHost<TContextData>,
+  request: Request,
+  options: FederationFetchOptions<TContextData>,
+): Promise<Response> {
+  const onNotFound = options.onNotFound ?? (() => createNotFoundResponse());
+  const onNotAcceptable = options.onNotAcceptable ?? (() => createNotAcceptableResponse());
+  const onUnauthorized = options.onUnauthorized ?? (() => unauthorized());
+  const { registry } = host;
+  const url = new URL(request.url);
+  const match = registry.routes.route(url.pathname);
+  if (match == null) return await onNotFound(request);
+  const { name, values } = match;
+  const ctx = host.createRequestContext(request, options.contextData);
+  const method = request.method.toUpperCase();
+
+  if (name === "inbox" || name === "sharedInbox") {
+    if (method !== "POST") return methodNotAllowed(["POST"]);
+    return await handleInboxRequest(
+      host,
+      ctx,
+      name === "inbox" ? values.identifier : null,
+      { onNotFound, onUnauthorized },
+    );
+  }
+  if (!GET_METHODS.includes(method)) return methodNotAllowed(GET_METHODS);
+
+  switch (name) {
+    case "webfinger":
+      return await handleWebFingerRequest(host, ctx, onNotFound);
+    case "nodeinfoWellKnown":
+      if (registry.nodeInfo == null) return await onNotFound(request);
+      return handleNodeInfoWellKnown(request, { nodeInfoUrl: ctx.getNodeInfoUri() });
+    case "nodeinfo":
+      return createNodeInfoResponse(await registry.nodeInfo!.dispatcher(ctx));
+  }
+  // Everything else is an ActivityPub resource: its URL may also be a page
+  // of the application, which serves it to whoever does not ask for JSON-LD.
+  if (!acceptsJsonLd(request)) return await onNotAcceptable(request);
+  if (name === "actor") {
+    const actor = registry.actor!;
+    const found = await actor.dispatcher(ctx, values.identifier);
+    if (found == null) return await onNotFound(request);
+    if (actor.authorize != null && !await actor.authorize(ctx, values.identifier)) {
+      return await onUnauthorized(request);
+    }
+    return await activityJson(ctx.documentLoader, found, found instanceof Tombstone ? 410 : 200);
+  }
+  if (name === "outbox" || name === "followers" || name === "following") {
+    const registration = registry[name] as CollectionRegistration<CollectionItem, TContextData>;
+    if (
+      registration.authorize != null && !await registration.authorize(ctx, values.identifier)
+    ) {
+      return await onUnauthorized(request);
+    }
+    const collection = await buildCollection(
+      ctx,
+      registration,
+      values.identifier,
+      new URL(registry.routes.build(name, values), ctx.canonicalOrigin),
+    );
+    if (collection == null) return await onNotFound(request);
+    return await activityJson(ctx.documentLoader, collection);
+  }
+  const object = registry.objects.get(name.slice("object:".length));
+  if (object == null) return await onNotFound(request);
+  const found = await object.dispatcher(ctx, values);
+  if (found == null) return await onNotFound(request);
+  if (object.authorize != null && !await object.authorize(ctx, values)) {
+    return await onUnauthorized(request);
+  }
+  return await activityJson(ctx.documentLoader, found, found instanceof Tombstone ? 410 : 200);
+}
+
+async function handleWebFingerRequest<TContextData>(
+  host: FederationRequestHost<TContextData>,
+  ctx: RequestContext<TContextData>,
+  onNotFound: (request: Request) => Response | Promise<Response>,
+): Promise<Response> {
+  const actor = host.registry.actor;
+  if (actor == null) return await onNotFound(ctx.request);
+  const linksDispatcher = host.registry.webFingerLinks;
+  const describe = async (
+    identifier: string,
+    fallbackUsername: string,
+  ): Promise<WebFingerActor | null> => {
+    const found = await actor.dispatcher(ctx, identifier);
+    if (found == null || found instanceof Tombstone) return null;
+    const resource = ctx.url.searchParams.get("resource") ?? "";
+    const profile = found.url instanceof URL ? found.url : null;
+    return {
+      actorUri: ctx.getActorUri(identifier),
+      username: found.preferredUsername?.toString() ?? fallbackUsername,
+      aliases: profile == null ? [] : [profile],
+      links: [
+        ...(profile == null ? [] : [{
+          rel: "http://webfinger.net/rel/profile-page",
+          type: "text/html",
+          href: profile.href,
+        }]),
+        ...(linksDispatcher == null || !URL.canParse(resource)
+          ? []
+          : await linksDispatcher(ctx, new URL(resource))),
+      ],
+    };
+  };
+  return await handleWebFinger(ctx.request, {
+    host: ctx.host,
+    lookupUsername: async (username) => {
+      const identifier = actor.handleMapper == null
+        ? username
+        : await actor.handleMapper(ctx, username);
+      return identifier == null ? null : await describe(identifier, username);
+    },
+    lookupActorUri: async (uri) => {
+      const parsed = ctx.parseUri(uri);
+      if (parsed?.type !== "actor") return null;
+      return await describe(parsed.identifier, parsed.identifier);
+    },
+  });
+}

@@ -1,0 +1,105 @@
+import { type RouteMatch, Router } from "../activitypub/http/router.ts";
+import { UriTemplateError } from "../activitypub/http/errors.ts";
+import { RoutePathError } from "./errors.ts";
+
+/**
+ * The paths Fedwork serves whatever is registered.
+ * @since 0.2.0
+ */
+export const WELL_KNOWN_ROUTES = {
+  webfinger: "/.well-known/webfinger",
+  nodeinfoWellKnown: "/.well-known/nodeinfo",
+} as const;
+
+/**
+ * The federation's routes: one {@link Router} that both maps request paths
+ * to registrations (`federation.fetch()`) and builds their URIs
+ * (`ctx.getActorUri()` and the others), so the two can never disagree.
+ * Route names are `actor`, `inbox`, `sharedInbox`, `outbox`, `followers`,
+ * `following`, `nodeinfo` and `object:<type URI>`; the well-known paths are
+ * always there.  Internal.
+ * @since 0.2.0
+ */
+export class RouteTable {
+  readonly #templates = new Map<string, string>();
+  #router = new Router();
+
+  constructor() {
+    for (const [name, path] of Object.entries(WELL_KNOWN_ROUTES)) this.#add(name, path);
+  }
+
+  /**
+   * Adds a route.
+   * @param name The route's name.
+   * @param path Its path template.
+   * @param method The registration method, for error messages.
+   * @throws {RoutePathError} When the template is malformed.
+   * @throws {RouteConflictError} When it could match a path another route
+   *         matches.
+   */
+  add(name: string, path: string, method: string): void {
+    try {
+      this.#add(name, path);
+    } catch (error) {
+      if (error instanceof UriTemplateError) {
+        throw new RoutePathError(path, `${error.message} (given to ${method}())`);
+      }
+      throw error;
+    }
+  }
+
+  #add(name: string, path: string): void {
+    this.#router.add(path, name);
+    this.#templates.set(name, path);
+  }
+
+  /**
+   * Tells whether a route is registered.
+   * @param name The route's name.
+   * @returns Whether it is.
+   */
+  has(name: string): boolean {
+    return this.#templates.has(name);
+  }
+
+  /**
+   * The template of a route.
+   * @param name The route's name.
+   * @returns The template, or `undefined`.
+   */
+  template(name: string): string | undefined {
+    return this.#templates.get(name);
+  }
+
+  /**
+   * Finds the route a path matches.
+   * @param path The request's path.
+   * @returns The match, or `null`.
+   */
+  route(path: string): RouteMatch | null {
+    return this.#router.route(path);
+  }
+
+  /**
+   * Builds a route's path.
+   * @param name The route's name.
+   * @param values The values of its variables.
+   * @returns The percent-encoded path.
+   * @throws {UriBuildError} When a value is missing or empty.
+   */
+  build(name: string, values: Readonly<Record<string, string>>): string {
+    return this.#router.build(name, values);
+  }
+
+  /**
+   * Copies the table, for `cloneRegistry()`.
+   * @returns The copy.
+   */
+  clone(): RouteTable {
+    const copy = new RouteTable();
+    for (const [name, path] of this.#templates) {
+      if (!copy.has(name)) copy.#add(name, path);
+    }
+    return copy;
+  }
+}
