@@ -1,6 +1,7 @@
 import { trace, type TracerProvider } from "@opentelemetry/api";
 import type { DocumentLoader } from "@fedify/vocab";
 import type { KvStore } from "../kv/kv-store.ts";
+import { withTemporalTtl } from "../kv/temporal-ttl.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { createExponentialBackoffPolicy } from "../retry/mod.ts";
@@ -175,7 +176,9 @@ export function resolveFederationOptions<TContextData>(
     );
   }
   return {
-    kv,
+    // Parts of Fedwork that write to the store may give a TTL in any form;
+    // the store gets a Temporal.Duration, the form Fedify's stores expect.
+    kv: withTemporalTtl(kv),
     queues,
     manuallyStartQueue,
     origin: resolveOrigin(options.origin),
