@@ -38,6 +38,12 @@ export type {
   OutboxMessage,
 } from "./message.ts";
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
+export type {
+  DocumentLoaderFactory,
+  DocumentLoaderFactoryOptions,
+  FederationOrigin,
+  UserAgentOptions,
+} from "./option-forms.ts";
 export type { TaskContext, TaskDefinitionOptions, TaskRegistry } from "./task-context.ts";
 export { type FederationQueueOptions, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
 export type { ActivityClass } from "./registry.ts";
