@@ -10,7 +10,7 @@ import {
 } from "@fedify/fixture";
 import { execFile } from "node:child_process";
 import { AmqpMessageQueue } from "./amqp-message-queue.ts";
-import { AMQP_URL } from "./conformance-factory.ts";
+import { AMQP_URL } from "./testdata/conformance-factory.ts";
 import {
   AmqpConnectionError,
   AmqpMessageQueueClosedError,

@@ -8,7 +8,7 @@ import {
   within,
 } from "@fedify/fixture";
 import { Redis } from "ioredis";
-import { deleteKeys, REDIS_URL } from "./conformance-factory.ts";
+import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
 import { RedisMessageQueue, RedisMessageQueueClosedError } from "./redis-message-queue.ts";
 
 function uniqueName(): string {

@@ -13,7 +13,10 @@ const CHILD_START_TIMEOUT_MS = 90_000;
 
 /** The command that runs the crash worker on the runtime running this code. */
 function crashWorkerCommand(args: string[]): { command: string; args: string[] } {
-  const workerUrl = new URL("./crash-worker.ts", import.meta.url);
+  // Beside this module: crash-worker.ts in the sources, crash-worker.js in
+  // the published build.
+  const extension = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+  const workerUrl = new URL(`./crash-worker${extension}`, import.meta.url);
   if ("Deno" in globalThis) {
     const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
     // Deno can also run the worker straight from a remote (e.g. JSR) URL.

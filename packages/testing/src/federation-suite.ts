@@ -1,4 +1,4 @@
-import { assert, assertEquals, assertInstanceOf, test } from "@fedify/fixture";
+import { assert, assertEquals, assertInstanceOf, test } from "./test-runner.ts";
 import {
   createFederationBuilder,
   type Federation,
@@ -132,7 +132,7 @@ function createActivity(): Create {
  *
  * testFederationOverQueue({
  *   name: "RedisMessageQueue",
- *   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+ *   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
  * });
  * ```
  * Since 0.2.0 it also checks that a failed task keeps its place in its

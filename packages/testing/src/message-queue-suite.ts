@@ -1,4 +1,4 @@
-import { assert, assertEquals, fail, test } from "@fedify/fixture";
+import { assert, assertEquals, fail, test } from "./test-runner.ts";
 import type { MessageQueueDepth, MessageRedelivery } from "@fedwork/core";
 import { runCrashTest } from "./crash-test.ts";
 import { EVENT_TIMEOUT_MS, runQueueTest } from "./queue-harness.ts";
@@ -8,8 +8,8 @@ import { createDeferred, delay, waitUntil, withTimeout } from "./wait.ts";
 const DEFAULT_LEASE_MS = 1500;
 
 /**
- * Registers the message-queue conformance tests with `test()` from
- * `@fedify/fixture`, so they run under Deno, Node.js and Bun.
+ * Registers the message-queue conformance tests with the runtime's own
+ * test runner (`Deno.test`, `node:test` or `bun:test`).
  *
  * Every test uses a fresh namespace, disposes every instance it created
  * with `Symbol.asyncDispose` and calls the factory's `cleanup()` at its end.
@@ -42,7 +42,7 @@ const DEFAULT_LEASE_MS = 1500;
  *
  * testMessageQueue({
  *   name: "RedisMessageQueue",
- *   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+ *   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
  *   durable: true,
  * });
  * ```

@@ -3,8 +3,8 @@
 // redelivers a message as soon as the connection of the worker holding it is
 // gone, and never while that connection lives.
 import process from "node:process";
-import { AmqpMessageQueue } from "./amqp-message-queue.ts";
-import { DEFAULT_AMQP_URL } from "./options.ts";
+import { AmqpMessageQueue } from "../amqp-message-queue.ts";
+import { DEFAULT_AMQP_URL } from "../options.ts";
 
 /** The broker the tests use: `AMQP_URL`, or RabbitMQ on loopback. */
 export const AMQP_URL: string = process.env.AMQP_URL ?? DEFAULT_AMQP_URL;
