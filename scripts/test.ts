@@ -10,6 +10,17 @@ import { join, relative, resolve } from "node:path";
 import process from "node:process";
 
 const root = resolve(import.meta.dirname!, "..");
+
+// The workspace's packages export their built dist/ by default and their
+// .ts sources under this condition; tests run the sources, so Node.js and
+// Bun (and the processes tests spawn, which inherit the environment) get
+// it through NODE_OPTIONS and BUN_OPTIONS.  Deno resolves the workspace
+// through deno.json, which names the sources already.
+const SOURCE_CONDITION = "fedwork-source";
+const sourceEnvironment: Record<string, string> = {
+  NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --conditions=${SOURCE_CONDITION}`.trim(),
+  BUN_OPTIONS: `${process.env.BUN_OPTIONS ?? ""} --conditions=${SOURCE_CONDITION}`.trim(),
+};
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
 const RUNTIMES = ["deno", "node", "bun"] as const;
 type RuntimeName = typeof RUNTIMES[number];
@@ -51,7 +62,7 @@ function run(
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, commandArgs, {
       cwd: root,
-      env: { ...process.env, NO_COLOR: "1", ...options.env },
+      env: { ...process.env, NO_COLOR: "1", ...sourceEnvironment, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";

@@ -67,8 +67,11 @@ export function assertEquals<T>(actual: T, expected: T, message?: string): void 
 }
 
 /** Asserts that a value is an instance of a class. */
-// deno-lint-ignore no-explicit-any
-export function assertInstanceOf<T>(value: unknown, type: new (...args: any[]) => T): void {
+export function assertInstanceOf<T>(
+  value: unknown,
+  // deno-lint-ignore no-explicit-any
+  type: new (...args: any[]) => T,
+): asserts value is T {
   assertModule.ok(
     value instanceof type,
     `Expected an instance of ${type.name}, got ${Object.prototype.toString.call(value)}.`,
