@@ -57,11 +57,11 @@ if (nodeMajor < 24) {
 function run(
   command: string,
   commandArgs: string[],
-  options: { capture?: boolean; env?: Record<string, string> } = {},
+  options: { capture?: boolean; env?: Record<string, string>; cwd?: string } = {},
 ): Promise<{ code: number; output: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, commandArgs, {
-      cwd: root,
+      cwd: options.cwd ?? root,
       env: { ...process.env, NO_COLOR: "1", ...sourceEnvironment, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -97,9 +97,12 @@ async function manualPages(): Promise<string[]> {
   );
 }
 
+/** The published packages (see scripts/build.ts), each must pass `deno publish --dry-run`. */
+const PUBLISHED_PACKAGES = ["core", "testing", "sqlite", "redis", "postgres", "amqp"];
+
 let checksFailed = false;
 if (!skipChecks) {
-  const checks: [string, string, string[]][] = [
+  const checks: [string, string, string[], string?][] = [
     ["format", bin("deno"), ["fmt", "--check"]],
     ["lint", bin("deno"), ["lint"]],
     ["deno check", bin("deno"), ["check"]],
@@ -108,10 +111,20 @@ if (!skipChecks) {
     ["tsc", bin("tsc"), ["-p", "tsconfig.json"]],
     // No import cycles; no upward imports between core's layers.
     ["layers", process.execPath, [join(root, "scripts", "check-layers.ts")]],
+    // Each package is ready for JSR.  --allow-dirty: the check must not
+    // depend on whether the working tree is committed.
+    ...PUBLISHED_PACKAGES.map((name): [string, string, string[], string] => [
+      `jsr dry run: packages/${name}`,
+      bin("deno"),
+      ["publish", "--dry-run", "--allow-dirty", "--quiet"],
+      join(root, "packages", name),
+    ]),
+    // Packed, installed elsewhere and run on all three runtimes.
+    ["packaging", process.execPath, [join(root, "scripts", "check-packaging.ts")]],
   ];
-  for (const [label, command, commandArgs] of checks) {
+  for (const [label, command, commandArgs, cwd] of checks) {
     console.log(`\n=== ${label}`);
-    const { code } = await run(command, commandArgs);
+    const { code } = await run(command, commandArgs, cwd == null ? {} : { cwd });
     if (code !== 0) {
       console.error(`${label}: failed`);
       checksFailed = true;
@@ -119,7 +132,8 @@ if (!skipChecks) {
   }
 }
 
-const roots = ["packages", "examples"].map((d) => join(root, d));
+// tests/ holds test-only workspaces, such as the Fedify compatibility suite.
+const roots = ["packages", "examples", "tests"].map((d) => join(root, d));
 let files: string[] = [];
 for (const dir of roots) {
   try {
@@ -137,9 +151,12 @@ if (files.length === 0) {
 }
 
 async function runDeno(): Promise<Counts> {
-  const { output } = await run(bin("deno"), ["test", "-A", "--no-check", ...files], {
-    capture: true,
-  });
+  const { output } = await run(bin("deno"), [
+    "test",
+    "-A",
+    "--no-check",
+    ...files,
+  ], { capture: true });
   const match = output.match(
     /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?(?: \| (\d+) ignored)?/,
   );
@@ -173,7 +190,10 @@ async function runNode(): Promise<Counts> {
 async function runBun(): Promise<Counts> {
   const { code, output } = await run(
     bin("bun"),
-    ["test", ...files.map((f) => `./${f}`)],
+    [
+      "test",
+      ...files.map((f) => `./${f}`),
+    ],
     { capture: true },
   );
   const count = (word: string) =>
