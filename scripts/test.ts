@@ -3,7 +3,12 @@
 // Deno, Node.js and Bun.  Prints one summary line per runtime and a final
 // plain "N passed, N failed" line; exits non-zero on any failure.
 //
-// Usage: node scripts/test.ts [--only deno|node|bun] [--skip-checks] [path…]
+// Usage: node scripts/test.ts [--only deno|node|bun] [--skip-checks]
+//                             [--filter <test name pattern>] [path…]
+//   path…     runs only the test files whose path contains one of these
+//   --filter  runs only the tests whose name matches this regular
+//             expression (Deno's --filter, Node.js's --test-name-pattern,
+//             Bun's --test-name-pattern)
 import { spawn } from "node:child_process";
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
@@ -34,6 +39,7 @@ interface Counts {
 const args = process.argv.slice(2);
 let only: RuntimeName[] = [...RUNTIMES];
 let skipChecks = false;
+let namePattern: string | undefined;
 const filters: string[] = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--only") {
@@ -42,7 +48,11 @@ for (let i = 0; i < args.length; i++) {
       if (!RUNTIMES.includes(name)) throw new Error(`--only: unknown runtime ${name}`);
     }
   } else if (args[i] === "--skip-checks") skipChecks = true;
-  else filters.push(args[i]);
+  else if (args[i] === "--filter") {
+    namePattern = args[++i];
+    if (namePattern == null || namePattern === "") throw new Error("--filter: give a pattern");
+    new RegExp(namePattern); // Fails early on a malformed pattern.
+  } else filters.push(args[i]);
 }
 
 const nodeMajor = Number(process.versions.node.split(".")[0]);
@@ -155,6 +165,8 @@ async function runDeno(): Promise<Counts> {
     "test",
     "-A",
     "--no-check",
+    // Deno takes a regular expression between slashes.
+    ...(namePattern == null ? [] : ["--filter", `/${namePattern}/`]),
     ...files,
   ], { capture: true });
   const match = output.match(
@@ -174,6 +186,7 @@ async function runNode(): Promise<Counts> {
     "--test-reporter-destination=stdout",
     `--test-reporter=${join(root, "scripts", "node-summary-reporter.ts")}`,
     `--test-reporter-destination=${summaryFile}`,
+    ...(namePattern == null ? [] : [`--test-name-pattern=${namePattern}`]),
     ...files,
   ]);
   try {
@@ -192,6 +205,7 @@ async function runBun(): Promise<Counts> {
     bin("bun"),
     [
       "test",
+      ...(namePattern == null ? [] : ["--test-name-pattern", namePattern]),
       ...files.map((f) => `./${f}`),
     ],
     { capture: true },
@@ -224,7 +238,15 @@ for (const [name, counts] of results) {
   passed += counts.passed;
   failed += counts.failed;
 }
-const totals = new Set(results.map(([, c]) => c.passed + c.failed + c.skipped));
+// Runtimes count the tests a name filter leaves out differently (Bun as
+// skipped, the others not at all), so compare what ran.
+const totals = new Set(
+  results.map(([, c]) => c.passed + c.failed + (namePattern == null ? c.skipped : 0)),
+);
+if (namePattern != null && passed + failed === 0) {
+  console.error(`No test name matches --filter ${namePattern}.`);
+  failed++;
+}
 if (totals.size > 1) {
   console.error("The runtimes ran different numbers of tests; see the lines above.");
   failed++;
