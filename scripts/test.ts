@@ -13,6 +13,7 @@ import { spawn } from "node:child_process";
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import process from "node:process";
+import { PUBLISHED_PACKAGES } from "./build.ts";
 
 const root = resolve(import.meta.dirname!, "..");
 
@@ -106,9 +107,6 @@ async function manualPages(): Promise<string[]> {
     join("docs", "manual", f)
   );
 }
-
-/** The published packages (see scripts/build.ts), each must pass `deno publish --dry-run`. */
-const PUBLISHED_PACKAGES = ["core", "testing", "sqlite", "redis", "postgres", "amqp"];
 
 let checksFailed = false;
 if (!skipChecks) {
