@@ -2,8 +2,8 @@
 // package, installs the tarballs into a scratch project in a temporary
 // directory (outside the workspace, so nothing resolves to the sources),
 // type-checks a small app against the published declarations, then runs it
-// (one typed task end to end on SQLite) and @fedwork/testing's KV suite on
-// Node.js, Deno and Bun.
+// (one typed task end to end on SQLite), @fedwork/testing's KV suite and its
+// worker-crash test on Node.js, Deno and Bun.
 //
 // Dependencies other than ours come from the registry, through npm's cache
 // (`--prefer-offline`): after the workspace's own `npm install` they are
@@ -125,13 +125,17 @@ try {
         allowImportingTsExtensions: true,
         skipLibCheck: true,
       },
-      files: ["app.ts", "conformance.test.ts"],
+      files: ["app.ts", "conformance.test.ts", "sqlite-factory.ts"],
     }),
   );
   await copyFile(join(root, "scripts", "packaging", "app.ts"), join(scratch, "app.ts"));
   await copyFile(
     join(root, "scripts", "packaging", "conformance.ts"),
     join(scratch, "conformance.test.ts"),
+  );
+  await copyFile(
+    join(root, "scripts", "packaging", "sqlite-factory.ts"),
+    join(scratch, "sqlite-factory.ts"),
   );
   await step("installed the tarballs into a scratch project", () =>
     run("npm", [
@@ -151,18 +155,34 @@ try {
       ]),
   );
 
+  // All of the KV suite; of the queue suite, the crash test, which runs the
+  // published crash-worker.js in a process of its own.
+  const suite = "MemoryKvStore|worker process was killed";
   const runtimes: [string, string[], string[]][] = [
-    ["Node.js", [process.execPath, "app.ts"], [process.execPath, "--test", "conformance.test.ts"]],
+    ["Node.js", [process.execPath, "app.ts"], [
+      process.execPath,
+      "--test",
+      `--test-name-pattern=${suite}`,
+      "conformance.test.ts",
+    ]],
     ["Deno", [bin("deno"), "run", "-A", "app.ts"], [
       bin("deno"),
       "test",
       "-A",
+      "--filter",
+      `/${suite}/`,
       "conformance.test.ts",
     ]],
-    ["Bun", [bin("bun"), "app.ts"], [bin("bun"), "test", "./conformance.test.ts"]],
+    ["Bun", [bin("bun"), "app.ts"], [
+      bin("bun"),
+      "test",
+      "--test-name-pattern",
+      suite,
+      "./conformance.test.ts",
+    ]],
   ];
   for (const [runtime, app, suite] of runtimes) {
-    await step(`ran the app and the KV suite on ${runtime}`, async () => {
+    await step(`ran the app, the KV suite and the crash test on ${runtime}`, async () => {
       const [appOutput] = await Promise.all([
         run(app[0], app.slice(1), scratch),
         run(suite[0], suite.slice(1), scratch),
