@@ -5,7 +5,7 @@
 // concurrency 1 and 8 until all are handled.  Uses REDIS_URL (default
 // redis://127.0.0.1:6379) and deletes its keys afterwards.
 import process from "node:process";
-import { deleteKeys } from "../packages/redis/src/conformance-factory.ts";
+import { deleteKeys } from "../packages/redis/src/testdata/conformance-factory.ts";
 import { RedisMessageQueue } from "../packages/redis/src/mod.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

@@ -3,13 +3,30 @@
 // Deno, Node.js and Bun.  Prints one summary line per runtime and a final
 // plain "N passed, N failed" line; exits non-zero on any failure.
 //
-// Usage: node scripts/test.ts [--only deno|node|bun] [--skip-checks] [path…]
+// Usage: node scripts/test.ts [--only deno|node|bun] [--skip-checks]
+//                             [--filter <test name pattern>] [path…]
+//   path…     runs only the test files whose path contains one of these
+//   --filter  runs only the tests whose name matches this regular
+//             expression (Deno's --filter, Node.js's --test-name-pattern,
+//             Bun's --test-name-pattern)
 import { spawn } from "node:child_process";
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import process from "node:process";
+import { PUBLISHED_PACKAGES } from "./build.ts";
 
 const root = resolve(import.meta.dirname!, "..");
+
+// The workspace's packages export their built dist/ by default and their
+// .ts sources under this condition; tests run the sources, so Node.js and
+// Bun (and the processes tests spawn, which inherit the environment) get
+// it through NODE_OPTIONS and BUN_OPTIONS.  Deno resolves the workspace
+// through deno.json, which names the sources already.
+const SOURCE_CONDITION = "fedwork-source";
+const sourceEnvironment: Record<string, string> = {
+  NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --conditions=${SOURCE_CONDITION}`.trim(),
+  BUN_OPTIONS: `${process.env.BUN_OPTIONS ?? ""} --conditions=${SOURCE_CONDITION}`.trim(),
+};
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
 const RUNTIMES = ["deno", "node", "bun"] as const;
 type RuntimeName = typeof RUNTIMES[number];
@@ -23,6 +40,7 @@ interface Counts {
 const args = process.argv.slice(2);
 let only: RuntimeName[] = [...RUNTIMES];
 let skipChecks = false;
+let namePattern: string | undefined;
 const filters: string[] = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--only") {
@@ -31,7 +49,11 @@ for (let i = 0; i < args.length; i++) {
       if (!RUNTIMES.includes(name)) throw new Error(`--only: unknown runtime ${name}`);
     }
   } else if (args[i] === "--skip-checks") skipChecks = true;
-  else filters.push(args[i]);
+  else if (args[i] === "--filter") {
+    namePattern = args[++i];
+    if (namePattern == null || namePattern === "") throw new Error("--filter: give a pattern");
+    new RegExp(namePattern); // Fails early on a malformed pattern.
+  } else filters.push(args[i]);
 }
 
 const nodeMajor = Number(process.versions.node.split(".")[0]);
@@ -46,12 +68,12 @@ if (nodeMajor < 24) {
 function run(
   command: string,
   commandArgs: string[],
-  options: { capture?: boolean; env?: Record<string, string> } = {},
+  options: { capture?: boolean; env?: Record<string, string>; cwd?: string } = {},
 ): Promise<{ code: number; output: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, commandArgs, {
-      cwd: root,
-      env: { ...process.env, NO_COLOR: "1", ...options.env },
+      cwd: options.cwd ?? root,
+      env: { ...process.env, NO_COLOR: "1", ...sourceEnvironment, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -88,7 +110,7 @@ async function manualPages(): Promise<string[]> {
 
 let checksFailed = false;
 if (!skipChecks) {
-  const checks: [string, string, string[]][] = [
+  const checks: [string, string, string[], string?][] = [
     ["format", bin("deno"), ["fmt", "--check"]],
     ["lint", bin("deno"), ["lint"]],
     ["deno check", bin("deno"), ["check"]],
@@ -97,10 +119,20 @@ if (!skipChecks) {
     ["tsc", bin("tsc"), ["-p", "tsconfig.json"]],
     // No import cycles; no upward imports between core's layers.
     ["layers", process.execPath, [join(root, "scripts", "check-layers.ts")]],
+    // Each package is ready for JSR.  --allow-dirty: the check must not
+    // depend on whether the working tree is committed.
+    ...PUBLISHED_PACKAGES.map((name): [string, string, string[], string] => [
+      `jsr dry run: packages/${name}`,
+      bin("deno"),
+      ["publish", "--dry-run", "--allow-dirty", "--quiet"],
+      join(root, "packages", name),
+    ]),
+    // Packed, installed elsewhere and run on all three runtimes.
+    ["packaging", process.execPath, [join(root, "scripts", "check-packaging.ts")]],
   ];
-  for (const [label, command, commandArgs] of checks) {
+  for (const [label, command, commandArgs, cwd] of checks) {
     console.log(`\n=== ${label}`);
-    const { code } = await run(command, commandArgs);
+    const { code } = await run(command, commandArgs, cwd == null ? {} : { cwd });
     if (code !== 0) {
       console.error(`${label}: failed`);
       checksFailed = true;
@@ -108,6 +140,7 @@ if (!skipChecks) {
   }
 }
 
+// tests/ holds test-only workspaces, such as the Fedify compatibility suite.
 const roots = ["packages", "examples", "tests"].map((d) => join(root, d));
 let files: string[] = [];
 for (const dir of roots) {
@@ -126,9 +159,14 @@ if (files.length === 0) {
 }
 
 async function runDeno(): Promise<Counts> {
-  const { output } = await run(bin("deno"), ["test", "-A", "--no-check", ...files], {
-    capture: true,
-  });
+  const { output } = await run(bin("deno"), [
+    "test",
+    "-A",
+    "--no-check",
+    // Deno takes a regular expression between slashes.
+    ...(namePattern == null ? [] : ["--filter", `/${namePattern}/`]),
+    ...files,
+  ], { capture: true });
   const match = output.match(
     /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?(?: \| (\d+) ignored)?/,
   );
@@ -146,6 +184,7 @@ async function runNode(): Promise<Counts> {
     "--test-reporter-destination=stdout",
     `--test-reporter=${join(root, "scripts", "node-summary-reporter.ts")}`,
     `--test-reporter-destination=${summaryFile}`,
+    ...(namePattern == null ? [] : [`--test-name-pattern=${namePattern}`]),
     ...files,
   ]);
   try {
@@ -162,7 +201,11 @@ async function runNode(): Promise<Counts> {
 async function runBun(): Promise<Counts> {
   const { code, output } = await run(
     bin("bun"),
-    ["test", ...files.map((f) => `./${f}`)],
+    [
+      "test",
+      ...(namePattern == null ? [] : ["--test-name-pattern", namePattern]),
+      ...files.map((f) => `./${f}`),
+    ],
     { capture: true },
   );
   const count = (word: string) =>
@@ -193,7 +236,15 @@ for (const [name, counts] of results) {
   passed += counts.passed;
   failed += counts.failed;
 }
-const totals = new Set(results.map(([, c]) => c.passed + c.failed + c.skipped));
+// Runtimes count the tests a name filter leaves out differently (Bun as
+// skipped, the others not at all), so compare what ran.
+const totals = new Set(
+  results.map(([, c]) => c.passed + c.failed + (namePattern == null ? c.skipped : 0)),
+);
+if (namePattern != null && passed + failed === 0) {
+  console.error(`No test name matches --filter ${namePattern}.`);
+  failed++;
+}
 if (totals.size > 1) {
   console.error("The runtimes ran different numbers of tests; see the lines above.");
   failed++;

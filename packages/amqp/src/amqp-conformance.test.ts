@@ -2,13 +2,13 @@ import { testFederationOverQueue, testMessageQueue } from "@fedwork/testing";
 
 testMessageQueue({
   name: "AmqpMessageQueue",
-  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   durable: true,
   redelivery: true,
 });
 
 testFederationOverQueue({
   name: "AmqpMessageQueue",
-  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   redelivery: true,
 });

@@ -11,7 +11,7 @@ import {
 import type { MessageRedelivery } from "@fedwork/core";
 import { execFile } from "node:child_process";
 import { AmqpMessageQueue } from "./amqp-message-queue.ts";
-import { AMQP_URL } from "./conformance-factory.ts";
+import { AMQP_URL } from "./testdata/conformance-factory.ts";
 import {
   AmqpConnectionError,
   AmqpMessageQueueClosedError,

@@ -1,11 +1,11 @@
 import { testFederationOverQueue, testKvStore, testMessageQueue } from "@fedwork/testing";
-import { POSTGRES_URL, tableNameFor } from "./conformance-factory.ts";
+import { POSTGRES_URL, tableNameFor } from "./testdata/conformance-factory.ts";
 import { PostgresKvStore } from "./postgres-kv-store.ts";
 import postgres from "postgres";
 
 testMessageQueue({
   name: "PostgresMessageQueue",
-  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   durable: true,
   redelivery: true,
   deduplication: true,
@@ -27,6 +27,6 @@ testKvStore({
 
 testFederationOverQueue({
   name: "PostgresMessageQueue",
-  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   redelivery: true,
 });

@@ -1,6 +1,6 @@
 import { assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture";
 import postgres from "postgres";
-import { POSTGRES_URL } from "./conformance-factory.ts";
+import { POSTGRES_URL } from "./testdata/conformance-factory.ts";
 import { PostgresClosedError } from "./errors.ts";
 import { PostgresKvStore } from "./postgres-kv-store.ts";
 

@@ -9,7 +9,7 @@ import {
 } from "@fedify/fixture";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
 import postgres from "postgres";
-import { POSTGRES_URL } from "./conformance-factory.ts";
+import { POSTGRES_URL } from "./testdata/conformance-factory.ts";
 import { PostgresClosedError } from "./errors.ts";
 import { PostgresMessageQueue } from "./postgres-message-queue.ts";
 

@@ -1,10 +1,10 @@
 import { testFederationOverQueue, testKvStore, testMessageQueue } from "@fedwork/testing";
-import { deleteKeys, REDIS_URL } from "./conformance-factory.ts";
+import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
 import { RedisKvStore } from "./redis-kv-store.ts";
 
 testMessageQueue({
   name: "RedisMessageQueue",
-  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   durable: true,
   redelivery: true,
   deduplication: true,
@@ -18,6 +18,6 @@ testKvStore({
 
 testFederationOverQueue({
   name: "RedisMessageQueue",
-  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   redelivery: true,
 });

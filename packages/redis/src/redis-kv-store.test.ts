@@ -1,6 +1,6 @@
 import { assertEquals, assertThrows, test } from "@fedify/fixture";
 import { Redis } from "ioredis";
-import { deleteKeys, REDIS_URL } from "./conformance-factory.ts";
+import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
 import { RedisKvStore } from "./redis-kv-store.ts";
 
 test("RedisKvStore needs exactly one way to connect", () => {

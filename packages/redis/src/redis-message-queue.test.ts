@@ -9,7 +9,7 @@ import {
   within,
 } from "@fedify/fixture";
 import { Redis } from "ioredis";
-import { deleteKeys, REDIS_URL } from "./conformance-factory.ts";
+import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
 import type { MessageRedelivery } from "@fedwork/core";
 import {
   RedisLeaseLostError,

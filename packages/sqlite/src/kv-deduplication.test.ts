@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { assertEquals, test, within } from "@fedify/fixture";
-import { cleanup, databasePath } from "./conformance-factory.ts";
+import { cleanup, databasePath } from "./testdata/conformance-factory.ts";
 import { SqliteKvStore, SqliteMessageQueue } from "./mod.ts";
 
 test("keyed enqueues from two processes through a KvStore reservation enqueue one task", async () => {

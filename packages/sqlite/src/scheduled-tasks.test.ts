@@ -5,7 +5,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { assert, assertEquals, deferred, test, within } from "@fedify/fixture";
 import { createFederationBuilder } from "@fedwork/core";
-import { cleanup, databasePath } from "./conformance-factory.ts";
+import { cleanup, databasePath } from "./testdata/conformance-factory.ts";
 import { SqliteKvStore, SqliteMessageQueue } from "./mod.ts";
 import { tickSchema } from "./testdata/tick-task.ts";
 

@@ -1,10 +1,10 @@
 import { testFederationOverQueue, testKvStore, testMessageQueue } from "@fedwork/testing";
-import { cleanup, databasePath } from "./conformance-factory.ts";
+import { cleanup, databasePath } from "./testdata/conformance-factory.ts";
 import { SqliteKvStore } from "./kv/mod.ts";
 
 testMessageQueue({
   name: "SqliteMessageQueue",
-  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   durable: true,
   redelivery: true,
   deduplication: true,
@@ -18,6 +18,6 @@ testKvStore({
 
 testFederationOverQueue({
   name: "SqliteMessageQueue",
-  factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+  factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   redelivery: true,
 });

@@ -11,6 +11,11 @@ import { fileURLToPath } from "node:url";
  * @returns The command and its arguments.
  */
 export function childCommand(script: URL, args: string[]): { command: string; args: string[] } {
+  // Scripts are named by their source (.ts) path; in the published build
+  // the file beside this module is the compiled .js.
+  if (!import.meta.url.endsWith(".ts") && script.pathname.endsWith(".ts")) {
+    script = new URL(script.href.replace(/\.ts$/, ".js"));
+  }
   if ("Deno" in globalThis) {
     const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
     // Deno can also run the script straight from a remote (e.g. JSR) URL.

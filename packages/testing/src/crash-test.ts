@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
 import { childCommand, childEnvironment } from "./child-process.ts";
 import { EVENT_TIMEOUT_MS, type QueueTestRun } from "./queue-harness.ts";
-import { deferred, within } from "@fedify/fixture";
+import { deferred, within } from "./wait.ts";
 
 /** The line prefix the crash worker prints from inside its handler. */
 export const HANDLING_PREFIX = "HANDLING ";

@@ -1,10 +1,10 @@
-import { assert, assertEquals, fail } from "@fedify/fixture";
+import { assert, assertEquals, fail } from "./test-runner.ts";
 import type { MessageQueue, MessageRedelivery } from "@fedwork/core";
 import { spawn } from "node:child_process";
 import process from "node:process";
 import { childCommand, childEnvironment } from "./child-process.ts";
 import { EVENT_TIMEOUT_MS, type QueueTestRun } from "./queue-harness.ts";
-import { deferred, delay, waitUntil, within } from "@fedify/fixture";
+import { deferred, delay, waitUntil, within } from "./wait.ts";
 
 // Starting a runtime and connecting to an engine can be slow on a busy
 // machine; this only bounds how long a broken setup takes to fail.

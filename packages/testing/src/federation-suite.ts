@@ -1,4 +1,4 @@
-import { assert, assertEquals, assertInstanceOf, test } from "@fedify/fixture";
+import { assert, assertEquals, assertInstanceOf, test } from "./test-runner.ts";
 import {
   createFederationBuilder,
   type Federation,
@@ -11,7 +11,8 @@ import {
 import { Create, Note } from "@fedify/vocab";
 import { EVENT_TIMEOUT_MS, type QueueTestRun, runQueueTest } from "./queue-harness.ts";
 import type { FederationConformanceOptions } from "./types.ts";
-import { deferred, startTestServer, within } from "@fedify/fixture";
+import { deferred, within } from "./wait.ts";
+import { startTestServer } from "./http-server.ts";
 import { failRetryStores } from "./fault-injection.ts";
 
 const DEFAULT_LEASE_MS = 1_500;
@@ -142,7 +143,7 @@ function createActivity(): Create {
  *
  * testFederationOverQueue({
  *   name: "RedisMessageQueue",
- *   factoryModule: new URL("./conformance-factory.ts", import.meta.url).href,
+ *   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
  * });
  * ```
  * Since 0.2.0 it also checks that a failed task keeps its place in its

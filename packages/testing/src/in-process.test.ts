@@ -3,7 +3,7 @@ import { testFederationOverQueue, testKvStore, testMessageQueue } from "./mod.ts
 
 testMessageQueue({
   name: "InProcessMessageQueue",
-  factoryModule: new URL("./in-process-factory.ts", import.meta.url).href,
+  factoryModule: new URL("./testdata/in-process-factory.ts", import.meta.url).href,
   durable: false,
   redelivery: true,
 });
@@ -15,6 +15,6 @@ testKvStore({
 
 testFederationOverQueue({
   name: "InProcessMessageQueue",
-  factoryModule: new URL("./in-process-factory.ts", import.meta.url).href,
+  factoryModule: new URL("./testdata/in-process-factory.ts", import.meta.url).href,
   redelivery: true,
 });

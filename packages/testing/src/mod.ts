@@ -19,3 +19,12 @@ export type {
 export { testMessageQueue } from "./message-queue-suite.ts";
 export { testKvStore } from "./kv-store-suite.ts";
 export { testFederationOverQueue } from "./federation-suite.ts";
+export {
+  DEFAULT_EVENT_TIMEOUT_MS,
+  type Deferred,
+  deferred,
+  delay,
+  waitUntil,
+  within,
+} from "./wait.ts";
+export { type RecordedRequest, startTestServer, type TestServer } from "./http-server.ts";

@@ -1,7 +1,7 @@
 import type { MessageQueue, MessageQueueHandler } from "@fedwork/core";
 import { createTestNamespace } from "./namespace.ts";
 import type { MessageQueueFactory } from "./types.ts";
-import { within } from "@fedify/fixture";
+import { within } from "./wait.ts";
 
 /** How long the suite waits for any single expected event. */
 export const EVENT_TIMEOUT_MS = 30_000;

@@ -6,7 +6,7 @@ import type { KvStore, MessageQueue } from "@fedwork/core";
  * or as the module's default export.
  *
  * The factory module is a plain `.ts` module, not a `*.test.ts` file; by
- * convention it is `src/conformance-factory.ts` in the backend's package.
+ * convention it is `src/testdata/conformance-factory.ts` in the backend's package.
  * {@link testMessageQueue} imports it by URL, both in the test process and
  * in the child process of the crash test, so it must not register tests or
  * depend on state set up by the test file.
@@ -48,7 +48,7 @@ export interface MessageQueueConformanceOptions {
 
   /**
    * The URL of the factory module (see {@link MessageQueueFactory}),
-   * usually `new URL("./conformance-factory.ts", import.meta.url).href`.
+   * usually `new URL("./testdata/conformance-factory.ts", import.meta.url).href`.
    */
   readonly factoryModule: string;
 
@@ -93,6 +93,16 @@ export interface KvStoreConformanceOptions {
    * @returns The store.
    */
   createStore(namespace: string): KvStore | Promise<KvStore>;
+
+  /**
+   * Whether the store takes a TTL in every `DurationInput` form (a
+   * duration-like object such as `{ hours: 1 }`, an ISO 8601 string), as
+   * Fedwork's stores do, besides a `Temporal.Duration`.  `true` by default;
+   * pass `false` for a store written for Fedify, which takes only a
+   * `Temporal.Duration`.
+   * @since 0.2.0
+   */
+  readonly durationInputs?: boolean;
 
   /**
    * Deletes everything stored under `namespace`.  Optional.

@@ -61,6 +61,12 @@ export type {
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationOperationsOptions } from "./operations-options.ts";
 export type { FailedTaskDetails, TaskOperations, TaskScheduleOptions } from "./operations.ts";
+export type {
+  DocumentLoaderFactory,
+  DocumentLoaderFactoryOptions,
+  FederationOrigin,
+  UserAgentOptions,
+} from "./option-forms.ts";
 export type { TaskContext, TaskDefinitionOptions, TaskRegistry } from "./task-context.ts";
 export { type FederationQueueOptions, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
 export type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry.ts";

@@ -1,9 +1,12 @@
 import { assertEquals, assertThrows, test } from "@fedify/fixture";
+import type { Temporal } from "@js-temporal/polyfill";
+import type { KvKey } from "../kv/kv-store.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import { FederationOptionError } from "./errors.ts";
-import { createFederation } from "./federation.ts";
-import type { FederationOptions } from "./options.ts";
+import { createFederation, type FederationImpl } from "./federation.ts";
+import type { DocumentLoaderFactoryOptions } from "./option-forms.ts";
+import { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 
 function invalid(options: unknown, option: string, messageIncludes: string): void {
   const error = assertThrows(
@@ -74,4 +77,125 @@ test("createFederation() accepts one queue for every role", () => {
   });
   const ctx = federation.createContext(new URL("http://localhost:8000/"), undefined);
   assertEquals(ctx.canonicalOrigin, "https://example.com");
+});
+
+test("createFederation() accepts Fedify's origin object when handleHost is webOrigin's host", () => {
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    origin: { handleHost: "example.com", webOrigin: "https://example.com" },
+  });
+  const ctx = federation.createContext(new URL("http://localhost:8000/"), undefined);
+  assertEquals(ctx.canonicalOrigin, "https://example.com");
+  const kv = new MemoryKvStore();
+  invalid(
+    { kv, origin: { handleHost: "example.com", webOrigin: "https://ap.example.com" } },
+    "origin.handleHost",
+    "Fedwork serves no WebFinger handles yet",
+  );
+  invalid(
+    { kv, origin: { handleHost: "example.com", webOrigin: "https://example.com/ap" } },
+    "origin.webOrigin",
+    "origin.webOrigin option must be an http(s) URL without a path",
+  );
+  invalid({ kv, origin: { webOrigin: "https://example.com" } }, "origin", "handleHost");
+});
+
+test("createFederation() makes Fedify's userAgent object into a header value", () => {
+  const seen: (string | undefined)[] = [];
+  const documentLoaderFactory = (options?: DocumentLoaderFactoryOptions) => {
+    seen.push(options?.userAgent as string | undefined);
+    return () => Promise.reject(new Error("offline"));
+  };
+  const kv = new MemoryKvStore();
+  createFederation<void>({
+    kv,
+    userAgent: { software: "MyApp/1.2.3", url: "https://example.com/" },
+    documentLoaderFactory,
+  });
+  createFederation<void>({
+    kv,
+    userAgent: { url: new URL("https://example.com") },
+    documentLoaderFactory,
+  });
+  createFederation<void>({ kv, userAgent: { software: "MyApp/1.2.3" }, documentLoaderFactory });
+  createFederation<void>({ kv, documentLoaderFactory });
+  assertEquals(seen, [
+    `MyApp/1.2.3 (${DEFAULT_USER_AGENT}; +https://example.com/)`,
+    `${DEFAULT_USER_AGENT} (+https://example.com/)`,
+    `MyApp/1.2.3 (${DEFAULT_USER_AGENT})`,
+    DEFAULT_USER_AGENT,
+  ]);
+  invalid({ kv, userAgent: { software: "" } }, "userAgent.software", "MyApp/1.0.0");
+  invalid({ kv, userAgent: { url: "not a url" } }, "userAgent.url", "must be a URL");
+});
+
+test("createFederation() builds its document loader with documentLoaderFactory", () => {
+  const loader = () => Promise.reject(new Error("offline"));
+  let received: DocumentLoaderFactoryOptions | undefined;
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    allowPrivateAddress: true,
+    documentLoaderFactory: (options) => {
+      received = options;
+      return loader;
+    },
+  });
+  assertEquals(received, { allowPrivateAddress: true, userAgent: DEFAULT_USER_AGENT });
+  const ctx = federation.createContext(new URL("https://example.com/"), undefined);
+  assertEquals(ctx.documentLoader, loader);
+  const kv = new MemoryKvStore();
+  invalid(
+    { kv, documentLoader: loader, documentLoaderFactory: () => loader },
+    "documentLoaderFactory",
+    "not both",
+  );
+  invalid({ kv, documentLoaderFactory: () => "loader" }, "documentLoaderFactory", "must return");
+});
+
+test("createFederation() refuses contextLoaderFactory, naming documentLoaderFactory", () => {
+  invalid(
+    { kv: new MemoryKvStore(), contextLoaderFactory: () => () => Promise.reject() },
+    "contextLoaderFactory",
+    "documentLoaderFactory",
+  );
+});
+
+test("createFederation() refuses an unknown option, suggesting the nearest name", () => {
+  const kv = new MemoryKvStore();
+  invalid({ kv, queues: new InProcessMessageQueue() }, "queues", "did you mean queue?");
+  invalid({ kv, userAgnet: "MyApp/1.0" }, "userAgnet", "did you mean userAgent?");
+  invalid({ kv, documentloader: () => {} }, "documentloader", "did you mean documentLoader?");
+  const error = assertThrows(
+    () => createFederation({ kv, frobnicate: true } as FederationOptions<void>),
+    FederationOptionError,
+    "Unknown option frobnicate",
+  );
+  assertEquals(error.message.includes("did you mean"), false);
+  // Fedify's options that Fedwork lacks get advice rather than a guess.
+  invalid({ kv, onOutboxError: () => {} }, "onOutboxError", 'federation.on("failed"');
+  invalid({ kv, skipSignatureVerification: true }, "skipSignatureVerification", "Fedify's");
+  // An option set to undefined is absent.
+  createFederation({ kv, skipSignatureVerification: undefined } as FederationOptions<void>);
+});
+
+test("createFederation() hands its KvStore a Temporal.Duration as every TTL", async () => {
+  // A store written the way Fedify's are: it calls round() on the TTL.
+  const ttls: unknown[] = [];
+  const fedifyStyleStore = {
+    get: () => Promise.resolve(undefined),
+    // Method syntax, as in a class: parameters are then checked bivariantly,
+    // which is what lets Fedify's stores pass for Fedwork's KvStore.
+    set(_key: KvKey, _value: unknown, options?: { ttl?: Temporal.Duration }) {
+      options?.ttl?.round({ largestUnit: "hour" });
+      ttls.push(options?.ttl);
+      return Promise.resolve();
+    },
+    delete: () => Promise.resolve(),
+    async *list() {},
+  };
+  const federation = createFederation<void>({ kv: fedifyStyleStore }) as FederationImpl<void>;
+  for (const ttl of [{ minutes: 5 }, "PT5M"]) {
+    await federation.options.kv.set(["k"], 1, { ttl });
+  }
+  assertEquals(ttls.map((ttl) => (ttl as Temporal.Duration).total("second")), [300, 300]);
 });

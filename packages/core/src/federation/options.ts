@@ -1,6 +1,7 @@
 import { trace, type TracerProvider } from "@opentelemetry/api";
 import type { DocumentLoader } from "@fedify/vocab";
 import type { KvStore } from "../kv/kv-store.ts";
+import { withTemporalTtl } from "../kv/temporal-ttl.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { createExponentialBackoffPolicy } from "../retry/mod.ts";
@@ -8,6 +9,16 @@ import { createFetchDocumentLoader } from "../activitypub/network/document-loade
 import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
+import { assertKnownOptions } from "./option-names.ts";
+import {
+  DEFAULT_USER_AGENT,
+  type DocumentLoaderFactory,
+  type FederationOrigin,
+  resolveDocumentLoaderFactory,
+  resolveOrigin,
+  resolveUserAgent,
+  type UserAgentOptions,
+} from "./option-forms.ts";
 import {
   type FederationOperationsOptions,
   type ResolvedFederationOperationsOptions,
@@ -20,11 +31,7 @@ import {
   type QueueRole,
 } from "./queue-roles.ts";
 
-/**
- * The default `User-Agent` header of outgoing requests.
- * @since 0.1.0
- */
-export const DEFAULT_USER_AGENT = "Fedwork/0.1.0";
+export { DEFAULT_USER_AGENT };
 
 /**
  * Options for {@link createFederation} and `FederationBuilder.build()`.
@@ -53,8 +60,10 @@ export interface FederationOptions<TContextData> extends FederationOperationsOpt
   /**
    * The canonical origin (`https://example.com`) used for the URIs a
    * context builds, overriding the origin of the request or base URL.
+   * Fedify's form `{ handleHost, webOrigin }` is accepted when `handleHost`
+   * is `webOrigin`'s host.
    */
-  readonly origin?: string | URL;
+  readonly origin?: string | URL | FederationOrigin;
 
   /** The retry policy for received activities; exponential backoff by default. */
   readonly inboxRetryPolicy?: RetryPolicy;
@@ -76,8 +85,29 @@ export interface FederationOptions<TContextData> extends FederationOperationsOpt
    */
   readonly documentLoader?: DocumentLoader;
 
-  /** The `User-Agent` header of outgoing requests; {@link DEFAULT_USER_AGENT} by default. */
-  readonly userAgent?: string;
+  /**
+   * Makes the document loader, as in Fedify: called once with the resolved
+   * `allowPrivateAddress` and `userAgent`.  Give this or `documentLoader`,
+   * not both.
+   * @since 0.2.0
+   */
+  readonly documentLoaderFactory?: DocumentLoaderFactory;
+
+  /**
+   * Not supported: Fedwork loads JSON-LD contexts with its document loader
+   * (the well-known contexts are bundled), so passing this throws a
+   * {@link FederationOptionError} pointing to `documentLoaderFactory`.
+   * Typed only so that Fedify's options type-check while you move.
+   * @deprecated Use `documentLoaderFactory` or `documentLoader`.
+   * @since 0.2.0
+   */
+  readonly contextLoaderFactory?: DocumentLoaderFactory;
+
+  /**
+   * The `User-Agent` header of outgoing requests, or Fedify's
+   * `{ software, url }` form; {@link DEFAULT_USER_AGENT} by default.
+   */
+  readonly userAgent?: string | UserAgentOptions;
 
   /**
    * Whether outgoing requests may go to loopback and private addresses.
@@ -135,6 +165,40 @@ export interface FederationOptions<TContextData> extends FederationOperationsOpt
 }
 
 /**
+ * Every option's name, typed so that adding an option to
+ * {@link FederationOptions} without listing it here fails to compile.
+ * `contextLoaderFactory` is left out: it is typed for Fedify's sake but
+ * refused with advice (see `option-names.ts`).
+ */
+const OPTION_NAMES: Record<
+  Exclude<keyof FederationOptions<unknown>, "contextLoaderFactory">,
+  true
+> = {
+  kv: true,
+  queue: true,
+  manuallyStartQueue: true,
+  origin: true,
+  inboxRetryPolicy: true,
+  outboxRetryPolicy: true,
+  taskRetryPolicy: true,
+  taskQueueResolution: true,
+  documentLoader: true,
+  documentLoaderFactory: true,
+  userAgent: true,
+  allowPrivateAddress: true,
+  tracerProvider: true,
+  meterProvider: true,
+  taskDeduplicationTtl: true,
+  failedTaskRetention: true,
+  completedTaskRetention: true,
+  signatureTimeWindow: true,
+  skipSignatureVerification: true,
+  firstKnock: true,
+  permanentFailureStatusCodes: true,
+  inboxIdempotencyTtl: true,
+};
+
+/**
  * {@link FederationOptions} after validation, with defaults filled in.
  * @since 0.1.0
  */
@@ -175,6 +239,7 @@ export function resolveFederationOptions<TContextData>(
   if (typeof options !== "object" || options == null) {
     throw new FederationOptionError("options", "The federation options must be an object.");
   }
+  assertKnownOptions(options, Object.keys(OPTION_NAMES));
   const { kv } = options;
   if (kv == null) {
     throw new FederationOptionError("kv", "The kv option is required: pass a KvStore.");
@@ -203,13 +268,7 @@ export function resolveFederationOptions<TContextData>(
       "The allowPrivateAddress option must be a boolean.",
     );
   }
-  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
-  if (typeof userAgent !== "string" || userAgent.trim() === "") {
-    throw new FederationOptionError(
-      "userAgent",
-      "The userAgent option must be a non-empty string.",
-    );
-  }
+  const userAgent = resolveUserAgent(options.userAgent);
   const taskQueueResolution = options.taskQueueResolution ?? "fallback";
   if (taskQueueResolution !== "fallback" && taskQueueResolution !== "strict") {
     throw new FederationOptionError(
@@ -225,6 +284,10 @@ export function resolveFederationOptions<TContextData>(
       "The documentLoader option must be a function (url) => Promise<RemoteDocument>.",
     );
   }
+  const documentLoader =
+    resolveDocumentLoaderFactory(options, { allowPrivateAddress, userAgent }) ??
+      options.documentLoader ??
+      createFetchDocumentLoader({ userAgent, allowPrivateAddress });
   const tracerProvider = options.tracerProvider ?? trace.getTracerProvider();
   if (typeof tracerProvider?.getTracer !== "function") {
     throw new FederationOptionError(
@@ -234,7 +297,9 @@ export function resolveFederationOptions<TContextData>(
   }
   return {
     ...resolveFederationOperationsOptions(options),
-    kv,
+    // Parts of Fedwork that write to the store may give a TTL in any form;
+    // the store gets a Temporal.Duration, the form Fedify's stores expect.
+    kv: withTemporalTtl(kv),
     queues,
     manuallyStartQueue,
     origin: resolveOrigin(options.origin),
@@ -242,8 +307,7 @@ export function resolveFederationOptions<TContextData>(
     outboxRetryPolicy: resolveRetryPolicy("outboxRetryPolicy", options.outboxRetryPolicy),
     taskRetryPolicy: resolveRetryPolicy("taskRetryPolicy", options.taskRetryPolicy),
     taskQueueResolution,
-    documentLoader: options.documentLoader ??
-      createFetchDocumentLoader({ userAgent, allowPrivateAddress }),
+    documentLoader,
     userAgent,
     allowPrivateAddress,
     tracerProvider,
@@ -347,34 +411,6 @@ function resolveQueues(
     queues[role] = roleQueue;
   }
   return queues;
-}
-
-function resolveOrigin(origin: string | URL | undefined): string | undefined {
-  if (origin == null) return undefined;
-  let url: URL;
-  try {
-    url = new URL(origin);
-  } catch {
-    throw new FederationOptionError(
-      "origin",
-      `The origin option must be an http(s) URL such as "https://example.com"; got ${
-        JSON.stringify(String(origin))
-      }.`,
-    );
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new FederationOptionError(
-      "origin",
-      `The origin option must be an http(s) URL; got the ${url.protocol} scheme.`,
-    );
-  }
-  if (url.pathname !== "/" || url.search !== "" || url.hash !== "") {
-    throw new FederationOptionError(
-      "origin",
-      `The origin option must be an http(s) URL without a path, query or fragment; got ${url.href}.`,
-    );
-  }
-  return url.origin;
 }
 
 function resolveRetryPolicy(name: string, policy: RetryPolicy | undefined): RetryPolicy {

@@ -122,10 +122,18 @@ export type MessageQueueHandler = (
 export interface MessageQueueDepth {
   /** All messages not yet acknowledged: `ready + delayed` plus any in flight. */
   readonly queued: number;
-  /** Messages a listener could take now. */
-  readonly ready: number;
-  /** Messages waiting for their delay to pass. */
-  readonly delayed: number;
+  /**
+   * Messages a listener could take now.  Optional, as in Fedify: a queue
+   * that cannot cheaply tell ready from delayed messages omits it (every
+   * Fedwork queue reports it).
+   * @since 0.2.0 optional
+   */
+  readonly ready?: number;
+  /**
+   * Messages waiting for their delay to pass.  Optional, like `ready`.
+   * @since 0.2.0 optional
+   */
+  readonly delayed?: number;
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   test,
 } from "@fedify/fixture";
 import { Note } from "@fedify/vocab";
+import { Temporal } from "@js-temporal/polyfill";
 import * as v from "valibot";
 import { z } from "zod";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
@@ -93,8 +94,32 @@ test("enqueueTasks passes delay and orderingKey to the queue and the message", a
     queues: { taskQueue: queue, resolution: "fallback" },
     baseUrl: "https://example.com/",
   });
-  assertEquals(queue.calls[0].options, { delay: { seconds: 30 }, orderingKey: "actor-1" });
+  const { delay, orderingKey } = queue.calls[0].options as MessageQueueEnqueueOptions;
+  assertEquals(orderingKey, "actor-1");
+  assertEquals((delay as Temporal.Duration).total("second"), 30);
   assertEquals(queue.calls[0].messages[0].orderingKey, "actor-1");
+});
+
+test("enqueueTasks hands the queue a Temporal.Duration whatever form the delay took", async () => {
+  const registry = new TaskStore<void>();
+  const task = registry.defineTask("later-forms", { schema: z.number(), handler });
+  const queue = recordingQueue(false);
+  for (const delay of [{ minutes: 5 }, "PT5M", Temporal.Duration.from({ minutes: 5 })]) {
+    await enqueueTasks({
+      registry,
+      task,
+      payloads: [1],
+      options: { delay },
+      queues: { taskQueue: queue, resolution: "fallback" },
+      baseUrl: "https://example.com/",
+    });
+  }
+  for (const call of queue.calls) {
+    const delay = (call.options as MessageQueueEnqueueOptions).delay;
+    // A queue written for Fedify calls delay.total(); a plain object has none.
+    assertEquals(Object.prototype.toString.call(delay), "[object Temporal.Duration]");
+    assertEquals((delay as Temporal.Duration).total("millisecond"), 300_000);
+  }
 });
 
 test("enqueueTasks uses enqueueMany when the queue has it", async () => {
@@ -262,7 +287,7 @@ test("enqueueTasks checks delay and orderingKey before enqueueing", async () => 
     "delay",
   );
   await assertRejects(
-    () => enqueueTasks({ ...common, options: { delay: "soon" as never } }),
+    () => enqueueTasks({ ...common, options: { delay: "soon" } }),
     TypeError,
     "delay",
   );

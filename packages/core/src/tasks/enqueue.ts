@@ -1,7 +1,7 @@
 import { getLogger } from "@logtape/logtape";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
-import { durationToMilliseconds } from "../time/duration.ts";
+import { toTemporalDuration } from "../time/duration.ts";
 import { encodeTaskPayloads, type TaskPayloadLimits } from "./codec/mod.ts";
 import type { TaskDefinition, TaskEnqueueManyOptions, TaskEnqueueOptions } from "./definition.ts";
 import { TaskNotDefinedError, TaskValidationError } from "./errors.ts";
@@ -94,9 +94,12 @@ export async function prepareTaskMessages<TContextData>(
   const task = options.registry.resolve(options.task);
   if (task == null) throw new TaskNotDefinedError(String(options.task?.name));
   const enqueueOptions = options.options ?? {};
-  const { delay } = enqueueOptions;
-  // Checked here so that a bad delay fails at the call site, not in the queue.
-  if (delay != null) durationToMilliseconds(delay, "delay");
+  // Checked here so that a bad delay fails at the call site, not in the
+  // queue; and handed over as a Temporal.Duration, the one form every queue
+  // adapter understands (those written for Fedify call its methods).
+  const delay = enqueueOptions.delay == null
+    ? undefined
+    : toTemporalDuration(enqueueOptions.delay, "delay");
   const orderingKey: unknown = enqueueOptions.orderingKey;
   if (orderingKey != null && typeof orderingKey !== "string") {
     throw new TypeError(

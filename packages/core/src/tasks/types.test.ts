@@ -47,6 +47,10 @@ function typeChecks(registry: TaskRegistry<AppData>): void {
   });
   enqueueTask(digest, { userId: "alice", count: 1 });
   enqueueTask(digest, { userId: "alice", count: 1 }, { delay: { seconds: 5 }, orderingKey: "a" });
+  // An ISO 8601 duration, as the manual shows.
+  enqueueTask(digest, { userId: "alice", count: 1 }, { delay: "PT5M" });
+  // @ts-expect-error: a delay is not a number of milliseconds.
+  enqueueTask(digest, { userId: "alice", count: 1 }, { delay: 300_000 });
   // @ts-expect-error: count must be a number.
   enqueueTask(digest, { userId: "alice", count: "1" });
   // @ts-expect-error: userId is missing.

@@ -1,6 +1,11 @@
 import { assertEquals, assertMatch, assertThrows, test } from "@fedify/fixture";
 import { Temporal } from "@js-temporal/polyfill";
-import { durationToMilliseconds, millisecondsToDuration } from "./duration.ts";
+import {
+  type DurationInput,
+  durationToMilliseconds,
+  millisecondsToDuration,
+  toTemporalDuration,
+} from "./duration.ts";
 
 test("durationToMilliseconds accepts duration-like objects", () => {
   assertEquals(durationToMilliseconds({ seconds: 30 }), 30_000);
@@ -11,6 +16,13 @@ test("durationToMilliseconds accepts duration-like objects", () => {
 test("durationToMilliseconds accepts Temporal.Duration objects", () => {
   assertEquals(durationToMilliseconds(Temporal.Duration.from({ minutes: 5 })), 300_000);
   assertEquals(durationToMilliseconds(Temporal.Duration.from("PT1.5S")), 1_500);
+});
+
+test("durationToMilliseconds accepts ISO 8601 duration strings", () => {
+  assertEquals(durationToMilliseconds("PT5M"), 300_000);
+  assertEquals(durationToMilliseconds("P1DT0.5S"), 86_400_500);
+  assertThrows(() => durationToMilliseconds("five minutes", "delay"), TypeError, "ISO 8601");
+  assertThrows(() => durationToMilliseconds("P1M", "delay"), RangeError, "months");
 });
 
 test("durationToMilliseconds counts a day as 24 hours", () => {
@@ -69,4 +81,42 @@ test("millisecondsToDuration and durationToMilliseconds round-trip", () => {
   for (const ms of [0, 1, 999, 1_000, 61_001, 12 * 3_600_000, 3 * 24 * 3_600_000 + 7]) {
     assertEquals(durationToMilliseconds(millisecondsToDuration(ms)), ms);
   }
+});
+
+test("toTemporalDuration turns every accepted form into a Temporal.Duration", () => {
+  const forms: DurationInput[] = [
+    { minutes: 5 },
+    "PT5M",
+    Temporal.Duration.from({ minutes: 5 }),
+  ];
+  const native = (globalThis as unknown as { Temporal?: typeof Temporal }).Temporal;
+  if (native != null) forms.push(native.Duration.from({ minutes: 5 }));
+  for (const form of forms) {
+    const duration = toTemporalDuration(form, "delay");
+    // What adapters written for Fedify call on a delay or a TTL:
+    assertEquals(duration.total("millisecond"), 300_000);
+    assertEquals(duration.round({ largestUnit: "hour" }).total({ unit: "second" }), 300);
+    assertEquals(Object.prototype.toString.call(duration), "[object Temporal.Duration]");
+  }
+});
+
+test("toTemporalDuration uses the runtime's own Temporal where it has one", () => {
+  const native = (globalThis as unknown as { Temporal?: typeof Temporal }).Temporal;
+  const duration = toTemporalDuration({ seconds: 1 });
+  assertEquals(duration instanceof (native ?? Temporal).Duration, true);
+});
+
+test("toTemporalDuration returns a Temporal.Duration unchanged", () => {
+  const duration = Temporal.Duration.from({ hours: 2 });
+  assertEquals(toTemporalDuration(duration) === duration, true);
+});
+
+test("toTemporalDuration rejects what durationToMilliseconds rejects, naming the option", () => {
+  assertThrows(() => toTemporalDuration({ seconds: -1 }, "ttl"), RangeError, "ttl");
+  assertThrows(() => toTemporalDuration({ weeks: 1 }, "delay"), RangeError, "delay");
+  assertThrows(
+    () => toTemporalDuration(42 as unknown as DurationInput, "delay"),
+    TypeError,
+    "delay",
+  );
 });

@@ -2,11 +2,11 @@ import { Temporal } from "@js-temporal/polyfill";
 
 /**
  * A length of time as Fedwork's options accept it: a `Temporal.Duration`
- * (native or from `@js-temporal/polyfill`) or a duration-like object such as
- * `{ seconds: 30 }`.
+ * (native or from `@js-temporal/polyfill`), a duration-like object such as
+ * `{ seconds: 30 }`, or an ISO 8601 duration string such as `"PT30S"`.
  * @since 0.1.0
  */
-export type DurationInput = Temporal.Duration | Temporal.DurationLike;
+export type DurationInput = Temporal.Duration | Temporal.DurationLike | string;
 
 /**
  * Converts a duration to whole milliseconds.
@@ -33,8 +33,9 @@ export function durationToMilliseconds(
     parsed = Temporal.Duration.from(duration as Temporal.DurationLike);
   } catch (error) {
     throw new TypeError(
-      `The ${optionName} option must be a Temporal.Duration or a duration-like object ` +
-        `such as { seconds: 30 }; got ${describeValue(duration)}.`,
+      `The ${optionName} option must be a Temporal.Duration, a duration-like object ` +
+        `such as { seconds: 30 } or an ISO 8601 duration such as "PT30S"; got ` +
+        `${describeValue(duration)}.`,
       { cause: error },
     );
   }
@@ -49,6 +50,50 @@ export function durationToMilliseconds(
   }
   // Sub-millisecond parts are rounded up so that a delay is never shortened.
   return Math.ceil(parsed.total({ unit: "millisecond" }));
+}
+
+/**
+ * Converts any {@link DurationInput} to a `Temporal.Duration`: the runtime's
+ * own `Temporal.Duration` where it has one (Deno, Bun), else
+ * `@js-temporal/polyfill`'s.  A value that already is a `Temporal.Duration`
+ * (native or polyfilled) is returned as is.
+ *
+ * Fedwork hands durations in this form to every `MessageQueue` and
+ * `KvStore`, so that adapters written for Fedify, which call methods such
+ * as `total()` or `round()` on them, work whatever form the user wrote.
+ * @param duration The duration.
+ * @param optionName The name of the option the duration came from, used in
+ *                   error messages (e.g. `"delay"`).
+ * @returns The duration as a `Temporal.Duration`.
+ * @throws {TypeError} When the value is not a duration.
+ * @throws {RangeError} When the duration is negative or uses calendar units.
+ * @example
+ * ```ts
+ * const delay = toTemporalDuration({ minutes: 5 }, "delay");
+ * delay.total("millisecond"); // 300000
+ * ```
+ * @since 0.2.0
+ */
+export function toTemporalDuration(
+  duration: DurationInput,
+  optionName = "duration",
+): Temporal.Duration {
+  // Validates (non-negative, no calendar units) with the same messages.
+  durationToMilliseconds(duration, optionName);
+  if (isTemporalDuration(duration)) return duration;
+  // A native Duration where the runtime has Temporal: it is what adapters
+  // written against the runtime's Temporal expect, and the polyfill's
+  // methods accept it too.
+  const native = (globalThis as unknown as { Temporal?: typeof Temporal }).Temporal;
+  return (native ?? Temporal).Duration.from(duration as Temporal.DurationLike | string);
+}
+
+/**
+ * Whether a value is a `Temporal.Duration`, native or from any copy of the
+ * polyfill (both tag their instances `"Temporal.Duration"`).
+ */
+function isTemporalDuration(value: unknown): value is Temporal.Duration {
+  return Object.prototype.toString.call(value) === "[object Temporal.Duration]";
 }
 
 /**

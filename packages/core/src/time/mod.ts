@@ -1,1 +1,6 @@
-export { type DurationInput, durationToMilliseconds, millisecondsToDuration } from "./duration.ts";
+export {
+  type DurationInput,
+  durationToMilliseconds,
+  millisecondsToDuration,
+  toTemporalDuration,
+} from "./duration.ts";

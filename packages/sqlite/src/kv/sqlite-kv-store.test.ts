@@ -1,6 +1,6 @@
 import { assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture";
 import type { KvKey } from "@fedwork/core";
-import { cleanup, databasePath } from "../conformance-factory.ts";
+import { cleanup, databasePath } from "../testdata/conformance-factory.ts";
 import { SqliteClosedError } from "../database/errors.ts";
 import { SqliteIdentifierError } from "../database/identifier.ts";
 import { kvPrefixRange } from "./key-encoding.ts";

@@ -12,7 +12,7 @@ import {
   within,
 } from "@fedify/fixture";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
-import { cleanup, databasePath } from "../conformance-factory.ts";
+import { cleanup, databasePath } from "../testdata/conformance-factory.ts";
 import { openSqliteDatabase } from "../database/driver.ts";
 import { SqliteClosedError } from "../database/errors.ts";
 import { SqliteIdentifierError } from "../database/identifier.ts";
@@ -146,7 +146,7 @@ test("SqliteMessageQueue picks up a message enqueued by another process", async 
       signal: controller.signal,
     });
     await runChild([
-      fileURLToPath(new URL("./enqueue-from-process.ts", import.meta.url)),
+      fileURLToPath(new URL("../testdata/enqueue-from-process.ts", import.meta.url)),
       path,
       JSON.stringify({ from: "child" }),
     ]);
@@ -160,7 +160,7 @@ test("SqliteMessageQueue hands each message to exactly one of several processes"
   await withDatabase(async (path) => {
     await using producer = new SqliteMessageQueue({ path });
     await producer.getDepth(); // Create the table before the children race to.
-    const script = fileURLToPath(new URL("./listen-from-process.ts", import.meta.url));
+    const script = fileURLToPath(new URL("../testdata/listen-from-process.ts", import.meta.url));
     const children = [startChild([script, path]), startChild([script, path])];
     try {
       await within(Promise.all(children.map((c) => c.ready)), "the children to listen");

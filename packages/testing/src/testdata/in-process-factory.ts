@@ -1,5 +1,5 @@
 // The conformance factory for InProcessMessageQueue, used by
-// in-process.test.ts.  An in-process queue cannot be shared between two
+// ../in-process.test.ts.  An in-process queue cannot be shared between two
 // instances, so "a new instance attached to the namespace" is emulated by
 // handing out the one queue kept for that namespace: several listen() calls
 // on one InProcessMessageQueue compete for its messages, which is exactly

@@ -1,0 +1,90 @@
+import { FederationOptionError } from "./errors.ts";
+
+/**
+ * Options Fedify's `createFederation()` takes that Fedwork does not, with
+ * what to do instead.  A Fedify app moved to Fedwork gets this advice
+ * instead of a bare "unknown option".
+ */
+const FEDIFY_ONLY_OPTIONS: Readonly<Record<string, string>> = {
+  kvPrefixes: 'Fedwork keys its records under ["fedwork", …] in the KvStore; remove it.',
+  authenticatedDocumentLoaderFactory:
+    "Fedwork makes signed document requests itself: use ctx.getDocumentLoader({ identifier }); " +
+    "remove it.",
+  benchmarkMode: "remove it.",
+  // Fedwork loads JSON-LD contexts with its document loader.
+  contextLoaderFactory:
+    "Fedwork loads JSON-LD contexts with its document loader (the well-known contexts are " +
+    "bundled, so they need no request); remove it, and pass documentLoaderFactory or " +
+    "documentLoader to change how both are loaded.",
+  onOutboxError:
+    'listen to failed deliveries with federation.on("failed", listener) instead; see ' +
+    '"What happens to a message" in the manual.',
+  inboxChallengePolicy: "remove it.",
+  circuitBreaker: "remove it; outboxRetryPolicy bounds the retries of a failing inbox.",
+  activityTransformers: "transform the activity before calling sendActivity(); remove it.",
+  trailingSlashInsensitive: "remove it.",
+};
+
+/**
+ * Throws a {@link FederationOptionError} for the first option that is not
+ * in `known`: naming it, saying what to do when it is one of Fedify's, and
+ * suggesting the closest known name ("did you mean …?") for a typo.
+ * Options whose value is `undefined` count as absent.
+ * @param options The options object as the user passed it.
+ * @param known The option names Fedwork knows.
+ * @throws {FederationOptionError} On the first unknown option.
+ * @since 0.2.0
+ */
+export function assertKnownOptions(options: object, known: readonly string[]): void {
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined || known.includes(name)) continue;
+    if (Object.hasOwn(FEDIFY_ONLY_OPTIONS, name)) {
+      throw new FederationOptionError(
+        name,
+        `The ${name} option is one of Fedify's that Fedwork does not support: ` +
+          FEDIFY_ONLY_OPTIONS[name],
+      );
+    }
+    const suggestion = closestName(name, known);
+    throw new FederationOptionError(
+      name,
+      `Unknown option ${name}` +
+        (suggestion == null ? "" : `; did you mean ${suggestion}?`) +
+        ` The options are ${[...known].sort().join(", ")}.`,
+    );
+  }
+}
+
+/**
+ * The known name nearest to `name` by edit distance (ignoring case), when
+ * it is near enough to be a typo: at most a third of the name's length.
+ */
+export function closestName(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return bestDistance <= Math.max(1, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+/** Levenshtein distance, with one row of the table kept at a time. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        previous[j] + 1,
+        current[j - 1] + 1,
+        previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}

@@ -1,0 +1,32 @@
+import { toTemporalDuration } from "../time/duration.ts";
+import type { KvKey, KvStore, KvStoreSetOptions } from "./kv-store.ts";
+
+/**
+ * Wraps a key–value store so that every TTL it receives is a
+ * `Temporal.Duration`, whatever form the caller wrote (`{ hours: 1 }`,
+ * `"PT1H"`…).  The federation wraps the store it is given, so that a store
+ * written for Fedify, which calls methods such as `round()` on a TTL, works
+ * with every part of Fedwork that writes to it.  Internal.
+ * @param store The store, as the user passed it.
+ * @returns A store with the same methods (`cas` only when `store` has it).
+ * @since 0.2.0
+ */
+export function withTemporalTtl(store: KvStore): KvStore {
+  const wrapped: KvStore = {
+    get: <T>(key: KvKey) => store.get<T>(key),
+    set: (key, value, options) => store.set(key, value, temporalTtl(options)),
+    delete: (key) => store.delete(key),
+    list: (prefix) => store.list(prefix),
+  };
+  const cas = store.cas;
+  if (typeof cas === "function") {
+    wrapped.cas = (key, expectedValue, newValue, options) =>
+      cas.call(store, key, expectedValue, newValue, temporalTtl(options));
+  }
+  return wrapped;
+}
+
+function temporalTtl(options: KvStoreSetOptions | undefined): KvStoreSetOptions | undefined {
+  if (options?.ttl == null) return options;
+  return { ...options, ttl: toTemporalDuration(options.ttl, "ttl") };
+}

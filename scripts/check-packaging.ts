@@ -1,0 +1,203 @@
+// Checks the packages as users get them: builds and packs every published
+// package, installs the tarballs into a scratch project in a temporary
+// directory (outside the workspace, so nothing resolves to the sources),
+// type-checks a small app against the published declarations, then runs it
+// (one typed task end to end on SQLite), @fedwork/testing's KV suite and its
+// worker-crash test on Node.js, Deno and Bun.
+//
+// Dependencies other than ours come from the registry, through npm's cache
+// (`--prefer-offline`): after the workspace's own `npm install` they are
+// mostly there already.
+//
+// Usage: node scripts/check-packaging.ts [--keep]   (--keep leaves the
+// scratch project in place and prints its path)
+import { spawn } from "node:child_process";
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import process from "node:process";
+import { buildPackages, PUBLISHED_PACKAGES } from "./build.ts";
+
+const root = resolve(import.meta.dirname!, "..");
+const bin = (name: string) => join(root, "node_modules", ".bin", name);
+const keep = process.argv.includes("--keep");
+
+// The scratch project must see the packages as published: without the
+// workspace's source condition (see scripts/test.ts) and without colors.
+const env: Record<string, string> = { NO_COLOR: "1" };
+for (const [key, value] of Object.entries(process.env)) {
+  if (value === undefined || key === "NODE_OPTIONS" || key === "BUN_OPTIONS") continue;
+  if (key.startsWith("npm_") || key === "NODE_TEST_CONTEXT") continue;
+  env[key] = value;
+}
+
+function run(command: string, args: string[], cwd: string): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => output += chunk);
+    child.stderr.on("data", (chunk: Buffer) => output += chunk);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code === 0) resolvePromise(output);
+      else reject(new Error(`${command} ${args.join(" ")} exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+async function step<T>(label: string, body: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const result = await body();
+  console.log(`${label} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  return result;
+}
+
+async function manifest(name: string): Promise<Record<string, Record<string, string>>> {
+  return JSON.parse(await readFile(join(root, "packages", name, "package.json"), "utf8"));
+}
+
+const scratch = await mkdtemp(join(tmpdir(), "fedwork-packaging-"));
+let failed = false;
+try {
+  await step("built the packages", () => buildPackages());
+  const tarballs = await step("packed the packages", async () => {
+    await run("npm", [
+      "pack",
+      "--ignore-scripts", // built above, once for all
+      "--pack-destination",
+      scratch,
+      ...PUBLISHED_PACKAGES.flatMap((name) => ["--workspace", `packages/${name}`]),
+    ], root);
+    return (await readdir(scratch)).filter((file) => file.endsWith(".tgz"));
+  });
+  if (tarballs.length !== PUBLISHED_PACKAGES.length) {
+    throw new Error(`Expected ${PUBLISHED_PACKAGES.length} tarballs, got ${tarballs.join(", ")}.`);
+  }
+  for (const tarball of tarballs) {
+    const listing = await run("tar", ["-tzf", join(scratch, tarball)], scratch);
+    const leaked = listing.split("\n").filter((file) =>
+      /\.test\.|\/testdata\/|\/src\/|tsconfig/.test(file)
+    );
+    if (leaked.length > 0) throw new Error(`${tarball} ships ${leaked.join(", ")}.`);
+  }
+
+  // The packages' own @fedwork dependencies name registry versions; the
+  // overrides point them at the tarballs too.
+  const ours = Object.fromEntries(
+    await Promise.all(PUBLISHED_PACKAGES.map(async (name) => {
+      const packageName = (await manifest(name)).name as unknown as string;
+      const tarball = tarballs.find((file) => file.startsWith(`fedwork-${name}-`))!;
+      return [packageName, `file:./${tarball}`];
+    })),
+  );
+  const core = await manifest("core");
+  const workspace = JSON.parse(await readFile(join(root, "package.json"), "utf8"));
+  await writeFile(
+    join(scratch, "package.json"),
+    JSON.stringify(
+      {
+        name: "fedwork-packaging-check",
+        private: true,
+        type: "module",
+        dependencies: {
+          ...ours,
+          "@fedify/vocab": core.dependencies["@fedify/vocab"],
+          zod: workspace.devDependencies.zod,
+        },
+        devDependencies: { "@types/node": workspace.devDependencies["@types/node"] },
+        overrides: Object.fromEntries(Object.keys(ours).map((name) => [name, `$${name}`])),
+      },
+      null,
+      2,
+    ),
+  );
+  await writeFile(
+    join(scratch, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2023",
+        lib: ["ES2023", "ESNext.Disposable", "DOM"],
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        types: ["node"],
+        strict: true,
+        noEmit: true,
+        allowImportingTsExtensions: true,
+        skipLibCheck: true,
+      },
+      files: ["app.ts", "conformance.test.ts", "sqlite-factory.ts"],
+    }),
+  );
+  await copyFile(join(root, "scripts", "packaging", "app.ts"), join(scratch, "app.ts"));
+  await copyFile(
+    join(root, "scripts", "packaging", "conformance.ts"),
+    join(scratch, "conformance.test.ts"),
+  );
+  await copyFile(
+    join(root, "scripts", "packaging", "sqlite-factory.ts"),
+    join(scratch, "sqlite-factory.ts"),
+  );
+  await step("installed the tarballs into a scratch project", () =>
+    run("npm", [
+      "install",
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+      "--no-package-lock",
+    ], scratch));
+
+  await step(
+    "type-checked the app against the published declarations (tsc, deno check)",
+    () =>
+      Promise.all([
+        run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc")], scratch),
+        run(bin("deno"), ["check", "app.ts", "conformance.test.ts"], scratch),
+      ]),
+  );
+
+  // All of the KV suite; of the queue suite, the crash test, which runs the
+  // published crash-worker.js in a process of its own.
+  const suite = "MemoryKvStore|worker process was killed";
+  const runtimes: [string, string[], string[]][] = [
+    ["Node.js", [process.execPath, "app.ts"], [
+      process.execPath,
+      "--test",
+      `--test-name-pattern=${suite}`,
+      "conformance.test.ts",
+    ]],
+    ["Deno", [bin("deno"), "run", "-A", "app.ts"], [
+      bin("deno"),
+      "test",
+      "-A",
+      "--filter",
+      `/${suite}/`,
+      "conformance.test.ts",
+    ]],
+    ["Bun", [bin("bun"), "app.ts"], [
+      bin("bun"),
+      "test",
+      "--test-name-pattern",
+      suite,
+      "./conformance.test.ts",
+    ]],
+  ];
+  for (const [runtime, app, suite] of runtimes) {
+    await step(`ran the app, the KV suite and the crash test on ${runtime}`, async () => {
+      const [appOutput] = await Promise.all([
+        run(app[0], app.slice(1), scratch),
+        run(suite[0], suite.slice(1), scratch),
+      ]);
+      const line = appOutput.split("\n").find((l) => l.startsWith("packaged task ran on"));
+      if (line == null) throw new Error(`The app printed no result on ${runtime}:\n${appOutput}`);
+      console.log(`  ${line}`);
+    });
+  }
+  console.log("packaging: every package installs and runs from its tarball.");
+} catch (error) {
+  failed = true;
+  console.error(`packaging: ${error instanceof Error ? error.message : error}`);
+} finally {
+  if (keep) console.log(`The scratch project is in ${scratch}.`);
+  else await rm(scratch, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
