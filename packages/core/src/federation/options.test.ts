@@ -173,9 +173,9 @@ test("createFederation() refuses an unknown option, suggesting the nearest name"
   assertEquals(error.message.includes("did you mean"), false);
   // Fedify's options that Fedwork lacks get advice rather than a guess.
   invalid({ kv, onOutboxError: () => {} }, "onOutboxError", 'federation.on("failed"');
-  invalid({ kv, skipSignatureVerification: true }, "skipSignatureVerification", "Fedify's");
+  invalid({ kv, circuitBreaker: {} }, "circuitBreaker", "Fedify's");
   // An option set to undefined is absent.
-  createFederation({ kv, skipSignatureVerification: undefined } as FederationOptions<void>);
+  createFederation({ kv, circuitBreaker: undefined } as FederationOptions<void>);
 });
 
 test("createFederation() hands its KvStore a Temporal.Duration as every TTL", async () => {
