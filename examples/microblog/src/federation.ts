@@ -103,14 +103,17 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
     .setKeyPairsDispatcher((_ctx, identifier) => {
       let pairs = keyCache.get(identifier);
       if (pairs == null) {
-        pairs = store.getUser(identifier).then((user) =>
-          Promise.all(
+        pairs = store.getUser(identifier).then((user) => {
+          // Not cached while the user does not exist: another process may
+          // create it.
+          if (user == null) keyCache.delete(identifier);
+          return Promise.all(
             (user?.keys ?? []).map(async (jwk) => ({
               privateKey: await importJwk(jwk.privateKey, "private"),
               publicKey: await importJwk(jwk.publicKey, "public"),
             })),
-          )
-        );
+          );
+        });
         keyCache.set(identifier, pairs);
       }
       return pairs;

@@ -82,7 +82,8 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
     welcomeDelay: options.welcomeDelay ?? { seconds: 10 },
     digestEvery: options.digestEvery ?? { hours: 1 },
   });
-  for (const user of options.users ?? []) await app.createUser(user);
+  // The web process creates users, so two processes never race to.
+  if (role !== "worker") for (const user of options.users ?? []) await app.createUser(user);
   server?.on(
     "request",
     createNodeRequestListener(createFetchHandler(app, { apiToken: options.apiToken })),
