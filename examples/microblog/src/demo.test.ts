@@ -1,0 +1,52 @@
+// The demo's scenario, end to end through two servers' real HTTP ports and
+// their SQLite queues, on each runtime.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { assert, assertEquals, test } from "@fedify/fixture";
+import { startDemo } from "./demo.ts";
+import { readState, runScenario } from "./scenario.ts";
+
+test("two microblogs follow, post, preview, like and welcome through their HTTP ports", async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), "fedwork-microblog-test-"));
+  try {
+    await using demo = await startDemo({ dataDir, welcomeDelaySeconds: 1 });
+    const alice = { origin: demo.alice.url, name: "alice", apiToken: demo.apiToken };
+    const bob = { origin: demo.bob.url, name: "bob", apiToken: demo.apiToken };
+    const result = await runScenario({ alice, bob, linkUrl: demo.linkUrl });
+
+    const [post] = result.bob.posts;
+    assertEquals(result.bob.posts.length, 1);
+    assertEquals(post.preview, {
+      url: demo.linkUrl,
+      title: "Fedwork: typed tasks for the fediverse",
+    });
+    assertEquals(post.likes, 1);
+    assertEquals(result.bob.followers.map((f) => f.handle), [`@alice@${demo.alice.url.host}`]);
+    assertEquals(result.alice.following, [{ id: result.bob.url, state: "accepted" }]);
+    // The public note and the direct welcome note, each once.
+    const received = result.alice.received.map((note) => [note.id, note.direct]);
+    assertEquals(received.filter(([, direct]) => !direct), [[post.url, false]]);
+    assertEquals(received.filter(([, direct]) => direct).length, 1);
+
+    // The followers collection as a server sees it.
+    const response = await fetch(new URL("/users/bob/followers", demo.bob.url), {
+      headers: { Accept: "application/activity+json" },
+    });
+    const collection = await response.json();
+    assertEquals(collection.totalItems, 1);
+    assertEquals(collection.orderedItems, [result.alice.url]);
+
+    // A POST without the bearer token is refused.
+    const refused = await fetch(new URL("/api/users/bob/posts", demo.bob.url), {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ content: "Not me" }),
+    });
+    assertEquals(refused.status, 401);
+    await refused.body?.cancel();
+    assert((await readState(bob)).posts.length === 1);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
