@@ -64,7 +64,9 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
   } else {
     queue = new SqliteMessageQueue({
       path: join(options.dataDir, "queue.sqlite"),
-      ...(options.pollIntervalMs == null ? {} : { pollInterval: { milliseconds: options.pollIntervalMs } }),
+      ...(options.pollIntervalMs == null
+        ? {}
+        : { pollInterval: { milliseconds: options.pollIntervalMs } }),
     });
     kv = sqliteKv();
     description = "SQLite queue, SQLite KV";

@@ -49,7 +49,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   const common = {
     apiToken,
     welcomeDelay: { seconds: options.welcomeDelaySeconds ?? 3 },
-    digestEvery: { seconds: 30 },
+    digestEvery: { seconds: 10 },
     env: options.env ?? {},
     pollIntervalMs: 50,
   };
@@ -99,9 +99,23 @@ async function main(): Promise<number> {
   const started = performance.now();
   const print = (ms: number, message: string) =>
     process.stdout.write(`[${(ms / 1000).toFixed(2).padStart(6)} s] ${message}\n`);
-  const demo = await startDemo({ dataDir, env: process.env });
-  print(performance.now() - started, `alice at ${demo.alice.url.href}users/alice (${demo.alice.backends})`);
-  print(performance.now() - started, `bob   at ${demo.bob.url.href}users/bob (${demo.bob.backends})`);
+  // Stable ports to bookmark when serving; free ones for a one-off run.
+  const port = (name: string, fallback: number) =>
+    Number(process.env[name] ?? (serve ? fallback : 0));
+  const demo = await startDemo({
+    dataDir,
+    env: process.env,
+    alicePort: port("ALICE_PORT", 8001),
+    bobPort: port("BOB_PORT", 8002),
+  });
+  print(
+    performance.now() - started,
+    `alice at ${demo.alice.url.href}users/alice (${demo.alice.backends})`,
+  );
+  print(
+    performance.now() - started,
+    `bob   at ${demo.bob.url.href}users/bob (${demo.bob.backends})`,
+  );
   let failed = false;
   try {
     const offset = performance.now() - started;

@@ -128,7 +128,9 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
 
   federation.setObjectDispatcher(Note, "/users/{identifier}/posts/{id}", async (ctx, values) => {
     const post = await store.getPost(values.identifier, values.id);
-    return post == null ? null : toNote(ctx.getActorUri(post.author), ctx.getObjectUri(Note, values), post);
+    return post == null
+      ? null
+      : toNote(ctx.getActorUri(post.author), ctx.getObjectUri(Note, values), post);
   });
 
   federation.setNodeInfoDispatcher("/nodeinfo/2.1", async () => {
@@ -218,7 +220,12 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
         posts += (await store.listPosts(user.name)).length;
         followers += (await store.listFollowers(user.name)).length;
       }
-      await store.saveDigest({ at: new Date().toISOString(), users: users.length, posts, followers });
+      await store.saveDigest({
+        at: new Date().toISOString(),
+        users: users.length,
+        posts,
+        followers,
+      });
       logger.info("Digest: {users} users, {posts} posts, {followers} followers.", {
         users: users.length,
         posts,

@@ -52,16 +52,20 @@ export interface ProfileView {
 /** The profile page of a local user: posts, followers, following, received notes. */
 export function renderProfile(view: ProfileView): Response {
   const posts = view.posts.map((post) => {
-    const preview = post.preview == null ? "" : `<p class="preview">Link preview: <a href="${
-      escapeHtml(post.preview.url)
-    }">${escapeHtml(post.preview.title)}</a></p>`;
+    const preview = post.preview == null
+      ? ""
+      : `<p class="preview">Link preview: <a href="${escapeHtml(post.preview.url)}">${
+        escapeHtml(post.preview.title)
+      }</a></p>`;
     return `<article class="post">${renderNoteContent(post.content)}${preview}
 <p class="meta"><a href="${escapeHtml(view.postUrl(post))}">${escapeHtml(post.published)}</a> · ${
       post.likes ?? 0
     } likes</p></article>`;
   }).join("\n");
   const followers = view.followers.map((follower) =>
-    `<li class="follower"><a href="${escapeHtml(follower.id)}">${escapeHtml(follower.handle)}</a></li>`
+    `<li class="follower"><a href="${escapeHtml(follower.id)}">${
+      escapeHtml(follower.handle)
+    }</a></li>`
   ).join("\n");
   const following = view.following.map((followee) =>
     `<li class="following"><a href="${escapeHtml(followee.id)}">${escapeHtml(followee.id)}</a> (${
@@ -110,7 +114,9 @@ export function renderHome(
   ).join("\n");
   const summary = digest == null
     ? "<p>No digest yet.</p>"
-    : `<p id="digest">Digest of ${escapeHtml(digest.at)}: ${digest.users} users, ${digest.posts} posts, ${digest.followers} followers.</p>`;
+    : `<p id="digest">Digest of ${
+      escapeHtml(digest.at)
+    }: ${digest.users} users, ${digest.posts} posts, ${digest.followers} followers.</p>`;
   return page("A Fedwork microblog", `<h1>A Fedwork microblog</h1><ul>${list}</ul>${summary}`);
 }
 

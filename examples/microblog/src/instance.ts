@@ -83,7 +83,7 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
     digestEvery: options.digestEvery ?? { hours: 1 },
   });
   // The web process creates users, so two processes never race to.
-  if (role !== "worker") for (const user of options.users ?? []) await app.createUser(user);
+  if (role !== "worker") { for (const user of options.users ?? []) await app.createUser(user); }
   server?.on(
     "request",
     createNodeRequestListener(createFetchHandler(app, { apiToken: options.apiToken })),

@@ -53,16 +53,21 @@ export class ScenarioStepTimeoutError extends Error {
 
 async function call(user: ScenarioUser, action: string, body?: unknown): Promise<unknown> {
   const url = new URL(`/api/users/${user.name}${action === "" ? "" : `/${action}`}`, user.origin);
-  const response = await fetch(url, body === undefined ? {} : {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      ...(user.apiToken == null ? {} : { Authorization: `Bearer ${user.apiToken}` }),
+  const response = await fetch(
+    url,
+    body === undefined ? {} : {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        ...(user.apiToken == null ? {} : { Authorization: `Bearer ${user.apiToken}` }),
+      },
+      body: JSON.stringify(body),
     },
-    body: JSON.stringify(body),
-  });
+  );
   const result = await response.json();
-  if (!response.ok) throw new Error(`${action || "state"} of ${user.name}: ${JSON.stringify(result)}`);
+  if (!response.ok) {
+    throw new Error(`${action || "state"} of ${user.name}: ${JSON.stringify(result)}`);
+  }
   return result;
 }
 
@@ -96,12 +101,21 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   await call(alice, "follow", { target: bobState.handle });
   step(`${aliceState.handle} looked up ${bobState.handle} (WebFinger) and sent a Follow`);
 
-  await waitFor(bob, "the Follow to reach bob", (state) =>
-    state.followers.find((follower) => follower.id === aliceState.url));
+  await waitFor(
+    bob,
+    "the Follow to reach bob",
+    (state) => state.followers.find((follower) => follower.id === aliceState.url),
+  );
   step(`bob's inbox verified the Follow; ${aliceState.handle} is a follower`);
 
-  await waitFor(alice, "bob's Accept", (state) =>
-    state.following.find((followee) => followee.id === bobState.url && followee.state === "accepted"));
+  await waitFor(
+    alice,
+    "bob's Accept",
+    (state) =>
+      state.following.find((followee) =>
+        followee.id === bobState.url && followee.state === "accepted"
+      ),
+  );
   step("alice received bob's Accept (welcome-note task enqueued with a delay)");
 
   const post = await call(bob, "posts", {
@@ -109,12 +123,18 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   }) as Post & { url: string };
   step(`bob posted ${post.url}`);
 
-  await waitFor(alice, "bob's note to reach alice", (state) =>
-    state.received.find((note) => note.id === post.url));
+  await waitFor(
+    alice,
+    "bob's note to reach alice",
+    (state) => state.received.find((note) => note.id === post.url),
+  );
   step("the note reached alice's inbox (signed delivery through the outbox queue)");
 
-  const preview = await waitFor(bob, "the link preview", (state) =>
-    state.posts.find((p) => p.id === post.id)?.preview);
+  const preview = await waitFor(
+    bob,
+    "the link preview",
+    (state) => state.posts.find((p) => p.id === post.id)?.preview,
+  );
   step(`link-preview task stored the title: "${preview.title}"`);
 
   await call(alice, "like", { object: post.url });
@@ -125,8 +145,11 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   });
   step(`refresh-counts task (ordering key per post) counted ${likes} like`);
 
-  const welcome = await waitFor(alice, "the welcome note", (state) =>
-    state.received.find((note) => note.direct));
+  const welcome = await waitFor(
+    alice,
+    "the welcome note",
+    (state) => state.received.find((note) => note.direct),
+  );
   step(`welcome-note task delivered after its delay: "${welcome.content.replace(/<[^>]*>/g, "")}"`);
 
   return {
