@@ -3,9 +3,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { assert, assertEquals, test } from "@fedify/fixture";
+import { assert, assertEquals, test, waitUntil } from "@fedify/fixture";
 import { startDemo } from "./demo.ts";
-import { readState, runScenario } from "./scenario.ts";
+import { call, readState, runScenario } from "./scenario.ts";
 
 test("two microblogs follow, post, preview, like and welcome through their HTTP ports", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "fedwork-microblog-test-"));
@@ -23,7 +23,10 @@ test("two microblogs follow, post, preview, like and welcome through their HTTP 
     });
     assertEquals(post.likes, 1);
     assertEquals(result.bob.followers.map((f) => f.handle), [`@alice@${demo.alice.url.host}`]);
-    assertEquals(result.alice.following, [{ id: result.bob.url, state: "accepted" }]);
+    assertEquals(result.alice.following.map((f) => [f.id, f.state]), [[
+      result.bob.url,
+      "accepted",
+    ]]);
     // The public note and the direct welcome note, each once.
     const received = result.alice.received.map((note) => [note.id, note.direct]);
     assertEquals(received.filter(([, direct]) => !direct), [[post.url, false]]);
@@ -46,6 +49,14 @@ test("two microblogs follow, post, preview, like and welcome through their HTTP 
     assertEquals(refused.status, 401);
     await refused.body?.cancel();
     assert((await readState(bob)).posts.length === 1);
+
+    // Undo(Follow): bob forgets alice, and alice no longer follows bob.
+    await call(alice, "unfollow", { target: result.bob.url });
+    await waitUntil(async () => (await readState(bob)).followers.length === 0, {
+      what: "bob to drop alice after her Undo(Follow)",
+      intervalMs: 50,
+    });
+    assertEquals((await readState(alice)).following, []);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }

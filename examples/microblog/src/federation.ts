@@ -13,6 +13,7 @@ import {
   Undo,
 } from "@fedify/vocab";
 import {
+  assertPublicUrl,
   createFederation,
   type DurationInput,
   exportJwk,
@@ -21,6 +22,7 @@ import {
   importJwk,
   type KvStore,
   type MessageQueue,
+  PermanentError,
 } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
 import * as v from "valibot";
@@ -57,6 +59,8 @@ export interface Microblog {
   createUser(name: string): Promise<void>;
   /** Sends a Follow from `user` to a handle (`@bob@host`) or an actor URL. */
   follow(user: string, target: string): Promise<string>;
+  /** Sends an Undo of `user`'s Follow of an actor, by its URL. */
+  unfollow(user: string, actorId: string): Promise<void>;
   /** Publishes a note to `user`'s followers; returns the post. */
   post(user: string, content: string): Promise<Post>;
   /** Sends a Like of a remote note, by its URL. */
@@ -184,8 +188,17 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
       url: v.pipe(v.string(), v.url()),
     }),
     async handler(_ctx, { author, postId, url }) {
+      if (!options.allowPrivateAddress) {
+        // A post's link is anyone's input: never let it reach the server's
+        // own network.  Retrying would not change the answer.
+        await assertPublicUrl(new URL(url)).catch((error) => {
+          throw new PermanentError(`Not previewing ${url}: ${error.message}`, { cause: error });
+        });
+      }
       const response = await fetch(url, {
         headers: { Accept: "text/html" },
+        // A redirect could lead past the address check.
+        redirect: options.allowPrivateAddress ? "follow" : "error",
         signal: AbortSignal.timeout(10_000),
       });
       if (!response.ok) throw new Error(`${url} answered ${response.status}.`);
@@ -269,7 +282,10 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
     })
     .on(Accept, async (ctx, accept) => {
       if (ctx.recipient == null || accept.actorId == null) return;
-      await store.setFollowing(ctx.recipient, accept.actorId.href, "accepted");
+      const following = (await store.listFollowing(ctx.recipient))
+        .find((f) => f.id === accept.actorId?.href);
+      if (following == null) return;
+      await store.setFollowing(ctx.recipient, following.id, "accepted", following.followId);
     })
     .on(Create, async (ctx, create) => {
       if (ctx.recipient == null) return;
@@ -318,17 +334,36 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
       const ctx = context();
       const actor = await ctx.lookupObject(target);
       if (!isActor(actor) || actor.id == null) throw new Error(`${target} is not an actor.`);
-      await store.setFollowing(user, actor.id.href, "pending");
+      const followId = new URL(`#follows/${crypto.randomUUID()}`, ctx.getActorUri(user));
+      await store.setFollowing(user, actor.id.href, "pending", followId.href);
       await ctx.sendActivity(
         { identifier: user },
         actor,
-        new Follow({
-          id: new URL(`#follows/${crypto.randomUUID()}`, ctx.getActorUri(user)),
-          actor: ctx.getActorUri(user),
-          object: actor.id,
-        }),
+        new Follow({ id: followId, actor: ctx.getActorUri(user), object: actor.id }),
       );
       return actor.id.href;
+    },
+    async unfollow(user, actorId) {
+      const ctx = context();
+      const following = (await store.listFollowing(user)).find((f) => f.id === actorId);
+      if (following == null) return;
+      const actor = await ctx.lookupObject(actorId);
+      if (!isActor(actor) || actor.id == null) throw new Error(`${actorId} is not an actor.`);
+      await ctx.sendActivity(
+        { identifier: user },
+        actor,
+        new Undo({
+          id: new URL(`#undo/${crypto.randomUUID()}`, ctx.getActorUri(user)),
+          actor: ctx.getActorUri(user),
+          // The Follow it undoes, embedded, so the peer need not fetch it.
+          object: new Follow({
+            id: new URL(following.followId),
+            actor: ctx.getActorUri(user),
+            object: actor.id,
+          }),
+        }),
+      );
+      await store.removeFollowing(user, actorId);
     },
     async post(user, content) {
       const ctx = context();

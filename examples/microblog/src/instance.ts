@@ -86,7 +86,11 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
   if (role !== "worker") { for (const user of options.users ?? []) await app.createUser(user); }
   server?.on(
     "request",
-    createNodeRequestListener(createFetchHandler(app, { apiToken: options.apiToken })),
+    createNodeRequestListener(
+      createFetchHandler(app, { apiToken: options.apiToken }),
+      // Behind a proxy, requests arrive for another origin than the public one.
+      options.origin == null ? {} : { origin: options.origin },
+    ),
   );
   const controller = new AbortController();
   let workers: Promise<void> | undefined;

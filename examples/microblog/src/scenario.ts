@@ -3,7 +3,7 @@
 // reaches alice, bob's welcome note arrives after its delay, the link
 // preview is stored, alice likes the note and bob's count goes up.  Shared
 // by `npm run demo` and the end-to-end test.
-import type { Follower, Post, ReceivedNote } from "./store.ts";
+import type { Follower, Following, Post, ReceivedNote } from "./store.ts";
 
 /** What GET /api/users/:name answers. */
 export interface UserState {
@@ -12,7 +12,7 @@ export interface UserState {
   readonly url: string;
   readonly posts: (Post & { readonly url: string })[];
   readonly followers: Follower[];
-  readonly following: { id: string; state: "pending" | "accepted" }[];
+  readonly following: Following[];
   readonly received: ReceivedNote[];
 }
 
@@ -51,7 +51,11 @@ export class ScenarioStepTimeoutError extends Error {
   }
 }
 
-async function call(user: ScenarioUser, action: string, body?: unknown): Promise<unknown> {
+/**
+ * Calls a user's JSON API: a GET for `action` "", else a POST of `body`.
+ * @throws {Error} When the server answers an error.
+ */
+export async function call(user: ScenarioUser, action: string, body?: unknown): Promise<unknown> {
   const url = new URL(`/api/users/${user.name}${action === "" ? "" : `/${action}`}`, user.origin);
   const response = await fetch(
     url,

@@ -30,6 +30,15 @@ export interface Follower {
   readonly handle: string;
 }
 
+/** A remote actor a local user follows. */
+export interface Following {
+  readonly id: string;
+  /** "pending" until the Accept arrives. */
+  readonly state: "pending" | "accepted";
+  /** The id of the Follow sent, for its Undo. */
+  readonly followId: string;
+}
+
 /** A note delivered to a local user. */
 export interface ReceivedNote {
   readonly id: string;
@@ -90,11 +99,20 @@ export class Store {
   }
 
   /** Records that `user` follows `actorId`: "pending" until the Accept. */
-  setFollowing(user: string, actorId: string, state: "pending" | "accepted"): Promise<void> {
-    return this.#kv.set(["following", user, actorId], { id: actorId, state });
+  setFollowing(
+    user: string,
+    actorId: string,
+    state: Following["state"],
+    followId: string,
+  ): Promise<void> {
+    return this.#kv.set(["following", user, actorId], { id: actorId, state, followId });
   }
 
-  listFollowing(user: string): Promise<{ id: string; state: "pending" | "accepted" }[]> {
+  removeFollowing(user: string, actorId: string): Promise<void> {
+    return this.#kv.delete(["following", user, actorId]);
+  }
+
+  listFollowing(user: string): Promise<Following[]> {
     return this.#list(["following", user]);
   }
 

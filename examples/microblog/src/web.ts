@@ -99,6 +99,12 @@ export function createFetchHandler(
           if (target == null) return json({ error: "target is required." }, 400);
           return json({ following: await app.follow(user, target) }, 202);
         }
+        case "unfollow": {
+          const target = field("target");
+          if (target == null) return json({ error: "target is required." }, 400);
+          await app.unfollow(user, target);
+          return json({ unfollowed: target }, 202);
+        }
         case "like": {
           const object = field("object");
           if (object == null) return json({ error: "object is required." }, 400);
