@@ -64,6 +64,7 @@ export interface Digest {
 export class Store {
   readonly #kv: KvStore;
 
+  /** @param kv Where the values live (a `SqliteKvStore` in the example). */
   constructor(kv: KvStore) {
     this.#kv = kv;
   }
@@ -74,26 +75,32 @@ export class Store {
     return values;
   }
 
+  /** A local user, or `undefined`. */
   getUser(name: string): Promise<User | undefined> {
     return this.#kv.get<User>(["users", name]);
   }
 
+  /** Creates or replaces a local user. */
   saveUser(user: User): Promise<void> {
     return this.#kv.set(["users", user.name], user);
   }
 
+  /** Every local user, by name. */
   listUsers(): Promise<User[]> {
     return this.#list(["users"]);
   }
 
+  /** Records a remote follower of `user`. */
   addFollower(user: string, follower: Follower): Promise<void> {
     return this.#kv.set(["followers", user, follower.id], follower);
   }
 
+  /** Forgets a follower (after an Undo of their Follow). */
   removeFollower(user: string, followerId: string): Promise<void> {
     return this.#kv.delete(["followers", user, followerId]);
   }
 
+  /** The followers of `user`, by actor id. */
   listFollowers(user: string): Promise<Follower[]> {
     return this.#list(["followers", user]);
   }
@@ -108,46 +115,57 @@ export class Store {
     return this.#kv.set(["following", user, actorId], { id: actorId, state, followId });
   }
 
+  /** Forgets that `user` follows `actorId`. */
   removeFollowing(user: string, actorId: string): Promise<void> {
     return this.#kv.delete(["following", user, actorId]);
   }
 
+  /** Whom `user` follows, by actor id. */
   listFollowing(user: string): Promise<Following[]> {
     return this.#list(["following", user]);
   }
 
+  /** A post of a local user, or `undefined`. */
   getPost(author: string, id: string): Promise<Post | undefined> {
     return this.#kv.get<Post>(["posts", author, id]);
   }
 
+  /** Creates or replaces a post. */
   savePost(post: Post): Promise<void> {
     return this.#kv.set(["posts", post.author, post.id], post);
   }
 
+  /** The posts of `author`, newest first. */
   async listPosts(author: string): Promise<Post[]> {
     return (await this.#list<Post>(["posts", author])).reverse();
   }
 
+  /** Records that `actorId` likes a post (once per actor). */
   addLike(author: string, postId: string, actorId: string): Promise<void> {
     return this.#kv.set(["likes", author, postId, actorId], actorId);
   }
 
+  /** How many actors like a post. */
   async countLikes(author: string, postId: string): Promise<number> {
     return (await this.#list(["likes", author, postId])).length;
   }
 
+  /** Records a note delivered to `user`. */
   addReceivedNote(user: string, note: ReceivedNote): Promise<void> {
     return this.#kv.set(["received", user, note.receivedAt, note.id], note);
   }
 
+  /** The notes delivered to `user`, oldest first. */
   listReceivedNotes(user: string): Promise<ReceivedNote[]> {
     return this.#list(["received", user]);
   }
 
+  /** Keeps the last digest. */
   saveDigest(digest: Digest): Promise<void> {
     return this.#kv.set(["digest"], digest);
   }
 
+  /** The last digest, if one ran. */
   getDigest(): Promise<Digest | undefined> {
     return this.#kv.get<Digest>(["digest"]);
   }
