@@ -7,10 +7,10 @@ import { assert, assertEquals, test, waitUntil } from "@fedify/fixture";
 import { startDemo } from "./demo.ts";
 import { call, readState, runScenario } from "./scenario.ts";
 
-test("two microblogs follow, post, preview, like and welcome through their HTTP ports", async () => {
+test("two microblogs follow, post, preview, like, welcome, digest and unfollow over HTTP", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "fedwork-microblog-test-"));
   try {
-    await using demo = await startDemo({ dataDir, welcomeDelaySeconds: 1 });
+    await using demo = await startDemo({ dataDir, welcomeDelaySeconds: 1, digestEverySeconds: 1 });
     const alice = { origin: demo.alice.url, name: "alice", apiToken: demo.apiToken };
     const bob = { origin: demo.bob.url, name: "bob", apiToken: demo.apiToken };
     const result = await runScenario({ alice, bob, linkUrl: demo.linkUrl });
@@ -49,6 +49,12 @@ test("two microblogs follow, post, preview, like and welcome through their HTTP 
     assertEquals(refused.status, 401);
     await refused.body?.cancel();
     assert((await readState(bob)).posts.length === 1);
+
+    // The scheduled digest ran and shows on the home page.
+    await waitUntil(async () => {
+      const home = await (await fetch(demo.bob.url)).text();
+      return /Digest of .*: 1 users, 1 posts, 1 followers\./.test(home);
+    }, { what: "bob's digest to run", intervalMs: 100 });
 
     // Undo(Follow): bob forgets alice, and alice no longer follows bob.
     await call(alice, "unfollow", { target: result.bob.url });

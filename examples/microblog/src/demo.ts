@@ -18,6 +18,8 @@ export interface DemoOptions {
   readonly dataDir: string;
   /** @default `{ seconds: 3 }` */
   readonly welcomeDelaySeconds?: number;
+  /** @default 10 */
+  readonly digestEverySeconds?: number;
   /** `REDIS_URL`, `POSTGRES_URL`, `AMQP_URL`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly alicePort?: number;
@@ -49,7 +51,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   const common = {
     apiToken,
     welcomeDelay: { seconds: options.welcomeDelaySeconds ?? 3 },
-    digestEvery: { seconds: 10 },
+    digestEvery: { seconds: options.digestEverySeconds ?? 10 },
     env: options.env ?? {},
     pollIntervalMs: 50,
   };
