@@ -104,12 +104,25 @@ async function main(): Promise<number> {
   // Stable ports to bookmark when serving; free ones for a one-off run.
   const port = (name: string, fallback: number) =>
     Number(process.env[name] ?? (serve ? fallback : 0));
-  const demo = await startDemo({
-    dataDir,
-    env: process.env,
-    alicePort: port("ALICE_PORT", 8001),
-    bobPort: port("BOB_PORT", 8002),
-  });
+  let demo: Demo;
+  try {
+    demo = await startDemo({
+      dataDir,
+      env: process.env,
+      alicePort: port("ALICE_PORT", 8001),
+      bobPort: port("BOB_PORT", 8002),
+    });
+  } catch (error) {
+    const busy = (error as { code?: string }).code === "EADDRINUSE";
+    process.stderr.write(
+      busy
+        ? `demo: port ${(error as { port?: number }).port} is taken; ` +
+          "set ALICE_PORT and BOB_PORT to free ones.\n"
+        : `demo: could not start: ${error instanceof Error ? error.message : error}\n`,
+    );
+    if (dataIndex < 0) await rm(dataDir, { recursive: true, force: true });
+    return 1;
+  }
   print(
     performance.now() - started,
     `alice at ${demo.alice.url.href}users/alice (${demo.alice.backends})`,
