@@ -2,7 +2,9 @@
 # Makes sure the services the test suite talks to are running on loopback:
 # PostgreSQL (5432, trust auth, database "test"), Redis (6379) and RabbitMQ
 # (5672, guest/guest).  Starts a stopped one; installs a missing one with
-# apt-get.  Run as root (CI is).  Safe to run repeatedly.
+# apt-get.  Also installs Chromium (/usr/bin/chromium), which the
+# microblog example's browser test drives.  Run as root (CI is).  Safe to
+# run repeatedly.
 set -uo pipefail
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -69,7 +71,15 @@ ensure_rabbitmq() {
   wait_port 5672 120 || { echo "ensure-services: RabbitMQ did not start" >&2; return 1; }
 }
 
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] && return 0
+  echo "ensure-services: installing Chromium"
+  apt_install chromium
+  [ -x /usr/bin/chromium ] || { echo "ensure-services: Chromium did not install" >&2; return 1; }
+}
+
 status=0
+ensure_chromium || status=1
 ensure_postgres || status=1
 ensure_redis || status=1
 ensure_rabbitmq || status=1

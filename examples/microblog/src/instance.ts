@@ -1,0 +1,119 @@
+// One microblog server: a node:http server (which Deno and Bun provide too)
+// for the web role, queue workers for the worker role, or both.
+import { mkdir } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import type { DurationInput } from "@fedwork/core";
+import { createNodeRequestListener } from "@fedwork/express";
+import { SqliteKvStore } from "@fedwork/sqlite";
+import { openBackends } from "./backends.ts";
+import { createMicroblog, type Microblog } from "./federation.ts";
+import { Store } from "./store.ts";
+import { createFetchHandler } from "./web.ts";
+
+/** What a process runs: the web server, the queue workers, or both. */
+export type Role = "web" | "worker" | "all";
+
+/** Options for {@link startInstance}. */
+export interface InstanceOptions {
+  /** Names the instance's queue and keys on a shared engine. */
+  readonly name: string;
+  /** The data folder (created when missing). */
+  readonly dataDir: string;
+  /** @default "all" */
+  readonly role?: Role;
+  /** The loopback port to listen on; 0 picks a free one. @default 0 */
+  readonly port?: number;
+  /** The public origin. @default `http://127.0.0.1:<port>` */
+  readonly origin?: URL;
+  /** Local users to create at start (with fresh keys) when missing. */
+  readonly users?: readonly string[];
+  /** See {@link FetchHandlerOptions.apiToken}. */
+  readonly apiToken?: string;
+  /** @default `{ seconds: 10 }` */
+  readonly welcomeDelay?: DurationInput;
+  /** @default `{ hours: 1 }` */
+  readonly digestEvery?: DurationInput;
+  /** `REDIS_URL`, `POSTGRES_URL`, `AMQP_URL`. @default `{}` */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The SQLite queue's poll interval. */
+  readonly pollIntervalMs?: number;
+}
+
+/** A running instance. */
+export interface Instance extends AsyncDisposable {
+  readonly app: Microblog;
+  /** The origin, e.g. `http://127.0.0.1:8000`. */
+  readonly url: URL;
+  /** "SQLite queue, SQLite KV" and the like. */
+  readonly backends: string;
+}
+
+/** Starts a microblog server. */
+export async function startInstance(options: InstanceOptions): Promise<Instance> {
+  const role = options.role ?? "all";
+  await mkdir(options.dataDir, { recursive: true });
+  let server: Server | undefined;
+  let port = options.port ?? 0;
+  if (role !== "worker") {
+    // Listen first: the origin (and so every URI) depends on the port.
+    server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server!.once("error", reject);
+      server!.listen(port, "127.0.0.1", () => resolve());
+    });
+    port = (server.address() as AddressInfo).port;
+  }
+  const origin = options.origin ?? new URL(`http://127.0.0.1:${port}`);
+  const backends = await openBackends({
+    dataDir: options.dataDir,
+    instance: options.name,
+    env: options.env ?? {},
+    pollIntervalMs: options.pollIntervalMs,
+  });
+  const appKv = new SqliteKvStore({ path: join(options.dataDir, "app.sqlite") });
+  const app = createMicroblog({
+    origin,
+    store: new Store(appKv),
+    kv: backends.kv,
+    queue: backends.queue,
+    allowPrivateAddress: ["127.0.0.1", "localhost", "[::1]"].includes(origin.hostname),
+    welcomeDelay: options.welcomeDelay ?? { seconds: 10 },
+    digestEvery: options.digestEvery ?? { hours: 1 },
+  });
+  // The web process creates users, so two processes never race to.
+  if (role !== "worker") { for (const user of options.users ?? []) await app.createUser(user); }
+  server?.on(
+    "request",
+    createNodeRequestListener(
+      createFetchHandler(app, { apiToken: options.apiToken }),
+      // Behind a proxy, requests arrive for another origin than the public one.
+      options.origin == null ? {} : { origin: options.origin },
+    ),
+  );
+  const controller = new AbortController();
+  let workers: Promise<void> | undefined;
+  if (role !== "web") {
+    await app.scheduleDigest();
+    workers = app.federation.startQueue(undefined, {
+      signal: controller.signal,
+      shutdownTimeout: { seconds: 5 },
+    });
+  }
+  return {
+    app,
+    url: origin,
+    backends: backends.description,
+    async [Symbol.asyncDispose]() {
+      controller.abort();
+      await workers;
+      if (server != null) {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server!.close(() => resolve()));
+      }
+      await backends[Symbol.asyncDispose]();
+      await appKv[Symbol.asyncDispose]();
+    },
+  };
+}
