@@ -248,6 +248,11 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
     if (task.deduplication != null && typeof task.taskName === "string") {
       await releaseTaskDeduplication(this.#host.options.kv, task);
     }
+    // Every message passes here: check the message (a URL parse) only when
+    // a record will be written.
+    if (event.type === "dropped" || (event.type === "completed" && !this.#records.keepsCompleted)) {
+      return;
+    }
     if (!isTaskMessage(message)) return;
     if (event.type === "failed") {
       await this.#records.recordFailed(message, event.reason, event.error);
