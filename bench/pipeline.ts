@@ -6,6 +6,7 @@
 // dispatch, outcome); compare runs of two commits on one machine.
 //
 // Usage: node_modules/.bin/node bench/pipeline.ts   (or deno run -A / bun)
+import process from "node:process";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +22,9 @@ import { SqliteMessageQueue } from "../packages/sqlite/src/mod.ts";
 
 const TASKS = 10_000;
 const TRIALS = 3;
+// `TASK_STATUS=off` measures without task status records and updates
+// (`taskStatusRetention: 0`), to see what they cost.
+const statusOptions = process.env.TASK_STATUS === "off" ? { taskStatusRetention: 0 as const } : {};
 
 // A Standard Schema by hand, so that the measurement is of Fedwork rather
 // than of a schema library.
@@ -40,6 +44,7 @@ async function drain(queue: MessageQueue, failOnce: boolean): Promise<number> {
     queue: { task: queue },
     manuallyStartQueue: true,
     taskRetryPolicy: () => millisecondsToDuration(0),
+    ...statusOptions,
   });
   const failed = new Set<number>();
   let done = 0;
@@ -110,6 +115,7 @@ for (const [name, run] of scenarios) {
     kv: new MemoryKvStore(),
     queue: { task: new InProcessMessageQueue() },
     manuallyStartQueue: true,
+    ...statusOptions,
   });
   let sum = 0;
   federation.defineTask("overhead", {

@@ -18,7 +18,15 @@ import process from "node:process";
 const root = resolve(import.meta.dirname!, "..");
 
 /** The published packages, each after the ones it depends on. */
-export const PUBLISHED_PACKAGES = ["core", "testing", "sqlite", "redis", "postgres", "amqp"];
+export const PUBLISHED_PACKAGES = [
+  "core",
+  "testing",
+  "sqlite",
+  "redis",
+  "postgres",
+  "amqp",
+  "dashboard",
+];
 
 async function workspaceDependencies(name: string): Promise<string[]> {
   const manifest = JSON.parse(

@@ -28,9 +28,11 @@ const CORE_LAYERS: Record<string, number> = {
   kv: 1,
   queue: 1,
   retry: 1,
+  pubsub: 1,
   processing: 2,
   tasks: 3,
   activitypub: 3,
+  webhooks: 3,
   federation: 4,
 };
 const CORE_ROOT_LAYER = 5; // packages/core/src/*.ts (mod.ts)

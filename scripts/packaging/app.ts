@@ -2,9 +2,11 @@
 // Deno and Bun, against the packed tarballs: what a user would write after
 // `npm install @fedwork/core @fedwork/sqlite`.  It runs one typed task end to
 // end on a SQLite queue, with a vocabulary object, a Date and an ISO 8601
-// delay, and prints one line the check looks for.
+// delay, asks @fedwork/dashboard's API for the queues, and prints one line
+// the check looks for.
 import { Note } from "@fedify/vocab";
 import { createFederation } from "@fedwork/core";
+import { createDashboard } from "@fedwork/dashboard";
 import { SqliteKvStore, SqliteMessageQueue } from "@fedwork/sqlite";
 import { z } from "zod";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -36,8 +38,15 @@ const timeout = setTimeout(() => {
 }, 30_000);
 const result = await ran;
 clearTimeout(timeout);
+// The dashboard's API answers from the packed @fedwork/dashboard.
+const dashboard = createDashboard(federation, { authorize: () => true, basePath: "/ops" });
+const overview = await dashboard(new Request("https://example.com/ops/api/overview"));
+if (overview.status !== 200) throw new Error(`The dashboard answered ${overview.status}.`);
+const { queues } = await overview.json() as { queues: unknown[] };
 const runtime = "Deno" in globalThis ? "Deno" : "Bun" in globalThis ? "Bun" : "Node.js";
-console.log(`packaged task ran on ${runtime}: ${result}`);
+console.log(
+  `packaged task ran on ${runtime}: ${result}; the dashboard lists ${queues.length} queues`,
+);
 await queue[Symbol.asyncDispose]();
 await rm(dir, { recursive: true, force: true });
 process.exit(0);

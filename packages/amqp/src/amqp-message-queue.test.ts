@@ -18,8 +18,17 @@ import {
   AmqpUnroutableMessageError,
 } from "./errors.ts";
 import type { AmqpMessageQueueOptions } from "./options.ts";
-import { hashKey, targetQueueName } from "./topology.ts";
+import {
+  DELAY_STEPS_MS,
+  delayQueueName,
+  delayStepFor,
+  hashKey,
+  knownDelayQueueNames,
+  MAX_DELAY_MS,
+  targetQueueName,
+} from "./topology.ts";
 import { resolveAmqpOptions } from "./options.ts";
+import { connect } from "amqplib";
 
 /**
  * Runs `body` with a queue on a fresh namespace, then aborts its listeners,
@@ -97,6 +106,92 @@ test("AmqpMessageQueue rejects invalid options naming the option", () => {
     RangeError,
     "keyedHoldLimit",
   );
+});
+
+test("AmqpMessageQueue rejects delays longer than RabbitMQ's longest TTL naming the option", async () => {
+  assertThrows(
+    () => new AmqpMessageQueue({ redeliveryDelay: { milliseconds: MAX_DELAY_MS + 1 } }),
+    RangeError,
+    "redeliveryDelay",
+  );
+  await using queue = new AmqpMessageQueue({ url: AMQP_URL });
+  await assertRejects(
+    () => queue.enqueue("x", { delay: { days: 60 } }),
+    RangeError,
+    "delay must be at most",
+  );
+});
+
+test("AmqpMessageQueue prefetches max(16, 2 * concurrency) by default", () => {
+  assertEquals(resolveAmqpOptions({}).prefetch, 16);
+  assertEquals(resolveAmqpOptions({ concurrency: 10 }).prefetch, 20);
+  assertEquals(resolveAmqpOptions({ concurrency: 40000 }).prefetch, 65535);
+  assertEquals(resolveAmqpOptions({ concurrency: 10, prefetch: 3 }).prefetch, 3);
+});
+
+test("AmqpMessageQueue rounds every delay up to one of a bounded set of steps", () => {
+  assertEquals(DELAY_STEPS_MS.length, 51);
+  assertEquals(DELAY_STEPS_MS.at(-1), MAX_DELAY_MS);
+  const used = new Set<number>();
+  for (let ms = 1; ms <= MAX_DELAY_MS; ms = Math.ceil(ms * 1.01) + 7) {
+    const step = delayStepFor(ms);
+    assert(step >= ms, `${ms} ms was rounded down to ${step} ms`);
+    if (ms > 128) assert(step <= ms * 1.5, `${ms} ms was rounded up to ${step} ms`);
+    used.add(step);
+  }
+  assertEquals(delayStepFor(MAX_DELAY_MS), MAX_DELAY_MS);
+  assertEquals(delayStepFor(1), 128);
+  assertEquals(delayStepFor(1000), 1024);
+  assertEquals(delayStepFor(30_000), 32_768);
+  assert(used.size <= DELAY_STEPS_MS.length);
+});
+
+test("AmqpMessageQueue declares at most one delay queue per step for many distinct delays", async () => {
+  await withQueue({}, async (queue) => {
+    // 200 distinct delays from 1 minute to about 11 minutes (none of them
+    // expires while the test counts them).
+    const delays = Array.from({ length: 200 }, (_, i) => 60_000 + i * 3001);
+    for (const ms of delays) await queue.enqueue({ ms }, { delay: { milliseconds: ms } });
+    const steps = new Set(delays.map((ms) => delayStepFor(ms)));
+    const declared = knownDelayQueueNames(queue.queue);
+    // 1 to 11 minutes spans under four doublings: at most 2 steps each.
+    assert(steps.size <= 8, `${steps.size} steps`);
+    assertEquals(
+      new Set(declared),
+      new Set([...steps].map((ms) => delayQueueName(queue.queue, ms))),
+    );
+    // The broker holds exactly those queues, with every message.
+    const model = await connect(AMQP_URL);
+    try {
+      const channel = await model.createChannel();
+      let messages = 0;
+      for (const name of declared) messages += (await channel.checkQueue(name)).messageCount;
+      assertEquals(messages, delays.length);
+    } finally {
+      await model.close();
+    }
+    assertEquals((await queue.getDepth()).delayed, delays.length);
+  });
+});
+
+test("AmqpMessageQueue never hands a delayed message out before its delay", async () => {
+  await withQueue({}, async (queue, controller) => {
+    const handled = new Map<number, number>();
+    const allHandled = deferred();
+    // Each is rounded up to a longer step; none may come early.
+    const delays = [130, 300, 700, 1100];
+    void queue.listen((message: { ms: number }) => {
+      handled.set(message.ms, Date.now());
+      if (handled.size === delays.length) allHandled.resolve();
+    }, { signal: controller.signal });
+    const start = Date.now();
+    await Promise.all(delays.map((ms) => queue.enqueue({ ms }, { delay: { milliseconds: ms } })));
+    await within(allHandled.promise, "the delayed messages");
+    for (const ms of delays) {
+      const waited = handled.get(ms)! - start;
+      assert(waited >= ms, `a message delayed by ${ms} ms was handled after ${waited} ms`);
+    }
+  });
 });
 
 test("AmqpMessageQueue hashes an ordering key to the same partition every time", () => {

@@ -1,4 +1,5 @@
 import {
+  checkQueueChannel,
   durationToMilliseconds,
   type MessageQueue,
   type MessageQueueDepth,
@@ -21,6 +22,7 @@ import { runListener } from "./queue-listener.ts";
 import {
   consumedQueueArguments,
   consumedQueueNames,
+  delayStepFor,
   forgetDelayQueue,
   knownDelayQueueNames,
   targetQueueName,
@@ -51,9 +53,13 @@ import {
  *   the broker in its original version (at least once).
  * - `enqueue()` resolves only once the broker confirmed the message
  *   (publisher confirms).
- * - Delays use one queue per distinct delay (`<queue>.delay.<ms>`) whose
- *   message TTL dead-letters expired messages into the target queue; no
- *   broker plugin is needed.
+ * - Delays use delay queues (`<queue>.delay.<ms>`) whose message TTL
+ *   dead-letters expired messages into the target queue; no broker plugin
+ *   is needed.  A delay is rounded up to the next of a fixed ladder of 51
+ *   steps (128 ms, 192 ms, 256 ms, 384 ms, ... each doubling split in two,
+ *   up to about 49.7 days), so a message is never handed out earlier than
+ *   asked, at most half as long again later (for delays above 128 ms), and
+ *   a target queue never has more than 51 delay queues.
  * - Messages with an ordering key go to one of `orderingPartitions` queues
  *   (`<queue>.ordered.<i>`) chosen by a hash of the key, each with a single
  *   active consumer and prefetch 1.
@@ -86,6 +92,8 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
   readonly nativeRetrial: boolean;
 
   readonly #options: ResolvedAmqpOptions;
+  readonly #given: AmqpMessageQueueOptions;
+  readonly #siblings = new Map<string, AmqpMessageQueue>();
   readonly #publisher: AmqpPublisher;
   readonly #disposed = new AbortController();
   readonly #listeners = new Set<Promise<void>>();
@@ -101,6 +109,7 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   constructor(options: AmqpMessageQueueOptions = {}) {
+    this.#given = options;
     this.#options = resolveAmqpOptions(options);
     this.nativeRetrial = this.#options.nativeRetrial;
     this.#publisher = new AmqpPublisher(this.#options);
@@ -121,7 +130,8 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * @throws {AmqpConnectionError} When the broker is unreachable or the
    *         connection drops before the confirm.
    * @throws {AmqpUnroutableMessageError} When the queue was deleted under it.
-   * @throws {RangeError} When the delay is negative.
+   * @throws {RangeError} When the delay is negative or longer than about
+   *         49.7 days (RabbitMQ's longest message TTL).
    * @throws {AmqpMessageQueueClosedError} After dispose.
    * @since 0.1.0
    */
@@ -138,7 +148,8 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * @throws {AmqpConnectionError} When the broker is unreachable or the
    *         connection drops before the confirms.
    * @throws {AmqpUnroutableMessageError} When the queue was deleted under it.
-   * @throws {RangeError} When the delay is negative.
+   * @throws {RangeError} When the delay is negative or longer than about
+   *         49.7 days (RabbitMQ's longest message TTL).
    * @throws {AmqpMessageQueueClosedError} After dispose.
    * @since 0.1.0
    */
@@ -146,6 +157,8 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
   async enqueueMany(messages: readonly any[], options?: MessageQueueEnqueueOptions): Promise<void> {
     this.#assertOpen();
     const delayMs = options?.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
+    // Checked before anything is sent: a delay no delay queue can give.
+    if (delayMs > 0) delayStepFor(delayMs);
     const encoded = messages.map((message) => Buffer.from(JSON.stringify(message), "utf8"));
     if (encoded.length === 0) return;
     const target = targetQueueName(this.#options, options?.orderingKey);
@@ -249,9 +262,37 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * broker.
    * @since 0.1.0
    */
+  /**
+   * Returns a sibling queue for capability routing: the same broker and
+   * settings under the main queue name `<queue>.<channel>` (with its own
+   * partition and delay queues), opening connections of its own.  The
+   * same channel gives the same sibling; it is disposed of with this queue.
+   * @param channel Lowercase letters, digits and underscores.
+   * @returns The sibling.
+   * @throws {TypeError} When the channel is malformed.
+   * @throws {AmqpMessageQueueClosedError} After dispose.
+   * @since 0.2.0
+   */
+  derive(channel: string): AmqpMessageQueue {
+    checkQueueChannel(channel);
+    this.#assertOpen();
+    let sibling = this.#siblings.get(channel);
+    if (sibling == null) {
+      sibling = new AmqpMessageQueue({
+        ...this.#given,
+        queue: `${this.#options.queue}.${channel}`,
+      });
+      this.#siblings.set(channel, sibling);
+    }
+    return sibling;
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#disposed.signal.aborted) return;
     this.#disposed.abort();
+    await Promise.all(
+      [...this.#siblings.values()].map((sibling) => sibling[Symbol.asyncDispose]()),
+    );
     await Promise.allSettled(this.#listeners);
     await this.#publisher.close();
     const depth = this.#depthState;

@@ -21,10 +21,12 @@ import {
 } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
 import type { Channel, ConsumeMessage } from "amqplib";
+import type { AckBatcher } from "./acks.ts";
 import { Buffer } from "node:buffer";
 import { AmqpConnectionError } from "./errors.ts";
 import type { ResolvedAmqpOptions } from "./options.ts";
 import type { AmqpPublisher } from "./publisher.ts";
+import { delayStepFor } from "./topology.ts";
 
 const logger = getLogger(["fedwork", "amqp"]);
 
@@ -63,6 +65,8 @@ export interface DeliveryContext {
   readonly handler: MessageQueueHandler;
   readonly publisher: AmqpPublisher;
   readonly channel: Channel;
+  /** Acknowledges the channel's deliveries, in batches. */
+  readonly acks: AckBatcher;
   /** Whether the channel the deliveries came on is still open. */
   readonly channelOpen: () => boolean;
   /** Aborts when listening stops or the channel closes. */
@@ -115,6 +119,7 @@ class DeliveryRedelivery implements MessageRedelivery {
         );
       }
       const delayMs = durationToMilliseconds(options?.delay, "delay");
+      if (delayMs > 0) delayStepFor(delayMs);
       const json = JSON.stringify(message);
       if (json === undefined) {
         throw new TypeError(
@@ -368,8 +373,8 @@ function settle(context: DeliveryContext, delivery: ConsumeMessage, how: "ack" |
     return;
   }
   try {
-    if (how === "ack") context.channel.ack(delivery);
-    else context.channel.nack(delivery, false, true);
+    if (how === "ack") context.acks.ack(delivery);
+    else context.acks.requeue(delivery);
   } catch (error) {
     logger.warn("Could not settle a message on {queue}: {error}", {
       queue: delivery.fields.routingKey,

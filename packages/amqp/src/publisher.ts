@@ -10,6 +10,7 @@ import {
   DELAY_QUEUE_GRACE_MS,
   delayQueueArguments,
   delayQueueName,
+  delayStepFor,
   rememberDelayQueue,
 } from "./topology.ts";
 
@@ -48,13 +49,16 @@ export class AmqpPublisher {
   }
 
   /**
-   * Publishes the messages, in order, to `target` (after `delayMs`, through
-   * a delay queue) and resolves when the broker confirmed all of them.
+   * Publishes the messages, in order, to `target` (after `delayMs` rounded
+   * up to a delay step, through that step's delay queue) and resolves when
+   * the broker confirmed all of them.
    * @throws {AmqpConnectionError} When the connection fails or drops before
    *         every message was confirmed.
    * @throws {AmqpUnroutableMessageError} When the target queue did not exist.
+   * @throws {RangeError} When `delayMs` is longer than the longest delay.
    */
   async publish(encoded: readonly Buffer[], target: string, delayMs: number): Promise<void> {
+    const stepMs = delayMs > 0 ? delayStepFor(delayMs) : 0;
     const state = await this.#ensure();
     const { channel } = state;
     let queue = target;
@@ -65,11 +69,11 @@ export class AmqpPublisher {
         state.declaredAt.clear();
         await declareConsumedQueues(channel, this.#options);
       }
-      if (delayMs > 0) {
-        queue = delayQueueName(target, delayMs);
+      if (stepMs > 0) {
+        queue = delayQueueName(target, stepMs);
         const declaredAt = state.declaredAt.get(queue);
         if (declaredAt == null || Date.now() - declaredAt > DELAY_QUEUE_REDECLARE_MS) {
-          await channel.assertQueue(queue, delayQueueArguments(this.#options, target, delayMs));
+          await channel.assertQueue(queue, delayQueueArguments(this.#options, target, stepMs));
           state.declaredAt.set(queue, Date.now());
           rememberDelayQueue(this.#options.queue, queue);
         }

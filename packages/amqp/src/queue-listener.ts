@@ -5,6 +5,7 @@
 import type { MessageQueueHandler } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
 import type { ChannelModel, ConsumeMessage } from "amqplib";
+import { AckBatcher } from "./acks.ts";
 import { closeQuietly, openConnection } from "./connection.ts";
 import {
   type DeliveryContext,
@@ -85,7 +86,7 @@ export async function runListener(
  * channel is gone.
  */
 async function consumeUntilDropped(
-  shared: Omit<DeliveryContext, "channel" | "channelOpen" | "stopped">,
+  shared: Omit<DeliveryContext, "channel" | "acks" | "channelOpen" | "stopped">,
   signal: AbortSignal,
   running: Set<Promise<void>>,
   onConnected: () => void,
@@ -118,9 +119,11 @@ async function consumeUntilDropped(
     });
     await declareConsumedQueues(channel, options);
 
+    const acks = new AckBatcher(channel, () => channelOpen);
     const context: DeliveryContext = {
       ...shared,
       channel,
+      acks,
       channelOpen: () => channelOpen,
       stopped: AbortSignal.any([signal, channelGone.signal]),
     };
@@ -132,6 +135,7 @@ async function consumeUntilDropped(
         dropped();
         return;
       }
+      acks.delivered(message);
       const task = handleDelivery(context, message, source);
       running.add(task);
       void task.finally(() => running.delete(task));
@@ -167,6 +171,7 @@ async function consumeUntilDropped(
       // back to the broker.
       await Promise.all(consumerTags.map((tag) => channel.cancel(tag).catch(() => {})));
       await Promise.all(running);
+      acks.flush();
     }
   } finally {
     channelGone.abort();

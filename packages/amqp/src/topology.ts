@@ -34,9 +34,58 @@ export function targetQueueName(options: ResolvedAmqpOptions, orderingKey?: stri
   return partitionQueueName(options.queue, hashKey(orderingKey) % options.orderingPartitions);
 }
 
-/** The delay queue that dead-letters into `target` after `delayMs`. */
-export function delayQueueName(target: string, delayMs: number): string {
-  return `${target}.delay.${delayMs}`;
+/**
+ * The longest delay a delay queue can give: RabbitMQ's largest message TTL,
+ * 2^32 - 1 ms (about 49.7 days).
+ */
+export const MAX_DELAY_MS = 2 ** 32 - 1;
+
+/**
+ * The delays the delay queues have, in milliseconds, ascending: 128 ms and
+ * then, per doubling, the power of two and one and a half times it
+ * (128, 192, 256, 384, 512, 768, 1024, 1536, ... 2^31, 3 * 2^30), then
+ * {@link MAX_DELAY_MS}.  51 steps, so a target queue has at most 51 delay
+ * queues whatever delays are asked for, and a delay rounded up to a step
+ * waits at most half as long again as asked (for delays above 128 ms).
+ */
+export const DELAY_STEPS_MS: readonly number[] = (() => {
+  const steps: number[] = [];
+  for (let power = 2 ** 7; power <= 2 ** 31; power *= 2) steps.push(power, power * 1.5);
+  steps.push(MAX_DELAY_MS);
+  return steps;
+})();
+
+/**
+ * The delay a message asked to wait `delayMs` actually gets: the smallest
+ * of {@link DELAY_STEPS_MS} not shorter than it, so that a message is never
+ * delivered earlier than asked and the number of delay queues is bounded.
+ * @throws {RangeError} When `delayMs` is longer than {@link MAX_DELAY_MS};
+ *         the message names `optionName`.
+ */
+export function delayStepFor(delayMs: number, optionName = "delay"): number {
+  if (!(delayMs <= MAX_DELAY_MS)) {
+    throw new RangeError(
+      `${optionName} must be at most ${MAX_DELAY_MS} ms (about 49.7 days, RabbitMQ's longest ` +
+        `message TTL) on an AMQP queue; got ${delayMs} ms.`,
+    );
+  }
+  // Binary search: the first step >= delayMs.
+  let low = 0;
+  let high = DELAY_STEPS_MS.length - 1;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (DELAY_STEPS_MS[middle] >= delayMs) high = middle;
+    else low = middle + 1;
+  }
+  return DELAY_STEPS_MS[low];
+}
+
+/**
+ * The delay queue that dead-letters into `target` after `stepMs`, one of
+ * {@link DELAY_STEPS_MS}.
+ */
+export function delayQueueName(target: string, stepMs: number): string {
+  return `${target}.delay.${stepMs}`;
 }
 
 /** The arguments of the main queue or of a partition queue. */

@@ -8,8 +8,10 @@
 export * from "./time/mod.ts";
 export * from "./queue/mod.ts";
 export * from "./kv/mod.ts";
+export * from "./pubsub/mod.ts";
 export * from "./retry/mod.ts";
 export {
+  type GetThroughputOptions,
   MESSAGE_METRICS,
   type MessageCompletedEvent,
   type MessageDroppedEvent,
@@ -23,7 +25,10 @@ export {
   type OutcomeType,
   PermanentError,
   RetryNotStoredError,
+  THROUGHPUT_MAX_MINUTES,
+  type ThroughputBucket,
 } from "./processing/mod.ts";
 export * from "./activitypub/mod.ts";
 export * from "./federation/mod.ts";
 export * from "./tasks/mod.ts";
+export * from "./webhooks/mod.ts";

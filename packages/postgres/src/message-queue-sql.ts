@@ -39,7 +39,18 @@ export interface MessageQueueStatements {
   /** $1 ids (bigint[]), $2 lease ms, $3 lease owner (uuid). */
   readonly heartbeat: string;
   /**
-   * $1 id, $2 new JSON text (null keeps the message), $3 delay ms, $4 lease
+   * $1 ids (bigint[]), $2 delay ms, $3 lease owner (uuid), $4 channel: hands
+   * back rows whose handlers failed, due again after the delay, where the
+   * owner still holds them.
+   */
+  readonly handBack: string;
+  /**
+   * $1 ids (bigint[]), $2 lease owner (uuid), $3 channel: drops the leases
+   * of prefetched rows that never ran, keeping their due time.
+   */
+  readonly release: string;
+  /**
+   * $1 id, $2 new JSON text, $3 delay ms, $4 lease
    * owner (uuid), $5 channel.  Returns one row when the owner still held
    * the lease and the row was updated, none otherwise.
    */
@@ -148,6 +159,22 @@ FROM (SELECT 1 FROM deleted WHERE ordering_key IS NOT NULL LIMIT 1) AS keyed`,
     // released, nor those whose lease ran out and another worker took.
     heartbeat: `UPDATE ${t} SET locked_until = now() + $2::bigint * interval '1 millisecond'
 WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid`,
+    // Both keep the rows' ids (and so their ordering keys held) and notify,
+    // so that other listeners re-arm their timers or take the rows.
+    handBack: `WITH handed AS (
+  UPDATE ${t}
+  SET due_at = now() + $2::bigint * interval '1 millisecond', locked_until = NULL,
+    lease_owner = NULL
+  WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid
+  RETURNING 1
+)
+SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM handed LIMIT 1) AS any_handed`,
+    release: `WITH released AS (
+  UPDATE ${t} SET locked_until = NULL, lease_owner = NULL
+  WHERE id = ANY($1::bigint[]) AND lease_owner = $2::uuid
+  RETURNING 1
+)
+SELECT pg_notify($3::text, '') FROM (SELECT 1 FROM released LIMIT 1) AS any_released`,
     // The row keeps its id, so that its ordering key stays held: later rows
     // with the key wait until this one is acknowledged.  Guarded by the
     // owner, so that a lease that ran out and was taken by another worker is

@@ -19,3 +19,4 @@ export {
   type PostgresMessageQueueOptions,
 } from "./postgres-message-queue.ts";
 export { PostgresKvStore, type PostgresKvStoreOptions } from "./postgres-kv-store.ts";
+export { PostgresPubSub, type PostgresPubSubOptions } from "./postgres-pubsub.ts";

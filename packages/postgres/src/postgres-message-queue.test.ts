@@ -6,6 +6,7 @@ import {
   assertThrows,
   deferred,
   test,
+  waitUntil,
 } from "@fedify/fixture";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
 import postgres from "postgres";
@@ -50,7 +51,12 @@ test("PostgresMessageQueue rejects invalid options naming the option", () => {
   assertThrows(
     () => new PostgresMessageQueue(POSTGRES_URL, { leaseTime: { seconds: 0 } }),
     RangeError,
-    "leaseTime must be a positive duration",
+    "The leaseTime option must be a positive duration",
+  );
+  assertThrows(
+    () => new PostgresMessageQueue(POSTGRES_URL, { prefetch: -1 }),
+    RangeError,
+    "The prefetch option must be a non-negative integer; got -1.",
   );
   assertThrows(
     () => new PostgresMessageQueue(POSTGRES_URL, { pollInterval: { seconds: -1 } }),
@@ -159,7 +165,11 @@ test("PostgresMessageQueue renews the lease of a handler running longer than it"
 
 test("PostgresMessageQueue runs up to concurrency handlers at once", async () => {
   const tableName = uniqueTable();
-  await using queue = new PostgresMessageQueue(POSTGRES_URL, { tableName, concurrency: 3 });
+  await using queue = new PostgresMessageQueue(POSTGRES_URL, {
+    tableName,
+    concurrency: 3,
+    prefetch: 0,
+  });
   const controller = new AbortController();
   let running = 0;
   let allStarted!: () => void;
@@ -181,6 +191,57 @@ test("PostgresMessageQueue runs up to concurrency handlers at once", async () =>
     await within(listening, "listen() to resolve");
     await queue.drop();
   }
+});
+
+test("PostgresMessageQueue keeps prefetched messages leased and releases them on stop", async () => {
+  const tableName = uniqueTable();
+  await using queue = new PostgresMessageQueue(POSTGRES_URL, { tableName, prefetch: 2 });
+  const controller = new AbortController();
+  const started = deferred();
+  const finish = deferred();
+  const seen: unknown[] = [];
+  const listening = queue.listen(async (message) => {
+    seen.push(message);
+    started.resolve();
+    await finish.promise;
+  }, { signal: controller.signal });
+  try {
+    await queue.enqueueMany([1, 2, 3, 4]);
+    await within(started.promise, "the first handler");
+    await waitUntil(async () => (await queue.getDepth()).ready === 1, {
+      what: "two more messages prefetched",
+    });
+    controller.abort();
+    // Released while the running handler still holds its own message.
+    await waitUntil(async () => (await queue.getDepth()).ready === 3, {
+      what: "the prefetched messages released",
+    });
+  } finally {
+    controller.abort();
+    finish.resolve();
+    await within(listening, "listen() to resolve");
+  }
+  assertEquals(seen, [1]);
+  assertEquals(await queue.getDepth(), { queued: 3, ready: 3, delayed: 0 });
+  await queue.drop();
+});
+
+test("PostgresMessageQueue deletes the handled messages when it is disposed", async () => {
+  const tableName = uniqueTable();
+  const queue = new PostgresMessageQueue(POSTGRES_URL, { tableName, concurrency: 2 });
+  const handled = deferred();
+  let count = 0;
+  const listening = queue.listen(() => {
+    if (++count === 2) handled.resolve();
+  });
+  await queue.enqueueMany(["a", "b"]);
+  await within(handled.promise, "both messages");
+  // Disposing (no abort) stops the listener, which must still acknowledge.
+  await queue[Symbol.asyncDispose]();
+  await within(listening, "listen() to resolve");
+  await using check = new PostgresMessageQueue(POSTGRES_URL, { tableName });
+  assertEquals((await check.getDepth()).queued, 0);
+  await check.drop();
 });
 
 test("PostgresMessageQueue holds later same-key messages behind a delayed one", async () => {

@@ -1,4 +1,5 @@
 import {
+  checkQueueChannel,
   type DurationInput,
   durationToMilliseconds,
   type MessageQueue,
@@ -7,18 +8,23 @@ import {
   type MessageQueueEnqueueOptions,
   type MessageQueueHandler,
   type MessageQueueListenOptions,
-  type MessageRedelivery,
-  type MessageRedeliveryOptions,
 } from "@fedwork/core";
+import {
+  type LeaseClaimRequest,
+  type LeaseClaimResult,
+  type LeasedMessage,
+  type LeaseEngine,
+  resolveLeaseOptions,
+  runLeaseListener,
+} from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
 import type { ListenMeta, Sql } from "postgres";
 import { resolveClient } from "./client.ts";
 import { PostgresClosedError } from "./errors.ts";
 import { qualifiedName, validateIdentifier } from "./identifiers.ts";
 import { buildMessageQueueStatements, type MessageQueueStatements } from "./message-queue-sql.ts";
-import { encodeJson, positiveDurationOption, positiveIntegerOption } from "./options.ts";
+import { encodeJson } from "./options.ts";
 import { createTables } from "./table-setup.ts";
-import { Wakeup } from "./wakeup.ts";
 
 const logger = getLogger(["fedwork", "postgres"]);
 
@@ -26,7 +32,8 @@ const logger = getLogger(["fedwork", "postgres"]);
 const MAX_TABLE_NAME_LENGTH = 54;
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_POLL_INTERVAL_MS = 5_000;
-const MAX_BACKOFF_MS = 5_000;
+// Chosen from bench/lease-prefetch.ts; see the manual's PostgreSQL page.
+const DEFAULT_PREFETCH = 16;
 const PREPARED = { prepare: true } as const;
 
 /**
@@ -63,6 +70,17 @@ export interface PostgresMessageQueueOptions {
   /** How many handlers each `listen()` call runs at once.  1 by default. */
   readonly concurrency?: number;
   /**
+   * How many messages a listener claims beyond its free handler slots.
+   * They stay leased to the listener (its heartbeat renews them) and start
+   * as soon as a handler finishes, without a round trip; the deletions of
+   * handled messages ride on the next claim statement.  When the listener
+   * stops, prefetched messages are released at once for other workers.
+   * Prefetching never breaks ordering keys: only the oldest message of a
+   * key can be claimed.  `0` claims only for free slots.  16 by default.
+   * @since 0.2.0
+   */
+  readonly prefetch?: number;
+  /**
    * Set to `true` when the table already exists (e.g. created by a
    * migration) to skip `CREATE TABLE IF NOT EXISTS` on first use.  `false`
    * by default.
@@ -76,25 +94,149 @@ interface ClaimedRow {
   readonly keyed: boolean;
 }
 
-/** One hand-out of a claimed row to the handler. */
-interface Delivery {
+/** A row leased to a listener. */
+interface LeasedRow extends LeasedMessage {
   readonly id: string;
-  /** Whether the row's lease is still this delivery's (heartbeats renew it). */
-  leased: boolean;
-  /** Whether the handler has returned or thrown. */
-  settled: boolean;
-  /**
-   * Set once `redeliver()` was called: resolves to whether the new version
-   * was stored.  Never rejects.
-   */
-  redelivered?: Promise<boolean>;
+  /** The message as JSON text. */
+  readonly text: string;
+  /** Whether the row has an ordering key. */
+  readonly keyed: boolean;
 }
 
-interface Acknowledgements {
-  /** Handled rows with an ordering key: deleted with a notification. */
-  readonly keyed: string[];
-  /** Handled rows without one: deleted along with the next claim. */
-  readonly plain: string[];
+/** What a {@link PostgresLeaseEngine} needs from its queue. */
+interface EngineContext {
+  readonly sql: Sql;
+  readonly statements: MessageQueueStatements;
+  readonly channel: string;
+  readonly leaseMs: number;
+  initialize(): Promise<void>;
+}
+
+/**
+ * The storage side of one `listen()` call (see `runLeaseListener()`).
+ * Handled rows without an ordering key are deleted by the claim statement
+ * itself; keyed ones by a statement of their own that also notifies other
+ * listeners (deleting one may make the next row of its key claimable, which
+ * the claim's snapshot could not see).
+ */
+class PostgresLeaseEngine implements LeaseEngine<LeasedRow> {
+  readonly #context: EngineContext;
+  /** This listener's lease owner id. */
+  readonly #owner = crypto.randomUUID();
+  #wake: () => void = () => {};
+  #subscription: ListenMeta | undefined;
+
+  constructor(context: EngineContext) {
+    this.#context = context;
+  }
+
+  async claim(request: LeaseClaimRequest<LeasedRow>): Promise<LeaseClaimResult<LeasedRow>> {
+    const { sql, statements, channel, leaseMs } = this.#context;
+    // No closed check: disposing the queue aborts the listener first, and
+    // its final call here must still delete the handled rows.
+    this.#subscription ??= await sql.listen(
+      channel,
+      () => this.#wake(),
+      // Also called after postgres.js re-listens on a new connection:
+      // anything enqueued meanwhile is picked up at once.
+      () => this.#wake(),
+    );
+    await this.#context.initialize();
+    const keyed = request.acks.filter((row) => row.keyed).map((row) => row.id);
+    const plain = request.acks.filter((row) => !row.keyed).map((row) => row.id);
+    if (keyed.length > 0) await sql.unsafe(statements.acknowledge, [keyed, channel], PREPARED);
+    if (request.handBacks.length > 0) {
+      await sql.unsafe(
+        statements.handBack,
+        [request.handBacks.map((row) => row.id), leaseMs, this.#owner, channel],
+        PREPARED,
+      );
+    }
+    const { count } = request;
+    if (count === 0) {
+      if (plain.length > 0) await sql.unsafe(statements.acknowledge, [plain, channel], PREPARED);
+      return { messages: [] };
+    }
+    const rows = await sql.unsafe<ClaimedRow[]>(
+      plain.length > 0 ? statements.acknowledgeAndClaim : statements.claim,
+      plain.length > 0 ? [count, leaseMs, this.#owner, plain] : [count, leaseMs, this.#owner],
+      PREPARED,
+    );
+    // RETURNING gives rows in no promised order; ids grow with enqueues.
+    const messages = rows
+      .map((row) => ({ id: row.id, text: row.message, keyed: row.keyed }))
+      .sort((a, b) => compareIds(a.id, b.id));
+    if (messages.length === count) return { messages };
+    // Nothing else is claimable now: sleep until the earliest delayed
+    // message is due or a lease that this listener does not renew runs out.
+    const [next] = await sql.unsafe(
+      statements.nextWake,
+      [[...request.held, ...messages].map((row) => row.id)],
+      PREPARED,
+    );
+    return { messages, waitMs: next.wait_ms == null ? undefined : Math.max(1, next.wait_ms) };
+  }
+
+  async release(messages: readonly LeasedRow[]): Promise<void> {
+    const { sql, statements, channel } = this.#context;
+    await sql.unsafe(
+      statements.release,
+      [messages.map((row) => row.id), this.#owner, channel],
+      PREPARED,
+    );
+  }
+
+  async extendLeases(messages: readonly LeasedRow[]): Promise<void> {
+    const { sql, statements, leaseMs } = this.#context;
+    await sql.unsafe(
+      statements.heartbeat,
+      [messages.map((row) => row.id), leaseMs, this.#owner],
+      PREPARED,
+    );
+  }
+
+  /**
+   * Stores a new version of a running message and releases its lease, so
+   * that it is handed out again after the delay; the row keeps its id and
+   * so its place in its ordering key.
+   */
+  async redeliver(message: LeasedRow, payload: unknown, delayMs: number): Promise<void> {
+    const { sql, statements, channel } = this.#context;
+    const json = encodeJson(payload, "redelivered message");
+    const rows = await sql.unsafe(
+      statements.redeliver,
+      [message.id, json, delayMs, this.#owner, channel],
+      PREPARED,
+    );
+    if (rows.length === 0) {
+      throw new Error(
+        `Message ${message.id} was not redelivered: its lease ran out and another worker ` +
+          "took it over.",
+      );
+    }
+  }
+
+  decode(message: LeasedRow): unknown {
+    return JSON.parse(message.text);
+  }
+
+  subscribe(wake: () => void): () => void {
+    this.#wake = wake;
+    return () => {
+      this.#wake = () => {};
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.#subscription?.unlisten().catch((error) => {
+      logger.debug("UNLISTEN failed: {error}", { error });
+    });
+  }
+}
+
+/** Orders bigint ids given as decimal text. */
+function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 /**
@@ -154,16 +296,22 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
 
   readonly #sql: Sql;
   readonly #ownsClient: boolean;
+  readonly #given: PostgresMessageQueueOptions;
+  readonly #siblings = new Map<string, PostgresMessageQueue>();
   readonly #statements: MessageQueueStatements;
   readonly #lockName: string;
   readonly #channel: string;
   readonly #leaseMs: number;
   readonly #pollIntervalMs: number;
+  readonly #heartbeatMs: number;
   readonly #concurrency: number;
+  readonly #prefetch: number;
   #initialized: Promise<void> | undefined;
   #closed = false;
-  /** The running listen() loops, woken and awaited on dispose. */
-  readonly #loops = new Map<Promise<void>, Wakeup>();
+  /** Aborted by `[Symbol.asyncDispose]()` to stop running listeners. */
+  readonly #closing = new AbortController();
+  /** The running listen() loops, awaited on dispose. */
+  readonly #loops = new Set<Promise<void>>();
 
   /**
    * Creates a queue.  Nothing is sent to PostgreSQL until first use.
@@ -175,6 +323,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   constructor(client: Sql | string | URL, options: PostgresMessageQueueOptions = {}) {
+    this.#given = options;
     const table = validateIdentifier(
       options.tableName ?? "fedwork_message_queue",
       "tableName",
@@ -187,13 +336,16 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
       options.channelName ?? (schema == null ? table : `${schema}_${table}`),
       "channelName",
     );
-    this.#leaseMs = positiveDurationOption(options.leaseTime, "leaseTime", DEFAULT_LEASE_MS);
-    this.#pollIntervalMs = positiveDurationOption(
-      options.pollInterval,
-      "pollInterval",
-      DEFAULT_POLL_INTERVAL_MS,
-    );
-    this.#concurrency = positiveIntegerOption(options.concurrency, "concurrency", 1);
+    const lease = resolveLeaseOptions(options, {
+      prefetch: DEFAULT_PREFETCH,
+      leaseMs: DEFAULT_LEASE_MS,
+      pollMs: DEFAULT_POLL_INTERVAL_MS,
+    });
+    this.#leaseMs = lease.leaseMs;
+    this.#pollIntervalMs = lease.pollMs;
+    this.#heartbeatMs = lease.heartbeatMs;
+    this.#concurrency = lease.concurrency;
+    this.#prefetch = lease.prefetch;
     this.#statements = buildMessageQueueStatements(table, schema);
     this.#lockName = qualifiedName(table, schema);
     if (options.initialized === true) this.#initialized = Promise.resolve();
@@ -330,264 +482,27 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     if (this.#closed) return Promise.reject(new PostgresClosedError("PostgresMessageQueue"));
     const signal = options.signal;
     if (signal?.aborted) return Promise.resolve();
-    const wakeup = new Wakeup();
-    const loop = this.#listenLoop(handler, wakeup, signal);
-    this.#loops.set(loop, wakeup);
+    const engine = new PostgresLeaseEngine({
+      sql: this.#sql,
+      statements: this.#statements,
+      channel: this.#channel,
+      leaseMs: this.#leaseMs,
+      initialize: () => this.#initialize(),
+    });
+    const loop = runLeaseListener(engine, handler, {
+      concurrency: this.#concurrency,
+      prefetch: this.#prefetch,
+      heartbeatMs: this.#heartbeatMs,
+      pollMs: this.#pollIntervalMs,
+      handBackDelayMs: this.#leaseMs,
+      queueName: `PostgreSQL table ${this.#lockName}`,
+      signal: signal == null
+        ? this.#closing.signal
+        : AbortSignal.any([signal, this.#closing.signal]),
+      logger,
+    });
+    this.#loops.add(loop);
     return loop.finally(() => this.#loops.delete(loop));
-  }
-
-  async #listenLoop(
-    handler: MessageQueueHandler,
-    wakeup: Wakeup,
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
-    const owner = crypto.randomUUID();
-    const running = new Map<Delivery, Promise<void>>();
-    const acks: Acknowledgements = { keyed: [], plain: [] };
-    const onAbort = () => wakeup.wake();
-    signal?.addEventListener("abort", onAbort);
-    /** The rows whose leases this listener still holds for a running handler. */
-    const leasedIds = (): string[] => {
-      const ids: string[] = [];
-      for (const delivery of running.keys()) if (delivery.leased) ids.push(delivery.id);
-      return ids;
-    };
-    const heartbeat = setInterval(() => {
-      const ids = leasedIds();
-      if (ids.length > 0) void this.#heartbeat(ids, owner);
-    }, Math.max(1, Math.floor(this.#leaseMs / 3)));
-    const start = (row: ClaimedRow) => {
-      const delivery: Delivery = { id: row.id, leased: true, settled: false };
-      const redelivery: MessageRedelivery = {
-        redeliver: (message: unknown, options: MessageRedeliveryOptions) =>
-          this.#redeliver(delivery, owner, message, options),
-      };
-      const done = (async () => {
-        let failure: { error: unknown } | undefined;
-        try {
-          // Deferred by a microtask so that a handler throwing synchronously
-          // still settles after `running` has recorded it.
-          await Promise.resolve().then(() => handler(JSON.parse(row.message), redelivery));
-        } catch (error) {
-          failure = { error };
-        }
-        delivery.settled = true;
-        // A handler may return without awaiting its redeliver() call.
-        const stored = delivery.redelivered === undefined ? undefined : await delivery.redelivered;
-        const messageId = row.id;
-        if (stored === true) {
-          if (failure != null) {
-            logger.error(
-              "The handler failed for message {messageId} after redelivering it; " +
-                "the new version stays queued: {error}",
-              { messageId, error: failure.error },
-            );
-          }
-        } else if (failure == null && stored === undefined) {
-          (row.keyed ? acks.keyed : acks.plain).push(row.id);
-        } else {
-          // Not handled: the message comes back as it was after a lease.
-          delivery.leased = false;
-          if (failure != null) {
-            logger.error(
-              "The handler failed for message {messageId}; it will be handed out again " +
-                "in {retryMs} ms: {error}",
-              { messageId, retryMs: this.#leaseMs, error: failure.error },
-            );
-          } else {
-            logger.warn(
-              "The handler of message {messageId} returned although its redelivery failed; " +
-                "it will be handed out again in {retryMs} ms.",
-              { messageId, retryMs: this.#leaseMs },
-            );
-          }
-          await this.#release(row.id, owner);
-        }
-        running.delete(delivery);
-        wakeup.wake();
-      })();
-      running.set(delivery, done);
-    };
-    let subscription: ListenMeta | undefined;
-    let failures = 0;
-    const stopped = () => signal?.aborted === true || this.#closed;
-    try {
-      while (!stopped()) {
-        let waitMs = this.#pollIntervalMs;
-        try {
-          subscription ??= await this.#sql.listen(
-            this.#channel,
-            () => wakeup.wake(),
-            // Also called after postgres.js re-listens on a new connection:
-            // anything enqueued meanwhile is picked up at once.
-            () => wakeup.wake(),
-          );
-          await this.#initialize();
-          await this.#flushAcks(acks.keyed);
-          const free = this.#concurrency - running.size;
-          if (free === 0) await this.#flushAcks(acks.plain);
-          if (free > 0) {
-            const plain = acks.plain.splice(0);
-            let rows: ClaimedRow[];
-            try {
-              rows = await this.#sql.unsafe<ClaimedRow[]>(
-                plain.length > 0 ? this.#statements.acknowledgeAndClaim : this.#statements.claim,
-                plain.length > 0
-                  ? [free, this.#leaseMs, owner, plain]
-                  : [free, this.#leaseMs, owner],
-                PREPARED,
-              );
-            } catch (error) {
-              acks.plain.unshift(...plain);
-              throw error;
-            }
-            for (const row of rows) start(row);
-            if (rows.length < free) {
-              // Nothing else is claimable now: sleep until the earliest
-              // delayed message is due or a lease that no running handler
-              // of this listener renews runs out.
-              const [next] = await this.#sql.unsafe(
-                this.#statements.nextWake,
-                [leasedIds()],
-                PREPARED,
-              );
-              if (next.wait_ms != null) waitMs = Math.min(waitMs, Math.max(1, next.wait_ms));
-            }
-          }
-          if (failures > 0) logger.info("Listening on PostgreSQL again.");
-          failures = 0;
-        } catch (error) {
-          if (stopped()) break;
-          failures++;
-          waitMs = Math.min(MAX_BACKOFF_MS, 100 * 2 ** Math.min(failures - 1, 10));
-          logger.warn(
-            "Polling PostgreSQL failed (attempt {attempt}); retrying in {waitMs} ms: {error}",
-            { attempt: failures, waitMs, error },
-          );
-        }
-        if (stopped()) break;
-        await wakeup.wait(waitMs);
-      }
-      while (running.size > 0) await Promise.all(running.values());
-      await this.#flushAcksOnExit([...acks.keyed, ...acks.plain]);
-    } finally {
-      clearInterval(heartbeat);
-      signal?.removeEventListener("abort", onAbort);
-      await subscription?.unlisten().catch((error) => {
-        logger.debug("UNLISTEN failed: {error}", { error });
-      });
-    }
-  }
-
-  async #flushAcks(acks: string[]): Promise<void> {
-    if (acks.length === 0) return;
-    const ids = acks.splice(0);
-    try {
-      await this.#sql.unsafe(this.#statements.acknowledge, [ids, this.#channel], PREPARED);
-    } catch (error) {
-      // Kept for the next attempt; if the worker dies first, the lease runs
-      // out and the message is delivered again (at least once).
-      acks.unshift(...ids);
-      throw error;
-    }
-  }
-
-  async #flushAcksOnExit(acks: string[]): Promise<void> {
-    for (let attempt = 1; acks.length > 0; attempt++) {
-      try {
-        await this.#flushAcks(acks);
-      } catch (error) {
-        if (attempt >= 3) {
-          logger.error(
-            "Could not delete {count} handled messages; they will be delivered again " +
-              "after their lease: {error}",
-            { count: acks.length, error },
-          );
-          return;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-      }
-    }
-  }
-
-  /**
-   * Stores a new version of a delivered message and releases its lease, so
-   * that it is handed out again after the delay; the row keeps its id and
-   * so its place in its ordering key.
-   */
-  #redeliver(
-    delivery: Delivery,
-    owner: string,
-    message: unknown,
-    options: MessageRedeliveryOptions,
-  ): Promise<void> {
-    let json: string;
-    let delayMs: number;
-    try {
-      if (delivery.redelivered !== undefined) {
-        throw new TypeError(
-          `redeliver() was already called for message ${delivery.id}; ` +
-            "call it at most once per delivery.",
-        );
-      }
-      if (delivery.settled) {
-        throw new TypeError(
-          `redeliver() was called after the handler of message ${delivery.id} had settled; ` +
-            "call it (and await it) before the handler returns.",
-        );
-      }
-      delayMs = durationToMilliseconds(options?.delay, "delay");
-      json = encodeJson(message, "redelivered message");
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    const storing = (async () => {
-      const rows = await this.#sql.unsafe(
-        this.#statements.redeliver,
-        [delivery.id, json, delayMs, owner, this.#channel],
-        PREPARED,
-      );
-      if (rows.length === 0) {
-        throw new Error(
-          `Message ${delivery.id} was not redelivered: its lease ran out and another worker ` +
-            "took it over.",
-        );
-      }
-      delivery.leased = false;
-    })();
-    delivery.redelivered = storing.then(() => true, () => false);
-    return storing;
-  }
-
-  /**
-   * Releases the lease of a message whose handler failed, making it due
-   * again after one lease.  When this fails, the lease runs out instead.
-   */
-  async #release(id: string, owner: string): Promise<void> {
-    try {
-      await this.#sql.unsafe(
-        this.#statements.redeliver,
-        [id, null, this.#leaseMs, owner, this.#channel],
-        PREPARED,
-      );
-    } catch (error) {
-      logger.warn(
-        "Releasing message {messageId} failed; it will be handed out again when its " +
-          "lease runs out: {error}",
-        { messageId: id, error },
-      );
-    }
-  }
-
-  async #heartbeat(ids: string[], owner: string): Promise<void> {
-    try {
-      await this.#sql.unsafe(this.#statements.heartbeat, [ids, this.#leaseMs, owner], PREPARED);
-    } catch (error) {
-      logger.warn("Renewing the lease of {count} running messages failed: {error}", {
-        count: ids.length,
-        error,
-      });
-    }
   }
 
   #checkOpen(): void {
@@ -646,11 +561,43 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
    * @returns Resolves when everything is closed.
    * @since 0.1.0
    */
+  /**
+   * Returns a sibling queue for capability routing: the same client and
+   * settings on the table `<table>_<channel>` (the table name shortened
+   * when needed to fit 54 characters) with the notification channel
+   * `<channel name>_<channel>`, created on first use like the table.  The
+   * same channel gives the same sibling; it is disposed of with this queue.
+   * @param channel Lowercase letters, digits and underscores.
+   * @returns The sibling.
+   * @throws {TypeError} When the channel is malformed.
+   * @throws {PostgresClosedError} After disposal.
+   * @since 0.2.0
+   */
+  derive(channel: string): PostgresMessageQueue {
+    checkQueueChannel(channel);
+    if (this.#closed) throw new PostgresClosedError("PostgresMessageQueue");
+    let sibling = this.#siblings.get(channel);
+    if (sibling == null) {
+      const table = this.#given.tableName ?? "fedwork_message_queue";
+      sibling = new PostgresMessageQueue(this.#sql, {
+        ...this.#given,
+        tableName: `${table.slice(0, MAX_TABLE_NAME_LENGTH - channel.length - 1)}_${channel}`,
+        channelName: `${this.#channel.slice(0, 62 - channel.length)}_${channel}`,
+        initialized: false,
+      });
+      this.#siblings.set(channel, sibling);
+    }
+    return sibling;
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const wakeup of this.#loops.values()) wakeup.wake();
-    await Promise.all(this.#loops.keys());
+    await Promise.all(
+      [...this.#siblings.values()].map((sibling) => sibling[Symbol.asyncDispose]()),
+    );
+    this.#closing.abort();
+    await Promise.allSettled([...this.#loops]);
     if (this.#ownsClient) await this.#sql.end({ timeout: 5 });
   }
 }

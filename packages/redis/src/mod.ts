@@ -20,3 +20,4 @@ export {
   RedisMessageQueueClosedError,
 } from "./redis-message-queue.ts";
 export { RedisKvStore, type RedisKvStoreOptions } from "./redis-kv-store.ts";
+export { RedisPubSub, type RedisPubSubOptions } from "./redis-pubsub.ts";

@@ -3,6 +3,7 @@ import { durationToMilliseconds } from "@fedwork/core";
 import { type RedisConnectionOptions, RedisConnectionSource } from "./connection.ts";
 import { decodeKvKey, encodeKvKey, encodeKvValue, escapeGlob } from "./kv-codec.ts";
 import { LuaScript } from "./lua-script.ts";
+import { kvCasLua } from "./scripts/kv-cas.lua.ts";
 
 /**
  * Options for {@link RedisKvStore}.  Besides these, exactly one way to
@@ -17,25 +18,7 @@ export interface RedisKvStoreOptions extends RedisConnectionOptions {
   readonly prefix?: string;
 }
 
-// KEYS[1]: the key.  ARGV: expected text ("" with ARGV[2] = "0" for
-// absent), "1"/"0" whether a value is expected, new text, TTL ms (0: none).
-const casScript = new LuaScript(
-  `
-local current = redis.call('GET', KEYS[1])
-if ARGV[2] == '1' then
-  if current ~= ARGV[1] then return 0 end
-elseif current then
-  return 0
-end
-if tonumber(ARGV[4]) > 0 then
-  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
-else
-  redis.call('SET', KEYS[1], ARGV[3])
-end
-return 1
-`,
-  1,
-);
+const casScript = new LuaScript(kvCasLua);
 
 // Keys fetched per SCAN page in list().
 const SCAN_COUNT = 500;

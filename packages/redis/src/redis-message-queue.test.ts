@@ -6,11 +6,12 @@ import {
   assertThrows,
   deferred,
   test,
+  waitUntil,
   within,
 } from "@fedify/fixture";
 import { Redis } from "ioredis";
 import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
-import type { MessageRedelivery } from "@fedwork/core";
+import { type MessageRedelivery, QueueClosedError } from "@fedwork/core";
 import {
   RedisLeaseLostError,
   RedisMessageQueue,
@@ -65,6 +66,12 @@ test("RedisMessageQueue validates its options, naming the option", () => {
     "pollInterval",
   );
   assertThrows(
+    () => new RedisMessageQueue({ url, prefetch: -1 }),
+    RangeError,
+    "prefetch option must be a non-negative integer",
+  );
+  assertThrows(() => new RedisMessageQueue({ url, prefetch: 0.5 }), RangeError, "prefetch");
+  assertThrows(
     () => new RedisMessageQueue({ url, redeliveryDelay: { seconds: 0 } }),
     RangeError,
     "redeliveryDelay option must be a positive duration",
@@ -101,7 +108,9 @@ test("RedisMessageQueue rejects enqueue after it was disposed", async () => {
     const queue = new RedisMessageQueue({ url: REDIS_URL, queue: name });
     await queue.enqueue("first");
     await queue[Symbol.asyncDispose]();
-    await assertRejects(() => queue.enqueue("second"), RedisMessageQueueClosedError);
+    const error = await assertRejects(() => queue.enqueue("second"), RedisMessageQueueClosedError);
+    // Recognised like every other backend's closed error.
+    assertInstanceOf(error, QueueClosedError);
   });
 });
 
@@ -155,7 +164,12 @@ test("RedisMessageQueue keeps listening after its connections are killed", async
 
 test("RedisMessageQueue runs up to `concurrency` handlers at once", async () => {
   await withQueueName(async (name) => {
-    await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: name, concurrency: 3 });
+    await using queue = new RedisMessageQueue({
+      url: REDIS_URL,
+      queue: name,
+      concurrency: 3,
+      prefetch: 0,
+    });
     const controller = new AbortController();
     let running = 0;
     let maxRunning = 0;
@@ -176,6 +190,147 @@ test("RedisMessageQueue runs up to `concurrency` handlers at once", async () => 
     release.resolve();
     await within(listening, "listen() to resolve");
     assertEquals(maxRunning, 3);
+  });
+});
+
+test("RedisMessageQueue holds up to `prefetch` messages beyond `concurrency`, leased", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({
+      url: REDIS_URL,
+      queue: name,
+      concurrency: 2,
+      prefetch: 3,
+    });
+    const controller = new AbortController();
+    const release = deferred();
+    let started = 0;
+    const twoStarted = deferred();
+    const listening = queue.listen(async () => {
+      if (++started === 2) twoStarted.resolve();
+      await release.promise;
+    }, { signal: controller.signal });
+    await queue.enqueueMany([1, 2, 3, 4, 5, 6, 7]);
+    await within(twoStarted.promise, "two handlers to run");
+    // Two running and three prefetched are in flight; two wait in Redis.
+    await waitUntil(async () => (await queue.getDepth()).ready === 2, {
+      what: "five messages to be in flight",
+    });
+    assertEquals(started, 2);
+    controller.abort();
+    release.resolve();
+    await within(listening, "listen() to resolve");
+  });
+});
+
+test("RedisMessageQueue renews the leases of prefetched messages", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({
+      url: REDIS_URL,
+      queue: name,
+      prefetch: 2,
+      leaseTime: { seconds: 30 },
+      heartbeatInterval: { milliseconds: 50 },
+    });
+    await using admin = disposable(new Redis(REDIS_URL));
+    const controller = new AbortController();
+    const release = deferred();
+    const started = deferred();
+    const listening = queue.listen(async () => {
+      started.resolve();
+      await release.promise;
+    }, { signal: controller.signal });
+    await queue.enqueueMany(["running", "prefetched 1", "prefetched 2"]);
+    await within(started.promise, "the first handler");
+    const inflight = `{fedwork:${name}}:inflight`;
+    await waitUntil(async () => await admin.zcard(inflight) === 3, {
+      what: "three messages in flight",
+    });
+    const before = await admin.zrange(inflight, "0", "-1", "WITHSCORES");
+    await waitUntil(async () => {
+      const after = await admin.zrange(inflight, "0", "-1", "WITHSCORES");
+      // Every deadline moved on (ids keep their order: one score for all).
+      return after.length === 6 &&
+        [1, 3, 5].every((i) => Number(after[i]) > Number(before[i]));
+    }, { what: "every lease, prefetched ones too, to be renewed" });
+    controller.abort();
+    release.resolve();
+    await within(listening, "listen() to resolve");
+  });
+});
+
+test("RedisMessageQueue hands prefetched messages back, in order, when it stops", async () => {
+  await withQueueName(async (name) => {
+    // A lease far longer than the test: only the hand-back can free them.
+    const options = { url: REDIS_URL, queue: name, leaseTime: { minutes: 10 } };
+    await using first = new RedisMessageQueue({ ...options, prefetch: 3 });
+    const firstController = new AbortController();
+    const release = deferred();
+    const started = deferred();
+    const firstReceived: unknown[] = [];
+    const listeningFirst = first.listen(async (message) => {
+      firstReceived.push(message);
+      started.resolve();
+      await release.promise;
+    }, { signal: firstController.signal });
+    await first.enqueueMany([1, 2, 3, 4, 5]);
+    await within(started.promise, "the first handler");
+    await waitUntil(async () => (await first.getDepth()).ready === 1, {
+      what: "four messages in flight",
+    });
+    firstController.abort();
+    // The prefetched ones are back before the running handler finishes.
+    await waitUntil(async () => (await first.getDepth()).ready === 4, {
+      what: "the prefetched messages to be handed back",
+    });
+    release.resolve();
+    await within(listeningFirst, "the first listen() to resolve");
+    assertEquals(firstReceived, [1]);
+    assertEquals(await first.getDepth(), { queued: 4, ready: 4, delayed: 0 });
+
+    await using second = new RedisMessageQueue({ ...options, prefetch: 0 });
+    const secondController = new AbortController();
+    const received: unknown[] = [];
+    const allReceived = deferred();
+    const listeningSecond = second.listen((message) => {
+      received.push(message);
+      if (received.length === 4) allReceived.resolve();
+    }, { signal: secondController.signal });
+    await within(allReceived.promise, "the handed-back messages");
+    assertEquals(received, [2, 3, 4, 5]);
+    secondController.abort();
+    await within(listeningSecond, "the second listen() to resolve");
+    await waitUntil(async () => (await second.getDepth()).queued === 0, {
+      what: "every message to be acknowledged",
+    });
+  });
+});
+
+test("RedisMessageQueue keeps same-key messages in order with prefetch", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({
+      url: REDIS_URL,
+      queue: name,
+      concurrency: 3,
+      prefetch: 8,
+    });
+    const controller = new AbortController();
+    const received: Record<string, number[]> = { a: [], b: [] };
+    let handled = 0;
+    const allHandled = deferred();
+    const listening = queue.listen(async (message: { key: string; n: number }) => {
+      received[message.key].push(message.n);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      if (++handled === 40) allHandled.resolve();
+    }, { signal: controller.signal });
+    for (let n = 0; n < 20; n++) {
+      await queue.enqueue({ key: "a", n }, { orderingKey: "a" });
+      await queue.enqueue({ key: "b", n }, { orderingKey: "b" });
+    }
+    await within(allHandled.promise, "every message");
+    const inOrder = Array.from({ length: 20 }, (_, n) => n);
+    assertEquals(received, { a: inOrder, b: inOrder });
+    controller.abort();
+    await within(listening, "listen() to resolve");
   });
 });
 

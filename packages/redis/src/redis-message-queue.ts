@@ -6,11 +6,16 @@ import type {
   MessageQueueHandler,
   MessageQueueListenOptions,
 } from "@fedwork/core";
-import { durationToMilliseconds } from "@fedwork/core";
+import { checkQueueChannel, durationToMilliseconds, QueueClosedError } from "@fedwork/core";
+import {
+  type LeaseClaimResult,
+  type LeasedMessage,
+  type LeaseEngine,
+  runLeaseListener,
+} from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
 import type { RedisClient } from "./connection.ts";
 import { RedisConnectionSource } from "./connection.ts";
-import { type ClaimResult, type ListenerBackend, runListener } from "./queue-listener.ts";
 import {
   type RedisMessageQueueOptions,
   type ResolvedQueueOptions,
@@ -32,9 +37,11 @@ const logger = getLogger(["fedwork", "redis"]);
 /**
  * Thrown by {@link RedisMessageQueue.enqueue} and
  * {@link RedisMessageQueue.listen} after the queue was disposed.
+ *
+ * Extends `QueueClosedError` from `@fedwork/core` since 0.2.0.
  * @since 0.1.0
  */
-export class RedisMessageQueueClosedError extends Error {
+export class RedisMessageQueueClosedError extends QueueClosedError {
   /**
    * @param queue The queue's name.
    */
@@ -80,6 +87,10 @@ export class RedisLeaseLostError extends Error {
  * messages in one call.  Listeners sleep until a pub/sub wake-up published
  * by the enqueue script, a timer for the next delayed message or lease
  * deadline, or at most `pollInterval`.
+ *
+ * A listener takes up to `concurrency + prefetch` messages per claim: the
+ * prefetched ones wait in memory, leased, and start without a round trip
+ * when a handler finishes; acknowledgements ride on the next claim.
  *
  * Delivery is at least once: a message is acknowledged after its handler
  * returns.  A message handed to a worker is leased for `leaseTime`; the
@@ -137,11 +148,15 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
   readonly nativeDeduplication = true;
 
   readonly #options: ResolvedQueueOptions;
+  readonly #given: RedisMessageQueueOptions;
+  readonly #siblings = new Map<string, RedisMessageQueue>();
   readonly #keys: QueueKeys;
   readonly #connections: RedisConnectionSource;
   #subscriber: RedisClient | undefined;
   readonly #wakeListeners = new Set<() => void>();
   #closed = false;
+  /** Settles a running delivery when the queue is disposed. */
+  readonly #runningDeliveries = new Set<() => void>();
 
   /**
    * Creates a queue instance; connections open lazily on first use.
@@ -153,6 +168,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   constructor(options: RedisMessageQueueOptions) {
+    this.#given = options;
     this.#options = resolveQueueOptions(options);
     this.#connections = new RedisConnectionSource(options, "RedisMessageQueue");
     this.#keys = queueKeys(this.#options.prefix, this.#options.queue);
@@ -271,9 +287,14 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
 
   /**
    * Handles messages until `options.signal` aborts, running up to
-   * `concurrency` handlers at once.  A handler that throws is logged under
-   * `["fedwork", "redis"]` and its message handed out again after
-   * `redeliveryDelay`.  Each handler gets a `MessageRedelivery` as its
+   * `concurrency` handlers at once, on the queue kit's lease listener
+   * (`runLeaseListener()` from `@fedwork/core/queue-kit`).  Each claim
+   * takes up to `concurrency + prefetch` messages; the prefetched ones
+   * wait leased in memory, start as soon as a handler finishes, and are
+   * handed back to the front of the line when the listener stops.
+   * Acknowledgements ride on the next claim.  A handler that throws is
+   * logged under `["fedwork", "redis"]` and its message handed out again
+   * after `redeliveryDelay`.  Each handler gets a `MessageRedelivery` as its
    * second argument; its `redeliver()` rejects with
    * {@link RedisLeaseLostError} when the lease was lost.  Lost connections
    * and failed commands are logged and retried with backoff; listening
@@ -294,35 +315,92 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
     this.#redis();
     if (options.signal?.aborted) return;
     this.#subscribe();
+    const opts = this.#options;
+    // A disposed queue can acknowledge nothing: its running deliveries
+    // settle at once (their leases run out) and listen() rejects, as
+    // documented, instead of waiting for handlers that may never finish.
+    const abandonable: MessageQueueHandler = (message, redelivery) =>
+      new Promise((resolve, reject) => {
+        const abandon = () => reject(new RedisMessageQueueClosedError(opts.queue));
+        this.#runningDeliveries.add(abandon);
+        Promise.resolve()
+          .then(() => handler(message, redelivery))
+          .then(resolve, reject)
+          .finally(() => this.#runningDeliveries.delete(abandon));
+      });
+    await runLeaseListener(
+      this.#engine(),
+      abandonable,
+      {
+        concurrency: opts.concurrency,
+        prefetch: opts.prefetch,
+        heartbeatMs: opts.heartbeatMs,
+        pollMs: opts.pollMs,
+        handBackDelayMs: opts.redeliveryDelayMs,
+        queueName: `Redis queue ${JSON.stringify(opts.queue)}`,
+        signal: options.signal,
+        logger,
+      },
+    );
+    if (this.#closed && !options.signal?.aborted) {
+      throw new RedisMessageQueueClosedError(opts.queue);
+    }
+  }
+
+  /** The Redis side of one listener: every call is one script call. */
+  #engine(): LeaseEngine<RedisLeasedMessage> {
     const keys = this.#keys;
     const opts = this.#options;
-    const backend: ListenerBackend = {
-      queue: opts.queue,
-      concurrency: opts.concurrency,
-      heartbeatMs: opts.heartbeatMs,
-      pollMs: opts.pollMs,
-      redeliveryDelayMs: opts.redeliveryDelayMs,
-      claim: async (ackIds, handBacks, count) => {
-        const args: (string | number)[] = [
-          keys.base,
-          opts.leaseMs,
-          count,
-          opts.redeliveryDelayMs,
-          handBacks.length,
-        ];
-        for (const { id, token } of handBacks) args.push(id, token);
-        for (const id of ackIds) args.push(id);
-        const reply = await claimScript.run(
-          this.#redis(),
-          [keys.ready, keys.delayed, keys.inflight, keys.msg, keys.okey, keys.delivery],
-          args,
-        ) as (string | number)[];
-        return parseClaim(reply);
+    const claimKeys = [
+      keys.ready,
+      keys.delayed,
+      keys.inflight,
+      keys.msg,
+      keys.okey,
+      keys.delivery,
+    ];
+    const claim = async (
+      count: number,
+      acks: readonly RedisLeasedMessage[],
+      handBacks: readonly RedisLeasedMessage[],
+      releases: readonly RedisLeasedMessage[],
+    ): Promise<LeaseClaimResult<RedisLeasedMessage>> => {
+      const unkeyed = acks.filter((message) => !message.keyed);
+      const args: (string | number)[] = [
+        keys.base,
+        opts.leaseMs,
+        count,
+        opts.redeliveryDelayMs,
+        handBacks.length,
+        releases.length,
+        unkeyed.length,
+      ];
+      for (const { id, token } of handBacks) args.push(id, token);
+      for (const { id, token } of releases) args.push(id, token);
+      for (const { id } of unkeyed) args.push(id);
+      for (const { id, keyed } of acks) if (keyed) args.push(id);
+      const reply = await claimScript.run(this.#redis(), claimKeys, args);
+      return parseClaim(reply as (string | number)[]);
+    };
+    return {
+      claim: ({ count, acks, handBacks }) => claim(count, acks, handBacks, []),
+      release: async (messages) => {
+        await claim(0, [], [], messages);
       },
-      heartbeat: async (ids) => {
+      extendLeases: async (messages) => {
+        // Leases of a disposed queue run out: that is how its messages
+        // come back.
+        if (this.#closed) return;
+        const ids = messages.map((message) => message.id);
         await heartbeatScript.run(this.#redis(), [keys.inflight], [opts.leaseMs, ...ids]);
       },
-      redeliver: async (message, json, delayMs) => {
+      redeliver: async (message, payload, delayMs) => {
+        const json = JSON.stringify(payload);
+        if (json === undefined) {
+          throw new TypeError(
+            `The message to redeliver is not JSON-serializable (got ${typeof payload}).`,
+          );
+        }
         const updated = await redeliverScript.run(
           this.#redis(),
           [keys.delayed, keys.inflight, keys.msg, keys.delivery],
@@ -330,14 +408,12 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
         );
         if (updated !== 1) throw new RedisLeaseLostError(opts.queue, message.id);
       },
-      isFatal: (error) => error instanceof RedisMessageQueueClosedError,
-      checkOpen: () => void this.#redis(),
-      onWake: (wake) => {
+      decode: (message) => JSON.parse(message.json),
+      subscribe: (wake) => {
         this.#wakeListeners.add(wake);
         return () => this.#wakeListeners.delete(wake);
       },
     };
-    await runListener(backend, handler, options.signal);
   }
 
   /**
@@ -364,9 +440,39 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
    * stopped.
    * @since 0.1.0
    */
+  /**
+   * Returns a sibling queue for capability routing: the same connection
+   * options, prefix and settings, under the queue name
+   * `<queue>:<channel>`, so its keys are `{<prefix>:<queue>:<channel>}:…`.
+   * The same channel gives the same sibling; it is disposed of with this
+   * queue.
+   * @param channel Lowercase letters, digits and underscores.
+   * @returns The sibling.
+   * @throws {TypeError} When the channel is malformed.
+   * @throws {RedisMessageQueueClosedError} After disposal.
+   * @since 0.2.0
+   */
+  derive(channel: string): RedisMessageQueue {
+    checkQueueChannel(channel);
+    if (this.#closed) throw new RedisMessageQueueClosedError(this.#options.queue);
+    let sibling = this.#siblings.get(channel);
+    if (sibling == null) {
+      sibling = new RedisMessageQueue({
+        ...this.#given,
+        queue: `${this.#options.queue}:${channel}`,
+      });
+      this.#siblings.set(channel, sibling);
+    }
+    return sibling;
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await Promise.all(
+      [...this.#siblings.values()].map((sibling) => sibling[Symbol.asyncDispose]()),
+    );
+    for (const abandon of this.#runningDeliveries) abandon();
     this.#subscriber = undefined;
     // Listeners still running notice the disposal and stop.
     for (const wake of this.#wakeListeners) wake();
@@ -406,14 +512,27 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
   }
 }
 
-function parseClaim(reply: (string | number)[]): ClaimResult {
-  const messages = [];
-  for (let i = 2; i < reply.length; i += 3) {
+/** A message handed out by the claim script. */
+interface RedisLeasedMessage extends LeasedMessage {
+  readonly id: string;
+  /** The JSON text. */
+  readonly json: string;
+  /** Which hand-out of the message this is: proves the lease is ours. */
+  readonly token: string;
+  /** Whether the message has an ordering key (its acknowledgement advances the key). */
+  readonly keyed: boolean;
+}
+
+function parseClaim(reply: (string | number)[]): LeaseClaimResult<RedisLeasedMessage> {
+  const messages: RedisLeasedMessage[] = [];
+  for (let i = 2; i < reply.length; i += 4) {
     messages.push({
       id: String(reply[i]),
       json: String(reply[i + 1]),
       token: String(reply[i + 2]),
+      keyed: reply[i + 3] === 1,
     });
   }
-  return { waitMs: Number(reply[0]), readyLeft: Number(reply[1]), messages };
+  const waitMs = Number(reply[0]);
+  return { messages, waitMs: waitMs < 0 ? undefined : waitMs };
 }

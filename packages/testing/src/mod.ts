@@ -20,6 +20,11 @@ export { testMessageQueue } from "./message-queue-suite.ts";
 export { testKvStore } from "./kv-store-suite.ts";
 export { testFederationOverQueue } from "./federation-suite.ts";
 export {
+  type ProgressRoutingBackend,
+  type ProgressRoutingConformanceOptions,
+  testTaskProgressAndRouting,
+} from "./progress-routing-suite.ts";
+export {
   DEFAULT_EVENT_TIMEOUT_MS,
   type Deferred,
   deferred,

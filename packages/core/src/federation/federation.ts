@@ -11,6 +11,7 @@ import { type RequestContext, RequestContextImpl } from "./request-context.ts";
 import { getLogger } from "@logtape/logtape";
 import { SpanKind, type Tracer } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+import { handOverMessages } from "../queue/message-ownership.ts";
 import { type Context, type ContextHost, ContextImpl } from "./context.ts";
 import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
 import { type Federatable, FederatableImpl } from "./federatable.ts";
@@ -43,7 +44,12 @@ import { createTaskMessageHandler } from "../tasks/handler.ts";
 import { resolveTaskQueue } from "../tasks/routing.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { createFederationMessageHandler } from "./message-kinds.ts";
-import { TaskContextImpl } from "./task-context.ts";
+import { TaskContextImpl, type TaskDefinitionOptions } from "./task-context.ts";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { TaskDefinitionError } from "../tasks/errors.ts";
+import { resolveBaseTaskQueue, satisfiesCapabilities } from "../tasks/routing.ts";
+import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
+import type { TaskStatusOperations, WatchTaskOptions } from "./task-status.ts";
 // Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
@@ -55,6 +61,15 @@ import {
   type TaskOperations,
   type TaskScheduleOptions,
 } from "./operations.ts";
+// The operator's dashboard (0.2.0): queue depths and throughput.
+import { collectQueueDepths, type QueueDepthEntry, type QueueMonitoring } from "./monitoring.ts";
+import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
+
+// Webhooks and remote-server health (0.2.0): see webhooks.ts, host-health.ts.
+import type { HostHealth } from "../activitypub/health/types.ts";
+import type { Webhook, WebhookInit } from "../webhooks/types.ts";
+import { FederationHostHealth, type HostHealthOperations } from "./host-health.ts";
+import { FederationWebhooks, type WebhookOperations } from "./webhooks.ts";
 
 const logger = getLogger(["fedwork", "federation"]);
 
@@ -82,6 +97,15 @@ export interface FederationStartQueueOptions {
    * @since 0.2.0
    */
   readonly shutdownTimeout?: DurationInput;
+  /**
+   * What this worker can do, e.g. `["gpu", "ffmpeg"]`: besides tasks that
+   * need nothing, it runs the tasks whose `capabilities` (see
+   * `defineTask()`) are all listed here, and leaves the others queued for a
+   * capable worker.  None by default: such a worker runs only tasks without
+   * capabilities.
+   * @since 0.2.0
+   */
+  readonly capabilities?: readonly string[];
 }
 
 /**
@@ -92,7 +116,13 @@ export interface FederationStartQueueOptions {
  * @since 0.1.0
  */
 export interface Federation<TContextData>
-  extends Federatable<TContextData>, TaskOperations<TContextData> {
+  extends
+    Federatable<TContextData>,
+    TaskOperations<TContextData>,
+    TaskStatusOperations,
+    QueueMonitoring,
+    WebhookOperations,
+    HostHealthOperations {
   /**
    * Creates a context for a base URL.
    * @param baseUrl The server's base URL.
@@ -203,6 +233,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
   readonly #senderKeys: ActorKeyPairsCache<TContextData>;
+  /** The webhooks.  Internal. */
+  readonly webhooks: FederationWebhooks<TContextData>;
+  /** Remote-server health, when the `hostHealth` option is on.  Internal. */
+  readonly hostHealth?: FederationHostHealth<TContextData>;
 
   /**
    * @param options The federation options.
@@ -256,12 +290,85 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         documentLoader: this.options.documentLoader,
         retryPolicy: this.options.taskRetryPolicy,
         retryQueue: (task) => this.#taskQueueOf(task),
+        onStart: (message) => this.operations.taskStatus.started(message),
+        reportProgress: async (message, progress) => {
+          await this.operations.taskStatus.progress(message, progress);
+          await this.webhooks.progress(message, progress);
+        },
       }),
     );
     this.operations = new FederationOperations(this);
+    this.webhooks = new FederationWebhooks(this, this.options.webhooks);
+    if (this.options.hostHealth != null) {
+      this.hostHealth = new FederationHostHealth(this, this.options.hostHealth);
+    }
+    for (const name of this.registry.tasks.names) {
+      const task = this.registry.tasks.get(name)!;
+      this.#checkCapabilityQueue(name, task.capabilities, task.queue);
+    }
+  }
+
+  /**
+   * Throws when a task needs capabilities but its queue cannot derive the
+   * sibling queue they are routed through.
+   */
+  #checkCapabilityQueue(name: string, capabilities: unknown, queue: MessageQueue | undefined) {
+    if (!Array.isArray(capabilities) || capabilities.length === 0) return;
+    let base: MessageQueue;
+    try {
+      base = resolveBaseTaskQueue({ name, queue }, {
+        taskQueue: this.options.queues.task,
+        outboxQueue: this.options.queues.outbox,
+        resolution: this.options.taskQueueResolution,
+      });
+    } catch {
+      return; // Enqueueing reports the missing queue.
+    }
+    if (typeof base.derive !== "function") {
+      throw new TaskDefinitionError(
+        name,
+        "capabilities",
+        `The capabilities option of the task ${JSON.stringify(name)} needs a queue with a ` +
+          `derive() method, through which tasks reach capable workers; its queue (a ` +
+          `${base.constructor?.name ?? "queue"}) has none.`,
+      );
+    }
+  }
+
+  override defineTask<TSchema extends StandardSchemaV1>(
+    name: string,
+    options: TaskDefinitionOptions<TContextData, TSchema>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>
+  > {
+    if (options != null && typeof options === "object") {
+      this.#checkCapabilityQueue(name, options.capabilities, options.queue);
+    }
+    return super.defineTask(name, options);
+  }
+
+  getTaskStatus(id: string): Promise<TaskStatus | undefined> {
+    return this.operations.taskStatus.getTaskStatus(id);
+  }
+
+  watchTask(id: string, options?: WatchTaskOptions): AsyncIterable<TaskUpdate> {
+    return this.operations.taskStatus.watchTask(id, options);
+  }
+
+  watchTasks(options?: WatchTaskOptions): AsyncIterable<TaskUpdate> {
+    return this.operations.taskStatus.watchTasks(options);
   }
 
   #deliver(message: OutboxMessage, contextData: TContextData): Promise<void> {
+    const hostHealth = this.hostHealth;
+    // Only queued deliveries: host health needs the outbox queue anyway.
+    if (hostHealth == null) return this.#deliverNow(message, contextData);
+    return hostHealth.deliver(message, () => this.#deliverNow(message, contextData));
+  }
+
+  #deliverNow(message: OutboxMessage, contextData: TContextData): Promise<void> {
     const { options } = this;
     return deliverOutboxMessage(message, {
       kv: options.kv,
@@ -396,9 +503,15 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
    * serves.  Internal.  With the `"task"` role, the queues tasks declared
    * with `defineTask(name, { queue })` are included under `"task"`.
    * @param roles The roles.
+   * @param capabilities The worker's capabilities: with the `"task"` role,
+   *                     the sibling queues of the tasks they satisfy are
+   *                     included too.
    * @returns The queues.
    */
-  queuesForRoles(roles: readonly QueueRole[]): Map<MessageQueue, QueueRole[]> {
+  queuesForRoles(
+    roles: readonly QueueRole[],
+    capabilities: ReadonlySet<string> = new Set(),
+  ): Map<MessageQueue, QueueRole[]> {
     const groups = groupRolesByQueue(this.options.queues, roles);
     if (!roles.includes("task")) return groups;
     const fallback =
@@ -412,12 +525,23 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       else if (!group.includes("task")) group.push("task");
     }
     const tasks = this.registry.tasks;
-    for (const name of tasks.names) {
-      const queue = tasks.get(name)?.queue;
-      if (queue == null) continue;
+    const add = (queue: MessageQueue) => {
       const group = groups.get(queue);
       if (group == null) groups.set(queue, ["task"]);
       else if (!group.includes("task")) group.push("task");
+    };
+    for (const name of tasks.names) {
+      const task = tasks.get(name)!;
+      if (task.queue != null) add(task.queue);
+      // A task needing capabilities lives in a sibling queue, listened to
+      // only by workers that have them all.
+      if (task.capabilities.length > 0 && satisfiesCapabilities(task.capabilities, capabilities)) {
+        add(resolveTaskQueue(task, {
+          taskQueue: this.options.queues.task,
+          outboxQueue: this.options.queues.outbox,
+          resolution: this.options.taskQueueResolution,
+        }));
+      }
     }
     return groups;
   }
@@ -434,10 +558,11 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       );
     }
     const roles = options.queue == null ? QUEUE_ROLES : [options.queue];
+    const capabilities = checkWorkerCapabilities(options.capabilities);
     const shutdownTimeoutMs = options.shutdownTimeout == null
       ? DEFAULT_SHUTDOWN_TIMEOUT_MS
       : durationToMilliseconds(options.shutdownTimeout, "shutdownTimeout");
-    const groups = this.queuesForRoles(roles);
+    const groups = this.queuesForRoles(roles, capabilities);
     if (options.queue === "task" && groups.size === 0) {
       throw new TaskQueueNotConfiguredError(
         "(any)",
@@ -469,6 +594,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       ]);
     } finally {
       for (const queue of queues.keys()) this.#listening.delete(queue);
+      // What the stopping workers counted reaches the other processes now.
+      await this.operations.throughput.flush();
     }
   }
 
@@ -545,7 +672,11 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         const traceContext = traceContextOf(span);
         const delayMs = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
         const dueAt = new Date(Date.now() + delayMs).toISOString();
-        return send(messages.map((message) => ({ ...message, traceContext, dueAt })));
+        // Fresh objects nothing else holds: an in-memory queue may keep them
+        // without copying them.
+        return send(
+          handOverMessages(messages.map((message) => ({ ...message, traceContext, dueAt }))),
+        );
       },
     );
   }
@@ -599,6 +730,55 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.operations.listSchedules();
   }
 
+  // The operator's dashboard (0.2.0): see monitoring.ts.
+
+  getQueueDepths(): Promise<QueueDepthEntry[]> {
+    const { queues, taskQueueResolution } = this.options;
+    const taskQueues = new Map<string, MessageQueue>();
+    for (const name of this.registry.tasks.names) {
+      const task = this.registry.tasks.get(name)!;
+      if (task.capabilities.length > 0) {
+        // Tasks needing capabilities wait in a sibling queue for a capable worker.
+        const queue = this.#taskQueueOf(task);
+        if (queue != null) taskQueues.set(`${name} (needs ${task.capabilities.join(", ")})`, queue);
+      } else if (task.queue != null) taskQueues.set(name, task.queue);
+    }
+    const fallback = queues.task == null && taskQueueResolution === "fallback"
+      ? queues.outbox
+      : undefined;
+    return collectQueueDepths(queues, taskQueues, fallback);
+  }
+
+  getThroughput(options?: GetThroughputOptions): Promise<ThroughputBucket[]> {
+    return this.operations.throughput.read(options);
+  }
+
+  // Webhooks and remote-server health (0.2.0).
+
+  addWebhook(init: WebhookInit): Promise<Webhook> {
+    return this.webhooks.addWebhook(init);
+  }
+
+  listWebhooks(): Promise<Webhook[]> {
+    return this.webhooks.listWebhooks();
+  }
+
+  removeWebhook(id: string): Promise<boolean> {
+    return this.webhooks.removeWebhook(id);
+  }
+
+  enableWebhook(id: string): Promise<Webhook | undefined> {
+    return this.webhooks.enableWebhook(id);
+  }
+
+  listUnhealthyHosts(): Promise<HostHealth[]> {
+    return this.hostHealth?.listUnhealthyHosts() ?? Promise.resolve([]);
+  }
+
+  getHostHealth(host: string): Promise<HostHealth | undefined> {
+    return this.hostHealth?.getHostHealth(host) ?? Promise.resolve(undefined);
+  }
+
   /**
    * Enqueues deliveries into the outbox queue or, without one, delivers
    * them now.  Internal.
@@ -637,6 +817,20 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 }
 
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
+
+function checkWorkerCapabilities(capabilities: unknown): ReadonlySet<string> {
+  if (capabilities == null) return new Set();
+  if (
+    !Array.isArray(capabilities) ||
+    !capabilities.every((capability) => typeof capability === "string" && capability !== "")
+  ) {
+    throw new TypeError(
+      "The capabilities option of startQueue() must be an array of non-empty strings, " +
+        'e.g. ["gpu"].',
+    );
+  }
+  return new Set(capabilities);
+}
 const NEVER_ABORTED = new AbortController().signal;
 
 /**

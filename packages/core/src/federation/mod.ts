@@ -59,8 +59,13 @@ export type {
   OutboxMessage,
 } from "./message.ts";
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
+export type { FederationHostHealthOptions } from "./host-health-options.ts";
+export { HOST_PROBE_TASK_NAME, type HostHealthOperations } from "./host-health.ts";
+export type { FederationWebhookOptions } from "./webhook-options.ts";
+export { WEBHOOK_TASK_NAME, type WebhookOperations } from "./webhooks.ts";
 export type { FederationOperationsOptions } from "./operations-options.ts";
 export type { FailedTaskDetails, TaskOperations, TaskScheduleOptions } from "./operations.ts";
+export type { QueueDepthEntry, QueueMonitoring } from "./monitoring.ts";
 export type {
   DocumentLoaderFactory,
   DocumentLoaderFactoryOptions,
@@ -75,3 +80,8 @@ export {
   type SendActivityOptions,
   type SenderIdentity,
 } from "./send-activity.ts";
+export {
+  TASK_UPDATES_TOPIC,
+  type TaskStatusOperations,
+  type WatchTaskOptions,
+} from "./task-status.ts";

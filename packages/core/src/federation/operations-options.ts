@@ -1,4 +1,6 @@
 import { type MeterProvider, metrics } from "@opentelemetry/api";
+import { InProcessPubSub } from "../pubsub/in-process-pubsub.ts";
+import type { PubSub } from "../pubsub/pubsub.ts";
 import { DEFAULT_TASK_DEDUPLICATION_TTL_MS } from "../tasks/dedup.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
@@ -34,6 +36,26 @@ export interface FederationOperationsOptions {
 
   /** The OpenTelemetry meter provider for Fedwork's metrics; the global one by default. */
   readonly meterProvider?: MeterProvider;
+
+  /**
+   * How long a task's status record (`getTaskStatus()`) is kept after its
+   * last change: a terminal record for this long, a queued one this long
+   * past its delay.  `0` (or a zero duration) keeps no records and
+   * publishes no updates, so `watchTask()` sees nothing.
+   * @default `{ days: 1 }`
+   * @since 0.2.0
+   */
+  readonly taskStatusRetention?: DurationInput | 0;
+
+  /**
+   * The publish/subscribe transport that carries task updates (state
+   * changes and progress) to `watchTask()` and `watchTasks()`.  Give every
+   * process the same transport on the same server, e.g. `RedisPubSub` or
+   * `PostgresPubSub`, so that a watcher sees the tasks other processes run.
+   * @default A new `InProcessPubSub` (this process only).
+   * @since 0.2.0
+   */
+  readonly pubsub?: PubSub;
 }
 
 /**
@@ -46,9 +68,12 @@ export interface ResolvedFederationOperationsOptions {
   readonly failedTaskRetentionMs: number;
   readonly completedTaskRetentionMs: number;
   readonly meterProvider: MeterProvider;
+  readonly taskStatusRetentionMs: number;
+  readonly pubsub: PubSub;
 }
 
 const DEFAULT_FAILED_TASK_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+const DEFAULT_TASK_STATUS_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Validates the operations options and fills in the defaults.
@@ -85,7 +110,27 @@ export function resolveFederationOperationsOptions(
       ? 0
       : duration("completedTaskRetention", options.completedTaskRetention),
     meterProvider,
+    taskStatusRetentionMs: options.taskStatusRetention == null
+      ? DEFAULT_TASK_STATUS_RETENTION_MS
+      : duration("taskStatusRetention", options.taskStatusRetention),
+    pubsub: resolvePubSub(options.pubsub),
   };
+}
+
+function resolvePubSub(pubsub: unknown): PubSub {
+  if (pubsub == null) return new InProcessPubSub();
+  const candidate = pubsub as Partial<PubSub>;
+  if (
+    typeof pubsub !== "object" || typeof candidate.publish !== "function" ||
+    typeof candidate.subscribe !== "function"
+  ) {
+    throw new FederationOptionError(
+      "pubsub",
+      "The pubsub option must be a PubSub (an object with publish() and subscribe() " +
+        "methods), e.g. new RedisPubSub(...) or new PostgresPubSub(...).",
+    );
+  }
+  return pubsub as PubSub;
 }
 
 function duration(name: string, value: DurationInput | 0): number {

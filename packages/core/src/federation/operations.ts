@@ -3,6 +3,7 @@ import type { MessageDispatcher } from "../processing/dispatcher.ts";
 import type { BaseMessage } from "../processing/envelope.ts";
 import type { MessageEvent } from "../processing/events.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
+import { ThroughputRecorder } from "../processing/throughput.ts";
 import type {
   MessageQueue,
   MessageQueueDeduplicatedEnqueueOptions,
@@ -36,6 +37,8 @@ import {
 import { validateTaskPayload } from "../tasks/validation.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
+import { TaskStatusTracker } from "./task-status.ts";
+import { durationToMilliseconds } from "../time/duration.ts";
 import type { FederationRegistry } from "./registry.ts";
 
 const logger = getLogger(["fedwork", "task"]);
@@ -219,9 +222,13 @@ export interface OperationsHost<TContextData> {
 export class FederationOperations<TContextData> implements TaskOperations<TContextData> {
   /** The message metrics. */
   readonly metrics: MessageMetrics;
+  /** The per-minute counters the dashboard reads. */
+  readonly throughput: ThroughputRecorder;
   readonly #host: OperationsHost<TContextData>;
   readonly #records: TaskRecordStore;
   readonly #scheduler: TaskScheduler;
+  /** Task status records and live updates.  Internal. */
+  readonly taskStatus: TaskStatusTracker;
 
   /**
    * @param host The federation.
@@ -238,8 +245,35 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
       kv: options.kv,
       enqueue: (schedule, tick) => this.#enqueueScheduled(schedule, tick),
     });
+    this.throughput = new ThroughputRecorder(options.kv);
+    this.taskStatus = new TaskStatusTracker(
+      options.kv,
+      options.pubsub,
+      options.taskStatusRetentionMs,
+    );
     host.dispatcher.observe(this.metrics.observe);
+    host.dispatcher.observe(this.throughput.observe);
     host.dispatcher.observe((event, message) => this.#observeTask(event, message));
+    host.dispatcher.observe(this.taskStatus.observe);
+  }
+
+  /**
+   * Sends task messages to their queue, recording them as `queued` first
+   * (so that a fast worker's `running` is never overwritten) and forgetting
+   * the records when the send fails.
+   */
+  async #sendTasks(
+    queue: MessageQueue,
+    stamped: readonly Message[],
+    options: MessageQueueEnqueueOptions,
+  ): Promise<void> {
+    await this.taskStatus.queued(stamped as readonly TaskMessage[], delayOf(options));
+    try {
+      await sendMessages(queue, stamped, options);
+    } catch (error) {
+      await this.taskStatus.forget(stamped.map((message) => message.id));
+      throw error;
+    }
   }
 
   async #observeTask(event: MessageEvent, message: BaseMessage): Promise<void> {
@@ -286,12 +320,18 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
       sink: {
         enqueue: (messages, options) =>
           this.#host.enqueueThrough(messages, options, start, async (stamped) => {
-            await sendMessages(queue, stamped, options);
+            await this.#sendTasks(queue, stamped, options);
             this.metrics.recordEnqueued(stamped);
           }),
         enqueueDeduplicated: (message, options: MessageQueueDeduplicatedEnqueueOptions) =>
           this.#host.enqueueThrough([message], queueOptions, start, async ([stamped]) => {
-            const added = await queue.enqueueDeduplicated!(stamped, options);
+            await this.taskStatus.queued([stamped as TaskMessage], delayOf(options));
+            let added = false;
+            try {
+              added = await queue.enqueueDeduplicated!(stamped, options);
+            } finally {
+              if (!added) await this.taskStatus.forget([stamped.id]);
+            }
             if (added) this.metrics.recordEnqueued([stamped]);
             return added;
           }),
@@ -346,7 +386,7 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
     };
     const options = record.orderingKey == null ? {} : { orderingKey: record.orderingKey };
     await this.#host.enqueueThrough([message], options, undefined, async (stamped) => {
-      await sendMessages(queue, stamped, options);
+      await this.#sendTasks(queue, stamped, options);
       this.metrics.recordEnqueued(stamped);
     });
     await this.#records.delete("failed", id);
@@ -464,10 +504,14 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
       schedule: { id: schedule.id, tick: new Date(tick).toISOString() },
     };
     await this.#host.enqueueThrough([message], {}, undefined, async (stamped) => {
-      await sendMessages(queue, stamped, {});
+      await this.#sendTasks(queue, stamped, {});
       this.metrics.recordEnqueued(stamped);
     });
   }
+}
+
+function delayOf(options: MessageQueueEnqueueOptions): number {
+  return options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
 }
 
 async function sendMessages(

@@ -25,6 +25,16 @@ import {
   resolveFederationOperationsOptions,
 } from "./operations-options.ts";
 import {
+  type FederationHostHealthOptions,
+  type ResolvedHostHealthOptions,
+  resolveHostHealthOptions,
+} from "./host-health-options.ts";
+import {
+  type FederationWebhookOptions,
+  type ResolvedWebhookOptions,
+  resolveWebhookOptions,
+} from "./webhook-options.ts";
+import {
   type FederationQueueOptions,
   isMessageQueue,
   QUEUE_ROLES,
@@ -162,6 +172,27 @@ export interface FederationOptions<TContextData> extends FederationOperationsOpt
    * @since 0.2.0
    */
   readonly inboxIdempotencyTtl?: DurationInput;
+
+  // --- Operator features (webhooks, remote-server health), since 0.2.0 ---
+
+  /**
+   * How webhooks (`addWebhook()`) are sent: when one is disabled, the
+   * request timeout, the retry policy.
+   * @default `{ disableAfterFailures: 10, timeout: { seconds: 10 } }`
+   * @since 0.2.0
+   */
+  readonly webhooks?: FederationWebhookOptions;
+
+  /**
+   * Remote-server health for delivery: hosts that failed
+   * `failureThreshold` deliveries in a row get their deliveries parked
+   * (not retried) and are probed with growing delays until they answer.
+   * Needs an outbox queue and a KvStore with `list()` (and preferably
+   * `cas()`).  Off by default; `{}` turns it on with the defaults.
+   * @default `false`
+   * @since 0.2.0
+   */
+  readonly hostHealth?: FederationHostHealthOptions | false;
 }
 
 /**
@@ -191,11 +222,15 @@ const OPTION_NAMES: Record<
   taskDeduplicationTtl: true,
   failedTaskRetention: true,
   completedTaskRetention: true,
+  taskStatusRetention: true,
+  pubsub: true,
   signatureTimeWindow: true,
   skipSignatureVerification: true,
   firstKnock: true,
   permanentFailureStatusCodes: true,
   inboxIdempotencyTtl: true,
+  webhooks: true,
+  hostHealth: true,
 };
 
 /**
@@ -223,6 +258,9 @@ export interface ResolvedFederationOptions extends ResolvedFederationOperationsO
   readonly firstKnock: HttpSignatureSpec;
   readonly permanentFailureStatusCodes: readonly number[];
   readonly inboxIdempotencyTtlMs: number;
+  // Operator features, since 0.2.0.
+  readonly webhooks: ResolvedWebhookOptions;
+  readonly hostHealth?: ResolvedHostHealthOptions;
 }
 
 /**
@@ -312,6 +350,8 @@ export function resolveFederationOptions<TContextData>(
     allowPrivateAddress,
     tracerProvider,
     ...resolveActivityPubOptions(options),
+    webhooks: resolveWebhookOptions(options.webhooks),
+    ...resolveOptionalHostHealth(options.hostHealth),
   };
 }
 
@@ -374,6 +414,13 @@ function resolveActivityPubOptions<TContextData>(options: FederationOptions<TCon
     permanentFailureStatusCodes: [...permanentFailureStatusCodes],
     inboxIdempotencyTtlMs,
   } as const;
+}
+
+function resolveOptionalHostHealth(
+  option: FederationHostHealthOptions | false | undefined,
+): { hostHealth?: ResolvedHostHealthOptions } {
+  const hostHealth = resolveHostHealthOptions(option);
+  return hostHealth == null ? {} : { hostHealth };
 }
 
 function resolveQueues(

@@ -2,8 +2,10 @@ import { getLogger } from "@logtape/logtape";
 import { SpanKind, type Tracer } from "@opentelemetry/api";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { MessageQueue, MessageRedelivery } from "../queue/message-queue.ts";
+import { handOverMessage } from "../queue/message-ownership.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { durationToMilliseconds, millisecondsToDuration } from "../time/duration.ts";
+import { parseTimestamp } from "../time/timestamp.ts";
 import { type BaseMessage, isBaseMessage } from "./envelope.ts";
 import { MalformedMessageError, PermanentError } from "./errors.ts";
 import type {
@@ -273,7 +275,7 @@ export class MessageDispatcher<TContextData> {
     const attempts = message.attempt + 1;
     let delay: Temporal.Duration | null;
     try {
-      const started = Date.parse(message.started);
+      const started = parseTimestamp(message.started);
       const elapsed = Number.isNaN(started) ? 0 : Math.max(0, Date.now() - started);
       delay = handler.retryPolicy(checked)({
         elapsedTime: millisecondsToDuration(elapsed),
@@ -287,11 +289,13 @@ export class MessageDispatcher<TContextData> {
       return [{ type: "failed", reason: "exhausted", error }, undefined];
     }
     if (delay == null) return [{ type: "failed", reason: "exhausted", error }, undefined];
-    const next = {
+    // A fresh object nothing else holds: an in-memory queue may keep it
+    // without copying it.
+    const next = handOverMessage({
       ...message,
       attempt: attempts,
       dueAt: new Date(Date.now() + delayMilliseconds(delay)).toISOString(),
-    };
+    });
     try {
       if (source.redelivery != null) {
         await source.redelivery.redeliver(next, { delay });
@@ -386,7 +390,7 @@ function toEvent(
   duration: number,
   outcome: Outcome,
 ): MessageEvent {
-  const started = Date.parse(message.started);
+  const started = parseTimestamp(message.started);
   const base = {
     messageId: message.id,
     kind: message.type,

@@ -1,6 +1,7 @@
 import type { Attributes, Counter, Histogram, MeterProvider } from "@opentelemetry/api";
 import type { BaseMessage } from "./envelope.ts";
 import type { MessageEvent } from "./events.ts";
+import { parseTimestamp } from "../time/timestamp.ts";
 
 /** The instrumentation scope name of Fedwork's meters. */
 const METER_NAME = "@fedwork/core";
@@ -39,6 +40,15 @@ export class MessageMetrics {
   readonly #dropped: Counter;
   readonly #duration: Histogram;
   readonly #queueWait: Histogram;
+  /**
+   * Attribute sets by kind, task name and outcome, built once: observing
+   * runs for every message, and building them anew was a tenth of the
+   * dispatcher's own time in a 100k-task drain.
+   */
+  readonly #attributes = new Map<
+    string,
+    Map<string | typeof NONE, Map<string | typeof NONE, Attributes>>
+  >();
 
   /**
    * @param provider The meter provider.
@@ -80,7 +90,13 @@ export class MessageMetrics {
    * @param messages The messages.
    */
   recordEnqueued(messages: readonly BaseMessage[]): void {
-    for (const message of messages) this.#enqueued.add(1, attributesOf(message));
+    for (const message of messages) {
+      const taskName = (message as { readonly taskName?: unknown }).taskName;
+      this.#enqueued.add(
+        1,
+        this.#attributesOf(message.type, typeof taskName === "string" ? taskName : undefined),
+      );
+    }
   }
 
   /**
@@ -104,10 +120,7 @@ export class MessageMetrics {
    * @param startedAt When the dispatcher took it, in epoch milliseconds.
    */
   readonly observe = (event: MessageEvent, message: BaseMessage, startedAt: number): void => {
-    const attributes: Attributes = {
-      "fedwork.message.type": event.kind,
-      ...(event.taskName == null ? {} : { "fedwork.task.name": event.taskName }),
-    };
+    const attributes = this.#attributesOf(event.kind, event.taskName);
     switch (event.type) {
       case "completed":
         this.#completed.add(1, attributes);
@@ -122,21 +135,52 @@ export class MessageMetrics {
         this.#dropped.add(1, attributes);
         break;
     }
-    this.#duration.record(event.duration / 1000, {
-      ...attributes,
-      "fedwork.message.outcome": event.type,
-    });
-    const due = Date.parse(message.dueAt ?? (message.attempt === 0 ? message.started : ""));
+    this.#duration.record(
+      event.duration / 1000,
+      this.#attributesOf(event.kind, event.taskName, event.type),
+    );
+    const due = parseTimestamp(message.dueAt ?? (message.attempt === 0 ? message.started : ""));
     if (!Number.isNaN(due)) {
       this.#queueWait.record(Math.max(0, startedAt - due) / 1000, attributes);
     }
   };
+
+  /** The attributes for a kind, task name and (for durations) outcome. */
+  #attributesOf(kind: string, taskName: string | undefined, outcome?: string): Attributes {
+    // Kinds and task names come from messages, which may hold anything:
+    // the cache is bounded.
+    let byTask = this.#attributes.get(kind);
+    if (byTask == null) {
+      if (this.#attributes.size >= MAX_CACHED_NAMES) {
+        return buildAttributes(kind, taskName, outcome);
+      }
+      this.#attributes.set(kind, byTask = new Map());
+    }
+    let byOutcome = byTask.get(taskName ?? NONE);
+    if (byOutcome == null) {
+      if (byTask.size >= MAX_CACHED_NAMES) return buildAttributes(kind, taskName, outcome);
+      byTask.set(taskName ?? NONE, byOutcome = new Map());
+    }
+    let attributes = byOutcome.get(outcome ?? NONE);
+    if (attributes == null) {
+      byOutcome.set(outcome ?? NONE, attributes = buildAttributes(kind, taskName, outcome));
+    }
+    return attributes;
+  }
 }
 
-function attributesOf(message: BaseMessage): Attributes {
-  const taskName = (message as { readonly taskName?: unknown }).taskName;
+const MAX_CACHED_NAMES = 1024;
+/** The cache key for an absent task name or outcome. */
+const NONE = Symbol("none");
+
+function buildAttributes(
+  kind: string,
+  taskName: string | undefined,
+  outcome: string | undefined,
+): Attributes {
   return {
-    "fedwork.message.type": message.type,
-    ...(typeof taskName === "string" ? { "fedwork.task.name": taskName } : {}),
+    "fedwork.message.type": kind,
+    ...(taskName == null ? {} : { "fedwork.task.name": taskName }),
+    ...(outcome == null ? {} : { "fedwork.message.outcome": outcome }),
   };
 }

@@ -28,4 +28,10 @@ export {
 } from "./events.ts";
 export type { Outcome, OutcomeType } from "./outcome.ts";
 export { MESSAGE_METRICS, MessageMetrics } from "./metrics.ts";
+export {
+  type GetThroughputOptions,
+  THROUGHPUT_MAX_MINUTES,
+  type ThroughputBucket,
+  ThroughputRecorder,
+} from "./throughput.ts";
 export { runWorkers, type RunWorkersOptions } from "./workers.ts";

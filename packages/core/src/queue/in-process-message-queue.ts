@@ -1,5 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import { isHandedOver } from "./message-ownership.ts";
 import type {
   MessageQueue,
   MessageQueueDepth,
@@ -163,7 +164,11 @@ function before(a: QueueEntry, b: QueueEntry): boolean {
  *
  * Messages are copied with `structuredClone()` when enqueued, so changing
  * an object after enqueueing it does not change the queued message (as with
- * any queue that serializes its messages).
+ * any queue that serializes its messages), and a handler may change the
+ * message it gets.  The one exception is the messages the federation builds
+ * itself for the queue (tasks, activities, deliveries, retries): nothing
+ * else holds them, so they are queued as they are, without the copy.  A
+ * message an application passes to `enqueue()` is always copied.
  *
  * @example
  * ```ts
@@ -229,7 +234,8 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
 
   /**
    * Adds a message.
-   * @param message The message.  It is copied with `structuredClone()`.
+   * @param message The message.  It is copied with `structuredClone()`
+   *                (unless the federation built it; see the class).
    * @param options The delay and ordering key.
    * @returns Resolves once the message is in the queue.
    * @throws {TypeError} When `delay` is not a duration, or the message
@@ -253,7 +259,8 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
   /**
    * Adds several messages, in order.  Either all of them are added or,
    * when the options or a message are invalid, none.
-   * @param messages The messages.  Each is copied with `structuredClone()`.
+   * @param messages The messages.  Each is copied with `structuredClone()`
+   *                 (unless the federation built it; see the class).
    * @param options The delay and ordering key, applied to every message.
    * @returns Resolves once the messages are in the queue.
    * @throws {TypeError} When `delay` is not a duration, or a message cannot
@@ -322,7 +329,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
                   throw new TypeError("redeliver() was already called for this message.");
                 }
                 const delayMs = durationToMilliseconds(delay, "delay");
-                redelivery = { message: structuredClone(message), delayMs };
+                redelivery = { message: copyUnlessHandedOver(message), delayMs };
                 return Promise.resolve();
               } catch (error) {
                 return Promise.reject(error);
@@ -359,15 +366,46 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   [Symbol.asyncDispose](): Promise<void> {
+    this.#disposed = true;
     this.#clearTimer();
+    for (const sibling of this.#siblings.values()) void sibling[Symbol.asyncDispose]();
     return Promise.resolve();
+  }
+
+  readonly #siblings = new Map<string, InProcessMessageQueue>();
+  /**
+   * Set by disposal: no delay timer is armed after it, so that a retry
+   * stored by a handler still finishing (or a late enqueue) cannot keep
+   * the process alive.
+   */
+  #disposed = false;
+
+  /**
+   * Returns a sibling queue with the same redelivery delay and its own
+   * messages, for capability routing.  The same channel gives the same
+   * sibling; it is disposed of with this queue.
+   * @param channel The channel: lowercase letters, digits and underscores.
+   * @returns The sibling.
+   * @throws {TypeError} When the channel is malformed.
+   * @since 0.2.0
+   */
+  derive(channel: string): InProcessMessageQueue {
+    checkQueueChannel(channel);
+    let sibling = this.#siblings.get(channel);
+    if (sibling == null) {
+      sibling = new InProcessMessageQueue({
+        redeliveryDelay: { milliseconds: this.#redeliveryDelayMs },
+      });
+      this.#siblings.set(channel, sibling);
+    }
+    return sibling;
   }
 
   #add(messages: readonly unknown[], options: MessageQueueEnqueueOptions): void {
     const delay = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
     // Clone everything before adding anything, so that an uncloneable
     // message leaves the queue unchanged.
-    const clones = messages.map((message) => structuredClone(message));
+    const clones = isHandedOver(messages) ? messages : messages.map(copyUnlessHandedOver);
     const readyAt = performance.now() + delay;
     for (const message of clones) {
       const entry: QueueEntry = {
@@ -468,6 +506,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   #armTimer(): void {
+    if (this.#disposed) return;
     const next = this.#delayed.peek();
     if (next == null) {
       this.#clearTimer();
@@ -520,16 +559,28 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
 }
 
 /**
- * Lets I/O and timers run.  Mostly with `setImmediate`, which costs
- * microseconds where `setTimeout(0)` costs about a millisecond in Node.js;
- * but every few yields with `setTimeout(0)`, because whether due timers run
- * before `setImmediate` callbacks differs between runtimes (Bun and a busy
- * Deno run the immediates first), and timers must never starve.
+ * The message to keep: a copy, so that the enqueuer cannot change the queued
+ * message afterwards, except for a message the federation handed over.
+ */
+function copyUnlessHandedOver<T>(message: T): T {
+  return isHandedOver(message) ? message : structuredClone(message);
+}
+
+/**
+ * Lets I/O and timers run.  With `setImmediate`, which costs microseconds
+ * where `setTimeout(0)` costs about a millisecond (a 100k-message drain
+ * spent a tenth of its time asleep in those).  Node.js runs due timers on
+ * every turn of its event loop, before the immediates of the next one, so
+ * `setImmediate` alone never starves them there; Bun and a busy Deno run
+ * immediates first, so on them every few yields go through `setTimeout(0)`.
  */
 function yieldMacrotask(): Promise<void> {
   return new Promise((resolve) => {
-    if (immediate != null && ++yields % TIMER_YIELD_EVERY !== 0) immediate(resolve);
-    else setTimeout(resolve, 0);
+    if (immediate != null && (immediateLetsTimersRun || ++yields % TIMER_YIELD_EVERY !== 0)) {
+      immediate(resolve);
+    } else {
+      setTimeout(resolve, 0);
+    }
   });
 }
 
@@ -538,6 +589,12 @@ let yields = 0;
 const immediate = (globalThis as {
   setImmediate?: (callback: () => void) => unknown;
 }).setImmediate;
+const immediateLetsTimersRun = (() => {
+  const versions = (globalThis as {
+    process?: { versions?: Record<string, string | undefined> };
+  }).process?.versions;
+  return versions?.node != null && versions.bun == null && versions.deno == null;
+})();
 
 interface RefCountedTimer {
   ref(): unknown;
@@ -560,5 +617,21 @@ function setTimerRef(timer: unknown, ref: boolean): void {
     const deno = (globalThis as { Deno?: DenoTimerApi }).Deno;
     if (ref) deno?.refTimer(timer);
     else deno?.unrefTimer(timer);
+  }
+}
+
+/**
+ * Checks a channel given to `MessageQueue.derive()`.
+ * @param channel The channel.
+ * @throws {TypeError} When it is not 1 to 40 lowercase letters, digits and
+ *         underscores.
+ * @since 0.2.0
+ */
+export function checkQueueChannel(channel: unknown): asserts channel is string {
+  if (typeof channel !== "string" || !/^[a-z0-9_]{1,40}$/.test(channel)) {
+    throw new TypeError(
+      "The channel given to derive() must be 1 to 40 lowercase letters, digits and " +
+        `underscores; got ${JSON.stringify(channel)}.`,
+    );
   }
 }

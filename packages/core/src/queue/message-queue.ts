@@ -216,4 +216,21 @@ export interface MessageQueue {
    * Reports how many messages the queue holds.  Optional.
    */
   getDepth?(): Promise<MessageQueueDepth>;
+
+  /**
+   * Returns a sibling queue: the same engine and settings, holding its
+   * messages apart under a name derived from this queue's and `channel`
+   * (another table, key prefix or queue name), so that listeners of one
+   * never see the other's messages.  Fedwork uses it for capability
+   * routing: a task that needs capabilities is enqueued into the sibling
+   * for its capability set, which only capable workers listen to.
+   * Optional; tasks with `capabilities` need it.  Deriving the same channel
+   * twice may return a new object each time (Fedwork caches them), and the
+   * sibling is disposed of along with this queue.
+   * @param channel Made of lowercase letters, digits and underscores, at
+   *                most 40 characters.
+   * @returns The sibling queue.
+   * @since 0.2.0
+   */
+  derive?(channel: string): MessageQueue;
 }

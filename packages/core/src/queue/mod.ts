@@ -9,7 +9,9 @@ export type {
   MessageRedeliveryOptions,
 } from "./message-queue.ts";
 export {
+  checkQueueChannel,
   InProcessMessageQueue,
   type InProcessMessageQueueOptions,
 } from "./in-process-message-queue.ts";
 export { ParallelMessageQueue } from "./parallel-message-queue.ts";
+export { QueueClosedError } from "./queue-closed-error.ts";

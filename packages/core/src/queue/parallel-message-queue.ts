@@ -95,6 +95,17 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
     this.queue = queue;
     this.workers = workers;
     if (queue.getDepth != null) this.getDepth = () => queue.getDepth!();
+    if (typeof queue.derive === "function") {
+      const siblings = new Map<string, ParallelMessageQueue>();
+      this.derive = (channel) => {
+        let sibling = siblings.get(channel);
+        if (sibling == null) {
+          sibling = new ParallelMessageQueue(queue.derive!(channel), workers);
+          siblings.set(channel, sibling);
+        }
+        return sibling;
+      };
+    }
     if (queue.nativeDeduplication && queue.enqueueDeduplicated != null) {
       this.enqueueDeduplicated = (message, options) => queue.enqueueDeduplicated!(message, options);
     }
@@ -186,6 +197,13 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
     }
     await Promise.all(listeners);
   }
+
+  /**
+   * Derives the inner queue's sibling and wraps it with the same number of
+   * workers.  Present only when the inner queue has `derive()`.
+   * @since 0.2.0
+   */
+  readonly derive?: (channel: string) => MessageQueue;
 
   /**
    * Disposes of the inner queue when it is disposable.

@@ -81,6 +81,18 @@ export interface TaskOptions<TContext, TSchema extends StandardSchemaV1> {
    * @since 0.2.0
    */
   readonly on?: TaskEventListeners;
+
+  /**
+   * The capabilities a worker needs to run this task, e.g. `["gpu"]`: only
+   * workers started with `startQueue(data, { capabilities })` listing all
+   * of them run it; others leave it queued for a capable worker.  The task
+   * is enqueued into a sibling of its queue for this capability set (see
+   * `MessageQueue.derive()`), so the queue must support deriving.  Each
+   * capability is a non-empty string of at most 64 characters.  None by
+   * default: any worker runs the task.
+   * @since 0.2.0
+   */
+  readonly capabilities?: readonly string[];
 }
 
 const EVENT_TYPES: readonly MessageEventType[] = ["completed", "retrying", "failed", "dropped"];
@@ -199,6 +211,12 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
   readonly queue?: MessageQueue;
   /** The task's own lifecycle event listeners. */
   readonly on: TaskEventListeners;
+  /**
+   * The capabilities a worker needs, sorted and without duplicates; empty
+   * when any worker may run the task.
+   * @since 0.2.0
+   */
+  readonly capabilities: readonly string[];
 }
 
 /**
@@ -306,6 +324,7 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
       );
     }
   }
+  const capabilities = checkCapabilities(name, options.capabilities);
   const definition: TaskDefinition<TContextData, unknown, unknown> = Object.freeze({
     name,
     schema,
@@ -319,7 +338,31 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     onError: options.onError as RegisteredTask<TContextData, TContext>["onError"],
     queue: options.queue,
     on: { ...on as TaskEventListeners },
+    capabilities,
   };
+}
+
+function checkCapabilities(name: string, capabilities: unknown): readonly string[] {
+  if (capabilities == null) return [];
+  if (!Array.isArray(capabilities)) {
+    throw new TaskDefinitionError(
+      name,
+      "capabilities",
+      `The capabilities option of the task ${JSON.stringify(name)} must be an array of ` +
+        `strings, e.g. ["gpu"]; got ${describe(capabilities)}.`,
+    );
+  }
+  for (const capability of capabilities) {
+    if (typeof capability !== "string" || capability === "" || capability.length > 64) {
+      throw new TaskDefinitionError(
+        name,
+        "capabilities",
+        `Each entry of the capabilities option of the task ${JSON.stringify(name)} must be ` +
+          `a non-empty string of at most 64 characters; got ${describe(capability)}.`,
+      );
+    }
+  }
+  return Object.freeze([...new Set(capabilities as string[])].sort());
 }
 
 /**

@@ -6,11 +6,13 @@ import { MalformedMessageError } from "../processing/errors.ts";
 import type { MessageEventListener, MessageEventType } from "../processing/events.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
+import { parseTimestamp } from "../time/timestamp.ts";
 import { decodeTaskPayload } from "./codec/mod.ts";
 import type { RegisteredTask } from "./definition.ts";
 import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
+import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
 import type { TaskRunInfo } from "./run-info.ts";
 import { validateTaskPayload } from "./validation.ts";
 
@@ -50,6 +52,21 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
    * queue, or `undefined`.
    */
   readonly retryQueue: (task: RegisteredTask<TContextData, TContext>) => MessageQueue | undefined;
+  /**
+   * Called once the payload is valid, right before the handler runs (the
+   * task status goes `running`).  Optional.
+   * @since 0.2.0
+   */
+  readonly onStart?: (message: TaskMessage) => Promise<void>;
+  /**
+   * Stores and publishes a checked progress report of a running task.
+   * Without it, `ctx.task.reportProgress()` only checks its argument.
+   * @since 0.2.0
+   */
+  readonly reportProgress?: (
+    message: TaskMessage,
+    progress: { readonly percent?: number; readonly data?: unknown },
+  ) => Promise<void>;
 }
 
 /**
@@ -133,7 +150,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
           { cause: error },
         );
       }
-      const started = Date.parse(message.started);
+      const started = parseTimestamp(message.started);
       const info: TaskRunInfo = {
         name: task.name,
         id: message.id,
@@ -141,7 +158,12 @@ export function createTaskMessageHandler<TContextData, TContext>(
         enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
         signal: run.signal,
         ...scheduleOf(message),
+        reportProgress: async (progress: TaskProgressInput) => {
+          const normal = normalizeTaskProgress(progress);
+          await options.reportProgress?.(message, normal);
+        },
       };
+      await options.onStart?.(message);
       const ctx = await options.createContext(
         message,
         parseBaseUrl(message.baseUrl)!,

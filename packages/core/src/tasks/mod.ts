@@ -36,3 +36,17 @@ export {
 } from "./errors.ts";
 export type { TaskMessage, TaskMessageDeduplication } from "./message.ts";
 export type { TaskRunInfo } from "./run-info.ts";
+export {
+  MAX_TASK_PROGRESS_DATA_BYTES,
+  TaskProgressError,
+  type TaskProgressInput,
+} from "./progress.ts";
+export {
+  isTerminalTaskState,
+  type TaskProgress,
+  type TaskState,
+  type TaskStatus,
+  type TaskUpdate,
+  TERMINAL_TASK_STATES,
+} from "./status.ts";
+export { capabilityChannel } from "./routing.ts";

@@ -30,6 +30,28 @@ export interface TaskQueueRoutingOptions {
  * @since 0.1.0
  */
 export function resolveTaskQueue(
+  task: {
+    readonly name: string;
+    readonly queue?: MessageQueue;
+    readonly capabilities?: readonly string[];
+  },
+  options: TaskQueueRoutingOptions,
+): MessageQueue {
+  const base = resolveBaseTaskQueue(task, options);
+  const capabilities = task.capabilities ?? [];
+  return capabilities.length === 0 ? base : capabilityQueue(base, capabilities, task.name);
+}
+
+/**
+ * The task's queue before capability routing: its own queue, else the
+ * federation's task queue, else its outbox queue (unless strict).
+ * @param task The task's name and its own queue, if any.
+ * @param options The federation's queues and resolution policy.
+ * @returns The queue.
+ * @throws {TaskQueueNotConfiguredError} When no queue applies.
+ * @since 0.2.0
+ */
+export function resolveBaseTaskQueue(
   task: { readonly name: string; readonly queue?: MessageQueue },
   options: TaskQueueRoutingOptions,
 ): MessageQueue {
@@ -38,4 +60,78 @@ export function resolveTaskQueue(
   const strict = options.resolution === "strict";
   if (!strict && options.outboxQueue != null) return options.outboxQueue;
   throw new TaskQueueNotConfiguredError(task.name, strict);
+}
+
+const derived = new WeakMap<MessageQueue, Map<string, MessageQueue>>();
+
+/**
+ * The channel name of a capability set, as passed to
+ * {@link MessageQueue.derive}: `cap_`, the capabilities reduced to
+ * lowercase letters, digits and underscores (shortened), and a hash of the
+ * exact set, so that distinct sets never share a channel.  At most 40
+ * characters.
+ * @param capabilities The capabilities, sorted and without duplicates.
+ * @returns The channel.
+ * @since 0.2.0
+ */
+export function capabilityChannel(capabilities: readonly string[]): string {
+  const readable = capabilities.join("_").toLowerCase().replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "").slice(0, 26);
+  // FNV-1a, 32 bits: enough to tell a deployment's few capability sets apart.
+  let hash = 0x811c9dc5;
+  for (const char of capabilities.join("\n")) {
+    hash ^= char.codePointAt(0)!;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  const suffix = hash.toString(16).padStart(8, "0");
+  return readable === "" ? `cap_${suffix}` : `cap_${readable}_${suffix}`;
+}
+
+/**
+ * The sibling of `base` that tasks needing `capabilities` go to, derived
+ * once per queue and capability set (the same object every time).
+ * @param base The task's queue before routing.
+ * @param capabilities The capabilities, sorted and without duplicates.
+ * @param taskName The task's name, for the error.
+ * @returns The sibling queue.
+ * @throws {TypeError} When `base` has no `derive()` method; the message
+ *         names the `capabilities` option.
+ * @since 0.2.0
+ */
+export function capabilityQueue(
+  base: MessageQueue,
+  capabilities: readonly string[],
+  taskName: string,
+): MessageQueue {
+  const channel = capabilityChannel(capabilities);
+  let siblings = derived.get(base);
+  const cached = siblings?.get(channel);
+  if (cached != null) return cached;
+  if (typeof base.derive !== "function") {
+    throw new TypeError(
+      `The task ${JSON.stringify(taskName)} has the capabilities option, which needs a ` +
+        `queue with a derive() method to route it to capable workers; its queue (a ` +
+        `${base.constructor?.name ?? "queue"}) has none.  Use a Fedwork queue, or drop the ` +
+        "capabilities option.",
+    );
+  }
+  const queue = base.derive(channel);
+  if (siblings == null) derived.set(base, siblings = new Map());
+  siblings.set(channel, queue);
+  return queue;
+}
+
+/**
+ * Tells whether a worker with `available` capabilities can run a task
+ * that needs `required`.
+ * @param required What the task needs.
+ * @param available What the worker has.
+ * @returns Whether every required capability is available.
+ * @since 0.2.0
+ */
+export function satisfiesCapabilities(
+  required: readonly string[],
+  available: ReadonlySet<string>,
+): boolean {
+  return required.every((capability) => available.has(capability));
 }

@@ -1,3 +1,5 @@
+import type { TaskProgressInput } from "./progress.ts";
+
 /**
  * What a task handler knows about the run it is in, as `ctx.task`.
  * @since 0.2.0
@@ -23,4 +25,22 @@ export interface TaskRunInfo {
    * @since 0.2.0
    */
   readonly schedule?: { readonly id: string; readonly tick: Date };
+  /**
+   * Reports how far the task is: a percentage from 0 to 100, or
+   * `{ percent?, data? }` with small JSON-compatible data (at most
+   * `MAX_TASK_PROGRESS_DATA_BYTES`, 4096 bytes as JSON).  The progress is
+   * kept with the task's status (`federation.getTaskStatus()`) and sent to
+   * whoever watches the task (`federation.watchTask()`), in any process
+   * sharing the federation's `pubsub`.  Resolves once stored and published.
+   * @param progress The percentage, or the percent and data.
+   * @throws {TaskProgressError} When the progress is malformed; nothing is
+   *         reported then.
+   * @example
+   * ```ts
+   * await ctx.task.reportProgress(40);
+   * await ctx.task.reportProgress({ percent: 80, data: { step: "resize" } });
+   * ```
+   * @since 0.2.0
+   */
+  reportProgress(progress: TaskProgressInput): Promise<void>;
 }

@@ -120,3 +120,18 @@ test("toTemporalDuration rejects what durationToMilliseconds rejects, naming the
     "delay",
   );
 });
+
+test("simple durations convert without Temporal arithmetic, with the same results", () => {
+  const cases: [DurationInput, number][] = [
+    [{ days: 1, hours: 2, minutes: 3, seconds: 4, milliseconds: 5 }, 93_784_005],
+    [{ milliseconds: 0 }, 0],
+    [Temporal.Duration.from({ hours: 1, milliseconds: 250 }), 3_600_250],
+    [Temporal.Duration.from({ seconds: 1, microseconds: 1 }), 1_001],
+  ];
+  for (const [duration, expected] of cases) {
+    assertEquals(durationToMilliseconds(duration), expected);
+  }
+  assertThrows(() => durationToMilliseconds({ hours: -1 }), RangeError);
+  assertThrows(() => durationToMilliseconds({ weeks: 1 }), RangeError);
+  assertThrows(() => durationToMilliseconds({}), TypeError);
+});

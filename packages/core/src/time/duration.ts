@@ -26,6 +26,17 @@ export function durationToMilliseconds(
   duration: DurationInput,
   optionName = "duration",
 ): number {
+  if (typeof duration === "object" && duration !== null) {
+    const known = knownDurations.get(duration);
+    if (known !== undefined) return known;
+  }
+  const fast = simpleMilliseconds(duration);
+  if (fast !== undefined) {
+    // Temporal.Duration objects are immutable, so their value can be kept;
+    // the TTLs and delays reused on every write hit this.
+    if (isTemporalDuration(duration)) knownDurations.set(duration, fast);
+    return fast;
+  }
   let parsed: Temporal.Duration;
   try {
     // Temporal.Duration.from() accepts both native and polyfilled Duration
@@ -86,6 +97,57 @@ export function toTemporalDuration(
   // methods accept it too.
   const native = (globalThis as unknown as { Temporal?: typeof Temporal }).Temporal;
   return (native ?? Temporal).Duration.from(duration as Temporal.DurationLike | string);
+}
+
+const SIMPLE_UNITS: readonly (readonly [string, number])[] = [
+  ["days", 86_400_000],
+  ["hours", 3_600_000],
+  ["minutes", 60_000],
+  ["seconds", 1_000],
+  ["milliseconds", 1],
+];
+const SIMPLE_KEYS = new Set(SIMPLE_UNITS.map(([unit]) => unit));
+
+/** Milliseconds of `Temporal.Duration` objects already converted. */
+const knownDurations = new WeakMap<object, number>();
+
+/**
+ * The milliseconds of a duration made of whole, non-negative days, hours,
+ * minutes, seconds and milliseconds (a `Temporal.Duration` or a plain
+ * object), computed without Temporal arithmetic, which the polyfill makes
+ * slow (a TTL is converted on every key–value write).  `undefined` for
+ * anything else, which the general path handles (and rejects with the
+ * right message).
+ */
+function simpleMilliseconds(duration: unknown): number | undefined {
+  if (duration == null || typeof duration !== "object") return undefined;
+  const fields = duration as Record<string, unknown>;
+  const temporal = isTemporalDuration(duration);
+  if (temporal) {
+    if (
+      fields.years !== 0 || fields.months !== 0 || fields.weeks !== 0 ||
+      fields.microseconds !== 0 || fields.nanoseconds !== 0
+    ) {
+      return undefined;
+    }
+  } else {
+    if (Object.getPrototypeOf(duration) !== Object.prototype) return undefined;
+    let keys = 0;
+    for (const key in fields) {
+      if (!SIMPLE_KEYS.has(key)) return undefined;
+      keys++;
+    }
+    // Temporal rejects an object without any unit.
+    if (keys === 0) return undefined;
+  }
+  let total = 0;
+  for (const [unit, factor] of SIMPLE_UNITS) {
+    const value = fields[unit];
+    if (value === undefined && !temporal) continue;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) return undefined;
+    total += value * factor;
+  }
+  return Number.isSafeInteger(total) ? total : undefined;
 }
 
 /**

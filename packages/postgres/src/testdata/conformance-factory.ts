@@ -26,6 +26,9 @@ export function createQueue(
   return new PostgresMessageQueue(POSTGRES_URL, {
     tableName: tableNameFor(namespace),
     leaseTime: { milliseconds: options.leaseMs },
+    // The suite must hold with prefetched messages (leased, heartbeated,
+    // released on stop), whatever the default is.
+    prefetch: 8,
   });
 }
 

@@ -1,9 +1,13 @@
+import { QueueClosedError } from "@fedwork/core";
+
 /**
  * Thrown when a Fedwork SQLite queue or store is used after it was closed
  * with `[Symbol.asyncDispose]()`.
+ *
+ * Extends `QueueClosedError` from `@fedwork/core` since 0.2.0.
  * @since 0.1.0
  */
-export class SqliteClosedError extends Error {
+export class SqliteClosedError extends QueueClosedError {
   /**
    * @param className The closed object's class, e.g. `"SqliteMessageQueue"`.
    */

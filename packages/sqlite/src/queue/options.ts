@@ -1,4 +1,5 @@
-import { type DurationInput, durationToMilliseconds } from "@fedwork/core";
+import type { DurationInput } from "@fedwork/core";
+import { positiveDurationOption, resolveLeaseOptions } from "@fedwork/core/queue-kit";
 import { quoteIdentifier } from "../database/identifier.ts";
 
 /**
@@ -42,6 +43,18 @@ export interface SqliteMessageQueueOptions {
   readonly concurrency?: number;
 
   /**
+   * How many messages a listener claims beyond its free handler slots.
+   * They stay leased to the listener (its heartbeat renews them) and start
+   * as soon as a handler finishes, without waiting for another
+   * transaction; the deletions of handled messages are written in the same
+   * transaction as the next claim.  When the listener stops, prefetched
+   * messages are released at once for other workers.  `0` claims only for
+   * free slots.  16 by default.
+   * @since 0.2.0
+   */
+  readonly prefetch?: number;
+
+  /**
    * How long a statement waits for another connection's write lock before
    * failing with `SQLITE_BUSY` (SQLite's `busy_timeout`).  The wait blocks
    * the event loop, since the runtimes' SQLite modules are synchronous.
@@ -57,11 +70,17 @@ export interface ResolvedQueueOptions {
   readonly leaseMs: number;
   readonly pollMs: number;
   readonly concurrency: number;
+  readonly prefetch: number;
+  readonly heartbeatMs: number;
   readonly busyTimeoutMs: number;
 }
 
-// setTimeout() takes a signed 32-bit delay.
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * The default of {@link SqliteMessageQueueOptions.prefetch}, chosen from
+ * `bench/lease-prefetch.ts` (see the manual's SQLite page).
+ * @since 0.2.0
+ */
+const DEFAULT_SQLITE_PREFETCH = 16;
 
 /**
  * Validates {@link SqliteMessageQueueOptions} and fills in the defaults.
@@ -82,31 +101,19 @@ export function resolveQueueOptions(options: SqliteMessageQueueOptions): Resolve
   }
   const table = options.tableName ?? "fedwork_messages";
   quoteIdentifier(table, "tableName");
-  const concurrency = options.concurrency ?? 1;
-  if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
-    throw new RangeError(`The concurrency option must be a positive integer; got ${concurrency}.`);
-  }
+  const lease = resolveLeaseOptions(options, {
+    prefetch: DEFAULT_SQLITE_PREFETCH,
+    leaseMs: 30_000,
+    pollMs: 1_000,
+  });
   return {
     path: options.path,
     table,
-    leaseMs: positiveDuration(options.leaseTime, 30_000, "leaseTime"),
-    pollMs: positiveDuration(options.pollInterval, 1_000, "pollInterval"),
-    concurrency,
-    busyTimeoutMs: positiveDuration(options.busyTimeout, 5_000, "busyTimeout"),
+    leaseMs: lease.leaseMs,
+    pollMs: lease.pollMs,
+    concurrency: lease.concurrency,
+    prefetch: lease.prefetch,
+    heartbeatMs: lease.heartbeatMs,
+    busyTimeoutMs: positiveDurationOption(options.busyTimeout, "busyTimeout", 5_000),
   };
-}
-
-function positiveDuration(
-  value: DurationInput | undefined,
-  fallback: number,
-  optionName: string,
-): number {
-  if (value === undefined) return fallback;
-  const ms = durationToMilliseconds(value, optionName);
-  if (ms <= 0 || ms > MAX_TIMER_MS) {
-    throw new RangeError(
-      `${optionName} must be a positive duration of at most about 24 days; got ${ms} ms.`,
-    );
-  }
-  return ms;
 }

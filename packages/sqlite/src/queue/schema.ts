@@ -72,6 +72,16 @@ export interface QueueStatements {
   /** (JSON array of ids) */
   readonly deleteMany: SqliteStatement;
   /**
+   * (ready_at, JSON array of ids, lease_owner): hands back failed rows,
+   * due again at `ready_at`, where `lease_owner` still holds them.
+   */
+  readonly handBack: SqliteStatement;
+  /**
+   * (JSON array of ids, lease_owner): drops the leases of prefetched rows
+   * that never ran, keeping their place in line.
+   */
+  readonly release: SqliteStatement;
+  /**
    * (message or null to keep it, ready_at, id, lease_owner): stores a new
    * version and releases the lease, if `lease_owner` still holds it.
    */
@@ -128,6 +138,14 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
     ),
     deleteMany: database.prepare(
       `DELETE FROM ${t} WHERE id IN (SELECT value FROM json_each(?))`,
+    ),
+    handBack: database.prepare(
+      `UPDATE ${t} SET ready_at = ?, lease_until = NULL, lease_owner = NULL
+       WHERE id IN (SELECT value FROM json_each(?)) AND lease_owner = ?`,
+    ),
+    release: database.prepare(
+      `UPDATE ${t} SET lease_until = NULL, lease_owner = NULL
+       WHERE id IN (SELECT value FROM json_each(?)) AND lease_owner = ?`,
     ),
     // The row keeps its id, so that its ordering key stays held: later rows
     // with the key wait until this one is acknowledged.  Guarded by the

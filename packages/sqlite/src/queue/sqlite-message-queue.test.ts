@@ -9,6 +9,7 @@ import {
   assertThrows,
   deferred,
   test,
+  waitUntil,
   within,
 } from "@fedify/fixture";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
@@ -41,7 +42,7 @@ test("SqliteMessageQueue rejects invalid options naming the option", () => {
   assertThrows(
     () => new SqliteMessageQueue({ path, leaseTime: { seconds: 0 } }),
     RangeError,
-    "leaseTime must be a positive duration",
+    "The leaseTime option must be a positive duration",
   );
   assertThrows(
     () => new SqliteMessageQueue({ path, pollInterval: { seconds: -1 } }),
@@ -50,6 +51,61 @@ test("SqliteMessageQueue rejects invalid options naming the option", () => {
   );
   assertThrows(() => new SqliteMessageQueue({ path, concurrency: 0 }), RangeError, "concurrency");
   assertThrows(() => new SqliteMessageQueue({ path, concurrency: 1.5 }), RangeError, "concurrency");
+  assertThrows(
+    () => new SqliteMessageQueue({ path, prefetch: -1 }),
+    RangeError,
+    "The prefetch option must be a non-negative integer; got -1.",
+  );
+});
+
+test("SqliteMessageQueue keeps prefetched messages leased and releases them on stop", async () => {
+  await withDatabase(async (path) => {
+    await using queue = new SqliteMessageQueue({ path, prefetch: 2 });
+    const controller = new AbortController();
+    const started = deferred();
+    const finish = deferred();
+    const seen: unknown[] = [];
+    const listening = queue.listen(async (message) => {
+      seen.push(message);
+      started.resolve();
+      await finish.promise;
+    }, { signal: controller.signal });
+    try {
+      await queue.enqueueMany([1, 2, 3, 4]);
+      await within(started.promise, "the first handler");
+      // One transaction claimed the running message and two prefetched ones.
+      assertEquals((await queue.getDepth()).ready, 1);
+      controller.abort();
+      // Released while the running handler still holds its own message.
+      await waitUntil(async () => (await queue.getDepth()).ready === 3, {
+        what: "the prefetched messages released",
+      });
+    } finally {
+      controller.abort();
+      finish.resolve();
+      await within(listening, "listen() to resolve");
+    }
+    assertEquals(seen, [1]);
+    assertEquals(await queue.getDepth(), { queued: 3, ready: 3, delayed: 0 });
+  });
+});
+
+test("SqliteMessageQueue deletes the handled messages when it is closed", async () => {
+  await withDatabase(async (path) => {
+    const queue = new SqliteMessageQueue({ path, concurrency: 2 });
+    const handled = deferred();
+    let count = 0;
+    const listening = queue.listen(() => {
+      if (++count === 2) handled.resolve();
+    });
+    await queue.enqueueMany(["a", "b"]);
+    await within(handled.promise, "both messages");
+    // Closing (no abort) stops the listener, which must still acknowledge.
+    await queue[Symbol.asyncDispose]();
+    await within(listening, "listen() to resolve");
+    await using check = new SqliteMessageQueue({ path });
+    assertEquals((await check.getDepth()).queued, 0);
+  });
 });
 
 test("SqliteMessageQueue rejects enqueue and listen after it was closed", async () => {

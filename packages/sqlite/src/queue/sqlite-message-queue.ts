@@ -1,4 +1,5 @@
 import {
+  checkQueueChannel,
   durationToMilliseconds,
   type MessageQueue,
   type MessageQueueDeduplicatedEnqueueOptions,
@@ -6,9 +7,14 @@ import {
   type MessageQueueEnqueueOptions,
   type MessageQueueHandler,
   type MessageQueueListenOptions,
-  type MessageRedelivery,
-  type MessageRedeliveryOptions,
 } from "@fedwork/core";
+import {
+  type LeaseClaimRequest,
+  type LeaseClaimResult,
+  type LeasedMessage,
+  type LeaseEngine,
+  runLeaseListener,
+} from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
 import {
   configureConnection,
@@ -31,9 +37,6 @@ import {
 } from "./schema.ts";
 
 const logger = getLogger(["fedwork", "sqlite"]);
-
-// After a failed claim the listener waits 100 ms, doubling up to this.
-const MAX_RETRY_BACKOFF_MS = 30_000;
 
 interface Connection {
   readonly database: SqliteDatabase;
@@ -62,15 +65,130 @@ interface ClaimedRow {
   readonly ready_at: number;
 }
 
-/** One hand-out of a claimed row to the handler. */
-interface Delivery {
+/** A row leased to a listener. */
+interface LeasedRow extends LeasedMessage {
   readonly id: number;
-  /** Whether the row's lease is still this delivery's (heartbeats renew it). */
-  leased: boolean;
-  /** Whether the handler has returned or thrown. */
-  settled: boolean;
-  /** Set once `redeliver()` was called: whether the new version was stored. */
-  redelivered?: boolean;
+  /** The message as JSON text. */
+  readonly text: string;
+}
+
+/**
+ * The storage side of one `listen()` call (see `runLeaseListener()`): the
+ * outcomes of finished handlers and the next claim share one
+ * `BEGIN IMMEDIATE` transaction.
+ */
+class SqliteLeaseEngine implements LeaseEngine<LeasedRow> {
+  readonly #connect: () => Promise<Connection>;
+  readonly #options: ResolvedQueueOptions;
+  readonly #channel: string;
+  /** This listener's lease owner id. */
+  readonly #owner = crypto.randomUUID();
+  #connection: Connection | undefined;
+
+  constructor(connect: () => Promise<Connection>, options: ResolvedQueueOptions, channel: string) {
+    this.#connect = connect;
+    this.#options = options;
+    this.#channel = channel;
+  }
+
+  async claim(request: LeaseClaimRequest<LeasedRow>): Promise<LeaseClaimResult<LeasedRow>> {
+    const connection = this.#connection ??= await this.#connect();
+    const { database, statements } = connection;
+    const { leaseMs } = this.#options;
+    const { count, acks, handBacks } = request;
+    setSynchronous(connection, "NORMAL");
+    const now = Date.now();
+    const claimed = runImmediateTransaction(database, () => {
+      if (acks.length > 0) statements.deleteMany.run(ids(acks));
+      if (handBacks.length > 0) statements.handBack.run(now + leaseMs, ids(handBacks), this.#owner);
+      if (count === 0) return [];
+      return statements.claim.all(
+        now + leaseMs,
+        this.#owner,
+        now,
+        now,
+        count,
+      ) as unknown as ClaimedRow[];
+    });
+    // RETURNING gives rows in no promised order.
+    claimed.sort((a, b) => a.ready_at - b.ready_at || a.id - b.id);
+    const messages = claimed.map((row) => ({ id: row.id, text: row.message }));
+    if (count === 0 || messages.length === count) return { messages };
+    // Nothing else is claimable now: sleep until a delay runs out or a
+    // lease that this listener does not renew expires.
+    const renewed = ids([...request.held, ...messages]);
+    const next = statements.nextWake.get(now, now, renewed)?.at;
+    return { messages, waitMs: next == null ? undefined : Math.max(0, Number(next) - Date.now()) };
+  }
+
+  release(messages: readonly LeasedRow[]): Promise<void> {
+    return this.#run((connection) => {
+      connection.statements.release.run(ids(messages), this.#owner);
+      // Other listeners of this process may take them at once.
+      notifyWakeup(this.#channel);
+    });
+  }
+
+  extendLeases(messages: readonly LeasedRow[]): Promise<void> {
+    return this.#run((connection) => {
+      connection.statements.extendLeases.run(
+        Date.now() + this.#options.leaseMs,
+        ids(messages),
+        this.#owner,
+      );
+    });
+  }
+
+  /**
+   * Stores a new version of a running message and releases its lease, so
+   * that it is handed out again after the delay; the row keeps its id and
+   * so its place in its ordering key.
+   */
+  redeliver(message: LeasedRow, payload: unknown, delayMs: number): Promise<void> {
+    return this.#run((connection) => {
+      const text = encodeMessage(payload, "The redelivered message");
+      const { changes } = connection.statements.redeliver.run(
+        text,
+        Date.now() + delayMs,
+        message.id,
+        this.#owner,
+      );
+      if (Number(changes) === 0) {
+        throw new Error(
+          `Message ${message.id} was not redelivered: its lease ran out and another worker ` +
+            "took it over.",
+        );
+      }
+      // Other listeners in this process may be idle until a later timer.
+      notifyWakeup(this.#channel);
+    });
+  }
+
+  decode(message: LeasedRow): unknown {
+    return JSON.parse(message.text);
+  }
+
+  subscribe(wake: () => void): () => void {
+    return subscribeWakeup(this.#channel, wake);
+  }
+
+  /** Runs a short write on the listener's connection (NORMAL sync). */
+  #run(body: (connection: Connection) => void): Promise<void> {
+    try {
+      const connection = this.#connection;
+      if (connection == null) throw new Error("The listener has no connection yet.");
+      setSynchronous(connection, "NORMAL");
+      body(connection);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+}
+
+/** The ids of rows as the JSON array the statements take. */
+function ids(rows: readonly { readonly id: number }[]): string {
+  return JSON.stringify(rows.map((row) => row.id));
 }
 
 /**
@@ -133,6 +251,8 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
   readonly nativeDeduplication = true;
 
   readonly #options: ResolvedQueueOptions;
+  readonly #given: SqliteMessageQueueOptions;
+  readonly #siblings = new Map<string, SqliteMessageQueue>();
   readonly #channel: string;
   #connection: Promise<Connection> | undefined;
   #closed = false;
@@ -150,6 +270,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   constructor(options: SqliteMessageQueueOptions) {
+    this.#given = options;
     this.#options = resolveQueueOptions(options);
     this.#channel = wakeupChannel(this.#options.path, this.#options.table);
   }
@@ -339,254 +460,25 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     return listening;
   }
 
-  async #listen(handler: MessageQueueHandler, signal: AbortSignal | undefined): Promise<void> {
-    const { leaseMs, pollMs, concurrency } = this.#options;
-    const owner = crypto.randomUUID();
-    const running = new Map<Delivery, Promise<void>>();
-    // Rows to delete (handled) and to release (their handler failed), both
-    // batched into the next claim transaction.
-    let acks: number[] = [];
-    let releases: number[] = [];
-    let connection: Connection | undefined;
-    let woken = false;
-    let wake: (() => void) | undefined;
-    const poke = () => {
-      woken = true;
-      wake?.();
-    };
-    const stopped = () => signal?.aborted === true || this.#closing.signal.aborted;
-    const unsubscribe = subscribeWakeup(this.#channel, poke);
-    signal?.addEventListener("abort", poke);
-    this.#closing.signal.addEventListener("abort", poke);
-
-    /** The rows whose leases this listener still holds for a running handler. */
-    const leasedIds = (): number[] => {
-      const ids: number[] = [];
-      for (const delivery of running.keys()) if (delivery.leased) ids.push(delivery.id);
-      return ids;
-    };
-
-    const heartbeat = setInterval(() => {
-      if (connection == null) return;
-      const ids = leasedIds();
-      if (ids.length === 0) return;
-      try {
-        setSynchronous(connection, "NORMAL");
-        connection.statements.extendLeases.run(Date.now() + leaseMs, JSON.stringify(ids), owner);
-      } catch (error) {
-        logger.warn("Failed to extend the leases of {count} running messages: {error}", {
-          count: ids.length,
-          error,
-        });
-      }
-    }, Math.max(1, Math.floor(leaseMs / 3)));
-
-    // Deletes the handled rows and releases the failed ones, to be handed
-    // out again after a lease; runs inside a transaction.
-    const flush = (statements: QueueStatements, handled: number[], failed: number[]) => {
-      if (handled.length > 0) statements.deleteMany.run(JSON.stringify(handled));
-      const readyAt = Date.now() + leaseMs;
-      for (const id of failed) statements.redeliver.run(null, readyAt, id, owner);
-    };
-
-    const settle = (delivery: Delivery, failure: { error: unknown } | undefined) => {
-      delivery.settled = true;
-      running.delete(delivery);
-      const messageId = delivery.id;
-      if (delivery.redelivered === true) {
-        if (failure != null) {
-          logger.error(
-            "A message handler failed for message {messageId} after redelivering it; " +
-              "the new version stays queued: {error}",
-            { messageId, error: failure.error },
-          );
-        }
-      } else if (failure == null && delivery.redelivered === undefined) {
-        acks.push(messageId);
-      } else {
-        // Not handled: the message comes back as it was once the release
-        // (or, if that fails, the lease) runs out.
-        delivery.leased = false;
-        releases.push(messageId);
-        if (failure != null) {
-          logger.error(
-            "A message handler failed for message {messageId}; the message will be " +
-              "handed out again in {retryMs} ms: {error}",
-            { messageId, retryMs: leaseMs, error: failure.error },
-          );
-        } else {
-          logger.warn(
-            "The handler of message {messageId} returned although its redelivery failed; " +
-              "the message will be handed out again in {retryMs} ms.",
-            { messageId, retryMs: leaseMs },
-          );
-        }
-      }
-      poke();
-    };
-
-    const start = (row: ClaimedRow, connection: Connection) => {
-      const delivery: Delivery = { id: row.id, leased: true, settled: false };
-      const redelivery: MessageRedelivery = {
-        redeliver: (message: unknown, options: MessageRedeliveryOptions) => {
-          try {
-            this.#redeliver(connection, delivery, owner, message, options);
-            return Promise.resolve();
-          } catch (error) {
-            return Promise.reject(error);
-          }
-        },
-      };
-      const done = Promise.resolve()
-        .then(() => handler(JSON.parse(row.message), redelivery))
-        .then(
-          () => settle(delivery, undefined),
-          (error: unknown) => settle(delivery, { error }),
-        );
-      running.set(delivery, done);
-    };
-
-    // `onlyStop`: after a failure, wait out the backoff even if enqueues
-    // poke, so that a broken database is not hammered once per enqueue.
-    const waitForWake = (ms: number, onlyStop = false) => {
-      if ((woken && !onlyStop) || stopped()) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          wake = undefined;
-          resolve();
-        }, ms);
-        wake = () => {
-          if (onlyStop && !stopped()) return;
-          clearTimeout(timer);
-          wake = undefined;
-          resolve();
-        };
-      });
-    };
-
-    let failures = 0;
-    try {
-      while (!stopped()) {
-        const free = concurrency - running.size;
-        if (free <= 0) {
-          // A finishing handler pokes; the poll interval is only a safety net.
-          await waitForWake(pollMs);
-          woken = false;
-          continue;
-        }
-        woken = false;
-        let claimed: ClaimedRow[] = [];
-        let waitMs = pollMs;
-        let failed = false;
-        try {
-          connection ??= await this.#connect();
-          if (stopped()) break;
-          const { database, statements } = connection;
-          setSynchronous(connection, "NORMAL");
-          const flushing = acks;
-          const releasing = releases;
-          const now = Date.now();
-          claimed = runImmediateTransaction(database, () => {
-            flush(statements, flushing, releasing);
-            return statements.claim.all(
-              now + leaseMs,
-              owner,
-              now,
-              now,
-              free,
-            ) as unknown as ClaimedRow[];
-          });
-          acks = [];
-          releases = [];
-          failures = 0;
-          if (claimed.length < free) {
-            const renewed = [...leasedIds(), ...claimed.map((row) => row.id)];
-            const next = statements.nextWake.get(now, now, JSON.stringify(renewed))?.at;
-            if (next != null) waitMs = Math.min(waitMs, Math.max(0, Number(next) - Date.now()));
-          }
-        } catch (error) {
-          if (error instanceof SqliteClosedError) break;
-          failures++;
-          failed = true;
-          waitMs = Math.min(100 * 2 ** Math.min(failures - 1, 20), MAX_RETRY_BACKOFF_MS);
-          logger.error(
-            "Failed to claim messages from {table} (attempt {attempt}); retrying in {retryMs} ms: {error}",
-            { table: this.#options.table, attempt: failures, retryMs: waitMs, error },
-          );
-        }
-        // RETURNING gives rows in no promised order.
-        claimed.sort((a, b) => a.ready_at - b.ready_at || a.id - b.id);
-        for (const row of claimed) start(row, connection!);
-        if (claimed.length > 0 && claimed.length === free) continue;
-        await waitForWake(waitMs, failed);
-      }
-      while (running.size > 0) await Promise.all(running.values());
-      if ((acks.length > 0 || releases.length > 0) && connection != null) {
-        try {
-          setSynchronous(connection, "NORMAL");
-          const { database, statements } = connection;
-          runImmediateTransaction(database, () => flush(statements, acks, releases));
-        } catch (error) {
-          // The leases run out and the messages are handed out again:
-          // at-least-once, never lost.
-          logger.error(
-            "Failed to delete {count} handled messages and release {failed} failed ones: {error}",
-            { count: acks.length, failed: releases.length, error },
-          );
-        }
-      }
-    } finally {
-      clearInterval(heartbeat);
-      unsubscribe();
-      signal?.removeEventListener("abort", poke);
-      this.#closing.signal.removeEventListener("abort", poke);
-    }
-  }
-
-  /**
-   * Stores a new version of a delivered message and releases its lease, so
-   * that it is handed out again after the delay; the row keeps its id and
-   * so its place in its ordering key.
-   */
-  #redeliver(
-    connection: Connection,
-    delivery: Delivery,
-    owner: string,
-    message: unknown,
-    options: MessageRedeliveryOptions,
-  ): void {
-    if (delivery.redelivered !== undefined) {
-      throw new TypeError(
-        `redeliver() was already called for message ${delivery.id}; ` +
-          "call it at most once per delivery.",
-      );
-    }
-    if (delivery.settled) {
-      throw new TypeError(
-        `redeliver() was called after the handler of message ${delivery.id} had settled; ` +
-          "call it (and await it) before the handler returns.",
-      );
-    }
-    const delayMs = durationToMilliseconds(options?.delay, "delay");
-    const text = encodeMessage(message, "The redelivered message");
-    delivery.redelivered = false;
-    setSynchronous(connection, "NORMAL");
-    const { changes } = connection.statements.redeliver.run(
-      text,
-      Date.now() + delayMs,
-      delivery.id,
-      owner,
+  #listen(handler: MessageQueueHandler, signal: AbortSignal | undefined): Promise<void> {
+    const { concurrency, prefetch, leaseMs, heartbeatMs, pollMs, table } = this.#options;
+    const stop = signal == null
+      ? this.#closing.signal
+      : AbortSignal.any([signal, this.#closing.signal]);
+    return runLeaseListener(
+      new SqliteLeaseEngine(() => this.#connect(), this.#options, this.#channel),
+      handler,
+      {
+        concurrency,
+        prefetch,
+        heartbeatMs,
+        pollMs,
+        handBackDelayMs: leaseMs,
+        queueName: `SQLite table ${JSON.stringify(table)}`,
+        signal: stop,
+        logger,
+      },
     );
-    if (Number(changes) === 0) {
-      throw new Error(
-        `Message ${delivery.id} was not redelivered: its lease ran out and another worker ` +
-          "took it over.",
-      );
-    }
-    delivery.redelivered = true;
-    delivery.leased = false;
-    // Other listeners in this process may be idle until a later timer.
-    notifyWakeup(this.#channel);
   }
 
   /**
@@ -594,9 +486,37 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    * and closes its connection.  Stored messages stay in the file.
    * @since 0.1.0
    */
+  /**
+   * Returns a sibling queue for capability routing: the same file and
+   * settings on the table `<table>_<channel>`, created on first use, with
+   * a connection of its own.  The same channel gives the same sibling; it
+   * is disposed of with this queue.
+   * @param channel Lowercase letters, digits and underscores.
+   * @returns The sibling.
+   * @throws {TypeError} When the channel is malformed.
+   * @throws {SqliteClosedError} After disposal.
+   * @since 0.2.0
+   */
+  derive(channel: string): SqliteMessageQueue {
+    checkQueueChannel(channel);
+    if (this.#closed) throw new SqliteClosedError("SqliteMessageQueue");
+    let sibling = this.#siblings.get(channel);
+    if (sibling == null) {
+      sibling = new SqliteMessageQueue({
+        ...this.#given,
+        tableName: `${this.#options.table}_${channel}`,
+      });
+      this.#siblings.set(channel, sibling);
+    }
+    return sibling;
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await Promise.all(
+      [...this.#siblings.values()].map((sibling) => sibling[Symbol.asyncDispose]()),
+    );
     this.#closing.abort();
     await Promise.allSettled([...this.#listeners]);
     const connection = await this.#connection?.catch(() => undefined);

@@ -26,6 +26,9 @@ export function createQueue(namespace: string, options: { leaseMs: number }): Me
     // Instances in one test may run in different processes (the crash
     // test); a short poll keeps those tests quick.
     pollInterval: { milliseconds: 100 },
+    // The suite must hold with prefetched messages (leased, heartbeated,
+    // released on stop), whatever the default is.
+    prefetch: 8,
   });
 }
 

@@ -1,0 +1,220 @@
+// The systems the harness knows, grouped by scenario.  Each one is loaded
+// only in the child process that measures it.
+import type { Driver, Sizes } from "./driver.ts";
+import { namespaced } from "./namespace.ts";
+
+/** What a system is, for the report. */
+export type SystemKind =
+  /** Fedwork typed tasks: the system the targets are about. */
+  | "fedwork"
+  /** Fedwork's raw MessageQueue API on the same engine. */
+  | "fedwork-raw"
+  /** Another job queue library. */
+  | "peer"
+  /** A bare loop on the engine: what the engine allows at best. */
+  | "limit";
+
+export interface SystemSpec {
+  readonly id: string;
+  readonly scenario: Scenario;
+  readonly label: string;
+  readonly kind: SystemKind;
+  /** The npm package whose version the report shows, for peers. */
+  readonly packageName?: string;
+  readonly load: () => Promise<Driver>;
+}
+
+export const SCENARIOS = ["redis", "postgres", "sqlite", "amqp", "in-process"] as const;
+export type Scenario = typeof SCENARIOS[number];
+
+const redis = () => import("./systems/redis.ts");
+const pg = () => import("./systems/postgres.ts");
+const amqp = () => import("./systems/amqp.ts");
+const local = () => import("./systems/local.ts");
+const fedwork = () => import("./systems/fedwork.ts");
+
+export const SYSTEMS: readonly SystemSpec[] = [
+  {
+    id: "fedwork-redis",
+    scenario: "redis",
+    label: "Fedwork typed tasks (Redis)",
+    kind: "fedwork",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await redis()).fedworkRedisSource((await redis()).REDIS_DATABASES["fedwork-tasks"]),
+      ),
+  },
+  {
+    id: "fedwork-redis-raw",
+    scenario: "redis",
+    label: "Fedwork RedisMessageQueue (raw)",
+    kind: "fedwork-raw",
+    load: async () =>
+      (await fedwork()).rawQueueDriver(
+        (await redis()).fedworkRedisSource((await redis()).REDIS_DATABASES["fedwork-raw"]),
+      ),
+  },
+  {
+    id: "bullmq",
+    scenario: "redis",
+    label: "BullMQ",
+    kind: "peer",
+    packageName: "bullmq",
+    load: async () => (await redis()).bullmqDriver(),
+  },
+  {
+    id: "ioredis-list",
+    scenario: "redis",
+    label: "ioredis LPUSH/RPOP loop",
+    kind: "limit",
+    packageName: "ioredis",
+    load: async () => (await redis()).ioredisListDriver(),
+  },
+  {
+    id: "fedwork-postgres",
+    scenario: "postgres",
+    label: "Fedwork typed tasks (PostgreSQL)",
+    kind: "fedwork",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await pg()).fedworkPostgresSource(namespaced("bench_fedwork_tasks")),
+      ),
+  },
+  {
+    id: "fedwork-postgres-raw",
+    scenario: "postgres",
+    label: "Fedwork PostgresMessageQueue (raw)",
+    kind: "fedwork-raw",
+    load: async () =>
+      (await fedwork()).rawQueueDriver(
+        (await pg()).fedworkPostgresSource(namespaced("bench_fedwork_raw")),
+      ),
+  },
+  {
+    id: "graphile-worker",
+    scenario: "postgres",
+    label: "graphile-worker (default)",
+    kind: "peer",
+    packageName: "graphile-worker",
+    load: async () => (await pg()).graphileDriver(namespaced("bench_graphile"), false),
+  },
+  {
+    id: "graphile-worker-batched",
+    scenario: "postgres",
+    label: "graphile-worker (local queue + batched completion)",
+    kind: "peer",
+    packageName: "graphile-worker",
+    load: async () => (await pg()).graphileDriver(namespaced("bench_graphile_batched"), true),
+  },
+  {
+    id: "pg-boss",
+    scenario: "postgres",
+    label: "pg-boss",
+    kind: "peer",
+    packageName: "pg-boss",
+    load: async () => (await pg()).pgBossDriver(namespaced("bench_pgboss")),
+  },
+  {
+    id: "pg-skip-locked",
+    scenario: "postgres",
+    label: "postgres.js SKIP LOCKED loop",
+    kind: "limit",
+    packageName: "postgres",
+    load: async () => (await pg()).skipLockedDriver(namespaced("bench_skip_locked")),
+  },
+  {
+    id: "fedwork-sqlite",
+    scenario: "sqlite",
+    label: "Fedwork typed tasks (SQLite)",
+    kind: "fedwork",
+    load: async () => (await fedwork()).typedTaskDriver((await local()).fedworkSqliteSource()),
+  },
+  {
+    id: "fedwork-sqlite-raw",
+    scenario: "sqlite",
+    label: "Fedwork SqliteMessageQueue (raw)",
+    kind: "fedwork-raw",
+    load: async () => (await fedwork()).rawQueueDriver((await local()).fedworkSqliteSource()),
+  },
+  {
+    id: "fedwork-amqp",
+    scenario: "amqp",
+    label: "Fedwork typed tasks (RabbitMQ)",
+    kind: "fedwork",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await amqp()).fedworkAmqpSource(namespaced("fedwork-bench-tasks", "-")),
+      ),
+  },
+  {
+    id: "fedwork-amqp-raw",
+    scenario: "amqp",
+    label: "Fedwork AmqpMessageQueue (raw)",
+    kind: "fedwork-raw",
+    load: async () =>
+      (await fedwork()).rawQueueDriver(
+        (await amqp()).fedworkAmqpSource(namespaced("fedwork-bench-raw", "-")),
+      ),
+  },
+  {
+    id: "amqplib",
+    scenario: "amqp",
+    label: "amqplib (same prefetch)",
+    kind: "peer",
+    packageName: "amqplib",
+    load: async () => (await amqp()).amqplibDriver(namespaced("fedwork-bench-amqplib", "-")),
+  },
+  {
+    id: "fedwork-in-process",
+    scenario: "in-process",
+    label: "Fedwork typed tasks (in-process)",
+    kind: "fedwork",
+    load: async () => (await fedwork()).typedTaskDriver((await local()).fedworkInProcessSource()),
+  },
+  {
+    id: "fedwork-in-process-raw",
+    scenario: "in-process",
+    label: "Fedwork InProcessMessageQueue (raw)",
+    kind: "fedwork-raw",
+    load: async () => (await fedwork()).rawQueueDriver((await local()).fedworkInProcessSource()),
+  },
+  {
+    id: "bare-loop",
+    scenario: "in-process",
+    label: "bare in-process loop",
+    kind: "limit",
+    load: async () => (await local()).bareLoopDriver(),
+  },
+];
+
+export type Size = "smoke" | "full";
+
+/** The sizes of each scenario. */
+export function sizesFor(scenario: Scenario, size: Size): Sizes {
+  const inProcess = scenario === "in-process";
+  if (size === "smoke") {
+    return {
+      enqueue: inProcess ? 2_000 : 200,
+      drain: inProcess ? 2_000 : 200,
+      drainBudgetMs: 60_000,
+      pickup: 10,
+      pickupRate: 100,
+      chunk: 100,
+      handlerWork: inProcess ? 2048 : 0,
+    };
+  }
+  return {
+    // The in-process target is about 100,000 tasks, each doing some work
+    // (hashing 2 KiB, a few microseconds), against a bare loop doing the same; it
+    // is drained to the end.  Elsewhere handlers only count, and a drain is
+    // timed for at most 6 s (a slow system at concurrency 1 would otherwise
+    // take most of the run).
+    enqueue: inProcess ? 100_000 : 5_000,
+    drain: inProcess ? 100_000 : 5_000,
+    drainBudgetMs: inProcess ? 300_000 : 6_000,
+    pickup: 200,
+    pickupRate: 100,
+    chunk: 1_000,
+    handlerWork: inProcess ? 2048 : 0,
+  };
+}

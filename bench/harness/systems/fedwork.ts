@@ -1,0 +1,123 @@
+// Fedwork on any MessageQueue, through the raw queue API (enqueueMany /
+// listen) or through typed tasks (defineTask / enqueueTaskMany /
+// startQueue).  The engine-specific part is a QueueSource.
+import {
+  createFederation,
+  type Federation,
+  MemoryKvStore,
+  type MessageQueue,
+  type TaskDefinition,
+} from "@fedwork/core";
+import type { Driver, Payload, Workers } from "../driver.ts";
+
+/** Where a Fedwork driver gets its queues from. */
+export interface QueueSource {
+  /** Empties the store (drops the schema, flushes the database...). */
+  reset(): Promise<void>;
+  /** The queue enqueues go through (created once per reset). */
+  producer(): MessageQueue;
+  /** A queue whose `listen()` runs up to `concurrency` handlers. */
+  consumer(concurrency: number): MessageQueue;
+  /** Closes every queue and connection it opened. */
+  close(): Promise<void>;
+}
+
+// A Standard Schema by hand, so that the measurement is of Fedwork rather
+// than of a schema library.
+const payloadSchema = {
+  "~standard": {
+    version: 1 as const,
+    vendor: "bench",
+    validate: (value: unknown) =>
+      typeof value === "object" && value != null && typeof (value as Payload).i === "number"
+        ? { value: value as Payload }
+        : { issues: [{ message: "Expected { i: number }." }] },
+    types: undefined as unknown as { input: Payload; output: Payload },
+  },
+};
+
+/** Fedwork's raw `MessageQueue` API. */
+export function rawQueueDriver(source: QueueSource): Driver {
+  return {
+    reset: () => source.reset(),
+    async enqueueBulk(payloads, chunk) {
+      const queue = source.producer();
+      for (let i = 0; i < payloads.length; i += chunk) {
+        const slice = payloads.slice(i, i + chunk);
+        if (queue.enqueueMany != null) await queue.enqueueMany(slice);
+        else await Promise.all(slice.map((p) => queue.enqueue(p)));
+      }
+    },
+    enqueueOne: (payload) => source.producer().enqueue(payload),
+    work(concurrency, handler) {
+      const controller = new AbortController();
+      const listening = source.consumer(concurrency).listen(
+        (message) => handler(message as Payload),
+        { signal: controller.signal },
+      );
+      return Promise.resolve<Workers>({
+        async stop() {
+          controller.abort();
+          await listening;
+        },
+      });
+    },
+    close: () => source.close(),
+  };
+}
+
+interface Side {
+  federation: Federation<void>;
+  task: TaskDefinition<void, Payload, Payload>;
+}
+
+/** Defines the bench task on a new federation over `queue`. */
+function side(queue: MessageQueue, handler: (payload: Payload) => void): Side {
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: { task: queue },
+    manuallyStartQueue: true,
+  });
+  const task = federation.defineTask("bench", {
+    schema: payloadSchema,
+    handler: (_, p) => handler(p),
+  });
+  return { federation, task };
+}
+
+/** Fedwork's typed tasks: `defineTask()`, `enqueueTaskMany()`, `startQueue()`. */
+export function typedTaskDriver(source: QueueSource): Driver {
+  // The sending side: a federation whose task handler is never run.
+  let sender: Side | undefined;
+  const senderFor = () => sender ??= side(source.producer(), () => {});
+  const context = () =>
+    senderFor().federation.createContext(new URL("https://bench.example/"), undefined);
+  return {
+    async reset() {
+      sender = undefined;
+      await source.reset();
+    },
+    async enqueueBulk(payloads, chunk) {
+      const ctx = context();
+      const { task } = senderFor();
+      for (let i = 0; i < payloads.length; i += chunk) {
+        await ctx.enqueueTaskMany(task, payloads.slice(i, i + chunk));
+      }
+    },
+    async enqueueOne(payload) {
+      await context().enqueueTask(senderFor().task, payload);
+    },
+    work(concurrency, handler) {
+      const { federation } = side(source.consumer(concurrency), handler);
+      const controller = new AbortController();
+      const running = federation.startQueue(undefined, { signal: controller.signal });
+      return Promise.resolve<Workers>({
+        async stop() {
+          controller.abort();
+          await running;
+        },
+      });
+    },
+    close: () => source.close(),
+  };
+}

@@ -1,0 +1,123 @@
+import type { HostHealthChange } from "../activitypub/health/types.ts";
+import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import { FederationOptionError } from "./errors.ts";
+
+/**
+ * Remote-server health for delivery (the `hostHealth` option): after
+ * `failureThreshold` deliveries to one host failed in a row, deliveries to
+ * it are parked in the key–value store instead of retried, and a probe
+ * re-checks it with growing delays; once it answers, the parked deliveries
+ * are enqueued again.
+ * @since 0.2.0
+ */
+export interface FederationHostHealthOptions {
+  /**
+   * How many deliveries to one host must fail in a row (network errors,
+   * 5xx, 408, 429; not other 4xx) before it is marked unhealthy.  A
+   * positive integer.
+   * @default `10`
+   */
+  readonly failureThreshold?: number;
+  /**
+   * How long after a host turns unhealthy it is probed first.
+   * @default `{ minutes: 1 }`
+   */
+  readonly initialProbeDelay?: DurationInput;
+  /**
+   * The longest delay between two probes; each failed probe doubles the
+   * delay up to this.
+   * @default `{ hours: 6 }`
+   */
+  readonly maxProbeDelay?: DurationInput;
+  /**
+   * How long a probe waits for an answer.
+   * @default `{ seconds: 10 }`
+   */
+  readonly probeTimeout?: DurationInput;
+  /**
+   * Called on each change of a host's state, in the process that made the
+   * change (exactly one process per change).  A callback that throws is
+   * logged.
+   */
+  readonly onChange?: (change: HostHealthChange) => void | Promise<void>;
+}
+
+/** {@link FederationHostHealthOptions} checked, durations in milliseconds. */
+export interface ResolvedHostHealthOptions {
+  readonly failureThreshold: number;
+  readonly initialProbeDelayMs: number;
+  readonly maxProbeDelayMs: number;
+  readonly probeTimeoutMs: number;
+  readonly onChange?: (change: HostHealthChange) => void | Promise<void>;
+}
+
+/**
+ * Checks the `hostHealth` option.
+ * @param options The option's value; `undefined` or `false` turns it off.
+ * @returns The resolved options, or `undefined` when off.
+ * @throws {FederationOptionError} When a field is invalid.
+ */
+export function resolveHostHealthOptions(
+  options: FederationHostHealthOptions | false | undefined,
+): ResolvedHostHealthOptions | undefined {
+  if (options == null || options === false) return undefined;
+  if (typeof options !== "object") {
+    throw new FederationOptionError(
+      "hostHealth",
+      "The hostHealth option must be an object (e.g. {} for the defaults) or false.",
+    );
+  }
+  const failureThreshold = options.failureThreshold ?? 10;
+  if (!Number.isInteger(failureThreshold) || failureThreshold < 1) {
+    throw new FederationOptionError(
+      "hostHealth.failureThreshold",
+      "The hostHealth.failureThreshold option must be a positive integer; got " +
+        `${JSON.stringify(failureThreshold)}.`,
+    );
+  }
+  const initialProbeDelayMs = duration("initialProbeDelay", options.initialProbeDelay, {
+    minutes: 1,
+  });
+  const maxProbeDelayMs = duration("maxProbeDelay", options.maxProbeDelay, { hours: 6 });
+  const probeTimeoutMs = duration("probeTimeout", options.probeTimeout, { seconds: 10 });
+  if (initialProbeDelayMs <= 0) {
+    throw new FederationOptionError(
+      "hostHealth.initialProbeDelay",
+      "The hostHealth.initialProbeDelay option must be a positive duration.",
+    );
+  }
+  if (maxProbeDelayMs < initialProbeDelayMs) {
+    throw new FederationOptionError(
+      "hostHealth.maxProbeDelay",
+      `The hostHealth.maxProbeDelay option (${maxProbeDelayMs} ms) must not be shorter than ` +
+        `hostHealth.initialProbeDelay (${initialProbeDelayMs} ms).`,
+    );
+  }
+  if (probeTimeoutMs <= 0) {
+    throw new FederationOptionError(
+      "hostHealth.probeTimeout",
+      "The hostHealth.probeTimeout option must be a positive duration.",
+    );
+  }
+  if (options.onChange != null && typeof options.onChange !== "function") {
+    throw new FederationOptionError(
+      "hostHealth.onChange",
+      "The hostHealth.onChange option must be a function.",
+    );
+  }
+  return {
+    failureThreshold,
+    initialProbeDelayMs,
+    maxProbeDelayMs,
+    probeTimeoutMs,
+    ...(options.onChange == null ? {} : { onChange: options.onChange }),
+  };
+}
+
+function duration(name: string, value: DurationInput | undefined, fallback: DurationInput) {
+  try {
+    return durationToMilliseconds(value ?? fallback, `hostHealth.${name}`);
+  } catch (error) {
+    throw new FederationOptionError(`hostHealth.${name}`, (error as Error).message);
+  }
+}

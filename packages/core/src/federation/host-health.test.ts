@@ -1,0 +1,229 @@
+// Remote-server health end to end: real deliveries to a loopback inbox
+// that goes down and comes back.
+import {
+  assert,
+  assertEquals,
+  assertThrows,
+  startTestServer,
+  test,
+  waitUntil,
+  within,
+} from "@fedify/fixture";
+import { Create, Note } from "@fedify/vocab";
+import type { HostHealthChange } from "../activitypub/health/types.ts";
+import { MemoryKvStore } from "../kv/memory-kv-store.ts";
+import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
+import { ParallelMessageQueue } from "../queue/parallel-message-queue.ts";
+import { millisecondsToDuration } from "../time/duration.ts";
+import { FederationOptionError } from "./errors.ts";
+import { createFederation, type Federation } from "./federation.ts";
+import type { FederationOptions } from "./options.ts";
+import { registerTestActor } from "./test-support.ts";
+
+const base = new URL("https://example.com/");
+const alice = new URL("https://example.com/users/alice");
+
+function createActivity(n: number): Create {
+  return new Create({
+    id: new URL(`https://example.com/activities/${n}`),
+    actor: alice,
+    object: new Note({ id: new URL(`https://example.com/notes/${n}`), content: `Note ${n}` }),
+  });
+}
+
+function federationOn(
+  queue: InProcessMessageQueue | ParallelMessageQueue,
+  options: Partial<FederationOptions<void>>,
+): Federation<void> {
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+    allowPrivateAddress: true,
+    outboxRetryPolicy: ({ attempts }) => attempts >= 50 ? null : millisecondsToDuration(20),
+    ...options,
+  });
+  registerTestActor(federation);
+  return federation;
+}
+
+async function withWorkers<T>(federation: Federation<void>, body: () => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const running = federation.startQueue(undefined, { signal: controller.signal });
+  try {
+    return await body();
+  } finally {
+    controller.abort();
+    await within(running, "the workers to stop");
+  }
+}
+
+test("a host that is down gets its deliveries parked, is probed with growing delays and gets them all when back", async () => {
+  let down = true;
+  const probes: number[] = [];
+  const delivered = new Set<string>();
+  await using server = await startTestServer(async (request) => {
+    if (request.method === "GET") {
+      probes.push(performance.now());
+      return down ? new Response("down", { status: 503 }) : Response.json({ links: [] });
+    }
+    if (down) return new Response("down", { status: 503 });
+    delivered.add((await request.json()).id);
+    return new Response(null, { status: 202 });
+  });
+  const host = server.url.host;
+  await using queue = new InProcessMessageQueue();
+  const changes: HostHealthChange[] = [];
+  const federation = federationOn(queue, {
+    hostHealth: {
+      failureThreshold: 3,
+      initialProbeDelay: { milliseconds: 40 },
+      maxProbeDelay: { milliseconds: 320 },
+      onChange: (change) => void changes.push(change),
+    },
+  });
+  const ids = Array.from({ length: 10 }, (_, n) => `https://example.com/activities/${n}`);
+  await withWorkers(federation, async () => {
+    const ctx = federation.createContext(base, undefined);
+    for (let n = 0; n < ids.length; n++) {
+      await ctx.sendActivity(
+        { identifier: "alice" },
+        { id: new URL("https://remote.example/users/bob"), inboxId: new URL("/inbox", server.url) },
+        createActivity(n),
+      );
+    }
+    await waitUntil(
+      async () => (await federation.getHostHealth(host))?.parkedDeliveries === ids.length,
+      { what: "every delivery to be parked" },
+    );
+    const [unhealthy] = await federation.listUnhealthyHosts();
+    assertEquals([unhealthy.host, unhealthy.healthy], [host, false]);
+    assert(unhealthy.consecutiveFailures >= 3);
+    assert(unhealthy.nextProbeAt instanceof Date);
+    // Parked deliveries are not retried: only probes reach the host now.
+    const posts = server.requests.filter((request) => request.method === "POST").length;
+    await waitUntil(() => probes.length >= 4, { what: "four probes" });
+    assertEquals(server.requests.filter((request) => request.method === "POST").length, posts);
+    // Each probe waits at least twice as long as the one before, up to the cap.
+    for (let i = 1; i < 4; i++) {
+      const wanted = Math.min(40 * 2 ** i, 320);
+      assert(
+        probes[i] - probes[i - 1] >= wanted * 0.9,
+        `probe ${i} came ${probes[i] - probes[i - 1]} ms after the one before; wanted ${wanted}`,
+      );
+    }
+    down = false;
+    await waitUntil(() => delivered.size === ids.length, {
+      what: () => `every activity to be delivered; got ${delivered.size}`,
+    });
+    await waitUntil(async () => (await federation.listUnhealthyHosts()).length === 0, {
+      what: "the host to be healthy",
+    });
+  });
+  assertEquals([...delivered].sort(), [...ids].sort());
+  assertEquals(changes.map((change) => [change.host, change.healthy]), [
+    [host, false],
+    [host, true],
+  ]);
+  assertEquals(changes[0].consecutiveFailures, 3);
+  const health = await federation.getHostHealth(host);
+  assertEquals([health?.healthy, health?.consecutiveFailures, health?.parkedDeliveries], [
+    true,
+    0,
+    0,
+  ]);
+});
+
+test("workers failing on one host at once mark it unhealthy once and recover it once", async () => {
+  let down = true;
+  const delivered = new Set<string>();
+  await using server = await startTestServer(async (request) => {
+    if (down) return new Response("down", { status: 502 });
+    if (request.method === "POST") delivered.add((await request.json()).id);
+    return new Response(null, { status: request.method === "POST" ? 202 : 200 });
+  });
+  await using inner = new InProcessMessageQueue();
+  await using queue = new ParallelMessageQueue(inner, 6);
+  const changes: boolean[] = [];
+  const federation = federationOn(queue, {
+    hostHealth: {
+      failureThreshold: 2,
+      initialProbeDelay: { milliseconds: 30 },
+      maxProbeDelay: { milliseconds: 60 },
+      onChange: (change) => void changes.push(change.healthy),
+    },
+  });
+  const ids = Array.from({ length: 12 }, (_, n) => `https://example.com/activities/${n}`);
+  await withWorkers(federation, async () => {
+    const ctx = federation.createContext(base, undefined);
+    await Promise.all(ids.map((_, n) =>
+      ctx.sendActivity(
+        { identifier: "alice" },
+        { id: new URL("https://remote.example/users/bob"), inboxId: new URL("/inbox", server.url) },
+        createActivity(n),
+      )
+    ));
+    await waitUntil(
+      async () =>
+        (await federation.getHostHealth(server.url.host))?.parkedDeliveries === ids.length,
+      { what: "every delivery to be parked" },
+    );
+    down = false;
+    await waitUntil(() => delivered.size === ids.length, {
+      what: () => `every activity to be delivered; got ${delivered.size}`,
+    });
+  });
+  assertEquals(changes, [false, true]);
+});
+
+test("4xx answers other than 408 and 429 do not count against a host", async () => {
+  await using server = await startTestServer(() => new Response("no", { status: 400 }));
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue, {
+    hostHealth: { failureThreshold: 2 },
+    outboxRetryPolicy: ({ attempts }) => attempts >= 4 ? null : millisecondsToDuration(5),
+  });
+  await withWorkers(federation, async () => {
+    const failed = new Promise<void>((resolve) => federation.on("failed", () => resolve()));
+    await federation.createContext(base, undefined).sendActivity(
+      { identifier: "alice" },
+      { id: new URL("https://remote.example/users/bob"), inboxId: new URL("/inbox", server.url) },
+      createActivity(1),
+    );
+    await within(failed, "the delivery to fail for good");
+  });
+  assertEquals(await federation.getHostHealth(server.url.host), undefined);
+  assertEquals(await federation.listUnhealthyHosts(), []);
+});
+
+test("the hostHealth option is checked when the federation is created", () => {
+  const kv = new MemoryKvStore();
+  assertThrows(
+    () => createFederation({ kv, hostHealth: {} }),
+    FederationOptionError,
+    "outbox queue",
+  );
+  const queue = new InProcessMessageQueue();
+  assertThrows(
+    () => createFederation({ kv, queue, hostHealth: { failureThreshold: 0 } }),
+    FederationOptionError,
+    "hostHealth.failureThreshold",
+  );
+  assertThrows(
+    () =>
+      createFederation({
+        kv,
+        queue,
+        hostHealth: { initialProbeDelay: { minutes: 5 }, maxProbeDelay: { minutes: 1 } },
+      }),
+    FederationOptionError,
+    "hostHealth.maxProbeDelay",
+  );
+  assertThrows(
+    () => createFederation({ kv, queue, webhooks: { disableAfterFailures: 1.5 } }),
+    FederationOptionError,
+    "webhooks.disableAfterFailures",
+  );
+  // Off by default, and with false.
+  assertEquals(createFederation({ kv, queue, hostHealth: false }) != null, true);
+});

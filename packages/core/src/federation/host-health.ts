@@ -1,0 +1,347 @@
+import { getLogger } from "@logtape/logtape";
+import { isHostFailureStatus, probeHost } from "../activitypub/health/probe.ts";
+import { type HostHealthRecord, HostHealthStore } from "../activitypub/health/store.ts";
+import type { HostHealth, HostHealthChange } from "../activitypub/health/types.ts";
+import type { MessageQueue } from "../queue/message-queue.ts";
+import type { TaskDefinition } from "../tasks/definition.ts";
+import { millisecondsToDuration } from "../time/duration.ts";
+import { DeliveryError, FederationOptionError } from "./errors.ts";
+import type { ResolvedHostHealthOptions } from "./host-health-options.ts";
+import {
+  enqueueInternalTask,
+  INTERNAL_TASK_PREFIX,
+  type InternalTaskHost,
+  stringRecordSchema,
+} from "./internal-tasks.ts";
+import type { OutboxMessage } from "./message.ts";
+
+const logger = getLogger(["fedwork", "federation", "host-health"]);
+
+/**
+ * The name of the built-in task that probes an unhealthy host.
+ * @since 0.2.0
+ */
+export const HOST_PROBE_TASK_NAME = `${INTERNAL_TASK_PREFIX}host-probe`;
+
+type ProbeData = Record<"host" | "origin", string>;
+
+/** How many parked deliveries are enqueued again at once. */
+const RELEASE_BATCH = 64;
+
+/**
+ * Reading remote-server health from the federation.  `Federation` has
+ * these methods.
+ * @since 0.2.0
+ */
+export interface HostHealthOperations {
+  /**
+   * Lists the hosts whose deliveries are parked (see the `hostHealth`
+   * option); empty when the option is off.
+   * @returns The unhealthy hosts, those unhealthy longest first.
+   * @since 0.2.0
+   */
+  listUnhealthyHosts(): Promise<HostHealth[]>;
+  /**
+   * Reads one host's health.
+   * @param host The host, with its port when not the default (what
+   *             `new URL(inbox).host` gives).
+   * @returns Its health, or `undefined` when no delivery to it has failed
+   *          lately (or the `hostHealth` option is off).
+   * @since 0.2.0
+   */
+  getHostHealth(host: string): Promise<HostHealth | undefined>;
+}
+
+/** Thrown by a probe that got no good answer, so that it is retried later. */
+class HostStillUnreachableError extends Error {
+  constructor(host: string, reason: string) {
+    super(`The host ${host} is still unreachable: ${reason}.`);
+    this.name = "HostStillUnreachableError";
+  }
+}
+
+/**
+ * The federation's remote-server health: wraps each queued delivery,
+ * counts host failures, parks deliveries to unhealthy hosts, probes them
+ * with the built-in task `fedwork:host-probe` (deduplicated per host, on
+ * the outbox queue, retried with doubling delays) and releases the parked
+ * deliveries into the outbox queue when a probe succeeds.  Internal.
+ * @since 0.2.0
+ */
+export class FederationHostHealth<TContextData> implements HostHealthOperations {
+  readonly #host: InternalTaskHost<TContextData>;
+  readonly #options: ResolvedHostHealthOptions;
+  readonly #store: HostHealthStore;
+  readonly #outbox: MessageQueue;
+  readonly #probe: TaskDefinition<TContextData, ProbeData, ProbeData>;
+
+  /**
+   * @param host The federation.
+   * @param options The resolved `hostHealth` option.
+   * @throws {FederationOptionError} When there is no outbox queue or the
+   *         key–value store has no `list()`.
+   */
+  constructor(host: InternalTaskHost<TContextData>, options: ResolvedHostHealthOptions) {
+    const outbox = host.options.queues.outbox;
+    if (outbox == null) {
+      throw new FederationOptionError(
+        "hostHealth",
+        "The hostHealth option needs an outbox queue (the queue option): parked deliveries " +
+          "are released into it.",
+      );
+    }
+    if (typeof host.options.kv.list !== "function") {
+      throw new FederationOptionError(
+        "hostHealth",
+        "The hostHealth option needs a KvStore with list(): parked deliveries are listed there.",
+      );
+    }
+    this.#host = host;
+    this.#options = options;
+    this.#outbox = outbox;
+    this.#store = new HostHealthStore(host.options.kv);
+    this.#probe = host.registry.tasks.defineTask(HOST_PROBE_TASK_NAME, {
+      schema: stringRecordSchema(["host", "origin"]),
+      handler: (ctx, data) => this.#runProbe(data, ctx.task.attempt),
+      // Probes run where deliveries run.
+      queue: outbox,
+      retryPolicy: ({ attempts }) => millisecondsToDuration(this.#probeDelayMs(attempts)),
+    }) as TaskDefinition<TContextData, ProbeData, ProbeData>;
+  }
+
+  /** The delay before probe number `round` (0 for the first). */
+  #probeDelayMs(round: number): number {
+    const { initialProbeDelayMs, maxProbeDelayMs } = this.#options;
+    return Math.min(initialProbeDelayMs * 2 ** Math.min(round, 40), maxProbeDelayMs);
+  }
+
+  /**
+   * Delivers one queued message unless its host is unhealthy (then parks
+   * it), and counts the outcome for the host.
+   * @param message The delivery.
+   * @param deliver Delivers it now.
+   * @throws What `deliver` throws, unless the failure made (or found) the
+   *         host unhealthy, in which case the delivery is parked.
+   */
+  async deliver(message: OutboxMessage, deliver: () => Promise<void>): Promise<void> {
+    const inbox = new URL(message.inbox);
+    const host = inbox.host;
+    const record = await this.#store.get(host);
+    if (record != null && !record.healthy) {
+      await this.#park(host, inbox.origin, message);
+      return;
+    }
+    try {
+      await deliver();
+    } catch (error) {
+      if (!(error instanceof DeliveryError) || !countsAgainstHost(error)) throw error;
+      if (await this.#countFailure(host, inbox.origin, message, error)) return;
+      throw error;
+    }
+    if (record != null && record.consecutiveFailures > 0) {
+      await this.#store.update(
+        host,
+        (current) =>
+          current == null || !current.healthy || current.consecutiveFailures === 0
+            ? undefined
+            : { ...current, consecutiveFailures: 0 },
+      );
+    }
+  }
+
+  /** Counts a failure; returns whether the delivery was parked. */
+  async #countFailure(
+    host: string,
+    origin: string,
+    message: OutboxMessage,
+    error: DeliveryError,
+  ): Promise<boolean> {
+    const now = Date.now();
+    const { failureThreshold } = this.#options;
+    const firstDelay = this.#probeDelayMs(0);
+    const { before, after } = await this.#store.update(host, (current) => {
+      const consecutiveFailures = (current?.consecutiveFailures ?? 0) + 1;
+      if (current != null && !current.healthy) return { ...current, consecutiveFailures };
+      if (consecutiveFailures >= failureThreshold) {
+        return {
+          host,
+          healthy: false,
+          consecutiveFailures,
+          since: now,
+          nextProbeAt: now + firstDelay,
+          probeDelayMs: firstDelay,
+        };
+      }
+      return { host, healthy: true, consecutiveFailures, since: current?.since ?? now };
+    });
+    if (after == null || after.healthy) return false;
+    if (before == null || before.healthy) {
+      logger.warn(
+        "Marked {host} unhealthy after {failures} failed deliveries in a row; parking its " +
+          "deliveries and probing it in {delay} ms.",
+        { host, failures: after.consecutiveFailures, delay: firstDelay, error },
+      );
+      await this.#notify({
+        host,
+        healthy: false,
+        at: new Date(now),
+        consecutiveFailures: after.consecutiveFailures,
+        error,
+      });
+      await this.#enqueueProbe(host, origin, message.baseUrl, firstDelay);
+    }
+    await this.#park(host, origin, message);
+    return true;
+  }
+
+  async #park(host: string, origin: string, message: OutboxMessage): Promise<void> {
+    await this.#store.park(host, message.id, message);
+    logger.debug("Parked the delivery {messageId} to the unhealthy host {host}.", {
+      messageId: message.id,
+      host,
+    });
+    // The host may have recovered between the check and the parking, after
+    // the probe listed the parked deliveries: release this one here.
+    const record = await this.#store.get(host);
+    if (record == null || record.healthy) {
+      await this.#release(host, [{ id: message.id, message }]);
+      return;
+    }
+    // A probe that was lost (its worker died with an in-memory queue) is
+    // replaced; the deduplication key keeps it to one probe per host.
+    const overdueAfter = Math.max(record.probeDelayMs ?? 0, 60_000);
+    if (record.nextProbeAt != null && Date.now() > record.nextProbeAt + overdueAfter) {
+      await this.#enqueueProbe(host, origin, message.baseUrl, 0);
+    }
+  }
+
+  async #enqueueProbe(host: string, origin: string, baseUrl: string, delayMs: number) {
+    try {
+      await enqueueInternalTask(this.#host, this.#probe, { host, origin }, {
+        baseUrl,
+        delay: { milliseconds: delayMs },
+        // Without a way to hold the key, probes may double up; they are
+        // idempotent, and a host left unprobed would keep its deliveries.
+        ...(this.#canDeduplicate() ? { deduplicationKey: host } : {}),
+      });
+    } catch (error) {
+      logger.error("Could not enqueue the probe of {host}: {error}", { host, error });
+    }
+  }
+
+  #canDeduplicate(): boolean {
+    return typeof this.#host.options.kv.cas === "function" ||
+      (this.#outbox.nativeDeduplication === true &&
+        typeof this.#outbox.enqueueDeduplicated === "function");
+  }
+
+  async #runProbe(data: ProbeData, attempt: number): Promise<void> {
+    const { host, origin } = data;
+    const record = await this.#store.get(host);
+    if (record == null || record.healthy) {
+      await this.#releaseAll(host);
+      return;
+    }
+    const { userAgent, allowPrivateAddress } = this.#host.options;
+    const result = await probeHost(origin, {
+      userAgent,
+      allowPrivateAddress,
+      timeoutMs: this.#options.probeTimeoutMs,
+    });
+    if (!result.up) {
+      const delay = this.#probeDelayMs(attempt + 1);
+      await this.#store.update(
+        host,
+        (current) =>
+          current == null || current.healthy
+            ? undefined
+            : { ...current, nextProbeAt: Date.now() + delay, probeDelayMs: delay },
+      );
+      logger.info("The probe of {host} failed ({reason}); probing again in {delay} ms.", {
+        host,
+        reason: result.reason,
+        delay,
+      });
+      throw new HostStillUnreachableError(host, result.reason);
+    }
+    const now = Date.now();
+    const { before, after } = await this.#store.update(
+      host,
+      (current) =>
+        current == null || current.healthy
+          ? undefined
+          : { host, healthy: true, consecutiveFailures: 0, since: now },
+    );
+    if (before != null && !before.healthy && after?.healthy) {
+      logger.info("{host} answers again; releasing its parked deliveries.", { host });
+      await this.#notify({ host, healthy: true, at: new Date(now), consecutiveFailures: 0 });
+    }
+    await this.#releaseAll(host);
+  }
+
+  async #releaseAll(host: string): Promise<void> {
+    const parked = await this.#store.parked(host);
+    for (let i = 0; i < parked.length; i += RELEASE_BATCH) {
+      await this.#release(host, parked.slice(i, i + RELEASE_BATCH));
+    }
+    if (parked.length > 0) {
+      logger.info("Released {count} parked deliveries to {host}.", {
+        count: parked.length,
+        host,
+      });
+    }
+  }
+
+  async #release(host: string, parked: readonly { id: string; message: unknown }[]) {
+    await Promise.all(parked.map(async ({ id, message }) => {
+      const delivery = message as OutboxMessage;
+      const options = delivery.orderingKey == null ? {} : { orderingKey: delivery.orderingKey };
+      // Enqueued before the record is removed: a crash in between sends
+      // it twice, never zero times.
+      await this.#host.enqueueThrough(
+        [delivery],
+        options,
+        undefined,
+        ([stamped]) => this.#outbox.enqueue(stamped, options),
+      );
+      await this.#store.unpark(host, id);
+    }));
+  }
+
+  async #notify(change: HostHealthChange): Promise<void> {
+    try {
+      await this.#options.onChange?.(change);
+    } catch (error) {
+      logger.error("The hostHealth.onChange callback threw: {error}", { error });
+    }
+  }
+
+  async listUnhealthyHosts(): Promise<HostHealth[]> {
+    const records = (await this.#store.list()).filter((record) => !record.healthy);
+    records.sort((a, b) => a.since - b.since);
+    return await Promise.all(records.map((record) => this.#toHostHealth(record)));
+  }
+
+  async getHostHealth(host: string): Promise<HostHealth | undefined> {
+    const record = await this.#store.get(String(host));
+    return record == null ? undefined : await this.#toHostHealth(record);
+  }
+
+  async #toHostHealth(record: HostHealthRecord): Promise<HostHealth> {
+    return {
+      host: record.host,
+      healthy: record.healthy,
+      consecutiveFailures: record.consecutiveFailures,
+      since: new Date(record.since),
+      ...(record.healthy || record.nextProbeAt == null
+        ? {}
+        : { nextProbeAt: new Date(record.nextProbeAt) }),
+      parkedDeliveries: await this.#store.countParked(record.host),
+    };
+  }
+}
+
+/** Network errors, 5xx, 408 and 429 count against the host; other 4xx not. */
+function countsAgainstHost(error: DeliveryError): boolean {
+  return error.status == null || isHostFailureStatus(error.status);
+}

@@ -1,0 +1,378 @@
+import { getLogger } from "@logtape/logtape";
+import type { KvStore } from "../kv/kv-store.ts";
+import type { BaseMessage } from "../processing/envelope.ts";
+import type { MessageEvent } from "../processing/events.ts";
+import { InProcessPubSub } from "../pubsub/in-process-pubsub.ts";
+import type { PubSub } from "../pubsub/pubsub.ts";
+import type { TaskMessage } from "../tasks/message.ts";
+import {
+  decodeTaskUpdate,
+  encodeTaskUpdate,
+  isTerminalTaskState,
+  type TaskState,
+  type TaskStatus,
+  TaskStatusStore,
+  type TaskUpdate,
+} from "../tasks/status.ts";
+
+const logger = getLogger(["fedwork", "task"]);
+
+/**
+ * The pub/sub topic every task update is published on; the payload is the
+ * update as JSON, carrying the task's id.
+ * @since 0.2.0
+ */
+export const TASK_UPDATES_TOPIC = "fedwork:task-updates";
+
+/**
+ * How long `watchTask()` waits for an update before it reads the task's
+ * record, in case an update was lost (pub/sub is best effort).
+ */
+const WATCH_RECHECK_MS = 5_000;
+
+/**
+ * Options for `watchTask()` and `watchTasks()`.
+ * @since 0.2.0
+ */
+export interface WatchTaskOptions {
+  /** Ends the iteration (and the subscription) when it aborts. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Task status and progress for the federation: `getTaskStatus()`,
+ * `watchTask()` and `watchTasks()`.  `Federation` has these methods.
+ * @since 0.2.0
+ */
+export interface TaskStatusOperations {
+  /**
+   * Reads a task's status record: its state, attempt, last progress and
+   * last error.  Records are kept in the key–value store for
+   * `taskStatusRetention` (1 day by default) after their last change.
+   * @param id The task's id (`enqueueTask()`'s `messageId`).
+   * @returns The status, or `undefined` when there is none.
+   * @example
+   * ```ts
+   * const result = await ctx.enqueueTask(resizeImages, { album: "a1" });
+   * if (result.status === "enqueued") {
+   *   const status = await federation.getTaskStatus(result.messageId);
+   *   console.log(status?.state, status?.progress?.percent);
+   * }
+   * ```
+   */
+  getTaskStatus(id: string): Promise<TaskStatus | undefined>;
+
+  /**
+   * Watches one task: yields its current status first (when it has one),
+   * then each change of state and each progress report, live, from any
+   * process sharing the federation's `pubsub`; ends after a terminal state
+   * (`completed`, `failed`, `dropped`) or when `options.signal` aborts.
+   * Subscribes on the first `next()` and unsubscribes when the iteration
+   * ends, breaks or aborts.  After 5 seconds without an update it reads
+   * the task's record, so an update lost by the transport (pub/sub is
+   * best effort) cannot leave it waiting forever.
+   * @param id The task's id.
+   * @param options The signal that stops watching.
+   * @returns The updates.
+   * @example
+   * ```ts
+   * for await (const update of federation.watchTask(id)) {
+   *   console.log(update.status.state, update.status.progress?.percent);
+   * }
+   * ```
+   */
+  watchTask(id: string, options?: WatchTaskOptions): AsyncIterable<TaskUpdate>;
+
+  /**
+   * Watches every task until `options.signal` aborts (or the loop breaks):
+   * each change of state and each progress report, live.
+   * @param options The signal that stops watching.
+   * @returns The updates.
+   */
+  watchTasks(options?: WatchTaskOptions): AsyncIterable<TaskUpdate>;
+}
+
+/**
+ * Keeps task status records and publishes their changes: called when tasks
+ * are enqueued, start and report progress, and observing the dispatcher for
+ * how each attempt ended.  A failure to store or publish is logged and
+ * never changes what happens to the task.  Internal.
+ * @since 0.2.0
+ */
+export class TaskStatusTracker implements TaskStatusOperations {
+  readonly #store: TaskStatusStore;
+  readonly #pubsub: PubSub;
+  readonly #retentionMs: number;
+  /** The statuses of the tasks this process is running. */
+  readonly #running = new Map<string, TaskStatus>();
+
+  /**
+   * @param kv Where records are kept.
+   * @param pubsub Where changes are published.
+   * @param retentionMs How long a record is kept after its last change;
+   *                    `0` keeps none and publishes nothing.
+   */
+  constructor(kv: KvStore, pubsub: PubSub, retentionMs: number) {
+    this.#store = new TaskStatusStore(kv);
+    this.#pubsub = pubsub;
+    this.#retentionMs = retentionMs;
+  }
+
+  /** Whether records are kept at all. */
+  get enabled(): boolean {
+    return this.#retentionMs > 0;
+  }
+
+  /**
+   * Records freshly enqueued tasks as `queued`.
+   * @param messages The task messages.
+   * @param delayMs Their delay, which lengthens the record's TTL.
+   */
+  async queued(messages: readonly TaskMessage[], delayMs: number): Promise<void> {
+    if (!this.enabled) return;
+    const now = new Date();
+    await Promise.all(messages.map((message) =>
+      this.#write(
+        {
+          id: message.id,
+          name: message.taskName,
+          state: "queued",
+          attempt: message.attempt,
+          updatedAt: now,
+        },
+        "state",
+        delayMs,
+      )
+    ));
+  }
+
+  /**
+   * Forgets the `queued` records of messages that were not enqueued after
+   * all (a failed enqueue, a deduplicated one).
+   * @param ids The messages' ids.
+   */
+  async forget(ids: readonly string[]): Promise<void> {
+    if (!this.enabled) return;
+    await Promise.all(ids.map((id) => this.#store.delete(id).catch(() => {})));
+  }
+
+  /**
+   * Records that a task started an attempt, keeping the progress of an
+   * earlier attempt.
+   * @param message The task message.
+   */
+  async started(message: TaskMessage): Promise<void> {
+    if (!this.enabled) return;
+    let previous = this.#running.get(message.id);
+    if (previous == null && message.attempt > 0) {
+      previous = await this.#store.get(message.id).catch(() => undefined);
+    }
+    const status: TaskStatus = {
+      id: message.id,
+      name: message.taskName,
+      state: "running",
+      attempt: message.attempt,
+      ...(previous?.progress == null ? {} : { progress: previous.progress }),
+      updatedAt: new Date(),
+    };
+    this.#running.set(message.id, status);
+    await this.#write(status, "state");
+  }
+
+  /**
+   * Records and publishes a checked progress report.
+   * @param message The task message.
+   * @param progress The percent and data.
+   */
+  async progress(
+    message: TaskMessage,
+    progress: { readonly percent?: number; readonly data?: unknown },
+  ): Promise<void> {
+    if (!this.enabled) return;
+    const now = new Date();
+    const previous = this.#running.get(message.id);
+    const status: TaskStatus = {
+      id: message.id,
+      name: message.taskName,
+      state: "running",
+      attempt: message.attempt,
+      progress: { ...progress, at: now },
+      updatedAt: now,
+    };
+    if (previous != null) this.#running.set(message.id, status);
+    await this.#write(status, "progress");
+  }
+
+  /**
+   * The dispatcher observer: records how each task attempt ended.
+   * @param event The event.
+   * @param message The message.
+   */
+  readonly observe = async (event: MessageEvent, message: BaseMessage): Promise<void> => {
+    if (!this.enabled || message.type !== "task" || event.taskName == null) return;
+    const previous = this.#running.get(event.messageId);
+    if (event.type !== "retrying") this.#running.delete(event.messageId);
+    const error = "error" in event && event.error !== undefined
+      ? describeError(event.error)
+      : event.type === "dropped"
+      ? event.reason
+      : undefined;
+    const state: TaskState = event.type;
+    await this.#write({
+      id: event.messageId,
+      name: event.taskName,
+      state,
+      attempt: event.attempt,
+      ...(previous?.progress == null ? {} : { progress: previous.progress }),
+      ...(error == null ? {} : { error }),
+      updatedAt: new Date(),
+    }, "state");
+  };
+
+  async #write(status: TaskStatus, kind: TaskUpdate["kind"], extraTtlMs = 0): Promise<void> {
+    const stored = this.#store.set(status, this.#retentionMs + extraTtlMs).catch((error) => {
+      logger.warn("Could not store the status of task {messageId}: {error}", {
+        messageId: status.id,
+        error,
+      });
+    });
+    // Nobody in this process can receive an in-process update that nobody
+    // subscribed to: skip encoding it (the default transport, on every
+    // task run).
+    const pubsub = this.#pubsub;
+    if (pubsub instanceof InProcessPubSub && pubsub.subscriptionCount === 0) {
+      await stored;
+      return;
+    }
+    // Stored and published at once: a watcher that gets the update before
+    // the record lands reads an older record first and keeps the update.
+    await Promise.all([
+      stored,
+      this.#pubsub.publish(TASK_UPDATES_TOPIC, encodeTaskUpdate({ id: status.id, status, kind }))
+        .catch((error) => {
+          logger.warn("Could not publish the status of task {messageId}: {error}", {
+            messageId: status.id,
+            error,
+          });
+        }),
+    ]);
+  }
+
+  getTaskStatus(id: string): Promise<TaskStatus | undefined> {
+    if (typeof id !== "string") {
+      return Promise.reject(new TypeError("getTaskStatus() needs a task id (a string)."));
+    }
+    return this.#store.get(id);
+  }
+
+  watchTask(id: string, options: WatchTaskOptions = {}): AsyncIterable<TaskUpdate> {
+    if (typeof id !== "string" || id === "") {
+      throw new TypeError("watchTask() needs a task id (a non-empty string).");
+    }
+    checkSignal(options, "watchTask");
+    return this.#watch(id, options.signal);
+  }
+
+  watchTasks(options: WatchTaskOptions = {}): AsyncIterable<TaskUpdate> {
+    checkSignal(options, "watchTasks");
+    return this.#watch(undefined, options.signal);
+  }
+
+  async *#watch(
+    id: string | undefined,
+    outer: AbortSignal | undefined,
+  ): AsyncGenerator<TaskUpdate> {
+    if (outer?.aborted) return;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    outer?.addEventListener("abort", onAbort, { once: true });
+    const buffer: TaskUpdate[] = [];
+    let wake: (() => void) | undefined;
+    controller.signal.addEventListener("abort", () => wake?.(), { once: true });
+    try {
+      await this.#pubsub.subscribe(TASK_UPDATES_TOPIC, (payload) => {
+        const update = decodeTaskUpdate(payload);
+        if (update == null || (id != null && update.id !== id)) return;
+        buffer.push(update);
+        wake?.();
+      }, { signal: controller.signal });
+      let since = -Infinity;
+      /** The last status yielded, as {@link statusVersion} puts it. */
+      let last: string | undefined;
+      if (id != null) {
+        const current = await this.#store.get(id);
+        if (current != null) {
+          since = current.updatedAt.getTime();
+          last = statusVersion(current);
+          yield { id, status: current, kind: "state" };
+          if (isTerminalTaskState(current.state)) return;
+        }
+      }
+      while (!controller.signal.aborted) {
+        const update = buffer.shift();
+        if (update == null) {
+          // Pub/sub is best effort: when one task is watched and nothing
+          // came for a while, read its record in case an update was lost.
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          let timedOut = false;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            if (id != null) {
+              timer = setTimeout(() => {
+                timedOut = true;
+                resolve();
+              }, WATCH_RECHECK_MS);
+            }
+          });
+          clearTimeout(timer);
+          wake = undefined;
+          if (timedOut && id != null && buffer.length === 0) {
+            const current = await this.#store.get(id).catch(() => undefined);
+            if (current != null && statusVersion(current) !== last) {
+              last = statusVersion(current);
+              yield { id, status: current, kind: "state" };
+              if (isTerminalTaskState(current.state)) return;
+            }
+          }
+          continue;
+        }
+        // Published before the snapshot was read: already reflected in it.
+        if (update.status.updatedAt.getTime() < since) continue;
+        last = statusVersion(update.status);
+        yield update;
+        if (id != null && isTerminalTaskState(update.status.state)) return;
+      }
+    } finally {
+      outer?.removeEventListener("abort", onAbort);
+      controller.abort();
+    }
+  }
+}
+
+/**
+ * What tells two versions of a task's record apart.  Not the time alone:
+ * a task that is enqueued, runs and completes within one millisecond has
+ * `queued` and `completed` records written at the same time.
+ */
+function statusVersion(status: TaskStatus): string {
+  return `${status.state}/${status.attempt}/${status.updatedAt.getTime()}/${
+    status.progress?.at.getTime() ?? ""
+  }`;
+}
+
+function checkSignal(options: WatchTaskOptions, method: string): void {
+  if (options == null || typeof options !== "object") {
+    throw new TypeError(`The options of ${method}() must be an object.`);
+  }
+  if (options.signal != null && !(options.signal instanceof AbortSignal)) {
+    throw new TypeError(`The signal option of ${method}() must be an AbortSignal.`);
+  }
+}
+
+/** The longest error text kept in a status record (and sent with it). */
+const MAX_ERROR_LENGTH = 1000;
+
+function describeError(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
+}

@@ -1,0 +1,93 @@
+import type { RetryPolicy } from "../retry/retry-policy.ts";
+import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import type { Webhook } from "../webhooks/types.ts";
+import { FederationOptionError } from "./errors.ts";
+
+/**
+ * How the federation sends webhooks (the `webhooks` option).
+ * @since 0.2.0
+ */
+export interface FederationWebhookOptions {
+  /**
+   * After how many failed requests in a row a webhook is disabled; a
+   * success resets the count.  A positive integer.
+   * @default `10`
+   */
+  readonly disableAfterFailures?: number;
+  /**
+   * Called once when a webhook is disabled, in the process that disabled
+   * it.  A callback that throws is logged.
+   */
+  readonly onDisabled?: (webhook: Webhook) => void | Promise<void>;
+  /**
+   * How long one request may take before it counts as failed.
+   * @default `{ seconds: 10 }`
+   */
+  readonly timeout?: DurationInput;
+  /**
+   * When a failed request is tried again.  The federation's
+   * `taskRetryPolicy` by default.
+   */
+  readonly retryPolicy?: RetryPolicy;
+}
+
+/** {@link FederationWebhookOptions} checked, with defaults. */
+export interface ResolvedWebhookOptions {
+  readonly disableAfterFailures: number;
+  readonly onDisabled?: (webhook: Webhook) => void | Promise<void>;
+  readonly timeoutMs: number;
+  readonly retryPolicy?: RetryPolicy;
+}
+
+/**
+ * Checks the `webhooks` option.
+ * @param options The option's value.
+ * @returns The resolved options.
+ * @throws {FederationOptionError} When a field is invalid.
+ */
+export function resolveWebhookOptions(
+  options: FederationWebhookOptions | undefined,
+): ResolvedWebhookOptions {
+  if (options != null && typeof options !== "object") {
+    throw new FederationOptionError("webhooks", "The webhooks option must be an object.");
+  }
+  const disableAfterFailures = options?.disableAfterFailures ?? 10;
+  if (!Number.isInteger(disableAfterFailures) || disableAfterFailures < 1) {
+    throw new FederationOptionError(
+      "webhooks.disableAfterFailures",
+      "The webhooks.disableAfterFailures option must be a positive integer; got " +
+        `${JSON.stringify(disableAfterFailures)}.`,
+    );
+  }
+  if (options?.onDisabled != null && typeof options.onDisabled !== "function") {
+    throw new FederationOptionError(
+      "webhooks.onDisabled",
+      "The webhooks.onDisabled option must be a function.",
+    );
+  }
+  if (options?.retryPolicy != null && typeof options.retryPolicy !== "function") {
+    throw new FederationOptionError(
+      "webhooks.retryPolicy",
+      "The webhooks.retryPolicy option must be a retry policy function, e.g. " +
+        "createExponentialBackoffPolicy().",
+    );
+  }
+  let timeoutMs: number;
+  try {
+    timeoutMs = durationToMilliseconds(options?.timeout ?? { seconds: 10 }, "webhooks.timeout");
+  } catch (error) {
+    throw new FederationOptionError("webhooks.timeout", (error as Error).message);
+  }
+  if (timeoutMs <= 0) {
+    throw new FederationOptionError(
+      "webhooks.timeout",
+      "The webhooks.timeout option must be a positive duration.",
+    );
+  }
+  return {
+    disableAfterFailures,
+    ...(options?.onDisabled == null ? {} : { onDisabled: options.onDisabled }),
+    timeoutMs,
+    ...(options?.retryPolicy == null ? {} : { retryPolicy: options.retryPolicy }),
+  };
+}

@@ -1,0 +1,402 @@
+import { getLogger } from "@logtape/logtape";
+import { PrivateAddressError } from "../activitypub/network/errors.ts";
+import { assertPublicUrl } from "../activitypub/network/private-address.ts";
+import type { MessageDispatcher } from "../processing/dispatcher.ts";
+import type { BaseMessage } from "../processing/envelope.ts";
+import { PermanentError } from "../processing/errors.ts";
+import type { MessageEvent } from "../processing/events.ts";
+import type { TaskDefinition } from "../tasks/definition.ts";
+import type { TaskMessage } from "../tasks/message.ts";
+import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
+import { resolveTaskQueue } from "../tasks/routing.ts";
+import { WebhookDeliveryError } from "../webhooks/errors.ts";
+import { webhookPayloadOfEvent, webhookPayloadOfProgress } from "../webhooks/payload.ts";
+import { describeSecretProblem, signWebhookRequest } from "../webhooks/signature.ts";
+import { type StoredWebhook, toWebhook, WebhookStore } from "../webhooks/store.ts";
+import {
+  type Webhook,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
+  type WebhookInit,
+  type WebhookPayload,
+} from "../webhooks/types.ts";
+import {
+  enqueueInternalTask,
+  INTERNAL_TASK_PREFIX,
+  type InternalTaskHost,
+  stringRecordSchema,
+} from "./internal-tasks.ts";
+import type { TaskContext } from "./task-context.ts";
+import type { ResolvedWebhookOptions } from "./webhook-options.ts";
+
+const logger = getLogger(["fedwork", "webhook"]);
+
+/**
+ * The name of the built-in task that sends one webhook request.
+ * @since 0.2.0
+ */
+export const WEBHOOK_TASK_NAME = `${INTERNAL_TASK_PREFIX}webhook`;
+
+/** The least time between two progress events of one task sent to webhooks. */
+const PROGRESS_INTERVAL_MS = 1000;
+
+type WebhookTaskData = Record<"webhookId" | "eventId" | "eventType" | "body", string>;
+
+/**
+ * Managing webhooks from the federation.  `Federation` has these methods.
+ * @since 0.2.0
+ */
+export interface WebhookOperations {
+  /**
+   * Adds a webhook: from now on, each `completed`, `failed` (for good) or
+   * `dropped` event of a task (only of the named `tasks`, when given; never
+   * of Fedwork's own `fedwork:` tasks) is POSTed to `url` as JSON, signed
+   * with HMAC-SHA256 over `"<timestamp>.<body>"` (headers
+   * `Fedwork-Webhook-Id`, `Fedwork-Webhook-Timestamp`,
+   * `Fedwork-Webhook-Signature: v1=<hex>`), by the built-in task
+   * `fedwork:webhook`, so failed requests are retried and land in the
+   * failed-task store.  After `webhooks.disableAfterFailures` failed
+   * requests in a row (10 by default) the webhook is disabled.  Stored in
+   * the key–value store, so every process of the federation sends it;
+   * other processes notice a change within seconds.
+   * @param init The URL, the events, the secret and optionally task names.
+   * @returns The webhook, without its secret.
+   * @throws {TypeError} When the URL is not http(s), `events` is empty or
+   *         names an unknown event, `tasks` is not an array of names, the
+   *         secret is shorter than 16 or longer than 1024 characters, or
+   *         the key–value store has no `list()`.
+   * @throws {TaskQueueNotConfiguredError} When no queue can carry the
+   *         webhook task.
+   * @example
+   * ```ts
+   * const webhook = await federation.addWebhook({
+   *   url: "https://ops.example.com/hooks/fedwork",
+   *   events: ["failed", "dropped"],
+   *   secret: Deno.env.get("FEDWORK_WEBHOOK_SECRET")!,
+   * });
+   * console.log(webhook.id, webhook.enabled);
+   * ```
+   * @since 0.2.0
+   */
+  addWebhook(init: WebhookInit): Promise<Webhook>;
+  /**
+   * Lists the webhooks, oldest first, without their secrets.
+   * @returns The webhooks.
+   * @since 0.2.0
+   */
+  listWebhooks(): Promise<Webhook[]>;
+  /**
+   * Removes a webhook; requests already queued for it are not sent.
+   * @param id The webhook's id.
+   * @returns Whether there was one.
+   * @since 0.2.0
+   */
+  removeWebhook(id: string): Promise<boolean>;
+  /**
+   * Enables a (disabled) webhook again and resets its failure count.
+   * @param id The webhook's id.
+   * @returns The webhook, or `undefined` when there is none.
+   * @since 0.2.0
+   */
+  enableWebhook(id: string): Promise<Webhook | undefined>;
+}
+
+/** What {@link FederationWebhooks} needs from the federation. */
+export interface WebhooksHost<TContextData> extends InternalTaskHost<TContextData> {
+  readonly dispatcher: MessageDispatcher<TContextData>;
+}
+
+/**
+ * The federation's webhooks: the store, the built-in task that sends each
+ * request, and the dispatcher observer that turns task events into
+ * requests.  Internal.
+ * @since 0.2.0
+ */
+export class FederationWebhooks<TContextData> implements WebhookOperations {
+  readonly #host: WebhooksHost<TContextData>;
+  readonly #options: ResolvedWebhookOptions;
+  readonly #store: WebhookStore;
+  readonly #task: TaskDefinition<TContextData, WebhookTaskData, WebhookTaskData>;
+  /** When a progress event of each running task was last sent, by message id. */
+  readonly #progressSentAt = new Map<string, number>();
+
+  /**
+   * @param host The federation.
+   * @param options The resolved `webhooks` option.
+   */
+  constructor(host: WebhooksHost<TContextData>, options: ResolvedWebhookOptions) {
+    this.#host = host;
+    this.#options = options;
+    this.#store = new WebhookStore(host.options.kv);
+    this.#task = host.registry.tasks.defineTask(WEBHOOK_TASK_NAME, {
+      schema: stringRecordSchema(["webhookId", "eventId", "eventType", "body"]),
+      handler: (ctx, data) => this.#send(ctx as TaskContext<TContextData>, data),
+      ...(options.retryPolicy == null ? {} : { retryPolicy: options.retryPolicy }),
+    }) as TaskDefinition<TContextData, WebhookTaskData, WebhookTaskData>;
+    host.dispatcher.observe((event, message) => this.#observe(event, message));
+  }
+
+  async addWebhook(init: WebhookInit): Promise<Webhook> {
+    if (typeof init !== "object" || init == null) {
+      throw new TypeError("addWebhook() needs { url, events, secret }.");
+    }
+    const url = typeof init.url === "string" && URL.canParse(init.url)
+      ? new URL(init.url)
+      : init.url instanceof URL
+      ? init.url
+      : undefined;
+    if (url == null || (url.protocol !== "http:" && url.protocol !== "https:")) {
+      throw new TypeError("The url of addWebhook() must be an http(s) URL.");
+    }
+    if (url.username !== "" || url.password !== "") {
+      // Credentials in the URL would show up in logs and listWebhooks().
+      throw new TypeError(
+        "The url of addWebhook() must not contain credentials; the receiver authenticates " +
+          "requests by their signature.",
+      );
+    }
+    const events = init.events;
+    if (!Array.isArray(events) || events.length === 0) {
+      throw new TypeError(
+        `The events of addWebhook() must be a non-empty array of ${
+          WEBHOOK_EVENT_TYPES.join(", ")
+        }.`,
+      );
+    }
+    for (const event of events) {
+      if (!WEBHOOK_EVENT_TYPES.includes(event)) {
+        throw new TypeError(
+          `Unknown webhook event ${JSON.stringify(event)}; the events are ` +
+            `${WEBHOOK_EVENT_TYPES.join(", ")}.`,
+        );
+      }
+    }
+    if (
+      init.tasks != null &&
+      (!Array.isArray(init.tasks) ||
+        init.tasks.some((name) => typeof name !== "string" || name === ""))
+    ) {
+      throw new TypeError("The tasks of addWebhook() must be an array of task names.");
+    }
+    const problem = describeSecretProblem(init.secret);
+    if (problem != null) throw new TypeError(`The secret of addWebhook() ${problem}.`);
+    const { kv, queues, taskQueueResolution } = this.#host.options;
+    if (typeof kv.list !== "function") {
+      throw new TypeError(
+        "Webhooks need a KvStore with list(): they are stored there and read by every worker.",
+      );
+    }
+    // Fails now rather than at the first event.
+    resolveTaskQueue({ name: WEBHOOK_TASK_NAME }, {
+      taskQueue: queues.task,
+      outboxQueue: queues.outbox,
+      resolution: taskQueueResolution,
+    });
+    const stored: StoredWebhook = {
+      id: crypto.randomUUID(),
+      url: url.href,
+      events: [...new Set(events)],
+      ...(init.tasks == null ? {} : { tasks: [...init.tasks] }),
+      secret: init.secret,
+      enabled: true,
+      consecutiveFailures: 0,
+      createdAt: Date.now(),
+    };
+    await this.#store.add(stored);
+    logger.info("Added the webhook {webhookId} for {events} to {url}.", {
+      webhookId: stored.id,
+      events: stored.events,
+      url: stored.url,
+    });
+    return toWebhook(stored);
+  }
+
+  async listWebhooks(): Promise<Webhook[]> {
+    if (typeof this.#host.options.kv.list !== "function") return [];
+    return (await this.#store.list()).map(toWebhook);
+  }
+
+  removeWebhook(id: string): Promise<boolean> {
+    return this.#store.remove(String(id));
+  }
+
+  async enableWebhook(id: string): Promise<Webhook | undefined> {
+    const updated = await this.#store.update(String(id), (current) => {
+      const { disabledAt: _, ...rest } = current;
+      return { ...rest, enabled: true, consecutiveFailures: 0 };
+    });
+    return updated == null ? undefined : toWebhook(updated);
+  }
+
+  /**
+   * Sends a task's progress report to the webhooks that want it, at most
+   * one a second per task (a report of 100 % always goes).  Failures to
+   * enqueue are logged, never thrown to the handler.
+   * @param message The running task's message.
+   * @param progress The checked report.
+   */
+  async progress(
+    message: TaskMessage,
+    progress: { readonly percent?: number; readonly data?: unknown },
+  ): Promise<void> {
+    const taskName = message.taskName;
+    if (taskName.startsWith(INTERNAL_TASK_PREFIX)) return;
+    if (typeof this.#host.options.kv.list !== "function") return;
+    const now = Date.now();
+    const last = this.#progressSentAt.get(message.id);
+    if (last != null && now - last < PROGRESS_INTERVAL_MS && progress.percent !== 100) return;
+    let webhooks: StoredWebhook[];
+    try {
+      webhooks = (this.#store.peekCached() ?? await this.#store.listCached()).filter((webhook) =>
+        webhook.enabled && webhook.events.includes("progress") &&
+        (webhook.tasks == null || webhook.tasks.includes(taskName))
+      );
+    } catch (error) {
+      logger.warn("Could not read the webhooks: {error}", { error });
+      return;
+    }
+    if (webhooks.length === 0) return;
+    this.#progressSentAt.set(message.id, now);
+    for (const webhook of webhooks) {
+      await this.#enqueue(webhookPayloadOfProgress(message, progress, webhook.id), message.baseUrl);
+    }
+  }
+
+  async #observe(event: MessageEvent, message: BaseMessage): Promise<void> {
+    if (event.kind !== "task") return;
+    this.#progressSentAt.delete(event.messageId);
+    if (event.type === "retrying") return;
+    const taskName = event.taskName;
+    if (taskName == null || taskName.startsWith(INTERNAL_TASK_PREFIX)) return;
+    if (typeof this.#host.options.kv.list !== "function") return;
+    const type: WebhookEventType = event.type;
+    const all = this.#store.peekCached() ?? await this.#store.listCached();
+    if (all.length === 0) return;
+    const webhooks = all.filter((webhook) =>
+      webhook.enabled && webhook.events.includes(type) &&
+      (webhook.tasks == null || webhook.tasks.includes(taskName))
+    );
+    for (const webhook of webhooks) {
+      await this.#enqueue(webhookPayloadOfEvent(event, webhook.id), message.baseUrl);
+    }
+  }
+
+  async #enqueue(payload: WebhookPayload, baseUrl: string): Promise<void> {
+    try {
+      await enqueueInternalTask(this.#host, this.#task, {
+        webhookId: payload.webhookId,
+        eventId: payload.id,
+        eventType: payload.type,
+        body: JSON.stringify(payload),
+      }, { baseUrl });
+    } catch (error) {
+      const level = error instanceof TaskQueueNotConfiguredError ? "error" : "warn";
+      logger[level](
+        "Could not enqueue the {eventType} event {eventId} for the webhook " +
+          "{webhookId}: {error}",
+        {
+          eventType: payload.type,
+          eventId: payload.id,
+          webhookId: payload.webhookId,
+          error,
+        },
+      );
+    }
+  }
+
+  async #send(ctx: TaskContext<TContextData>, data: WebhookTaskData): Promise<void> {
+    const webhook = await this.#store.get(data.webhookId);
+    if (webhook == null || !webhook.enabled) {
+      logger.info("Skipped the event {eventId}: the webhook {webhookId} is {state}.", {
+        eventId: data.eventId,
+        webhookId: data.webhookId,
+        state: webhook == null ? "removed" : "disabled",
+      });
+      return;
+    }
+    const url = new URL(webhook.url);
+    const { allowPrivateAddress, userAgent } = this.#host.options;
+    let failure: WebhookDeliveryError;
+    let permanent = false;
+    try {
+      if (!allowPrivateAddress) await assertPublicUrl(url);
+      const headers = await signWebhookRequest({
+        secret: webhook.secret,
+        eventId: data.eventId,
+        eventType: data.eventType,
+        body: data.body,
+      });
+      headers.set("User-Agent", userAgent);
+      const response = await fetch(url, {
+        method: "POST",
+        headers,
+        body: data.body,
+        // Redirects are not followed: a webhook URL is configured exactly,
+        // and a redirect could lead to a private address.
+        redirect: "manual",
+        signal: AbortSignal.any([ctx.task.signal, AbortSignal.timeout(this.#options.timeoutMs)]),
+      });
+      await response.body?.cancel();
+      if (response.status >= 200 && response.status < 300) {
+        if (webhook.consecutiveFailures > 0) {
+          await this.#store.update(
+            webhook.id,
+            (current) =>
+              current.consecutiveFailures === 0
+                ? undefined
+                : { ...current, consecutiveFailures: 0 },
+          );
+        }
+        logger.debug("Sent the event {eventId} to the webhook {webhookId} (HTTP {status}).", {
+          eventId: data.eventId,
+          webhookId: webhook.id,
+          status: response.status,
+        });
+        return;
+      }
+      failure = new WebhookDeliveryError(
+        webhook.id,
+        webhook.url,
+        response.status,
+        `HTTP ${response.status}`,
+      );
+    } catch (error) {
+      permanent = error instanceof PrivateAddressError;
+      failure = new WebhookDeliveryError(
+        webhook.id,
+        webhook.url,
+        null,
+        error instanceof Error ? error.message : String(error),
+        error,
+      );
+    }
+    const threshold = this.#options.disableAfterFailures;
+    let disabledNow = false;
+    const updated = await this.#store.update(webhook.id, (current) => {
+      const consecutiveFailures = current.consecutiveFailures + 1;
+      const disable = current.enabled && consecutiveFailures >= threshold;
+      disabledNow = disable;
+      return {
+        ...current,
+        consecutiveFailures,
+        lastError: failure.status == null ? failure.message : `HTTP ${failure.status}`,
+        ...(disable ? { enabled: false, disabledAt: Date.now() } : {}),
+      };
+    });
+    if (disabledNow && updated != null) {
+      logger.warn(
+        "Disabled the webhook {webhookId} ({url}) after {failures} failed requests in a row.",
+        { webhookId: webhook.id, url: webhook.url, failures: updated.consecutiveFailures },
+      );
+      try {
+        await this.#options.onDisabled?.(toWebhook(updated));
+      } catch (error) {
+        logger.error("The webhooks.onDisabled callback threw: {error}", { error });
+      }
+    }
+    if (permanent || (updated != null && !updated.enabled)) {
+      throw new PermanentError(failure.message, { cause: failure });
+    }
+    throw failure;
+  }
+}

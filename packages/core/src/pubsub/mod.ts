@@ -1,0 +1,3 @@
+export type { PubSub, PubSubSubscribeOptions } from "./pubsub.ts";
+export { InProcessPubSub } from "./in-process-pubsub.ts";
+export { checkPublication, checkSubscription, TopicListeners } from "./topic-listeners.ts";

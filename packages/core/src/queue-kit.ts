@@ -1,0 +1,31 @@
+/**
+ * Building blocks for message-queue backends that lease messages (a claimed
+ * message stays invisible to other workers while a heartbeat renews its
+ * lease): the shared listen loop with prefetch and batched
+ * acknowledgements, the option checks, and the closed-queue error.  Fedwork's
+ * SQLite and PostgreSQL queues are built on it.
+ *
+ * ```ts
+ * import { resolveLeaseOptions, runLeaseListener } from "@fedwork/core/queue-kit";
+ * ```
+ * @module
+ * @since 0.2.0
+ */
+export {
+  type LeaseClaimRequest,
+  type LeaseClaimResult,
+  type LeasedMessage,
+  type LeaseEngine,
+  type LeaseListenerOptions,
+  runLeaseListener,
+} from "./queue/lease-listener.ts";
+export {
+  type LeaseOptionDefaults,
+  type LeaseOptionsInput,
+  nonNegativeIntegerOption,
+  positiveDurationOption,
+  positiveIntegerOption,
+  type ResolvedLeaseOptions,
+  resolveLeaseOptions,
+} from "./queue/lease-options.ts";
+export { QueueClosedError } from "./queue/queue-closed-error.ts";

@@ -1,0 +1,371 @@
+import {
+  assert,
+  assertEquals,
+  assertInstanceOf,
+  assertRejects,
+  deferred,
+  test,
+  waitUntil,
+  within,
+} from "@fedify/fixture";
+import {
+  type LeaseClaimRequest,
+  type LeaseClaimResult,
+  type LeasedMessage,
+  type LeaseEngine,
+  type LeaseListenerOptions,
+  runLeaseListener,
+} from "./lease-listener.ts";
+import type { MessageQueueHandler, MessageRedelivery } from "./message-queue.ts";
+import { QueueClosedError } from "./queue-closed-error.ts";
+
+interface Row {
+  payload: unknown;
+  leased: boolean;
+  readyAt: number;
+}
+
+interface MemoryMessage extends LeasedMessage {
+  readonly id: number;
+}
+
+/**
+ * A small engine over a Map, recording every call, so that the tests can
+ * see what the listener asked for.  Each call completes after a macrotask,
+ * like a round trip.
+ */
+class MemoryEngine implements LeaseEngine<MemoryMessage> {
+  readonly rows = new Map<number, Row>();
+  readonly claims: LeaseClaimRequest<MemoryMessage>[] = [];
+  readonly claimed: number[][] = [];
+  readonly releases: number[][] = [];
+  readonly extensions: number[][] = [];
+  readonly redeliveries: { id: number; payload: unknown; delayMs: number }[] = [];
+  /** Makes the next claims reject with these errors, one each. */
+  readonly failures: unknown[] = [];
+  #nextId = 1;
+  #wake: (() => void) | undefined;
+  closed = false;
+
+  add(...payloads: unknown[]): void {
+    for (const payload of payloads) {
+      this.rows.set(this.#nextId++, { payload, leased: false, readyAt: 0 });
+    }
+    this.#wake?.();
+  }
+
+  async claim(request: LeaseClaimRequest<MemoryMessage>): Promise<LeaseClaimResult<MemoryMessage>> {
+    await roundTrip();
+    this.claims.push(request);
+    const failure = this.failures.shift();
+    if (failure !== undefined) throw failure;
+    for (const message of request.acks) this.rows.delete(message.id);
+    for (const message of request.handBacks) {
+      const row = this.rows.get(message.id);
+      if (row != null) row.leased = false;
+    }
+    const messages: MemoryMessage[] = [];
+    for (const [id, row] of this.rows) {
+      if (messages.length >= request.count) break;
+      if (row.leased || row.readyAt > Date.now()) continue;
+      row.leased = true;
+      messages.push({ id });
+    }
+    this.claimed.push(messages.map((message) => message.id));
+    return { messages };
+  }
+
+  async release(messages: readonly MemoryMessage[]): Promise<void> {
+    await roundTrip();
+    this.releases.push(messages.map((message) => message.id));
+    for (const message of messages) {
+      const row = this.rows.get(message.id);
+      if (row != null) row.leased = false;
+    }
+  }
+
+  async extendLeases(messages: readonly MemoryMessage[]): Promise<void> {
+    await roundTrip();
+    this.extensions.push(messages.map((message) => message.id));
+  }
+
+  async redeliver(message: MemoryMessage, payload: unknown, delayMs: number): Promise<void> {
+    await roundTrip();
+    this.redeliveries.push({ id: message.id, payload, delayMs });
+    const row = this.rows.get(message.id)!;
+    row.payload = payload;
+    row.leased = false;
+    row.readyAt = Date.now() + delayMs;
+  }
+
+  decode(message: MemoryMessage): unknown {
+    const payload = this.rows.get(message.id)!.payload;
+    if (payload === "undecodable") throw new SyntaxError("not a message");
+    return payload;
+  }
+
+  subscribe(wake: () => void): () => void {
+    this.#wake = wake;
+    return () => this.#wake = undefined;
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+}
+
+function roundTrip(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 1));
+}
+
+function options(
+  overrides: Partial<LeaseListenerOptions> & { signal: AbortSignal },
+): LeaseListenerOptions {
+  return {
+    concurrency: 1,
+    prefetch: 0,
+    heartbeatMs: 10_000,
+    pollMs: 1_000,
+    handBackDelayMs: 30_000,
+    queueName: "the memory queue",
+    ...overrides,
+  };
+}
+
+test("runLeaseListener hands every message to the handler, in order at concurrency 1", async () => {
+  const engine = new MemoryEngine();
+  engine.add(...Array.from({ length: 30 }, (_, n) => ({ n })));
+  const controller = new AbortController();
+  const seen: number[] = [];
+  const all = deferred();
+  const listening = runLeaseListener(engine, (message: { n: number }) => {
+    seen.push(message.n);
+    if (seen.length === 30) all.resolve();
+  }, options({ prefetch: 4, signal: controller.signal }));
+  await within(all.promise, () => `30 messages; got ${seen.length}`);
+  controller.abort();
+  await listening;
+  assertEquals(seen, Array.from({ length: 30 }, (_, n) => n));
+  assertEquals(engine.rows.size, 0, "every message was acknowledged");
+  assert(engine.closed, "the engine was closed");
+});
+
+test("runLeaseListener claims up to concurrency + prefetch messages and never runs more than concurrency", async () => {
+  const engine = new MemoryEngine();
+  engine.add(...Array.from({ length: 40 }, (_, n) => n));
+  const controller = new AbortController();
+  let running = 0;
+  let maxRunning = 0;
+  let handled = 0;
+  const all = deferred();
+  const listening = runLeaseListener(engine, async () => {
+    running++;
+    maxRunning = Math.max(maxRunning, running);
+    await roundTrip();
+    running--;
+    if (++handled === 40) all.resolve();
+  }, options({ concurrency: 3, prefetch: 5, signal: controller.signal }));
+  await within(all.promise, () => `40 messages; got ${handled}`);
+  controller.abort();
+  await listening;
+  assertEquals(maxRunning, 3);
+  assertEquals(engine.claims[0].count, 8, "the first claim asks for concurrency + prefetch");
+  assert(engine.claims.every((claim) => claim.count <= 8), "no claim asks for more");
+  assertEquals(engine.rows.size, 0);
+});
+
+test("runLeaseListener sends acknowledgements in batches with the next claim", async () => {
+  const engine = new MemoryEngine();
+  engine.add(...Array.from({ length: 50 }, (_, n) => n));
+  const controller = new AbortController();
+  let handled = 0;
+  const all = deferred();
+  const listening = runLeaseListener(engine, () => {
+    if (++handled === 50) all.resolve();
+  }, options({ prefetch: 16, signal: controller.signal }));
+  await within(all.promise, () => `50 messages; got ${handled}`);
+  controller.abort();
+  await listening;
+  const acked = engine.claims.flatMap((claim) => claim.acks.map((message) => message.id));
+  assertEquals(acked.toSorted((a, b) => a - b), Array.from({ length: 50 }, (_, n) => n + 1));
+  assert(
+    engine.claims.some((claim) => claim.acks.length > 1 && claim.count > 0),
+    "some claim round trip carried several acknowledgements",
+  );
+  assert(
+    engine.claims.length < 50,
+    `fewer round trips than messages; got ${engine.claims.length}`,
+  );
+});
+
+test("runLeaseListener releases prefetched messages when it stops and acknowledges the running one", async () => {
+  const engine = new MemoryEngine();
+  engine.add("first", "second", "third", "fourth", "fifth", "sixth");
+  const controller = new AbortController();
+  const started = deferred();
+  const finish = deferred();
+  const seen: unknown[] = [];
+  const listening = runLeaseListener(engine, async (message) => {
+    seen.push(message);
+    started.resolve();
+    await finish.promise;
+  }, options({ prefetch: 3, signal: controller.signal }));
+  await within(started.promise, "the first handler");
+  await waitUntil(() => engine.claimed.flat().length === 4, { what: "four messages claimed" });
+  controller.abort();
+  await waitUntil(() => engine.releases.length === 1, { what: "the prefetched messages released" });
+  assertEquals(engine.releases[0], [2, 3, 4]);
+  finish.resolve();
+  await within(listening, "the listener to stop");
+  assertEquals(seen, ["first"]);
+  assertEquals([...engine.rows.keys()], [2, 3, 4, 5, 6], "the first message was acknowledged");
+  assert([...engine.rows.values()].every((row) => !row.leased), "nothing stays leased");
+});
+
+test("runLeaseListener's heartbeat covers prefetched messages as well as running ones", async () => {
+  const engine = new MemoryEngine();
+  engine.add("a", "b", "c", "d", "e");
+  const controller = new AbortController();
+  const finish = deferred();
+  const listening = runLeaseListener(
+    engine,
+    () => finish.promise,
+    options({ prefetch: 2, heartbeatMs: 5, signal: controller.signal }),
+  );
+  await waitUntil(
+    () => engine.extensions.some((ids) => ids.toSorted().join() === "1,2,3"),
+    {
+      what: () => `a heartbeat over messages 1, 2 and 3; got ${JSON.stringify(engine.extensions)}`,
+    },
+  );
+  controller.abort();
+  finish.resolve();
+  await within(listening, "the listener to stop");
+});
+
+test("runLeaseListener hands back a message whose handler threw and keeps listening", async () => {
+  const engine = new MemoryEngine();
+  engine.add("fails", "works");
+  const controller = new AbortController();
+  const attempts: unknown[] = [];
+  const listening = runLeaseListener(engine, (message) => {
+    attempts.push(message);
+    if (message === "fails" && attempts.length === 1) throw new Error("boom");
+  }, options({ signal: controller.signal }));
+  await waitUntil(() => engine.rows.size === 0, { what: () => `both handled; got ${attempts}` });
+  controller.abort();
+  await listening;
+  const handedBack = engine.claims.flatMap((claim) => claim.handBacks.map((message) => message.id));
+  assertEquals(handedBack, [1]);
+  assertEquals(attempts.filter((message) => message === "fails").length, 2);
+});
+
+test("runLeaseListener passes a MessageRedelivery that stores in place and checks its calls", async () => {
+  const engine = new MemoryEngine();
+  engine.add({ attempt: 1 });
+  const controller = new AbortController();
+  const checked = deferred<{ second: unknown; negative: unknown; late?: Promise<void> }>();
+  let kept: MessageRedelivery | undefined;
+  const handler: MessageQueueHandler = async (message: { attempt: number }, redelivery) => {
+    if (message.attempt !== 1) return;
+    kept = redelivery;
+    const negative = await redelivery!.redeliver({ attempt: 2 }, { delay: { seconds: -1 } })
+      .catch((error) => error);
+    await redelivery!.redeliver({ attempt: 2 }, { delay: { seconds: 5 } });
+    const second = await redelivery!.redeliver({ attempt: 3 }, { delay: { seconds: 5 } })
+      .catch((error) => error);
+    checked.resolve({ second, negative });
+  };
+  const listening = runLeaseListener(engine, handler, options({ signal: controller.signal }));
+  const { second, negative } = await within(checked.promise, "the handler");
+  assertInstanceOf(negative, RangeError);
+  assertInstanceOf(second, TypeError);
+  await waitUntil(() => engine.claims.length >= 2, { what: "another claim" });
+  await assertRejects(
+    () => kept!.redeliver({ attempt: 4 }, { delay: { seconds: 1 } }),
+    TypeError,
+    "already called",
+  );
+  controller.abort();
+  await listening;
+  assertEquals(engine.redeliveries, [{ id: 1, payload: { attempt: 2 }, delayMs: 5_000 }]);
+  // Neither acknowledged nor handed back: the new version waits in place.
+  assertEquals(engine.claims.flatMap((claim) => [...claim.acks, ...claim.handBacks]), []);
+  assert(engine.rows.has(1));
+});
+
+test("runLeaseListener retries a failed claim with its acknowledgements", async () => {
+  const engine = new MemoryEngine();
+  engine.add("one");
+  const controller = new AbortController();
+  const handled = deferred();
+  const listening = runLeaseListener(engine, () => {
+    engine.failures.push(new Error("connection lost"));
+    handled.resolve();
+  }, options({ signal: controller.signal }));
+  await within(handled.promise, "the handler");
+  await waitUntil(() => engine.rows.size === 0, { what: "the acknowledgement to get through" });
+  controller.abort();
+  await listening;
+  const withAck = engine.claims.filter((claim) => claim.acks.length > 0);
+  assertEquals(withAck.length, 2, "sent once, failed, then sent again");
+});
+
+test("runLeaseListener stops when the engine reports a QueueClosedError", async () => {
+  const engine = new MemoryEngine();
+  engine.failures.push(new QueueClosedError("closed"));
+  const listening = runLeaseListener(
+    engine,
+    () => {},
+    options({ signal: new AbortController().signal }),
+  );
+  await within(listening, "the listener to stop");
+  assertEquals(engine.claims.length, 1);
+  assert(engine.closed);
+});
+
+test("runLeaseListener drops and acknowledges a message it cannot decode", async () => {
+  const engine = new MemoryEngine();
+  engine.add("undecodable", "fine");
+  const controller = new AbortController();
+  const seen: unknown[] = [];
+  const listening = runLeaseListener(engine, (message) => {
+    seen.push(message);
+  }, options({ prefetch: 1, signal: controller.signal }));
+  await waitUntil(() => engine.rows.size === 0, { what: "both acknowledged" });
+  controller.abort();
+  await listening;
+  assertEquals(seen, ["fine"]);
+});
+
+test("runLeaseListener returns at once for an aborted signal after releasing nothing", async () => {
+  const engine = new MemoryEngine();
+  engine.add("waiting");
+  const controller = new AbortController();
+  controller.abort();
+  await runLeaseListener(engine, () => {
+    throw new Error("must not run");
+  }, options({ signal: controller.signal }));
+  assertEquals(engine.claims.length, 0);
+  assertEquals(engine.releases.length, 0);
+});
+
+test("runLeaseListener sends an acknowledgement after ackDelayMs while prefetched messages keep it busy", async () => {
+  const engine = new MemoryEngine();
+  engine.add("quick", "slow", "c", "d", "e", "f", "g", "h", "i");
+  const controller = new AbortController();
+  const finish = deferred();
+  const listening = runLeaseListener(engine, async (message) => {
+    if (message !== "quick") await finish.promise;
+  }, options({ prefetch: 8, ackDelayMs: 20, signal: controller.signal }));
+  // Seven messages stay prefetched: one free place is less than half of
+  // concurrency + prefetch, so only the deadline sends the first message's
+  // acknowledgement.
+  await waitUntil(() => engine.claims.some((claim) => claim.acks.some((m) => m.id === 1)), {
+    what: "the acknowledgement of the first message",
+  });
+  assert(!engine.rows.has(1));
+  controller.abort();
+  finish.resolve();
+  await within(listening, "the listener to stop");
+});

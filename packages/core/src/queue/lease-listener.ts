@@ -1,0 +1,543 @@
+// The listen loop shared by Fedwork's lease-based queues (SQLite,
+// PostgreSQL, Redis): claim with prefetch, heartbeat, batched
+// acknowledgements, redelivery in place, back-off and shutdown.  The
+// engine adapter does the storage; this module decides when.
+import { getLogger, type Logger } from "@logtape/logtape";
+import { durationToMilliseconds } from "../time/duration.ts";
+import type {
+  MessageQueueHandler,
+  MessageRedelivery,
+  MessageRedeliveryOptions,
+} from "./message-queue.ts";
+import { QueueClosedError } from "./queue-closed-error.ts";
+
+/**
+ * What an engine hands out for one claimed message.  The listener only
+ * reads `id` (for log messages and error messages); everything else the
+ * engine needs later (a lease token, whether it has an ordering key, the
+ * raw payload) goes into the engine's own subtype.
+ * @since 0.2.0
+ */
+export interface LeasedMessage {
+  /** The message's id in the engine, as shown in logs. */
+  readonly id: string | number;
+}
+
+/**
+ * One round trip the listener asks of its engine: apply the outcomes of
+ * finished handlers, then claim up to `count` more messages.
+ * @since 0.2.0
+ */
+export interface LeaseClaimRequest<M extends LeasedMessage> {
+  /**
+   * How many messages to claim (lease to this listener and return).  `0`
+   * means claim nothing: only apply `acks` and `handBacks` (the listener
+   * does so when it is full, and once more when it stops).
+   */
+  readonly count: number;
+  /**
+   * Messages whose handlers returned: delete them.  Must be idempotent
+   * (the listener sends them again when the call rejects).
+   */
+  readonly acks: readonly M[];
+  /**
+   * Messages whose handlers threw (or returned after a failed
+   * `redeliver()`): drop this listener's lease and make them claimable
+   * again after the engine's hand-back delay, unchanged.  Only where this
+   * listener still holds the lease (another worker may have taken a
+   * message whose lease ran out).
+   */
+  readonly handBacks: readonly M[];
+  /**
+   * Messages this listener keeps holding after the call (running or
+   * prefetched), for engines that compute {@link LeaseClaimResult.waitMs}
+   * from the leases *other* workers hold.
+   */
+  readonly held: readonly M[];
+}
+
+/**
+ * What {@link LeaseEngine.claim} returns.
+ * @since 0.2.0
+ */
+export interface LeaseClaimResult<M extends LeasedMessage> {
+  /** The claimed messages, leased to this listener, in hand-out order. */
+  readonly messages: readonly M[];
+  /**
+   * When fewer messages than asked were claimed: how many milliseconds
+   * until something may become claimable that no wake-up will announce (a
+   * delay running out, another worker's lease expiring).  The listener
+   * sleeps at most this long, and at most the poll interval.  Omit it (or
+   * `undefined`) to sleep for the poll interval.
+   */
+  readonly waitMs?: number;
+}
+
+/**
+ * The storage side of a lease listener: what a queue backend implements to
+ * get {@link runLeaseListener}'s loop.  One engine object serves one
+ * `listen()` call, so it may keep per-listener state (a lease owner id, a
+ * lazily opened connection or subscription).
+ *
+ * Every method may reject; the listener logs and retries (claims with
+ * back-off) or leaves the message to its lease (heartbeats, releases), so
+ * nothing is lost.  Rejecting with a {@link QueueClosedError} tells the
+ * listener that the queue was disposed: it stops as if aborted.
+ * @since 0.2.0
+ */
+export interface LeaseEngine<M extends LeasedMessage> {
+  /**
+   * Applies `request.acks` and `request.handBacks` and claims up to
+   * `request.count` messages, in as few round trips as the engine allows
+   * (one transaction or one script ideally): this is how acknowledgements
+   * ride on the next claim.
+   * @param request The outcomes to apply and how many to claim.
+   * @returns The claimed messages and how long to sleep when short.
+   */
+  claim(request: LeaseClaimRequest<M>): Promise<LeaseClaimResult<M>>;
+  /**
+   * Hands back prefetched messages that were never given to the handler
+   * (the listener is stopping): drop this listener's lease so that any
+   * worker can claim them at once, keeping their place in line.
+   * @param messages The messages; never empty.
+   */
+  release(messages: readonly M[]): Promise<void>;
+  /**
+   * Renews this listener's leases on `messages` (running, prefetched and
+   * finished-but-not-yet-acknowledged ones).  Only where this listener
+   * still holds the lease.
+   * @param messages The messages; never empty.
+   */
+  extendLeases(messages: readonly M[]): Promise<void>;
+  /**
+   * Stores `payload` in place of the running message and makes it
+   * claimable after `delayMs`, dropping this listener's lease but keeping
+   * the message's place in its ordering key.  Rejects (changing nothing)
+   * when the lease is no longer this listener's, or when `payload` cannot
+   * be stored (`TypeError`).  The listener has already checked the call:
+   * once per delivery, before the handler settled, a valid delay.
+   * @param message The running message.
+   * @param payload The new version, as the handler passed it.
+   * @param delayMs The delay in milliseconds, not negative.
+   */
+  redeliver(message: M, payload: unknown, delayMs: number): Promise<void>;
+  /**
+   * Turns a claimed message into the value handed to the handler.  When it
+   * throws, the message is logged and acknowledged (dropped): handing it
+   * out again would not make it decodable.
+   * @param message The claimed message.
+   * @returns The message as enqueued.
+   */
+  decode(message: M): unknown;
+  /**
+   * Subscribes to the engine's wake-ups (a local enqueue, a
+   * notification): `wake` makes a sleeping listener claim at once.
+   * @param wake Call whenever messages may have become claimable.
+   * @returns Unsubscribes; called when the listener ends.
+   */
+  subscribe(wake: () => void): () => void;
+  /**
+   * Called once when the listener has ended (after its last
+   * acknowledgements), to free per-listener resources.  Optional.
+   */
+  close?(): Promise<void> | void;
+}
+
+/**
+ * Options of {@link runLeaseListener}: the resolved listener options
+ * (see `resolveLeaseOptions()`) plus what the log messages say.
+ * @since 0.2.0
+ */
+export interface LeaseListenerOptions {
+  /** How many handlers run at once; a positive integer. */
+  readonly concurrency: number;
+  /**
+   * How many messages to hold beyond `concurrency`: claimed, leased and
+   * kept alive by the heartbeat, started as soon as a handler finishes and
+   * released when the listener stops.  `0` claims only for free slots.
+   */
+  readonly prefetch: number;
+  /** How often held leases are renewed, in milliseconds. */
+  readonly heartbeatMs: number;
+  /** The longest an idle listener sleeps, in milliseconds. */
+  readonly pollMs: number;
+  /**
+   * How long a handed-back message waits before it is claimable again, in
+   * milliseconds; only for log messages (the engine applies it).
+   */
+  readonly handBackDelayMs: number;
+  /**
+   * The longest the outcome (acknowledgement or hand-back) of a finished
+   * handler waits for the next round trip while prefetched messages keep
+   * the listener busy, in milliseconds.  Outcomes are otherwise sent when
+   * half of `concurrency + prefetch` can be claimed, or when a free handler
+   * slot has nothing to run.  50 by default.
+   */
+  readonly ackDelayMs?: number;
+  /** What to call the queue in log messages, e.g. `SQLite table "jobs"`. */
+  readonly queueName: string;
+  /** Stops the listener.  Optional. */
+  readonly signal?: AbortSignal;
+  /** Where to log; the `["fedwork", "queue"]` category by default. */
+  readonly logger?: Logger;
+}
+
+// Back-off after failed claims: doubles from the first value up to the cap.
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 5_000;
+// The longest a finished handler's outcome waits for a round trip.
+const DEFAULT_ACK_DELAY_MS = 50;
+// How often the final acknowledgements are tried when stopping.
+const FINAL_FLUSH_ATTEMPTS = 3;
+
+interface Delivery<M> {
+  readonly message: M;
+  /** Whether the lease is still this listener's (false once redelivered). */
+  leased: boolean;
+  /** Whether the handler has returned or thrown. */
+  settled: boolean;
+  /** Set once `redeliver()` was called: resolves to whether it stored. */
+  redelivering?: Promise<boolean>;
+}
+
+/**
+ * Runs one `listen()` call of a lease-based queue until `options.signal`
+ * aborts or the engine reports a {@link QueueClosedError}:
+ *
+ * - claims up to `concurrency + prefetch` messages per round trip, handing
+ *   the acknowledgements and hand-backs of finished handlers to the same
+ *   {@link LeaseEngine.claim} call; the next round trip comes when a free
+ *   handler slot has nothing to run, when half of `concurrency + prefetch`
+ *   can be claimed, or when an outcome has waited `ackDelayMs`;
+ * - runs up to `concurrency` handlers; a finishing handler starts the next
+ *   prefetched message at once, without a round trip;
+ * - renews the leases of every message it holds (running, prefetched, or
+ *   finished but not yet acknowledged) every `heartbeatMs`;
+ * - passes each handler a {@link MessageRedelivery} (checked once per
+ *   delivery, before the handler settles, with a valid delay);
+ * - acknowledges a message whose handler returned, hands back one whose
+ *   handler threw (it comes back after the engine's hand-back delay), and
+ *   keeps one that was redelivered;
+ * - sleeps until a wake-up, the engine's `waitMs` or `pollMs`; backs off
+ *   (100 ms doubling to 5 s) after a failed claim, logging each failure;
+ * - when stopping: claims nothing more, releases the prefetched messages,
+ *   waits for the running handlers and applies their outcomes (three
+ *   attempts; after that their leases run out and they are delivered
+ *   again).
+ *
+ * @param engine The storage side.
+ * @param handler The queue user's handler.
+ * @param options Concurrency, prefetch, timings, log name and signal.
+ * @returns Resolves once the listener has stopped and its handlers finished.
+ * @since 0.2.0
+ */
+export async function runLeaseListener<M extends LeasedMessage>(
+  engine: LeaseEngine<M>,
+  handler: MessageQueueHandler,
+  options: LeaseListenerOptions,
+): Promise<void> {
+  const { concurrency, prefetch, heartbeatMs, pollMs, handBackDelayMs, queueName, signal } =
+    options;
+  const ackDelayMs = options.ackDelayMs ?? DEFAULT_ACK_DELAY_MS;
+  const logger = options.logger ?? getLogger(["fedwork", "queue"]);
+  const running = new Set<Delivery<M>>();
+  /** Prefetched messages, in hand-out order. */
+  const buffer: M[] = [];
+  let acks: M[] = [];
+  let handBacks: M[] = [];
+  /** Outcomes sent with the claim in flight (still ours until it commits). */
+  let sending: readonly M[] = [];
+  /** When the oldest outcome in `acks`/`handBacks` was recorded. */
+  let pendingSince = Infinity;
+  const refillAt = Math.max(1, Math.ceil((concurrency + prefetch) / 2));
+  let closed = false;
+  const stopped = () => closed || signal?.aborted === true;
+
+  let woken = false;
+  let wakeUp: (() => void) | undefined;
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
+  /** Sleeps `ms` or until woken; `onlyStop`: only stopping cuts it short. */
+  const sleep = (ms: number, onlyStop = false): Promise<void> => {
+    if ((woken && !onlyStop) || stopped()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = Number.isFinite(ms)
+        ? setTimeout(done, Math.max(0, Math.min(ms, 2 ** 31 - 1)))
+        : undefined;
+      function done() {
+        clearTimeout(timer);
+        wakeUp = undefined;
+        resolve();
+      }
+      wakeUp = () => {
+        if (onlyStop && !stopped()) return;
+        done();
+      };
+    });
+  };
+
+  /** Every message whose lease this listener still holds. */
+  const held = (): M[] => {
+    const messages: M[] = [];
+    for (const delivery of running) {
+      if (delivery.leased) messages.push(delivery.message);
+    }
+    return messages.concat(buffer);
+  };
+
+  const heartbeat = setInterval(() => {
+    const messages = held().concat(acks, handBacks, sending);
+    if (messages.length === 0) return;
+    engine.extendLeases(messages).catch((error) => {
+      logger.warn(
+        "Failed to extend the leases of {count} messages of {queue}; they are handed out " +
+          "again if their leases run out: {error}",
+        { count: messages.length, queue: queueName, error },
+      );
+    });
+  }, heartbeatMs);
+
+  const redeliveryFor = (delivery: Delivery<M>): MessageRedelivery => ({
+    redeliver(payload: unknown, redeliveryOptions: MessageRedeliveryOptions): Promise<void> {
+      const id = delivery.message.id;
+      try {
+        if (delivery.redelivering !== undefined) {
+          throw new TypeError(
+            `redeliver() was already called for message ${id} of ${queueName}; ` +
+              "call it at most once per delivery.",
+          );
+        }
+        if (delivery.settled) {
+          throw new TypeError(
+            `redeliver() was called after the handler of message ${id} of ${queueName} ` +
+              "had settled; call it (and await it) before the handler returns.",
+          );
+        }
+        const delayMs = durationToMilliseconds(redeliveryOptions?.delay, "delay");
+        const storing = Promise.resolve().then(() =>
+          engine.redeliver(delivery.message, payload, delayMs)
+        );
+        delivery.redelivering = storing.then(() => {
+          delivery.leased = false;
+          return true;
+        }, () => false);
+        return storing;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+  });
+
+  const settle = (delivery: Delivery<M>, failure: { error: unknown } | undefined) => {
+    running.delete(delivery);
+    if (pendingSince === Infinity) pendingSince = performance.now();
+    const messageId = delivery.message.id;
+    if (delivery.redelivering === undefined && failure == null) {
+      acks.push(delivery.message);
+    } else if (delivery.redelivering !== undefined && failure == null) {
+      // Only reached when the redelivery failed (see run()).
+      handBacks.push(delivery.message);
+      logger.warn(
+        "The handler of message {messageId} of {queue} returned although its redelivery " +
+          "failed; the message will be handed out again in {retryMs} ms.",
+        { messageId, queue: queueName, retryMs: handBackDelayMs },
+      );
+    } else {
+      handBacks.push(delivery.message);
+      logger.error(
+        "A handler failed on message {messageId} of {queue}; the message will be handed " +
+          "out again in {retryMs} ms: {error}",
+        { messageId, queue: queueName, retryMs: handBackDelayMs, error: failure!.error },
+      );
+    }
+  };
+
+  const run = async (delivery: Delivery<M>): Promise<void> => {
+    // Yield first so that the caller has recorded the delivery before it
+    // can settle, even when the handler throws synchronously.
+    await Promise.resolve();
+    let payload: unknown;
+    try {
+      payload = engine.decode(delivery.message);
+    } catch (error) {
+      logger.error(
+        "Dropping message {messageId} of {queue}: it cannot be decoded: {error}",
+        { messageId: delivery.message.id, queue: queueName, error },
+      );
+      delivery.settled = true;
+      running.delete(delivery);
+      if (pendingSince === Infinity) pendingSince = performance.now();
+      acks.push(delivery.message);
+      return;
+    }
+    let failure: { error: unknown } | undefined;
+    try {
+      await handler(payload, redeliveryFor(delivery));
+    } catch (error) {
+      failure = { error };
+    }
+    delivery.settled = true;
+    // A handler may return without awaiting its redeliver() call.
+    const stored = delivery.redelivering === undefined ? undefined : await delivery.redelivering;
+    if (stored === true) {
+      running.delete(delivery);
+      if (failure != null) {
+        logger.error(
+          "A handler failed on message {messageId} of {queue} after redelivering it; the " +
+            "new version stays queued: {error}",
+          { messageId: delivery.message.id, queue: queueName, error: failure.error },
+        );
+      }
+      return;
+    }
+    settle(delivery, failure);
+  };
+
+  /** Starts prefetched messages while handler slots are free. */
+  const pump = () => {
+    while (running.size < concurrency && buffer.length > 0 && !stopped()) {
+      const delivery: Delivery<M> = {
+        message: buffer.shift()!,
+        leased: true,
+        settled: false,
+      };
+      running.add(delivery);
+      void run(delivery).finally(() => {
+        pump();
+        wake();
+      });
+    }
+  };
+
+  const onAbort = () => wake();
+  signal?.addEventListener("abort", onAbort);
+  let unsubscribe: (() => void) | undefined;
+  try {
+    unsubscribe = engine.subscribe(wake);
+    let failures = 0;
+    while (!stopped()) {
+      woken = false;
+      const want = concurrency + prefetch - running.size - buffer.length;
+      // A round trip is due when a free slot has nothing to run, or half of
+      // `concurrency + prefetch` can be claimed (so that one round trip
+      // refills and acknowledges many), or outcomes have waited
+      // `ackDelayMs` (so that slow handlers do not hold keys for long).
+      const pending = acks.length + handBacks.length > 0;
+      const starving = running.size + buffer.length < concurrency;
+      const refill = want >= refillAt;
+      const overdue = pending && performance.now() - pendingSince >= ackDelayMs;
+      if (!starving && !refill && !overdue) {
+        // A finishing handler wakes us; so does the acknowledgement deadline.
+        await sleep(pending ? pendingSince + ackDelayMs - performance.now() : pollMs);
+        continue;
+      }
+      const count = Math.max(0, want);
+      const acking = acks;
+      const handingBack = handBacks;
+      acks = [];
+      handBacks = [];
+      pendingSince = Infinity;
+      sending = acking.concat(handingBack);
+      let result: LeaseClaimResult<M>;
+      try {
+        result = await engine.claim({ count, acks: acking, handBacks: handingBack, held: held() });
+      } catch (error) {
+        acks = acking.concat(acks);
+        handBacks = handingBack.concat(handBacks);
+        if (acks.length + handBacks.length > 0) pendingSince = performance.now();
+        if (error instanceof QueueClosedError) {
+          closed = true;
+          break;
+        }
+        failures++;
+        const retryMs = Math.min(FIRST_RETRY_MS * 2 ** Math.min(failures - 1, 20), MAX_RETRY_MS);
+        logger.error(
+          "Failed to claim messages from {queue} (attempt {attempt}); retrying in " +
+            "{retryMs} ms: {error}",
+          { queue: queueName, attempt: failures, retryMs, error },
+        );
+        // Wait out the back-off even when enqueues wake us, so that a
+        // broken engine is not hammered once per enqueue.
+        await sleep(retryMs, true);
+        continue;
+      } finally {
+        sending = [];
+      }
+      if (failures > 0) {
+        logger.info("Claiming messages from {queue} works again.", { queue: queueName });
+        failures = 0;
+      }
+      for (const message of result.messages) buffer.push(message);
+      pump();
+      if (count > 0 && result.messages.length < count) {
+        const waitMs = result.waitMs == null ? pollMs : Math.min(pollMs, result.waitMs);
+        await sleep(waitMs);
+      }
+    }
+    // Stopping: let other workers have the prefetched messages at once.
+    if (buffer.length > 0) {
+      const released = buffer.splice(0);
+      try {
+        await engine.release(released);
+      } catch (error) {
+        if (!(error instanceof QueueClosedError)) {
+          logger.warn(
+            "Failed to release {count} prefetched messages of {queue}; they are handed out " +
+              "again when their leases run out: {error}",
+            { count: released.length, queue: queueName, error },
+          );
+        }
+      }
+    }
+    while (running.size > 0) {
+      await new Promise<void>((resolve) => {
+        wakeUp = resolve;
+        if (running.size === 0) resolve();
+      });
+      wakeUp = undefined;
+    }
+    await flushOnStop(engine, acks, handBacks, queueName, logger);
+  } finally {
+    clearInterval(heartbeat);
+    unsubscribe?.();
+    signal?.removeEventListener("abort", onAbort);
+    try {
+      await engine.close?.();
+    } catch (error) {
+      logger.debug("Closing the listener of {queue} failed: {error}", {
+        queue: queueName,
+        error,
+      });
+    }
+  }
+}
+
+async function flushOnStop<M extends LeasedMessage>(
+  engine: LeaseEngine<M>,
+  acks: readonly M[],
+  handBacks: readonly M[],
+  queueName: string,
+  logger: Logger,
+): Promise<void> {
+  if (acks.length === 0 && handBacks.length === 0) return;
+  for (let attempt = 1;; attempt++) {
+    try {
+      await engine.claim({ count: 0, acks, handBacks, held: [] });
+      return;
+    } catch (error) {
+      if (attempt >= FINAL_FLUSH_ATTEMPTS || error instanceof QueueClosedError) {
+        // The leases run out and the messages are handed out again:
+        // delivered twice, never lost.
+        logger.error(
+          "Failed to acknowledge {acks} and hand back {handBacks} messages of {queue} when " +
+            "stopping; they will be handed out again after their leases: {error}",
+          { acks: acks.length, handBacks: handBacks.length, queue: queueName, error },
+        );
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, FIRST_RETRY_MS * 2 ** (attempt - 1)));
+    }
+  }
+}

@@ -1,0 +1,227 @@
+import type { Temporal } from "@js-temporal/polyfill";
+import type { KvKey, KvStore } from "../kv/kv-store.ts";
+import { toTemporalDuration } from "../time/duration.ts";
+
+/**
+ * Where a task is: `queued` (enqueued, not yet taken), `running`,
+ * `retrying` (an attempt failed and another is scheduled), `completed`,
+ * `failed` (for good) or `dropped` (cannot be processed).  The last three
+ * are terminal.
+ * @since 0.2.0
+ */
+export type TaskState = "queued" | "running" | "retrying" | "completed" | "failed" | "dropped";
+
+/**
+ * The states after which nothing more happens to a task.
+ * @since 0.2.0
+ */
+export const TERMINAL_TASK_STATES: readonly TaskState[] = ["completed", "failed", "dropped"];
+
+/**
+ * Tells whether a state is terminal.
+ * @param state The state.
+ * @returns `true` for `completed`, `failed` and `dropped`.
+ * @since 0.2.0
+ */
+export function isTerminalTaskState(state: TaskState): boolean {
+  return state === "completed" || state === "failed" || state === "dropped";
+}
+
+/**
+ * The last progress a task reported.
+ * @since 0.2.0
+ */
+export interface TaskProgress {
+  /** How far the task was, from 0 to 100, if it said. */
+  readonly percent?: number;
+  /** The JSON-compatible data it reported, if any. */
+  readonly data?: unknown;
+  /** When it reported it. */
+  readonly at: Date;
+}
+
+/**
+ * A task's status record, as `federation.getTaskStatus()` returns it.
+ * @since 0.2.0
+ */
+export interface TaskStatus {
+  /** The task's message id (`enqueueTask()`'s `messageId`, `ctx.task.id`). */
+  readonly id: string;
+  /** The task's name. */
+  readonly name: string;
+  /** Where it is. */
+  readonly state: TaskState;
+  /** The attempt that runs or ran last, from 0. */
+  readonly attempt: number;
+  /** The last progress reported, kept across attempts and states. */
+  readonly progress?: TaskProgress;
+  /** The last error, for `retrying`, `failed` and `dropped`. */
+  readonly error?: string;
+  /** When the record last changed. */
+  readonly updatedAt: Date;
+}
+
+/**
+ * One change of a task, as `watchTask()` and `watchTasks()` yield it:
+ * `kind` says whether its state or its progress changed.
+ * @since 0.2.0
+ */
+export interface TaskUpdate {
+  /** The task's id. */
+  readonly id: string;
+  /** The status after the change. */
+  readonly status: TaskStatus;
+  /** `"state"` for a change of state, `"progress"` for a progress report. */
+  readonly kind: "state" | "progress";
+}
+
+/** A {@link TaskStatus} as stored and sent: dates as ISO strings. */
+interface StoredTaskStatus {
+  readonly id: string;
+  readonly name: string;
+  readonly state: TaskState;
+  readonly attempt: number;
+  readonly progress?: { readonly percent?: number; readonly data?: unknown; readonly at: string };
+  readonly error?: string;
+  readonly updatedAt: string;
+}
+
+const STATES: readonly string[] = [
+  "queued",
+  "running",
+  "retrying",
+  "completed",
+  "failed",
+  "dropped",
+];
+
+function toStored(status: TaskStatus): StoredTaskStatus {
+  const { progress, ...rest } = status;
+  return {
+    ...rest,
+    ...(progress == null ? {} : { progress: { ...progress, at: progress.at.toISOString() } }),
+    updatedAt: status.updatedAt.toISOString(),
+  };
+}
+
+function fromStored(value: unknown): TaskStatus | undefined {
+  if (value == null || typeof value !== "object") return undefined;
+  const v = value as Partial<Record<keyof StoredTaskStatus, unknown>>;
+  if (
+    typeof v.id !== "string" || typeof v.name !== "string" || typeof v.state !== "string" ||
+    !STATES.includes(v.state) || typeof v.attempt !== "number" || typeof v.updatedAt !== "string"
+  ) {
+    return undefined;
+  }
+  const p = v.progress as StoredTaskStatus["progress"] | undefined;
+  return {
+    id: v.id,
+    name: v.name,
+    state: v.state as TaskState,
+    attempt: v.attempt,
+    ...(p == null || typeof p.at !== "string" ? {} : {
+      progress: {
+        ...(p.percent === undefined ? {} : { percent: p.percent }),
+        ...(p.data === undefined ? {} : { data: p.data }),
+        at: new Date(p.at),
+      },
+    }),
+    ...(typeof v.error === "string" ? { error: v.error } : {}),
+    updatedAt: new Date(v.updatedAt),
+  };
+}
+
+/**
+ * Encodes an update for the pub/sub transport.
+ * @param update The update.
+ * @returns Its JSON text.
+ * @since 0.2.0
+ */
+export function encodeTaskUpdate(update: TaskUpdate): string {
+  return JSON.stringify({ id: update.id, kind: update.kind, status: toStored(update.status) });
+}
+
+/**
+ * Decodes an update from the pub/sub transport.
+ * @param payload The JSON text.
+ * @returns The update, or `undefined` when the payload is not one.
+ * @since 0.2.0
+ */
+export function decodeTaskUpdate(payload: string): TaskUpdate | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  if (value == null || typeof value !== "object") return undefined;
+  const v = value as { id?: unknown; kind?: unknown; status?: unknown };
+  const status = fromStored(v.status);
+  if (
+    status == null || typeof v.id !== "string" || v.id !== status.id ||
+    (v.kind !== "state" && v.kind !== "progress")
+  ) {
+    return undefined;
+  }
+  return { id: v.id, kind: v.kind, status };
+}
+
+/**
+ * Task status records in the key–value store, under
+ * `["fedwork", "task-status", id]`, each written with a TTL so that the
+ * store cleans them up.
+ * @since 0.2.0
+ */
+export class TaskStatusStore {
+  readonly #kv: KvStore;
+  /**
+   * TTLs as `Temporal.Duration`s, by milliseconds: built once, since the
+   * polyfill makes building one cost more than the write itself.
+   */
+  readonly #ttls = new Map<number, Temporal.Duration>();
+
+  /**
+   * @param kv The key–value store.
+   */
+  constructor(kv: KvStore) {
+    this.#kv = kv;
+  }
+
+  /**
+   * Reads a task's status.
+   * @param id The task's id.
+   * @returns The status, or `undefined` when there is none (never
+   *          enqueued here, or expired).
+   */
+  async get(id: string): Promise<TaskStatus | undefined> {
+    return fromStored(await this.#kv.get(statusKey(id)));
+  }
+
+  /**
+   * Writes a task's status.
+   * @param status The status.
+   * @param ttlMs How long the store keeps it, in milliseconds.
+   */
+  async set(status: TaskStatus, ttlMs: number): Promise<void> {
+    const ms = Math.max(1, Math.round(ttlMs));
+    let ttl = this.#ttls.get(ms);
+    if (ttl == null) {
+      if (this.#ttls.size >= 64) this.#ttls.clear();
+      ttl = toTemporalDuration({ milliseconds: ms }, "ttl");
+      this.#ttls.set(ms, ttl);
+    }
+    await this.#kv.set(statusKey(status.id), toStored(status), { ttl });
+  }
+
+  /**
+   * Deletes a task's status.
+   * @param id The task's id.
+   */
+  async delete(id: string): Promise<void> {
+    await this.#kv.delete(statusKey(id));
+  }
+}
+
+function statusKey(id: string): KvKey {
+  return ["fedwork", "task-status", id];
+}

@@ -1,0 +1,76 @@
+import type { MessageEvent } from "../processing/events.ts";
+import type { WebhookEventType, WebhookPayload, WebhookTaskInfo } from "./types.ts";
+
+/**
+ * Builds the payload of a `completed`, `failed` or `dropped` event.
+ * @param event The lifecycle event of a task message.
+ * @param webhookId The webhook it is sent to.
+ * @returns The payload, with a fresh event id.
+ * @since 0.2.0
+ */
+export function webhookPayloadOfEvent(event: MessageEvent, webhookId: string): WebhookPayload {
+  const task: { -readonly [K in keyof WebhookTaskInfo]: WebhookTaskInfo[K] } = {
+    id: event.messageId,
+    name: event.taskName ?? event.kind,
+    attempt: event.attempt,
+    enqueuedAt: event.enqueuedAt.toISOString(),
+    durationMs: Math.round(event.duration),
+  };
+  if (event.type === "failed" || event.type === "dropped") {
+    task.reason = event.reason;
+    if (event.error !== undefined) task.error = describeError(event.error);
+  }
+  return {
+    id: crypto.randomUUID(),
+    type: event.type as WebhookEventType,
+    createdAt: new Date().toISOString(),
+    webhookId,
+    task,
+  };
+}
+
+/**
+ * Summarizes an error as a name and a message, never its stack.
+ * @param error Anything thrown.
+ * @returns The name and message.
+ */
+export function describeError(error: unknown): { name: string; message: string } {
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: "Error", message: String(error) };
+}
+
+/**
+ * Builds the payload of a `progress` event.
+ * @param message The running task's id, name, attempt and enqueue time.
+ * @param progress The reported percent and data.
+ * @param webhookId The webhook it is sent to.
+ * @returns The payload, with a fresh event id.
+ * @since 0.2.0
+ */
+export function webhookPayloadOfProgress(
+  message: {
+    readonly id: string;
+    readonly taskName: string;
+    readonly attempt: number;
+    readonly started: string;
+  },
+  progress: { readonly percent?: number; readonly data?: unknown },
+  webhookId: string,
+): WebhookPayload {
+  return {
+    id: crypto.randomUUID(),
+    type: "progress",
+    createdAt: new Date().toISOString(),
+    webhookId,
+    task: {
+      id: message.id,
+      name: message.taskName,
+      attempt: message.attempt,
+      enqueuedAt: message.started,
+      progress: {
+        ...(progress.percent == null ? {} : { percent: progress.percent }),
+        ...(progress.data === undefined ? {} : { data: progress.data }),
+      },
+    },
+  };
+}

@@ -1,0 +1,425 @@
+/**
+ * The page's script, run in the operator's browser.  Every value from the
+ * server is written with `textContent` or as an attribute through the DOM,
+ * never parsed as HTML, so payloads and errors (attacker-controlled: they
+ * come from remote activities and task data) show as text.  Internal.
+ */
+export const CLIENT_SCRIPT = String.raw`
+(function () {
+  "use strict";
+  const config = JSON.parse(document.getElementById("dashboard-config").textContent);
+  const CSRF_HEADER = "X-Fedwork-Dashboard";
+  const api = (path) => config.basePath + "/api" + path;
+  const $ = (id) => document.getElementById(id);
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function el(tag, options, children) {
+    const node = document.createElement(tag);
+    if (options != null) {
+      if (options.className != null) node.className = options.className;
+      if (options.text != null) node.textContent = String(options.text);
+      if (options.title != null) node.title = String(options.title);
+      if (options.data != null) {
+        for (const key of Object.keys(options.data)) node.dataset[key] = String(options.data[key]);
+      }
+    }
+    for (const child of children || []) if (child != null) node.append(child);
+    return node;
+  }
+
+  function svg(tag, attributes) {
+    const node = document.createElementNS(SVG, tag);
+    for (const key of Object.keys(attributes)) node.setAttribute(key, String(attributes[key]));
+    return node;
+  }
+
+  function time(iso) {
+    if (iso == null) return "";
+    const date = new Date(iso);
+    return Number.isNaN(date.getTime()) ? "" : date.toLocaleString();
+  }
+
+  function number(value) {
+    return value == null ? "–" : String(value);
+  }
+
+  async function request(path, init) {
+    const response = await fetch(api(path), Object.assign({
+      credentials: "same-origin",
+      headers: { Accept: "application/json" },
+    }, init || {}));
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (_) {
+      body = null;
+    }
+    if (!response.ok) {
+      throw new Error(body != null && typeof body.error === "string"
+        ? body.error
+        : "HTTP " + response.status);
+    }
+    return body;
+  }
+
+  function setStatus(text, isError) {
+    const status = $("status");
+    status.textContent = text;
+    status.classList.toggle("error", !!isError);
+  }
+
+  function notice(text, isError) {
+    const node = $("notice");
+    node.textContent = text;
+    node.classList.toggle("error", !!isError);
+  }
+
+  // Queues ------------------------------------------------------------------
+
+  function renderQueues(queues) {
+    const body = $("queues").tBodies[0];
+    body.replaceChildren(...queues.map((entry) => el("tr", null, [
+      el("td", { text: entry.role }),
+      el("td", { text: entry.queue, className: "mono" }),
+      el("td", { text: number(entry.depth && entry.depth.queued), className: "num" }),
+      el("td", { text: number(entry.depth && entry.depth.ready), className: "num" }),
+      el("td", { text: number(entry.depth && entry.depth.delayed), className: "num" }),
+    ])));
+    if (queues.length === 0) {
+      body.append(el("tr", null, [el("td", { text: "No queues configured.", className: "muted" })]));
+    }
+  }
+
+  // Throughput chart --------------------------------------------------------
+
+  const SERIES = ["completed", "retried", "dropped", "failed"];
+
+  function renderChart(buckets) {
+    const totals = { completed: 0, failed: 0, retried: 0, dropped: 0 };
+    let max = 1;
+    for (const bucket of buckets) {
+      let sum = 0;
+      for (const name of SERIES) {
+        totals[name] += bucket[name];
+        sum += bucket[name];
+      }
+      if (sum > max) max = sum;
+    }
+    for (const name of SERIES) $("total-" + name).textContent = String(totals[name]);
+    const width = 1000, height = 170, left = 34, bottom = 18, top = 6;
+    const plot = height - bottom - top;
+    const step = (width - left) / Math.max(buckets.length, 1);
+    const chart = svg("svg", { viewBox: "0 0 " + width + " " + height });
+    chart.append(svg("line", { x1: left, y1: top + plot, x2: width, y2: top + plot, class: "axis" }));
+    chart.append(svg("line", { x1: left, y1: top, x2: left, y2: top + plot, class: "axis" }));
+    const label = (x, y, text, anchor) => {
+      const node = svg("text", { x: x, y: y, "text-anchor": anchor || "start" });
+      node.textContent = text;
+      chart.append(node);
+    };
+    label(left - 4, top + 8, String(max), "end");
+    label(left - 4, top + plot, "0", "end");
+    label(left, height - 4, "−" + buckets.length + " min");
+    label(width, height - 4, "now", "end");
+    buckets.forEach((bucket, index) => {
+      let y = top + plot;
+      for (const name of SERIES) {
+        const value = bucket[name];
+        if (value <= 0) continue;
+        const h = Math.max(1, (value / max) * plot);
+        y -= h;
+        const rect = svg("rect", {
+          x: left + index * step + 0.5,
+          y: y,
+          width: Math.max(1, step - 1),
+          height: h,
+          class: name,
+        });
+        const tip = svg("title", {});
+        tip.textContent = time(bucket.minute) + ": " + value + " " + name;
+        rect.append(tip);
+        chart.append(rect);
+      }
+    });
+    $("chart").replaceChildren(chart);
+  }
+
+  // Unhealthy hosts ---------------------------------------------------------
+
+  function renderHosts(hosts) {
+    if (hosts == null) {
+      $("hosts-unavailable").hidden = false;
+      $("hosts").hidden = true;
+      $("hosts-empty").hidden = true;
+      return;
+    }
+    $("hosts").tBodies[0].replaceChildren(...hosts.map((host) => el("tr", null, [
+      el("td", { text: host.host, className: "mono" }),
+      el("td", { text: number(host.consecutiveFailures), className: "num" }),
+      el("td", { text: time(host.since) }),
+      el("td", { text: time(host.nextProbeAt) }),
+      el("td", { text: number(host.parkedDeliveries), className: "num" }),
+    ])));
+    $("hosts").hidden = hosts.length === 0;
+    $("hosts-empty").hidden = hosts.length > 0;
+  }
+
+  // Failed tasks ------------------------------------------------------------
+
+  const failed = { records: [], cursor: null, open: new Set(), details: new Map(), lastPage: null, extended: false };
+
+  async function loadFailed(more) {
+    const query = more && failed.cursor != null ? "?cursor=" + encodeURIComponent(failed.cursor) : "";
+    const page = await request("/failed" + query);
+    // An unchanged first page is not redrawn, so that buttons keep their
+    // state (and focus) between refreshes.
+    const key = JSON.stringify(page);
+    if (!more && key === failed.lastPage) return;
+    failed.lastPage = more ? null : key;
+    // Once more pages are shown, refreshing (which reloads the first page)
+    // stops, so that they stay.
+    failed.extended = failed.extended || more;
+    failed.records = more ? failed.records.concat(page.records) : page.records;
+    failed.cursor = page.cursor;
+    renderFailed();
+  }
+
+  function renderFailed() {
+    const body = $("failed").tBodies[0];
+    const rows = [];
+    for (const record of failed.records) {
+      const replay = el("button", { text: "Replay", className: "replay", title: "Enqueue it again" });
+      replay.type = "button";
+      replay.addEventListener("click", () => replayTask(record, replay));
+      const discard = el("button", { text: "Discard", className: "discard" });
+      discard.type = "button";
+      discard.addEventListener("click", () => discardTask(record, discard));
+      const toggle = el("button", { text: failed.open.has(record.id) ? "Hide" : "Details" });
+      toggle.type = "button";
+      toggle.addEventListener("click", () => toggleDetails(record));
+      const error = record.error;
+      rows.push(el("tr", { className: "failed-task", data: { id: record.id } }, [
+        el("td", null, [
+          el("div", { text: record.taskName, className: "task-name" }),
+          el("div", { text: record.id, className: "mono muted" }),
+        ]),
+        el("td", { className: "error" }, error == null ? [] : [
+          el("span", { text: error.name + ": ", className: "error-name" }),
+          el("span", { text: error.message, className: "error-message" }),
+          el("div", { text: record.reason || "", className: "muted" }),
+        ]),
+        el("td", { text: record.attempts, className: "num" }),
+        el("td", { text: time(record.finishedAt) }),
+        el("td", null, [toggle, replay, discard]),
+      ]));
+      if (failed.open.has(record.id)) rows.push(detailsRow(record));
+    }
+    body.replaceChildren(...rows);
+    $("failed").hidden = failed.records.length === 0;
+    $("failed-empty").hidden = failed.records.length > 0;
+    $("failed-more").hidden = failed.cursor == null;
+  }
+
+  function detailsRow(record) {
+    const details = failed.details.get(record.id);
+    const cell = el("td", { className: "details" });
+    cell.colSpan = 5;
+    if (details == null) {
+      cell.append(el("p", { text: "Loading…", className: "muted" }));
+    } else if (details.loadError != null) {
+      cell.append(el("p", { text: details.loadError, className: "muted" }));
+    } else {
+      cell.append(el("h3", { text: "Payload" }));
+      cell.append(details.payload != null
+        ? el("pre", { text: details.payload, className: "payload" })
+        : el("p", { text: "Could not decode: " + details.payloadError, className: "muted" }));
+      if (details.stack != null) {
+        cell.append(el("h3", { text: "Error" }));
+        cell.append(el("pre", { text: details.stack, className: "stack" }));
+      }
+      cell.append(el("p", {
+        className: "muted",
+        text: "Enqueued " + time(details.enqueuedAt) +
+          (details.orderingKey != null ? " · ordering key " + details.orderingKey : ""),
+      }));
+    }
+    return el("tr", { className: "failed-details", data: { id: record.id } }, [cell]);
+  }
+
+  async function toggleDetails(record) {
+    if (failed.open.has(record.id)) {
+      failed.open.delete(record.id);
+      renderFailed();
+      return;
+    }
+    failed.open.add(record.id);
+    renderFailed();
+    try {
+      failed.details.set(record.id, await request("/failed/" + encodeURIComponent(record.id)));
+    } catch (error) {
+      failed.details.set(record.id, { loadError: error.message });
+    }
+    renderFailed();
+  }
+
+  function post(path) {
+    const headers = { Accept: "application/json" };
+    headers[CSRF_HEADER] = "1";
+    return request(path, { method: "POST", headers: headers });
+  }
+
+  function forget(record) {
+    failed.lastPage = null;
+    failed.records = failed.records.filter((other) => other.id !== record.id);
+    failed.open.delete(record.id);
+    failed.details.delete(record.id);
+    renderFailed();
+  }
+
+  async function replayTask(record, button) {
+    button.disabled = true;
+    try {
+      await post("/failed/" + encodeURIComponent(record.id) + "/replay");
+      forget(record);
+      notice("Replayed " + record.taskName + " " + record.id + "; it is queued again.");
+      trackReplay(record);
+      refresh();
+    } catch (error) {
+      button.disabled = false;
+      notice("Could not replay " + record.id + ": " + error.message, true);
+    }
+  }
+
+  async function discardTask(record, button) {
+    if (button.dataset.confirm !== "yes") {
+      button.dataset.confirm = "yes";
+      button.textContent = "Really discard?";
+      return;
+    }
+    button.disabled = true;
+    try {
+      await post("/failed/" + encodeURIComponent(record.id) + "/discard");
+      forget(record);
+      notice("Discarded " + record.taskName + " " + record.id + ".");
+      refresh();
+    } catch (error) {
+      button.disabled = false;
+      notice("Could not discard " + record.id + ": " + error.message, true);
+    }
+  }
+
+  $("failed-more").addEventListener("click", () => {
+    loadFailed(true).catch((error) => notice(error.message, true));
+  });
+
+  // Live progress -----------------------------------------------------------
+
+  const progress = new Map();
+
+  function trackReplay(record) {
+    if (!config.features.progress || progress.has(record.id)) return;
+    progress.set(record.id, {
+      id: record.id,
+      name: record.taskName,
+      state: "queued",
+      percent: null,
+      data: null,
+      error: null,
+      updatedAt: new Date().toISOString(),
+    });
+    renderProgress();
+  }
+
+  function renderProgress() {
+    const updates = [...progress.values()]
+      .sort((a, b) => String(b.updatedAt).localeCompare(String(a.updatedAt)))
+      .slice(0, 50);
+    $("progress").tBodies[0].replaceChildren(...updates.map((update) => {
+      const bar = el("div", { className: "bar" }, [el("span")]);
+      const percent = update.percent == null
+        ? (update.state === "completed" ? 100 : 0)
+        : Math.max(0, Math.min(100, update.percent));
+      bar.firstChild.style.width = percent + "%";
+      return el("tr", { className: "task-progress", data: { id: update.id } }, [
+        el("td", null, [
+          el("div", { text: update.name }),
+          el("div", { text: update.id, className: "mono muted" }),
+        ]),
+        el("td", { text: update.state, className: "state state-" + update.state }),
+        el("td", null, [
+          bar,
+          el("div", {
+            className: "muted",
+            text: (update.percent == null ? "" : Math.round(update.percent) + "% ") +
+              (update.data == null ? "" : update.data) +
+              (update.error == null ? "" : update.error),
+          }),
+        ]),
+        el("td", { text: time(update.updatedAt) }),
+      ]);
+    }));
+    $("progress").hidden = updates.length === 0;
+    $("progress-empty").hidden = updates.length > 0;
+  }
+
+  function watchProgress() {
+    if (!config.features.progress || typeof EventSource !== "function") {
+      $("progress-unavailable").hidden = false;
+      $("progress").hidden = true;
+      $("progress-empty").hidden = true;
+      return;
+    }
+    const source = new EventSource(api("/events"));
+    source.addEventListener("task", (event) => {
+      let update;
+      try {
+        update = JSON.parse(event.data);
+      } catch (_) {
+        return;
+      }
+      const previous = progress.get(update.id);
+      if (update.percent == null && previous != null && update.kind !== "progress") {
+        update.percent = previous.percent;
+      }
+      progress.set(update.id, update);
+      if (progress.size > 200) {
+        const oldest = [...progress.values()]
+          .sort((a, b) => String(a.updatedAt).localeCompare(String(b.updatedAt)))[0];
+        progress.delete(oldest.id);
+      }
+      renderProgress();
+    });
+    renderProgress();
+  }
+
+  // Refreshing ----------------------------------------------------------------
+
+  let refreshing = null;
+
+  function refresh() {
+    if (refreshing != null) return refreshing;
+    refreshing = (async () => {
+      try {
+        const overview = await request("/overview");
+        renderQueues(overview.queues);
+        renderChart(overview.throughput);
+        renderHosts(overview.hosts);
+        let count = 0;
+        for (const key of Object.keys(overview.failedCounts)) count += overview.failedCounts[key];
+        $("failed-count").textContent = String(count);
+        if (!failed.extended) await loadFailed(false);
+        setStatus("Updated " + new Date(overview.generatedAt).toLocaleTimeString());
+      } catch (error) {
+        setStatus("Could not refresh: " + error.message, true);
+      } finally {
+        refreshing = null;
+      }
+    })();
+    return refreshing;
+  }
+
+  watchProgress();
+  refresh();
+  setInterval(refresh, config.refreshIntervalMs);
+})();
+`;

@@ -1,0 +1,369 @@
+import {
+  FailedTaskNotFoundError,
+  TaskNotDefinedError,
+  TaskQueueNotConfiguredError,
+  type TaskRecord,
+  TaskValidationError,
+} from "@fedwork/core";
+import { getLogger } from "@logtape/logtape";
+import { toDisplayText } from "./display.ts";
+import { type DashboardOptions, resolveDashboardOptions } from "./options.ts";
+import { renderPage } from "./page.ts";
+import type { DashboardFederation } from "./source.ts";
+import { streamTaskUpdates } from "./stream.ts";
+
+const logger = getLogger(["fedwork", "dashboard"]);
+
+/**
+ * The header every state-changing request (replay, discard) must carry:
+ * HTML forms cannot send it, and a cross-origin script cannot without a
+ * CORS preflight the dashboard never grants, so another site cannot make
+ * an operator's browser replay or discard tasks.
+ * @since 0.2.0
+ */
+export const DASHBOARD_CSRF_HEADER = "X-Fedwork-Dashboard";
+
+/**
+ * A Fetch API handler serving the dashboard.
+ * @since 0.2.0
+ */
+export type DashboardHandler = (request: Request) => Promise<Response>;
+
+/**
+ * Creates the operator's dashboard of a federation: one web page (HTML,
+ * CSS and JavaScript of its own, no external resources) and its JSON API,
+ * served by a Fetch API handler under `basePath`.  The page shows queue
+ * depths per role and queue, throughput and failures per minute over the
+ * last hour, failed tasks with their payload and error (with Replay and
+ * Discard buttons), live task progress (when the federation has
+ * `watchTasks()`) and unhealthy remote hosts (when it has
+ * `listUnhealthyHosts()`).
+ *
+ * Every request goes through `authorize`, which must return `true`;
+ * without it, every request is refused with 403.  Replay and discard are
+ * POST requests that must carry the {@link DASHBOARD_CSRF_HEADER} header
+ * and, when the browser tells, come from the same origin.
+ *
+ * Routes under `basePath`: `GET /` (the page), `GET /api/overview`,
+ * `GET /api/failed?cursor=&task=`, `GET /api/failed/:id`,
+ * `POST /api/failed/:id/replay`, `POST /api/failed/:id/discard` and
+ * `GET /api/events` (server-sent events of task updates).
+ * @param federation The federation (any `Federation` of `@fedwork/core`).
+ * @param options `authorize`, `basePath`, `title`, `refreshInterval`,
+ *                `pageSize`.
+ * @returns The handler; it answers 404 outside `basePath`.
+ * @throws {TypeError} When the federation or an option is invalid.
+ * @throws {RangeError} When `refreshInterval` or `pageSize` is out of range.
+ * @since 0.2.0
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { createDashboard } from "@fedwork/dashboard";
+ *
+ * const dashboard = createDashboard(federation, {
+ *   basePath: "/admin/queues",
+ *   authorize: (request) => isAdminSession(request),
+ * });
+ * const app = new Hono();
+ * app.all("/admin/queues/*", (c) => dashboard(c.req.raw));
+ * app.all("/admin/queues", (c) => dashboard(c.req.raw));
+ * ```
+ */
+export function createDashboard(
+  federation: DashboardFederation,
+  options: DashboardOptions,
+): DashboardHandler {
+  if (
+    typeof federation !== "object" || federation == null ||
+    typeof federation.listFailedTasks !== "function" ||
+    typeof federation.getQueueDepths !== "function"
+  ) {
+    throw new TypeError("createDashboard() needs a Fedwork federation as its first argument.");
+  }
+  const resolved = resolveDashboardOptions(options);
+  const { basePath } = resolved;
+  const api = new DashboardApi(federation, resolved.pageSize);
+
+  return async (request) => {
+    const url = new URL(request.url);
+    let path: string;
+    if (url.pathname === basePath || url.pathname === `${basePath}/`) path = "/";
+    else if (url.pathname.startsWith(`${basePath}/`)) path = url.pathname.slice(basePath.length);
+    else return text(404, "Not Found");
+    if (!await isAuthorized(resolved.authorize, request)) return text(403, "Forbidden");
+    try {
+      if (request.method === "GET" || request.method === "HEAD") {
+        if (path === "/") {
+          const nonce = randomNonce();
+          return withSecurityHeaders(
+            new Response(
+              request.method === "HEAD" ? null : renderPage({
+                basePath,
+                title: resolved.title,
+                refreshIntervalMs: resolved.refreshIntervalMs,
+                nonce,
+                features: api.features,
+              }),
+              { headers: { "Content-Type": "text/html; charset=utf-8" } },
+            ),
+            nonce,
+          );
+        }
+        if (path === "/api/overview") return json(200, await api.overview());
+        if (path === "/api/failed") {
+          return json(
+            200,
+            await api.failed(
+              url.searchParams.get("cursor") ?? undefined,
+              url.searchParams.get("task") ?? undefined,
+            ),
+          );
+        }
+        if (path === "/api/events") return api.events(request);
+        const id = matchId(path, /^\/api\/failed\/([^/]+)$/);
+        if (id != null) {
+          const details = await api.failedTask(id);
+          return details == null
+            ? json(404, { error: "No such failed task." })
+            : json(200, details);
+        }
+        return text(404, "Not Found");
+      }
+      if (request.method === "POST") {
+        const replay = matchId(path, /^\/api\/failed\/([^/]+)\/replay$/);
+        const discard = matchId(path, /^\/api\/failed\/([^/]+)\/discard$/);
+        if (replay == null && discard == null) return text(404, "Not Found");
+        const refusal = checkCsrf(request);
+        if (refusal != null) return json(403, { error: refusal });
+        if (replay != null) return await api.replay(replay);
+        return json(200, { discarded: await federation.discardFailedTask(discard!) });
+      }
+      return new Response("Method Not Allowed", {
+        status: 405,
+        headers: { Allow: "GET, HEAD, POST", "Content-Type": "text/plain; charset=utf-8" },
+      });
+    } catch (error) {
+      logger.error("The dashboard failed to answer {method} {path}: {error}", {
+        method: request.method,
+        path,
+        error,
+      });
+      return json(500, { error: "The dashboard could not answer; see the server's log." });
+    }
+  };
+}
+
+class DashboardApi {
+  readonly #federation: DashboardFederation;
+  readonly #pageSize: number;
+  readonly features: { readonly progress: boolean; readonly hosts: boolean };
+
+  constructor(federation: DashboardFederation, pageSize: number) {
+    this.#federation = federation;
+    this.#pageSize = pageSize;
+    this.features = {
+      progress: typeof federation.watchTasks === "function",
+      hosts: typeof federation.listUnhealthyHosts === "function",
+    };
+  }
+
+  async overview(): Promise<unknown> {
+    const federation = this.#federation;
+    const [queues, throughput, counts, hosts] = await Promise.all([
+      federation.getQueueDepths(),
+      federation.getThroughput({ minutes: 60 }),
+      federation.countFailedTasks(),
+      this.features.hosts ? federation.listUnhealthyHosts!() : undefined,
+    ]);
+    return {
+      generatedAt: new Date().toISOString(),
+      features: this.features,
+      queues: queues.map(({ role, queue, depth }) => ({
+        role,
+        queue,
+        depth: depth == null
+          ? null
+          : { queued: depth.queued, ready: depth.ready ?? null, delayed: depth.delayed ?? null },
+      })),
+      throughput: throughput.map((bucket) => ({
+        minute: bucket.minute.toISOString(),
+        completed: bucket.completed,
+        failed: bucket.failed,
+        retried: bucket.retried,
+        dropped: bucket.dropped,
+      })),
+      failedCounts: Object.fromEntries(counts),
+      hosts: hosts == null ? null : hosts.map((host) => ({
+        host: String(host.host),
+        consecutiveFailures: host.consecutiveFailures,
+        since: isoOrNull(host.since),
+        nextProbeAt: isoOrNull(host.nextProbeAt),
+        parkedDeliveries: host.parkedDeliveries,
+      })),
+    };
+  }
+
+  async failed(cursor: string | undefined, taskName: string | undefined): Promise<unknown> {
+    let page;
+    try {
+      page = await this.#federation.listFailedTasks({
+        limit: this.#pageSize,
+        ...(cursor == null || cursor === "" ? {} : { cursor }),
+        ...(taskName == null || taskName === "" ? {} : { taskName }),
+      });
+    } catch (error) {
+      // A malformed cursor: start over rather than fail the page.
+      if (!(error instanceof TypeError) || cursor == null) throw error;
+      page = await this.#federation.listFailedTasks({ limit: this.#pageSize });
+    }
+    return {
+      records: page.records.map((record) => summary(record)),
+      cursor: page.cursor ?? null,
+    };
+  }
+
+  async failedTask(id: string): Promise<unknown> {
+    const details = await this.#federation.getFailedTask(id);
+    if (details == null) return undefined;
+    return {
+      ...summary(details),
+      stack: details.error?.stack ?? null,
+      orderingKey: details.orderingKey ?? null,
+      payload: details.payloadError == null ? await toDisplayText(details.payload) : null,
+      payloadError: details.payloadError ?? null,
+    };
+  }
+
+  async replay(id: string): Promise<Response> {
+    try {
+      const result = await this.#federation.retryFailedTask(id);
+      logger.info("Replayed the failed task {messageId} from the dashboard.", { messageId: id });
+      return json(200, { status: result.status, messageId: id });
+    } catch (error) {
+      if (error instanceof FailedTaskNotFoundError) {
+        return json(404, { error: "No such failed task." });
+      }
+      if (
+        error instanceof TaskNotDefinedError || error instanceof TaskValidationError ||
+        error instanceof TaskQueueNotConfiguredError
+      ) {
+        return json(422, { error: error.message });
+      }
+      throw error;
+    }
+  }
+
+  events(request: Request): Response {
+    const watchTasks = this.#federation.watchTasks;
+    if (typeof watchTasks !== "function") {
+      return json(404, {
+        error: "Live progress is not available: the federation has no watchTasks().",
+      });
+    }
+    return new Response(
+      streamTaskUpdates((signal) => watchTasks.call(this.#federation, { signal }), request.signal),
+      {
+        headers: {
+          "Content-Type": "text/event-stream; charset=utf-8",
+          "Cache-Control": "no-store",
+          "X-Content-Type-Options": "nosniff",
+        },
+      },
+    );
+  }
+}
+
+function summary(record: TaskRecord) {
+  return {
+    id: record.id,
+    taskName: record.taskName,
+    reason: record.reason ?? null,
+    attempts: record.attempts,
+    enqueuedAt: isoOrNull(record.enqueuedAt),
+    finishedAt: isoOrNull(record.finishedAt),
+    error: record.error == null ? null : { name: record.error.name, message: record.error.message },
+  };
+}
+
+function isoOrNull(date: Date | undefined): string | null {
+  return date instanceof Date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
+}
+
+function matchId(path: string, pattern: RegExp): string | undefined {
+  const match = pattern.exec(path);
+  if (match == null) return undefined;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+async function isAuthorized(
+  authorize: ((request: Request) => boolean | Promise<boolean>) | undefined,
+  request: Request,
+): Promise<boolean> {
+  if (authorize == null) return false;
+  try {
+    return await authorize(request) === true;
+  } catch (error) {
+    logger.error("The dashboard's authorize callback threw; the request is refused: {error}", {
+      error,
+    });
+    return false;
+  }
+}
+
+/** Why a state-changing request is refused, or `undefined` when it is not. */
+function checkCsrf(request: Request): string | undefined {
+  if (request.headers.get(DASHBOARD_CSRF_HEADER) == null) {
+    return `The request lacks the ${DASHBOARD_CSRF_HEADER} header.`;
+  }
+  const site = request.headers.get("Sec-Fetch-Site");
+  if (site != null && site !== "same-origin") {
+    return "The request comes from another site.";
+  }
+  return undefined;
+}
+
+function randomNonce(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes));
+}
+
+function withSecurityHeaders(response: Response, nonce?: string): Response {
+  const headers = response.headers;
+  headers.set(
+    "Content-Security-Policy",
+    [
+      "default-src 'none'",
+      nonce == null ? "" : `script-src 'nonce-${nonce}'`,
+      nonce == null ? "" : `style-src 'nonce-${nonce}'`,
+      "connect-src 'self'",
+      "img-src 'self' data:",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ].filter((directive) => directive !== "").join("; "),
+  );
+  headers.set("X-Content-Type-Options", "nosniff");
+  headers.set("X-Frame-Options", "DENY");
+  headers.set("Referrer-Policy", "no-referrer");
+  headers.set("Cache-Control", "no-store");
+  return response;
+}
+
+function json(status: number, body: unknown): Response {
+  return withSecurityHeaders(
+    new Response(JSON.stringify(body), {
+      status,
+      headers: { "Content-Type": "application/json; charset=utf-8" },
+    }),
+  );
+}
+
+function text(status: number, body: string): Response {
+  return withSecurityHeaders(
+    new Response(body, { status, headers: { "Content-Type": "text/plain; charset=utf-8" } }),
+  );
+}

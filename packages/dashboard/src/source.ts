@@ -1,0 +1,80 @@
+import type {
+  FailedTaskDetails,
+  ListTaskRecordsOptions,
+  QueueDepthEntry,
+  TaskEnqueueResult,
+  TaskRecordPage,
+  ThroughputBucket,
+} from "@fedwork/core";
+
+/**
+ * A task's state change or progress report, as the dashboard reads it from
+ * `federation.watchTasks()`: the fields it shows, loosely typed so that any
+ * federation version that has the method fits.
+ * @since 0.2.0
+ */
+export interface DashboardTaskUpdate {
+  /** The task's message id. */
+  readonly id: string;
+  /** Whether the state changed or progress was reported. */
+  readonly kind: string;
+  /** The task's status after the update. */
+  readonly status: {
+    readonly name: string;
+    readonly state: string;
+    readonly attempt: number;
+    readonly progress?: {
+      readonly percent?: number;
+      readonly data?: unknown;
+      readonly at: Date;
+    };
+    readonly error?: string;
+    readonly updatedAt: Date;
+  };
+}
+
+/**
+ * A remote host that deliveries fail to, as the dashboard reads it from
+ * `federation.listUnhealthyHosts()`.
+ * @since 0.2.0
+ */
+export interface DashboardHostHealth {
+  /** The host, e.g. `"example.com"`. */
+  readonly host: string;
+  /** How many deliveries in a row failed. */
+  readonly consecutiveFailures: number;
+  /** Since when it is unhealthy. */
+  readonly since: Date;
+  /** When it is probed next, if known. */
+  readonly nextProbeAt?: Date;
+  /** How many deliveries wait for it to answer again. */
+  readonly parkedDeliveries: number;
+}
+
+/**
+ * What the dashboard needs from a federation: any `Federation` of
+ * `@fedwork/core` fits.  `watchTasks()` (live progress) and
+ * `listUnhealthyHosts()` (remote-server health) are optional: without
+ * them, their panels say they are not available.
+ * @since 0.2.0
+ */
+export interface DashboardFederation {
+  /** See `Federation.getQueueDepths()`. */
+  getQueueDepths(): Promise<QueueDepthEntry[]>;
+  /** See `Federation.getThroughput()`. */
+  getThroughput(options?: { readonly minutes?: number }): Promise<ThroughputBucket[]>;
+  /** See `Federation.listFailedTasks()`. */
+  listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage>;
+  /** See `Federation.getFailedTask()`. */
+  getFailedTask(id: string): Promise<FailedTaskDetails | undefined>;
+  /** See `Federation.retryFailedTask()`. */
+  retryFailedTask(id: string): Promise<TaskEnqueueResult>;
+  /** See `Federation.discardFailedTask()`. */
+  discardFailedTask(id: string): Promise<boolean>;
+  /** See `Federation.countFailedTasks()`. */
+  countFailedTasks(): Promise<Map<string, number>>;
+  /** See `Federation.watchTasks()`; optional. */
+  watchTasks?(options?: { signal?: AbortSignal }): AsyncIterable<DashboardTaskUpdate>;
+  /** See `Federation.listUnhealthyHosts()`; optional. */
+  listUnhealthyHosts?(): Promise<readonly DashboardHostHealth[]>;
+}

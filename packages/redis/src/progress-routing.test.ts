@@ -1,0 +1,55 @@
+// Task progress across processes and capability routing on Redis: each
+// stand-in process opens its own connections (queue, store, pub/sub) to
+// the same server; plus RedisPubSub on its own.
+import { assertEquals, test, within } from "@fedify/fixture";
+import { testTaskProgressAndRouting } from "@fedwork/testing";
+import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
+import { RedisKvStore } from "./redis-kv-store.ts";
+import { RedisMessageQueue } from "./redis-message-queue.ts";
+import { RedisPubSub } from "./redis-pubsub.ts";
+
+testTaskProgressAndRouting({
+  name: "RedisMessageQueue",
+  open(namespace) {
+    const queue = new RedisMessageQueue({ url: REDIS_URL, queue: namespace });
+    const kv = new RedisKvStore({ url: REDIS_URL, prefix: namespace });
+    const pubsub = new RedisPubSub({ url: REDIS_URL, prefix: `${namespace}:` });
+    return {
+      queue,
+      kv,
+      pubsub,
+      async dispose() {
+        await queue[Symbol.asyncDispose]();
+        await kv[Symbol.asyncDispose]();
+        await pubsub[Symbol.asyncDispose]();
+      },
+    };
+  },
+  async cleanup(namespace) {
+    await deleteKeys(`{fedwork:${namespace}`);
+    await deleteKeys(`${namespace}:`);
+  },
+});
+
+test("RedisPubSub delivers across clients and unsubscribes on abort", async () => {
+  const prefix = `fedwork-test-${crypto.randomUUID().slice(0, 8)}:`;
+  await using publisher = new RedisPubSub({ url: REDIS_URL, prefix });
+  await using subscriber = new RedisPubSub({ url: REDIS_URL, prefix });
+  const controller = new AbortController();
+  const received: string[] = [];
+  let resolve!: () => void;
+  const two = new Promise<void>((r) => resolve = r);
+  await subscriber.subscribe("news", (payload) => {
+    received.push(payload);
+    if (received.length === 2) resolve();
+  }, { signal: controller.signal });
+  await subscriber.subscribe("other", () => received.push("wrong topic"), {
+    signal: controller.signal,
+  });
+  await publisher.publish("news", "one");
+  await publisher.publish("news", "two");
+  await within(two, "two payloads");
+  assertEquals(received, ["one", "two"]);
+  controller.abort();
+  assertEquals(subscriber.subscriptionCount, 0);
+});

@@ -1,0 +1,169 @@
+import { checkPublication, checkSubscription, type PubSub, TopicListeners } from "@fedwork/core";
+import type { PubSubSubscribeOptions } from "@fedwork/core";
+import { getLogger } from "@logtape/logtape";
+import {
+  type RedisClient,
+  type RedisConnectionOptions,
+  RedisConnectionSource,
+} from "./connection.ts";
+
+const logger = getLogger(["fedwork", "redis"]);
+
+/**
+ * Options for {@link RedisPubSub}: how to connect (exactly one of
+ * `client`, `createClient`, `url` or `redisOptions`) and a channel prefix.
+ * @since 0.2.0
+ */
+export interface RedisPubSubOptions extends RedisConnectionOptions {
+  /**
+   * Put before every topic to make the Redis channel name, so that
+   * several applications can share one Redis.  `"fedwork:"` by default
+   * (the task updates topic becomes `fedwork:fedwork:task-updates`).
+   */
+  readonly prefix?: string;
+}
+
+/**
+ * A {@link PubSub} on Redis `PUBLISH`/`SUBSCRIBE`, through ioredis: what
+ * carries task progress and state changes between processes that share a
+ * Redis server.  Publishing uses the command connection; subscriptions
+ * share one more connection in subscriber mode, opened on the first
+ * subscription and closed when the last one ends.  Delivery is
+ * best effort, as with Redis pub/sub itself: a payload published while the
+ * subscriber connection is down is lost (the status record in the
+ * key–value store still has the latest state).
+ *
+ * @example
+ * ```ts ignore
+ * import { RedisPubSub } from "@fedwork/redis";
+ *
+ * const pubsub = new RedisPubSub({ url: "redis://127.0.0.1:6379" });
+ * const federation = createFederation({ kv, queue, pubsub });
+ * ```
+ * @since 0.2.0
+ */
+export class RedisPubSub implements PubSub, AsyncDisposable {
+  readonly #connections: RedisConnectionSource;
+  readonly #prefix: string;
+  readonly #listeners = new TopicListeners();
+  #subscriber: RedisClient | undefined;
+  /** The last SUBSCRIBE/UNSUBSCRIBE sent, so that they apply in order. */
+  #pending: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  /**
+   * Creates the transport; connections open on first use.
+   * @param options How to connect, and the channel prefix.
+   * @throws {TypeError} When not exactly one way to connect is given, or
+   *                     the prefix is not a string.
+   */
+  constructor(options: RedisPubSubOptions) {
+    this.#connections = new RedisConnectionSource(options, "RedisPubSub");
+    const prefix = options.prefix ?? "fedwork:";
+    if (typeof prefix !== "string") {
+      throw new TypeError("The prefix option of RedisPubSub must be a string.");
+    }
+    this.#prefix = prefix;
+  }
+
+  /**
+   * Publishes a payload with `PUBLISH`.
+   * @param topic The topic.
+   * @param payload The payload.
+   * @throws {TypeError} When the topic or payload is malformed, or the
+   *                     transport was disposed.
+   */
+  async publish(topic: string, payload: string): Promise<void> {
+    checkPublication(topic, payload);
+    this.#checkOpen();
+    await this.#connections.main.publish(this.#prefix + topic, payload);
+  }
+
+  /**
+   * Subscribes until `options.signal` aborts; resolves once Redis has
+   * confirmed the subscription.
+   * @param topic The topic.
+   * @param listener Called with each payload.
+   * @param options The signal.
+   * @throws {TypeError} When the topic or listener is malformed, or the
+   *                     transport was disposed.
+   */
+  async subscribe(
+    topic: string,
+    listener: (payload: string) => void,
+    options: PubSubSubscribeOptions = {},
+  ): Promise<void> {
+    checkSubscription(topic, listener);
+    this.#checkOpen();
+    const { signal } = options;
+    if (signal?.aborted) return;
+    const own = (payload: string) => listener(payload);
+    const first = this.#listeners.add(topic, own);
+    signal?.addEventListener("abort", () => {
+      if (this.#listeners.remove(topic, own)) this.#unsubscribe(topic);
+    }, { once: true });
+    if (first) {
+      const subscriber = this.#subscriberConnection();
+      const done = this.#pending.then(() => subscriber.subscribe(this.#prefix + topic));
+      this.#pending = done.catch(() => {});
+      try {
+        await done;
+      } catch (error) {
+        this.#listeners.remove(topic, own);
+        throw error;
+      }
+    } else {
+      // Wait until the topic's first subscription is confirmed.
+      await this.#pending;
+    }
+  }
+
+  #unsubscribe(topic: string): void {
+    const subscriber = this.#subscriber;
+    if (subscriber == null) return;
+    const done = this.#pending.then(async () => {
+      // Subscribed again meanwhile: keep the channel.
+      if (this.#listeners.topics.includes(topic)) return;
+      await subscriber.unsubscribe(this.#prefix + topic);
+      if (this.#listeners.count === 0 && this.#subscriber === subscriber) {
+        this.#subscriber = undefined;
+        await this.#connections.close(subscriber);
+      }
+    });
+    this.#pending = done.catch((error) => {
+      logger.warn("Could not unsubscribe from {topic}: {error}", { topic, error });
+    });
+  }
+
+  #subscriberConnection(): RedisClient {
+    if (this.#subscriber != null) return this.#subscriber;
+    const subscriber = this.#connections.open();
+    subscriber.on("message", (channel: string, payload: string) => {
+      if (!channel.startsWith(this.#prefix)) return;
+      this.#listeners.deliver(channel.slice(this.#prefix.length), payload);
+    });
+    this.#subscriber = subscriber;
+    return subscriber;
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new TypeError("The RedisPubSub was disposed of.");
+  }
+
+  /** How many subscriptions are active, across topics. */
+  get subscriptionCount(): number {
+    return this.#listeners.count;
+  }
+
+  /**
+   * Closes the connections it opened; a passed-in `client` stays open.
+   * Active subscriptions end without notice.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pending;
+    this.#subscriber = undefined;
+    await this.#connections.closeAll();
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The Lua source of the deduplicated enqueue script (see `queue-scripts.ts`
+ * for the key layout).
+ */
+export const enqueueDeduplicatedLua = `
+-- enqueueDeduplicated: adds one message unless its deduplication key is
+-- held: by a message still in B:msg (waiting, running or handed back) and
+-- enqueued less than the key's TTL ago (B:dedup:K expires then).  Returns 1
+-- when the message was added, 0 when the key was held.
+-- KEYS[1] = B:ready
+-- KEYS[2] = B:delayed
+-- KEYS[3] = B:msg
+-- KEYS[4] = B:okey
+-- KEYS[5] = B:seq
+-- ARGV[1] = B, the base name of the queue's keys
+-- ARGV[2] = delay in ms (0: ready now)
+-- ARGV[3] = ordering key ("" for none)
+-- ARGV[4] = deduplication key K
+-- ARGV[5] = TTL of the deduplication key in ms
+-- ARGV[6] = the JSON text
+local base = ARGV[1]
+local delay = tonumber(ARGV[2])
+local orderingKey = ARGV[3]
+if orderingKey == '' then orderingKey = nil end
+local dedupKey = base .. ':dedup:' .. ARGV[4]
+local function makeReady(id, orderingKey)
+  if orderingKey then
+    if redis.call('RPUSH', base .. ':pending:' .. orderingKey, id) > 1 then return 0 end
+  end
+  redis.call('LPUSH', KEYS[1], id)
+  return 1
+end
+local holder = redis.call('GET', dedupKey)
+if holder and redis.call('HEXISTS', KEYS[3], holder) == 1 then return 0 end
+local id = string.format('%015d', redis.call('INCR', KEYS[5]))
+redis.call('HSET', KEYS[3], id, ARGV[6])
+if orderingKey then redis.call('HSET', KEYS[4], id, orderingKey) end
+redis.call('SET', dedupKey, id, 'PX', tonumber(ARGV[5]))
+if delay > 0 then
+  local clock = redis.call('TIME')
+  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  redis.call('ZADD', KEYS[2], now + delay, id)
+elseif makeReady(id, orderingKey) > 0 then
+  redis.call('PUBLISH', base .. ':wake', 1)
+end
+return 1
+`;

@@ -1,0 +1,48 @@
+/**
+ * The Lua source of the enqueue script (see `queue-scripts.ts` for the key
+ * layout).
+ */
+export const enqueueLua = `
+-- enqueue: adds messages; a keyed one joins its key's pending list and only
+-- enters B:ready when it is the list's head.  Returns how many were added.
+-- KEYS[1] = B:ready
+-- KEYS[2] = B:delayed
+-- KEYS[3] = B:msg
+-- KEYS[4] = B:okey
+-- KEYS[5] = B:seq
+-- ARGV[1] = B, the base name of the queue's keys
+-- ARGV[2] = delay in ms (0: ready now)
+-- ARGV[3] = ordering key ("" for none)
+-- ARGV[4..] = one JSON text per message
+local base = ARGV[1]
+local delay = tonumber(ARGV[2])
+local orderingKey = ARGV[3]
+if orderingKey == '' then orderingKey = nil end
+local function makeReady(id, orderingKey)
+  if orderingKey then
+    if redis.call('RPUSH', base .. ':pending:' .. orderingKey, id) > 1 then return 0 end
+  end
+  redis.call('LPUSH', KEYS[1], id)
+  return 1
+end
+local count = #ARGV - 3
+local last = redis.call('INCRBY', KEYS[5], count)
+local due = 0
+if delay > 0 then
+  local clock = redis.call('TIME')
+  due = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000) + delay
+end
+local readied = 0
+for i = 1, count do
+  local id = string.format('%015d', last - count + i)
+  redis.call('HSET', KEYS[3], id, ARGV[i + 3])
+  if orderingKey then redis.call('HSET', KEYS[4], id, orderingKey) end
+  if delay > 0 then
+    redis.call('ZADD', KEYS[2], due, id)
+  else
+    readied = readied + makeReady(id, orderingKey)
+  end
+end
+if readied > 0 then redis.call('PUBLISH', base .. ':wake', readied) end
+return count
+`;
