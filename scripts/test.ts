@@ -65,17 +65,47 @@ if (nodeMajor < 24) {
   process.exit(1);
 }
 
+// The longest one step may take.  A whole runtime's tests take 3–5 minutes
+// on the 2-core CI machine and a check at most about one; past these limits
+// something hangs (a test waiting on an event that never comes, a process
+// kept alive by an open handle), and the step is stopped and failed with
+// its name, rather than eating CI's 90 minutes with no word of where.
+const TEST_RUN_LIMIT_MS = 20 * 60_000;
+const CHECK_LIMIT_MS = 8 * 60_000;
+
 function run(
   command: string,
   commandArgs: string[],
-  options: { capture?: boolean; env?: Record<string, string>; cwd?: string } = {},
+  options: {
+    capture?: boolean;
+    env?: Record<string, string>;
+    cwd?: string;
+    limitMs?: number;
+  } = {},
 ): Promise<{ code: number; output: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, commandArgs, {
       cwd: options.cwd ?? root,
       env: { ...process.env, NO_COLOR: "1", ...sourceEnvironment, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group, so that a step over its limit is stopped
+      // with every process it started (Node.js runs a process per file).
+      detached: true,
     });
+    const limitMs = options.limitMs ?? CHECK_LIMIT_MS;
+    let overLimit = false;
+    const limit = setTimeout(() => {
+      overLimit = true;
+      console.error(
+        `\n${relative(root, command)} ${commandArgs.slice(0, 2).join(" ")}… ran past its ` +
+          `limit of ${limitMs / 60_000} minutes and was stopped: something hangs.`,
+      );
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    }, limitMs);
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => {
       process.stdout.write(chunk);
@@ -85,8 +115,14 @@ function run(
       process.stderr.write(chunk);
       if (options.capture) output += chunk;
     });
-    child.on("error", reject);
-    child.on("close", (code) => resolvePromise({ code: code ?? 1, output }));
+    child.on("error", (error) => {
+      clearTimeout(limit);
+      reject(error);
+    });
+    child.on("close", (code) => {
+      clearTimeout(limit);
+      resolvePromise({ code: overLimit ? 1 : code ?? 1, output });
+    });
   });
 }
 
@@ -129,6 +165,17 @@ if (!skipChecks) {
     ]),
     // Packed, installed elsewhere and run on all three runtimes.
     ["packaging", process.execPath, [join(root, "scripts", "check-packaging.ts")]],
+    // The benchmark harness at its smoke size: every system (Fedwork and its
+    // peers, on Redis, PostgreSQL, SQLite, RabbitMQ and in process) must run
+    // and produce numbers, so that the harness never rots.  Never a speed
+    // check.
+    ["bench smoke", bin("node"), [
+      `--conditions=${SOURCE_CONDITION}`,
+      join(root, "bench", "harness", "main.ts"),
+      "all",
+      "--size",
+      "smoke",
+    ]],
   ];
   for (const [label, command, commandArgs, cwd] of checks) {
     console.log(`\n=== ${label}`);
@@ -166,7 +213,7 @@ async function runDeno(): Promise<Counts> {
     // Deno takes a regular expression between slashes.
     ...(namePattern == null ? [] : ["--filter", `/${namePattern}/`]),
     ...files,
-  ], { capture: true });
+  ], { capture: true, limitMs: TEST_RUN_LIMIT_MS });
   const match = output.match(
     /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?(?: \| (\d+) ignored)?/,
   );
@@ -186,7 +233,7 @@ async function runNode(): Promise<Counts> {
     `--test-reporter-destination=${summaryFile}`,
     ...(namePattern == null ? [] : [`--test-name-pattern=${namePattern}`]),
     ...files,
-  ]);
+  ], { limitMs: TEST_RUN_LIMIT_MS });
   try {
     const counts = JSON.parse(await readFile(summaryFile, "utf8")) as Counts;
     if (code !== 0 && counts.failed === 0) counts.failed = 1;
@@ -206,7 +253,7 @@ async function runBun(): Promise<Counts> {
       ...(namePattern == null ? [] : ["--test-name-pattern", namePattern]),
       ...files.map((f) => `./${f}`),
     ],
-    { capture: true },
+    { capture: true, limitMs: TEST_RUN_LIMIT_MS },
   );
   const count = (word: string) =>
     +(output.match(new RegExp(`^\\s*(\\d+) ${word}$`, "m"))?.[1] ?? 0);
