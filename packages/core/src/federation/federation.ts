@@ -594,8 +594,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       ]);
     } finally {
       for (const queue of queues.keys()) this.#listening.delete(queue);
-      // What the stopping workers counted reaches the other processes now.
-      await this.operations.throughput.flush();
+      // What the stopping workers counted, and the records of tasks they
+      // left running, reach the other processes now.
+      await Promise.all([
+        this.operations.throughput.flush(),
+        this.operations.taskStatus.flushRunning(),
+      ]);
     }
   }
 

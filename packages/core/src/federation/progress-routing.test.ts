@@ -1,8 +1,18 @@
 // Task progress, status records and capability routing on the in-process
 // engines: the @fedwork/testing suite with two federations sharing one
 // queue, store and pub/sub, plus the checks that need no second process.
-import { assert, assertEquals, assertRejects, assertThrows, test, within } from "@fedify/fixture";
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertThrows,
+  deferred,
+  test,
+  waitUntil,
+  within,
+} from "@fedify/fixture";
 import { testTaskProgressAndRouting } from "@fedwork/testing";
+import type { KvKey, KvStoreSetOptions } from "../kv/kv-store.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessPubSub } from "../pubsub/in-process-pubsub.ts";
 import type { PubSub } from "../pubsub/pubsub.ts";
@@ -247,4 +257,54 @@ test("watchTask() ends at the final state even when the transport loses updates"
   stop.abort();
   await worker;
   assertEquals(states.at(-1), "completed");
+});
+
+test("a running record is stored only for a task that is still running after a moment", async () => {
+  // Which states reach the store, by task id.
+  const stored = new Map<string, string[]>();
+  const kv = new class extends MemoryKvStore {
+    override set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
+      if (key[1] === "task-status") {
+        const id = key[2];
+        stored.set(id, [...stored.get(id) ?? [], (value as { state: string }).state]);
+      }
+      return super.set(key, value, options);
+    }
+  }();
+  const federation = createFederation<void>({
+    kv,
+    queue: new InProcessMessageQueue(),
+    manuallyStartQueue: true,
+  });
+  const release = deferred();
+  const task = federation.defineTask("t", {
+    schema,
+    handler: async (_ctx, data) => {
+      if ((data as { n: number }).n === 2) await release.promise;
+    },
+  });
+  const ctx = federation.createContext(new URL("https://app.example/"), undefined);
+  const [quick, slow] = await ctx.enqueueTaskMany(task, [{ n: 1 }, { n: 2 }]);
+  assert(quick.status === "enqueued" && slow.status === "enqueued");
+  const stop = new AbortController();
+  const worker = federation.startQueue(undefined, { signal: stop.signal });
+  // The slow task's start is known at once in this process, and reaches the
+  // store a moment later, while it still runs.
+  await waitUntil(
+    async () => (await federation.getTaskStatus(slow.messageId))?.state === "running",
+    {
+      what: "the slow task to be running",
+    },
+  );
+  await waitUntil(() => stored.get(slow.messageId)?.at(-1) === "running", {
+    what: "the slow task's running record to be stored",
+  });
+  release.resolve();
+  await waitUntil(() => stored.get(slow.messageId)?.at(-1) === "completed", {
+    what: "the slow task's completed record",
+  });
+  stop.abort();
+  await worker;
+  assertEquals(stored.get(quick.messageId), ["queued", "completed"]);
+  assertEquals(stored.get(slow.messageId), ["queued", "running", "completed"]);
 });

@@ -31,6 +31,16 @@ export const TASK_UPDATES_TOPIC = "fedwork:task-updates";
 const WATCH_RECHECK_MS = 5_000;
 
 /**
+ * How long the `running` record of a started task waits before it is
+ * written.  A task that ends (or reports progress) sooner never has it
+ * written: its next record replaces it.  Most tasks take less, so this
+ * saves one of the three writes a task costs (`queued`, `running`, how it
+ * ended) and takes the write off the path between a claim and the handler.
+ * Watchers still hear of the start at once.
+ */
+const RUNNING_RECORD_DELAY_MS = 50;
+
+/**
  * Options for `watchTask()` and `watchTasks()`.
  * @since 0.2.0
  */
@@ -49,6 +59,10 @@ export interface TaskStatusOperations {
    * Reads a task's status record: its state, attempt, last progress and
    * last error.  Records are kept in the key–value store for
    * `taskStatusRetention` (1 day by default) after their last change.
+   * A started task's `running` record reaches the store 50 ms after the
+   * start, and only if the task still runs (a quicker task goes from
+   * `queued` to how it ended), so other processes may read `queued` for
+   * that long; the worker's own process sees it at once.
    * @param id The task's id (`enqueueTask()`'s `messageId`).
    * @returns The status, or `undefined` when there is none.
    * @example
@@ -100,11 +114,19 @@ export interface TaskStatusOperations {
  * @since 0.2.0
  */
 export class TaskStatusTracker implements TaskStatusOperations {
-  readonly #store: TaskStatusStore;
+  readonly #records: TaskStatusStore;
   readonly #pubsub: PubSub;
   readonly #retentionMs: number;
   /** The statuses of the tasks this process is running. */
   readonly #running = new Map<string, TaskStatus>();
+  /**
+   * `running` records not written yet (see
+   * {@link RUNNING_RECORD_DELAY_MS}), by task id, in start order.
+   */
+  readonly #unwritten = new Map<string, TaskStatus>();
+  /** `running` records being written, by task id. */
+  readonly #writing = new Map<string, Promise<void>>();
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * @param kv Where records are kept.
@@ -113,7 +135,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
    *                    `0` keeps none and publishes nothing.
    */
   constructor(kv: KvStore, pubsub: PubSub, retentionMs: number) {
-    this.#store = new TaskStatusStore(kv);
+    this.#records = new TaskStatusStore(kv);
     this.#pubsub = pubsub;
     this.#retentionMs = retentionMs;
   }
@@ -153,7 +175,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
    */
   async forget(ids: readonly string[]): Promise<void> {
     if (!this.enabled) return;
-    await Promise.all(ids.map((id) => this.#store.delete(id).catch(() => {})));
+    await Promise.all(ids.map((id) => this.#records.delete(id).catch(() => {})));
   }
 
   /**
@@ -165,7 +187,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if (!this.enabled) return;
     let previous = this.#running.get(message.id);
     if (previous == null && message.attempt > 0) {
-      previous = await this.#store.get(message.id).catch(() => undefined);
+      previous = await this.#records.get(message.id).catch(() => undefined);
     }
     const status: TaskStatus = {
       id: message.id,
@@ -176,7 +198,29 @@ export class TaskStatusTracker implements TaskStatusOperations {
       updatedAt: new Date(),
     };
     this.#running.set(message.id, status);
-    await this.#write(status, "state");
+    this.#unwritten.set(message.id, status);
+    this.#flushTimer ??= setTimeout(() => this.flushRunning(), RUNNING_RECORD_DELAY_MS);
+    await this.#publish(status, "state");
+  }
+
+  /**
+   * Writes the `running` records still waiting (the started tasks that
+   * have not ended nor reported progress); called by a timer
+   * {@link RUNNING_RECORD_DELAY_MS} after a start, and when workers stop.
+   */
+  async flushRunning(): Promise<void> {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    const writes: Promise<void>[] = [];
+    for (const [id, status] of this.#unwritten) {
+      const written = this.#store(status).finally(() => {
+        if (this.#writing.get(id) === written) this.#writing.delete(id);
+      });
+      this.#writing.set(id, written);
+      writes.push(written);
+    }
+    this.#unwritten.clear();
+    await Promise.all(writes);
   }
 
   /**
@@ -230,39 +274,55 @@ export class TaskStatusTracker implements TaskStatusOperations {
   };
 
   async #write(status: TaskStatus, kind: TaskUpdate["kind"], extraTtlMs = 0): Promise<void> {
-    const stored = this.#store.set(status, this.#retentionMs + extraTtlMs).catch((error) => {
+    // This record replaces a `running` one not written yet; one being
+    // written must land first, or it could overwrite this one.
+    this.#unwritten.delete(status.id);
+    const writing = this.#writing.get(status.id);
+    if (writing != null) await writing;
+    // Stored and published at once: a watcher that gets the update before
+    // the record lands reads an older record first and keeps the update.
+    await Promise.all([this.#store(status, extraTtlMs), this.#publish(status, kind)]);
+  }
+
+  /** Stores a record; a failure is logged. */
+  #store(status: TaskStatus, extraTtlMs = 0): Promise<void> {
+    return this.#records.set(status, this.#retentionMs + extraTtlMs).catch((error) => {
       logger.warn("Could not store the status of task {messageId}: {error}", {
         messageId: status.id,
         error,
       });
     });
+  }
+
+  /** Publishes an update; a failure is logged. */
+  #publish(status: TaskStatus, kind: TaskUpdate["kind"]): Promise<void> {
     // Nobody in this process can receive an in-process update that nobody
     // subscribed to: skip encoding it (the default transport, on every
     // task run).
     const pubsub = this.#pubsub;
     if (pubsub instanceof InProcessPubSub && pubsub.subscriptionCount === 0) {
-      await stored;
-      return;
+      return Promise.resolve();
     }
-    // Stored and published at once: a watcher that gets the update before
-    // the record lands reads an older record first and keeps the update.
-    await Promise.all([
-      stored,
-      this.#pubsub.publish(TASK_UPDATES_TOPIC, encodeTaskUpdate({ id: status.id, status, kind }))
-        .catch((error) => {
-          logger.warn("Could not publish the status of task {messageId}: {error}", {
-            messageId: status.id,
-            error,
-          });
-        }),
-    ]);
+    return pubsub.publish(TASK_UPDATES_TOPIC, encodeTaskUpdate({ id: status.id, status, kind }))
+      .catch((error) => {
+        logger.warn("Could not publish the status of task {messageId}: {error}", {
+          messageId: status.id,
+          error,
+        });
+      });
   }
 
   getTaskStatus(id: string): Promise<TaskStatus | undefined> {
     if (typeof id !== "string") {
       return Promise.reject(new TypeError("getTaskStatus() needs a task id (a string)."));
     }
-    return this.#store.get(id);
+    return this.#read(id);
+  }
+
+  /** A task's record, including a `running` one not written yet. */
+  #read(id: string): Promise<TaskStatus | undefined> {
+    const unwritten = this.#unwritten.get(id);
+    return unwritten == null ? this.#records.get(id) : Promise.resolve(unwritten);
   }
 
   watchTask(id: string, options: WatchTaskOptions = {}): AsyncIterable<TaskUpdate> {
@@ -300,7 +360,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
       /** The last status yielded, as {@link statusVersion} puts it. */
       let last: string | undefined;
       if (id != null) {
-        const current = await this.#store.get(id);
+        const current = await this.#read(id);
         if (current != null) {
           since = current.updatedAt.getTime();
           last = statusVersion(current);
@@ -327,7 +387,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
           clearTimeout(timer);
           wake = undefined;
           if (timedOut && id != null && buffer.length === 0) {
-            const current = await this.#store.get(id).catch(() => undefined);
+            const current = await this.#read(id).catch(() => undefined);
             if (current != null && statusVersion(current) !== last) {
               last = statusVersion(current);
               yield { id, status: current, kind: "state" };
