@@ -46,6 +46,11 @@ export function stringRecordSchema<const TField extends string>(
 export interface InternalTaskHost<TContextData> {
   readonly options: ResolvedFederationOptions;
   readonly registry: FederationRegistry<TContextData>;
+  /**
+   * Runs `send` with the messages stamped with the enqueue span's trace
+   * context and their due time, starting the workers first when
+   * `contextData` is given (and `manuallyStartQueue` is not set).
+   */
   enqueueThrough<T>(
     messages: readonly Message[],
     options: MessageQueueEnqueueOptions,

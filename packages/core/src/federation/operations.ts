@@ -35,11 +35,10 @@ import {
   toTaskSchedule,
 } from "../tasks/schedule/mod.ts";
 import { validateTaskPayload } from "../tasks/validation.ts";
+import type { InternalTaskHost } from "./internal-tasks.ts";
 import type { Message } from "./message.ts";
-import type { ResolvedFederationOptions } from "./options.ts";
 import { TaskStatusTracker } from "./task-status.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
-import type { FederationRegistry } from "./registry.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -195,21 +194,8 @@ export interface TaskOperations<TContextData> {
  * What {@link FederationOperations} needs from the federation.  Internal.
  * @since 0.2.0
  */
-export interface OperationsHost<TContextData> {
-  readonly options: ResolvedFederationOptions;
-  readonly registry: FederationRegistry<TContextData>;
+export interface OperationsHost<TContextData> extends InternalTaskHost<TContextData> {
   readonly dispatcher: MessageDispatcher<TContextData>;
-  /**
-   * Runs `send` with the messages stamped with the enqueue span's trace
-   * context and their due time, starting the workers first when
-   * `contextData` is given (and `manuallyStartQueue` is not set).
-   */
-  enqueueThrough<T>(
-    messages: readonly Message[],
-    options: MessageQueueEnqueueOptions,
-    start: { readonly contextData: TContextData } | undefined,
-    send: (stamped: readonly Message[]) => Promise<T>,
-  ): Promise<T>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
+import { unrefTimer } from "../time/timer-ref.ts";
 import type { MessageEvent } from "./events.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
@@ -179,13 +180,4 @@ export class ThroughputRecorder {
       ...counts,
     }));
   }
-}
-
-function unrefTimer(timer: ReturnType<typeof setTimeout>): void {
-  if (typeof timer === "object" && timer != null && "unref" in timer) {
-    (timer as { unref(): void }).unref();
-    return;
-  }
-  const deno = (globalThis as { Deno?: { unrefTimer?(id: number): void } }).Deno;
-  if (typeof timer === "number") deno?.unrefTimer?.(timer);
 }

@@ -1,5 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import { setTimerRef } from "../time/timer-ref.ts";
 import { isHandedOver } from "./message-ownership.ts";
 import type {
   MessageQueue,
@@ -595,30 +596,6 @@ const immediateLetsTimersRun = (() => {
   }).process?.versions;
   return versions?.node != null && versions.bun == null && versions.deno == null;
 })();
-
-interface RefCountedTimer {
-  ref(): unknown;
-  unref(): unknown;
-}
-
-interface DenoTimerApi {
-  refTimer(id: number): void;
-  unrefTimer(id: number): void;
-}
-
-function setTimerRef(timer: unknown, ref: boolean): void {
-  // Node.js and Bun return timer objects with ref()/unref(); Deno returns a
-  // number and offers Deno.refTimer()/Deno.unrefTimer() instead.
-  if (typeof timer === "object" && timer !== null && "unref" in timer) {
-    const refCounted = timer as RefCountedTimer;
-    if (ref) refCounted.ref();
-    else refCounted.unref();
-  } else if (typeof timer === "number") {
-    const deno = (globalThis as { Deno?: DenoTimerApi }).Deno;
-    if (ref) deno?.refTimer(timer);
-    else deno?.unrefTimer(timer);
-  }
-}
 
 /**
  * Checks a channel given to `MessageQueue.derive()`.

@@ -1,5 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
+import { unrefTimer } from "../../time/timer-ref.ts";
 import { listStoredSchedules, scheduleKey, type StoredSchedule } from "./store.ts";
 import { latestTick, nextTick } from "./timing.ts";
 
@@ -130,13 +131,4 @@ export class TaskScheduler {
       this.#wakers.add(done);
     });
   }
-}
-
-function unrefTimer(timer: ReturnType<typeof setTimeout>): void {
-  if (typeof timer === "object" && timer != null && "unref" in timer) {
-    (timer as { unref(): void }).unref();
-    return;
-  }
-  const deno = (globalThis as { Deno?: { unrefTimer?(id: number): void } }).Deno;
-  if (typeof timer === "number") deno?.unrefTimer?.(timer);
 }
