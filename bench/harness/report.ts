@@ -164,7 +164,10 @@ function fmtChartRatio(v: number): string {
  * limit, one group of bars per comparison, on a log scale centred on 1×.
  */
 export function renderSvg(run: RunResults): string {
-  const comps: Comparison[] = comparisons(run).filter((c) => c.other.kind !== "fedwork-raw");
+  // Peers and engine limits only: Fedwork's own variants are in the tables.
+  const comps: Comparison[] = comparisons(run).filter((c) =>
+    c.other.kind !== "fedwork-raw" && c.other.kind !== "fedwork-no-records"
+  );
   const labelWidth = 400;
   const plotWidth = 480;
   const barHeight = 9;

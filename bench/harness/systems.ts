@@ -7,6 +7,11 @@ import { namespaced } from "./namespace.ts";
 export type SystemKind =
   /** Fedwork typed tasks: the system the targets are about. */
   | "fedwork"
+  /**
+   * Fedwork typed tasks with task status records off
+   * (`taskStatusRetention: 0`): what the records cost.
+   */
+  | "fedwork-no-records"
   /** Fedwork's raw MessageQueue API on the same engine. */
   | "fedwork-raw"
   /** Another job queue library. */
@@ -33,6 +38,9 @@ const amqp = () => import("./systems/amqp.ts");
 const local = () => import("./systems/local.ts");
 const fedwork = () => import("./systems/fedwork.ts");
 
+/** The federation option of the `fedwork-no-records` systems. */
+const NO_RECORDS = { taskStatusRetention: 0 } as const;
+
 export const SYSTEMS: readonly SystemSpec[] = [
   {
     id: "fedwork-redis",
@@ -42,6 +50,17 @@ export const SYSTEMS: readonly SystemSpec[] = [
     load: async () =>
       (await fedwork()).typedTaskDriver(
         (await redis()).fedworkRedisSource((await redis()).REDIS_DATABASES["fedwork-tasks"]),
+      ),
+  },
+  {
+    id: "fedwork-redis-no-records",
+    scenario: "redis",
+    label: "Fedwork typed tasks, no status records (Redis)",
+    kind: "fedwork-no-records",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await redis()).fedworkRedisSource((await redis()).REDIS_DATABASES["fedwork-no-records"]),
+        NO_RECORDS,
       ),
   },
   {
@@ -78,6 +97,17 @@ export const SYSTEMS: readonly SystemSpec[] = [
     load: async () =>
       (await fedwork()).typedTaskDriver(
         (await pg()).fedworkPostgresSource(namespaced("bench_fedwork_tasks")),
+      ),
+  },
+  {
+    id: "fedwork-postgres-no-records",
+    scenario: "postgres",
+    label: "Fedwork typed tasks, no status records (PostgreSQL)",
+    kind: "fedwork-no-records",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await pg()).fedworkPostgresSource(namespaced("bench_fedwork_no_records")),
+        NO_RECORDS,
       ),
   },
   {
@@ -130,6 +160,14 @@ export const SYSTEMS: readonly SystemSpec[] = [
     load: async () => (await fedwork()).typedTaskDriver((await local()).fedworkSqliteSource()),
   },
   {
+    id: "fedwork-sqlite-no-records",
+    scenario: "sqlite",
+    label: "Fedwork typed tasks, no status records (SQLite)",
+    kind: "fedwork-no-records",
+    load: async () =>
+      (await fedwork()).typedTaskDriver((await local()).fedworkSqliteSource(), NO_RECORDS),
+  },
+  {
     id: "fedwork-sqlite-raw",
     scenario: "sqlite",
     label: "Fedwork SqliteMessageQueue (raw)",
@@ -144,6 +182,17 @@ export const SYSTEMS: readonly SystemSpec[] = [
     load: async () =>
       (await fedwork()).typedTaskDriver(
         (await amqp()).fedworkAmqpSource(namespaced("fedwork-bench-tasks", "-")),
+      ),
+  },
+  {
+    id: "fedwork-amqp-no-records",
+    scenario: "amqp",
+    label: "Fedwork typed tasks, no status records (RabbitMQ)",
+    kind: "fedwork-no-records",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await amqp()).fedworkAmqpSource(namespaced("fedwork-bench-no-records", "-")),
+        NO_RECORDS,
       ),
   },
   {
@@ -170,6 +219,14 @@ export const SYSTEMS: readonly SystemSpec[] = [
     label: "Fedwork typed tasks (in-process)",
     kind: "fedwork",
     load: async () => (await fedwork()).typedTaskDriver((await local()).fedworkInProcessSource()),
+  },
+  {
+    id: "fedwork-in-process-no-records",
+    scenario: "in-process",
+    label: "Fedwork typed tasks, no status records (in-process)",
+    kind: "fedwork-no-records",
+    load: async () =>
+      (await fedwork()).typedTaskDriver((await local()).fedworkInProcessSource(), NO_RECORDS),
   },
   {
     id: "fedwork-in-process-raw",

@@ -4,6 +4,7 @@
 import {
   createFederation,
   type Federation,
+  type FederationOptions,
   MemoryKvStore,
   type MessageQueue,
   type TaskDefinition,
@@ -71,9 +72,17 @@ interface Side {
   task: TaskDefinition<void, Payload, Payload>;
 }
 
+/** Federation options a typed-task system changes from the defaults. */
+export type FederationVariant = Pick<FederationOptions<void>, "taskStatusRetention">;
+
 /** Defines the bench task on a new federation over `queue`. */
-function side(queue: MessageQueue, handler: (payload: Payload) => void): Side {
+function side(
+  queue: MessageQueue,
+  handler: (payload: Payload) => void,
+  variant: FederationVariant,
+): Side {
   const federation = createFederation<void>({
+    ...variant,
     kv: new MemoryKvStore(),
     queue: { task: queue },
     manuallyStartQueue: true,
@@ -85,11 +94,14 @@ function side(queue: MessageQueue, handler: (payload: Payload) => void): Side {
   return { federation, task };
 }
 
-/** Fedwork's typed tasks: `defineTask()`, `enqueueTaskMany()`, `startQueue()`. */
-export function typedTaskDriver(source: QueueSource): Driver {
+/**
+ * Fedwork's typed tasks: `defineTask()`, `enqueueTaskMany()`, `startQueue()`.
+ * `variant`: federation options other than the defaults, on both sides.
+ */
+export function typedTaskDriver(source: QueueSource, variant: FederationVariant = {}): Driver {
   // The sending side: a federation whose task handler is never run.
   let sender: Side | undefined;
-  const senderFor = () => sender ??= side(source.producer(), () => {});
+  const senderFor = () => sender ??= side(source.producer(), () => {}, variant);
   const context = () =>
     senderFor().federation.createContext(new URL("https://bench.example/"), undefined);
   return {
@@ -108,7 +120,7 @@ export function typedTaskDriver(source: QueueSource): Driver {
       await context().enqueueTask(senderFor().task, payload);
     },
     work(concurrency, handler) {
-      const { federation } = side(source.consumer(concurrency), handler);
+      const { federation } = side(source.consumer(concurrency), handler, variant);
       const controller = new AbortController();
       const running = federation.startQueue(undefined, { signal: controller.signal });
       return Promise.resolve<Workers>({

@@ -1,6 +1,6 @@
 // Redis: Fedwork's RedisMessageQueue, BullMQ, and a bare LPUSH / RPOP loop.
 // Each system has a Redis database of its own (REDIS_URL's host, databases
-// 10–13, or 6–9 at the smoke size), flushed before every measurement, so that nothing they leave
+// 10–14, or 5–9 at the smoke size), flushed before every measurement, so that nothing they leave
 // behind meets the tests (database 0) or another system.
 import { RedisMessageQueue } from "@fedwork/redis";
 import { Queue, Worker } from "bullmq";
@@ -12,10 +12,13 @@ import type { QueueSource } from "./fedwork.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
-/** The database number of each system: 10–13, or 6–9 for a smoke run. */
+/** The database number of each system: 10–14, or 5–9 for a smoke run. */
 export const REDIS_DATABASES = {
   get "fedwork-tasks"() {
     return isSmoke() ? 6 : 10;
+  },
+  get "fedwork-no-records"() {
+    return isSmoke() ? 5 : 14;
   },
   get "fedwork-raw"() {
     return isSmoke() ? 7 : 11;
