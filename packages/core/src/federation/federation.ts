@@ -598,7 +598,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       // left running, reach the other processes now.
       await Promise.all([
         this.operations.throughput.flush(),
-        this.operations.taskStatus.flushRunning(),
+        this.operations.taskStatus.flush(),
       ]);
     }
   }

@@ -7,6 +7,7 @@ import {
   assertRejects,
   assertThrows,
   deferred,
+  delay,
   test,
   waitUntil,
   within,
@@ -307,4 +308,52 @@ test("a running record is stored only for a task that is still running after a m
   await worker;
   assertEquals(stored.get(quick.messageId), ["queued", "completed"]);
   assertEquals(stored.get(slow.messageId), ["queued", "running", "completed"]);
+});
+
+test("a task's end is stored in the background, and a stopping worker waits for it", async () => {
+  const gate = deferred();
+  const kv = new class extends MemoryKvStore {
+    override async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
+      if (key[1] === "task-status" && (value as { state: string }).state === "completed") {
+        await gate.promise;
+      }
+      return await super.set(key, value, options);
+    }
+  }();
+  const federation = createFederation<void>({
+    kv,
+    queue: new InProcessMessageQueue(),
+    manuallyStartQueue: true,
+  });
+  const secondRan = deferred();
+  const task = federation.defineTask("t", {
+    schema,
+    handler: (_ctx, data) => {
+      if ((data as { n: number }).n === 2) secondRan.resolve();
+    },
+  });
+  const ctx = federation.createContext(new URL("https://app.example/"), undefined);
+  const [first] = await ctx.enqueueTaskMany(task, [{ n: 1 }, { n: 2 }]);
+  assert(first.status === "enqueued");
+  const stop = new AbortController();
+  const worker = federation.startQueue(undefined, { signal: stop.signal });
+  // One task at a time: the second runs although the store has not
+  // written the first one's end yet, which this process knows already.
+  await within(secondRan.promise, "the second task to run while the first's record waits");
+  assertEquals((await federation.getTaskStatus(first.messageId))?.state, "completed");
+  assertEquals(
+    (await kv.get<{ state: string }>(["fedwork", "task-status", first.messageId]))?.state,
+    "queued",
+  );
+  stop.abort();
+  let stopped = false;
+  const stopping = worker.then(() => stopped = true);
+  await delay(50);
+  assertEquals(stopped, false);
+  gate.resolve();
+  await stopping;
+  assertEquals(
+    (await kv.get<{ state: string }>(["fedwork", "task-status", first.messageId]))?.state,
+    "completed",
+  );
 });

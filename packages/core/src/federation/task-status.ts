@@ -41,6 +41,16 @@ const WATCH_RECHECK_MS = 5_000;
 const RUNNING_RECORD_DELAY_MS = 50;
 
 /**
+ * How many record writes may be in flight before the end of another task
+ * waits for some of them: how far the records may fall behind the tasks
+ * when the store is slower than the workers.
+ */
+const MAX_WRITES_IN_FLIGHT = 1_000;
+
+/** How long stopping workers wait for the records still being written. */
+const FLUSH_TIMEOUT_MS = 10_000;
+
+/**
  * Options for `watchTask()` and `watchTasks()`.
  * @since 0.2.0
  */
@@ -124,8 +134,15 @@ export class TaskStatusTracker implements TaskStatusOperations {
    * {@link RUNNING_RECORD_DELAY_MS}), by task id, in start order.
    */
   readonly #unwritten = new Map<string, TaskStatus>();
-  /** `running` records being written, by task id. */
-  readonly #writing = new Map<string, Promise<void>>();
+  /**
+   * Records being written, by task id: the last write started for each
+   * task and the status it writes.  A task's writes land in the order
+   * they were started: each waits for the one before.
+   */
+  readonly #writing = new Map<
+    string,
+    { readonly status: TaskStatus; readonly done: Promise<void> }
+  >();
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
@@ -187,7 +204,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if (!this.enabled) return;
     let previous = this.#running.get(message.id);
     if (previous == null && message.attempt > 0) {
-      previous = await this.#records.get(message.id).catch(() => undefined);
+      previous = await this.#read(message.id).catch(() => undefined);
     }
     const status: TaskStatus = {
       id: message.id,
@@ -199,28 +216,50 @@ export class TaskStatusTracker implements TaskStatusOperations {
     };
     this.#running.set(message.id, status);
     this.#unwritten.set(message.id, status);
-    this.#flushTimer ??= setTimeout(() => this.flushRunning(), RUNNING_RECORD_DELAY_MS);
+    this.#flushTimer ??= setTimeout(() => this.#writeRunning(), RUNNING_RECORD_DELAY_MS);
     await this.#publish(status, "state");
   }
 
   /**
-   * Writes the `running` records still waiting (the started tasks that
-   * have not ended nor reported progress); called by a timer
-   * {@link RUNNING_RECORD_DELAY_MS} after a start, and when workers stop.
+   * Starts writing the `running` records still waiting (the started tasks
+   * that have neither ended nor reported progress): a timer calls it
+   * {@link RUNNING_RECORD_DELAY_MS} after a start.
    */
-  async flushRunning(): Promise<void> {
+  #writeRunning(): void {
     clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
-    const writes: Promise<void>[] = [];
-    for (const [id, status] of this.#unwritten) {
-      const written = this.#store(status).finally(() => {
-        if (this.#writing.get(id) === written) this.#writing.delete(id);
-      });
-      this.#writing.set(id, written);
-      writes.push(written);
-    }
+    for (const status of this.#unwritten.values()) void this.#storeInOrder(status);
     this.#unwritten.clear();
-    await Promise.all(writes);
+  }
+
+  /**
+   * Writes every record this process has not written yet: the waiting
+   * `running` ones and those being written in the background.  Workers
+   * call it when they stop.
+   * @param timeoutMs How long to wait for the store; what is still not
+   *                  written then is logged and left.
+   */
+  async flush(timeoutMs = FLUSH_TIMEOUT_MS): Promise<void> {
+    this.#writeRunning();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<true>((resolve) => {
+      timer = setTimeout(() => resolve(true), timeoutMs);
+    });
+    try {
+      while (this.#writing.size > 0) {
+        const writes = Promise.all([...this.#writing.values()].map((write) => write.done));
+        if (await Promise.race([writes, timedOut]) === true) {
+          logger.warn(
+            "Gave up waiting for the key–value store to write the status records of " +
+              "{count} tasks.",
+            { count: this.#writing.size },
+          );
+          return;
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -262,7 +301,11 @@ export class TaskStatusTracker implements TaskStatusOperations {
       ? event.reason
       : undefined;
     const state: TaskState = event.type;
-    await this.#write({
+    // Written in the background: the message is acknowledged without
+    // waiting for the store, which would otherwise cost every task a round
+    // trip to it (see flush() for stopping workers).  Only when the store
+    // falls far behind does a task wait for it.
+    const written = this.#write({
       id: event.messageId,
       name: event.taskName,
       state,
@@ -271,17 +314,30 @@ export class TaskStatusTracker implements TaskStatusOperations {
       ...(error == null ? {} : { error }),
       updatedAt: new Date(),
     }, "state");
+    if (this.#writing.size > MAX_WRITES_IN_FLIGHT) await written;
   };
 
   async #write(status: TaskStatus, kind: TaskUpdate["kind"], extraTtlMs = 0): Promise<void> {
-    // This record replaces a `running` one not written yet; one being
-    // written must land first, or it could overwrite this one.
+    // This record replaces a `running` one not written yet.
     this.#unwritten.delete(status.id);
-    const writing = this.#writing.get(status.id);
-    if (writing != null) await writing;
     // Stored and published at once: a watcher that gets the update before
     // the record lands reads an older record first and keeps the update.
-    await Promise.all([this.#store(status, extraTtlMs), this.#publish(status, kind)]);
+    await Promise.all([this.#storeInOrder(status, extraTtlMs), this.#publish(status, kind)]);
+  }
+
+  /**
+   * Stores a record once the task's earlier writes have landed, so that
+   * an older record never overwrites a newer one (a store may run two
+   * writes at once on two connections).
+   */
+  #storeInOrder(status: TaskStatus, extraTtlMs = 0): Promise<void> {
+    const id = status.id;
+    const before = this.#writing.get(id)?.done ?? Promise.resolve();
+    const done: Promise<void> = before.then(() => this.#store(status, extraTtlMs)).finally(() => {
+      if (this.#writing.get(id)?.done === done) this.#writing.delete(id);
+    });
+    this.#writing.set(id, { status, done });
+    return done;
   }
 
   /** Stores a record; a failure is logged. */
@@ -319,10 +375,10 @@ export class TaskStatusTracker implements TaskStatusOperations {
     return this.#read(id);
   }
 
-  /** A task's record, including a `running` one not written yet. */
+  /** A task's record, including one this process has not written yet. */
   #read(id: string): Promise<TaskStatus | undefined> {
-    const unwritten = this.#unwritten.get(id);
-    return unwritten == null ? this.#records.get(id) : Promise.resolve(unwritten);
+    const known = this.#unwritten.get(id) ?? this.#writing.get(id)?.status;
+    return known == null ? this.#records.get(id) : Promise.resolve(known);
   }
 
   watchTask(id: string, options: WatchTaskOptions = {}): AsyncIterable<TaskUpdate> {
