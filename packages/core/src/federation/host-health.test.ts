@@ -4,6 +4,7 @@ import {
   assert,
   assertEquals,
   assertThrows,
+  deferred,
   startTestServer,
   test,
   waitUntil,
@@ -11,6 +12,7 @@ import {
 } from "@fedify/fixture";
 import { Create, Note } from "@fedify/vocab";
 import type { HostHealthChange } from "../activitypub/health/types.ts";
+import type { KvKey, KvStoreSetOptions } from "../kv/kv-store.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import { ParallelMessageQueue } from "../queue/parallel-message-queue.ts";
@@ -174,6 +176,61 @@ test("workers failing on one host at once mark it unhealthy once and recover it 
     });
   });
   assertEquals(changes, [false, true]);
+});
+
+test("a delivery failing again while its host's deliveries are released is parked again and delivered later", async () => {
+  let postsFail = true;
+  let delivered = 0;
+  await using server = await startTestServer((request) => {
+    // Probes always find the server up; deliveries fail until told not to.
+    if (request.method === "GET") return Response.json({ links: [] });
+    if (postsFail) return new Response("down", { status: 503 });
+    delivered++;
+    return new Response(null, { status: 202 });
+  });
+  // The release removes the first parking only once the released delivery
+  // has failed and been parked again: the race this test is about.
+  let parkings = 0;
+  const parkedAgain = deferred();
+  const kv = new class extends MemoryKvStore {
+    override async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
+      await super.set(key, value, options);
+      if (key[1] === "host-parked" && ++parkings === 2) parkedAgain.resolve();
+    }
+    override async delete(key: KvKey): Promise<void> {
+      if (key[1] === "host-parked" && parkings < 2) await parkedAgain.promise;
+      await super.delete(key);
+    }
+  }();
+  await using inner = new InProcessMessageQueue();
+  // The probe waits on the release while the released delivery runs.
+  await using queue = new ParallelMessageQueue(inner, 4);
+  const changes: boolean[] = [];
+  const federation = federationOn(queue, {
+    kv,
+    hostHealth: {
+      failureThreshold: 1,
+      initialProbeDelay: { milliseconds: 20 },
+      maxProbeDelay: { milliseconds: 40 },
+      onChange: (change) => void changes.push(change.healthy),
+    },
+  });
+  const host = server.url.host;
+  await withWorkers(federation, async () => {
+    await federation.createContext(base, undefined).sendActivity(
+      { identifier: "alice" },
+      { id: new URL("https://remote.example/users/bob"), inboxId: new URL("/inbox", server.url) },
+      createActivity(1),
+    );
+    await within(parkedAgain.promise, "the released delivery to be parked again");
+    postsFail = false;
+    await waitUntil(() => delivered === 1, { what: "the activity to be delivered" });
+    await waitUntil(async () => (await federation.getHostHealth(host))?.healthy === true, {
+      what: "the host to be healthy",
+    });
+  });
+  assertEquals(changes, [false, true, false, true]);
+  assertEquals((await federation.getHostHealth(host))?.parkedDeliveries, 0);
 });
 
 test("4xx answers other than 408 and 429 do not count against a host", async () => {

@@ -195,7 +195,10 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
   }
 
   async #park(host: string, origin: string, message: OutboxMessage): Promise<void> {
-    await this.#store.park(host, message.id, message);
+    // A parking of its own: the same delivery may be released, fail again
+    // and be parked again before its release has removed the old parking.
+    const parkingId = `${message.id}.${crypto.randomUUID()}`;
+    await this.#store.park(host, parkingId, message);
     logger.debug("Parked the delivery {messageId} to the unhealthy host {host}.", {
       messageId: message.id,
       host,
@@ -204,7 +207,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
     // the probe listed the parked deliveries: release this one here.
     const record = await this.#store.get(host);
     if (record == null || record.healthy) {
-      await this.#release(host, [{ id: message.id, message }]);
+      await this.#release(host, [{ id: parkingId, message }]);
       return;
     }
     // A probe that was lost (its worker died with an in-memory queue) is
@@ -240,6 +243,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
     const record = await this.#store.get(host);
     if (record == null || record.healthy) {
       await this.#releaseAll(host);
+      await this.#checkStillHealthy(host);
       return;
     }
     const { userAgent, allowPrivateAddress } = this.#host.options;
@@ -277,6 +281,22 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
       await this.#notify({ host, healthy: true, at: new Date(now), consecutiveFailures: 0 });
     }
     await this.#releaseAll(host);
+    await this.#checkStillHealthy(host);
+  }
+
+  /**
+   * Keeps probing a host that failed again while its deliveries were being
+   * released: the probe enqueued by that failure was deduplicated against
+   * this one, still running, so this one must go on.
+   */
+  async #checkStillHealthy(host: string): Promise<void> {
+    const record = await this.#store.get(host);
+    if (record != null && !record.healthy) {
+      throw new HostStillUnreachableError(
+        host,
+        "it failed again while its deliveries were released",
+      );
+    }
   }
 
   async #releaseAll(host: string): Promise<void> {

@@ -21,7 +21,8 @@ const HEALTHY_TTL = { days: 7 } as const;
 /**
  * Host health records and parked deliveries in a key–value store:
  * `["fedwork", "host-health", host]` and
- * `["fedwork", "host-parked", host, messageId]`.  Records change through
+ * `["fedwork", "host-parked", host, parkingId]` (each parking of a
+ * delivery has an id of its own).  Records change through
  * `cas()` when the store has it, so that workers failing on one host at
  * once each count, and each change of state is made (and reported) by
  * exactly one of them.  Internal.
@@ -88,7 +89,7 @@ export class HostHealthStore {
   /**
    * Parks a delivery until its host recovers.
    * @param host The host.
-   * @param id The message's id.
+   * @param id The parking's id (unique to this parking).
    * @param message The message, as it will be enqueued again.
    */
   park(host: string, id: string, message: unknown): Promise<void> {
@@ -98,7 +99,7 @@ export class HostHealthStore {
   /**
    * Removes a parked delivery (after it was enqueued again).
    * @param host The host.
-   * @param id The message's id.
+   * @param id The parking's id.
    */
   unpark(host: string, id: string): Promise<void> {
     return this.#kv.delete([...PARKED, host, id]);
