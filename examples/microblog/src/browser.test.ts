@@ -1,21 +1,16 @@
 // A real browser (the system's headless Chromium, driven by playwright-core)
 // opens bob's profile at his actor URL after the demo's scenario: content
 // negotiation must give it the HTML page with the post and the follower.
-import { access, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assertEquals, assertMatch, test } from "@fedify/fixture";
-import { chromium } from "playwright-core";
+import { launchChromium } from "@fedify/fixture/browser";
 import { startDemo } from "./demo.ts";
 import { runScenario } from "./scenario.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-
 test("a browser opening bob's actor URL sees his posts and followers", async () => {
   // CI installs it (scripts/ensure-services.sh); say so rather than time out.
-  await access(CHROMIUM).catch(() => {
-    throw new Error(`${CHROMIUM} is missing: run \`apt-get install -y chromium\` as root.`);
-  });
   const dataDir = await mkdtemp(join(tmpdir(), "fedwork-microblog-browser-"));
   try {
     await using demo = await startDemo({ dataDir, welcomeDelaySeconds: 1 });
@@ -24,20 +19,7 @@ test("a browser opening bob's actor URL sees his posts and followers", async () 
       bob: { origin: demo.bob.url, name: "bob", apiToken: demo.apiToken },
       linkUrl: demo.linkUrl,
     });
-    const browser = await chromium.launchPersistentContext(join(dataDir, "chromium-profile"), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    const browser = await launchChromium(join(dataDir, "chromium-profile"));
     try {
       const page = await browser.newPage();
       const response = await page.goto(result.bob.url);

@@ -5,7 +5,7 @@
 // works, and the page sees it complete.  Writes docs/images/dashboard.png.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { access, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import process from "node:process";
 import { join, resolve } from "node:path";
@@ -30,11 +30,10 @@ import {
 } from "@fedwork/core";
 import { sendFetchResponse } from "@fedwork/express";
 import { Hono } from "hono";
-import { chromium } from "playwright-core";
+import { launchChromium } from "@fedify/fixture/browser";
 import { z } from "zod";
 import { createDashboard } from "./mod.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 // The manual's screenshot is rewritten only on request
 // (`FEDWORK_UPDATE_SCREENSHOTS=1`), so that a test run leaves the working
 // tree as it found it; otherwise the screenshot goes to a temporary folder.
@@ -84,9 +83,6 @@ async function serve(handler: (request: Request) => Promise<Response>) {
 }
 
 test("in a browser, Replay on a failed task runs it again and the page sees it complete", async () => {
-  await access(CHROMIUM).catch(() => {
-    throw new Error(`${CHROMIUM} is missing: run \`apt-get install -y chromium\` as root.`);
-  });
   const federation = createFederation<void>({
     kv: new MemoryKvStore(),
     queue: { task: new InProcessMessageQueue(), outbox: new InProcessMessageQueue() },
@@ -182,20 +178,8 @@ test("in a browser, Replay on a failed task runs it again and the page sees it c
       what: "the remote inbox's host to be unhealthy",
     });
 
-    const browser = await chromium.launchPersistentContext(join(dataDir, "chromium-profile"), {
-      executablePath: CHROMIUM,
-      headless: true,
+    const browser = await launchChromium(join(dataDir, "chromium-profile"), {
       viewport: { width: 1280, height: 900 },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
     });
     try {
       const dialogs: string[] = [];
