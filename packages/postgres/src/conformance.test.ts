@@ -9,6 +9,7 @@ testMessageQueue({
   durable: true,
   redelivery: true,
   deduplication: true,
+  prefetch: true,
 });
 
 testKvStore({

@@ -6,7 +6,6 @@ import {
   assertThrows,
   deferred,
   test,
-  waitUntil,
 } from "@fedify/fixture";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
 import postgres from "postgres";
@@ -191,39 +190,6 @@ test("PostgresMessageQueue runs up to concurrency handlers at once", async () =>
     await within(listening, "listen() to resolve");
     await queue.drop();
   }
-});
-
-test("PostgresMessageQueue keeps prefetched messages leased and releases them on stop", async () => {
-  const tableName = uniqueTable();
-  await using queue = new PostgresMessageQueue(POSTGRES_URL, { tableName, prefetch: 2 });
-  const controller = new AbortController();
-  const started = deferred();
-  const finish = deferred();
-  const seen: unknown[] = [];
-  const listening = queue.listen(async (message) => {
-    seen.push(message);
-    started.resolve();
-    await finish.promise;
-  }, { signal: controller.signal });
-  try {
-    await queue.enqueueMany([1, 2, 3, 4]);
-    await within(started.promise, "the first handler");
-    await waitUntil(async () => (await queue.getDepth()).ready === 1, {
-      what: "two more messages prefetched",
-    });
-    controller.abort();
-    // Released while the running handler still holds its own message.
-    await waitUntil(async () => (await queue.getDepth()).ready === 3, {
-      what: "the prefetched messages released",
-    });
-  } finally {
-    controller.abort();
-    finish.resolve();
-    await within(listening, "listen() to resolve");
-  }
-  assertEquals(seen, [1]);
-  assertEquals(await queue.getDepth(), { queued: 3, ready: 3, delayed: 0 });
-  await queue.drop();
 });
 
 test("PostgresMessageQueue deletes the handled messages when it is disposed", async () => {

@@ -8,6 +8,7 @@ testMessageQueue({
   durable: true,
   redelivery: true,
   deduplication: true,
+  prefetch: true,
 });
 
 testKvStore({

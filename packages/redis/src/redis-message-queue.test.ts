@@ -258,53 +258,6 @@ test("RedisMessageQueue renews the leases of prefetched messages", async () => {
   });
 });
 
-test("RedisMessageQueue hands prefetched messages back, in order, when it stops", async () => {
-  await withQueueName(async (name) => {
-    // A lease far longer than the test: only the hand-back can free them.
-    const options = { url: REDIS_URL, queue: name, leaseTime: { minutes: 10 } };
-    await using first = new RedisMessageQueue({ ...options, prefetch: 3 });
-    const firstController = new AbortController();
-    const release = deferred();
-    const started = deferred();
-    const firstReceived: unknown[] = [];
-    const listeningFirst = first.listen(async (message) => {
-      firstReceived.push(message);
-      started.resolve();
-      await release.promise;
-    }, { signal: firstController.signal });
-    await first.enqueueMany([1, 2, 3, 4, 5]);
-    await within(started.promise, "the first handler");
-    await waitUntil(async () => (await first.getDepth()).ready === 1, {
-      what: "four messages in flight",
-    });
-    firstController.abort();
-    // The prefetched ones are back before the running handler finishes.
-    await waitUntil(async () => (await first.getDepth()).ready === 4, {
-      what: "the prefetched messages to be handed back",
-    });
-    release.resolve();
-    await within(listeningFirst, "the first listen() to resolve");
-    assertEquals(firstReceived, [1]);
-    assertEquals(await first.getDepth(), { queued: 4, ready: 4, delayed: 0 });
-
-    await using second = new RedisMessageQueue({ ...options, prefetch: 0 });
-    const secondController = new AbortController();
-    const received: unknown[] = [];
-    const allReceived = deferred();
-    const listeningSecond = second.listen((message) => {
-      received.push(message);
-      if (received.length === 4) allReceived.resolve();
-    }, { signal: secondController.signal });
-    await within(allReceived.promise, "the handed-back messages");
-    assertEquals(received, [2, 3, 4, 5]);
-    secondController.abort();
-    await within(listeningSecond, "the second listen() to resolve");
-    await waitUntil(async () => (await second.getDepth()).queued === 0, {
-      what: "every message to be acknowledged",
-    });
-  });
-});
-
 test("RedisMessageQueue keeps same-key messages in order with prefetch", async () => {
   await withQueueName(async (name) => {
     await using queue = new RedisMessageQueue({

@@ -38,6 +38,9 @@ const DEFAULT_LEASE_MS = 1500;
  *   its key is held, frees the key once the message is acknowledged or its
  *   TTL ran out, keeps it held across a redelivery in place, and (durable
  *   only) adds one message for concurrent calls from two processes;
+ * - when the queue claims ahead (`prefetch: true`), messages prefetched
+ *   beyond the running handler stay leased while it listens and are handed
+ *   back, in order, as soon as it stops, before the running handler ends;
  * - (durable only) a handler running longer than the lease is not handed
  *   to a second live worker;
  * - (durable only) a message whose worker process was killed mid-handler is
@@ -60,6 +63,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
   const { name, factoryModule, durable } = options;
   const redelivery = options.redelivery ?? false;
   const deduplication = options.deduplication ?? false;
+  const prefetch = options.prefetch ?? false;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const define = (
     behaviour: string,
@@ -363,6 +367,57 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
   });
 
   defineDeduplicationTests(define, name, factoryModule, deduplication, durable);
+
+  if (prefetch) {
+    define(
+      "prefetched messages stay leased while listening and are handed back, in order, on stop",
+      async (run) => {
+        // A lease far longer than the test: only the hand-back frees them.
+        const longLease = { leaseMs: 600_000 };
+        const first = await run.createQueue({ ...longLease, prefetch: 2 });
+        const depth = () => {
+          if (first.getDepth == null) fail(`${name} has prefetch: true but no getDepth().`);
+          return first.getDepth();
+        };
+        // Enqueued before listening, so that the first claim can take three.
+        for (const message of [1, 2, 3, 4]) await first.enqueue(message);
+        const started = deferred();
+        const release = deferred();
+        const seen: unknown[] = [];
+        const listener = run.listen(first, async (message) => {
+          seen.push(message);
+          started.resolve();
+          await release.promise;
+        });
+        try {
+          await within(started.promise, "the first handler");
+          // One message running, two prefetched and leased: one left ready.
+          await waitUntil(async () => (await depth()).ready === 1, {
+            what: "two messages to be prefetched",
+          });
+          listener.controller.abort();
+          await waitUntil(async () => (await depth()).ready === 3, {
+            what: "the prefetched messages to be handed back while the handler runs",
+          });
+        } finally {
+          // Also on failure, so that the listener can stop.
+          release.resolve();
+        }
+        await within(listener.done, "listen() to resolve");
+        assertEquals(seen, [1]);
+        assertEquals((await depth()).queued, 3);
+        const second = await run.createQueue({ ...longLease, prefetch: 0 });
+        const received: unknown[] = [];
+        const all = deferred();
+        run.listen(second, (message) => {
+          received.push(message);
+          if (received.length === 3) all.resolve();
+        });
+        await within(all.promise, "the handed-back messages");
+        assertEquals(received, [2, 3, 4]);
+      },
+    );
+  }
 
   if (!durable) return;
 

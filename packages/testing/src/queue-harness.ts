@@ -54,9 +54,17 @@ export class QueueTestRun {
     this.leaseMs = leaseMs;
   }
 
-  /** Creates a new instance attached to this test's namespace. */
-  async createQueue(): Promise<MessageQueue> {
-    const queue = await this.factory.createQueue(this.namespace, { leaseMs: this.leaseMs });
+  /**
+   * Creates a new instance attached to this test's namespace.
+   * @param options A lease other than the suite's, and a prefetch.
+   */
+  async createQueue(
+    options: { readonly leaseMs?: number; readonly prefetch?: number } = {},
+  ): Promise<MessageQueue> {
+    const queue = await this.factory.createQueue(this.namespace, {
+      leaseMs: options.leaseMs ?? this.leaseMs,
+      ...(options.prefetch == null ? {} : { prefetch: options.prefetch }),
+    });
     this.#queues.push(queue);
     return queue;
   }

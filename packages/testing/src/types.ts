@@ -23,11 +23,16 @@ export interface MessageQueueFactory {
    *                        use; the suite passes short values such as 1500 so
    *                        that the crash test is quick.  Backends without
    *                        leases ignore it.
+   * @param options.prefetch How many messages the instance claims beyond its
+   *                         running handlers, when given; the suite passes it
+   *                         only with `prefetch: true` (see
+   *                         {@link MessageQueueConformanceOptions.prefetch}).
+   *                         Otherwise the backend's choice.
    * @returns The queue.
    */
   createQueue(
     namespace: string,
-    options: { leaseMs: number },
+    options: { leaseMs: number; prefetch?: number },
   ): MessageQueue | Promise<MessageQueue>;
 
   /**
@@ -74,6 +79,15 @@ export interface MessageQueueConformanceOptions {
    * @since 0.2.0
    */
   readonly deduplication?: boolean;
+
+  /**
+   * `true` when the queue claims messages ahead of its handlers (a
+   * `prefetch` option, passed through {@link MessageQueueFactory.createQueue}):
+   * then prefetched messages must stay leased while the listener runs and be
+   * handed back, in order, as soon as it stops.  Needs `getDepth()`.
+   * @since 0.2.0
+   */
+  readonly prefetch?: boolean;
 
   /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
   readonly leaseMs?: number;

@@ -21,14 +21,14 @@ export function tableNameFor(namespace: string): string {
 /** Returns a new queue instance on the table of `namespace`. */
 export function createQueue(
   namespace: string,
-  options: { leaseMs: number },
+  options: { leaseMs: number; prefetch?: number },
 ): PostgresMessageQueue {
   return new PostgresMessageQueue(POSTGRES_URL, {
     tableName: tableNameFor(namespace),
     leaseTime: { milliseconds: options.leaseMs },
     // The suite must hold with prefetched messages (leased, heartbeated,
     // released on stop), whatever the default is.
-    prefetch: 8,
+    prefetch: options.prefetch ?? 8,
   });
 }
 

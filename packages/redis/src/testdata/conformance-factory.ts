@@ -10,11 +10,15 @@ import { RedisMessageQueue } from "../redis-message-queue.ts";
 export const REDIS_URL: string = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 /** Returns a new instance, with its own connections, of queue `namespace`. */
-export function createQueue(namespace: string, options: { leaseMs: number }): RedisMessageQueue {
+export function createQueue(
+  namespace: string,
+  options: { leaseMs: number; prefetch?: number },
+): RedisMessageQueue {
   return new RedisMessageQueue({
     url: REDIS_URL,
     queue: namespace,
     leaseTime: { milliseconds: options.leaseMs },
+    ...(options.prefetch == null ? {} : { prefetch: options.prefetch }),
   });
 }
 

@@ -9,7 +9,6 @@ import {
   assertThrows,
   deferred,
   test,
-  waitUntil,
   within,
 } from "@fedify/fixture";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
@@ -56,38 +55,6 @@ test("SqliteMessageQueue rejects invalid options naming the option", () => {
     RangeError,
     "The prefetch option must be a non-negative integer; got -1.",
   );
-});
-
-test("SqliteMessageQueue keeps prefetched messages leased and releases them on stop", async () => {
-  await withDatabase(async (path) => {
-    await using queue = new SqliteMessageQueue({ path, prefetch: 2 });
-    const controller = new AbortController();
-    const started = deferred();
-    const finish = deferred();
-    const seen: unknown[] = [];
-    const listening = queue.listen(async (message) => {
-      seen.push(message);
-      started.resolve();
-      await finish.promise;
-    }, { signal: controller.signal });
-    try {
-      await queue.enqueueMany([1, 2, 3, 4]);
-      await within(started.promise, "the first handler");
-      // One transaction claimed the running message and two prefetched ones.
-      assertEquals((await queue.getDepth()).ready, 1);
-      controller.abort();
-      // Released while the running handler still holds its own message.
-      await waitUntil(async () => (await queue.getDepth()).ready === 3, {
-        what: "the prefetched messages released",
-      });
-    } finally {
-      controller.abort();
-      finish.resolve();
-      await within(listening, "listen() to resolve");
-    }
-    assertEquals(seen, [1]);
-    assertEquals(await queue.getDepth(), { queued: 3, ready: 3, delayed: 0 });
-  });
 });
 
 test("SqliteMessageQueue deletes the handled messages when it is closed", async () => {

@@ -19,7 +19,10 @@ export function databasePath(namespace: string): string {
 }
 
 /** A new queue instance on the namespace's database file. */
-export function createQueue(namespace: string, options: { leaseMs: number }): MessageQueue {
+export function createQueue(
+  namespace: string,
+  options: { leaseMs: number; prefetch?: number },
+): MessageQueue {
   return new SqliteMessageQueue({
     path: databasePath(namespace),
     leaseTime: { milliseconds: options.leaseMs },
@@ -28,7 +31,7 @@ export function createQueue(namespace: string, options: { leaseMs: number }): Me
     pollInterval: { milliseconds: 100 },
     // The suite must hold with prefetched messages (leased, heartbeated,
     // released on stop), whatever the default is.
-    prefetch: 8,
+    prefetch: options.prefetch ?? 8,
   });
 }
 
