@@ -13,7 +13,7 @@ import {
   within,
 } from "@fedify/fixture";
 import { testTaskProgressAndRouting } from "@fedwork/testing";
-import type { KvKey, KvStoreSetOptions } from "../kv/kv-store.ts";
+import type { KvKey, KvStore, KvStoreSetOptions } from "../kv/kv-store.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessPubSub } from "../pubsub/in-process-pubsub.ts";
 import type { PubSub } from "../pubsub/pubsub.ts";
@@ -260,22 +260,36 @@ test("watchTask() ends at the final state even when the transport loses updates"
   assertEquals(states.at(-1), "completed");
 });
 
-test("a running record is stored only for a task that is still running after a moment", async () => {
-  // Which states reach the store, by task id.
-  const stored = new Map<string, string[]>();
-  const kv = new class extends MemoryKvStore {
-    override set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
-      if (key[1] === "task-status") {
-        const id = key[2];
-        stored.set(id, [...stored.get(id) ?? [], (value as { state: string }).state]);
-      }
-      return super.set(key, value, options);
-    }
-  }();
-  const federation = createFederation<void>({
+/**
+ * A federation over an in-process queue whose store calls `beforeWrite`
+ * with the task id and state of each status record before writing it.
+ */
+function federationWithStatusWrites(
+  beforeWrite: (id: string, state: string) => void | Promise<void>,
+  store = new MemoryKvStore(),
+) {
+  const kv: KvStore = {
+    get: (key) => store.get(key),
+    async set(key: KvKey, value: unknown, options?: KvStoreSetOptions) {
+      if (key[1] === "task-status") await beforeWrite(key[2], (value as { state: string }).state);
+      await store.set(key, value, options);
+    },
+    delete: (key) => store.delete(key),
+    list: (prefix) => store.list(prefix),
+    cas: (key, expected, value, options) => store.cas(key, expected, value, options),
+  };
+  return createFederation<void>({
     kv,
     queue: new InProcessMessageQueue(),
     manuallyStartQueue: true,
+  });
+}
+
+test("a running record is stored only for a task that is still running after a moment", async () => {
+  // Which states reach the store, by task id.
+  const stored = new Map<string, string[]>();
+  const federation = federationWithStatusWrites((id, state) => {
+    stored.set(id, [...stored.get(id) ?? [], state]);
   });
   const release = deferred();
   const task = federation.defineTask("t", {
@@ -312,19 +326,10 @@ test("a running record is stored only for a task that is still running after a m
 
 test("a task's end is stored in the background, and a stopping worker waits for it", async () => {
   const gate = deferred();
-  const kv = new class extends MemoryKvStore {
-    override async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
-      if (key[1] === "task-status" && (value as { state: string }).state === "completed") {
-        await gate.promise;
-      }
-      return await super.set(key, value, options);
-    }
-  }();
-  const federation = createFederation<void>({
-    kv,
-    queue: new InProcessMessageQueue(),
-    manuallyStartQueue: true,
-  });
+  const kv = new MemoryKvStore();
+  const federation = federationWithStatusWrites(async (_id, state) => {
+    if (state === "completed") await gate.promise;
+  }, kv);
   const secondRan = deferred();
   const task = federation.defineTask("t", {
     schema,
