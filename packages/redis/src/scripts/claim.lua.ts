@@ -1,3 +1,5 @@
+import { serverNowMsLua } from "./fragments.lua.ts";
+
 /**
  * The Lua source of the claim script (see `queue-scripts.ts` for the key
  * layout).
@@ -46,8 +48,8 @@ local redeliveryDelay = tonumber(ARGV[4])
 local firstRelease = 8 + 2 * tonumber(ARGV[5])
 local firstUnkeyed = firstRelease + 2 * tonumber(ARGV[6])
 local firstKeyed = firstUnkeyed + tonumber(ARGV[7])
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+${serverNowMsLua}
+local now = serverNowMs()
 -- Runs a variadic command over ids[from..to], in chunks small enough for
 -- Lua's unpack().
 local function batch(command, key, ids, from, to)

@@ -1,3 +1,5 @@
+import { serverNowMsLua } from "./fragments.lua.ts";
+
 /**
  * The Lua source of the depth script (see `queue-scripts.ts` for the key
  * layout).
@@ -9,8 +11,8 @@ export const depthLua = `
 -- KEYS[1] = B:msg
 -- KEYS[2] = B:delayed
 -- KEYS[3] = B:inflight
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+${serverNowMsLua}
+local now = serverNowMs()
 local queued = redis.call('HLEN', KEYS[1])
 local delayed = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
 local inflight = redis.call('ZCOUNT', KEYS[3], now, '+inf')

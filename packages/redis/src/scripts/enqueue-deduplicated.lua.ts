@@ -1,3 +1,5 @@
+import { makeReadyLua, serverNowMsLua } from "./fragments.lua.ts";
+
 /**
  * The Lua source of the deduplicated enqueue script (see `queue-scripts.ts`
  * for the key layout).
@@ -23,13 +25,8 @@ local delay = tonumber(ARGV[2])
 local orderingKey = ARGV[3]
 if orderingKey == '' then orderingKey = nil end
 local dedupKey = base .. ':dedup:' .. ARGV[4]
-local function makeReady(id, orderingKey)
-  if orderingKey then
-    if redis.call('RPUSH', base .. ':pending:' .. orderingKey, id) > 1 then return 0 end
-  end
-  redis.call('LPUSH', KEYS[1], id)
-  return 1
-end
+${makeReadyLua}
+${serverNowMsLua}
 local holder = redis.call('GET', dedupKey)
 if holder and redis.call('HEXISTS', KEYS[3], holder) == 1 then return 0 end
 local id = string.format('%015d', redis.call('INCR', KEYS[5]))
@@ -37,9 +34,7 @@ redis.call('HSET', KEYS[3], id, ARGV[6])
 if orderingKey then redis.call('HSET', KEYS[4], id, orderingKey) end
 redis.call('SET', dedupKey, id, 'PX', tonumber(ARGV[5]))
 if delay > 0 then
-  local clock = redis.call('TIME')
-  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-  redis.call('ZADD', KEYS[2], now + delay, id)
+  redis.call('ZADD', KEYS[2], serverNowMs() + delay, id)
 elseif makeReady(id, orderingKey) > 0 then
   redis.call('PUBLISH', base .. ':wake', 1)
 end

@@ -1,3 +1,5 @@
+import { makeReadyLua, serverNowMsLua } from "./fragments.lua.ts";
+
 /**
  * The Lua source of the enqueue script (see `queue-scripts.ts` for the key
  * layout).
@@ -18,19 +20,13 @@ local base = ARGV[1]
 local delay = tonumber(ARGV[2])
 local orderingKey = ARGV[3]
 if orderingKey == '' then orderingKey = nil end
-local function makeReady(id, orderingKey)
-  if orderingKey then
-    if redis.call('RPUSH', base .. ':pending:' .. orderingKey, id) > 1 then return 0 end
-  end
-  redis.call('LPUSH', KEYS[1], id)
-  return 1
-end
+${makeReadyLua}
+${serverNowMsLua}
 local count = #ARGV - 3
 local last = redis.call('INCRBY', KEYS[5], count)
 local due = 0
 if delay > 0 then
-  local clock = redis.call('TIME')
-  due = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000) + delay
+  due = serverNowMs() + delay
 end
 local readied = 0
 for i = 1, count do

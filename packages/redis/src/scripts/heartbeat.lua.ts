@@ -1,3 +1,5 @@
+import { serverNowMsLua } from "./fragments.lua.ts";
+
 /**
  * The Lua source of the heartbeat script (see `queue-scripts.ts` for the
  * key layout).
@@ -9,9 +11,8 @@ export const heartbeatLua = `
 -- KEYS[1] = B:inflight
 -- ARGV[1] = lease in ms
 -- ARGV[2..] = message ids
-local clock = redis.call('TIME')
-local deadline = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000) +
-  tonumber(ARGV[1])
+${serverNowMsLua}
+local deadline = serverNowMs() + tonumber(ARGV[1])
 local extended = 0
 -- One ZADD per 500 ids keeps unpack() well inside Lua's stack limit.
 for first = 2, #ARGV, 500 do

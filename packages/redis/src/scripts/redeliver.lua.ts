@@ -1,3 +1,5 @@
+import { serverNowMsLua } from "./fragments.lua.ts";
+
 /**
  * The Lua source of the redeliver script (see `queue-scripts.ts` for the
  * key layout).
@@ -20,8 +22,8 @@ export const redeliverLua = `
 local id = ARGV[1]
 if redis.call('HGET', KEYS[4], id) ~= ARGV[2] then return 0 end
 if redis.call('ZREM', KEYS[2], id) == 0 then return 0 end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+${serverNowMsLua}
+local now = serverNowMs()
 redis.call('HSET', KEYS[3], id, ARGV[4])
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), id)
 return 1
