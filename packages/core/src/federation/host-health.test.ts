@@ -20,7 +20,7 @@ import { millisecondsToDuration } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
 import { createFederation, type Federation } from "./federation.ts";
 import type { FederationOptions } from "./options.ts";
-import { registerTestActor } from "./test-support.ts";
+import { registerTestActor, withWorkers } from "./test-support.ts";
 
 const base = new URL("https://example.com/");
 const alice = new URL("https://example.com/users/alice");
@@ -47,17 +47,6 @@ function federationOn(
   });
   registerTestActor(federation);
   return federation;
-}
-
-async function withWorkers<T>(federation: Federation<void>, body: () => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const running = federation.startQueue(undefined, { signal: controller.signal });
-  try {
-    return await body();
-  } finally {
-    controller.abort();
-    await within(running, "the workers to stop");
-  }
 }
 
 test("a host that is down gets its deliveries parked, is probed with growing delays and gets them all when back", async () => {

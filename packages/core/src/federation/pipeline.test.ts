@@ -17,6 +17,7 @@ import type { TaskRunInfo } from "../tasks/run-info.ts";
 import { withLogs } from "@fedify/fixture";
 import { createFederation, type Federation } from "./federation.ts";
 import type { FederationOptions } from "./options.ts";
+import { withWorkers } from "./test-support.ts";
 
 const base = new URL("https://example.com/");
 const fixedDelay = (ms: number, maxAttempts = 10): RetryPolicy => ({ attempts }) =>
@@ -41,18 +42,6 @@ function recordEvents(federation: Federation<void>): MessageEvent[] {
     federation.on(type, (event) => void events.push(event));
   }
   return events;
-}
-
-/** Runs the workers until `body` returns, then stops them. */
-async function withWorkers<T>(federation: Federation<void>, body: () => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const running = federation.startQueue(undefined, { signal: controller.signal });
-  try {
-    return await body();
-  } finally {
-    controller.abort();
-    await within(running, "the workers to stop");
-  }
 }
 
 test("a handler throwing PermanentError under a policy that would retry runs once and fails permanently", async () => {

@@ -205,3 +205,24 @@ export function serveFederation<TContextData>(
 ): Promise<TestServer> {
   return startTestServer((request) => federation.fetch(request, { contextData, ...options }));
 }
+
+/**
+ * Runs the federation's workers until `body` returns, then stops them and
+ * waits for them to finish.
+ * @param federation The federation.
+ * @param body What to do while the workers run.
+ * @returns What `body` returns.
+ */
+export async function withWorkers<T>(
+  federation: Federation<void>,
+  body: () => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const running = federation.startQueue(undefined, { signal: controller.signal });
+  try {
+    return await body();
+  } finally {
+    controller.abort();
+    await within(running, "the workers to stop");
+  }
+}

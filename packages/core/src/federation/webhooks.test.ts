@@ -19,6 +19,7 @@ import type { Webhook, WebhookPayload } from "../webhooks/types.ts";
 import { verifyWebhookRequest } from "../webhooks/verify.ts";
 import { createFederation, type Federation } from "./federation.ts";
 import type { FederationOptions } from "./options.ts";
+import { withWorkers } from "./test-support.ts";
 
 const base = new URL("https://example.com/");
 const secret = "webhook-test-secret-0123456789";
@@ -36,17 +37,6 @@ function federationOn(
     taskRetryPolicy: ({ attempts }) => attempts >= 1 ? null : millisecondsToDuration(1),
     ...options,
   });
-}
-
-async function withWorkers<T>(federation: Federation<void>, body: () => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const running = federation.startQueue(undefined, { signal: controller.signal });
-  try {
-    return await body();
-  } finally {
-    controller.abort();
-    await within(running, "the workers to stop");
-  }
 }
 
 test("a loopback receiver verifies the signed completed and failed events of tasks", async () => {
