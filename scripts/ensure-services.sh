@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
-# Makes sure the services the test suite talks to are running on loopback:
-# PostgreSQL (5432, trust auth, database "test"), Redis (6379) and RabbitMQ
-# (5672, guest/guest).  Starts a stopped one; installs a missing one with
-# apt-get.  Also installs Chromium (/usr/bin/chromium), which the
-# microblog example's browser test drives.  Run as root (CI is).  Safe to
-# run repeatedly.
+# Makes sure what the test suite needs is there: PostgreSQL on loopback
+# (5432, user "postgres" without a password, database "test"), Redis (6379),
+# RabbitMQ (5672, guest/guest) and Chromium (/usr/bin/chromium), which the
+# microblog example's browser test drives.  `npm test` runs it first.
+#
+# It looks first, and when nothing is missing it says "all present" and
+# does nothing, in well under a second.  Otherwise, as root, it installs
+# what is missing with apt-get and starts what is stopped; as anyone else
+# (or as root without apt-get) it changes nothing and prints one message:
+# what is missing and the one command that provides it.  Safe to run
+# repeatedly.
+#
+# Usage: bash scripts/ensure-services.sh [--check]
+#   --check  only looks: exits 0 saying "all present", or lists what is
+#            missing and exits 1; never installs or starts anything.
 set -uo pipefail
+
+CHROMIUM=/usr/bin/chromium
+check_only=0
+case "${1:-}" in
+  "") ;;
+  --check) check_only=1 ;;
+  *)
+    echo "usage: bash scripts/ensure-services.sh [--check]" >&2
+    exit 2
+    ;;
+esac
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -18,69 +38,149 @@ wait_port() { # port seconds
   return 1
 }
 
-apt_updated=0
-apt_install() {
-  if [ "$apt_updated" = 0 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq || true
-    apt_updated=1
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+postgres_installed() {
+  command -v pg_ctlcluster >/dev/null && [ -n "$(ls /etc/postgresql 2>/dev/null)" ]
 }
 
-ensure_postgres() {
-  if ! port_open 5432; then
-    if ! command -v pg_ctlcluster >/dev/null || [ -z "$(ls /etc/postgresql 2>/dev/null)" ]; then
-      echo "ensure-services: installing PostgreSQL"
-      apt_install postgresql
-    fi
-    local version
-    version=$(ls /etc/postgresql | sort -V | tail -n 1)
-    local hba="/etc/postgresql/$version/main/pg_hba.conf"
-    # The tests connect over TCP as "postgres" without a password.
-    if ! grep -q "^host all all 127.0.0.1/32 trust" "$hba"; then
-      sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "$hba"
-    fi
-    echo "ensure-services: starting PostgreSQL $version"
-    pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
-    wait_port 5432 30 || { echo "ensure-services: PostgreSQL did not start" >&2; return 1; }
+# -w: never wait for a password prompt; the tests use none.
+database_exists() {
+  [ "$(psql -w -h 127.0.0.1 -U postgres -d postgres -tAc \
+    "SELECT 1 FROM pg_database WHERE datname = 'test'" 2>/dev/null)" = 1 ]
+}
+
+# Fills these from what is on the machine now.
+missing=()  # one line per missing thing, for people
+packages=() # what apt-get must install
+starts=()   # what must be started: postgres, redis, rabbitmq
+survey() {
+  missing=()
+  packages=()
+  starts=()
+  if [ ! -x "$CHROMIUM" ]; then
+    missing+=("Chromium ($CHROMIUM), for the example's browser test: not installed")
+    packages+=(chromium)
   fi
-  if ! psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" \
-    | grep -q 1; then
-    psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE test" || true
+  if port_open 5432; then
+    # Without psql the database cannot be looked at; someone running
+    # PostgreSQL without it (in a container, say) looks after it themselves.
+    if command -v psql >/dev/null && ! database_exists; then
+      missing+=('PostgreSQL database "test" (user postgres, no password): absent')
+    fi
+  elif postgres_installed; then
+    missing+=("PostgreSQL on 127.0.0.1:5432: installed, not running")
+    starts+=(postgres)
+  else
+    missing+=("PostgreSQL on 127.0.0.1:5432: not installed")
+    packages+=(postgresql)
+    starts+=(postgres)
+  fi
+  if ! port_open 6379; then
+    if command -v redis-server >/dev/null; then
+      missing+=("Redis on 127.0.0.1:6379: installed, not running")
+    else
+      missing+=("Redis on 127.0.0.1:6379: not installed")
+      packages+=(redis-server)
+    fi
+    starts+=(redis)
+  fi
+  if ! port_open 5672; then
+    if command -v rabbitmq-server >/dev/null; then
+      missing+=("RabbitMQ on 127.0.0.1:5672: installed, not running")
+    else
+      missing+=("RabbitMQ on 127.0.0.1:5672: not installed")
+      packages+=(rabbitmq-server)
+    fi
+    starts+=(rabbitmq)
   fi
 }
 
-ensure_redis() {
+# The one message for a machine this script may not change (or did not
+# manage to): what is missing, then the command that provides it.
+report_missing() { # heading [tell the fix: 1 or 0]
+  local line
+  {
+    echo "ensure-services: $1"
+    for line in "${missing[@]}"; do echo "  - $line"; done
+    if [ "${2:-1}" = 0 ]; then
+      echo "See the messages above for why."
+    elif [ "$(id -u)" = 0 ] && [ ${#packages[@]} -gt 0 ] && ! command -v apt-get >/dev/null; then
+      echo "apt-get is not available here: install ${packages[*]} (Debian's names) with this"
+      echo "system's package manager, then run: bash scripts/ensure-services.sh"
+    else
+      local does="starts and sets up the rest"
+      [ ${#packages[@]} -gt 0 ] && does="installs ${packages[*]} with apt-get and $does"
+      local sudo=""
+      [ "$(id -u)" = 0 ] || sudo="sudo "
+      echo "Run this once as root; it $does:"
+      echo "  ${sudo}bash scripts/ensure-services.sh"
+    fi
+  } >&2
+}
+
+start_postgres() {
+  local version hba
+  version=$(ls /etc/postgresql | sort -V | tail -n 1)
+  hba="/etc/postgresql/$version/main/pg_hba.conf"
+  # The tests connect over TCP as "postgres" without a password.
+  if ! grep -q "^host all all 127.0.0.1/32 trust" "$hba"; then
+    sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "$hba"
+    # A cluster the package's installation started must read it too.
+    port_open 5432 && pg_ctlcluster --skip-systemctl-redirect "$version" main reload
+  fi
+  port_open 5432 && return 0
+  echo "ensure-services: starting PostgreSQL $version"
+  pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  wait_port 5432 30 || echo "ensure-services: PostgreSQL did not start" >&2
+}
+
+start_redis() {
   port_open 6379 && return 0
-  command -v redis-server >/dev/null || { echo "ensure-services: installing Redis"; apt_install redis-server; }
   mkdir -p /var/lib/redis /var/log/redis
   echo "ensure-services: starting Redis"
   redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
     --dir /var/lib/redis --logfile /var/log/redis/ci.log
-  wait_port 6379 30 || { echo "ensure-services: Redis did not start" >&2; return 1; }
+  wait_port 6379 30 || echo "ensure-services: Redis did not start" >&2
 }
 
-ensure_rabbitmq() {
+start_rabbitmq() {
   port_open 5672 && return 0
-  command -v rabbitmq-server >/dev/null || {
-    echo "ensure-services: installing RabbitMQ"
-    apt_install rabbitmq-server
-  }
   echo "ensure-services: starting RabbitMQ"
   rabbitmq-server -detached || true
-  wait_port 5672 120 || { echo "ensure-services: RabbitMQ did not start" >&2; return 1; }
+  wait_port 5672 120 || echo "ensure-services: RabbitMQ did not start" >&2
 }
 
-ensure_chromium() {
-  [ -x /usr/bin/chromium ] && return 0
-  echo "ensure-services: installing Chromium"
-  apt_install chromium
-  [ -x /usr/bin/chromium ] || { echo "ensure-services: Chromium did not install" >&2; return 1; }
-}
+survey
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "ensure-services: all present (Chromium, PostgreSQL, Redis, RabbitMQ)"
+  exit 0
+fi
+if [ "$check_only" = 1 ]; then
+  report_missing "missing:"
+  exit 1
+fi
+if [ "$(id -u)" != 0 ] || { [ ${#packages[@]} -gt 0 ] && ! command -v apt-get >/dev/null; }; then
+  report_missing "the tests need these, which are missing:"
+  exit 1
+fi
 
-status=0
-ensure_chromium || status=1
-ensure_postgres || status=1
-ensure_redis || status=1
-ensure_rabbitmq || status=1
-exit $status
+installed=${packages[*]}
+started=${starts[*]}
+if [ ${#packages[@]} -gt 0 ]; then
+  echo "ensure-services: installing ${packages[*]} with apt-get"
+  # Waits for another apt-get holding the lock instead of failing at once.
+  apt_options=(-qq -o DPkg::Lock::Timeout=300)
+  DEBIAN_FRONTEND=noninteractive apt-get "${apt_options[@]}" update || true
+  DEBIAN_FRONTEND=noninteractive apt-get "${apt_options[@]}" install -y "${packages[@]}"
+fi
+for service in "${starts[@]}"; do "start_$service"; done
+if port_open 5432 && command -v psql >/dev/null && ! database_exists; then
+  psql -w -h 127.0.0.1 -U postgres -d postgres -qc "CREATE DATABASE test"
+fi
+
+# Whatever went wrong above, this says what is still missing.
+survey
+if [ ${#missing[@]} -gt 0 ]; then
+  report_missing "still missing after installing and starting what it could:" 0
+  exit 1
+fi
+echo "ensure-services: ready (installed: ${installed:-nothing}; started: ${started:-nothing})"

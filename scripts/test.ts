@@ -1,14 +1,19 @@
-// The project's whole check, as CI runs it: formatting, lint, type checks
-// (Deno and tsc against the Node.js types), then every *.test.ts file under
-// Deno, Node.js and Bun.  Prints one summary line per runtime and a final
-// plain "N passed, N failed" line; exits non-zero on any failure.
+// The project's whole check, as CI runs it: set-up (the services and the
+// browser the tests need, through scripts/ensure-services.sh), formatting,
+// lint, type checks (Deno and tsc against the Node.js types), then every
+// *.test.ts file under Deno, Node.js and Bun.  Prints one summary line per
+// runtime and a final plain "N passed, N failed" line; exits non-zero on
+// any failure.
 //
 // Usage: node scripts/test.ts [--only deno|node|bun] [--skip-checks]
-//                             [--filter <test name pattern>] [path…]
-//   path…     runs only the test files whose path contains one of these
-//   --filter  runs only the tests whose name matches this regular
-//             expression (Deno's --filter, Node.js's --test-name-pattern,
-//             Bun's --test-name-pattern)
+//                             [--skip-setup] [--filter <test name pattern>]
+//                             [path…]
+//   path…         runs only the test files whose path contains one of these
+//   --filter      runs only the tests whose name matches this regular
+//                 expression (Deno's --filter, Node.js's
+//                 --test-name-pattern, Bun's --test-name-pattern)
+//   --skip-setup  does not run scripts/ensure-services.sh, for those who
+//                 run the services themselves; so does FEDWORK_SKIP_SETUP=1
 import { spawn } from "node:child_process";
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
@@ -40,6 +45,8 @@ interface Counts {
 const args = process.argv.slice(2);
 let only: RuntimeName[] = [...RUNTIMES];
 let skipChecks = false;
+// Any value but "" and "0" skips it.
+let skipSetup = !["", "0"].includes(process.env.FEDWORK_SKIP_SETUP ?? "");
 let namePattern: string | undefined;
 const filters: string[] = [];
 for (let i = 0; i < args.length; i++) {
@@ -49,6 +56,7 @@ for (let i = 0; i < args.length; i++) {
       if (!RUNTIMES.includes(name)) throw new Error(`--only: unknown runtime ${name}`);
     }
   } else if (args[i] === "--skip-checks") skipChecks = true;
+  else if (args[i] === "--skip-setup") skipSetup = true;
   else if (args[i] === "--filter") {
     namePattern = args[++i];
     if (namePattern == null || namePattern === "") throw new Error("--filter: give a pattern");
@@ -72,6 +80,10 @@ if (nodeMajor < 24) {
 // its name, rather than eating CI's 90 minutes with no word of where.
 const TEST_RUN_LIMIT_MS = 20 * 60_000;
 const CHECK_LIMIT_MS = 8 * 60_000;
+// Installing Chromium, PostgreSQL, Redis and RabbitMQ on a fresh machine
+// and starting them takes a few minutes; when all is there, well under one
+// second.
+const SETUP_LIMIT_MS = 15 * 60_000;
 
 function run(
   command: string,
@@ -144,6 +156,35 @@ async function manualPages(): Promise<string[]> {
   );
 }
 
+// Set-up comes first, so that a missing service or browser stops the run
+// at once with one message saying what is missing and how to get it,
+// rather than failing deep inside a test minutes later.  The script prints
+// "all present" exactly when it had nothing to do.
+const ENSURE_SERVICES = join(root, "scripts", "ensure-services.sh");
+if (skipSetup) {
+  console.log("setup: skipped (--skip-setup or FEDWORK_SKIP_SETUP)");
+} else {
+  console.log("\n=== setup");
+  const started = performance.now();
+  const { code, output } = await run("bash", [ENSURE_SERVICES], {
+    capture: true,
+    limitMs: SETUP_LIMIT_MS,
+  });
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  if (code !== 0) {
+    console.error(
+      `setup: failed after ${seconds} s, so no test ran; see above.  If you run these ` +
+        "services yourself, skip this step with --skip-setup or FEDWORK_SKIP_SETUP=1.",
+    );
+    process.exit(1);
+  }
+  console.log(
+    /\ball present\b/.test(output)
+      ? `setup: everything present (${seconds} s)`
+      : `setup: done (${seconds} s)`,
+  );
+}
+
 let checksFailed = false;
 if (!skipChecks) {
   const checks: [string, string, string[], string?][] = [
@@ -177,6 +218,13 @@ if (!skipChecks) {
       "smoke",
     ]],
   ];
+  // After set-up, a second run of the script must have nothing to do: it
+  // would install and start nothing.  The check asserts that (it says "all
+  // present" and exits 0), not how long it takes, so a slow machine cannot
+  // fail it.
+  if (!skipSetup) {
+    checks.unshift(["setup is a no-op when run again", "bash", [ENSURE_SERVICES, "--check"]]);
+  }
   for (const [label, command, commandArgs, cwd] of checks) {
     console.log(`\n=== ${label}`);
     const { code } = await run(command, commandArgs, cwd == null ? {} : { cwd });
