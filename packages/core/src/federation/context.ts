@@ -521,10 +521,13 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
         `The actor ${JSON.stringify(identity.identifier)} has no RSA key to sign requests with.`,
       );
     }
-    const { userAgent, allowPrivateAddress, firstKnock } = this.#host.options;
+    const { userAgent, allowPrivateAddress, firstKnock, remoteRequests } = this.#host.options;
     return createFetchDocumentLoader({
       userAgent,
       allowPrivateAddress,
+      timeout: { milliseconds: remoteRequests.timeoutMs },
+      maxBodyBytes: remoteRequests.maxBodyBytes,
+      maxRedirects: remoteRequests.maxRedirects,
       signer: { keyId: key.keyId, privateKey: key.privateKey, firstKnock },
     });
   }
@@ -540,10 +543,12 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     try {
       if (identifier instanceof URL) url = identifier;
       else if (handle != null) {
-        const { userAgent, allowPrivateAddress } = this.#host.options;
+        const { userAgent, allowPrivateAddress, remoteRequests } = this.#host.options;
         const jrd = await lookupWebFinger(`acct:${handle.user}@${handle.host}`, {
           userAgent,
           allowPrivateAddress,
+          timeout: { milliseconds: remoteRequests.timeoutMs },
+          maxBodyBytes: remoteRequests.maxBodyBytes,
         });
         const self = jrd?.links?.find((link) =>
           link.rel === "self" && link.href != null &&

@@ -10,6 +10,7 @@ import type { OutboxPermanentFailureHandler } from "./callbacks.ts";
 import type { Context } from "./context.ts";
 import { DeliveryError } from "./errors.ts";
 import type { FanoutMessage, OutboxMessage } from "./message.ts";
+import type { ResolvedRemoteRequestOptions } from "./remote-request-options.ts";
 
 const logger = getLogger(["fedwork", "federation", "outbox"]);
 
@@ -25,6 +26,8 @@ export interface DeliveryOptions<TContextData> {
   readonly userAgent: string;
   /** Whether loopback and private inboxes may be contacted. */
   readonly allowPrivateAddress: boolean;
+  /** The limits of outgoing requests (the delivery time limit, redirects). */
+  readonly remoteRequests: ResolvedRemoteRequestOptions;
   /** The scheme to try first with an origin not yet remembered. */
   readonly firstKnock: HttpSignatureSpec;
   /** The statuses after which a delivery is never retried. */
@@ -35,6 +38,11 @@ export interface DeliveryOptions<TContextData> {
   readonly getKeyPairs: (ctx: Context<TContextData>, identifier: string) => Promise<ActorKeyPair[]>;
   /** Called once when the delivery fails for good. */
   readonly onPermanentFailure?: OutboxPermanentFailureHandler<TContextData>;
+  /**
+   * Aborts the delivery: the worker's shutdown or the `outboxTimeout`.
+   * @since 0.3.0
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -78,6 +86,9 @@ export async function deliverOutboxMessage<TContextData>(
     permanentFailureStatusCodes: options.permanentFailureStatusCodes,
     userAgent: options.userAgent,
     allowPrivateAddress: options.allowPrivateAddress,
+    signal: options.signal,
+    timeout: { milliseconds: options.remoteRequests.deliveryTimeoutMs },
+    maxRedirects: options.remoteRequests.maxRedirects,
   });
   if (result.kind === "delivered") {
     logger.debug("Delivered activity {activityId} to {inbox} (HTTP {status}, {spec}).", {

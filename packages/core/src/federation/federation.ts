@@ -249,7 +249,9 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     super(registry);
     this.options = resolveFederationOptions(options);
     this.#tracer = getFedworkTracer(this.options.tracerProvider);
-    this.dispatcher = new MessageDispatcher(this.#tracer, this.#events);
+    this.dispatcher = new MessageDispatcher(this.#tracer, this.#events, {
+      timeoutGracePeriodMs: this.options.timeoutGracePeriodMs,
+    });
     this.fetchPublicKey = createPublicKeyFetcher({
       kv: this.options.kv,
       documentLoader: this.options.documentLoader,
@@ -259,25 +261,28 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.dispatcher.register(
       "outbox",
       createFederationMessageHandler<TContextData, "outbox">("outbox", {
-        run: (message, contextData) => this.#deliver(message, contextData),
+        run: (message, run) => this.#deliver(message, run.contextData, run.signal),
         retryPolicy: () => this.options.outboxRetryPolicy,
+        timeout: () => this.options.outboxTimeoutMs,
         queue: () => queues.outbox,
       }),
     );
     this.dispatcher.register(
       "fanout",
       createFederationMessageHandler<TContextData, "fanout">("fanout", {
-        run: (message, contextData) =>
-          this.deliverOrEnqueue(expandFanoutMessage(message), contextData),
+        run: (message, run) =>
+          this.deliverOrEnqueue(expandFanoutMessage(message), run.contextData, run.signal),
         retryPolicy: () => this.options.outboxRetryPolicy,
+        timeout: () => this.options.outboxTimeoutMs,
         queue: () => queues.fanout,
       }),
     );
     this.dispatcher.register(
       "inbox",
       createFederationMessageHandler<TContextData, "inbox">("inbox", {
-        run: (message, contextData) => this.#runInboxListeners(message, contextData),
+        run: (message, run) => this.#runInboxListeners(message, run.contextData, run.signal),
         retryPolicy: () => this.options.inboxRetryPolicy,
+        timeout: () => this.options.inboxTimeoutMs,
         queue: () => queues.inbox,
       }),
     );
@@ -289,6 +294,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           new TaskContextImpl(this, baseUrl, contextData, task),
         documentLoader: this.options.documentLoader,
         retryPolicy: this.options.taskRetryPolicy,
+        timeoutMs: this.options.taskTimeoutMs,
         retryQueue: (task) => this.#taskQueueOf(task),
         onStart: (message) => this.operations.taskStatus.started(message),
         reportProgress: async (message, progress) => {
@@ -361,19 +367,21 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.operations.taskStatus.watchTasks(options);
   }
 
-  #deliver(message: OutboxMessage, contextData: TContextData): Promise<void> {
+  #deliver(message: OutboxMessage, contextData: TContextData, signal: AbortSignal): Promise<void> {
     const hostHealth = this.hostHealth;
     // Only queued deliveries: host health needs the outbox queue anyway.
-    if (hostHealth == null) return this.#deliverNow(message, contextData);
-    return hostHealth.deliver(message, () => this.#deliverNow(message, contextData));
+    if (hostHealth == null) return this.#deliverNow(message, contextData, signal);
+    return hostHealth.deliver(message, () => this.#deliverNow(message, contextData, signal));
   }
 
-  #deliverNow(message: OutboxMessage, contextData: TContextData): Promise<void> {
+  #deliverNow(message: OutboxMessage, contextData: TContextData, signal: AbortSignal) {
     const { options } = this;
     return deliverOutboxMessage(message, {
+      signal,
       kv: options.kv,
       userAgent: options.userAgent,
       allowPrivateAddress: options.allowPrivateAddress,
+      remoteRequests: options.remoteRequests,
       firstKnock: options.firstKnock,
       permanentFailureStatusCodes: options.permanentFailureStatusCodes,
       createContext: (baseUrl) => this.createContext(baseUrl, contextData),
@@ -382,13 +390,18 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     });
   }
 
-  #runInboxListeners(message: InboxMessage, contextData: TContextData): Promise<void> {
+  #runInboxListeners(
+    message: InboxMessage,
+    contextData: TContextData,
+    signal: AbortSignal = NEVER_ABORTED,
+  ): Promise<void> {
     const ctx = new InboxContextImpl(
       this,
       new URL(message.baseUrl),
       contextData,
       message.identifier,
       message.activity as Record<string, unknown>,
+      signal,
     );
     return handleInboxMessage(message, ctx, this.registry, this.options.documentLoader);
   }
@@ -788,9 +801,14 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
    * them now.  Internal.
    * @param messages The deliveries.
    * @param contextData The context data, for starting workers.
+   * @param signal Aborts deliveries made now (a fan-out's time limit).
    * @throws {AggregateError} When delivering now and some deliveries fail.
    */
-  async deliverOrEnqueue(messages: OutboxMessage[], contextData: TContextData): Promise<void> {
+  async deliverOrEnqueue(
+    messages: OutboxMessage[],
+    contextData: TContextData,
+    signal: AbortSignal = NEVER_ABORTED,
+  ): Promise<void> {
     const queue = this.options.queues.outbox;
     const orderingKey = messages[0]?.orderingKey;
     if (queue != null) {
@@ -798,7 +816,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       return;
     }
     const results = await Promise.allSettled(
-      messages.map((message) => this.#deliver(message, contextData)),
+      messages.map((message) => this.#deliver(message, contextData, signal)),
     );
     const errors = results.flatMap((result) => result.status === "rejected" ? [result.reason] : []);
     if (errors.length > 0) {

@@ -62,6 +62,7 @@ export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationHostHealthOptions } from "./host-health-options.ts";
 export { HOST_PROBE_TASK_NAME, type HostHealthOperations } from "./host-health.ts";
 export type { FederationWebhookOptions } from "./webhook-options.ts";
+export type { FederationRemoteRequestOptions } from "./remote-request-options.ts";
 export { WEBHOOK_TASK_NAME, type WebhookOperations } from "./webhooks.ts";
 export type { FederationOperationsOptions } from "./operations-options.ts";
 export type { FailedTaskDetails, TaskOperations, TaskScheduleOptions } from "./operations.ts";

@@ -32,25 +32,28 @@ const FEDIFY_ONLY_OPTIONS: Readonly<Record<string, string>> = {
  * Options whose value is `undefined` count as absent.
  * @param options The options object as the user passed it.
  * @param known The option names Fedwork knows.
+ * @param prefix The path of a nested options object, e.g.
+ *               `"remoteRequests."`, put before the names in messages.
  * @throws {FederationOptionError} On the first unknown option.
  * @since 0.2.0
  */
-export function assertKnownOptions(options: object, known: readonly string[]): void {
-  for (const [name, value] of Object.entries(options)) {
-    if (value === undefined || known.includes(name)) continue;
-    if (Object.hasOwn(FEDIFY_ONLY_OPTIONS, name)) {
+export function assertKnownOptions(options: object, known: readonly string[], prefix = ""): void {
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined || known.includes(key)) continue;
+    const name = prefix + key;
+    if (prefix === "" && Object.hasOwn(FEDIFY_ONLY_OPTIONS, name)) {
       throw new FederationOptionError(
         name,
         `The ${name} option is one of Fedify's that Fedwork does not support: ` +
           FEDIFY_ONLY_OPTIONS[name],
       );
     }
-    const suggestion = closestName(name, known);
+    const suggestion = closestName(key, known);
     throw new FederationOptionError(
       name,
       `Unknown option ${name}` +
-        (suggestion == null ? "" : `; did you mean ${suggestion}?`) +
-        ` The options are ${[...known].sort().join(", ")}.`,
+        (suggestion == null ? "" : `; did you mean ${prefix}${suggestion}?`) +
+        ` The options are ${[...known].sort().map((known) => prefix + known).join(", ")}.`,
     );
   }
 }

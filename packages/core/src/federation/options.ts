@@ -7,6 +7,7 @@ import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { createExponentialBackoffPolicy } from "../retry/mod.ts";
 import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
 import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
+import { DEFAULT_MAX_INBOX_BODY_SIZE } from "../activitypub/inbox/verify.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
 import { assertKnownOptions } from "./option-names.ts";
@@ -30,10 +31,20 @@ import {
   resolveHostHealthOptions,
 } from "./host-health-options.ts";
 import {
+  type FederationRemoteRequestOptions,
+  type ResolvedRemoteRequestOptions,
+  resolveRemoteRequestOptions,
+} from "./remote-request-options.ts";
+import {
   type FederationWebhookOptions,
   type ResolvedWebhookOptions,
   resolveWebhookOptions,
 } from "./webhook-options.ts";
+import {
+  type FederationTimeoutOptions,
+  type ResolvedTimeoutOptions,
+  resolveTimeoutOptions,
+} from "./timeout-options.ts";
 import {
   type FederationQueueOptions,
   isMessageQueue,
@@ -49,7 +60,8 @@ export { DEFAULT_USER_AGENT };
  *                         carries.
  * @since 0.1.0
  */
-export interface FederationOptions<TContextData> extends FederationOperationsOptions {
+export interface FederationOptions<TContextData>
+  extends FederationOperationsOptions, FederationTimeoutOptions {
   /** The key–value store for caches and deduplication records.  Required. */
   readonly kv: KvStore;
 
@@ -125,6 +137,15 @@ export interface FederationOptions<TContextData> extends FederationOperationsOpt
    */
   readonly allowPrivateAddress?: boolean;
 
+  /**
+   * The limits every request to another server keeps: a total time limit
+   * (`timeout`, 10 seconds; `deliveryTimeout`, 15 seconds for a delivery
+   * POST), a response body cap (`maxBodyBytes`, 1 MiB) and `maxRedirects`
+   * (5).  See the manual's security page.
+   * @since 0.3.0
+   */
+  readonly remoteRequests?: FederationRemoteRequestOptions;
+
   /** The OpenTelemetry tracer provider; the global one by default. */
   readonly tracerProvider?: TracerProvider;
 
@@ -173,6 +194,15 @@ export interface FederationOptions<TContextData> extends FederationOperationsOpt
    */
   readonly inboxIdempotencyTtl?: DurationInput;
 
+  /**
+   * The largest inbox request body accepted, in bytes; a larger one is
+   * answered 413 without being read past the limit, with or without
+   * `skipSignatureVerification`.  A positive integer.
+   * @default `1048576` (1 MiB, `DEFAULT_MAX_INBOX_BODY_SIZE`)
+   * @since 0.3.0
+   */
+  readonly inboxMaxBytes?: number;
+
   // --- Operator features (webhooks, remote-server health), since 0.2.0 ---
 
   /**
@@ -212,11 +242,16 @@ const OPTION_NAMES: Record<
   inboxRetryPolicy: true,
   outboxRetryPolicy: true,
   taskRetryPolicy: true,
+  taskTimeout: true,
+  inboxTimeout: true,
+  outboxTimeout: true,
+  timeoutGracePeriod: true,
   taskQueueResolution: true,
   documentLoader: true,
   documentLoaderFactory: true,
   userAgent: true,
   allowPrivateAddress: true,
+  remoteRequests: true,
   tracerProvider: true,
   meterProvider: true,
   taskDeduplicationTtl: true,
@@ -229,6 +264,7 @@ const OPTION_NAMES: Record<
   firstKnock: true,
   permanentFailureStatusCodes: true,
   inboxIdempotencyTtl: true,
+  inboxMaxBytes: true,
   webhooks: true,
   hostHealth: true,
 };
@@ -237,7 +273,8 @@ const OPTION_NAMES: Record<
  * {@link FederationOptions} after validation, with defaults filled in.
  * @since 0.1.0
  */
-export interface ResolvedFederationOptions extends ResolvedFederationOperationsOptions {
+export interface ResolvedFederationOptions
+  extends ResolvedFederationOperationsOptions, ResolvedTimeoutOptions {
   readonly kv: KvStore;
   /** The queue of each role that has one. */
   readonly queues: Readonly<Partial<Record<QueueRole, MessageQueue>>>;
@@ -251,6 +288,8 @@ export interface ResolvedFederationOptions extends ResolvedFederationOperationsO
   readonly documentLoader: DocumentLoader;
   readonly userAgent: string;
   readonly allowPrivateAddress: boolean;
+  /** The limits of outgoing requests, since 0.3.0. */
+  readonly remoteRequests: ResolvedRemoteRequestOptions;
   readonly tracerProvider: TracerProvider;
   // ActivityPub over HTTP, since 0.2.0.
   readonly signatureTimeWindow: DurationInput | false;
@@ -258,6 +297,8 @@ export interface ResolvedFederationOptions extends ResolvedFederationOperationsO
   readonly firstKnock: HttpSignatureSpec;
   readonly permanentFailureStatusCodes: readonly number[];
   readonly inboxIdempotencyTtlMs: number;
+  /** The inbox body cap in bytes, since 0.3.0. */
+  readonly inboxMaxBytes: number;
   // Operator features, since 0.2.0.
   readonly webhooks: ResolvedWebhookOptions;
   readonly hostHealth?: ResolvedHostHealthOptions;
@@ -322,10 +363,17 @@ export function resolveFederationOptions<TContextData>(
       "The documentLoader option must be a function (url) => Promise<RemoteDocument>.",
     );
   }
+  const remoteRequests = resolveRemoteRequestOptions(options.remoteRequests);
   const documentLoader =
     resolveDocumentLoaderFactory(options, { allowPrivateAddress, userAgent }) ??
       options.documentLoader ??
-      createFetchDocumentLoader({ userAgent, allowPrivateAddress });
+      createFetchDocumentLoader({
+        userAgent,
+        allowPrivateAddress,
+        timeout: { milliseconds: remoteRequests.timeoutMs },
+        maxBodyBytes: remoteRequests.maxBodyBytes,
+        maxRedirects: remoteRequests.maxRedirects,
+      });
   const tracerProvider = options.tracerProvider ?? trace.getTracerProvider();
   if (typeof tracerProvider?.getTracer !== "function") {
     throw new FederationOptionError(
@@ -335,6 +383,7 @@ export function resolveFederationOptions<TContextData>(
   }
   return {
     ...resolveFederationOperationsOptions(options),
+    ...resolveTimeoutOptions(options),
     // Parts of Fedwork that write to the store may give a TTL in any form;
     // the store gets a Temporal.Duration, the form Fedify's stores expect.
     kv: withTemporalTtl(kv),
@@ -348,6 +397,7 @@ export function resolveFederationOptions<TContextData>(
     documentLoader,
     userAgent,
     allowPrivateAddress,
+    remoteRequests,
     tracerProvider,
     ...resolveActivityPubOptions(options),
     webhooks: resolveWebhookOptions(options.webhooks),
@@ -407,12 +457,23 @@ function resolveActivityPubOptions<TContextData>(options: FederationOptions<TCon
       `The inboxIdempotencyTtl option must be a duration: ${(error as Error).message}`,
     );
   }
+  const inboxMaxBytes = options.inboxMaxBytes ?? DEFAULT_MAX_INBOX_BODY_SIZE;
+  if (!Number.isSafeInteger(inboxMaxBytes) || inboxMaxBytes < 1) {
+    throw new FederationOptionError(
+      "inboxMaxBytes",
+      "The inboxMaxBytes option must be a positive integer number of bytes, e.g. 1048576 " +
+        `(1 MiB, the default); got ${
+          typeof inboxMaxBytes === "string" ? JSON.stringify(inboxMaxBytes) : String(inboxMaxBytes)
+        }.`,
+    );
+  }
   return {
     signatureTimeWindow,
     skipSignatureVerification,
     firstKnock,
     permanentFailureStatusCodes: [...permanentFailureStatusCodes],
     inboxIdempotencyTtlMs,
+    inboxMaxBytes,
   } as const;
 }
 

@@ -140,12 +140,14 @@ export class RequestContextImpl<TContextData> extends ContextImpl<TContextData>
       const key = await this.getSignedKey();
       if (key?.ownerId == null) return null;
       try {
-        const { document } = await this.documentLoader(key.ownerId.href);
+        const { document, documentUrl } = await this.documentLoader(key.ownerId.href);
+        // Only the owner's origin speaks for the owner, whatever redirects.
+        if (new URL(documentUrl).origin !== key.ownerId.origin) return null;
         const object = await APObject.fromJsonLd(document, {
           documentLoader: this.documentLoader,
           contextLoader: this.documentLoader,
         });
-        return isActor(object) ? object : null;
+        return isActor(object) && object.id?.href === key.ownerId.href ? object : null;
       } catch {
         return null;
       }

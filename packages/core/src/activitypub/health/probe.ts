@@ -1,4 +1,5 @@
-import { assertPublicUrl } from "../network/private-address.ts";
+import { TooManyRedirectsError } from "../network/errors.ts";
+import { fetchRemote } from "../network/outgoing-http.ts";
 
 /**
  * Options for {@link probeHost}.
@@ -28,18 +29,24 @@ export async function probeHost(
 ): Promise<{ readonly up: true } | { readonly up: false; readonly reason: string }> {
   const url = new URL("/.well-known/nodeinfo", origin);
   try {
-    if (!options.allowPrivateAddress) await assertPublicUrl(url);
-    const response = await fetch(url, {
-      headers: { Accept: "application/json", "User-Agent": options.userAgent },
-      redirect: "manual",
-      signal: AbortSignal.timeout(options.timeoutMs),
+    const response = await fetchRemote(url, {
+      headers: { Accept: "application/json" },
+      userAgent: options.userAgent,
+      allowPrivateAddress: options.allowPrivateAddress,
+      timeout: { milliseconds: options.timeoutMs },
+      // Any answer proves the server is up; its body does not matter.
+      maxBodyBytes: 0,
+      oversizedBody: "truncate",
+      maxRedirects: 0,
+      redirect: "error",
     });
-    await response.body?.cancel();
     if (isHostFailureStatus(response.status)) {
       return { up: false, reason: `HTTP ${response.status}` };
     }
     return { up: true };
   } catch (error) {
+    // A redirect is an answer too.
+    if (error instanceof TooManyRedirectsError) return { up: true };
     return { up: false, reason: error instanceof Error ? error.message : String(error) };
   }
 }

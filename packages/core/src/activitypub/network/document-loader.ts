@@ -2,19 +2,23 @@ import type { DocumentLoader, RemoteDocument } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import { signRequest } from "../signatures/sign.ts";
 import { type HttpSignatureSpec, otherHttpSignatureSpec } from "../signatures/spec.ts";
-import { assertPublicUrl } from "./private-address.ts";
+import {
+  fetchRemote,
+  JSON_LD_CONTENT_TYPES,
+  type RemoteRequestLimits,
+  type RemoteResponse,
+  resolveRemoteRequestLimits,
+} from "./outgoing-http.ts";
 
 /**
  * Options for {@link createFetchDocumentLoader}.
  * @since 0.1.0
  */
-export interface FetchDocumentLoaderOptions {
+export interface FetchDocumentLoaderOptions extends RemoteRequestLimits {
   /** The `User-Agent` header to send. */
   readonly userAgent: string;
   /** Whether loopback and private addresses may be fetched. */
   readonly allowPrivateAddress: boolean;
-  /** How many redirects to follow; 5 by default. */
-  readonly maxRedirects?: number;
   /**
    * Signs every GET with this key (authorized fetch, a.k.a. Mastodon's
    * secure mode): first in `firstKnock` (RFC 9421 by default) and, when the
@@ -29,68 +33,55 @@ export interface FetchDocumentLoaderOptions {
 }
 
 /**
- * Creates a JSON-LD document loader on top of `fetch()`.  The well-known
- * JSON-LD contexts (ActivityStreams, security, …) are served from the copies
- * bundled with `@fedify/vocab-runtime` without a request, so decoding
- * vocabulary objects needs no network.  Redirects are followed by hand so
- * that every hop is checked against `allowPrivateAddress`.  With `signer`,
- * every GET is signed (authorized fetch).
- * @param options The user agent and address policy.
+ * Creates a JSON-LD document loader on top of {@link fetchRemote}, so
+ * every load keeps its limits: a total time limit (`timeout`, 10 seconds by
+ * default), a body cap (`maxBodyBytes`, 1 MiB), `maxRedirects` (5) with
+ * the address guard at each hop, and JSON-LD content types only
+ * (`application/activity+json`, `application/ld+json`, `application/json`).
+ * The `documentUrl` it returns is the URL that finally answered, after
+ * redirects: a caller that trusts a document's claims about an origin
+ * compares them with that URL's, not with the one it asked for.  The
+ * well-known JSON-LD contexts (ActivityStreams, security, …) are served from
+ * the copies bundled with `@fedify/vocab-runtime` without a request, so
+ * decoding vocabulary objects needs no network.  With `signer`, every GET
+ * is signed (authorized fetch).
+ * @param options The user agent, address policy, limits and signer.
  * @returns The document loader.
+ * @throws {TypeError} When a limit is invalid.
  * @since 0.1.0
  */
 export function createFetchDocumentLoader(options: FetchDocumentLoaderOptions): DocumentLoader {
-  const maxRedirects = options.maxRedirects ?? 5;
+  // Checked once, here, so that a wrong option fails at definition time.
+  resolveRemoteRequestLimits(options);
   return async (url, loaderOptions): Promise<RemoteDocument> => {
     if (Object.hasOwn(preloadedContexts, url)) {
       return { documentUrl: url, document: preloadedContexts[url], contextUrl: null };
     }
-    let current = new URL(url);
-    for (let hop = 0; hop <= maxRedirects; hop++) {
-      if (!options.allowPrivateAddress) await assertPublicUrl(current);
-      const response = await get(current, options, loaderOptions?.signal);
-      const location = response.headers.get("Location");
-      if (response.status >= 300 && response.status < 400 && location != null) {
-        await response.body?.cancel();
-        current = new URL(location, current);
-        continue;
+    const get = (sign?: (request: Request) => Promise<Request>) =>
+      fetchRemote(url, {
+        ...options,
+        headers: { Accept: "application/activity+json, application/ld+json" },
+        acceptContentTypes: JSON_LD_CONTENT_TYPES,
+        sign,
+        signal: loaderOptions?.signal,
+      });
+    const { signer } = options;
+    let response: RemoteResponse;
+    if (signer == null) {
+      response = await get();
+    } else {
+      const first = signer.firstKnock ?? "rfc9421";
+      const signWith = (spec: HttpSignatureSpec) => (request: Request) =>
+        signRequest(request, signer.privateKey, signer.keyId, { spec });
+      response = await get(signWith(first));
+      // Double knock: the server may verify only the other scheme.
+      if (response.status === 401 || response.status === 403) {
+        response = await get(signWith(otherHttpSignatureSpec(first)));
       }
-      if (!response.ok) {
-        await response.body?.cancel();
-        throw new Error(`Failed to load ${current.href}: HTTP ${response.status}.`);
-      }
-      return { documentUrl: current.href, document: await response.json(), contextUrl: null };
     }
-    throw new Error(`Failed to load ${url}: more than ${maxRedirects} redirects.`);
+    if (!response.ok) {
+      throw new Error(`Failed to load ${response.url.href}: HTTP ${response.status}.`);
+    }
+    return { documentUrl: response.url.href, document: response.json(), contextUrl: null };
   };
-}
-
-async function get(
-  url: URL,
-  options: FetchDocumentLoaderOptions,
-  signal: AbortSignal | undefined,
-): Promise<Response> {
-  const request = () =>
-    new Request(url, {
-      headers: {
-        Accept: "application/activity+json, application/ld+json",
-        "User-Agent": options.userAgent,
-      },
-      redirect: "manual",
-      signal,
-    });
-  const { signer } = options;
-  if (signer == null) return await fetch(request());
-  const first = signer.firstKnock ?? "rfc9421";
-  const response = await fetch(
-    await signRequest(request(), signer.privateKey, signer.keyId, { spec: first }),
-  );
-  if (response.status !== 401 && response.status !== 403) return response;
-  // Double knock: the server may verify only the other scheme.
-  await response.body?.cancel();
-  return await fetch(
-    await signRequest(request(), signer.privateKey, signer.keyId, {
-      spec: otherHttpSignatureSpec(first),
-    }),
-  );
 }

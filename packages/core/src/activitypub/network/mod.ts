@@ -1,9 +1,29 @@
 /**
- * Outgoing requests: the JSON-LD document loader and the guard that keeps
- * requests away from loopback and private addresses.
+ * Outgoing requests: the one module every remote request goes through
+ * (`fetchRemote()`, with its time, size and redirect limits), the JSON-LD
+ * document loader on top of it, and the guard that keeps requests away from
+ * loopback and private addresses.
  * @module
  * @since 0.2.0
  */
 export { createFetchDocumentLoader, type FetchDocumentLoaderOptions } from "./document-loader.ts";
-export { PrivateAddressError } from "./errors.ts";
+export {
+  PrivateAddressError,
+  RemoteBodyTooLargeError,
+  RemoteRequestError,
+  RemoteTimeoutError,
+  TooManyRedirectsError,
+  UnacceptableContentTypeError,
+} from "./errors.ts";
+export {
+  DEFAULT_DELIVERY_TIMEOUT_MS,
+  DEFAULT_MAX_REDIRECTS,
+  DEFAULT_MAX_REMOTE_BODY_BYTES,
+  DEFAULT_REMOTE_TIMEOUT_MS,
+  fetchRemote,
+  type FetchRemoteOptions,
+  JSON_LD_CONTENT_TYPES,
+  type RemoteRequestLimits,
+  type RemoteResponse,
+} from "./outgoing-http.ts";
 export { assertPublicUrl, isNonPublicAddress } from "./private-address.ts";

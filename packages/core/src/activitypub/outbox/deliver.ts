@@ -3,7 +3,12 @@ import type { KvKey, KvStore } from "../../kv/kv-store.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
 import { ACTIVITY_JSON_MEDIA_TYPE } from "../http/negotiation.ts";
 import { PrivateAddressError } from "../network/errors.ts";
-import { assertPublicUrl } from "../network/private-address.ts";
+import {
+  DEFAULT_DELIVERY_TIMEOUT_MS,
+  DEFAULT_MAX_REDIRECTS,
+  fetchRemote,
+  type RemoteResponse,
+} from "../network/outgoing-http.ts";
 import { signRequest } from "../signatures/sign.ts";
 import {
   type HttpSignatureSpec,
@@ -77,9 +82,23 @@ export interface DeliverSignedActivityOptions {
    * @default `["fedwork", "http-signature-spec"]`
    */
   readonly kvPrefix?: KvKey;
+  /**
+   * The time limit of one POST, redirects and the answer included; past
+   * it the request is aborted and the outcome is `retryableFailure`.
+   * @default 15 seconds
+   * @since 0.3.0
+   */
+  readonly timeout?: DurationInput;
   /** Aborts the request. */
   readonly signal?: AbortSignal;
 }
+
+/**
+ * How much of a failed delivery's answer is kept, for the logs: 4 KiB.
+ * The rest is not read.
+ * @since 0.3.0
+ */
+export const MAX_DELIVERY_ERROR_BODY_BYTES = 4096;
 
 /**
  * The outcome of {@link deliverSignedActivity}:
@@ -105,15 +124,16 @@ export type DeliveryResult =
     readonly kind: "permanentFailure" | "retryableFailure";
     /** The last status, or `null` when no response came. */
     readonly status: number | null;
-    /** The beginning of the last response's body, for logs. */
+    /**
+     * The beginning of the last response's body, for logs: at most
+     * {@link MAX_DELIVERY_ERROR_BODY_BYTES} bytes.
+     */
     readonly body: string;
     /** The error, when there was no usable response. */
     readonly cause?: unknown;
   };
 
-type Attempt =
-  | { readonly response: Response; readonly url: URL }
-  | { readonly error: unknown };
+type Attempt = { readonly response: RemoteResponse } | { readonly error: unknown };
 
 /**
  * POSTs one activity to one inbox, signed with the sender's first RSA key
@@ -179,19 +199,22 @@ export async function deliverSignedActivity(
       spec,
       other,
     });
-    await attempt.response.body?.cancel();
     spec = other;
     attempt = await send(spec);
   }
   if ("error" in attempt) {
     const { error } = attempt;
     const kind = error instanceof PrivateAddressError ? "permanentFailure" : "retryableFailure";
-    logger.warn("Failed to deliver to {inbox}: {error}", { inbox: inbox.href, error });
+    // A remote party's failure is no bug here: its message, no stack trace.
+    logger.warn("Failed to deliver to {inbox}: {message}", {
+      inbox: inbox.href,
+      message: error instanceof Error ? error.message : String(error),
+    });
     return { kind, status: null, body: "", cause: error };
   }
-  const { response, url } = attempt;
+  const { response } = attempt;
+  const url = response.url;
   if (response.status >= 200 && response.status < 300) {
-    await response.body?.cancel();
     if (remembered !== spec) await kv.set(schemeKey, spec, { ttl: { milliseconds: rememberMs } });
     logger.debug("Delivered to {inbox} with {spec} (HTTP {status}).", {
       inbox: inbox.href,
@@ -200,12 +223,7 @@ export async function deliverSignedActivity(
     });
     return { kind: "delivered", status: response.status, spec, url };
   }
-  let text = "";
-  try {
-    text = (await response.text()).slice(0, 512);
-  } catch {
-    // The status alone says enough.
-  }
+  const text = response.text();
   const kind = permanent.includes(response.status) ? "permanentFailure" : "retryableFailure";
   logger.warn("Failed to deliver to {inbox}: HTTP {status}.", {
     inbox: inbox.href,
@@ -215,42 +233,34 @@ export async function deliverSignedActivity(
   return { kind, status: response.status, body: text };
 }
 
-// 303 means "GET another resource", which cannot deliver an activity.
-const REDIRECT_STATUSES = [301, 302, 307, 308];
-
 async function post(
   options: DeliverSignedActivityOptions,
   key: SenderKey,
   body: Uint8Array,
   spec: HttpSignatureSpec,
 ): Promise<Attempt> {
-  const maxRedirects = options.maxRedirects ?? 5;
-  let url = options.inbox;
   try {
-    for (let hop = 0; hop <= maxRedirects; hop++) {
-      if (!options.allowPrivateAddress) await assertPublicUrl(url);
-      const request = new Request(url, {
-        method: "POST",
-        headers: {
-          "Content-Type": ACTIVITY_JSON_MEDIA_TYPE,
-          Accept: `${ACTIVITY_JSON_MEDIA_TYPE}, application/ld+json`,
-          "User-Agent": options.userAgent ?? "Fedwork/0.2.0",
-        },
-        body: body as Uint8Array<ArrayBuffer>,
-      });
-      // Signed here, for this URL and this moment: never ahead of time.
-      const signed = await signRequest(request, key.privateKey, key.keyId, { spec, body });
-      const response = await fetch(signed, { redirect: "manual", signal: options.signal });
-      const location = response.headers.get("location");
-      if (!REDIRECT_STATUSES.includes(response.status) || location == null) {
-        return { response, url };
-      }
-      // A moved inbox still wants the activity: POST it again, re-signed.
-      await response.body?.cancel();
-      url = new URL(location, url);
-    }
+    const response = await fetchRemote(options.inbox, {
+      method: "POST",
+      headers: {
+        "Content-Type": ACTIVITY_JSON_MEDIA_TYPE,
+        Accept: `${ACTIVITY_JSON_MEDIA_TYPE}, application/ld+json`,
+      },
+      body,
+      userAgent: options.userAgent ?? "Fedwork/0.2.0",
+      allowPrivateAddress: options.allowPrivateAddress ?? false,
+      timeout: options.timeout ?? { milliseconds: DEFAULT_DELIVERY_TIMEOUT_MS },
+      maxRedirects: options.maxRedirects ?? DEFAULT_MAX_REDIRECTS,
+      // Only the beginning of an answer is kept, for the logs.
+      maxBodyBytes: MAX_DELIVERY_ERROR_BODY_BYTES,
+      oversizedBody: "truncate",
+      // Signed at each hop, for its URL and this moment: never ahead of
+      // time.  A moved inbox still wants the activity: POSTed again.
+      sign: (request) => signRequest(request, key.privateKey, key.keyId, { spec, body }),
+      signal: options.signal,
+    });
+    return { response };
   } catch (error) {
     return { error };
   }
-  return { error: new Error(`More than ${maxRedirects} redirects from ${options.inbox.href}.`) };
 }

@@ -150,6 +150,12 @@ function listsKey(document: unknown, keyId: URL): boolean {
   );
 }
 
+// A remote server's bad key is the sender's problem, and common: it is
+// logged at the debug level with its message only, never a stack trace.
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 function parseOwner(owner: string | null): URL | null {
   if (owner == null) return null;
   try {
@@ -208,31 +214,46 @@ export function createPublicKeyFetcher(options: PublicKeyFetcherOptions): Public
     const documentUrl = new URL(keyId);
     documentUrl.hash = "";
     let stored: StoredPublicKey | null;
+    let servedFrom: string;
     try {
-      stored = findKey((await documentLoader(documentUrl.href)).document, keyId);
+      const loaded = await documentLoader(documentUrl.href);
+      stored = findKey(loaded.document, keyId);
+      servedFrom = new URL(loaded.documentUrl).origin;
     } catch (error) {
-      logger.warn("Failed to fetch the key document of {keyId}: {error}", {
+      logger.debug("Failed to fetch the key document of {keyId}: {message}", {
         keyId: keyId.href,
-        error,
+        message: messageOf(error),
       });
       return null;
     }
     if (stored == null) {
-      logger.warn("The key document of {keyId} does not contain the key.", { keyId: keyId.href });
+      logger.debug("The key document of {keyId} does not contain the key.", { keyId: keyId.href });
+      return null;
+    }
+    if (servedFrom !== keyId.origin) {
+      // Only the key id's origin speaks for its keys: a document that came
+      // from elsewhere (an open redirect, a user-uploaded file) is ignored.
+      logger.debug("The key document of {keyId} came from {servedFrom}, another origin.", {
+        keyId: keyId.href,
+        servedFrom,
+      });
       return null;
     }
     const owner = parseOwner(stored.owner);
-    if (owner != null && owner.origin !== keyId.origin) {
+    if (owner != null && owner.origin !== servedFrom) {
       // Anyone can publish a key claiming someone else as its owner: believe
       // the claim only when the owner lists the key.
       let confirmed = false;
       try {
-        confirmed = listsKey((await documentLoader(owner.href)).document, keyId);
+        const loaded = await documentLoader(owner.href);
+        // The owner's document must come from the owner's own origin.
+        confirmed = new URL(loaded.documentUrl).origin === owner.origin &&
+          listsKey(loaded.document, keyId);
       } catch (error) {
-        logger.warn("Failed to fetch {owner}, the claimed owner of {keyId}: {error}", {
+        logger.debug("Failed to fetch {owner}, the claimed owner of {keyId}: {message}", {
           owner: owner.href,
           keyId: keyId.href,
-          error,
+          message: messageOf(error),
         });
       }
       if (!confirmed) stored = { ...stored, owner: null };
@@ -241,7 +262,10 @@ export function createPublicKeyFetcher(options: PublicKeyFetcherOptions): Public
     try {
       publicKey = await importStoredKey(stored);
     } catch (error) {
-      logger.warn("Cannot import the key {keyId}: {error}", { keyId: keyId.href, error });
+      logger.debug("Cannot import the key {keyId}: {message}", {
+        keyId: keyId.href,
+        message: messageOf(error),
+      });
       return null;
     }
     await kv.set(cacheKey, stored, { ttl: { milliseconds: ttlMs } });

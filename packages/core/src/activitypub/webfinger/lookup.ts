@@ -1,6 +1,9 @@
 import { isIP } from "node:net";
 import { getLogger } from "@logtape/logtape";
-import { assertPublicUrl, isNonPublicAddress } from "../network/private-address.ts";
+import type { DurationInput } from "../../time/duration.ts";
+import { PrivateAddressError } from "../network/errors.ts";
+import { fetchRemote, type RemoteResponse } from "../network/outgoing-http.ts";
+import { isNonPublicAddress } from "../network/private-address.ts";
 import type { WebFingerLink } from "./handler.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "webfinger"]);
@@ -21,6 +24,18 @@ export interface ResourceDescriptor {
  * @since 0.2.0
  */
 export interface LookupWebFingerOptions {
+  /**
+   * The time limit of the lookup.
+   * @default 10 seconds
+   * @since 0.3.0
+   */
+  readonly timeout?: DurationInput;
+  /**
+   * The largest descriptor read, in bytes.
+   * @default 1 MiB
+   * @since 0.3.0
+   */
+  readonly maxBodyBytes?: number;
   /** The `User-Agent` header. */
   readonly userAgent: string;
   /**
@@ -83,23 +98,27 @@ export async function lookupWebFinger(
     (hostname === "localhost" || (isIP(hostname) !== 0 && isNonPublicAddress(hostname)));
   const url = new URL(`${plain ? "http" : "https"}://${host}/.well-known/webfinger`);
   url.searchParams.set("resource", resource);
-  if (!options.allowPrivateAddress) await assertPublicUrl(url);
-  let response: Response;
+  let response: RemoteResponse;
   try {
-    response = await fetch(url, {
-      headers: {
-        Accept: "application/jrd+json, application/json",
-        "User-Agent": options.userAgent,
-      },
+    response = await fetchRemote(url, {
+      headers: { Accept: "application/jrd+json, application/json" },
+      userAgent: options.userAgent,
+      allowPrivateAddress: options.allowPrivateAddress,
+      // A descriptor is asked of the host itself: no redirect elsewhere.
       redirect: "error",
+      ...(options.timeout == null ? {} : { timeout: options.timeout }),
+      ...(options.maxBodyBytes == null ? {} : { maxBodyBytes: options.maxBodyBytes }),
       signal: options.signal,
     });
   } catch (error) {
-    logger.warn("WebFinger lookup of {resource} failed: {error}", { resource, error });
+    if (error instanceof PrivateAddressError) throw error;
+    logger.debug("WebFinger lookup of {resource} failed: {message}", {
+      resource,
+      message: error instanceof Error ? error.message : String(error),
+    });
     return null;
   }
   if (!response.ok) {
-    await response.body?.cancel();
     logger.debug("WebFinger lookup of {resource} answered {status}.", {
       resource,
       status: response.status,
@@ -107,7 +126,7 @@ export async function lookupWebFinger(
     return null;
   }
   try {
-    const jrd = await response.json();
+    const jrd = response.json();
     return typeof jrd === "object" && jrd != null ? jrd as ResourceDescriptor : null;
   } catch {
     return null;

@@ -1,0 +1,153 @@
+import {
+  assert,
+  assertEquals,
+  assertInstanceOf,
+  assertRejects,
+  startTestServer,
+  test,
+} from "@fedify/fixture";
+import {
+  RemoteBodyTooLargeError,
+  RemoteTimeoutError,
+  TooManyRedirectsError,
+  UnacceptableContentTypeError,
+} from "./errors.ts";
+import { fetchRemote, type FetchRemoteOptions, JSON_LD_CONTENT_TYPES } from "./outgoing-http.ts";
+import { startHostileServer } from "./testdata/hostile-server.ts";
+
+const base: FetchRemoteOptions = { userAgent: "FedworkTest/1.0", allowPrivateAddress: true };
+const MiB = 1024 * 1024;
+
+test("fetchRemote() aborts a server that never answers at its time limit", async () => {
+  await using server = await startHostileServer({ kind: "hang" });
+  const error = await assertRejects(
+    () => fetchRemote(server.url, { ...base, timeout: { milliseconds: 300 } }),
+    RemoteTimeoutError,
+  );
+  assertEquals(error.timeoutMs, 300);
+  // The connection is dropped, not left open.
+  await server.waitForClosed(1);
+});
+
+test("fetchRemote() aborts a body trickled one byte at a time at its time limit", async () => {
+  await using server = await startHostileServer({ kind: "trickle", intervalMs: 20 });
+  await assertRejects(
+    () => fetchRemote(server.url, { ...base, timeout: { milliseconds: 400 } }),
+    RemoteTimeoutError,
+  );
+  await server.waitForClosed(1);
+  const sent = server.bytesSent;
+  assert(sent > 1, `the server trickled ${sent} bytes before the limit`);
+});
+
+test("fetchRemote() stops reading an endless body at maxBodyBytes", async () => {
+  await using server = await startHostileServer({
+    kind: "huge",
+    totalBytes: 256 * MiB,
+    declareLength: false,
+  });
+  await assertRejects(
+    () => fetchRemote(server.url, { ...base, maxBodyBytes: MiB }),
+    RemoteBodyTooLargeError,
+  );
+  await server.waitForClosed(1);
+  // What the server wrote beyond the limit sits in socket buffers at most.
+  assert(server.bytesSent < 48 * MiB, `the server sent ${server.bytesSent} bytes`);
+});
+
+test("fetchRemote() refuses a declared oversized body before reading it", async () => {
+  await using server = await startHostileServer({
+    kind: "huge",
+    totalBytes: 256 * MiB,
+    declareLength: true,
+  });
+  await assertRejects(
+    () => fetchRemote(server.url, { ...base, maxBodyBytes: MiB }),
+    RemoteBodyTooLargeError,
+  );
+  await server.waitForClosed(1);
+  assert(server.bytesSent < 48 * MiB, `the server sent ${server.bytesSent} bytes`);
+});
+
+test("fetchRemote() keeps only the first bytes of a body when told to truncate", async () => {
+  await using server = await startHostileServer({
+    kind: "huge",
+    totalBytes: 16 * MiB,
+    declareLength: false,
+    status: 500,
+  });
+  const response = await fetchRemote(server.url, {
+    ...base,
+    maxBodyBytes: 4096,
+    oversizedBody: "truncate",
+  });
+  assertEquals([response.status, response.body.byteLength, response.truncated], [500, 4096, true]);
+});
+
+test("fetchRemote() follows at most maxRedirects redirects, and none with redirect: error", async () => {
+  await using server = await startTestServer((request) =>
+    new Response(null, {
+      status: 302,
+      headers: { Location: `/hop${Number(new URL(request.url).pathname.slice(4) || 0) + 1}` },
+    })
+  );
+  await assertRejects(
+    () => fetchRemote(new URL("/hop0", server.url), { ...base, maxRedirects: 3 }),
+    TooManyRedirectsError,
+  );
+  assertEquals(server.requests.length, 4);
+  await assertRejects(
+    () => fetchRemote(new URL("/hop0", server.url), { ...base, redirect: "error" }),
+    TooManyRedirectsError,
+  );
+  assertEquals(server.requests.length, 5);
+});
+
+test("fetchRemote() reports the final URL and returns a small body whole", async () => {
+  await using server = await startTestServer((request) =>
+    new URL(request.url).pathname === "/old"
+      ? new Response(null, { status: 301, headers: { Location: "/new" } })
+      : Response.json({ hello: "world" }, {
+        headers: { "Content-Type": 'application/ld+json; profile="x"' },
+      })
+  );
+  const response = await fetchRemote(new URL("/old", server.url), {
+    ...base,
+    acceptContentTypes: JSON_LD_CONTENT_TYPES,
+  });
+  assertEquals(response.url.href, new URL("/new", server.url).href);
+  assertEquals(response.json(), { hello: "world" });
+  assertEquals(server.requests.map((r) => r.headers.get("user-agent")), [
+    "FedworkTest/1.0",
+    "FedworkTest/1.0",
+  ]);
+});
+
+test("fetchRemote() refuses a document of another content type when told which to accept", async () => {
+  await using server = await startTestServer(() =>
+    new Response('{"id":"x"}', { headers: { "Content-Type": "text/plain" } })
+  );
+  const error = await assertRejects(
+    () => fetchRemote(server.url, { ...base, acceptContentTypes: JSON_LD_CONTENT_TYPES }),
+    UnacceptableContentTypeError,
+  );
+  assertEquals(error.contentType, "text/plain");
+});
+
+test("fetchRemote() names an invalid limit", async () => {
+  await assertRejects(
+    () => fetchRemote("http://127.0.0.1/", { ...base, maxBodyBytes: -1 }),
+    TypeError,
+    "maxBodyBytes",
+  );
+});
+
+test("fetchRemote() leaves the caller's abort an abort, not a timeout", async () => {
+  await using server = await startHostileServer({ kind: "hang" });
+  const controller = new AbortController();
+  const pending = fetchRemote(server.url, { ...base, signal: controller.signal });
+  setTimeout(() => controller.abort(new Error("stop")), 50);
+  const error = await pending.catch((error) => error);
+  assertInstanceOf(error, Error);
+  assert(!(error instanceof RemoteTimeoutError), `got ${error}`);
+});

@@ -1,0 +1,378 @@
+import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+import {
+  RemoteBodyTooLargeError,
+  RemoteTimeoutError,
+  TooManyRedirectsError,
+  UnacceptableContentTypeError,
+} from "./errors.ts";
+import { guardedFetch } from "./guarded-fetch.ts";
+
+/**
+ * The default time limit of one remote request (documents, keys, WebFinger,
+ * NodeInfo, probes, webhooks): 10 seconds for connecting, every redirect,
+ * the headers and the body together.  A healthy server answers a document in
+ * well under a second; Mastodon's own fetches give up after 10 seconds.
+ * @since 0.3.0
+ */
+export const DEFAULT_REMOTE_TIMEOUT_MS = 10_000;
+
+/**
+ * The default time limit of one delivery POST: 15 seconds.  Deliveries are
+ * retried, so a slow inbox costs a retry, never a worker slot for good.
+ * @since 0.3.0
+ */
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 15_000;
+
+/**
+ * The default cap on a remote document's body: 1 MiB, far above any actor,
+ * key or activity (the largest real actors, with long profile fields, are
+ * a few tens of KiB).
+ * @since 0.3.0
+ */
+export const DEFAULT_MAX_REMOTE_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The default number of redirects followed: 5.
+ * @since 0.3.0
+ */
+export const DEFAULT_MAX_REDIRECTS = 5;
+
+/**
+ * The content types a JSON-LD document (an actor, a key, an object) may come
+ * with.
+ * @since 0.3.0
+ */
+export const JSON_LD_CONTENT_TYPES: readonly string[] = [
+  "application/activity+json",
+  "application/ld+json",
+  "application/json",
+];
+
+/**
+ * The limits every remote request keeps, as a federation configures them
+ * (`FederationOptions.remoteRequests`).
+ * @since 0.3.0
+ */
+export interface RemoteRequestLimits {
+  /**
+   * The time limit of one request: connecting, every redirect, the headers
+   * and the body together.
+   * @default 10 seconds ({@link DEFAULT_REMOTE_TIMEOUT_MS})
+   */
+  readonly timeout?: DurationInput;
+  /**
+   * The largest response body read, in bytes.
+   * @default 1 MiB ({@link DEFAULT_MAX_REMOTE_BODY_BYTES})
+   */
+  readonly maxBodyBytes?: number;
+  /**
+   * How many redirects are followed; each hop's address is checked.
+   * @default `5`
+   */
+  readonly maxRedirects?: number;
+}
+
+/**
+ * Options for {@link fetchRemote}.
+ * @since 0.3.0
+ */
+export interface FetchRemoteOptions extends RemoteRequestLimits {
+  /**
+   * The method.  Redirects of a GET are followed (301, 302, 303, 307, 308);
+   * a POST is re-sent to the new URL on 301, 302, 307 and 308 (a moved
+   * inbox still wants the activity).
+   * @default `"GET"`
+   */
+  readonly method?: "GET" | "POST";
+  /** The request headers; `User-Agent` is set from `userAgent`. */
+  readonly headers?: HeadersInit;
+  /** The body of a POST. */
+  readonly body?: Uint8Array | string;
+  /** The `User-Agent` header.  Required. */
+  readonly userAgent: string;
+  /**
+   * Whether loopback and private addresses may be contacted.  Required: set
+   * it to `true` only in tests and development.
+   */
+  readonly allowPrivateAddress: boolean;
+  /**
+   * Whether redirects are followed (`"follow"`, the default) or refused
+   * with a {@link TooManyRedirectsError} (`"error"`, e.g. for webhooks,
+   * whose URL is configured exactly).
+   */
+  readonly redirect?: "follow" | "error";
+  /**
+   * When the body passes `maxBodyBytes`: throw a
+   * {@link RemoteBodyTooLargeError} (`"error"`, the default), or keep the
+   * first `maxBodyBytes` bytes and stop reading (`"truncate"`, e.g. for a
+   * failed delivery's error body, kept only for the logs).
+   */
+  readonly oversizedBody?: "error" | "truncate";
+  /**
+   * The content types a successful (2xx) response may have, e.g.
+   * {@link JSON_LD_CONTENT_TYPES}; others throw an
+   * {@link UnacceptableContentTypeError}.  Any by default.
+   */
+  readonly acceptContentTypes?: readonly string[];
+  /**
+   * Called with each hop's request before it is sent, to sign it for that
+   * URL and that moment (HTTP signatures cover the target).
+   */
+  readonly sign?: (request: Request) => Request | Promise<Request>;
+  /** Aborts the request. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A remote server's answer, with its body read (up to the limit).
+ * @since 0.3.0
+ */
+export interface RemoteResponse {
+  /** The status. */
+  readonly status: number;
+  /** Whether the status is 2xx. */
+  readonly ok: boolean;
+  /** The URL that answered, after redirects. */
+  readonly url: URL;
+  /** The response headers. */
+  readonly headers: Headers;
+  /** The body, at most `maxBodyBytes` bytes. */
+  readonly body: Uint8Array;
+  /** Whether the body was cut at `maxBodyBytes` (`oversizedBody: "truncate"`). */
+  readonly truncated: boolean;
+  /** The body as UTF-8 text. */
+  text(): string;
+  /**
+   * The body parsed as JSON.
+   * @throws {SyntaxError} When it is not JSON.
+   */
+  json(): unknown;
+}
+
+const GET_REDIRECTS = [301, 302, 303, 307, 308];
+// 303 means "GET another resource", which cannot deliver an activity.
+const POST_REDIRECTS = [301, 302, 307, 308];
+
+/**
+ * Makes one request to a remote server, as every request Fedwork makes
+ * does, within limits a hostile server cannot stretch: a total time limit
+ * (connect, redirects, headers and body), a body size limit read as a
+ * stream (the reading stops at the limit), a redirect limit, the address
+ * guard at every hop (see {@link assertPublicUrl}) and, optionally, the
+ * content types accepted.  Redirects are followed by hand, so each hop is
+ * checked and signed for its own URL.
+ * @param url The URL.
+ * @param options The method, headers, body, limits and address policy.
+ * @returns The response, its body read.
+ * @throws {RemoteTimeoutError} When the time limit passed.
+ * @throws {RemoteBodyTooLargeError} When the body passed `maxBodyBytes`.
+ * @throws {TooManyRedirectsError} When there were too many redirects.
+ * @throws {UnacceptableContentTypeError} When a 2xx answer has another
+ *         content type than `acceptContentTypes`.
+ * @throws {PrivateAddressError} When a hop is on a non-public address and
+ *         `allowPrivateAddress` is `false`.
+ * @throws {TypeError} On a network error, or an invalid option.
+ * @since 0.3.0
+ * @example
+ * ```ts
+ * import { fetchRemote } from "@fedwork/core";
+ *
+ * const response = await fetchRemote("https://example.com/page", {
+ *   userAgent: "MyApp/1.0",
+ *   allowPrivateAddress: false,
+ *   timeout: { seconds: 5 },
+ *   maxBodyBytes: 256 * 1024,
+ * });
+ * if (response.ok) console.log(response.text().length);
+ * ```
+ */
+export async function fetchRemote(
+  url: URL | string,
+  options: FetchRemoteOptions,
+): Promise<RemoteResponse> {
+  const limits = resolveRemoteRequestLimits(options);
+  const requested = new URL(url);
+  const method = options.method ?? "GET";
+  const redirectStatuses = method === "GET" ? GET_REDIRECTS : POST_REDIRECTS;
+  const maxRedirects = options.redirect === "error" ? 0 : limits.maxRedirects;
+  // One deadline for the whole exchange, redirects and body included: a
+  // server trickling one byte every few seconds would defeat a limit on
+  // each read.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), limits.timeoutMs);
+  const signal = options.signal == null
+    ? deadline.signal
+    : AbortSignal.any([options.signal, deadline.signal]);
+  try {
+    let current = requested;
+    for (let hop = 0;; hop++) {
+      let request = new Request(current, {
+        method,
+        headers: options.headers,
+        body: method === "GET" ? undefined : options.body as BodyInit | undefined,
+        redirect: "manual",
+        signal,
+      });
+      request.headers.set("User-Agent", options.userAgent);
+      if (options.sign != null) request = await options.sign(request);
+      const response = await guardedFetch(request, {
+        allowPrivateAddress: options.allowPrivateAddress,
+        signal,
+      });
+      const location = response.headers.get("location");
+      if (redirectStatuses.includes(response.status) && location != null) {
+        await response.body?.cancel().catch(() => {});
+        if (hop >= maxRedirects) throw new TooManyRedirectsError(requested.href, maxRedirects);
+        current = new URL(location, current);
+        continue;
+      }
+      if (response.ok && options.acceptContentTypes != null) {
+        const contentType = response.headers.get("content-type");
+        const mediaType = contentType?.split(";")[0].trim().toLowerCase() ?? null;
+        if (mediaType == null || !options.acceptContentTypes.includes(mediaType)) {
+          await response.body?.cancel().catch(() => {});
+          throw new UnacceptableContentTypeError(
+            current.href,
+            contentType,
+            options.acceptContentTypes,
+          );
+        }
+      }
+      const declared = Number(response.headers.get("content-length") ?? NaN);
+      if (declared > limits.maxBodyBytes && options.oversizedBody !== "truncate") {
+        // Refused before a byte of the body is read.
+        await response.body?.cancel().catch(() => {});
+        throw new RemoteBodyTooLargeError(requested.href, limits.maxBodyBytes);
+      }
+      const read = await readBodyCapped(response, limits.maxBodyBytes, signal);
+      if (read.truncated && options.oversizedBody !== "truncate") {
+        throw new RemoteBodyTooLargeError(requested.href, limits.maxBodyBytes);
+      }
+      return remoteResponse(response, current, read.body, read.truncated);
+    }
+  } catch (error) {
+    if (deadline.signal.aborted && !(options.signal?.aborted ?? false)) {
+      throw new RemoteTimeoutError(requested.href, limits.timeoutMs, { cause: error });
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The limits of {@link RemoteRequestLimits}, checked and in milliseconds.
+ * @since 0.3.0
+ */
+export interface ResolvedRemoteRequestLimits {
+  readonly timeoutMs: number;
+  readonly maxBodyBytes: number;
+  readonly maxRedirects: number;
+}
+
+/**
+ * Checks and resolves {@link RemoteRequestLimits}, filling in the defaults.
+ * @param limits The limits.
+ * @param defaults The defaults to use instead of the module's.
+ * @param prefix The options' path for error messages, e.g. `"remoteRequests."`.
+ * @returns The resolved limits.
+ * @throws {TypeError} When a limit is invalid; the message names it.
+ * @since 0.3.0
+ */
+export function resolveRemoteRequestLimits(
+  limits: RemoteRequestLimits,
+  defaults: Partial<ResolvedRemoteRequestLimits> = {},
+  prefix = "",
+): ResolvedRemoteRequestLimits {
+  const timeoutMs = limits.timeout == null
+    ? defaults.timeoutMs ?? DEFAULT_REMOTE_TIMEOUT_MS
+    : durationToMilliseconds(limits.timeout, `${prefix}timeout`);
+  if (!(timeoutMs > 0)) {
+    throw new TypeError(`The ${prefix}timeout option must be a positive duration.`);
+  }
+  const maxBodyBytes = limits.maxBodyBytes ?? defaults.maxBodyBytes ??
+    DEFAULT_MAX_REMOTE_BODY_BYTES;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) {
+    throw new TypeError(
+      `The ${prefix}maxBodyBytes option must be a non-negative integer; got ${maxBodyBytes}.`,
+    );
+  }
+  const maxRedirects = limits.maxRedirects ?? defaults.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  if (!Number.isSafeInteger(maxRedirects) || maxRedirects < 0 || maxRedirects > 20) {
+    throw new TypeError(
+      `The ${prefix}maxRedirects option must be an integer from 0 to 20; got ${maxRedirects}.`,
+    );
+  }
+  return { timeoutMs, maxBodyBytes, maxRedirects };
+}
+
+function remoteResponse(
+  response: Response,
+  url: URL,
+  body: Uint8Array,
+  truncated: boolean,
+): RemoteResponse {
+  return {
+    status: response.status,
+    ok: response.ok,
+    url,
+    headers: response.headers,
+    body,
+    truncated,
+    text: () => new TextDecoder().decode(body),
+    json: () => JSON.parse(new TextDecoder().decode(body)),
+  };
+}
+
+/**
+ * Reads a response's body as a stream, up to `maxBytes` bytes: past them
+ * the reading stops and the stream is cancelled.  Each read races the
+ * signal, since not every runtime ends a pending read when the request is
+ * aborted.
+ */
+async function readBodyCapped(
+  response: Response,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<{ body: Uint8Array; truncated: boolean }> {
+  if (response.body == null) return { body: new Uint8Array(), truncated: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let truncated = false;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason ?? new DOMException("Aborted", "AbortError"));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  aborted.catch(() => {});
+  try {
+    while (true) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      const room = maxBytes - size;
+      if (value.byteLength > room) {
+        if (room > 0) chunks.push(value.subarray(0, room));
+        size = maxBytes;
+        truncated = true;
+        break;
+      }
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch (error) {
+    reader.cancel().catch(() => {});
+    throw error;
+  } finally {
+    signal.removeEventListener("abort", onAbort!);
+  }
+  if (truncated) reader.cancel().catch(() => {});
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return { body, truncated };
+}

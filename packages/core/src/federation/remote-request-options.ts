@@ -1,0 +1,89 @@
+import {
+  DEFAULT_DELIVERY_TIMEOUT_MS,
+  type RemoteRequestLimits,
+  type ResolvedRemoteRequestLimits,
+  resolveRemoteRequestLimits,
+} from "../activitypub/network/outgoing-http.ts";
+import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import { FederationOptionError } from "./errors.ts";
+import { assertKnownOptions } from "./option-names.ts";
+
+/**
+ * The `remoteRequests` option of a federation: the limits every request it
+ * makes to another server keeps (documents, keys, WebFinger, NodeInfo,
+ * deliveries, webhooks, host probes).  See the manual's security page.
+ * @since 0.3.0
+ */
+export interface FederationRemoteRequestOptions extends RemoteRequestLimits {
+  /**
+   * The time limit of one delivery POST (redirects and the answer
+   * included); past it the delivery is aborted and retried by the outbox
+   * retry policy.
+   * @default 15 seconds
+   */
+  readonly deliveryTimeout?: DurationInput;
+}
+
+/**
+ * {@link FederationRemoteRequestOptions}, checked, in milliseconds.
+ * @since 0.3.0
+ */
+export interface ResolvedRemoteRequestOptions extends ResolvedRemoteRequestLimits {
+  readonly deliveryTimeoutMs: number;
+}
+
+const NAMES: Record<keyof FederationRemoteRequestOptions, true> = {
+  timeout: true,
+  maxBodyBytes: true,
+  maxRedirects: true,
+  deliveryTimeout: true,
+};
+
+/**
+ * Checks the `remoteRequests` option and fills in its defaults.
+ * @param options The option's value.
+ * @returns The resolved limits.
+ * @throws {FederationOptionError} When a limit is invalid; the message
+ *         names it (e.g. `remoteRequests.timeout`).
+ * @since 0.3.0
+ */
+export function resolveRemoteRequestOptions(
+  options: FederationRemoteRequestOptions | undefined,
+): ResolvedRemoteRequestOptions {
+  if (options == null) return resolveRemoteRequestOptions({});
+  if (typeof options !== "object") {
+    throw new FederationOptionError(
+      "remoteRequests",
+      "The remoteRequests option must be an object such as { timeout: { seconds: 10 } }.",
+    );
+  }
+  assertKnownOptions(options, Object.keys(NAMES), "remoteRequests.");
+  let limits: ResolvedRemoteRequestLimits;
+  try {
+    limits = resolveRemoteRequestLimits(options, {}, "remoteRequests.");
+  } catch (error) {
+    const name = /The (remoteRequests\.\w+) option/.exec((error as Error).message)?.[1];
+    throw new FederationOptionError(name ?? "remoteRequests", (error as Error).message);
+  }
+  let deliveryTimeoutMs = DEFAULT_DELIVERY_TIMEOUT_MS;
+  if (options.deliveryTimeout != null) {
+    try {
+      deliveryTimeoutMs = durationToMilliseconds(
+        options.deliveryTimeout,
+        "remoteRequests.deliveryTimeout",
+      );
+    } catch (error) {
+      throw new FederationOptionError(
+        "remoteRequests.deliveryTimeout",
+        (error as Error).message,
+      );
+    }
+    if (!(deliveryTimeoutMs > 0)) {
+      throw new FederationOptionError(
+        "remoteRequests.deliveryTimeout",
+        "The remoteRequests.deliveryTimeout option must be a positive duration.",
+      );
+    }
+  }
+  return { ...limits, deliveryTimeoutMs };
+}
