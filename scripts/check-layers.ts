@@ -4,8 +4,8 @@
 //   interfaces such as Context and Federation legitimately refer to each
 //   other; their layering is still checked below);
 // - inside @fedwork/core, no folder imports a folder of its own layer or a
-//   higher one: time <- kv, queue, retry <- processing <- tasks, activitypub
-//   <- federation <- mod.ts.
+//   higher one: time <- kv, queue, retry, http <- processing <- tasks,
+//   activitypub <- federation <- mod.ts.
 // Tests (*.test.ts) and test data are left out: integration tests may cross
 // layers, and nothing imports them, so they cannot close a cycle.
 //
@@ -29,6 +29,7 @@ const CORE_LAYERS: Record<string, number> = {
   queue: 1,
   retry: 1,
   pubsub: 1,
+  http: 1, // reading peers' bodies within limits: shared by activitypub/ and webhooks/
   processing: 2,
   tasks: 3,
   activitypub: 3,
