@@ -96,7 +96,8 @@ test("a loopback receiver verifies the signed completed and failed events of tas
   assertEquals(first.method, "POST");
   assertEquals(first.headers.get("content-type"), "application/json");
   assertEquals(first.headers.get("fedwork-webhook-id"), JSON.parse(first.body).id);
-  assert(/^v1=[0-9a-f]{64}$/.test(first.headers.get("fedwork-webhook-signature") ?? ""));
+  assertEquals(first.headers.get("fedwork-webhook-event"), JSON.parse(first.body).type);
+  assert(/^v2=[0-9a-f]{64}$/.test(first.headers.get("fedwork-webhook-signature") ?? ""));
   for (const request of server.requests) {
     assert(![...request.headers.values()].some((value) => value.includes(secret)));
   }

@@ -51,11 +51,11 @@ export interface WebhookOperations {
    * Adds a webhook: from now on, each `completed`, `failed` (for good) or
    * `dropped` event of a task (only of the named `tasks`, when given; never
    * of Fedwork's own `fedwork:` tasks) is POSTed to `url` as JSON, signed
-   * with HMAC-SHA256 over `"<timestamp>.<body>"` (headers
-   * `Fedwork-Webhook-Id`, `Fedwork-Webhook-Timestamp`,
-   * `Fedwork-Webhook-Signature: v1=<hex>`), by the built-in task
-   * `fedwork:webhook`, so failed requests are retried and land in the
-   * failed-task store.  After `webhooks.disableAfterFailures` failed
+   * with HMAC-SHA256 over `"<id>.<timestamp>.<event type>.<body>"`
+   * (headers `Fedwork-Webhook-Id`, `Fedwork-Webhook-Timestamp`,
+   * `Fedwork-Webhook-Event`, `Fedwork-Webhook-Signature: v2=<hex>`), by the
+   * built-in task `fedwork:webhook`, so failed requests are retried and
+   * land in the failed-task store.  After `webhooks.disableAfterFailures` failed
    * requests in a row (10 by default) the webhook is disabled.  Stored in
    * the key–value store, so every process of the federation sends it;
    * other processes notice a change within seconds.

@@ -11,15 +11,18 @@ export const WEBHOOK_ID_HEADER = "Fedwork-Webhook-Id";
 export const WEBHOOK_TIMESTAMP_HEADER = "Fedwork-Webhook-Timestamp";
 
 /**
- * The header carrying the signature: `v1=<hex HMAC-SHA256 of
- * "<timestamp>.<body>">`; several space-separated `v1=` values may appear.
+ * The header carrying the signature: `v2=<hex HMAC-SHA256 of
+ * "<id>.<timestamp>.<event type>.<body>">`; several space-separated `v2=`
+ * values may appear.  (Before 0.3.0 it was `v1=`, over
+ * `"<timestamp>.<body>"` only; `v1=` values are ignored now.)
  * @since 0.2.0
  */
 export const WEBHOOK_SIGNATURE_HEADER = "Fedwork-Webhook-Signature";
 
 /**
  * The header naming the event type (`completed`, `failed`…), for routing
- * before parsing the body.
+ * before parsing the body.  Signed since 0.3.0, and always equal to the
+ * body's `type`.
  * @since 0.2.0
  */
 export const WEBHOOK_EVENT_HEADER = "Fedwork-Webhook-Event";
@@ -58,29 +61,62 @@ function importHmacKey(secret: string): Promise<CryptoKey> {
   );
 }
 
+/** The version prefix of the signature values made and accepted. */
+export const WEBHOOK_SIGNATURE_VERSION = "v2";
+
 /**
- * Computes the HMAC-SHA256 of `"<timestamp>.<body>"` with the secret.
- * @param secret The shared secret.
- * @param timestamp The signing time in Unix seconds.
- * @param body The exact body text.
+ * Returns why an event id or type cannot be signed, or `undefined` when it
+ * is fine.  Neither may contain a dot, so the signed string
+ * `"<id>.<timestamp>.<event type>.<body>"` splits one way only (the
+ * timestamp is digits): no two requests share a signed string.
+ * @param what `"event id"` or `"event type"`, for the message.
+ * @param value The candidate.
+ * @returns The problem, in words.
+ */
+export function describeSignedFieldProblem(what: string, value: unknown): string | undefined {
+  if (typeof value !== "string" || value === "") return `The ${what} must be a non-empty string.`;
+  if (value.includes(".")) {
+    return `The ${what} must not contain a dot; got ${JSON.stringify(value)}.`;
+  }
+  return undefined;
+}
+
+/**
+ * Computes the HMAC-SHA256, with the secret, of
+ * `"<eventId>.<timestamp>.<eventType>.<body>"` (UTF-8, the body's exact
+ * bytes), which the `Fedwork-Webhook-Signature` header carries in hex after
+ * `v2=`.  Since 0.3.0 it takes an options object and signs the event id and
+ * type too.
+ * @param options The secret, the event id and type, the signing time in
+ *                Unix seconds, and the exact body (text, or the bytes
+ *                received).
  * @returns The 32-byte MAC.
  * @since 0.2.0
  */
-export async function computeWebhookSignature(
-  secret: string,
-  timestamp: number,
-  body: string,
-): Promise<Uint8Array> {
-  const key = await importHmacKey(secret);
-  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(`${timestamp}.${body}`));
+export async function computeWebhookSignature(options: {
+  readonly secret: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly timestamp: number;
+  readonly body: string | Uint8Array;
+}): Promise<Uint8Array> {
+  const key = await importHmacKey(options.secret);
+  const prefix = encoder.encode(`${options.eventId}.${options.timestamp}.${options.eventType}.`);
+  const body = typeof options.body === "string" ? encoder.encode(options.body) : options.body;
+  const signed = new Uint8Array(prefix.byteLength + body.byteLength);
+  signed.set(prefix, 0);
+  signed.set(body, prefix.byteLength);
+  const mac = await crypto.subtle.sign("HMAC", key, signed);
   return new Uint8Array(mac);
 }
 
 /**
  * Builds the headers of one webhook request: id, timestamp, event type and
- * signature.
+ * signature (see {@link computeWebhookSignature}), which covers all three
+ * and the body.
  * @param options The secret, the event id and type, the body and the time.
  * @returns The headers (with `Content-Type: application/json`).
+ * @throws {TypeError} When the event id or type is empty or contains a dot.
  * @since 0.2.0
  */
 export async function signWebhookRequest(options: {
@@ -90,14 +126,22 @@ export async function signWebhookRequest(options: {
   readonly body: string;
   readonly timestamp?: number;
 }): Promise<Headers> {
+  for (
+    const problem of [
+      describeSignedFieldProblem("event id", options.eventId),
+      describeSignedFieldProblem("event type", options.eventType),
+    ]
+  ) {
+    if (problem != null) throw new TypeError(`signWebhookRequest(): ${problem}`);
+  }
   const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
-  const mac = await computeWebhookSignature(options.secret, timestamp, options.body);
+  const mac = await computeWebhookSignature({ ...options, timestamp });
   return new Headers({
     "Content-Type": "application/json",
     [WEBHOOK_ID_HEADER]: options.eventId,
     [WEBHOOK_TIMESTAMP_HEADER]: String(timestamp),
     [WEBHOOK_EVENT_HEADER]: options.eventType,
-    [WEBHOOK_SIGNATURE_HEADER]: `v1=${toHex(mac)}`,
+    [WEBHOOK_SIGNATURE_HEADER]: `${WEBHOOK_SIGNATURE_VERSION}=${toHex(mac)}`,
   });
 }
 
