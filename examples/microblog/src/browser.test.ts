@@ -1,13 +1,15 @@
 // A real browser (the system's headless Chromium, driven by playwright-core)
 // opens bob's profile at his actor URL after the demo's scenario: content
 // negotiation must give it the HTML page with the post and the follower.
+// And a page of another site, open in that browser, cannot post as a user.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { assertEquals, assertMatch, test } from "@fedify/fixture";
+import { assertEquals, assertMatch, startTestServer, test } from "@fedify/fixture";
 import { launchChromium } from "@fedify/fixture/browser";
 import { startDemo } from "./demo.ts";
-import { runScenario } from "./scenario.ts";
+import { startInstance } from "./instance.ts";
+import { readState, runScenario } from "./scenario.ts";
 
 test("a browser opening bob's actor URL sees his posts and followers", async () => {
   // CI installs it (scripts/ensure-services.sh); say so rather than time out.
@@ -44,6 +46,49 @@ test("a browser opening bob's actor URL sees his posts and followers", async () 
     } finally {
       await browser.close();
     }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("a form on another site, submitted by a browser, cannot post as a user without API_TOKEN", async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), "fedwork-microblog-browser-"));
+  try {
+    // No API token: what someone trying the example on their machine runs.
+    await using carol = await startInstance({
+      name: "carol",
+      dataDir: join(dataDir, "carol"),
+      users: ["carol"],
+    });
+    const api = new URL("/api/users/carol/posts", carol.url).href;
+    // The classic JSON CSRF: a text/plain form whose one field, name and
+    // value joined by "=", is a JSON object.
+    await using attacker = await startTestServer(() =>
+      new Response(
+        `<!doctype html><form method="POST" action="${api}" enctype="text/plain">
+<input type="hidden" name='{"content":"Forged by a form","x":"' value='"}'></form>
+<script>document.forms[0].submit();</script>`,
+        { headers: { "Content-Type": "text/html; charset=utf-8" } },
+      )
+    );
+    const browser = await launchChromium(join(dataDir, "chromium-profile"));
+    try {
+      const page = await browser.newPage();
+      // localhost is another site than 127.0.0.1; another port of
+      // 127.0.0.1 is the same site, a different origin.
+      for (const host of ["localhost", "127.0.0.1"]) {
+        const from = new URL(`/${host}`, attacker.url);
+        from.hostname = host;
+        const [response] = await Promise.all([
+          page.waitForResponse(api),
+          page.goto(from.href),
+        ]);
+        assertEquals(response.status(), 403, `a form on ${from.origin}`);
+      }
+    } finally {
+      await browser.close();
+    }
+    assertEquals((await readState({ origin: carol.url, name: "carol" })).posts, []);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }

@@ -3,11 +3,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { assert, assertEquals, test, waitUntil } from "@fedify/fixture";
+import { assert, assertEquals, assertMatch, test, waitUntil } from "@fedify/fixture";
 import { startDemo } from "./demo.ts";
 import { call, readState, runScenario } from "./scenario.ts";
 
-test("two microblogs follow, post, preview, like, welcome, digest and unfollow over HTTP", async () => {
+test("two microblogs follow, post, preview, like, welcome in private, digest and unfollow over HTTP", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "fedwork-microblog-test-"));
   try {
     await using demo = await startDemo({ dataDir, welcomeDelaySeconds: 1, digestEverySeconds: 1 });
@@ -28,9 +28,28 @@ test("two microblogs follow, post, preview, like, welcome, digest and unfollow o
       "accepted",
     ]]);
     // The public note and the direct welcome note, each once.
-    const received = result.alice.received.map((note) => [note.id, note.direct]);
-    assertEquals(received.filter(([, direct]) => !direct), [[post.url, false]]);
-    assertEquals(received.filter(([, direct]) => direct).length, 1);
+    const received = result.alice.received.map((note) => [note.id, note.visibility]);
+    assertEquals(received.filter(([, visibility]) => visibility !== "direct"), [[
+      post.url,
+      "public",
+    ]]);
+    assertEquals(received.filter(([, visibility]) => visibility === "direct").length, 1);
+
+    // The welcome note is direct: alice's API lists it with the token only,
+    // her page never, and bob does not serve it to whoever asks.
+    const welcome = result.alice.received.find((note) => note.visibility === "direct")!;
+    assertMatch(welcome.content, /Welcome, @alice@/);
+    const page = await fetch(new URL("/users/alice", demo.alice.url), {
+      headers: { Accept: "text/html" },
+    });
+    const anonymous = await fetch(new URL("/api/users/alice", demo.alice.url));
+    for (const text of [await page.text(), await anonymous.text()]) {
+      assertMatch(text, /Hello, fediverse!/);
+      assertEquals(text.includes("Welcome,"), false);
+    }
+    const fetched = await fetch(welcome.id, { headers: { Accept: "application/activity+json" } });
+    assertEquals(fetched.status, 404);
+    await fetched.body?.cancel();
 
     // The followers collection as a server sees it.
     const response = await fetch(new URL("/users/bob/followers", demo.bob.url), {

@@ -13,22 +13,26 @@ import {
   Undo,
 } from "@fedify/vocab";
 import {
-  assertPublicUrl,
   createFederation,
   type DurationInput,
   exportJwk,
   type Federation,
+  fetchRemote,
   generateCryptoKeyPair,
   importJwk,
   type KvStore,
   type MessageQueue,
   PermanentError,
+  PrivateAddressError,
+  type RemoteResponse,
+  UnacceptableContentTypeError,
 } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
 import * as v from "valibot";
 import { z } from "zod";
 import { renderNoteContent } from "./html.ts";
 import { newPostId, type Post, type Store } from "./store.ts";
+import { noteVisibility } from "./visibility.ts";
 
 const logger = getLogger(["fedwork", "microblog"]);
 
@@ -130,6 +134,14 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
     })),
   }));
 
+  // Anyone may GET a post's URI: every post is public (post() addresses it
+  // to the Public collection).  The only non-public notes this server
+  // writes, the direct welcome notes, are not stored and have no route, so
+  // a GET of their id answers 404.  An app that stores followers-only or
+  // direct posts must return null here for them unless the request is
+  // signed by an addressee (`.authorize()` with `ctx.getSignedKeyOwner()`),
+  // and must likewise keep them out of an outbox collection served to
+  // unsigned requests.  This app registers no outbox dispatcher.
   federation.setObjectDispatcher(Note, "/users/{identifier}/posts/{id}", async (ctx, values) => {
     const post = await store.getPost(values.identifier, values.id);
     return post == null
@@ -187,22 +199,32 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
       postId: v.string(),
       url: v.pipe(v.string(), v.url()),
     }),
-    async handler(_ctx, { author, postId, url }) {
-      if (!options.allowPrivateAddress) {
-        // A post's link is anyone's input: never let it reach the server's
-        // own network.  Retrying would not change the answer.
-        await assertPublicUrl(new URL(url)).catch((error) => {
-          throw new PermanentError(`Not previewing ${url}: ${error.message}`, { cause: error });
+    async handler(ctx, { author, postId, url }) {
+      // A post's link is anyone's input: it goes through the core's
+      // outgoing-HTTP module, which keeps it off the server's own network
+      // (at every redirect) and bounds its time and size.
+      let response: RemoteResponse;
+      try {
+        response = await fetchRemote(url, {
+          headers: { Accept: "text/html" },
+          userAgent: "FedworkMicroblog/0.3 (+https://github.com/fedwork)",
+          allowPrivateAddress: options.allowPrivateAddress ?? false,
+          timeout: { seconds: 10 },
+          // The <title> is near the top; the rest is not read.
+          maxBodyBytes: 100_000,
+          oversizedBody: "truncate",
+          acceptContentTypes: ["text/html", "application/xhtml+xml"],
+          signal: ctx.task.signal,
         });
+      } catch (error) {
+        // Retrying would not change these answers.
+        if (error instanceof PrivateAddressError || error instanceof UnacceptableContentTypeError) {
+          throw new PermanentError(`Not previewing ${url}: ${error.message}`, { cause: error });
+        }
+        throw error;
       }
-      const response = await fetch(url, {
-        headers: { Accept: "text/html" },
-        // A redirect could lead past the address check.
-        redirect: options.allowPrivateAddress ? "follow" : "error",
-        signal: AbortSignal.timeout(10_000),
-      });
       if (!response.ok) throw new Error(`${url} answered ${response.status}.`);
-      const html = (await response.text()).slice(0, 100_000);
+      const html = response.text();
       const title = html.match(/<title[^>]*>([^<]*)<\/title>/i)?.[1]?.trim() ?? url;
       const post = await store.getPost(author, postId);
       if (post == null) return;
@@ -295,7 +317,7 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
         id: note.id.href,
         from: create.actorId?.href ?? "",
         content: note.content?.toString() ?? "",
-        direct: !note.toIds.some((to) => to.href === PUBLIC_COLLECTION.href),
+        visibility: noteVisibility(note, ctx.getActorUri(ctx.recipient)),
         receivedAt: new Date().toISOString(),
       });
     })

@@ -26,7 +26,7 @@ test("the profile page shows remote notes as text, never as HTML", async () => {
       id: "https://x.example/n/1",
       from: "https://x.example/u/1",
       content: `<p>Hi <img src=x onerror="alert(1)"></p>`,
-      direct: false,
+      visibility: "public",
       receivedAt: "2026-01-01T00:00:00.000Z",
     }],
     postUrl: () => "",

@@ -44,6 +44,10 @@ export interface ProfileView {
   readonly posts: readonly Post[];
   readonly followers: readonly Follower[];
   readonly following: readonly { readonly id: string; readonly state: string }[];
+  /**
+   * The received notes to list.  A page has no signed-in viewer, so give it
+   * only what anyone may see (`store.listReceivedNotes(name, "anyone")`).
+   */
   readonly received: readonly ReceivedNote[];
   /** A URL to each post's own page, by post id. */
   postUrl(post: Post): string;
@@ -76,7 +80,7 @@ export function renderProfile(view: ProfileView): Response {
   const received = view.received.map((note) =>
     `<article class="received"><p>${escapeHtml(stripTags(note.content))}</p><p class="meta">from ${
       escapeHtml(note.from)
-    }${note.direct ? " · direct" : ""}</p></article>`
+    }${note.visibility === "public" ? "" : ` · ${note.visibility}`}</p></article>`
   ).join("\n");
   return page(
     `${view.name} (${view.handle})`,

@@ -53,18 +53,21 @@ export class ScenarioStepTimeoutError extends Error {
 
 /**
  * Calls a user's JSON API: a GET for `action` "", else a POST of `body`.
+ * Both carry the API token when there is one (a GET with it also lists the
+ * followers-only and direct notes the user received); a POST is JSON, the
+ * only type the API takes, since a cross-site HTML form cannot send it.
  * @throws {Error} When the server answers an error.
  */
 export async function call(user: ScenarioUser, action: string, body?: unknown): Promise<unknown> {
   const url = new URL(`/api/users/${user.name}${action === "" ? "" : `/${action}`}`, user.origin);
+  const authorization: Record<string, string> = user.apiToken == null
+    ? {}
+    : { Authorization: `Bearer ${user.apiToken}` };
   const response = await fetch(
     url,
-    body === undefined ? {} : {
+    body === undefined ? { headers: authorization } : {
       method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        ...(user.apiToken == null ? {} : { Authorization: `Bearer ${user.apiToken}` }),
-      },
+      headers: { "Content-Type": "application/json", ...authorization },
       body: JSON.stringify(body),
     },
   );
@@ -152,7 +155,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   const welcome = await waitFor(
     alice,
     "the welcome note",
-    (state) => state.received.find((note) => note.direct),
+    (state) => state.received.find((note) => note.visibility === "direct"),
   );
   step(`welcome-note task delivered after its delay: "${welcome.content.replace(/<[^>]*>/g, "")}"`);
 

@@ -2,6 +2,7 @@
 // as JSON values in a SqliteKvStore: one file, the runtime's built-in SQLite,
 // nothing to configure, and shared safely by a web and a worker process.
 import type { KvKey, KvStore } from "@fedwork/core";
+import { type Audience, isVisibleTo, type Visibility } from "./visibility.ts";
 
 /** A local user. */
 export interface User {
@@ -44,8 +45,11 @@ export interface ReceivedNote {
   readonly id: string;
   readonly from: string;
   readonly content: string;
-  /** Addressed to the user alone (a welcome note), not to followers. */
-  readonly direct: boolean;
+  /**
+   * How it was addressed; only `public` and `unlisted` notes are shown to
+   * anyone but the recipient.
+   */
+  readonly visibility: Visibility;
   readonly receivedAt: string;
 }
 
@@ -155,9 +159,23 @@ export class Store {
     return this.#kv.set(["received", user, note.receivedAt, note.id], note);
   }
 
-  /** The notes delivered to `user`, oldest first. */
-  listReceivedNotes(user: string): Promise<ReceivedNote[]> {
-    return this.#list(["received", user]);
+  /**
+   * The notes delivered to `user` that `audience` may see, oldest first:
+   * followers-only and direct notes only for `"owner"`.
+   */
+  async listReceivedNotes(user: string, audience: Audience): Promise<ReceivedNote[]> {
+    const notes = await this.#list<ReceivedNote & { readonly direct?: boolean }>([
+      "received",
+      user,
+    ]);
+    return notes
+      // Notes stored before visibility was recorded have `direct` only,
+      // which was true for anything not addressed to the Public collection.
+      .map(({ direct, ...note }) => ({
+        ...note,
+        visibility: note.visibility ?? (direct === false ? "public" : "direct"),
+      }))
+      .filter((note) => isVisibleTo(note.visibility, audience));
   }
 
   /** Keeps the last digest. */

@@ -8,6 +8,11 @@ export class PrivateAddressError extends Error {
   /** The refused URL. */
   readonly url: string;
   /**
+   * The non-public address (or name, such as `localhost`) it resolved to.
+   * @since 0.3.0
+   */
+  readonly address: string;
+  /**
    * @param url The refused URL.
    * @param address The non-public address it resolved to.
    */
@@ -19,6 +24,7 @@ export class PrivateAddressError extends Error {
     );
     this.name = "PrivateAddressError";
     this.url = url;
+    this.address = address;
   }
 }
 

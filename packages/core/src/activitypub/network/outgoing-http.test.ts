@@ -7,12 +7,14 @@ import {
   test,
 } from "@fedify/fixture";
 import {
+  PrivateAddressError,
   RemoteBodyTooLargeError,
   RemoteTimeoutError,
   TooManyRedirectsError,
   UnacceptableContentTypeError,
 } from "./errors.ts";
 import { fetchRemote, type FetchRemoteOptions, JSON_LD_CONTENT_TYPES } from "./outgoing-http.ts";
+import { guardedLookup } from "./guarded-fetch.ts";
 import { startHostileServer } from "./testdata/hostile-server.ts";
 
 const base: FetchRemoteOptions = { userAgent: "FedworkTest/1.0", allowPrivateAddress: true };
@@ -150,4 +152,26 @@ test("fetchRemote() leaves the caller's abort an abort, not a timeout", async ()
   const error = await pending.catch((error) => error);
   assertInstanceOf(error, Error);
   assert(!(error instanceof RemoteTimeoutError), `got ${error}`);
+});
+
+test("fetchRemote() refuses private hosts in any spelling before a request is made", async () => {
+  await using server = await startTestServer(() => new Response("internal"));
+  const { port } = server.url;
+  for (
+    const host of ["localhost", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "0x7f.1", "2130706433"]
+  ) {
+    const error = await assertRejects(
+      () => fetchRemote(`http://${host}:${port}/`, { ...base, allowPrivateAddress: false }),
+      PrivateAddressError,
+    );
+    assertEquals(error.url, `http://${new URL(`http://${host}`).host}:${port}/`);
+  }
+  assertEquals(server.requests.length, 0);
+});
+
+test("the guarded lookup refuses names of non-public hosts", async () => {
+  const result = await new Promise<unknown>((resolve) =>
+    guardedLookup("localhost", { all: true }, (error, addresses) => resolve(error ?? addresses))
+  );
+  assertInstanceOf(result, PrivateAddressError);
 });

@@ -1,3 +1,4 @@
+import { readBodyCapped } from "../../http/capped-body.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
 import {
   RemoteBodyTooLargeError,
@@ -244,7 +245,7 @@ export async function fetchRemote(
         await response.body?.cancel().catch(() => {});
         throw new RemoteBodyTooLargeError(requested.href, limits.maxBodyBytes);
       }
-      const read = await readBodyCapped(response, limits.maxBodyBytes, signal);
+      const read = await readBodyCapped(response.body, limits.maxBodyBytes, { signal });
       if (read.truncated && options.oversizedBody !== "truncate") {
         throw new RemoteBodyTooLargeError(requested.href, limits.maxBodyBytes);
       }
@@ -322,57 +323,4 @@ function remoteResponse(
     text: () => new TextDecoder().decode(body),
     json: () => JSON.parse(new TextDecoder().decode(body)),
   };
-}
-
-/**
- * Reads a response's body as a stream, up to `maxBytes` bytes: past them
- * the reading stops and the stream is cancelled.  Each read races the
- * signal, since not every runtime ends a pending read when the request is
- * aborted.
- */
-async function readBodyCapped(
-  response: Response,
-  maxBytes: number,
-  signal: AbortSignal,
-): Promise<{ body: Uint8Array; truncated: boolean }> {
-  if (response.body == null) return { body: new Uint8Array(), truncated: false };
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason ?? new DOMException("Aborted", "AbortError"));
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-  });
-  aborted.catch(() => {});
-  try {
-    while (true) {
-      const { done, value } = await Promise.race([reader.read(), aborted]);
-      if (done) break;
-      const room = maxBytes - size;
-      if (value.byteLength > room) {
-        if (room > 0) chunks.push(value.subarray(0, room));
-        size = maxBytes;
-        truncated = true;
-        break;
-      }
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch (error) {
-    reader.cancel().catch(() => {});
-    throw error;
-  } finally {
-    signal.removeEventListener("abort", onAbort!);
-  }
-  if (truncated) reader.cancel().catch(() => {});
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { body, truncated };
 }
