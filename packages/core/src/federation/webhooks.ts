@@ -1,6 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import { PrivateAddressError } from "../activitypub/network/errors.ts";
-import { assertPublicUrl } from "../activitypub/network/private-address.ts";
+import { fetchRemote } from "../activitypub/network/outgoing-http.ts";
 import type { MessageDispatcher } from "../processing/dispatcher.ts";
 import type { BaseMessage } from "../processing/envelope.ts";
 import { PermanentError } from "../processing/errors.ts";
@@ -315,28 +315,31 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       return;
     }
     const url = new URL(webhook.url);
-    const { allowPrivateAddress, userAgent } = this.#host.options;
+    const { allowPrivateAddress, userAgent, remoteRequests } = this.#host.options;
     let failure: WebhookDeliveryError;
     let permanent = false;
     try {
-      if (!allowPrivateAddress) await assertPublicUrl(url);
       const headers = await signWebhookRequest({
         secret: webhook.secret,
         eventId: data.eventId,
         eventType: data.eventType,
         body: data.body,
       });
-      headers.set("User-Agent", userAgent);
-      const response = await fetch(url, {
+      const response = await fetchRemote(url, {
         method: "POST",
         headers,
         body: data.body,
-        // Redirects are not followed: a webhook URL is configured exactly,
-        // and a redirect could lead to a private address.
-        redirect: "manual",
-        signal: AbortSignal.any([ctx.task.signal, AbortSignal.timeout(this.#options.timeoutMs)]),
+        userAgent,
+        allowPrivateAddress,
+        // Redirects are not followed: a webhook URL is configured exactly.
+        redirect: "error",
+        timeout: { milliseconds: this.#options.timeoutMs },
+        // The receiver's answer is not used: nothing of it is read.
+        maxBodyBytes: 0,
+        oversizedBody: "truncate",
+        maxRedirects: remoteRequests.maxRedirects,
+        signal: ctx.task.signal,
       });
-      await response.body?.cancel();
       if (response.status >= 200 && response.status < 300) {
         if (webhook.consecutiveFailures > 0) {
           await this.#store.update(

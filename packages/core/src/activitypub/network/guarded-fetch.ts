@@ -48,6 +48,10 @@ export async function guardedFetch(
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new TypeError(`Only http(s) URLs can be contacted; got ${url.href}.`);
   }
+  // Refused by name before fetch() looks at anything else (a bad port).
+  if (/(?:^|\.)localhost\.*$/i.test(url.hostname)) {
+    throw new PrivateAddressError(url.href, url.hostname);
+  }
   try {
     // Node.js's fetch() takes an undici dispatcher beside the standard
     // options.
