@@ -12,6 +12,7 @@ export * from "./pubsub/mod.ts";
 export * from "./retry/mod.ts";
 export {
   type GetThroughputOptions,
+  HandlerTimeoutError,
   MESSAGE_METRICS,
   type MessageCompletedEvent,
   type MessageDroppedEvent,

@@ -7,7 +7,7 @@ import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { durationToMilliseconds, millisecondsToDuration } from "../time/duration.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
 import { type BaseMessage, isBaseMessage } from "./envelope.ts";
-import { MalformedMessageError, PermanentError } from "./errors.ts";
+import { HandlerTimeoutError, MalformedMessageError, PermanentError } from "./errors.ts";
 import type {
   MessageEvent,
   MessageEventHub,
@@ -15,6 +15,11 @@ import type {
   MessageEventType,
 } from "./events.ts";
 import type { Outcome } from "./outcome.ts";
+import {
+  DEFAULT_TIMEOUT_GRACE_PERIOD_MS,
+  runWithinTimeLimit,
+  type TimedOutRun,
+} from "./time-limit.ts";
 import { extractTraceContext, withSpan } from "./tracing.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
@@ -27,7 +32,11 @@ const logger = getLogger(["fedwork", "processing"]);
 export interface MessageRun<TContextData> {
   /** The worker's context data. */
   readonly contextData: TContextData;
-  /** Aborted when the worker shuts down. */
+  /**
+   * Aborted when the worker shuts down.  The handler gets a signal of its
+   * own, which also aborts when its time limit passes (with a
+   * {@link HandlerTimeoutError}).
+   */
   readonly signal: AbortSignal;
 }
 
@@ -76,6 +85,28 @@ export interface MessageKindHandler<TContextData, TMessage extends BaseMessage> 
    * after the federation's, or `undefined` when there is none.
    */
   listener?(message: TMessage, type: MessageEventType): MessageEventListener | undefined;
+  /**
+   * The time limit of one attempt of this message, in milliseconds, or
+   * `null` for none (the default, without this method).  When it passes,
+   * the run's signal aborts with a {@link HandlerTimeoutError} and the
+   * attempt fails with the reason `timeout`.
+   * @since 0.3.0
+   */
+  timeout?(message: TMessage): number | null;
+}
+
+/**
+ * Options for a {@link MessageDispatcher}.
+ * @since 0.3.0
+ */
+export interface MessageDispatcherOptions {
+  /**
+   * How long a handler whose time limit passed gets to settle, after its
+   * signal aborted, before the dispatcher abandons it (leaves it running
+   * and decides the outcome), in milliseconds.
+   * @default {@link DEFAULT_TIMEOUT_GRACE_PERIOD_MS} (5 seconds)
+   */
+  readonly timeoutGracePeriodMs?: number;
 }
 
 /**
@@ -134,14 +165,17 @@ export class MessageDispatcher<TContextData> {
   readonly #events: MessageEventHub;
   readonly #inFlight = new Map<object, { readonly id: string; readonly kind: string }>();
   readonly #observers = new Set<MessageObserver>();
+  readonly #graceMs: number;
 
   /**
    * @param tracer The tracer for processing spans.
    * @param events Where lifecycle events go.
+   * @param options The grace period of timed-out handlers.
    */
-  constructor(tracer: Tracer, events: MessageEventHub) {
+  constructor(tracer: Tracer, events: MessageEventHub, options: MessageDispatcherOptions = {}) {
     this.#tracer = tracer;
     this.#events = events;
+    this.#graceMs = options.timeoutGracePeriodMs ?? DEFAULT_TIMEOUT_GRACE_PERIOD_MS;
   }
 
   /**
@@ -172,7 +206,11 @@ export class MessageDispatcher<TContextData> {
   }
 
   /**
-   * Processes one delivery of a message and returns its outcome.
+   * Processes one delivery of a message and returns its outcome.  When
+   * the handler's time limit passes, the outcome is decided as soon as it
+   * settles, or at the end of the grace period if it does not: a handler
+   * that ignores its signal is left running and never holds the worker
+   * for good.
    * @param message The message as received.
    * @param run The context data and shutdown signal.
    * @param source The queue it came from and its redelivery, if any.
@@ -199,6 +237,7 @@ export class MessageDispatcher<TContextData> {
     // Boxed: a handler may throw undefined, which must still reach the queue.
     let rethrow: { readonly error: unknown } | undefined;
     let dropDetails: MalformedMessageError | undefined;
+    let timedOut: TimedOutRun | undefined;
     const token = {};
     this.#inFlight.set(token, { id: message.id, kind: message.type });
     try {
@@ -207,6 +246,7 @@ export class MessageDispatcher<TContextData> {
       }
       checked = handler.check(message);
       const spanTaskName = handler.taskName?.(checked!);
+      const limitMs = handler.timeout?.(checked!) ?? null;
       await withSpan(
         this.#tracer,
         "fedwork.queue.process",
@@ -220,20 +260,58 @@ export class MessageDispatcher<TContextData> {
             ...(spanTaskName == null ? {} : { "fedwork.task.name": spanTaskName }),
           },
         },
-        () => handler.run(checked!, run),
+        async () => {
+          timedOut = await runWithinTimeLimit(
+            (signal) => handler.run(checked!, { contextData: run.contextData, signal }),
+            {
+              limitMs,
+              graceMs: this.#graceMs,
+              signal: run.signal,
+              timeoutError: () =>
+                new HandlerTimeoutError({
+                  messageId: message.id,
+                  kind: message.type,
+                  ...(spanTaskName == null ? {} : { taskName: spanTaskName }),
+                  timeoutMs: limitMs!,
+                }),
+            },
+          );
+          // Thrown for the span to record it; the outcome is decided below.
+          if (timedOut != null) throw timedOut.error;
+        },
       );
       outcome = { type: "completed" };
     } catch (error) {
-      if (error instanceof MalformedMessageError) {
+      if (timedOut != null) {
+        if (timedOut.abandoned) this.#logAbandoned(message, timedOut);
+        if (source.queue?.nativeRetrial) {
+          outcome = {
+            type: "retrying",
+            delay: undefined,
+            reason: "timeout",
+            error: timedOut.error,
+          };
+          rethrow = { error: timedOut.error };
+        } else {
+          [outcome, rethrow] = await this.#retry(
+            message,
+            handler!,
+            checked!,
+            source,
+            timedOut.error,
+            "timeout",
+          );
+        }
+      } else if (error instanceof MalformedMessageError) {
         dropDetails = error;
         outcome = { type: "dropped", reason: error.message, error: error.cause ?? error };
       } else if (error instanceof PermanentError) {
         outcome = { type: "failed", reason: "permanent", error };
       } else if (source.queue?.nativeRetrial) {
-        outcome = { type: "retrying", delay: undefined, error };
+        outcome = { type: "retrying", delay: undefined, reason: "error", error };
         rethrow = { error };
       } else {
-        [outcome, rethrow] = await this.#retry(message, handler!, checked!, source, error);
+        [outcome, rethrow] = await this.#retry(message, handler!, checked!, source, error, "error");
       }
     } finally {
       this.#inFlight.delete(token);
@@ -245,7 +323,7 @@ export class MessageDispatcher<TContextData> {
     // hot path of every message.
     const listener = checked == null ? undefined : handler?.listener?.(checked, outcome.type);
     if (this.#observers.size > 0 || listener != null || this.#events.has(outcome.type)) {
-      const event = toEvent(message, taskName, duration, outcome);
+      const event = toEvent(message, taskName, duration, outcome, timedOut);
       // Observers first, so that listeners see their bookkeeping done (a
       // failed task already listed, a deduplication key already free).
       for (const observer of [...this.#observers]) {
@@ -271,8 +349,12 @@ export class MessageDispatcher<TContextData> {
     checked: BaseMessage,
     source: MessageSource,
     error: unknown,
+    reason: "error" | "timeout",
   ): Promise<[Outcome, { readonly error: unknown } | undefined]> {
     const attempts = message.attempt + 1;
+    // A timeout that the policy does not retry says so, rather than
+    // "exhausted": what an operator needs to see first.
+    const givenUp = reason === "timeout" ? "timeout" : "exhausted";
     let delay: Temporal.Duration | null;
     try {
       const started = parseTimestamp(message.started);
@@ -286,9 +368,9 @@ export class MessageDispatcher<TContextData> {
         messageId: message.id,
         policyError,
       });
-      return [{ type: "failed", reason: "exhausted", error }, undefined];
+      return [{ type: "failed", reason: givenUp, error }, undefined];
     }
-    if (delay == null) return [{ type: "failed", reason: "exhausted", error }, undefined];
+    if (delay == null) return [{ type: "failed", reason: givenUp, error }, undefined];
     // A fresh object nothing else holds: an in-memory queue may keep it
     // without copying it.
     const next = handOverMessage({
@@ -306,7 +388,7 @@ export class MessageDispatcher<TContextData> {
             messageId: message.id,
             messageType: message.type,
           });
-          return [{ type: "failed", reason: "exhausted", error }, undefined];
+          return [{ type: "failed", reason: givenUp, error }, undefined];
         }
         await queue.enqueue(
           next,
@@ -320,11 +402,11 @@ export class MessageDispatcher<TContextData> {
         { messageId: message.id, messageType: message.type, storeError, error },
       );
       return [
-        { type: "retrying", delay: undefined, error },
+        { type: "retrying", delay: undefined, reason, error },
         { error: new RetryNotStoredError(message.id, storeError) },
       ];
     }
-    return [{ type: "retrying", delay, error }, undefined];
+    return [{ type: "retrying", delay, reason, error }, undefined];
   }
 
   #log(
@@ -346,8 +428,10 @@ export class MessageDispatcher<TContextData> {
         break;
       case "retrying":
         logger.warn(
-          "Message {messageId} ({messageType}) failed on attempt {attempt}; retrying " +
-            "{delay}: {error}",
+          (outcome.reason === "timeout"
+            ? "Message {messageId} ({messageType}) ran out of time on attempt {attempt}; "
+            : "Message {messageId} ({messageType}) failed on attempt {attempt}; ") +
+            "retrying {delay}: {error}",
           {
             ...properties,
             delay: outcome.delay == null
@@ -367,11 +451,42 @@ export class MessageDispatcher<TContextData> {
         logger.error(
           outcome.reason === "permanent"
             ? "Message {messageId} ({messageType}) failed permanently on attempt {attempt}: {error}"
+            : outcome.reason === "timeout"
+            ? "Gave up on message {messageId} ({messageType}) after {attempts} attempts, the " +
+              "last of which ran out of time: {error}"
             : "Gave up on message {messageId} ({messageType}) after {attempts} attempts: {error}",
           { ...properties, attempts: message.attempt + 1, error: outcome.error },
         );
         break;
     }
+  }
+
+  /**
+   * Logs, once, that a timed-out handler ignored its signal and was left
+   * running; and, at debug level, when it settles at last.
+   */
+  #logAbandoned(message: BaseMessage, timedOut: TimedOutRun): void {
+    const properties = {
+      messageId: message.id,
+      messageType: message.type,
+      taskName: timedOut.error.taskName,
+      attempt: message.attempt,
+      timeoutMs: timedOut.error.timeoutMs,
+      gracePeriodMs: this.#graceMs,
+    };
+    logger.warn(
+      "The handler of message {messageId} ({messageType}) ignored its signal for " +
+        "{gracePeriodMs} ms after its time limit of {timeoutMs} ms; the worker moved on and " +
+        "left it running; make the handler stop when its signal aborts.",
+      properties,
+    );
+    timedOut.late?.then((lateMs) =>
+      logger.debug(
+        "The abandoned handler of message {messageId} ({messageType}) settled {lateMs} ms " +
+          "after its time limit; its outcome had been decided already.",
+        { ...properties, lateMs: Math.round(lateMs) },
+      )
+    );
   }
 }
 
@@ -389,6 +504,7 @@ function toEvent(
   taskName: string | undefined,
   duration: number,
   outcome: Outcome,
+  timedOut: TimedOutRun | undefined,
 ): MessageEvent {
   const started = parseTimestamp(message.started);
   const base = {
@@ -399,5 +515,6 @@ function toEvent(
     enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
     duration,
   };
-  return { ...base, ...outcome } as MessageEvent;
+  if (timedOut == null) return { ...base, ...outcome } as MessageEvent;
+  return { ...base, ...outcome, abandoned: timedOut.abandoned } as MessageEvent;
 }

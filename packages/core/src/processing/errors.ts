@@ -65,3 +65,56 @@ export class MalformedMessageError extends Error {
     this.level = options.level ?? "error";
   }
 }
+
+/**
+ * Why a handler's signal aborted when its time limit passed (the
+ * federation's `taskTimeout`, `inboxTimeout` or `outboxTimeout`, or a
+ * task's own `timeout`), and the error of the attempt's `retrying` or
+ * `failed` event (`reason: "timeout"`).  A request made with the signal
+ * rejects with it, so a handler that passes its signal on stops by itself.
+ *
+ * @example
+ * ```ts
+ * import { HandlerTimeoutError } from "@fedwork/core";
+ *
+ * async function step(signal: AbortSignal): Promise<void> {
+ *   try {
+ *     await fetch("https://example.com/slow", { signal });
+ *   } catch (error) {
+ *     if (error instanceof HandlerTimeoutError) console.warn(error.message);
+ *     throw error;
+ *   }
+ * }
+ * ```
+ * @since 0.3.0
+ */
+export class HandlerTimeoutError extends Error {
+  /** The message whose attempt ran out of time. */
+  readonly messageId: string;
+  /** Its kind: `"inbox"`, `"outbox"`, `"fanout"` or `"task"`. */
+  readonly kind: string;
+  /** The task's name, for task messages. */
+  readonly taskName?: string;
+  /** The time limit that passed, in milliseconds. */
+  readonly timeoutMs: number;
+
+  /**
+   * @param options The message's id, kind and task name, and the limit.
+   */
+  constructor(options: {
+    readonly messageId: string;
+    readonly kind: string;
+    readonly taskName?: string;
+    readonly timeoutMs: number;
+  }) {
+    const what = options.taskName == null
+      ? `The ${options.kind} message ${options.messageId}`
+      : `The task ${JSON.stringify(options.taskName)} (message ${options.messageId})`;
+    super(`${what} did not finish within its time limit of ${options.timeoutMs} ms.`);
+    this.name = "HandlerTimeoutError";
+    this.messageId = options.messageId;
+    this.kind = options.kind;
+    if (options.taskName != null) this.taskName = options.taskName;
+    this.timeoutMs = options.timeoutMs;
+  }
+}

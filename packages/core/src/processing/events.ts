@@ -44,6 +44,19 @@ export interface MessageRetryingEvent extends MessageEventBase {
    * the queue's redelivery).
    */
   readonly delay: Temporal.Duration | undefined;
+  /**
+   * `"error"` when the handler threw; `"timeout"` when its time limit
+   * passed (`error` is then a `HandlerTimeoutError`).
+   * @since 0.3.0
+   */
+  readonly reason: "error" | "timeout";
+  /**
+   * With `reason: "timeout"`: `true` when the handler ignored its signal
+   * through the grace period and was left running; `false` when it
+   * stopped.  Absent otherwise.
+   * @since 0.3.0
+   */
+  readonly abandoned?: boolean;
   /** The handler's error. */
   readonly error: unknown;
 }
@@ -58,9 +71,18 @@ export interface MessageFailedEvent extends MessageEventBase {
   readonly type: "failed";
   /**
    * `"permanent"` when the handler threw a `PermanentError`;
-   * `"exhausted"` when the retry policy gave up.
+   * `"exhausted"` when the retry policy gave up; `"timeout"` (since 0.3.0)
+   * when the retry policy gave up after an attempt that ran out of time
+   * (`error` is then a `HandlerTimeoutError`).
    */
-  readonly reason: "permanent" | "exhausted";
+  readonly reason: "permanent" | "exhausted" | "timeout";
+  /**
+   * With `reason: "timeout"`: `true` when the handler ignored its signal
+   * through the grace period and was left running; `false` when it
+   * stopped.  Absent otherwise.
+   * @since 0.3.0
+   */
+  readonly abandoned?: boolean;
   /** The last error. */
   readonly error: unknown;
 }

@@ -12,7 +12,7 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import { z } from "zod";
 import { createFederation } from "../federation/federation.ts";
-import { deferred, within as withTimeout } from "@fedify/fixture";
+import { deferred, within as withTimeout, withLogs } from "@fedify/fixture";
 import { RecordingQueue } from "../federation/test-support.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { millisecondsToDuration } from "../time/duration.ts";
@@ -159,6 +159,68 @@ test("metrics count failures by reason and deduplicated enqueues", async () => {
   );
   assertEquals(count(metrics, MESSAGE_METRICS.completed, task), 0);
   assertEquals(count(metrics, MESSAGE_METRICS.retried, task), 0);
+  await meters.shutdown();
+});
+
+test("metrics count timed-out attempts, and abandoned handlers apart", async () => {
+  const meters = testMeters();
+  const queue = new RecordingQueue();
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: { task: queue },
+    manuallyStartQueue: true,
+    meterProvider: meters.meterProvider,
+    taskTimeout: { milliseconds: 100 },
+    timeoutGracePeriod: { milliseconds: 100 },
+  });
+  const stubbornFailed = deferred();
+  const politeCompleted = deferred();
+  const stubborn = federation.defineTask("stubborn", {
+    schema: z.object({}),
+    retryPolicy: () => null,
+    handler: () => new Promise<void>(() => {}),
+    on: { failed: () => stubbornFailed.resolve() },
+  });
+  const polite = federation.defineTask("polite", {
+    schema: z.object({}),
+    retryPolicy: () => millisecondsToDuration(10),
+    async handler(ctx) {
+      if (ctx.task.attempt > 0) return;
+      await new Promise((_, reject) =>
+        ctx.task.signal.addEventListener("abort", () => reject(ctx.task.signal.reason))
+      );
+    },
+    on: { completed: () => politeCompleted.resolve() },
+  });
+  const controller = new AbortController();
+  const worker = federation.startQueue(undefined, { signal: controller.signal, queue: "task" });
+  try {
+    const ctx = federation.createContext(new URL("https://example.com/"), undefined);
+    await withLogs(async () => {
+      await ctx.enqueueTask(stubborn, {});
+      await ctx.enqueueTask(polite, {});
+      await withTimeout(stubbornFailed.promise, "the stubborn task to fail");
+      await withTimeout(politeCompleted.promise, "the polite task to complete");
+    });
+  } finally {
+    controller.abort();
+    await worker;
+  }
+  const metrics = await meters.collect();
+  const of = (name: string) => ({ "fedwork.message.type": "task", "fedwork.task.name": name });
+  assertEquals(count(metrics, MESSAGE_METRICS.timedOut, of("stubborn")), 1);
+  assertEquals(count(metrics, MESSAGE_METRICS.abandoned, of("stubborn")), 1);
+  assertEquals(
+    count(metrics, MESSAGE_METRICS.failed, {
+      ...of("stubborn"),
+      "fedwork.failure.reason": "timeout",
+    }),
+    1,
+  );
+  assertEquals(count(metrics, MESSAGE_METRICS.timedOut, of("polite")), 1);
+  assertEquals(count(metrics, MESSAGE_METRICS.abandoned, of("polite")), 0);
+  assertEquals(count(metrics, MESSAGE_METRICS.retried, of("polite")), 1);
+  assertEquals(count(metrics, MESSAGE_METRICS.completed, of("polite")), 1);
   await meters.shutdown();
 });
 

@@ -21,6 +21,10 @@ export const MESSAGE_METRICS = {
   dropped: "fedwork.message.dropped",
   duration: "fedwork.message.duration",
   queueWait: "fedwork.message.queue_wait",
+  /** @since 0.3.0 */
+  timedOut: "fedwork.message.timed_out",
+  /** @since 0.3.0 */
+  abandoned: "fedwork.message.abandoned",
 } as const;
 
 /**
@@ -40,6 +44,8 @@ export class MessageMetrics {
   readonly #dropped: Counter;
   readonly #duration: Histogram;
   readonly #queueWait: Histogram;
+  readonly #timedOut: Counter;
+  readonly #abandoned: Counter;
   /**
    * Attribute sets by kind, task name and outcome, built once: observing
    * runs for every message, and building them anew was a tenth of the
@@ -69,7 +75,8 @@ export class MessageMetrics {
     );
     this.#failed = counter(
       MESSAGE_METRICS.failed,
-      "Messages that failed for good (fedwork.failure.reason: permanent or exhausted).",
+      "Messages that failed for good (fedwork.failure.reason: permanent, exhausted or " +
+        "timeout).",
     );
     this.#dropped = counter(
       MESSAGE_METRICS.dropped,
@@ -83,6 +90,15 @@ export class MessageMetrics {
       description: "How long an attempt waited in its queue after it became due.",
       unit: "s",
     });
+    this.#timedOut = counter(
+      MESSAGE_METRICS.timedOut,
+      "Attempts whose handler ran out of time (also counted as retried or failed).",
+    );
+    this.#abandoned = counter(
+      MESSAGE_METRICS.abandoned,
+      "Timed-out handlers that ignored their signal through the grace period and were left " +
+        "running while the worker moved on.",
+    );
   }
 
   /**
@@ -127,9 +143,11 @@ export class MessageMetrics {
         break;
       case "retrying":
         this.#retried.add(1, attributes);
+        if (event.reason === "timeout") this.#recordTimeout(attributes, event.abandoned);
         break;
       case "failed":
         this.#failed.add(1, { ...attributes, "fedwork.failure.reason": event.reason });
+        if (event.reason === "timeout") this.#recordTimeout(attributes, event.abandoned);
         break;
       case "dropped":
         this.#dropped.add(1, attributes);
@@ -144,6 +162,11 @@ export class MessageMetrics {
       this.#queueWait.record(Math.max(0, startedAt - due) / 1000, attributes);
     }
   };
+
+  #recordTimeout(attributes: Attributes, abandoned: boolean | undefined): void {
+    this.#timedOut.add(1, attributes);
+    if (abandoned) this.#abandoned.add(1, attributes);
+  }
 
   /** The attributes for a kind, task name and (for durations) outcome. */
   #attributesOf(kind: string, taskName: string | undefined, outcome?: string): Attributes {

@@ -7,6 +7,7 @@
  */
 export {
   MessageDispatcher,
+  type MessageDispatcherOptions,
   type MessageKindHandler,
   type MessageObserver,
   type MessageRun,
@@ -14,7 +15,7 @@ export {
   RetryNotStoredError,
 } from "./dispatcher.ts";
 export { type BaseMessage, isBaseMessage } from "./envelope.ts";
-export { MalformedMessageError, PermanentError } from "./errors.ts";
+export { HandlerTimeoutError, MalformedMessageError, PermanentError } from "./errors.ts";
 export {
   type MessageCompletedEvent,
   type MessageDroppedEvent,
@@ -34,4 +35,12 @@ export {
   type ThroughputBucket,
   ThroughputRecorder,
 } from "./throughput.ts";
+export {
+  DEFAULT_TIMEOUT_GRACE_PERIOD_MS,
+  gracePeriodToMilliseconds,
+  runWithinTimeLimit,
+  type TimedOutRun,
+  type TimeLimitOptions,
+  timeLimitToMilliseconds,
+} from "./time-limit.ts";
 export { runWorkers, type RunWorkersOptions } from "./workers.ts";

@@ -4,14 +4,16 @@ import type { Temporal } from "@js-temporal/polyfill";
  * What became of one delivery of a queue message, as decided by the
  * dispatcher (the one place that decides):
  * - `completed`: the handler returned;
- * - `retrying`: the handler failed and another attempt is scheduled
+ * - `retrying`: the handler failed (`reason: "error"`) or ran out of time
+ *   (`reason: "timeout"`, since 0.3.0) and another attempt is scheduled
  *   (`delay` is `undefined` when the queue retries natively and picks the
  *   delay itself);
  * - `dropped`: the message cannot be processed (malformed, unknown task,
  *   invalid payload) and is discarded without retrying;
  * - `failed`: the message failed for good, because its error was a
  *   `PermanentError` (`reason: "permanent"`) or the retry policy gave up
- *   (`reason: "exhausted"`).
+ *   (`reason: "exhausted"`, or `"timeout"` when the last attempt ran out
+ *   of time, since 0.3.0).
  * @since 0.2.0
  */
 export type Outcome =
@@ -19,12 +21,13 @@ export type Outcome =
   | {
     readonly type: "retrying";
     readonly delay: Temporal.Duration | undefined;
+    readonly reason: "error" | "timeout";
     readonly error: unknown;
   }
   | { readonly type: "dropped"; readonly reason: string; readonly error?: unknown }
   | {
     readonly type: "failed";
-    readonly reason: "permanent" | "exhausted";
+    readonly reason: "permanent" | "exhausted" | "timeout";
     readonly error: unknown;
   };
 

@@ -15,7 +15,7 @@ export interface ThroughputBucket {
   readonly minute: Date;
   /** Attempts whose handler returned. */
   readonly completed: number;
-  /** Messages that failed for good (permanent or exhausted). */
+  /** Messages that failed for good (permanent, exhausted or timed out). */
   readonly failed: number;
   /** Attempts that failed and were scheduled again. */
   readonly retried: number;

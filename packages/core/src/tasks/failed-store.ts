@@ -28,8 +28,12 @@ export interface TaskRecord {
   readonly taskName: string;
   /** How it finished. */
   readonly status: "failed" | "completed";
-  /** For failed tasks: `"permanent"` (a `PermanentError`) or `"exhausted"`. */
-  readonly reason?: "permanent" | "exhausted";
+  /**
+   * For failed tasks: `"permanent"` (a `PermanentError`), `"exhausted"`,
+   * or `"timeout"` (the retry policy gave up after an attempt that ran out
+   * of time; since 0.3.0).
+   */
+  readonly reason?: "permanent" | "exhausted" | "timeout";
   /** For failed tasks: the last error. */
   readonly error?: TaskRecordError;
   /** How many attempts ran. */
@@ -78,7 +82,7 @@ interface StoredRecord {
   readonly id: string;
   readonly taskName: string;
   readonly status: "failed" | "completed";
-  readonly reason?: "permanent" | "exhausted";
+  readonly reason?: "permanent" | "exhausted" | "timeout";
   readonly error?: TaskRecordError;
   readonly attempts: number;
   readonly enqueuedAt: number;
@@ -136,7 +140,7 @@ export class TaskRecordStore {
    */
   async recordFailed(
     message: TaskMessage,
-    reason: "permanent" | "exhausted",
+    reason: "permanent" | "exhausted" | "timeout",
     error: unknown,
   ): Promise<void> {
     if (!this.keepsFailed) return;

@@ -1,0 +1,174 @@
+// Time limits of handlers: a handler that never settles must not hold a
+// worker slot for good.  At the limit its signal aborts; after a grace
+// period the worker stops waiting for it.  What the attempt's outcome is
+// the dispatcher decides, as for any failure.
+import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import type { HandlerTimeoutError } from "./errors.ts";
+
+// setTimeout() takes a signed 32-bit delay; a longer one fires at once.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * How long a handler whose time limit passed gets to stop, after its signal
+ * aborted, before the worker abandons it: 5 seconds, the
+ * `timeoutGracePeriod` federation option's default.  Enough to roll back a
+ * transaction or close a stream; a handler that ignores its signal does
+ * not stop in any time.
+ * @since 0.3.0
+ */
+export const DEFAULT_TIMEOUT_GRACE_PERIOD_MS = 5_000;
+
+/**
+ * Checks a time limit option: a positive duration that fits a timer (at
+ * most about 24.8 days), or `null` for none.
+ * @param value The option's value, not `undefined`.
+ * @param optionName The option's name, for the error message.
+ * @returns The limit in milliseconds, or `null`.
+ * @throws {TypeError} When the value is not a duration nor `null`.
+ * @throws {RangeError} When the duration is zero, negative, uses calendar
+ *                      units or is too long.
+ * @since 0.3.0
+ */
+export function timeLimitToMilliseconds(
+  value: DurationInput | null,
+  optionName: string,
+): number | null {
+  if (value === null) return null;
+  let ms: number;
+  try {
+    ms = durationToMilliseconds(value, optionName);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    throw new TypeError(`${error.message} Pass null for no time limit.`, { cause: error });
+  }
+  if (ms <= 0 || ms > MAX_TIMER_MS) {
+    throw new RangeError(
+      `The ${optionName} option must be a positive duration of at most about 24 days, or ` +
+        `null for no time limit; got ${ms} ms.`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * Checks a grace period option: a duration from zero to about 24.8 days.
+ * @param value The option's value.
+ * @param optionName The option's name, for the error message.
+ * @returns Milliseconds.
+ * @throws {TypeError} When the value is not a duration.
+ * @throws {RangeError} When the duration is negative, uses calendar units
+ *                      or is too long.
+ * @since 0.3.0
+ */
+export function gracePeriodToMilliseconds(value: DurationInput, optionName: string): number {
+  const ms = durationToMilliseconds(value, optionName);
+  if (ms > MAX_TIMER_MS) {
+    throw new RangeError(
+      `The ${optionName} option must be a duration of at most about 24 days; got ${ms} ms.`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * What became of a run with a time limit, when it did not simply return
+ * or throw before the limit.
+ * @since 0.3.0
+ */
+export interface TimedOutRun {
+  /** The signal's abort reason. */
+  readonly error: HandlerTimeoutError;
+  /**
+   * `true` when the handler had not settled at the end of the grace
+   * period, and was left running.
+   */
+  readonly abandoned: boolean;
+  /**
+   * For an abandoned handler: resolves (never rejects) when it settles at
+   * last, with how many milliseconds after the limit; it changes nothing.
+   */
+  readonly late?: Promise<number>;
+}
+
+/**
+ * Options for {@link runWithinTimeLimit}.
+ * @since 0.3.0
+ */
+export interface TimeLimitOptions {
+  /** The time limit in milliseconds, or `null` for none. */
+  readonly limitMs: number | null;
+  /** How long to wait for the handler after its signal aborted. */
+  readonly graceMs: number;
+  /** The worker's signal (shutdown), passed on to the handler's. */
+  readonly signal: AbortSignal;
+  /** Makes the abort reason, once the limit passed. */
+  readonly timeoutError: () => HandlerTimeoutError;
+}
+
+/**
+ * Runs a handler with a signal of its own, which aborts when the worker's
+ * signal does or when the time limit passes.  Resolves to `undefined` when
+ * the handler returned before the limit and rejects with its error when
+ * it threw before the limit.  Once the limit passes, it waits up to the
+ * grace period for the handler to settle, whatever it settles with, and
+ * resolves to a {@link TimedOutRun}; a handler that settles later changes
+ * nothing (its rejection is caught).
+ * @param run Starts the handler with its signal.
+ * @param options The limit, grace period, worker's signal and abort reason.
+ * @returns `undefined`, or how the run timed out.
+ * @since 0.3.0
+ */
+export function runWithinTimeLimit(
+  run: (signal: AbortSignal) => Promise<void>,
+  options: TimeLimitOptions,
+): Promise<TimedOutRun | undefined> {
+  const { limitMs, signal: parent } = options;
+  if (limitMs == null) return run(parent).then(() => undefined);
+  const controller = new AbortController();
+  const forward = () => controller.abort(parent.reason);
+  if (parent.aborted) forward();
+  else parent.addEventListener("abort", forward, { once: true });
+  let running: Promise<void>;
+  try {
+    running = run(controller.signal);
+  } catch (error) {
+    parent.removeEventListener("abort", forward);
+    return Promise.reject(error);
+  }
+  return new Promise((resolve, reject) => {
+    let state: "running" | "grace" | "decided" = "running";
+    let error: HandlerTimeoutError | undefined;
+    let limitPassedAt = 0;
+    let resolveLate: ((ms: number) => void) | undefined;
+    const decide = () => {
+      state = "decided";
+      clearTimeout(timer);
+      parent.removeEventListener("abort", forward);
+    };
+    let timer = setTimeout(() => {
+      if (state !== "running") return;
+      state = "grace";
+      limitPassedAt = performance.now();
+      error = options.timeoutError();
+      controller.abort(error);
+      timer = setTimeout(() => {
+        if (state !== "grace") return;
+        decide();
+        const late = new Promise<number>((r) => resolveLate = r);
+        resolve({ error: error!, abandoned: true, late });
+      }, options.graceMs);
+    }, limitMs);
+    const settled = (failed: boolean, reason?: unknown) => {
+      if (state === "decided") {
+        resolveLate?.(performance.now() - limitPassedAt);
+        return;
+      }
+      const timedOut = state === "grace";
+      decide();
+      if (timedOut) resolve({ error: error!, abandoned: false });
+      else if (failed) reject(reason);
+      else resolve(undefined);
+    };
+    running.then(() => settled(false), (reason) => settled(true, reason));
+  });
+}
