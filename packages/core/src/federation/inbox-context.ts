@@ -15,6 +15,19 @@ export interface InboxContext<TContextData> extends Context<TContextData> {
   readonly recipient: string | null;
 
   /**
+   * Aborted when processing this activity runs past the federation's
+   * `inboxTimeout` (with a `HandlerTimeoutError` as its reason) or when the
+   * worker shuts down.  Pass it on to what the listener awaits (`fetch()`,
+   * a database query), or check it between steps, and throw soon after it
+   * aborts: the activity is then retried.  A listener still running after
+   * the federation's `timeoutGracePeriod` is abandoned: the worker moves on
+   * and leaves it running.  Never aborts for listeners run in the request
+   * (without an inbox queue).
+   * @since 0.3.0
+   */
+  readonly signal: AbortSignal;
+
+  /**
    * Forwards the received activity, exactly as it was received (so that
    * its proofs or signatures stay valid), to other inboxes, signing the
    * requests as `forwarder` (e.g. a reply to your actor's post forwarded to
@@ -57,6 +70,7 @@ export interface InboxContextHost<TContextData> extends ContextHost<TContextData
 export class InboxContextImpl<TContextData> extends ContextImpl<TContextData>
   implements InboxContext<TContextData> {
   readonly recipient: string | null;
+  readonly signal: AbortSignal;
   readonly #host: InboxContextHost<TContextData>;
   readonly #activity: Readonly<Record<string, unknown>>;
 
@@ -66,6 +80,7 @@ export class InboxContextImpl<TContextData> extends ContextImpl<TContextData>
    * @param data The application data.
    * @param recipient The personal inbox's identifier, or `null`.
    * @param activity The activity as received.
+   * @param signal The listener's signal; never aborted by default.
    */
   constructor(
     host: InboxContextHost<TContextData>,
@@ -73,11 +88,13 @@ export class InboxContextImpl<TContextData> extends ContextImpl<TContextData>
     data: TContextData,
     recipient: string | null,
     activity: Readonly<Record<string, unknown>>,
+    signal: AbortSignal = NEVER_ABORTED,
   ) {
     super(host, url, data);
     this.#host = host;
     this.recipient = recipient;
     this.#activity = activity;
+    this.signal = signal;
   }
 
   forwardActivity(
@@ -88,3 +105,5 @@ export class InboxContextImpl<TContextData> extends ContextImpl<TContextData>
     return this.#host.forwardActivity(this, forwarder, recipients, this.#activity, options);
   }
 }
+
+const NEVER_ABORTED = new AbortController().signal;

@@ -59,7 +59,9 @@ export async function handleInboxMessage<TContextData>(
       return { documentUrl: url, document: preloadedContexts[url], contextUrl: null };
     }
     try {
-      return await documentLoader(url, options);
+      // The listener's signal bounds parsing too: a remote context that
+      // never arrives is part of the activity's time limit.
+      return await documentLoader(url, { ...options, signal: options?.signal ?? ctx.signal });
     } catch (error) {
       loadError ??= error;
       throw error;

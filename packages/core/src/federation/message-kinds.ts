@@ -1,7 +1,7 @@
 // The inbox, outbox and fanout message kinds as the dispatcher sees them:
 // how each is checked and run, and which retry policy and queue it uses.
 // Their outcomes are decided by processing/dispatcher.ts, not here.
-import type { MessageKindHandler } from "../processing/dispatcher.ts";
+import type { MessageKindHandler, MessageRun } from "../processing/dispatcher.ts";
 import type { BaseMessage } from "../processing/envelope.ts";
 import { MalformedMessageError } from "../processing/errors.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
@@ -15,9 +15,11 @@ import type { FanoutMessage, InboxMessage, OutboxMessage } from "./message.ts";
  */
 export interface FederationMessageKind<TContextData, TMessage extends BaseMessage> {
   /** Runs the message; see {@link MessageKindHandler.run}. */
-  readonly run: (message: TMessage, contextData: TContextData) => Promise<void>;
+  readonly run: (message: TMessage, run: MessageRun<TContextData>) => Promise<void>;
   /** The kind's retry policy. */
   readonly retryPolicy: () => RetryPolicy;
+  /** The kind's time limit in milliseconds, or `null` for none. */
+  readonly timeout: () => number | null;
   /** The kind's queue, for retries of messages not received from a queue. */
   readonly queue: () => MessageQueue | undefined;
 }
@@ -41,9 +43,10 @@ export function createFederationMessageHandler<
       if (reason != null) throw new MalformedMessageError(`a ${type} message ${reason}`);
       return message as MessageOfType<TType>;
     },
-    run: (message, run) => kind.run(message, run.contextData),
+    run: (message, run) => kind.run(message, run),
     retryPolicy: () => kind.retryPolicy(),
     retryQueue: () => kind.queue(),
+    timeout: () => kind.timeout(),
   };
 }
 

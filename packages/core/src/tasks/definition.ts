@@ -2,6 +2,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { MessageEventListener, MessageEventType } from "../processing/events.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
+import { timeLimitToMilliseconds } from "../processing/time-limit.ts";
 import type { DurationInput } from "../time/duration.ts";
 import { TaskDefinitionError } from "./errors.ts";
 
@@ -93,6 +94,22 @@ export interface TaskOptions<TContext, TSchema extends StandardSchemaV1> {
    * @since 0.2.0
    */
   readonly capabilities?: readonly string[];
+
+  /**
+   * The time limit of one attempt, or `null` for none.  When it passes,
+   * `ctx.task.signal` aborts with a `HandlerTimeoutError` and the attempt
+   * fails with the reason `"timeout"`, to be retried by the retry policy
+   * like any failure; a handler that has not stopped after the
+   * federation's `timeoutGracePeriod` is left running while the worker
+   * takes its next message.  The federation's `taskTimeout` (15 minutes by
+   * default) when omitted.
+   * @example
+   * ```ts ignore
+   * builder.defineTask("transcode", { schema, handler, timeout: { hours: 1 } });
+   * ```
+   * @since 0.3.0
+   */
+  readonly timeout?: DurationInput | null;
 }
 
 const EVENT_TYPES: readonly MessageEventType[] = ["completed", "retrying", "failed", "dropped"];
@@ -217,6 +234,12 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
    * @since 0.2.0
    */
   readonly capabilities: readonly string[];
+  /**
+   * The task's own time limit in milliseconds, `null` for none, or
+   * `undefined` for the federation's `taskTimeout`.
+   * @since 0.3.0
+   */
+  readonly timeoutMs?: number | null;
 }
 
 /**
@@ -325,6 +348,7 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     }
   }
   const capabilities = checkCapabilities(name, options.capabilities);
+  const timeoutMs = checkTimeout(name, options.timeout);
   const definition: TaskDefinition<TContextData, unknown, unknown> = Object.freeze({
     name,
     schema,
@@ -339,7 +363,21 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     queue: options.queue,
     on: { ...on as TaskEventListeners },
     capabilities,
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
   };
+}
+
+function checkTimeout(name: string, timeout: unknown): number | null | undefined {
+  if (timeout === undefined) return undefined;
+  try {
+    return timeLimitToMilliseconds(timeout as DurationInput | null, "timeout");
+  } catch (error) {
+    throw new TaskDefinitionError(
+      name,
+      "timeout",
+      `The task ${JSON.stringify(name)} has an invalid time limit: ${(error as Error).message}`,
+    );
+  }
 }
 
 function checkCapabilities(name: string, capabilities: unknown): readonly string[] {

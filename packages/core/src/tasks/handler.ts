@@ -48,6 +48,12 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
   /** The retry policy for tasks without one of their own. */
   readonly retryPolicy: RetryPolicy;
   /**
+   * The time limit, in milliseconds, of tasks without one of their own, or
+   * `null` for none.  None by default.
+   * @since 0.3.0
+   */
+  readonly timeoutMs?: number | null;
+  /**
    * The queue a task's retry goes to when its message did not come from a
    * queue, or `undefined`.
    */
@@ -195,6 +201,11 @@ export function createTaskMessageHandler<TContextData, TContext>(
     retryQueue(message: TaskMessage): MessageQueue | undefined {
       const task = taskOf(message);
       return task == null ? undefined : options.retryQueue(task);
+    },
+
+    timeout(message: TaskMessage): number | null {
+      const own = taskOf(message)?.timeoutMs;
+      return own === undefined ? options.timeoutMs ?? null : own;
     },
 
     taskName(message: BaseMessage): string | undefined {

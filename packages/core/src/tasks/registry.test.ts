@@ -125,6 +125,24 @@ test("defineTask checks handler, retryPolicy, onError and queue naming the optio
   assertFalse(store.get("bad") != null);
 });
 
+test("defineTask checks its time limit, naming the task and the option, and accepts null", () => {
+  const store = new TaskStore<void>();
+  for (const timeout of [{ seconds: 0 }, "-PT1S", { days: 30 }, "soon", 5000]) {
+    const error = assertThrows(
+      () => store.defineTask("slow", { schema, handler, timeout } as never),
+      TaskDefinitionError,
+      'The task "slow" has an invalid time limit: The timeout option',
+    );
+    assertEquals(error.option, "timeout");
+  }
+  store.defineTask("unlimited", { schema, handler, timeout: null });
+  store.defineTask("limited", { schema, handler, timeout: "PT90S" });
+  store.defineTask("default", { schema, handler });
+  assertEquals(store.get("unlimited")?.timeoutMs, null);
+  assertEquals(store.get("limited")?.timeoutMs, 90_000);
+  assertEquals(store.get("default")?.timeoutMs, undefined);
+});
+
 test("defineTask accepts a MessageQueue as the task's queue", async () => {
   await using queue = new InProcessMessageQueue();
   const store = new TaskStore<void>();

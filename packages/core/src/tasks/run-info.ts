@@ -14,8 +14,13 @@ export interface TaskRunInfo {
   /** When the task was enqueued (its first attempt). */
   readonly enqueuedAt: Date;
   /**
-   * Aborted when the worker shuts down: a long handler should stop soon
-   * after and throw (the task is then retried) or return.
+   * Aborted when the worker shuts down, or (since 0.3.0) when the attempt's
+   * time limit passes (the task's `timeout`, else the federation's
+   * `taskTimeout`), then with a `HandlerTimeoutError` as its reason.  A
+   * long handler should pass it on to what it awaits, or check it between
+   * steps, and throw soon after it aborts: the attempt is then retried.  A
+   * handler still running after the federation's `timeoutGracePeriod` is
+   * abandoned: the worker moves on and leaves it running.
    */
   readonly signal: AbortSignal;
   /**
