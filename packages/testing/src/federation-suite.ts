@@ -14,6 +14,7 @@ import type { FederationConformanceOptions } from "./types.ts";
 import { deferred, within } from "./wait.ts";
 import { startTestServer } from "./http-server.ts";
 import { failRetryStores } from "./fault-injection.ts";
+import { testHandlerTimeouts } from "./timeout-suite.ts";
 
 const DEFAULT_LEASE_MS = 1_500;
 
@@ -150,11 +151,17 @@ function createActivity(): Create {
  * ordering key while it waits for its retry (with `redelivery: true`; the
  * order is not checked otherwise), and that a task whose retry cannot be
  * stored (an injected fault) is not lost: the queue hands it out again.
+ * Since 0.3.0 it also checks time limits with the queue's default
+ * concurrency: a task that never settles is timed out, abandoned after the
+ * grace period, and the task behind it completes; a task that stops when
+ * its signal aborts is retried through the queue with the reason
+ * `timeout`.
  * @param options The backend's name and factory module.
  * @since 0.1.0
  */
 export function testFederationOverQueue(options: FederationConformanceOptions): void {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  testHandlerTimeouts(options.name, options.factoryModule, leaseMs);
 
   test(`${options.name}: a task retried after a failure keeps its place in its ordering key`, async () => {
     await runQueueTest(options.factoryModule, leaseMs, async (run) => {
