@@ -63,6 +63,9 @@ export async function createContentDigestHeader(body: Uint8Array): Promise<strin
  * @since 0.2.0
  */
 export async function checkDigestHeader(header: string, body: Uint8Array): Promise<DigestCheck> {
+  // A header may repeat an algorithm many times: hash the body once per
+  // algorithm, not once per digest listed.
+  const hashes = new Map<string, Promise<Uint8Array>>();
   let supported = 0;
   for (const part of header.split(",")) {
     // Base64 values end with "=", so only the first "=" separates the name.
@@ -73,7 +76,9 @@ export async function checkDigestHeader(header: string, body: Uint8Array): Promi
     const value = part.slice(index + 1).trim();
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return "malformed";
     supported++;
-    if (!equalBytes(await hash(algorithm, body), Buffer.from(value, "base64"))) return "mismatch";
+    let digest = hashes.get(algorithm);
+    if (digest == null) hashes.set(algorithm, digest = hash(algorithm, body));
+    if (!equalBytes(await digest, Buffer.from(value, "base64"))) return "mismatch";
   }
   return supported > 0 ? "match" : "unsupported";
 }

@@ -4,13 +4,18 @@ import { type SignatureAlgorithm, signatureAlgorithmOf, signBytes } from "./spec
 import {
   checkCreated,
   failure,
+  isSignableHeaderName,
   parseKeyId,
+  parseSignatureTime,
   type SignatureCandidate,
   type SignatureFailure,
   type VerificationClock,
 } from "./verification.ts";
 
 const encoder = new TextEncoder();
+
+/** The draft's pseudo-headers, which name no HTTP header. */
+const PSEUDO_HEADERS: ReadonlySet<string> = new Set(["(request-target)", "(created)", "(expires)"]);
 
 /** The parameters of a Cavage `Signature` header. */
 interface CavageParameters {
@@ -25,6 +30,9 @@ interface CavageParameters {
 /**
  * Parses `keyId="…",algorithm="…",headers="…",signature="…"`.  Values are
  * quoted strings, except `created` and `expires`, which may be bare numbers.
+ * A parameter given twice makes the header unparsable: two `Signature`
+ * headers are joined into one by `Headers.get()`, and a request carries one
+ * Cavage signature, not a choice of keys.
  */
 function parseParameters(header: string): CavageParameters | null {
   const parameters: Record<string, string> = {};
@@ -33,7 +41,7 @@ function parseParameters(header: string): CavageParameters | null {
   while (position < header.length) {
     pattern.lastIndex = position;
     const match = pattern.exec(header);
-    if (match == null) return null;
+    if (match == null || Object.hasOwn(parameters, match[1])) return null;
     parameters[match[1]] = match[2] ?? match[3];
     position = pattern.lastIndex;
   }
@@ -143,6 +151,23 @@ export async function prepareDraftCavage(
   }
   // The draft's default when headers is absent is "date".
   const names = (parameters.headers ?? "date").toLowerCase().split(/\s+/).filter((n) => n !== "");
+  const invalid = names.find((name) => !PSEUDO_HEADERS.has(name) && !isSignableHeaderName(name));
+  if (invalid != null) {
+    return failure(
+      "malformedSignature",
+      `The signature covers ${JSON.stringify(invalid)}, which is not a header name.`,
+      keyId,
+    );
+  }
+  const created = parameters.created == null ? undefined : parseSignatureTime(parameters.created);
+  const expires = parameters.expires == null ? undefined : parseSignatureTime(parameters.expires);
+  if (created === null || expires === null) {
+    return failure(
+      "malformedSignature",
+      `The ${created === null ? "created" : "expires"} parameter is not a time in seconds.`,
+      keyId,
+    );
+  }
   const method = request.method.toUpperCase();
   const missing: string[] = [];
   if (!names.includes("date") && !names.includes("(created)")) missing.push("date");
@@ -158,6 +183,28 @@ export async function prepareDraftCavage(
       keyId,
     );
   }
+  if (names.includes("date")) {
+    const date = Date.parse(request.headers.get("date") ?? "");
+    if (Number.isNaN(date)) {
+      return failure("missingRequiredComponent", "The Date header is missing or invalid.", keyId);
+    }
+    const late = checkCreated(date, clock, keyId);
+    if (late != null) return late;
+  }
+  if (names.includes("(created)")) {
+    if (created == null) {
+      return failure("malformedSignature", "The created parameter is missing.", keyId);
+    }
+    const late = checkCreated(created * 1000, clock, keyId);
+    if (late != null) return late;
+  }
+  if (names.includes("(expires)") && expires == null) {
+    return failure("malformedSignature", "The expires parameter is missing.", keyId);
+  }
+  if (expires != null && expires * 1000 < clock.nowMs) {
+    return failure("outsideTimeWindow", "The signature has expired.", keyId);
+  }
+  // Hashing the body is the dearest check that needs no key: it comes last.
   if (names.includes("digest") || body != null) {
     const digest = request.headers.get("digest");
     if (digest == null) return failure("missingDigest", "The Digest header is missing.", keyId);
@@ -171,24 +218,6 @@ export async function prepareDraftCavage(
         keyId,
       );
     }
-  }
-  if (names.includes("date")) {
-    const date = Date.parse(request.headers.get("date") ?? "");
-    if (Number.isNaN(date)) {
-      return failure("missingRequiredComponent", "The Date header is missing or invalid.", keyId);
-    }
-    const late = checkCreated(date, clock, keyId);
-    if (late != null) return late;
-  }
-  if (names.includes("(created)")) {
-    if (parameters.created == null) {
-      return failure("malformedSignature", "The created parameter is missing.", keyId);
-    }
-    const late = checkCreated(Number(parameters.created) * 1000, clock, keyId);
-    if (late != null) return late;
-  }
-  if (parameters.expires != null && Number(parameters.expires) * 1000 < clock.nowMs) {
-    return failure("outsideTimeWindow", "The signature has expired.", keyId);
   }
   const data = signingString(
     request.method,

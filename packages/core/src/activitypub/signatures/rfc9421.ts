@@ -11,7 +11,10 @@ import { type SignatureAlgorithm, signatureAlgorithmOf, signBytes } from "./spec
 import {
   checkCreated,
   failure,
+  isSignableHeaderName,
+  MAX_SIGNATURES_PER_REQUEST,
   parseKeyId,
+  parseSignatureTime,
   type SignatureCandidate,
   type SignatureFailure,
   type VerificationClock,
@@ -121,6 +124,8 @@ export async function signRequestRfc9421(
 /**
  * Reads the RFC 9421 signatures of a request and checks, for each, what
  * needs no key: the covered components, the content digest and the time.
+ * Only the first {@link MAX_SIGNATURES_PER_REQUEST} members of
+ * `Signature-Input`, in their order, are read; the others are ignored.
  * @returns The candidates to verify with their keys (at least one), or why
  *          none can be.
  */
@@ -146,7 +151,10 @@ export async function prepareRfc9421(
   const url = new URL(request.url);
   const candidates: SignatureCandidate[] = [];
   let firstFailure: SignatureFailure | null = null;
+  let considered = 0;
   for (const [label, member] of inputs) {
+    // The rest are refused unread: each could name its own key to fetch.
+    if (considered++ >= MAX_SIGNATURES_PER_REQUEST) break;
     const result = await prepareOne(request, url, body, clock, member, signatures.get(label));
     if ("verified" in result) firstFailure ??= result;
     else candidates.push(result);
@@ -187,8 +195,12 @@ async function prepareOne(
     algorithm = alg;
   }
   const components: string[] = [];
+  const covered = new Set<string>();
   for (const [name, itemParameters] of items) {
-    if (typeof name !== "string" || itemParameters.size > 0) {
+    if (typeof name !== "string") {
+      return failure("malformedSignature", "A component identifier is not a string.", keyId);
+    }
+    if (itemParameters.size > 0) {
       // ;sf, ;key, ;bs, ;req and ;name change how a value is computed.
       return failure(
         "unsupportedAlgorithm",
@@ -196,6 +208,20 @@ async function prepareOne(
         keyId,
       );
     }
+    // RFC 9421 §2: derived components start with "@"; the others are
+    // lowercase field names (Headers.get() throws on anything else).
+    if (!name.startsWith("@") && !isSignableHeaderName(name)) {
+      return failure(
+        "malformedSignature",
+        `The component ${JSON.stringify(name)} is not a lowercase field name.`,
+        keyId,
+      );
+    }
+    // RFC 9421 §2.5: a component covered twice is an error.
+    if (covered.has(name)) {
+      return failure("malformedSignature", `The component ${name} is covered twice.`, keyId);
+    }
+    covered.add(name);
     components.push(name);
   }
   const missing = ["@method", "@target-uri"].filter((name) => !components.includes(name));
@@ -207,14 +233,21 @@ async function prepareOne(
       keyId,
     );
   }
-  const created = parameters.get("created");
-  if (typeof created !== "number" || !Number.isInteger(created)) {
-    return failure("malformedSignature", "The created parameter is missing.", keyId);
+  const created = timeParameter(parameters, "created");
+  if (created == null) {
+    return failure(
+      "malformedSignature",
+      "The created parameter is missing or not a time in seconds.",
+      keyId,
+    );
   }
   const late = checkCreated(created * 1000, clock, keyId);
   if (late != null) return late;
-  const expires = parameters.get("expires");
-  if (typeof expires === "number" && expires * 1000 < clock.nowMs) {
+  const expires = parameters.has("expires") ? timeParameter(parameters, "expires") : -1;
+  if (expires == null) {
+    return failure("malformedSignature", "The expires parameter is not a time in seconds.", keyId);
+  }
+  if (expires >= 0 && expires * 1000 < clock.nowMs) {
     return failure("outsideTimeWindow", "The signature has expired.", keyId);
   }
   if (components.includes("content-digest") || body != null) {
@@ -253,4 +286,10 @@ async function prepareOne(
     data: encoder.encode(base),
     signature: new Uint8Array(signature),
   };
+}
+
+/** An RFC 9421 time parameter: an integer (not a string of digits), or `null`. */
+function timeParameter(parameters: Map<string, BareItem>, name: string): number | null {
+  const value = parameters.get(name);
+  return typeof value === "number" ? parseSignatureTime(value) : null;
 }

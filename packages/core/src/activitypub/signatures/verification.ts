@@ -60,6 +60,16 @@ export interface VerificationClock {
   readonly windowMs: number | null;
 }
 
+/**
+ * How many signatures of one request are verified at most: the first three
+ * in the order they appear (RFC 9421's `Signature-Input` members; a
+ * draft-cavage request carries one).  The rest are refused without being
+ * read, so a request listing a hundred signatures, each naming its own key,
+ * costs no more than three key fetches and three digests.
+ * @since 0.3.0
+ */
+export const MAX_SIGNATURES_PER_REQUEST = 3;
+
 export function failure(
   reason: SignatureFailureReason,
   message: string,
@@ -94,4 +104,24 @@ export function parseKeyId(value: string): URL | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Reads a signature's `created` or `expires` parameter: whole seconds since
+ * the epoch, as a non-negative integer or a string of up to 15 digits (the
+ * range of an RFC 8941 integer).  Anything else, such as `"soon"` or
+ * `1e400`, is `null`, so that it cannot turn into `NaN` and slip past the
+ * time checks.
+ */
+export function parseSignatureTime(value: unknown): number | null {
+  if (typeof value === "string") return /^\d{1,15}$/.test(value) ? Number(value) : null;
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/**
+ * Whether `name` may name a header in a signature: a lowercase HTTP token,
+ * as both schemes require.  `Headers.get()` throws on anything else.
+ */
+export function isSignableHeaderName(name: string): boolean {
+  return /^[!#$%&'*+\-.^_`|~0-9a-z]+$/.test(name);
 }

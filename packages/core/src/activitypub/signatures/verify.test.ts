@@ -1,6 +1,12 @@
 import { assert, assertEquals, test } from "@fedify/fixture";
 import { importPem } from "@fedify/vocab-runtime";
 import { Temporal } from "@js-temporal/polyfill";
+import {
+  type InnerList,
+  type Item,
+  parseDictionary,
+  serializeDictionary,
+} from "structured-headers";
 import { generateCryptoKeyPair } from "../actors/keys.ts";
 import type { FetchedPublicKey, PublicKeyFetcher } from "./key-cache.ts";
 import { signRequest } from "./sign.ts";
@@ -251,4 +257,133 @@ test("verification behind a proxy checks the URL against the public origin", asy
   assertEquals(wrong.verified ? "verified" : wrong.reason, "invalidSignature");
   const right = await verifyRequest(proxied, { fetchKey, origin: "https://remote.example" });
   assert(right.verified, JSON.stringify(right));
+});
+
+/** A fetcher that verifies with `publicKey` whatever the key id, recording each id asked for. */
+function recordingFetcher(publicKey: CryptoKey, asked: string[]): PublicKeyFetcher {
+  return (id) => {
+    asked.push(id.href);
+    return Promise.resolve({ keyId: id, publicKey, owner: actor, cached: false });
+  };
+}
+
+/**
+ * A request carrying `count` RFC 9421 signatures labelled `sig0`…, each
+ * naming its own key `…#key-<i>`; the one at `genuineAt` (if any) is the
+ * genuine signature made with `keyId`, the others copies of it whose
+ * changed key id no longer verifies.
+ */
+async function manySignatures(count: number, genuineAt = -1): Promise<Request> {
+  const signed = await signRequest(post(), rsa.privateKey, keyId, { spec: "rfc9421" });
+  const [[components, parameters]] = parseDictionary(signed.headers.get("signature-input")!)
+    .values() as Iterable<InnerList>;
+  const [signature] = parseDictionary(signed.headers.get("signature")!).get("sig1") as Item;
+  const inputs = new Map<string, InnerList>();
+  const signatures = new Map<string, Item>();
+  for (let i = 0; i < count; i++) {
+    const ownKey = new Map(parameters).set("keyid", new URL(`#key-${i}`, actor).href);
+    inputs.set(`sig${i}`, [components, i === genuineAt ? parameters : ownKey]);
+    signatures.set(`sig${i}`, [signature, new Map()]);
+  }
+  const request = new Request(signed);
+  request.headers.set("Signature-Input", serializeDictionary(inputs));
+  request.headers.set("Signature", serializeDictionary(signatures));
+  return request;
+}
+
+test("verifyRequest() checks only the first three signatures, in Signature-Input order", async () => {
+  const firstThree = [0, 1, 2].map((i) => new URL(`#key-${i}`, actor).href);
+  const asked: string[] = [];
+  const refused = await verifyRequest(await manySignatures(100), {
+    fetchKey: recordingFetcher(rsa.publicKey, asked),
+  });
+  assertEquals(refused.verified ? "verified" : refused.reason, "invalidSignature");
+  assertEquals(asked, firstThree);
+  // The genuine signature counts when it is among the first three...
+  asked.length = 0;
+  const third = await verifyRequest(await manySignatures(100, 2), {
+    fetchKey: recordingFetcher(rsa.publicKey, asked),
+  });
+  assert(third.verified, JSON.stringify(third));
+  assertEquals(asked, [...firstThree.slice(0, 2), keyId.href]);
+  // ...and is refused unread when it comes fourth.
+  asked.length = 0;
+  const fourth = await verifyRequest(await manySignatures(100, 3), {
+    fetchKey: recordingFetcher(rsa.publicKey, asked),
+  });
+  assertEquals(fourth.verified ? "verified" : fourth.reason, "invalidSignature");
+  assertEquals(asked, firstThree);
+});
+
+test("a draft-cavage request with two Signature headers is refused without fetching a key", async () => {
+  const signed = await signRequest(post(), rsa.privateKey, keyId);
+  const request = new Request(signed);
+  request.headers.append(
+    "Signature",
+    signed.headers.get("signature")!.replace(keyId.href, new URL("#other", actor).href),
+  );
+  const asked: string[] = [];
+  const result = await verifyRequest(request, { fetchKey: recordingFetcher(rsa.publicKey, asked) });
+  assertEquals(result.verified ? "verified" : result.reason, "malformedSignature");
+  assertEquals(asked, []);
+});
+
+test("signatures naming invalid components or garbled times are malformed, and no key is fetched", async () => {
+  const cavage = await signRequest(post(), rsa.privateKey, keyId);
+  const rfc = await signRequest(post(), rsa.privateKey, keyId, { spec: "rfc9421" });
+  const withHeader = (signed: Request, name: string, edit: (value: string) => string) => {
+    const request = new Request(signed.clone());
+    request.headers.set(name, edit(signed.headers.get(name)!));
+    return request;
+  };
+  const cavageHeaders = (headers: string, extra = "") =>
+    withHeader(
+      cavage,
+      "Signature",
+      (value) => value.replace(/headers="[^"]*"/, `headers="${headers}"${extra}`),
+    );
+  const rfcInput = (edit: (value: string) => string) => withHeader(rfc, "Signature-Input", edit);
+  const cases: Record<string, Request> = {
+    "cavage (foo)": cavageHeaders("(request-target) host date digest (foo)"),
+    "cavage a@b": cavageHeaders("(request-target) host date digest a@b"),
+    "cavage created=soon": cavageHeaders(
+      "(request-target) host (created) digest",
+      ',created="soon"',
+    ),
+    "cavage created absurd": cavageHeaders(
+      "(request-target) host (created) digest",
+      ",created=12345678901234567890",
+    ),
+    "cavage expires=never": cavageHeaders(
+      "(request-target) host date digest",
+      ',expires="never"',
+    ),
+    "cavage keyId not a URL": withHeader(
+      cavage,
+      "Signature",
+      (value) => value.replace(keyId.href, "alice"),
+    ),
+    'rfc9421 "(foo)"': rfcInput((value) => value.replace('"date"', '"date" "(foo)"')),
+    'rfc9421 "bad name"': rfcInput((value) => value.replace('"date"', '"date" "bad name"')),
+    'rfc9421 "Date"': rfcInput((value) => value.replace('"date"', '"Date"')),
+    "rfc9421 date twice": rfcInput((value) => value.replace('"date"', '"date" "date"')),
+    'rfc9421 created="soon"': rfcInput((value) => value.replace(/created=\d+/, 'created="soon"')),
+    'rfc9421 created="<digits>"': rfcInput((value) =>
+      value.replace(/created=(\d+)/, 'created="$1"')
+    ),
+    "rfc9421 expires=?1": rfcInput((value) => `${value};expires=?1`),
+    "rfc9421 keyid not a URL": rfcInput((value) => value.replace(keyId.href, "alice")),
+    "rfc9421 garbage base64": withHeader(rfc, "Signature", () => "sig1=:!!not base64!!:"),
+  };
+  for (const [name, request] of Object.entries(cases)) {
+    const asked: string[] = [];
+    const result = await verifyRequest(request, {
+      fetchKey: recordingFetcher(rsa.publicKey, asked),
+    });
+    assertEquals(
+      [result.verified ? "verified" : result.reason, asked],
+      ["malformedSignature", []],
+      name,
+    );
+  }
 });

@@ -7,6 +7,7 @@ import { readRequestBody } from "./sign.ts";
 import { type HttpSignatureSpec, verifyBytes } from "./spec.ts";
 import {
   failure,
+  MAX_SIGNATURES_PER_REQUEST,
   type SignatureCandidate,
   type SignatureFailure,
   type VerificationClock,
@@ -74,7 +75,15 @@ export type VerifyRequestResult = VerifiedSignature | SignatureFailure;
  * that the signature is within the time window.  When a cached key fails,
  * the key is fetched again once, in case it was rotated.
  *
- * Normal failures are returned, not thrown.
+ * The work a request can cause is bounded: of an RFC 9421 request's
+ * signatures, only the first three (`MAX_SIGNATURES_PER_REQUEST`) in the
+ * order of its `Signature-Input` header are checked, one after the other
+ * until one verifies, and the rest are refused without fetching their keys
+ * (a draft-cavage request carries a single signature), so a request costs at
+ * most three key fetches.
+ *
+ * Failures, including any header a sender could write (an invalid
+ * component name, a garbled time or key id), are returned, not thrown.
  * @param request The request.
  * @param options The key fetcher, time window, clock and body.
  * @returns The verified signature, or why it was not accepted.
@@ -115,11 +124,21 @@ export async function verifyRequest(
       headers: request.headers,
     });
   }
-  const prepared = signedRequest.headers.has("signature-input")
-    ? await prepareRfc9421(signedRequest, body, clock)
-    : await prepareDraftCavage(signedRequest, body, clock);
+  let prepared: Awaited<ReturnType<typeof prepareRfc9421 | typeof prepareDraftCavage>>;
+  try {
+    prepared = signedRequest.headers.has("signature-input")
+      ? await prepareRfc9421(signedRequest, body, clock)
+      : await prepareDraftCavage(signedRequest, body, clock);
+  } catch (error) {
+    // The checks return every failure they know of; this is a sender who
+    // found one they do not, and still only a refusal (logged by the caller).
+    const message = error instanceof Error ? error.message : String(error);
+    return failure("malformedSignature", `The signature cannot be read: ${message}`);
+  }
   if ("verified" in prepared) return prepared;
-  const candidates = Array.isArray(prepared) ? prepared : [prepared];
+  const candidates = Array.isArray(prepared)
+    ? prepared.slice(0, MAX_SIGNATURES_PER_REQUEST)
+    : [prepared];
   let firstFailure: SignatureFailure | null = null;
   for (const candidate of candidates) {
     const result = await verifyCandidate(candidate, options.fetchKey);
