@@ -128,14 +128,76 @@ test("verifyInboxRequest() answers 400 for a body that is not a JSON object", as
 test("verifyInboxRequest() answers 413 for a body over the cap, declared or streamed", async () => {
   const options = { kv: new MemoryKvStore(), documentLoader: loader(), maxBodySize: 64 };
   const body = JSON.stringify(follow);
+  // A signature header, so that the body is worth reading.
+  const signature = `keyId="${alice}#main-key",signature="AAAA"`;
   const declared = new Request("https://example.com/inbox", {
     method: "POST",
-    headers: { "Content-Length": String(body.length) },
+    headers: { "Content-Length": String(body.length), Signature: signature },
     body,
   });
-  const streamed = new Request("https://example.com/inbox", { method: "POST", body });
+  const streamed = new Request("https://example.com/inbox", {
+    method: "POST",
+    headers: { Signature: signature },
+    body,
+  });
   for (const request of [declared, streamed]) {
     const result = await verifyInboxRequest(request, options);
     assertEquals(result.ok ? "ok" : [result.status, result.reason], [413, "bodyTooLarge"]);
+  }
+});
+
+/** A body of `chunks` chunks of 256 spaces, counting the bytes pulled from it. */
+function countingBody(chunks: number): { body: ReadableStream<Uint8Array>; delivered(): number } {
+  let delivered = 0;
+  let pulled = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (pulled++ >= chunks) return controller.close();
+      delivered += 256;
+      controller.enqueue(new Uint8Array(256).fill(0x20));
+    },
+  }, { highWaterMark: 0 });
+  return { body, delivered: () => delivered };
+}
+
+test("verifyInboxRequest() refuses a request without any signature before reading its body", async () => {
+  const { body, delivered } = countingBody(64);
+  const request = new Request("https://example.com/inbox", {
+    method: "POST",
+    body,
+    duplex: "half",
+  } as RequestInit);
+  const loaded: string[] = [];
+  const result = await verifyInboxRequest(request, {
+    kv: new MemoryKvStore(),
+    documentLoader: loader(loaded),
+  });
+  assertEquals(result.ok ? "ok" : [result.status, result.reason], [401, "noSignature"]);
+  assertEquals([delivered(), loaded], [0, []]);
+});
+
+/**
+ * The follow with its object nested `levels` objects deep, written as text:
+ * some runtimes' JSON.stringify() overflows the stack on deep values.
+ */
+function nestedFollow(levels: number): string {
+  const object = '{"nested":'.repeat(levels) + '"bottom"' + "}".repeat(levels);
+  return JSON.stringify({ ...follow, object: "OBJECT" }).replace('"OBJECT"', object);
+}
+
+test("verifyInboxRequest() refuses an activity nesting deeper than 64 levels before fetching a key", async () => {
+  const loaded: string[] = [];
+  const options = { kv: new MemoryKvStore(), documentLoader: loader(loaded) };
+  // The activity is the first level: 63 more make 64.
+  const accepted = await verifyInboxRequest(await signed(nestedFollow(63)), options);
+  assert(accepted.ok, JSON.stringify(accepted));
+  for (const levels of [64, 10_000]) {
+    loaded.length = 0;
+    const result = await verifyInboxRequest(await signed(nestedFollow(levels)), options);
+    assertEquals(
+      result.ok ? "ok" : [result.status, result.reason, loaded],
+      [400, "nestingTooDeep", []],
+      `${levels} levels`,
+    );
   }
 });

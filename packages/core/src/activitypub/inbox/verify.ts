@@ -1,6 +1,7 @@
 import type { DocumentLoader } from "@fedify/vocab";
 import type { Temporal } from "@js-temporal/polyfill";
 import { getLogger } from "@logtape/logtape";
+import { readBodyCapped } from "../../http/capped-body.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { DurationInput } from "../../time/duration.ts";
 import {
@@ -12,6 +13,7 @@ import {
 import type { HttpSignatureSpec } from "../signatures/spec.ts";
 import type { SignatureFailureReason } from "../signatures/verification.ts";
 import { verifyRequest } from "../signatures/verify.ts";
+import { parseActivityBody } from "./parse-activity.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "inbox"]);
 
@@ -63,14 +65,20 @@ export interface VerifyInboxRequestOptions {
 /**
  * Why an inbox request was refused: a {@link SignatureFailureReason}, or
  * - `bodyTooLarge` (413): the body exceeds `maxBodySize`;
+ * - `unreadableBody` (400): the body could not be read, e.g. the client
+ *   went away (since 0.3.0);
  * - `invalidJson` (400): the body is not a JSON object;
+ * - `nestingTooDeep` (400): the activity nests deeper than 64 levels
+ *   (`MAX_ACTIVITY_DEPTH`; since 0.3.0);
  * - `actorMismatch` (401): the signer is not the activity's `actor`.
  * @since 0.2.0
  */
 export type InboxRejectionReason =
   | SignatureFailureReason
   | "bodyTooLarge"
+  | "unreadableBody"
   | "invalidJson"
+  | "nestingTooDeep"
   | "actorMismatch";
 
 /**
@@ -101,42 +109,16 @@ export type InboxVerification =
     readonly message: string;
   };
 
-async function readCapped(request: Request, maxBodySize: number): Promise<Uint8Array | null> {
-  const declared = Number(request.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > maxBodySize) {
-    await request.body?.cancel();
-    return null;
-  }
-  if (request.body == null) return new Uint8Array();
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBodySize) {
-      // Stop reading: a client may stream without end.
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
-}
-
 /**
- * Checks an inbox request before its activity is trusted: reads the body
- * once, refusing more than `maxBodySize` bytes (413) and anything but a
- * JSON object (400); verifies its HTTP signature in either scheme, fetching
- * and caching the key (401 when it fails); and checks that the key's owner
- * is the activity's `actor` (401 otherwise).  Consumes the request's body.
+ * Checks an inbox request before its activity is trusted: refuses a request
+ * with no signature header at all before reading its body (401); reads the
+ * body once, refusing more than `maxBodySize` bytes (413, without reading
+ * past the cap) and anything but a JSON object nesting at most 64 levels
+ * (400); verifies its HTTP signature in either scheme, fetching and caching
+ * the key, at most three signatures and so three key fetches per request
+ * (401 when it fails); and checks that the key's owner is the activity's
+ * `actor` (401 otherwise).  Consumes the request's body.  Every refusal is
+ * logged once, at the debug level: it is the sender's error, not ours.
  *
  * Deduplication and queueing are the caller's: answer 202 once the
  * activity is safely enqueued.
@@ -177,26 +159,32 @@ export async function verifyInboxRequest(
     reason: InboxRejectionReason,
     message: string,
   ): InboxVerification => {
-    logger.info("Refused an inbox request to {url}: {reason}: {message}", {
+    logger.debug("Refused an inbox request to {url}: {reason}: {message}", {
       url: request.url,
       reason,
       message,
     });
     return { ok: false, status, reason, message };
   };
-  const body = await readCapped(request, maxBodySize);
-  if (body == null) {
-    return refuse(413, "bodyTooLarge", `The body exceeds ${maxBodySize} bytes.`);
+  if (!hasSignatureHeader(request.headers)) {
+    // Nothing to verify: not worth reading the body.
+    await request.body?.cancel().catch(() => {});
+    return refuse(401, "noSignature", "The request is not signed.");
   }
-  let activity: unknown;
+  let body: Uint8Array;
   try {
-    activity = JSON.parse(new TextDecoder().decode(body));
+    const read = await readBodyCapped(request, maxBodySize);
+    if (read.truncated) {
+      return refuse(413, "bodyTooLarge", `The body exceeds ${maxBodySize} bytes.`);
+    }
+    body = read.body;
   } catch {
-    return refuse(400, "invalidJson", "The body is not JSON.");
+    // The stream failed: the client went away mid-body.
+    return refuse(400, "unreadableBody", "The body could not be read.");
   }
-  if (typeof activity !== "object" || activity == null || Array.isArray(activity)) {
-    return refuse(400, "invalidJson", "The body is not a JSON object.");
-  }
+  const parsed = parseActivityBody(body);
+  if (!parsed.ok) return refuse(400, parsed.reason, parsed.message);
+  const { activity } = parsed;
   const fetchKey = options.fetchKey ??
     createPublicKeyFetcher({ kv: options.kv, documentLoader: options.documentLoader });
   const verification = await verifyRequest(request, {
@@ -219,10 +207,16 @@ export async function verifyInboxRequest(
   }
   return {
     ok: true,
-    activity: activity as Record<string, unknown>,
+    activity,
     body,
     signer: key.owner!,
     key,
     spec: verification.spec,
   };
+}
+
+/** Whether a request carries a signature in either scheme's header. */
+function hasSignatureHeader(headers: Headers): boolean {
+  return headers.has("signature-input") || headers.has("signature") ||
+    /^signature\s/i.test(headers.get("authorization") ?? "");
 }
