@@ -1,128 +1,14 @@
 import { assert, assertEquals, test } from "@fedify/fixture";
 import { Temporal } from "@js-temporal/polyfill";
-import { Create, Follow, Note, Person } from "@fedify/vocab";
+import { Create, Follow, Note } from "@fedify/vocab";
 import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
-import { signRequest } from "../activitypub/signatures/sign.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { PermanentError } from "../processing/errors.ts";
-import type { InboxContext } from "./inbox-context.ts";
-import { createFederation } from "./federation.ts";
-import type { IdempotencyStrategy } from "./registry.ts";
 import { startTestServer } from "@fedify/fixture";
 import { deferred, within as withTimeout } from "@fedify/fixture";
-import { RecordingQueue, serveFederation, testKeyPair } from "./test-support.ts";
-
-/** A federation of actors with keys and inboxes, served on loopback. */
-async function startServer(
-  options: {
-    idempotency?: IdempotencyStrategy;
-    queue?: RecordingQueue;
-    skipSignatureVerification?: boolean;
-    forwardTo?: URL;
-    /** Serve actors only to signed requests (authorized fetch). */
-    authorizedFetch?: boolean;
-    /** Sign key fetches as this actor. */
-    sharedKey?: string;
-    /** Errors the Create listener throws, one per call, before it succeeds. */
-    failures?: Error[];
-  } = {},
-) {
-  const federation = createFederation<void>({
-    kv: new MemoryKvStore(),
-    allowPrivateAddress: true,
-    skipSignatureVerification: options.skipSignatureVerification ?? false,
-    ...(options.queue == null ? {} : { queue: options.queue, manuallyStartQueue: true }),
-  });
-  federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
-    if (identifier === "nobody") return null;
-    const [key] = await ctx.getActorKeyPairs(identifier);
-    return new Person({
-      id: ctx.getActorUri(identifier),
-      preferredUsername: identifier,
-      inbox: ctx.getInboxUri(identifier),
-      publicKey: key.cryptographicKey,
-    });
-  }).setKeyPairsDispatcher(async () => [await testKeyPair()])
-    .authorize(async (ctx) => !options.authorizedFetch || await ctx.getSignedKey() != null);
-  const received: { recipient: string | null; activity: Follow | Create }[] = [];
-  const setters = federation.setInboxListeners("/users/{identifier}/inbox", "/inbox")
-    .on(Follow, (ctx: InboxContext<void>, activity) => {
-      received.push({ recipient: ctx.recipient, activity });
-    })
-    .on(Create, async (ctx, activity) => {
-      const failure = options.failures?.shift();
-      if (failure != null) throw failure;
-      received.push({ recipient: ctx.recipient, activity });
-      if (options.forwardTo != null) {
-        await ctx.forwardActivity({ identifier: "bob" }, { id: null, inboxId: options.forwardTo });
-      }
-    });
-  if (options.idempotency != null) setters.withIdempotency(options.idempotency);
-  if (options.sharedKey != null) {
-    setters.setSharedKeyDispatcher(() => ({ identifier: options.sharedKey! }));
-  }
-  const server = await serveFederation(federation, undefined, {
-    onUnauthorized: () => new Response("Who are you?", { status: 401 }),
-  });
-  return { federation, server, received, url: (path: string) => new URL(path, server.url) };
-}
-
-type Server = Awaited<ReturnType<typeof startServer>>;
-
-function follow(from: Server, to: Server, id = "/follows/1"): Record<string, unknown> {
-  return {
-    "@context": "https://www.w3.org/ns/activitystreams",
-    id: from.url(id).href,
-    type: "Follow",
-    actor: from.url("/users/alice").href,
-    object: to.url("/users/bob").href,
-  };
-}
-
-async function post(
-  inbox: URL,
-  body: string,
-  sign: { keyId: URL; privateKey: CryptoKey; at?: Temporal.Instant } | null,
-  tamper?: string,
-): Promise<Response> {
-  let request = new Request(inbox, {
-    method: "POST",
-    headers: { "Content-Type": "application/activity+json" },
-    body,
-  });
-  if (sign != null) {
-    request = await signRequest(request, sign.privateKey, sign.keyId, {
-      spec: "rfc9421",
-      ...(sign.at == null ? {} : { currentTime: sign.at }),
-    });
-  }
-  if (tamper != null) {
-    request = new Request(inbox, { method: "POST", headers: request.headers, body: tamper });
-  }
-  const response = await fetch(request);
-  await response.body?.cancel();
-  return response;
-}
+import { follow, post, startServer, withServers } from "./inbox-test-support.ts";
+import { RecordingQueue, testKeyPair } from "./test-support.ts";
 
 const { privateKey } = await testKeyPair();
-
-/** Runs a test against a remote server (alice's) and a local one (bob's). */
-async function withServers(
-  fn: (
-    remote: Server,
-    local: Server,
-    aliceKey: { keyId: URL; privateKey: CryptoKey },
-  ) => Promise<void>,
-): Promise<void> {
-  const remote = await startServer();
-  const local = await startServer();
-  try {
-    await fn(remote, local, { keyId: remote.url("/users/alice#main-key"), privateKey });
-  } finally {
-    await remote.server.close();
-    await local.server.close();
-  }
-}
 
 test("a signed activity sent by sendActivity() reaches the recipient's inbox listener", () =>
   withServers(async (remote, local) => {

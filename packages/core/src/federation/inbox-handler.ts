@@ -1,10 +1,12 @@
 import { Tombstone } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
-import { DEFAULT_MAX_INBOX_BODY_SIZE, verifyInboxRequest } from "../activitypub/inbox/verify.ts";
+import { parseActivityBody } from "../activitypub/inbox/parse-activity.ts";
+import { verifyInboxRequest } from "../activitypub/inbox/verify.ts";
 import {
   createPublicKeyFetcher,
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
+import { readBodyCapped } from "../http/capped-body.ts";
 import type { KvKey } from "../kv/kv-store.ts";
 import { MalformedMessageError, PermanentError } from "../processing/errors.ts";
 import type { InboxMessage } from "./message.ts";
@@ -42,26 +44,52 @@ export interface InboxRequestCallbacks {
 const IDEMPOTENCY_PREFIX = ["fedwork", "activity-idempotence"] as const;
 
 /**
+ * What identifies a received activity for deduplication: its `id`, or,
+ * for an activity without one, the SHA-256 digest of the request body
+ * (lowercase hex), so that the same bytes delivered twice still run once.
+ * @since 0.3.0
+ */
+export type ReceivedActivityIdentity =
+  | { readonly id: string }
+  | { readonly bodySha256: string };
+
+/**
  * The KV key recording that an activity was received, by the inbox's
- * idempotency strategy.
+ * idempotency strategy: `[...prefix, ...strategy's scope, senderOrigin,
+ * activityId]`, or `[..., senderOrigin, "sha-256", digest]` for an
+ * activity without an id.  The sender's origin is part of the key so that
+ * nobody can make an inbox skip someone else's activity by sending a decoy
+ * with its (predictable) id first: a decoy only ever shadows activities of
+ * its own sender's origin.
  * @param strategy The strategy.
  * @param inboxUrl The inbox that received it (canonical origin and path).
- * @param activityId The activity's id.
+ * @param senderOrigin The origin that sent it: the verified signer's, or,
+ *                     with `skipSignatureVerification`, the `actor`'s
+ *                     (`"null"` when the activity has no single actor URL).
+ * @param activity The activity's id, or its body's digest.
  * @returns The key.
  * @since 0.2.0
  */
 export function idempotencyKey(
   strategy: IdempotencyStrategy,
   inboxUrl: URL,
-  activityId: string,
+  senderOrigin: string,
+  activity: ReceivedActivityIdentity,
 ): KvKey {
+  const identity = "id" in activity ? [activity.id] : ["sha-256", activity.bodySha256];
   switch (strategy) {
     case "global":
-      return [...IDEMPOTENCY_PREFIX, "global", activityId];
+      return [...IDEMPOTENCY_PREFIX, "global", senderOrigin, ...identity];
     case "per-origin":
-      return [...IDEMPOTENCY_PREFIX, "origin", inboxUrl.origin, activityId];
+      return [...IDEMPOTENCY_PREFIX, "origin", inboxUrl.origin, senderOrigin, ...identity];
     case "per-inbox":
-      return [...IDEMPOTENCY_PREFIX, "inbox", inboxUrl.origin + inboxUrl.pathname, activityId];
+      return [
+        ...IDEMPOTENCY_PREFIX,
+        "inbox",
+        inboxUrl.origin + inboxUrl.pathname,
+        senderOrigin,
+        ...identity,
+      ];
   }
 }
 
@@ -74,14 +102,18 @@ function text(status: number, body: string): Response {
 
 /**
  * Answers a POST to a personal or the shared inbox: checks the recipient
- * exists (404/410), reads and verifies the request (400 for a body that is
- * not a JSON object, 413 above 1 MiB, 401 through `onUnauthorized` for a
- * missing or invalid signature or a signer that is not the activity's
- * actor), skips an activity already received (by its id and the inbox's
- * idempotency strategy), enqueues it (or runs the listeners without an
- * inbox queue: a listener's `PermanentError` still answers 202, an
- * unparsable activity 400, any other error 500 for the sender to retry)
- * and answers 202.
+ * exists (404/410), reads and verifies the request (413 above the
+ * `inboxMaxBytes` option, read no further; 400 for a body that is not a
+ * JSON object or nests deeper than 64 levels; 401 through `onUnauthorized`
+ * for a missing or invalid signature or a signer that is not the
+ * activity's actor), skips an activity already received from the same
+ * sender origin (by its id, or its body's SHA-256 digest when it has none,
+ * and the inbox's idempotency strategy; see {@link idempotencyKey}),
+ * enqueues it and answers 202.  An activity the inbox queue cannot encode
+ * answers 400 (sending it again cannot help); without an inbox queue the
+ * listeners run in the request: a listener's `PermanentError` still
+ * answers 202, an unparsable activity 400, any other error 500 for the
+ * sender to retry.
  * @param host The federation.
  * @param ctx The request's context.
  * @param identifier The personal inbox's identifier, or `null`.
@@ -109,12 +141,14 @@ export async function handleInboxRequest<TContextData>(
     }
   }
   let activity: Record<string, unknown>;
+  let body: Uint8Array;
+  let senderOrigin: string;
   if (options.skipSignatureVerification) {
-    const parsed = await readJsonObject(request);
-    if (typeof parsed === "number") {
-      return text(parsed, parsed === 413 ? "The body is too large." : "The body is not JSON.");
-    }
-    activity = parsed;
+    const read = await readJsonObject(request, options.inboxMaxBytes);
+    if (!read.ok) return text(read.status, read.message);
+    ({ activity, body } = read);
+    // Nothing was verified: the activity's own claim is all there is.
+    senderOrigin = actorOriginOf(activity);
   } else {
     const signer = await registry.sharedKeyDispatcher?.(ctx) ?? null;
     const verification = await verifyInboxRequest(request, {
@@ -126,27 +160,36 @@ export async function handleInboxRequest<TContextData>(
         documentLoader: await ctx.getDocumentLoader(signer),
       }),
       timeWindow: options.signatureTimeWindow,
+      maxBodySize: options.inboxMaxBytes,
       ...(options.origin == null ? {} : { origin: options.origin }),
     });
     if (!verification.ok) {
       if (verification.status === 401) return await callbacks.onUnauthorized(request);
       return text(verification.status, verification.message);
     }
-    activity = verification.activity;
+    ({ activity, body } = verification);
+    senderOrigin = verification.signer.origin;
   }
   const activityId = typeof activity.id === "string" ? activity.id : null;
-  let claimed: KvKey | null = null;
-  if (activityId != null) {
-    const inboxUrl = new URL(new URL(request.url).pathname, ctx.canonicalOrigin);
-    const key = idempotencyKey(registry.inboxIdempotency ?? "per-inbox", inboxUrl, activityId);
-    if (!await claim(host, key)) {
-      logger.debug("Skipped activity {activityId}: already received at {inbox}.", {
-        activityId,
-        inbox: inboxUrl.href,
-      });
-      return text(202, `The activity ${activityId} was already received.`);
-    }
-    claimed = key;
+  const inboxUrl = new URL(new URL(request.url).pathname, ctx.canonicalOrigin);
+  const claimed = idempotencyKey(
+    registry.inboxIdempotency ?? "per-inbox",
+    inboxUrl,
+    senderOrigin,
+    activityId == null ? { bodySha256: await sha256Hex(body) } : { id: activityId },
+  );
+  if (!await claim(host, claimed)) {
+    logger.debug("Skipped activity {activityId}: already received at {inbox} from {sender}.", {
+      activityId,
+      inbox: inboxUrl.href,
+      sender: senderOrigin,
+    });
+    return text(
+      202,
+      activityId == null
+        ? "The activity was already received."
+        : `The activity ${activityId} was already received.`,
+    );
   }
   const message: InboxMessage = {
     type: "inbox",
@@ -168,9 +211,19 @@ export async function handleInboxRequest<TContextData>(
       return text(202, "Accepted.");
     }
     // Let the sender's retry through: it was not handled.
-    if (claimed != null) await options.kv.delete(claimed);
+    await options.kv.delete(claimed);
     if (error instanceof MalformedMessageError) {
       return text(400, `The activity is malformed: ${error.message}`);
+    }
+    if (options.queues.inbox != null && isUnencodable(error)) {
+      // The same activity would fail the same way on every retry: the
+      // sender's error to hear about, not ours to log with a stack.
+      const reason = (error as Error).message;
+      logger.debug("Refused activity {activityId}: the inbox queue cannot store it: {reason}", {
+        activityId,
+        reason,
+      });
+      return text(400, `The activity cannot be stored: ${reason}`);
     }
     logger.error("Failed to receive activity {activityId}: {error}", { activityId, error });
     return text(500, "The activity could not be processed; try again later.");
@@ -188,13 +241,56 @@ async function claim<TContextData>(host: InboxRequestHost<TContextData>, key: Kv
   return true;
 }
 
-async function readJsonObject(request: Request): Promise<Record<string, unknown> | 400 | 413> {
-  const body = new Uint8Array(await request.arrayBuffer());
-  if (body.byteLength > DEFAULT_MAX_INBOX_BODY_SIZE) return 413;
+/** Reads an unverified inbox body with the same cap and parser as a verified one. */
+async function readJsonObject(
+  request: Request,
+  maxBytes: number,
+): Promise<
+  | { readonly ok: true; readonly activity: Record<string, unknown>; readonly body: Uint8Array }
+  | { readonly ok: false; readonly status: 400 | 413; readonly message: string }
+> {
+  let body: Uint8Array;
   try {
-    const parsed = JSON.parse(new TextDecoder().decode(body));
-    return typeof parsed === "object" && parsed != null && !Array.isArray(parsed) ? parsed : 400;
+    const read = await readBodyCapped(request, maxBytes);
+    if (read.truncated) {
+      return { ok: false, status: 413, message: `The body exceeds ${maxBytes} bytes.` };
+    }
+    body = read.body;
   } catch {
-    return 400;
+    return { ok: false, status: 400, message: "The body could not be read." };
   }
+  const parsed = parseActivityBody(body);
+  if (!parsed.ok) return { ok: false, status: 400, message: parsed.message };
+  return { ok: true, activity: parsed.activity, body };
+}
+
+/** The origin of an activity's sole `actor` (a URL or an object's `id`), else `"null"`. */
+function actorOriginOf(activity: Record<string, unknown>): string {
+  let { actor } = activity;
+  if (typeof actor === "object" && actor != null && !Array.isArray(actor)) {
+    actor = (actor as Record<string, unknown>).id;
+  }
+  if (typeof actor !== "string") return "null";
+  try {
+    return new URL(actor).origin;
+  } catch {
+    return "null";
+  }
+}
+
+async function sha256Hex(body: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", body as Uint8Array<ArrayBuffer>),
+  );
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Whether an enqueue failed because the message cannot be encoded: the
+ * stack overflow (`RangeError`) of `JSON.stringify()` or `structuredClone()`,
+ * thrown as is or as the `cause` of a backend's own error.
+ */
+function isUnencodable(error: unknown): boolean {
+  return error instanceof RangeError ||
+    (error instanceof Error && error.cause instanceof RangeError);
 }
