@@ -186,6 +186,32 @@ test("malformed signatures and headers answer 400 or 401, never 500", async () =
   }
 });
 
+test("a request refused before any key is fetched never calls the shared key dispatcher", async () => {
+  const remote = await startServer();
+  const local = await startServer({ sharedKey: "instance", inboxMaxBytes: 1024 });
+  try {
+    const inbox = local.url("/users/bob/inbox");
+    const aliceKey = { keyId: remote.url("/users/alice#main-key"), privateKey };
+    const body = JSON.stringify(follow(remote, local, "/follows/lazy"));
+    const statuses = [
+      (await post(inbox, body, null)).status,
+      (await post(
+        inbox,
+        JSON.stringify({ ...follow(remote, local), pad: "x".repeat(2048) }),
+        aliceKey,
+      ))
+        .status,
+      (await post(inbox, body, aliceKey, body.replace("Follow", "Block"))).status,
+    ];
+    assertEquals([statuses, local.sharedKeyCalls], [[401, 413, 401], 0]);
+    assertEquals((await post(inbox, body, aliceKey)).status, 202);
+    assertEquals(local.sharedKeyCalls, 1);
+  } finally {
+    await remote.server.close();
+    await local.server.close();
+  }
+});
+
 for (const skipSignatureVerification of [false, true]) {
   test(
     `an activity id first sent by another origin still reaches the listener from its own ` +

@@ -150,15 +150,10 @@ export async function handleInboxRequest<TContextData>(
     // Nothing was verified: the activity's own claim is all there is.
     senderOrigin = actorOriginOf(activity);
   } else {
-    const signer = await registry.sharedKeyDispatcher?.(ctx) ?? null;
     const verification = await verifyInboxRequest(request, {
       kv: options.kv,
       documentLoader: options.documentLoader,
-      // Keys are cached in the KV store whoever fetched them.
-      fetchKey: signer == null ? host.fetchPublicKey : createPublicKeyFetcher({
-        kv: options.kv,
-        documentLoader: await ctx.getDocumentLoader(signer),
-      }),
+      fetchKey: keyFetcherFor(host, ctx),
       timeWindow: options.signatureTimeWindow,
       maxBodySize: options.inboxMaxBytes,
       ...(options.origin == null ? {} : { origin: options.origin }),
@@ -229,6 +224,34 @@ export async function handleInboxRequest<TContextData>(
     return text(500, "The activity could not be processed; try again later.");
   }
   return text(202, "Accepted.");
+}
+
+/**
+ * The key fetcher for an inbox request: the federation's or, with a shared
+ * key dispatcher, one whose GETs that actor signs.  The dispatcher and the
+ * actor's keys are asked for only when a key is fetched, so a request
+ * refused before (unsigned, too large, malformed) costs the application
+ * nothing.
+ */
+function keyFetcherFor<TContextData>(
+  host: InboxRequestHost<TContextData>,
+  ctx: RequestContext<TContextData>,
+): PublicKeyFetcher {
+  const dispatcher = host.registry.sharedKeyDispatcher;
+  if (dispatcher == null) return host.fetchPublicKey;
+  let fetcher: Promise<PublicKeyFetcher> | undefined;
+  return async (keyId, options) => {
+    fetcher ??= (async () => {
+      const signer = await dispatcher(ctx);
+      if (signer == null) return host.fetchPublicKey;
+      // Keys are cached in the KV store whoever fetched them.
+      return createPublicKeyFetcher({
+        kv: host.options.kv,
+        documentLoader: await ctx.getDocumentLoader(signer),
+      });
+    })();
+    return (await fetcher)(keyId, options);
+  };
 }
 
 async function claim<TContextData>(host: InboxRequestHost<TContextData>, key: KvKey) {

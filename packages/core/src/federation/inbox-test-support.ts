@@ -40,6 +40,8 @@ export interface InboxServer {
   readonly server: TestServer;
   /** What the Follow and Create listeners received, in order. */
   readonly received: ReceivedActivity[];
+  /** How many times the shared key dispatcher (the `sharedKey` option) was called. */
+  readonly sharedKeyCalls: number;
   /** A URL on this server. */
   url(path: string): URL;
 }
@@ -82,13 +84,25 @@ export async function startServer(options: InboxServerOptions = {}): Promise<Inb
       }
     });
   if (options.idempotency != null) setters.withIdempotency(options.idempotency);
+  let sharedKeyCalls = 0;
   if (options.sharedKey != null) {
-    setters.setSharedKeyDispatcher(() => ({ identifier: options.sharedKey! }));
+    setters.setSharedKeyDispatcher(() => {
+      sharedKeyCalls++;
+      return { identifier: options.sharedKey! };
+    });
   }
   const server = await serveFederation(federation, undefined, {
     onUnauthorized: () => new Response("Who are you?", { status: 401 }),
   });
-  return { federation, server, received, url: (path: string) => new URL(path, server.url) };
+  return {
+    federation,
+    server,
+    received,
+    get sharedKeyCalls() {
+      return sharedKeyCalls;
+    },
+    url: (path: string) => new URL(path, server.url),
+  };
 }
 
 /** A Follow of `to`'s bob by `from`'s alice, with an id on `from`. */
