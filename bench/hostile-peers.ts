@@ -1,0 +1,119 @@
+// What a hostile peer costs a Fedwork server, before and after the
+// outgoing-HTTP limits: peak memory (RSS above the idle size) while a
+// 256 MiB key document or error body is refused, and how long a worker
+// slot stays held by a server that trickles one byte at a time.  "naive"
+// is what Fedwork did before (fetch() and read the body whole, no time
+// limit); "fedwork" is fetchRemote() with its defaults.
+//
+// Usage: node -C fedwork-source bench/hostile-peers.ts [--size smoke|full]
+//        deno run -A bench/hostile-peers.ts      bun bench/hostile-peers.ts
+import process from "node:process";
+import {
+  createFetchDocumentLoader,
+  createPublicKeyFetcher,
+  deliverSignedActivity,
+  generateCryptoKeyPair,
+  MemoryKvStore,
+} from "@fedwork/core";
+import { startHostileServer } from "../packages/core/src/activitypub/network/testdata/hostile-server.ts";
+
+const MiB = 1024 * 1024;
+const full = !process.argv.includes("smoke") && !process.argv.includes("--smoke");
+const bodyBytes = full ? 256 * MiB : 32 * MiB;
+
+/** Runs `body`, sampling RSS; returns the peak above the size before it. */
+async function peakRss<T>(body: () => Promise<T>): Promise<{ peakMiB: number; ms: number }> {
+  (globalThis as { gc?: () => void }).gc?.();
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const timer = setInterval(() => peak = Math.max(peak, process.memoryUsage().rss), 2);
+  const started = performance.now();
+  try {
+    await body().catch(() => {});
+  } finally {
+    clearInterval(timer);
+  }
+  peak = Math.max(peak, process.memoryUsage().rss);
+  return { peakMiB: (peak - before) / MiB, ms: performance.now() - started };
+}
+
+const rows: string[][] = [["scenario", "variant", "peak RSS over idle (MiB)", "time (ms)"]];
+const record = (scenario: string, variant: string, r: { peakMiB: number; ms: number }) =>
+  rows.push([scenario, variant, r.peakMiB.toFixed(1), r.ms.toFixed(0)]);
+
+// 1. An unauthenticated inbox POST whose keyId serves a huge document.
+{
+  await using server = await startHostileServer({
+    kind: "huge",
+    totalBytes: bodyBytes,
+    declareLength: false,
+  });
+  const keyId = new URL("/key#main-key", server.url);
+  const fedwork = createPublicKeyFetcher({
+    kv: new MemoryKvStore(),
+    documentLoader: createFetchDocumentLoader({ userAgent: "bench", allowPrivateAddress: true }),
+  });
+  record("key document", "fedwork", await peakRss(() => fedwork(keyId)));
+  record(
+    "key document",
+    "naive",
+    await peakRss(async () => await (await fetch(new URL("/key", server.url))).json()),
+  );
+}
+
+// 2. A delivery to an inbox answering 500 with a huge error body.
+{
+  await using server = await startHostileServer({
+    kind: "huge",
+    totalBytes: bodyBytes,
+    declareLength: false,
+    status: 500,
+    contentType: "text/plain",
+  });
+  const { privateKey } = await generateCryptoKeyPair();
+  const inbox = new URL("/inbox", server.url);
+  record(
+    "delivery error body",
+    "fedwork",
+    await peakRss(() =>
+      deliverSignedActivity({
+        activity: { type: "Follow" },
+        inbox,
+        keys: [{ keyId: new URL("https://example.com/users/a#main-key"), privateKey }],
+        kv: new MemoryKvStore(),
+        allowPrivateAddress: true,
+      })
+    ),
+  );
+  record(
+    "delivery error body",
+    "naive",
+    await peakRss(async () =>
+      (await (await fetch(inbox, { method: "POST", body: "{}" })).text()).slice(0, 512)
+    ),
+  );
+}
+
+// 3. A document on a server that trickles a byte every 100 ms: how long the
+// worker slot is held (naive: until the server stops; capped here at 20 s).
+{
+  await using server = await startHostileServer({ kind: "trickle", intervalMs: 100 });
+  const load = createFetchDocumentLoader({
+    userAgent: "bench",
+    allowPrivateAddress: true,
+    timeout: { seconds: full ? 10 : 1 },
+  });
+  record("trickled document", "fedwork", await peakRss(() => load(server.url.href)));
+  record(
+    "trickled document",
+    "naive (stopped at 20 s)",
+    await peakRss(async () =>
+      await (await fetch(server.url, { signal: AbortSignal.timeout(full ? 20_000 : 2_000) }))
+        .text()
+    ),
+  );
+}
+
+const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node";
+console.log(`# hostile peers on ${runtime}, ${bodyBytes / MiB} MiB bodies`);
+for (const row of rows) console.log(row.join(" | "));
