@@ -60,7 +60,10 @@ export interface InboxListenerSetters<TContextData> {
 
   /**
    * Sets how received activities are deduplicated by id: the same activity
-   * received twice within a day runs the listeners once.  `"per-inbox"` by
+   * received twice within a day runs the listeners once.  The record holds
+   * the sender's origin too (the verified signer's), so that no server can
+   * claim another's activity ids first; an activity without an id is
+   * recognised by the SHA-256 digest of its body.  `"per-inbox"` by
    * default (an activity delivered to two personal inboxes runs once for
    * each); `"per-origin"` once per receiving origin; `"global"` once.
    * @param strategy The strategy.
