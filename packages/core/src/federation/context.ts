@@ -4,6 +4,7 @@ import {
   Object as APObject,
   type Recipient,
 } from "@fedify/vocab";
+import { withDocumentLoadBudget } from "../activitypub/network/document-budget.ts";
 import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
 import { signatureAlgorithmOf } from "../activitypub/signatures/spec.ts";
 import { lookupWebFinger, parseFediverseHandle } from "../activitypub/webfinger/lookup.ts";
@@ -561,8 +562,8 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
       if (url == null) return null;
       const { document, documentUrl } = await documentLoader(url.href);
       const object = await APObject.fromJsonLd(document, {
-        documentLoader,
-        contextLoader: this.documentLoader,
+        documentLoader: withDocumentLoadBudget(documentLoader),
+        contextLoader: withDocumentLoadBudget(this.documentLoader),
       });
       // A server may only speak for its own objects.
       if (object.id != null && object.id.origin !== new URL(documentUrl).origin) return null;

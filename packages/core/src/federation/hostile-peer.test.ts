@@ -2,7 +2,16 @@
 // server that never answers, or trickles, must not hold a worker slot past
 // the remote request time limit, and a hostile inbox's endless error body
 // must not be read whole.
-import { assert, assertEquals, assertInstanceOf, deferred, test, within } from "@fedify/fixture";
+import {
+  assert,
+  assertEquals,
+  assertInstanceOf,
+  deferred,
+  startTestServer,
+  test,
+  within,
+} from "@fedify/fixture";
+import { Follow } from "@fedify/vocab";
 import { z } from "zod";
 import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
 import { RemoteTimeoutError } from "../activitypub/network/errors.ts";
@@ -86,4 +95,42 @@ test("a hostile inbox's endless error body is cut after a few KiB", async () => 
   // Both knocks were answered with the endless body; each was cut short.
   await inbox.waitForClosed(2);
   assert(inbox.bytesSent < 96 * MiB, `the inbox sent ${inbox.bytesSent} bytes`);
+});
+
+test("an activity naming a hundred remote contexts makes at most eight requests and is refused", async () => {
+  await using contexts = await startTestServer(() =>
+    Response.json({ "@context": { ex: "https://example.com/ns#" } }, {
+      headers: { "Content-Type": "application/ld+json" },
+    })
+  );
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    allowPrivateAddress: true,
+    skipSignatureVerification: true,
+  });
+  let heard = 0;
+  federation.setInboxListeners("/users/{identifier}/inbox", "/inbox").on(Follow, () => {
+    heard++;
+  });
+  const activity = {
+    "@context": [
+      "https://www.w3.org/ns/activitystreams",
+      ...Array.from({ length: 100 }, (_, i) => new URL(`/context/${i}`, contexts.url).href),
+    ],
+    id: "https://remote.example/follows/1",
+    type: "Follow",
+    actor: "https://remote.example/users/mallory",
+    object: "https://example.com/users/alice",
+  };
+  const response = await federation.fetch(
+    new Request(new URL("/inbox", base), {
+      method: "POST",
+      headers: { "Content-Type": "application/activity+json" },
+      body: JSON.stringify(activity),
+    }),
+    { contextData: undefined },
+  );
+  assertEquals(response.status, 400);
+  assertEquals(heard, 0);
+  assert(contexts.requests.length <= 8, `${contexts.requests.length} context requests`);
 });

@@ -1,6 +1,9 @@
 import { getLogger } from "@logtape/logtape";
 import { Activity, type DocumentLoader } from "@fedify/vocab";
-import { preloadedContexts } from "@fedify/vocab-runtime";
+import {
+  DocumentLoadBudgetError,
+  withDocumentLoadBudget,
+} from "../activitypub/network/document-budget.ts";
 import { MalformedMessageError } from "../processing/errors.ts";
 import type { InboxListener } from "./callbacks.ts";
 import type { InboxContext } from "./inbox-context.ts";
@@ -53,17 +56,18 @@ export async function handleInboxMessage<TContextData>(
   // a transient failure to retry; anything else wrong with the activity is
   // malformed and dropped.
   let loadError: unknown;
+  // The well-known contexts never need the network (nor an app's loader);
+  // beyond them, one activity may make only a few requests, so a hundred
+  // remote @context URLs cost a few time limits, not a hundred.
+  const budgeted = withDocumentLoadBudget(documentLoader);
   const loader: DocumentLoader = async (url, options) => {
-    // The well-known contexts never need the network (nor an app's loader).
-    if (Object.hasOwn(preloadedContexts, url)) {
-      return { documentUrl: url, document: preloadedContexts[url], contextUrl: null };
-    }
     try {
       // The listener's signal bounds parsing too: a remote context that
       // never arrives is part of the activity's time limit.
-      return await documentLoader(url, { ...options, signal: options?.signal ?? ctx.signal });
+      return await budgeted(url, { ...options, signal: options?.signal ?? ctx.signal });
     } catch (error) {
-      loadError ??= error;
+      // Past the budget, retrying cannot help: the activity is malformed.
+      if (!(error instanceof DocumentLoadBudgetError)) loadError ??= error;
       throw error;
     }
   };

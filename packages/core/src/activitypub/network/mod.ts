@@ -6,6 +6,11 @@
  * @module
  * @since 0.2.0
  */
+export {
+  DEFAULT_MAX_DOCUMENT_LOADS,
+  DocumentLoadBudgetError,
+  withDocumentLoadBudget,
+} from "./document-budget.ts";
 export { createFetchDocumentLoader, type FetchDocumentLoaderOptions } from "./document-loader.ts";
 export {
   PrivateAddressError,
