@@ -19,7 +19,7 @@ import type { MessageEvent } from "../processing/events.ts";
 import { FederationOptionError } from "./errors.ts";
 import { createFederation } from "./federation.ts";
 import type { InboxMessage } from "./message.ts";
-import { RecordingQueue, registerTestActor } from "./test-support.ts";
+import { RecordingQueue, registerTestActor, testKeyPair } from "./test-support.ts";
 
 /** Far longer than a short limit plus its grace period should ever take. */
 const GENEROUS_MS = 10_000;
@@ -150,13 +150,16 @@ test("an inbox listener's ctx.signal aborts at inboxTimeout, its onError sees wh
 test("a delivery to an inbox that never answers is aborted at outboxTimeout and fails with reason timeout", async () => {
   // A tarpit: reads the request, never answers.
   const server = await startTestServer(() => new Promise<Response>(() => {}));
+  // Generated before the clock starts: the limit must pass while the
+  // request is in flight, not while a key is made.
+  await testKeyPair();
   const outbox = new RecordingQueue();
   const federation = createFederation<void>({
     kv: new MemoryKvStore(),
     queue: { outbox },
     manuallyStartQueue: true,
     allowPrivateAddress: true,
-    outboxTimeout: { milliseconds: 200 },
+    outboxTimeout: { seconds: 2 },
     timeoutGracePeriod: { seconds: 5 },
     outboxRetryPolicy: () => null,
   });
