@@ -30,6 +30,7 @@ test("the key fetcher loads the actor document at the key id and caches the key"
   const fetchKey = createPublicKeyFetcher({
     kv,
     documentLoader: loaderOf({ [actorId]: actor }, loaded),
+    refreshCooldown: { seconds: 0 },
   });
   const first = await fetchKey(keyId);
   assert(first != null);
@@ -98,4 +99,17 @@ test("doesKeyOwnerMatchActor() compares the key's owner with the activity's sing
   assertEquals(doesKeyOwnerMatchActor({ actor: [actorId, actorId] }, key), false);
   assertEquals(doesKeyOwnerMatchActor({ actor: actorId }, { ...key, owner: null }), false);
   assertEquals(doesKeyOwnerMatchActor("not an object", key), false);
+});
+
+test("the key fetcher refetches a key to refresh it at most once per cooldown", async () => {
+  const loaded: string[] = [];
+  const fetchKey = createPublicKeyFetcher({
+    kv: new MemoryKvStore(),
+    documentLoader: loaderOf({ [actorId]: actor }, loaded),
+  });
+  assert(await fetchKey(keyId) != null);
+  // A flood of forged signatures naming this key asks for refreshes.
+  for (let i = 0; i < 10; i++) assertEquals(await fetchKey(keyId, { refresh: true }), null);
+  assertEquals(loaded, [actorId]);
+  assertEquals((await fetchKey(keyId))?.cached, true);
 });

@@ -54,6 +54,15 @@ export interface PublicKeyFetcherOptions {
    */
   readonly ttl?: DurationInput;
   /**
+   * How soon after a key was fetched a `refresh` may fetch it again (to see
+   * whether it was rotated); earlier refreshes return `null`, so a forged
+   * signature naming someone's cached key cannot make every request refetch
+   * that key.
+   * @default `{ minutes: 1 }`
+   * @since 0.3.0
+   */
+  readonly refreshCooldown?: DurationInput;
+  /**
    * The prefix of the cache's keys; the key id is appended.
    * @default `["fedwork", "public-key"]`
    */
@@ -62,6 +71,8 @@ export interface PublicKeyFetcherOptions {
 
 /** What the KV store keeps per key id: the key's material and its owner. */
 interface StoredPublicKey {
+  /** When the key document was fetched (epoch ms); absent in old entries. */
+  readonly fetchedAt?: number;
   readonly owner: string | null;
   readonly publicKeyPem?: string;
   readonly publicKeyMultibase?: string;
@@ -194,9 +205,25 @@ export function createPublicKeyFetcher(options: PublicKeyFetcherOptions): Public
   const { documentLoader, kv } = options;
   const ttlMs = durationToMilliseconds(options.ttl ?? { hours: 1 }, "ttl");
   const prefix = options.kvPrefix ?? ["fedwork", "public-key"];
+  const cooldownMs = durationToMilliseconds(
+    options.refreshCooldown ?? { minutes: 1 },
+    "refreshCooldown",
+  );
   return async (keyId, fetchOptions) => {
     const cacheKey: KvKey = [...prefix, keyId.href];
-    if (!fetchOptions?.refresh) {
+    if (fetchOptions?.refresh) {
+      // A forged signature naming someone's cached key would otherwise make
+      // every request refetch that key.
+      const stored = await kv.get<StoredPublicKey>(cacheKey);
+      const age = Date.now() - (stored?.fetchedAt ?? 0);
+      if (age >= 0 && age < cooldownMs) {
+        logger.debug("Not refetching {keyId}: it was fetched {age} ms ago.", {
+          keyId: keyId.href,
+          age,
+        });
+        return null;
+      }
+    } else {
       const stored = await kv.get<StoredPublicKey>(cacheKey);
       if (stored != null) {
         try {
@@ -268,7 +295,9 @@ export function createPublicKeyFetcher(options: PublicKeyFetcherOptions): Public
       });
       return null;
     }
-    await kv.set(cacheKey, stored, { ttl: { milliseconds: ttlMs } });
+    await kv.set(cacheKey, { ...stored, fetchedAt: Date.now() }, {
+      ttl: { milliseconds: ttlMs },
+    });
     return { keyId, publicKey, owner: parseOwner(stored.owner), cached: false };
   };
 }

@@ -14,7 +14,9 @@ import type { HttpSignatureSpec, SignatureAlgorithm } from "./spec.ts";
  * - `outsideTimeWindow`: it was made too long ago, in the future, or has
  *   expired;
  * - `keyNotFound`: the key could not be fetched;
- * - `invalidSignature`: the key does not verify the signature.
+ * - `invalidSignature`: the key does not verify the signature;
+ * - `bodyTooLarge`: the body is larger than the verifier reads (since
+ *   0.3.0).
  * @since 0.2.0
  */
 export type SignatureFailureReason =
@@ -26,7 +28,8 @@ export type SignatureFailureReason =
   | "digestMismatch"
   | "outsideTimeWindow"
   | "keyNotFound"
-  | "invalidSignature";
+  | "invalidSignature"
+  | "bodyTooLarge";
 
 /**
  * A signature that was not accepted, and why.

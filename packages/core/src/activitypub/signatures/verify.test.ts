@@ -387,3 +387,25 @@ test("signatures naming invalid components or garbled times are malformed, and n
     );
   }
 });
+
+test("verifyRequest() reads no more of an unread body than maxBodyBytes", async () => {
+  let pulled = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulled++;
+      controller.enqueue(new Uint8Array(64 * 1024));
+    },
+  });
+  const request = new Request("https://example.com/inbox", {
+    method: "POST",
+    body: endless,
+    headers: { Signature: 'keyId="https://remote.example/key",signature="x"' },
+    duplex: "half",
+  } as RequestInit);
+  const result = await verifyRequest(request, {
+    fetchKey: () => Promise.reject(new Error("no key should be fetched")),
+    maxBodyBytes: 256 * 1024,
+  });
+  assertEquals(result.verified ? "verified" : result.reason, "bodyTooLarge");
+  assert(pulled <= 8, `pulled ${pulled} chunks`);
+});

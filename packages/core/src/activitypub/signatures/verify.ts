@@ -3,7 +3,7 @@ import { type DurationInput, durationToMilliseconds } from "../../time/duration.
 import { prepareDraftCavage } from "./draft-cavage.ts";
 import type { FetchedPublicKey, PublicKeyFetcher } from "./key-cache.ts";
 import { prepareRfc9421 } from "./rfc9421.ts";
-import { readRequestBody } from "./sign.ts";
+import { readBodyCapped } from "../../http/capped-body.ts";
 import { type HttpSignatureSpec, verifyBytes } from "./spec.ts";
 import {
   failure,
@@ -44,7 +44,20 @@ export interface VerifyRequestOptions {
    * @default the request URL's origin
    */
   readonly origin?: string | URL;
+  /**
+   * The largest body read when `body` is not given; a larger one fails
+   * with `bodyTooLarge` before it is read whole.
+   * @default 1 MiB
+   * @since 0.3.0
+   */
+  readonly maxBodyBytes?: number;
 }
+
+/**
+ * The default cap on a body {@link verifyRequest} reads itself: 1 MiB.
+ * @since 0.3.0
+ */
+export const DEFAULT_MAX_SIGNED_BODY_BYTES = 1024 * 1024;
 
 /**
  * A verified signature: which scheme, which key.
@@ -113,7 +126,22 @@ export async function verifyRequest(
     nowMs: options.currentTime?.epochMilliseconds ?? Date.now(),
     windowMs,
   };
-  const body = options.body === undefined ? await readRequestBody(request) : options.body;
+  let body: Uint8Array | null;
+  if (options.body !== undefined) body = options.body;
+  else {
+    // Read from a clone, and no further than the cap: the request is
+    // anyone's, and its body may be endless.
+    const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_SIGNED_BODY_BYTES;
+    const read = await readBodyCapped(request.clone(), maxBodyBytes);
+    if (read.truncated) {
+      return failure("bodyTooLarge", `The body exceeds ${maxBodyBytes} bytes.`);
+    }
+    const method = request.method.toUpperCase();
+    body = request.body == null ||
+        (read.body.length === 0 && (method === "GET" || method === "HEAD"))
+      ? null
+      : read.body;
+  }
   // The schemes read only the method, URL and headers, so a body-less view
   // can carry the public URL.
   let signedRequest = request;
