@@ -195,9 +195,10 @@ export interface Federation<TContextData>
 
   /**
    * Listens to the lifecycle events of every message the federation's
-   * workers process: `completed`, `retrying` (with the next delay),
-   * `failed` (once, when a message fails for good: `exhausted` or
-   * `permanent`) and `dropped` (with the reason).  Each event carries the
+   * workers process: `completed`, `retrying` (with the next delay and
+   * whether the attempt threw or ran out of time), `failed` (once, when a
+   * message fails for good: `exhausted`, `timeout` or `permanent`) and
+   * `dropped` (with the reason).  Each event carries the
    * message id, kind, task name (for tasks), attempt, enqueue time and run
    * duration.  A listener that throws is logged and changes nothing.
    * @example

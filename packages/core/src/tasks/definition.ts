@@ -77,8 +77,8 @@ export interface TaskOptions<TContext, TSchema extends StandardSchemaV1> {
   /**
    * Listeners for the lifecycle events of this task's messages:
    * `completed`, `retrying` (with the next delay), `failed` (once, when the
-   * task fails for good: exhausted or permanent) and `dropped` (with the
-   * reason).  They run after the federation's own listeners.
+   * task fails for good: exhausted, timeout or permanent) and `dropped`
+   * (with the reason).  They run after the federation's own listeners.
    * @since 0.2.0
    */
   readonly on?: TaskEventListeners;
