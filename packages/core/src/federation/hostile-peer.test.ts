@@ -19,11 +19,25 @@ import { startHostileServer } from "../activitypub/network/testdata/hostile-serv
 import { deliverSignedActivity } from "../activitypub/outbox/deliver.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
+import type { DurationInput } from "../time/duration.ts";
 import { createFederation } from "./federation.ts";
 import { withWorkers } from "./test-support.ts";
 
 const base = new URL("https://example.com/");
 const MiB = 1024 * 1024;
+const { privateKey } = await generateCryptoKeyPair();
+
+/** Delivers a Follow to `inbox`, signed, as the outbox worker would. */
+function deliverTo(inbox: URL, timeout?: DurationInput) {
+  return deliverSignedActivity({
+    activity: { "@context": "https://www.w3.org/ns/activitystreams", type: "Follow" },
+    inbox,
+    keys: [{ keyId: new URL("https://example.com/users/alice#main-key"), privateKey }],
+    kv: new MemoryKvStore(),
+    allowPrivateAddress: true,
+    ...(timeout == null ? {} : { timeout }),
+  });
+}
 
 test("a worker slot held by a trickling server is freed at the time limit and the next message runs", async () => {
   await using tarpit = await startHostileServer({ kind: "trickle", intervalMs: 50 });
@@ -58,15 +72,7 @@ test("a worker slot held by a trickling server is freed at the time limit and th
 
 test("a delivery to an inbox that never answers ends at the delivery time limit, to be retried", async () => {
   await using inbox = await startHostileServer({ kind: "hang" });
-  const { privateKey } = await generateCryptoKeyPair();
-  const result = await deliverSignedActivity({
-    activity: { "@context": "https://www.w3.org/ns/activitystreams", type: "Follow" },
-    inbox: new URL("/inbox", inbox.url),
-    keys: [{ keyId: new URL("https://example.com/users/alice#main-key"), privateKey }],
-    kv: new MemoryKvStore(),
-    allowPrivateAddress: true,
-    timeout: { milliseconds: 300 },
-  });
+  const result = await deliverTo(new URL("/inbox", inbox.url), { milliseconds: 300 });
   assertEquals(result.kind, "retryableFailure");
   assert(result.kind !== "delivered");
   assertInstanceOf(result.cause, RemoteTimeoutError);
@@ -81,14 +87,7 @@ test("a hostile inbox's endless error body is cut after a few KiB", async () => 
     status: 500,
     contentType: "text/plain",
   });
-  const { privateKey } = await generateCryptoKeyPair();
-  const result = await deliverSignedActivity({
-    activity: { "@context": "https://www.w3.org/ns/activitystreams", type: "Follow" },
-    inbox: new URL("/inbox", inbox.url),
-    keys: [{ keyId: new URL("https://example.com/users/alice#main-key"), privateKey }],
-    kv: new MemoryKvStore(),
-    allowPrivateAddress: true,
-  });
+  const result = await deliverTo(new URL("/inbox", inbox.url));
   assert(result.kind === "retryableFailure");
   assertEquals(result.status, 500);
   assert(result.body.length <= 4096, `kept ${result.body.length} characters`);

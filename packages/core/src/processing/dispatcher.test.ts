@@ -1,49 +1,20 @@
 import { assert, assertEquals, assertRejects, test } from "@fedify/fixture";
 import { trace } from "@opentelemetry/api";
-import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { millisecondsToDuration } from "../time/duration.ts";
 import { withLogs } from "@fedify/fixture";
 import { MessageDispatcher, type MessageKindHandler, RetryNotStoredError } from "./dispatcher.ts";
-import type { BaseMessage } from "./envelope.ts";
 import { MalformedMessageError, PermanentError } from "./errors.ts";
 import { type MessageEvent, MessageEventHub } from "./events.ts";
 import { getFedworkTracer } from "./tracing.ts";
+import {
+  RecordingQueue,
+  type TestMessage as SharedTestMessage,
+  testMessage,
+} from "./testdata/test-messages.ts";
 
-interface TestMessage extends BaseMessage {
-  readonly type: "test";
-  readonly behaviour: "ok" | "fail" | "permanent" | "malformed";
-}
-
-function testMessage(behaviour: TestMessage["behaviour"], attempt = 0): TestMessage {
-  return {
-    type: "test",
-    id: crypto.randomUUID(),
-    baseUrl: "https://example.com/",
-    started: new Date().toISOString(),
-    attempt,
-    traceContext: {},
-    behaviour,
-  };
-}
-
-class RecordingQueue implements MessageQueue {
-  readonly enqueued: { message: TestMessage; options?: MessageQueueEnqueueOptions }[] = [];
-  readonly nativeRetrial: boolean;
-  readonly failing: boolean;
-  constructor(nativeRetrial = false, failing = false) {
-    this.nativeRetrial = nativeRetrial;
-    this.failing = failing;
-  }
-  enqueue(message: TestMessage, options?: MessageQueueEnqueueOptions): Promise<void> {
-    if (this.failing) return Promise.reject(new Error("unreachable"));
-    this.enqueued.push({ message, options });
-    return Promise.resolve();
-  }
-  listen(): Promise<void> {
-    return Promise.resolve();
-  }
-}
+type TestMessage = SharedTestMessage<"ok" | "fail" | "permanent" | "malformed">;
 
 const fixedDelay = (ms: number, maxAttempts = 3): RetryPolicy => ({ attempts }) =>
   attempts >= maxAttempts ? null : millisecondsToDuration(ms);

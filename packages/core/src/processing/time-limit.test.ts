@@ -13,14 +13,17 @@ import {
   withLogs,
 } from "@fedify/fixture";
 import { trace } from "@opentelemetry/api";
-import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { millisecondsToDuration } from "../time/duration.ts";
 import { MessageDispatcher } from "./dispatcher.ts";
-import type { BaseMessage } from "./envelope.ts";
 import { HandlerTimeoutError } from "./errors.ts";
 import { type MessageEvent, MessageEventHub } from "./events.ts";
 import { timeLimitToMilliseconds } from "./time-limit.ts";
 import { getFedworkTracer } from "./tracing.ts";
+import {
+  RecordingQueue,
+  type TestMessage as SharedTestMessage,
+  testMessage,
+} from "./testdata/test-messages.ts";
 
 const LIMIT_MS = 100;
 const GRACE_MS = 100;
@@ -29,37 +32,7 @@ const GENEROUS_MS = LIMIT_MS + GRACE_MS + 10_000;
 
 type Behaviour = (signal: AbortSignal) => Promise<void>;
 
-interface TestMessage extends BaseMessage {
-  readonly type: "test";
-  readonly behaviour: string;
-}
-
-function testMessage(behaviour: string, attempt = 0): TestMessage {
-  return {
-    type: "test",
-    id: crypto.randomUUID(),
-    baseUrl: "https://example.com/",
-    started: new Date().toISOString(),
-    attempt,
-    traceContext: {},
-    behaviour,
-  };
-}
-
-class RecordingQueue implements MessageQueue {
-  readonly enqueued: { message: TestMessage; options?: MessageQueueEnqueueOptions }[] = [];
-  readonly nativeRetrial: boolean;
-  constructor(nativeRetrial = false) {
-    this.nativeRetrial = nativeRetrial;
-  }
-  enqueue(message: TestMessage, options?: MessageQueueEnqueueOptions): Promise<void> {
-    this.enqueued.push({ message, options });
-    return Promise.resolve();
-  }
-  listen(): Promise<void> {
-    return Promise.resolve();
-  }
-}
+type TestMessage = SharedTestMessage;
 
 /** A dispatcher whose `test` kind runs the named behaviour with a time limit. */
 function createDispatcher(
