@@ -15,7 +15,9 @@
 // root.  Only relative specifiers matter here; package imports cannot form
 // a cycle inside a package.
 //
-// Usage: node scripts/check-layers.ts   (exits 1 and names every violation)
+// Usage: node scripts/check-layers.ts [--cycles]
+//   exits 1 and names every violation; reports the size of the largest
+//   cycle of imports in core counting type-only ones (--cycles lists them).
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import process from "node:process";
@@ -110,7 +112,63 @@ function findCycles(graph: Map<string, string[]>): string[][] {
   return cycles;
 }
 
+/**
+ * The strongly connected components of `graph` with more than one file
+ * (Tarjan's algorithm, iterative so that a deep graph cannot overflow the
+ * stack): each is a set of files that all reach each other.
+ */
+function stronglyConnected(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  let counter = 0;
+  for (const start of graph.keys()) {
+    if (index.has(start)) continue;
+    const work: { node: string; next: number }[] = [{ node: start, next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const frame = work[work.length - 1];
+      const edges = (graph.get(frame.node) ?? []).filter((target) => graph.has(target));
+      if (frame.next < edges.length) {
+        const target = edges[frame.next++];
+        if (!index.has(target)) {
+          index.set(target, counter);
+          low.set(target, counter++);
+          stack.push(target);
+          onStack.add(target);
+          work.push({ node: target, next: 0 });
+        } else if (onStack.has(target)) {
+          low.set(frame.node, Math.min(low.get(frame.node)!, index.get(target)!));
+        }
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) {
+        const parent = work[work.length - 1].node;
+        low.set(parent, Math.min(low.get(parent)!, low.get(frame.node)!));
+      }
+      if (low.get(frame.node) === index.get(frame.node)) {
+        const component: string[] = [];
+        let member: string;
+        do {
+          member = stack.pop()!;
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== frame.node);
+        if (component.length > 1) components.push(component);
+      }
+    }
+  }
+  return components;
+}
+
 const problems: string[] = [];
+const report: string[] = [];
 const packagesDir = join(root, "packages");
 for (const entry of await readdir(packagesDir, { withFileTypes: true })) {
   if (!entry.isDirectory()) continue;
@@ -131,6 +189,20 @@ for (const entry of await readdir(packagesDir, { withFileTypes: true })) {
     problems.push(`import cycle: ${cycle.map((file) => relative(root, file)).join(" -> ")}`);
   }
   if (entry.name !== "core") continue;
+  // Type-only imports do not run, but a cycle through them still ties the
+  // files together for a reader: report the largest such cycle.
+  const typeGraph = new Map<string, string[]>();
+  for (const [file, list] of imports) typeGraph.set(file, list.map((i) => i.target));
+  const components = stronglyConnected(typeGraph).sort((a, b) => b.length - a.length);
+  report.push(
+    `largest cycle of imports (type-only included) in @fedwork/core: ` +
+      `${components[0]?.length ?? 0} files`,
+  );
+  if (process.argv.includes("--cycles")) {
+    for (const component of components) {
+      report.push(`  ${component.map((file) => relative(src, file)).sort().join(", ")}`);
+    }
+  }
   for (const [file, list] of imports) {
     const from = coreLayerOf(file, src)!;
     if (from.layer < 0) {
@@ -155,4 +227,5 @@ if (problems.length > 0) {
   console.error(`check-layers: ${problems.length} problem(s); see docs/architecture.md.`);
   process.exit(1);
 }
+for (const line of report) console.log(line);
 console.log("check-layers: no import cycles, no upward imports in @fedwork/core.");
