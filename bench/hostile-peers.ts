@@ -9,10 +9,12 @@
 //        deno run -A bench/hostile-peers.ts      bun bench/hostile-peers.ts
 import process from "node:process";
 import {
+  createFederation,
   createFetchDocumentLoader,
   createPublicKeyFetcher,
   deliverSignedActivity,
   generateCryptoKeyPair,
+  InProcessMessageQueue,
   MemoryKvStore,
 } from "@fedwork/core";
 import { startHostileServer } from "../packages/core/src/activitypub/network/testdata/hostile-server.ts";
@@ -112,6 +114,47 @@ const record = (scenario: string, variant: string, r: { peakMiB: number; ms: num
         .text()
     ),
   );
+}
+
+// 4. The queue-freeze scenario: one worker slot, a task stuck on the
+// trickling server, a second task queued behind it.  How long after the
+// stuck one's time limit the second completes.
+{
+  await using server = await startHostileServer({ kind: "trickle", intervalMs: 100 });
+  await using queue = new InProcessMessageQueue();
+  const limitMs = full ? 10_000 : 1_000;
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: { task: queue },
+    manuallyStartQueue: true,
+    allowPrivateAddress: true,
+    remoteRequests: { timeout: { milliseconds: limitMs } },
+  });
+  let secondDone!: () => void;
+  const second = new Promise<void>((resolve) => secondDone = resolve);
+  const task = federation.defineTask("look-up", {
+    schema: { "~standard": { version: 1, vendor: "bench", validate: (value) => ({ value }) } },
+    async handler(ctx, url: unknown) {
+      if (typeof url === "string") await ctx.lookupObject(url);
+      else secondDone();
+    },
+  });
+  const controller = new AbortController();
+  const workers = federation.startQueue(undefined, { signal: controller.signal });
+  const started = performance.now();
+  const ctx = federation.createContext(new URL("https://example.com/"), undefined);
+  await ctx.enqueueTask(task, server.url.href);
+  await ctx.enqueueTask(task, null);
+  await second;
+  const ms = performance.now() - started;
+  controller.abort();
+  await workers;
+  rows.push([
+    "queue freeze",
+    `limit ${limitMs} ms`,
+    "",
+    `${ms.toFixed(0)} (${(ms - limitMs).toFixed(0)} after the limit)`,
+  ]);
 }
 
 const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node";
