@@ -196,6 +196,10 @@ if (!skipChecks) {
     ["tsc", bin("tsc"), ["-p", "tsconfig.json"]],
     // No import cycles; no upward imports between core's layers.
     ["layers", process.execPath, [join(root, "scripts", "check-layers.ts")]],
+    // Every published entry point exports what the committed snapshot
+    // lists; on a difference it says to run
+    // `node scripts/check-exports.ts --update` and review the diff.
+    ["exports snapshot", process.execPath, [join(root, "scripts", "check-exports.ts")]],
     // Each package is ready for JSR.  --allow-dirty: the check must not
     // depend on whether the working tree is committed.
     ...PUBLISHED_PACKAGES.map((name): [string, string, string[], string] => [

@@ -1,5 +1,4 @@
 import {
-  checkQueueChannel,
   durationToMilliseconds,
   type MessageQueue,
   type MessageQueueDepth,
@@ -7,6 +6,7 @@ import {
   type MessageQueueHandler,
   type MessageQueueListenOptions,
 } from "@fedwork/core";
+import { checkQueueChannel } from "@fedwork/core/queue-kit";
 import type { Channel, ChannelModel } from "amqplib";
 import { Buffer } from "node:buffer";
 import { closeQuietly, openConnection } from "./connection.ts";

@@ -3,7 +3,8 @@
 // AMQP has no key–value store, so the federations share one in-memory
 // store; the progress half of the suite (which needs a pub/sub transport
 // across processes) runs on Redis and PostgreSQL.
-import { capabilityChannel, MemoryKvStore } from "@fedwork/core";
+import { MemoryKvStore } from "@fedwork/core";
+import { capabilityChannel } from "@fedwork/core/queue-kit";
 import { testTaskProgressAndRouting } from "@fedwork/testing";
 import { cleanup, createQueue } from "./testdata/conformance-factory.ts";
 

@@ -13,7 +13,6 @@ export * from "./retry/mod.ts";
 export {
   type GetThroughputOptions,
   HandlerTimeoutError,
-  MESSAGE_METRICS,
   type MessageCompletedEvent,
   type MessageDroppedEvent,
   type MessageEvent,
@@ -26,7 +25,6 @@ export {
   type OutcomeType,
   PermanentError,
   RetryNotStoredError,
-  THROUGHPUT_MAX_MINUTES,
   type ThroughputBucket,
 } from "./processing/mod.ts";
 export * from "./activitypub/mod.ts";

@@ -3,7 +3,10 @@
  * message stays invisible to other workers while a heartbeat renews its
  * lease): the shared listen loop with prefetch and batched
  * acknowledgements, the option checks, and the closed-queue error.  Fedwork's
- * SQLite and PostgreSQL queues are built on it.
+ * SQLite and PostgreSQL queues are built on it.  It also holds what every
+ * backend shares whatever its engine: the channel and topic checks, the
+ * topic listener table of a pub/sub transport, and the channel name a set
+ * of task capabilities routes to.
  *
  * ```ts
  * import { resolveLeaseOptions, runLeaseListener } from "@fedwork/core/queue-kit";
@@ -29,3 +32,6 @@ export {
   resolveLeaseOptions,
 } from "./queue/lease-options.ts";
 export { QueueClosedError } from "./queue/queue-closed-error.ts";
+export { checkQueueChannel } from "./queue/in-process-message-queue.ts";
+export { checkPublication, checkSubscription, TopicListeners } from "./pubsub/topic-listeners.ts";
+export { capabilityChannel } from "./tasks/routing.ts";

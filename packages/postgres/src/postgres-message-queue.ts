@@ -1,5 +1,4 @@
 import {
-  checkQueueChannel,
   type DurationInput,
   durationToMilliseconds,
   type MessageQueue,
@@ -10,6 +9,7 @@ import {
   type MessageQueueListenOptions,
 } from "@fedwork/core";
 import {
+  checkQueueChannel,
   type LeaseClaimRequest,
   type LeaseClaimResult,
   type LeasedMessage,

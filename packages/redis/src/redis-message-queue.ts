@@ -6,8 +6,9 @@ import type {
   MessageQueueHandler,
   MessageQueueListenOptions,
 } from "@fedwork/core";
-import { checkQueueChannel, durationToMilliseconds, QueueClosedError } from "@fedwork/core";
+import { durationToMilliseconds, QueueClosedError } from "@fedwork/core";
 import {
+  checkQueueChannel,
   type LeaseClaimResult,
   type LeasedMessage,
   type LeaseEngine,

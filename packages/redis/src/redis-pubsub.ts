@@ -1,4 +1,5 @@
-import { checkPublication, checkSubscription, type PubSub, TopicListeners } from "@fedwork/core";
+import type { PubSub } from "@fedwork/core";
+import { checkPublication, checkSubscription, TopicListeners } from "@fedwork/core/queue-kit";
 import type { PubSubSubscribeOptions } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
 import {

@@ -60,10 +60,10 @@ export type {
 } from "./message.ts";
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationHostHealthOptions } from "./host-health-options.ts";
-export { HOST_PROBE_TASK_NAME, type HostHealthOperations } from "./host-health.ts";
+export type { HostHealthOperations } from "./host-health.ts";
 export type { FederationWebhookOptions } from "./webhook-options.ts";
 export type { FederationRemoteRequestOptions } from "./remote-request-options.ts";
-export { WEBHOOK_TASK_NAME, type WebhookOperations } from "./webhooks.ts";
+export type { WebhookOperations } from "./webhooks.ts";
 export type { FederationOperationsOptions } from "./operations-options.ts";
 export type { FailedTaskDetails, TaskOperations, TaskScheduleOptions } from "./operations.ts";
 export type { QueueDepthEntry, QueueMonitoring } from "./monitoring.ts";
@@ -76,13 +76,5 @@ export type {
 export type { TaskContext, TaskDefinitionOptions, TaskRegistry } from "./task-context.ts";
 export { type FederationQueueOptions, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
 export type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry.ts";
-export {
-  FANOUT_THRESHOLD,
-  type SendActivityOptions,
-  type SenderIdentity,
-} from "./send-activity.ts";
-export {
-  TASK_UPDATES_TOPIC,
-  type TaskStatusOperations,
-  type WatchTaskOptions,
-} from "./task-status.ts";
+export type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
+export type { TaskStatusOperations, WatchTaskOptions } from "./task-status.ts";

@@ -1,3 +1,2 @@
 export type { PubSub, PubSubSubscribeOptions } from "./pubsub.ts";
 export { InProcessPubSub } from "./in-process-pubsub.ts";
-export { checkPublication, checkSubscription, TopicListeners } from "./topic-listeners.ts";

@@ -9,7 +9,6 @@ export type {
   MessageRedeliveryOptions,
 } from "./message-queue.ts";
 export {
-  checkQueueChannel,
   InProcessMessageQueue,
   type InProcessMessageQueueOptions,
 } from "./in-process-message-queue.ts";

@@ -1,8 +1,6 @@
 export {
   decodeTaskPayload,
   type DecodeTaskPayloadOptions,
-  DEFAULT_TASK_PAYLOAD_MAX_DEPTH,
-  DEFAULT_TASK_PAYLOAD_MAX_SIZE,
   encodeTaskPayload,
   type EncodeTaskPayloadOptions,
   type TaskPayloadLimits,
@@ -15,7 +13,6 @@ export type {
   TaskEventListeners,
   TaskOptions,
 } from "./definition.ts";
-export { DEFAULT_TASK_DEDUPLICATION_TTL_MS } from "./dedup.ts";
 export type {
   ListTaskRecordsOptions,
   TaskRecord,
@@ -49,4 +46,3 @@ export {
   type TaskUpdate,
   TERMINAL_TASK_STATES,
 } from "./status.ts";
-export { capabilityChannel } from "./routing.ts";

@@ -1,5 +1,4 @@
 import {
-  checkQueueChannel,
   durationToMilliseconds,
   type MessageQueue,
   type MessageQueueDeduplicatedEnqueueOptions,
@@ -9,6 +8,7 @@ import {
   type MessageQueueListenOptions,
 } from "@fedwork/core";
 import {
+  checkQueueChannel,
   type LeaseClaimRequest,
   type LeaseClaimResult,
   type LeasedMessage,

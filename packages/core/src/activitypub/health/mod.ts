@@ -5,4 +5,3 @@
  * @since 0.2.0
  */
 export type { HostHealth, HostHealthChange } from "./types.ts";
-export { isHostFailureStatus, probeHost, type ProbeHostOptions } from "./probe.ts";

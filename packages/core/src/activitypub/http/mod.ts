@@ -4,19 +4,7 @@
  * @module
  * @since 0.2.0
  */
-export { RouteConflictError, UriBuildError, UriTemplateError } from "./errors.ts";
-export { acceptsJsonLd, ACTIVITY_JSON_MEDIA_TYPE } from "./negotiation.ts";
-export {
-  createActivityJsonResponse,
-  createNotAcceptableResponse,
-  createNotFoundResponse,
-} from "./responses.ts";
-export { type RouteMatch, Router } from "./router.ts";
-export {
-  expandUriTemplate,
-  findCommonPath,
-  matchUriTemplate,
-  parseUriTemplate,
-  type UriTemplate,
-  type UriTemplateToken,
-} from "./uri-template.ts";
+// The router, URI templates, content negotiation and response helpers are
+// the federation's own machinery, imported by path; only the errors an
+// application can meet are public.
+export { RouteConflictError, UriBuildError } from "./errors.ts";

@@ -29,7 +29,7 @@ export interface RouteMatch {
  * @since 0.2.0
  * @example
  * ```ts
- * import { Router } from "@fedwork/core";
+ * import { Router } from "./router.ts";
  *
  * const router = new Router();
  * router.add("/users/{identifier}", "actor");

@@ -4,7 +4,6 @@
  * @since 0.2.0
  */
 export {
-  DEFAULT_MAX_INBOX_BODY_SIZE,
   type InboxRejectionReason,
   type InboxVerification,
   verifyInboxRequest,

@@ -6,11 +6,7 @@
  * @module
  * @since 0.2.0
  */
-export {
-  DEFAULT_MAX_DOCUMENT_LOADS,
-  DocumentLoadBudgetError,
-  withDocumentLoadBudget,
-} from "./document-budget.ts";
+export { DocumentLoadBudgetError } from "./document-budget.ts";
 export { createFetchDocumentLoader, type FetchDocumentLoaderOptions } from "./document-loader.ts";
 export {
   PrivateAddressError,
@@ -21,13 +17,8 @@ export {
   UnacceptableContentTypeError,
 } from "./errors.ts";
 export {
-  DEFAULT_DELIVERY_TIMEOUT_MS,
-  DEFAULT_MAX_REDIRECTS,
-  DEFAULT_MAX_REMOTE_BODY_BYTES,
-  DEFAULT_REMOTE_TIMEOUT_MS,
   fetchRemote,
   type FetchRemoteOptions,
-  JSON_LD_CONTENT_TYPES,
   type RemoteRequestLimits,
   type RemoteResponse,
 } from "./outgoing-http.ts";

@@ -136,7 +136,7 @@ export function createNodeInfoResponse(nodeInfo: NodeInfo): Response {
  * @since 0.2.0
  * @example
  * ```ts
- * import { handleNodeInfoWellKnown } from "@fedwork/core";
+ * import { handleNodeInfoWellKnown } from "./document.ts";
  *
  * const response = handleNodeInfoWellKnown(
  *   new Request("https://example.com/.well-known/nodeinfo"),

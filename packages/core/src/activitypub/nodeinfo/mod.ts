@@ -3,11 +3,4 @@
  * @module
  * @since 0.2.0
  */
-export {
-  createNodeInfoResponse,
-  handleNodeInfoWellKnown,
-  type NodeInfo,
-  NODEINFO_2_1_SCHEMA,
-  type NodeInfoProtocol,
-  serializeNodeInfo,
-} from "./document.ts";
+export type { NodeInfo, NodeInfoProtocol } from "./document.ts";

@@ -18,13 +18,8 @@ export {
   type PublicKeyFetcher,
   type PublicKeyFetcherOptions,
 } from "./key-cache.ts";
-export { readRequestBody, signRequest, type SignRequestOptions } from "./sign.ts";
-export {
-  type HttpSignatureSpec,
-  otherHttpSignatureSpec,
-  type SignatureAlgorithm,
-  signatureAlgorithmOf,
-} from "./spec.ts";
+export { signRequest, type SignRequestOptions } from "./sign.ts";
+export type { HttpSignatureSpec, SignatureAlgorithm } from "./spec.ts";
 export type { SignatureFailure, SignatureFailureReason } from "./verification.ts";
 export {
   type VerifiedSignature,

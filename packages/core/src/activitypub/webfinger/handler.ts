@@ -103,7 +103,7 @@ function parseResource(resource: string): Resource | null {
  * @since 0.2.0
  * @example
  * ```ts
- * import { handleWebFinger } from "@fedwork/core";
+ * import { handleWebFinger } from "./handler.ts";
  *
  * const response = await handleWebFinger(
  *   new Request("https://example.com/.well-known/webfinger?resource=acct:alice@example.com"),

@@ -3,12 +3,7 @@
  * @module
  * @since 0.2.0
  */
-export {
-  handleWebFinger,
-  type WebFingerActor,
-  type WebFingerHandlerOptions,
-  type WebFingerLink,
-} from "./handler.ts";
+export type { WebFingerLink } from "./handler.ts";
 export {
   lookupWebFinger,
   type LookupWebFingerOptions,
