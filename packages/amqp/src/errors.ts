@@ -1,3 +1,5 @@
+import { QueueClosedError } from "@fedwork/core/queue-kit";
+
 /**
  * Thrown when an {@link AmqpMessageQueue} cannot reach the broker, or loses
  * its connection before the broker confirmed a message.  An enqueue that
@@ -20,9 +22,12 @@ export class AmqpConnectionError extends Error {
 /**
  * Thrown by the methods of an {@link AmqpMessageQueue} after it has been
  * disposed with `Symbol.asyncDispose`.
+ *
+ * Extends `QueueClosedError` from `@fedwork/core` since 0.3.0, like every
+ * other backend's closed error.
  * @since 0.1.0
  */
-export class AmqpMessageQueueClosedError extends Error {
+export class AmqpMessageQueueClosedError extends QueueClosedError {
   /**
    * Creates the error.
    * @param queue The name of the closed queue.

@@ -1,5 +1,6 @@
-import { assert, assertEquals, fail, test } from "./test-runner.ts";
+import { assert, assertEquals, assertInstanceOf, fail, test } from "./test-runner.ts";
 import type { MessageQueueDepth, MessageRedelivery } from "@fedwork/core";
+import { QueueClosedError } from "@fedwork/core/queue-kit";
 import { runCrashTest } from "./crash-test.ts";
 import { defineDeduplicationTests } from "./deduplication-suite.ts";
 import { EVENT_TIMEOUT_MS, runQueueTest } from "./queue-harness.ts";
@@ -41,6 +42,8 @@ const DEFAULT_LEASE_MS = 1500;
  * - when the queue claims ahead (`prefetch: true`), messages prefetched
  *   beyond the running handler stay leased while it listens and are handed
  *   back, in order, as soon as it stops, before the running handler ends;
+ * - (durable only) `enqueue()` on a disposed instance rejects with a
+ *   `QueueClosedError` (from `@fedwork/core/queue-kit`);
  * - (durable only) a handler running longer than the lease is not handed
  *   to a second live worker;
  * - (durable only) a message whose worker process was killed mid-handler is
@@ -420,6 +423,22 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
   }
 
   if (!durable) return;
+
+  define("enqueue on a disposed queue rejects with a QueueClosedError", async (run) => {
+    const queue = await run.createQueue();
+    const dispose = (queue as Partial<AsyncDisposable>)[Symbol.asyncDispose];
+    if (dispose == null) fail("A durable queue must have [Symbol.asyncDispose]().");
+    await dispose.call(queue);
+    let error: unknown;
+    try {
+      await queue.enqueue({ kind: "after-dispose" });
+    } catch (caught) {
+      error = caught;
+    }
+    // Workers and retry code tell "closed" apart from an engine failure by
+    // this class alone, whatever the backend.
+    assertInstanceOf(error, QueueClosedError);
+  });
 
   define("a handler running past the lease is not redelivered to a live worker", async (run) => {
     const first = await run.createQueue();
