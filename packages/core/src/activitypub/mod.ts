@@ -6,6 +6,7 @@
  */
 export * from "./network/mod.ts";
 export * from "./signatures/mod.ts";
+export * from "./proofs/mod.ts";
 export * from "./actors/mod.ts";
 export * from "./http/mod.ts";
 export * from "./webfinger/mod.ts";
