@@ -5,6 +5,7 @@
 // concurrency 1 and 8 until all are handled.  Uses AMQP_URL.
 import { AmqpMessageQueue } from "@fedwork/amqp";
 import process from "node:process";
+import { percentile } from "./harness/stats.ts";
 
 const url = process.env.AMQP_URL ?? "amqp://guest:guest@127.0.0.1:5672";
 const PICKUPS = 200;
@@ -12,10 +13,6 @@ const DRAIN = 5000;
 
 function newQueueName(): string {
   return `fedwork-bench-${crypto.randomUUID().slice(0, 8)}`;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 }
 
 async function measurePickup(): Promise<{ p50: number; p99: number }> {
@@ -40,7 +37,7 @@ async function measurePickup(): Promise<{ p50: number; p99: number }> {
   await queue.deleteQueues();
   await queue[Symbol.asyncDispose]();
   samples.sort((a, b) => a - b);
-  return { p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) };
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
 
 async function measureDrain(concurrency: number, prefetch = concurrency): Promise<number> {

@@ -11,7 +11,7 @@ import {
   MemoryKvStore,
   signRequest,
   verifyRequest,
-} from "../packages/core/src/mod.ts";
+} from "@fedwork/core";
 
 const N = 500;
 const actor = "https://example.com/users/alice";

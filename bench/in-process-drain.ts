@@ -13,12 +13,12 @@
 import {
   createFederation,
   decodeTaskPayload,
+  encodeTaskPayload,
   InProcessMessageQueue,
   MemoryKvStore,
-} from "../packages/core/src/mod.ts";
+} from "@fedwork/core";
 // The batch encoder enqueueTaskMany() uses (internal), so that both sides
 // encode the same way.
-import { encodeTaskPayloads } from "../packages/core/src/tasks/codec/mod.ts";
 import process from "node:process";
 
 const deno = (globalThis as {
@@ -61,7 +61,7 @@ function payloads(): Payload[] {
 async function bareLoop(): Promise<number> {
   const items = payloads();
   const start = performance.now();
-  const encoded = await encodeTaskPayloads(items);
+  const encoded = await Promise.all(items.map((item) => encodeTaskPayload(item)));
   const queue = encoded.map((data) => ({ taskName: "bench", data }));
   for (const message of queue) {
     const payload = await decodeTaskPayload(message.data, { documentLoader });

@@ -17,8 +17,8 @@ import {
   MemoryKvStore,
   type MessageQueue,
   millisecondsToDuration,
-} from "../packages/core/src/mod.ts";
-import { SqliteMessageQueue } from "../packages/sqlite/src/mod.ts";
+} from "@fedwork/core";
+import { SqliteMessageQueue } from "@fedwork/sqlite";
 
 const TASKS = 10_000;
 const TRIALS = 3;

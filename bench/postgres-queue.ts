@@ -4,15 +4,12 @@
 // Usage: node_modules/.bin/node bench/postgres-queue.ts
 import process from "node:process";
 import postgres from "postgres";
-import { PostgresMessageQueue } from "../packages/postgres/src/mod.ts";
+import { PostgresMessageQueue } from "@fedwork/postgres";
+import { percentile } from "./harness/stats.ts";
 
 const url = process.env.POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const table = `fedwork_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
 const admin = postgres(url, { onnotice: () => {} });
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 async function pickup(count: number): Promise<number[]> {
   await using queue = new PostgresMessageQueue(url, { tableName: table });

@@ -15,7 +15,7 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import process from "node:process";
 import { Redis } from "ioredis";
-import { RedisMessageQueue } from "../packages/redis/src/mod.ts";
+import { RedisMessageQueue } from "@fedwork/redis";
 
 function listArgument(name: string, fallback: number[]): number[] {
   const index = process.argv.indexOf(`--${name}`);

@@ -6,16 +6,13 @@
 // redis://127.0.0.1:6379) and deletes its keys afterwards.
 import process from "node:process";
 import { deleteKeys } from "../packages/redis/src/testdata/conformance-factory.ts";
-import { RedisMessageQueue } from "../packages/redis/src/mod.ts";
+import { RedisMessageQueue } from "@fedwork/redis";
+import { percentile } from "./harness/stats.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const PICKUP_MESSAGES = 200;
 const DRAIN_MESSAGES = 5_000;
 const ENQUEUE_CHUNK = 1_000;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 async function measurePickup(queueName: string): Promise<number[]> {
   await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: queueName });

@@ -24,7 +24,7 @@ import {
   MemoryKvStore,
   type MessageQueue,
   ParallelMessageQueue,
-} from "../packages/core/src/mod.ts";
+} from "@fedwork/core";
 
 const N = Number(process.argv[2] ?? 1000);
 const WARM_UP = 50;

@@ -6,7 +6,8 @@
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SqliteMessageQueue } from "../packages/sqlite/src/mod.ts";
+import { SqliteMessageQueue } from "@fedwork/sqlite";
+import { percentile } from "./harness/stats.ts";
 
 const PICKUP_MESSAGES = 200;
 const DRAIN_MESSAGES = 5_000;
@@ -18,10 +19,6 @@ async function withFile<T>(body: (path: string) => Promise<T>): Promise<T> {
   } finally {
     await Promise.all(["", "-wal", "-shm"].map((s) => rm(path + s, { force: true })));
   }
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 async function measurePickup(): Promise<{ p50: number; p99: number }> {

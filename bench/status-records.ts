@@ -10,8 +10,8 @@
 // Prints tasks per second, median (min–max), and the ratio off / on.
 import { Redis } from "ioredis";
 import process from "node:process";
-import { createFederation, type FederationOptions } from "../packages/core/src/mod.ts";
-import { RedisKvStore, RedisMessageQueue } from "../packages/redis/src/mod.ts";
+import { createFederation, type FederationOptions } from "@fedwork/core";
+import { RedisKvStore, RedisMessageQueue } from "@fedwork/redis";
 
 function listArgument(name: string, fallback: number[]): number[] {
   const index = process.argv.indexOf(`--${name}`);

@@ -8,6 +8,9 @@
 // Usage: node_modules/.bin/node -C fedwork-source bench/throughput.ts
 //        (or deno run -A / bun --conditions=fedwork-source)
 import { MemoryKvStore } from "@fedwork/core";
+// The recorder has no public handle: the federation creates it for the
+// dashboard.  Measured through the public API, one event's cost would be
+// lost in the whole dispatcher's, so this bench reaches into core by path.
 import { ThroughputRecorder } from "../packages/core/src/processing/throughput.ts";
 import type { MessageEvent } from "../packages/core/src/processing/events.ts";
 

@@ -12,7 +12,7 @@ import {
   MemoryKvStore,
   signWebhookRequest,
   verifyWebhookRequest,
-} from "../packages/core/src/mod.ts";
+} from "@fedwork/core";
 
 const N = 2000;
 const TASKS = 1000;

@@ -8,12 +8,7 @@ import {
   type Sizes,
   type TrialResult,
 } from "./driver.ts";
-
-/** The value at percentile `p` (0–100) of an ascending list. */
-export function percentile(sorted: readonly number[], p: number): number {
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index];
-}
+import { percentile } from "./stats.ts";
 
 /** The handlers' work: hashes `bytes` bytes (none when 0). */
 function handlerWork(bytes: number): (payload: Payload) => void {

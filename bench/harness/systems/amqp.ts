@@ -4,7 +4,6 @@
 import { AmqpMessageQueue } from "@fedwork/amqp";
 import { type Channel, type ChannelModel, connect } from "amqplib";
 import process from "node:process";
-import { resolveAmqpOptions } from "../../../packages/amqp/src/options.ts";
 import type { Driver, Payload } from "../driver.ts";
 import type { QueueSource } from "./fedwork.ts";
 
@@ -28,10 +27,18 @@ async function deleteQueues(names: readonly string[]): Promise<void> {
   }
 }
 
-/** Every queue Fedwork declares for `name` with default options. */
+// AmqpMessageQueue's defaults, passed explicitly so that the bench knows
+// which queues to delete and gives raw amqplib the same prefetch without
+// reaching into the package's internals.
+const ORDERING_PARTITIONS = 16;
+/** The prefetch AmqpMessageQueue uses by default at `concurrency`. */
+function prefetchFor(concurrency: number): number {
+  return Math.min(65535, Math.max(16, 2 * concurrency));
+}
+
+/** Every queue Fedwork declares for `name`. */
 function fedworkQueueNames(name: string): string[] {
-  const { orderingPartitions } = resolveAmqpOptions({ queue: name });
-  return [name, ...Array.from({ length: orderingPartitions }, (_, i) => `${name}.ordered.${i}`)];
+  return [name, ...Array.from({ length: ORDERING_PARTITIONS }, (_, i) => `${name}.ordered.${i}`)];
 }
 
 /** AmqpMessageQueue instances on queue `name`, with default options. */
@@ -48,9 +55,24 @@ export function fedworkAmqpSource(name: string): QueueSource {
       await closeAll();
       await deleteQueues(fedworkQueueNames(name));
     },
-    producer: () => producer ??= track(new AmqpMessageQueue({ url: AMQP_URL, queue: name })),
+    producer: () =>
+      producer ??= track(
+        new AmqpMessageQueue({
+          url: AMQP_URL,
+          queue: name,
+          orderingPartitions: ORDERING_PARTITIONS,
+        }),
+      ),
     consumer: (concurrency) =>
-      track(new AmqpMessageQueue({ url: AMQP_URL, queue: name, concurrency })),
+      track(
+        new AmqpMessageQueue({
+          url: AMQP_URL,
+          queue: name,
+          concurrency,
+          prefetch: prefetchFor(concurrency),
+          orderingPartitions: ORDERING_PARTITIONS,
+        }),
+      ),
     close: closeAll,
   };
 }
@@ -102,7 +124,7 @@ export function amqplibDriver(name: string): Driver {
       });
     },
     async work(concurrency, handler) {
-      const { prefetch } = resolveAmqpOptions({ queue: name, concurrency });
+      const prefetch = prefetchFor(concurrency);
       const consumerConnection = await connect(AMQP_URL);
       const channel: Channel = await consumerConnection.createChannel();
       await channel.assertQueue(name, { durable: true });
