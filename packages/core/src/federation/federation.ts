@@ -8,10 +8,8 @@ import { ActorKeyPairsCache, getActorKeyPairs } from "./actor-keys.ts";
 import { type FederationFetchOptions, handleFederationRequest } from "./http-handler.ts";
 import { InboxContextImpl } from "./inbox-context.ts";
 import { type RequestContext, RequestContextImpl } from "./request-context.ts";
-import { getLogger } from "@logtape/logtape";
-import { SpanKind, type Tracer } from "@opentelemetry/api";
+import type { Tracer } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
-import { handOverMessages } from "../queue/message-ownership.ts";
 import { type Context, type ContextHost, ContextImpl } from "./context.ts";
 import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
 import { type Federatable, FederatableImpl } from "./federatable.ts";
@@ -30,7 +28,8 @@ import {
   type SendActivityOptions,
   type SenderIdentity,
 } from "./send-activity.ts";
-import { getFedworkTracer, traceContextOf, withSpan } from "../processing/tracing.ts";
+import { getFedworkTracer } from "../processing/tracing.ts";
+import { MessageProducer } from "../processing/producer.ts";
 import { MessageDispatcher } from "../processing/dispatcher.ts";
 import {
   MessageEventHub,
@@ -53,6 +52,7 @@ import type { TaskStatusOperations, WatchTaskOptions } from "./task-status.ts";
 // Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
+import { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
 import type { TaskSchedule } from "../tasks/schedule/mod.ts";
 import {
@@ -70,8 +70,6 @@ import type { HostHealth } from "../activitypub/health/types.ts";
 import type { Webhook, WebhookInit } from "../webhooks/types.ts";
 import { FederationHostHealth, type HostHealthOperations } from "./host-health.ts";
 import { FederationWebhooks, type WebhookOperations } from "./webhooks.ts";
-
-const logger = getLogger(["fedwork", "federation"]);
 
 /**
  * Options for {@link Federation.startQueue}.
@@ -228,9 +226,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #events = new MessageEventHub();
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
-  #autoStarted = false;
   /** Deduplication, metrics, failed tasks and schedules.  Internal. */
   readonly operations: FederationOperations<TContextData>;
+  /** The one path messages take into queues.  Internal. */
+  readonly producer: MessageProducer<TContextData>;
+  /** The one path task messages take to the producer.  Internal. */
+  readonly taskEnqueuer: TaskEnqueuer<TContextData>;
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
   readonly #senderKeys: ActorKeyPairsCache<TContextData>;
@@ -305,6 +306,20 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       }),
     );
     this.operations = new FederationOperations(this);
+    this.producer = new MessageProducer({
+      tracer: this.#tracer,
+      metrics: this.operations.metrics,
+      ...(this.options.manuallyStartQueue
+        ? {}
+        : { start: (contextData: TContextData) => this.startQueue(contextData) }),
+    });
+    this.taskEnqueuer = new TaskEnqueuer({
+      kv: this.options.kv,
+      deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
+      producer: this.producer,
+      status: this.operations.taskStatus,
+      metrics: this.operations.metrics,
+    });
     this.webhooks = new FederationWebhooks(this, this.options.webhooks);
     if (this.options.hostHealth != null) {
       this.hostHealth = new FederationHostHealth(this, this.options.hostHealth);
@@ -632,71 +647,21 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.dispatcher.dispatch(message, { contextData, signal: NEVER_ABORTED });
   }
 
-  async enqueue(
+  /**
+   * Enqueues messages through the producer, starting the workers first
+   * unless `manuallyStartQueue` is set.  Internal.
+   * @param queue The queue.
+   * @param messages The messages.
+   * @param contextData The context data, for starting the workers.
+   * @param options The enqueue options.
+   */
+  enqueue(
     queue: MessageQueue,
     messages: readonly Message[],
     contextData: TContextData,
     options: MessageQueueEnqueueOptions = {},
   ): Promise<void> {
-    if (messages.length === 0) return;
-    await this.enqueueThrough(messages, options, { contextData }, async (stamped) => {
-      if (stamped.length === 1) await queue.enqueue(stamped[0], options);
-      else if (queue.enqueueMany != null) await queue.enqueueMany(stamped, options);
-      else await Promise.all(stamped.map((message) => queue.enqueue(message, options)));
-      this.operations.metrics.recordEnqueued(stamped);
-      logger.debug("Enqueued {count} {messageType} messages.", {
-        count: stamped.length,
-        messageType: messages[0].type,
-        messageIds: stamped.map((message) => message.id),
-      });
-    });
-  }
-
-  /**
-   * Opens the enqueue span and runs `send` with the messages stamped with
-   * its trace context and their due time, starting the workers first when
-   * `start` is given and `manuallyStartQueue` is not set.  Internal.
-   * @param messages The messages.
-   * @param options The enqueue options (their `delay` sets the due time).
-   * @param start The context data to start the workers with, if they may
-   *              be started.
-   * @param send Puts the stamped messages into their queue.
-   * @returns What `send` returns.
-   */
-  async enqueueThrough<T>(
-    messages: readonly Message[],
-    options: MessageQueueEnqueueOptions,
-    start: { readonly contextData: TContextData } | undefined,
-    send: (stamped: readonly Message[]) => Promise<T>,
-  ): Promise<T> {
-    if (start != null && !this.options.manuallyStartQueue && !this.#autoStarted) {
-      this.#autoStarted = true;
-      this.startQueue(start.contextData).catch((error) => {
-        logger.error("A queue worker stopped with an error: {error}", { error });
-      });
-    }
-    return await withSpan(
-      this.#tracer,
-      "fedwork.queue.enqueue",
-      {
-        kind: SpanKind.PRODUCER,
-        attributes: {
-          "fedwork.message.type": messages[0].type,
-          "fedwork.message.count": messages.length,
-          ...(messages[0].type === "task" ? { "fedwork.task.name": messages[0].taskName } : {}),
-        },
-      },
-      (span) => {
-        const traceContext = traceContextOf(span);
-        const delayMs = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
-        const dueAt = new Date(Date.now() + delayMs).toISOString();
-        // Fresh objects nothing else holds: an in-memory queue may keep them
-        // without copying them.
-        return send(
-          handOverMessages(messages.map((message) => ({ ...message, traceContext, dueAt }))),
-        );
-      },
-    );
+    return this.producer.produce(queue, messages, options, { start: { contextData } });
   }
 
   enqueueTaskMessages(

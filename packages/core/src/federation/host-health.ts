@@ -318,12 +318,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
       const options = delivery.orderingKey == null ? {} : { orderingKey: delivery.orderingKey };
       // Enqueued before the record is removed: a crash in between sends
       // it twice, never zero times.
-      await this.#host.enqueueThrough(
-        [delivery],
-        options,
-        undefined,
-        ([stamped]) => this.#outbox.enqueue(stamped, options),
-      );
+      await this.#host.producer.produce(this.#outbox, [delivery], options);
       await this.#store.unpark(host, id);
     }));
   }

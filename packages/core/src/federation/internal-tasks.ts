@@ -3,12 +3,11 @@
 // that have no context (dispatcher observers, delivery), without starting
 // workers.
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
-import { enqueueTaskMessages } from "../tasks/dedup.ts";
+import type { MessageProducer } from "../processing/producer.ts";
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import { prepareTaskMessages } from "../tasks/enqueue.ts";
+import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import type { DurationInput } from "../time/duration.ts";
-import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { FederationRegistry } from "./registry.ts";
 
@@ -46,22 +45,16 @@ export function stringRecordSchema<const TField extends string>(
 export interface InternalTaskHost<TContextData> {
   readonly options: ResolvedFederationOptions;
   readonly registry: FederationRegistry<TContextData>;
-  /**
-   * Runs `send` with the messages stamped with the enqueue span's trace
-   * context and their due time, starting the workers first when
-   * `contextData` is given (and `manuallyStartQueue` is not set).
-   */
-  enqueueThrough<T>(
-    messages: readonly Message[],
-    options: MessageQueueEnqueueOptions,
-    start: { readonly contextData: TContextData } | undefined,
-    send: (stamped: readonly Message[]) => Promise<T>,
-  ): Promise<T>;
+  /** Puts messages into queues (span, trace context, metrics). */
+  readonly producer: MessageProducer<TContextData>;
+  /** Enqueues task messages (deduplication, status records, producer). */
+  readonly taskEnqueuer: TaskEnqueuer<TContextData>;
 }
 
 /**
- * Enqueues one of Fedwork's own tasks through the federation's enqueue
- * path (span, trace context, deduplication), never starting workers.
+ * Enqueues one of Fedwork's own tasks through the task enqueuer, like any
+ * task (deduplication, status record, span, trace context, metrics), never
+ * starting workers.
  * @param host The federation.
  * @param task The task's handle.
  * @param data The payload.
@@ -79,7 +72,7 @@ export async function enqueueInternalTask<TContextData, TData>(
     readonly deduplicationKey?: string;
   },
 ): Promise<TaskEnqueueResult> {
-  const { queues, taskQueueResolution, kv, taskDeduplicationTtlMs } = host.options;
+  const { queues, taskQueueResolution } = host.options;
   const prepared = await prepareTaskMessages({
     registry: host.registry.tasks,
     task: task as TaskDefinition<TContextData, unknown, unknown>,
@@ -91,23 +84,6 @@ export async function enqueueInternalTask<TContextData, TData>(
     queues: { taskQueue: queues.task, outboxQueue: queues.outbox, resolution: taskQueueResolution },
     baseUrl: new URL("/", options.baseUrl),
   });
-  const queue: MessageQueue = prepared.queue;
-  const [result] = await enqueueTaskMessages(prepared, {
-    kv,
-    ttlMs: taskDeduplicationTtlMs,
-    sink: {
-      enqueue: (messages, queueOptions) =>
-        host.enqueueThrough(messages, queueOptions, undefined, async (stamped) => {
-          for (const message of stamped) await queue.enqueue(message, queueOptions);
-        }),
-      enqueueDeduplicated: (message, dedupOptions) =>
-        host.enqueueThrough(
-          [message],
-          prepared.queueOptions,
-          undefined,
-          ([stamped]) => queue.enqueueDeduplicated!(stamped, dedupOptions),
-        ),
-    },
-  });
+  const [result] = await host.taskEnqueuer.enqueue(prepared);
   return result;
 }

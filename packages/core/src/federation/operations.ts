@@ -4,13 +4,9 @@ import type { BaseMessage } from "../processing/envelope.ts";
 import type { MessageEvent } from "../processing/events.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
 import { ThroughputRecorder } from "../processing/throughput.ts";
-import type {
-  MessageQueue,
-  MessageQueueDeduplicatedEnqueueOptions,
-  MessageQueueEnqueueOptions,
-} from "../queue/message-queue.ts";
+import type { MessageQueue } from "../queue/message-queue.ts";
 import { decodeTaskPayload, encodeTaskPayload } from "../tasks/codec/mod.ts";
-import { enqueueTaskMessages, releaseTaskDeduplication } from "../tasks/dedup.ts";
+import { releaseTaskDeduplication } from "../tasks/dedup.ts";
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
 import { FailedTaskNotFoundError, TaskNotDefinedError } from "../tasks/errors.ts";
@@ -36,9 +32,7 @@ import {
 } from "../tasks/schedule/mod.ts";
 import { validateTaskPayload } from "../tasks/validation.ts";
 import type { InternalTaskHost } from "./internal-tasks.ts";
-import type { Message } from "./message.ts";
 import { TaskStatusTracker } from "./task-status.ts";
-import { durationToMilliseconds } from "../time/duration.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -243,25 +237,6 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
     host.dispatcher.observe(this.taskStatus.observe);
   }
 
-  /**
-   * Sends task messages to their queue, recording them as `queued` first
-   * (so that a fast worker's `running` is never overwritten) and forgetting
-   * the records when the send fails.
-   */
-  async #sendTasks(
-    queue: MessageQueue,
-    stamped: readonly Message[],
-    options: MessageQueueEnqueueOptions,
-  ): Promise<void> {
-    await this.taskStatus.queued(stamped as readonly TaskMessage[], delayOf(options));
-    try {
-      await sendMessages(queue, stamped, options);
-    } catch (error) {
-      await this.taskStatus.forget(stamped.map((message) => message.id));
-      throw error;
-    }
-  }
-
   async #observeTask(event: MessageEvent, message: BaseMessage): Promise<void> {
     if (message.type !== "task" || event.type === "retrying") return;
     const task = message as TaskMessage;
@@ -294,40 +269,11 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
    * @param contextData The context data, for starting the workers.
    * @returns One result per message.
    */
-  async enqueueTaskMessages(
+  enqueueTaskMessages(
     prepared: PreparedTaskMessages,
     contextData: TContextData,
   ): Promise<TaskEnqueueResult[]> {
-    const { queue, queueOptions } = prepared;
-    const start = { contextData };
-    const results = await enqueueTaskMessages(prepared, {
-      kv: this.#host.options.kv,
-      ttlMs: this.#host.options.taskDeduplicationTtlMs,
-      sink: {
-        enqueue: (messages, options) =>
-          this.#host.enqueueThrough(messages, options, start, async (stamped) => {
-            await this.#sendTasks(queue, stamped, options);
-            this.metrics.recordEnqueued(stamped);
-          }),
-        enqueueDeduplicated: (message, options: MessageQueueDeduplicatedEnqueueOptions) =>
-          this.#host.enqueueThrough([message], queueOptions, start, async ([stamped]) => {
-            await this.taskStatus.queued([stamped as TaskMessage], delayOf(options));
-            let added = false;
-            try {
-              added = await queue.enqueueDeduplicated!(stamped, options);
-            } finally {
-              if (!added) await this.taskStatus.forget([stamped.id]);
-            }
-            if (added) this.metrics.recordEnqueued([stamped]);
-            return added;
-          }),
-      },
-    });
-    const deduplicated = results.filter((result) => result.status === "deduplicated").length;
-    if (prepared.messages.length > 0) {
-      this.metrics.recordDeduplicated(prepared.messages[0].taskName, deduplicated);
-    }
-    return results;
+    return this.#host.taskEnqueuer.enqueue(prepared, { contextData });
   }
 
   listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
@@ -370,10 +316,12 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
       ...(record.orderingKey == null ? {} : { orderingKey: record.orderingKey }),
       traceContext: {},
     };
-    const options = record.orderingKey == null ? {} : { orderingKey: record.orderingKey };
-    await this.#host.enqueueThrough([message], options, undefined, async (stamped) => {
-      await this.#sendTasks(queue, stamped, options);
-      this.metrics.recordEnqueued(stamped);
+    const queueOptions = record.orderingKey == null ? {} : { orderingKey: record.orderingKey };
+    await this.#host.taskEnqueuer.enqueue({
+      queue,
+      messages: [message],
+      queueOptions,
+      deduplicated: false,
     });
     await this.#records.delete("failed", id);
     logger.info("Retried the failed task {taskName} {messageId}.", {
@@ -489,25 +437,13 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
       traceContext: {},
       schedule: { id: schedule.id, tick: new Date(tick).toISOString() },
     };
-    await this.#host.enqueueThrough([message], {}, undefined, async (stamped) => {
-      await this.#sendTasks(queue, stamped, {});
-      this.metrics.recordEnqueued(stamped);
+    await this.#host.taskEnqueuer.enqueue({
+      queue,
+      messages: [message],
+      queueOptions: {},
+      deduplicated: false,
     });
   }
-}
-
-function delayOf(options: MessageQueueEnqueueOptions): number {
-  return options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
-}
-
-async function sendMessages(
-  queue: MessageQueue,
-  messages: readonly Message[],
-  options: MessageQueueEnqueueOptions,
-): Promise<void> {
-  if (messages.length === 1) await queue.enqueue(messages[0], options);
-  else if (queue.enqueueMany != null) await queue.enqueueMany(messages, options);
-  else await Promise.all(messages.map((message) => queue.enqueue(message, options)));
 }
 
 async function defaultScheduleId(taskName: string, encoded: string): Promise<string> {

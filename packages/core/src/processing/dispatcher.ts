@@ -15,6 +15,7 @@ import type {
   MessageEventType,
 } from "./events.ts";
 import type { Outcome } from "./outcome.ts";
+import { sendToQueue } from "./producer.ts";
 import {
   DEFAULT_TIMEOUT_GRACE_PERIOD_MS,
   runWithinTimeLimit,
@@ -390,8 +391,11 @@ export class MessageDispatcher<TContextData> {
           });
           return [{ type: "failed", reason: givenUp, error }, undefined];
         }
-        await queue.enqueue(
-          next,
+        // Not through MessageProducer: a retry keeps its trace context and
+        // is not a new enqueue to count.
+        await sendToQueue(
+          queue,
+          [next],
           message.orderingKey == null ? { delay } : { delay, orderingKey: message.orderingKey },
         );
       }

@@ -296,3 +296,38 @@ test("inbox, outbox and fan-out messages get the same metrics, by kind", async (
 });
 
 const NEVER = new AbortController().signal;
+
+test("Fedwork's own tasks are counted as enqueued and recorded as queued like any task", async () => {
+  const meters = testMeters();
+  // deliver: false keeps the webhook request in the queue: only its enqueue
+  // is looked at.
+  const queue = new RecordingQueue({ deliver: false });
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: { task: queue },
+    manuallyStartQueue: true,
+    allowPrivateAddress: true,
+    meterProvider: meters.meterProvider,
+  });
+  const work = federation.defineTask("work", { schema: z.object({}), handler() {} });
+  await federation.addWebhook({
+    url: "https://hooks.example.com/",
+    events: ["completed"],
+    secret: "metrics-test-secret-0123456789",
+  });
+  await federation.createContext(new URL("https://example.com/"), undefined)
+    .enqueueTask(work, {});
+  await federation.processQueuedMessage(undefined, queue.enqueued[0].message);
+  const request = queue.enqueued[1]?.message;
+  assert(request?.type === "task" && request.taskName === "fedwork:webhook", "a webhook request");
+  assertEquals((await federation.getTaskStatus(request.id))?.state, "queued");
+  const metrics = await meters.collect();
+  assertEquals(
+    count(metrics, MESSAGE_METRICS.enqueued, {
+      "fedwork.message.type": "task",
+      "fedwork.task.name": "fedwork:webhook",
+    }),
+    1,
+  );
+  await meters.shutdown();
+});

@@ -13,7 +13,7 @@ import * as v from "valibot";
 import { z } from "zod";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { decodeTaskPayload } from "./codec/mod.ts";
-import { enqueueTasks } from "./enqueue.ts";
+import { enqueueTasks } from "./testdata/enqueue-tasks.ts";
 import {
   TaskNotDefinedError,
   TaskPayloadEncodingError,
@@ -52,7 +52,7 @@ function recordingQueue(withEnqueueMany: boolean): MessageQueue & { calls: Call[
 const documentLoader = (url: string) => Promise.reject(new Error(`no network: ${url}`));
 const handler = () => {};
 
-test("enqueueTasks builds one TaskMessage per payload", async () => {
+test("enqueueing a task builds one TaskMessage per payload", async () => {
   const registry = new TaskStore<void>();
   const task = registry.defineTask("greet", { schema: z.object({ name: z.string() }), handler });
   const queue = recordingQueue(false);
@@ -63,7 +63,6 @@ test("enqueueTasks builds one TaskMessage per payload", async () => {
     payloads: [{ name: "Alice" }],
     queues: { taskQueue: queue, resolution: "fallback" },
     baseUrl: new URL("https://example.com/"),
-    traceContext: { traceparent: "00-abc-def-01" },
   });
   assertEquals(queue.calls.length, 1);
   assertEquals(queue.calls[0].method, "enqueue");
@@ -77,12 +76,14 @@ test("enqueueTasks builds one TaskMessage per payload", async () => {
   assert(Date.parse(message.started) >= before - 1_000, message.started);
   assertEquals(new Date(message.started).toISOString(), message.started);
   assertFalse("orderingKey" in message);
-  assertEquals(message.traceContext, { traceparent: "00-abc-def-01" });
+  // The producer stamps the enqueue span's trace context and the due time.
+  assertEquals(typeof message.traceContext, "object");
+  assertEquals(new Date(message.dueAt!).toISOString(), message.dueAt);
   assertEquals(await decodeTaskPayload(message.data, { documentLoader }), { name: "Alice" });
   assertEquals(JSON.parse(JSON.stringify(message)), message);
 });
 
-test("enqueueTasks passes delay and orderingKey to the queue and the message", async () => {
+test("enqueueing a task passes delay and orderingKey to the queue and the message", async () => {
   const registry = new TaskStore<void>();
   const task = registry.defineTask("later", { schema: z.number(), handler });
   const queue = recordingQueue(false);
@@ -100,7 +101,7 @@ test("enqueueTasks passes delay and orderingKey to the queue and the message", a
   assertEquals(queue.calls[0].messages[0].orderingKey, "actor-1");
 });
 
-test("enqueueTasks hands the queue a Temporal.Duration whatever form the delay took", async () => {
+test("enqueueing a task hands the queue a Temporal.Duration whatever form the delay took", async () => {
   const registry = new TaskStore<void>();
   const task = registry.defineTask("later-forms", { schema: z.number(), handler });
   const queue = recordingQueue(false);
@@ -122,7 +123,7 @@ test("enqueueTasks hands the queue a Temporal.Duration whatever form the delay t
   }
 });
 
-test("enqueueTasks uses enqueueMany when the queue has it", async () => {
+test("enqueueing a task uses enqueueMany when the queue has it", async () => {
   const registry = new TaskStore<void>();
   const task = registry.defineTask("many", { schema: z.number(), handler });
   const queue = recordingQueue(true);
@@ -144,7 +145,7 @@ test("enqueueTasks uses enqueueMany when the queue has it", async () => {
   assertEquals(new Set(queue.calls[0].messages.map((m) => m.id)).size, 3);
 });
 
-test("enqueueTasks falls back to parallel enqueue calls without enqueueMany", async () => {
+test("enqueueing a task falls back to parallel enqueue calls without enqueueMany", async () => {
   const registry = new TaskStore<void>();
   const task = registry.defineTask("many", { schema: z.number(), handler });
   let pending = 0;
@@ -198,7 +199,7 @@ test("enqueueTaskMany validates all payloads before enqueueing any", async () =>
   assertEquals(queue.calls, []);
 });
 
-test("enqueueTasks rejects a payload that cannot be encoded naming its path, enqueueing nothing", async () => {
+test("enqueueing a task rejects a payload that cannot be encoded naming its path, enqueueing nothing", async () => {
   const registry = new TaskStore<void>();
   const task = registry.defineTask("callback", {
     schema: z.object({ items: z.array(z.unknown()) }),
@@ -221,7 +222,7 @@ test("enqueueTasks rejects a payload that cannot be encoded naming its path, enq
   assertEquals(queue.calls, []);
 });
 
-test("enqueueTasks encodes the caller's input, not the schema's output", async () => {
+test("enqueueing a task encodes the caller's input, not the schema's output", async () => {
   const registry = new TaskStore<void>();
   const zodTask = registry.defineTask("zod", {
     schema: z.object({ when: z.coerce.date(), n: z.string().transform((s) => s.length) }),
@@ -249,7 +250,7 @@ test("enqueueTasks encodes the caller's input, not the schema's output", async (
   assertEquals(valibotData, "quiet");
 });
 
-test("enqueueTasks rejects a handle the registry did not define", async () => {
+test("enqueueing a task rejects a handle the registry did not define", async () => {
   const registry = new TaskStore<void>();
   registry.defineTask("same", { schema: z.number(), handler });
   const other = new TaskStore<void>();
@@ -270,7 +271,7 @@ test("enqueueTasks rejects a handle the registry did not define", async () => {
   assertEquals(queue.calls, []);
 });
 
-test("enqueueTasks checks delay and orderingKey before enqueueing", async () => {
+test("enqueueing a task checks delay and orderingKey before enqueueing", async () => {
   const registry = new TaskStore<void>();
   const task = registry.defineTask("opts", { schema: z.number(), handler });
   const queue = recordingQueue(true);
@@ -299,7 +300,7 @@ test("enqueueTasks checks delay and orderingKey before enqueueing", async () => 
   assertEquals(queue.calls, []);
 });
 
-test("enqueueTasks routes through the outbox queue unless strict", async () => {
+test("enqueueing a task routes through the outbox queue unless strict", async () => {
   const registry = new TaskStore<void>();
   const task = registry.defineTask("routed", { schema: z.number(), handler });
   const outboxQueue = recordingQueue(false);
@@ -314,7 +315,7 @@ test("enqueueTasks routes through the outbox queue unless strict", async () => {
   assertEquals(outboxQueue.calls.length, 1);
 });
 
-test("enqueueTasks uses the task's own queue over the federation's", async () => {
+test("enqueueing a task uses the task's own queue over the federation's", async () => {
   const own = recordingQueue(false);
   const taskQueue = recordingQueue(false);
   const registry = new TaskStore<void>();
@@ -363,7 +364,7 @@ test("enqueueTaskMany awaits an async schema and enqueues nothing when one paylo
   assertEquals(messages.length, 2);
 });
 
-test("enqueueTasks gives payloads sharing a vocabulary object that object in every message", async () => {
+test("enqueueing a task gives payloads sharing a vocabulary object that object in every message", async () => {
   const registry = new TaskStore<void>();
   const task = registry.defineTask("fanout", {
     schema: z.object({ note: z.instanceof(Note), to: z.string() }),

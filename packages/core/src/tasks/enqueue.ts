@@ -1,4 +1,3 @@
-import { getLogger } from "@logtape/logtape";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { toTemporalDuration } from "../time/duration.ts";
@@ -9,10 +8,8 @@ import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
 import { resolveTaskQueue, type TaskQueueRoutingOptions } from "./routing.ts";
 
-const logger = getLogger(["fedwork", "task"]);
-
 /**
- * What {@link enqueueTasks} needs: the task, its payloads, and what the
+ * What {@link prepareTaskMessages} needs: the task, its payloads, and what the
  * federation knows about queues and the current context.
  * @typeParam TContextData The type of the application data in contexts.
  * @since 0.1.0
@@ -250,49 +247,4 @@ function checkValidation(
   result: StandardSchemaV1.Result<unknown>,
 ): void {
   if (result.issues != null) throw new TaskValidationError(task.name, result.issues);
-}
-
-/**
- * Checks and enqueues one task message per payload straight into the
- * task's queue, without a span and without starting workers (the context
- * uses {@link prepareTaskMessages} and the federation's enqueue path
- * instead).  Several messages go through `enqueueMany()` when the queue has
- * it, else through parallel `enqueue()` calls.
- * @param options The task, the payloads and the federation's state.
- * @returns The messages that were enqueued.
- * @throws {TaskNotDefinedError} When the handle is not from `registry`.
- * @throws {TypeError} When `delay` is not a duration or `orderingKey` is
- *         not a string.
- * @throws {RangeError} When `delay` is negative.
- * @throws {TaskQueueNotConfiguredError} When no queue is configured.
- * @throws {TaskValidationError} When a payload does not match the schema.
- * @throws {TaskPayloadEncodingError} When a payload cannot be encoded.
- * @throws {TypeError} With a `deduplicationKey` (since 0.2.0), which only a
- *         context's enqueue can hold.
- * @since 0.1.0
- */
-export async function enqueueTasks<TContextData>(
-  options: EnqueueTasksOptions<TContextData>,
-): Promise<TaskMessage[]> {
-  const { queue, messages, queueOptions, deduplicated } = await prepareTaskMessages(options);
-  if (deduplicated) {
-    // Keys need the federation's KvStore and TTL: the context's path has them.
-    throw new TypeError(
-      "enqueueTasks() does not hold deduplication keys; enqueue through a Context instead.",
-    );
-  }
-  if (messages.length === 0) return messages;
-  if (messages.length > 1 && typeof queue.enqueueMany === "function") {
-    await queue.enqueueMany(messages, queueOptions);
-  } else {
-    await Promise.all(messages.map((message) => queue.enqueue(message, queueOptions)));
-  }
-  // Lazy properties: nothing is built when the debug level is off.
-  logger.debug("Enqueued {count} message(s) for the task {taskName}.", () => ({
-    taskName: messages[0].taskName,
-    count: messages.length,
-    messageIds: messages.map((message) => message.id),
-    orderingKey: queueOptions.orderingKey,
-  }));
-  return messages;
 }

@@ -19,7 +19,7 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { durationToMilliseconds, millisecondsToDuration } from "../time/duration.ts";
 import { encodeTaskPayload } from "./codec/mod.ts";
-import { enqueueTasks } from "./enqueue.ts";
+import { enqueueTasks } from "./testdata/enqueue-tasks.ts";
 import type { TaskMessage } from "./message.ts";
 import { TaskStore } from "./registry.ts";
 import { createTaskMessageHandler } from "./handler.ts";

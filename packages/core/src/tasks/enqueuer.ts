@@ -1,0 +1,108 @@
+// The one way task messages reach a queue: prepared (or rebuilt from a
+// record or a schedule) → deduplicated → recorded as "queued" → the
+// producer.  Contexts, retries of failed tasks, schedules and Fedwork's own
+// tasks all come through here, so that they are counted and recorded alike.
+import type { KvStore } from "../kv/kv-store.ts";
+import type { MessageProducer } from "../processing/producer.ts";
+import type { MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+import { durationToMilliseconds } from "../time/duration.ts";
+import { enqueueTaskMessages } from "./dedup.ts";
+import type { TaskEnqueueResult } from "./definition.ts";
+import type { PreparedTaskMessages } from "./enqueue.ts";
+import type { TaskMessage } from "./message.ts";
+
+/**
+ * Where a {@link TaskEnqueuer} records that tasks are queued (the task
+ * status records have it).  Internal.
+ * @since 0.2.0
+ */
+export interface TaskQueuedRecorder {
+  /**
+   * Records messages as queued, before they go into the queue (so that a
+   * fast worker's `running` is never overwritten).
+   * @param messages The stamped messages.
+   * @param delayMs Their delay, in milliseconds.
+   */
+  queued(messages: readonly TaskMessage[], delayMs: number): Promise<void>;
+  /**
+   * Forgets the records of messages the queue did not take.
+   * @param ids Their ids.
+   */
+  forget(ids: readonly string[]): Promise<void>;
+}
+
+/**
+ * What a {@link TaskEnqueuer} needs.  Internal.
+ * @typeParam TContextData The context data the workers are started with.
+ * @since 0.2.0
+ */
+export interface TaskEnqueuerOptions<TContextData> {
+  /** Holds deduplication reservations for queues without native support. */
+  readonly kv: KvStore;
+  /** How long a deduplication key is held at most, in milliseconds. */
+  readonly deduplicationTtlMs: number;
+  /** Puts the messages into their queue. */
+  readonly producer: MessageProducer<TContextData>;
+  /** Records tasks as queued. */
+  readonly status: TaskQueuedRecorder;
+  /** Counts the enqueues deduplication turned into no-ops. */
+  readonly metrics: { recordDeduplicated(taskName: string, count: number): void };
+}
+
+/**
+ * Enqueues task messages.  Internal.
+ * @typeParam TContextData The context data the workers are started with.
+ * @since 0.2.0
+ */
+export class TaskEnqueuer<TContextData> {
+  readonly #options: TaskEnqueuerOptions<TContextData>;
+
+  /**
+   * @param options The store, the producer, the status records and the
+   *                metrics.
+   */
+  constructor(options: TaskEnqueuerOptions<TContextData>) {
+    this.#options = options;
+  }
+
+  /**
+   * Enqueues prepared task messages, holding their deduplication keys.
+   * @param prepared The messages, their queue and options.
+   * @param start The context data to start the workers with, when the
+   *              enqueue may start them.
+   * @returns One result per message, in order.
+   * @throws {TaskDeduplicationNotSupportedError} When a deduplication key
+   *         can be held neither by the queue nor by the store.
+   */
+  async enqueue(
+    prepared: PreparedTaskMessages,
+    start?: { readonly contextData: TContextData },
+  ): Promise<TaskEnqueueResult[]> {
+    const { queue } = prepared;
+    const { producer, status } = this.#options;
+    const hooks = (options: MessageQueueEnqueueOptions) => ({
+      ...(start == null ? {} : { start }),
+      before: (stamped: readonly TaskMessage[]) => status.queued(stamped, delayOf(options)),
+      notSent: (stamped: readonly TaskMessage[]) =>
+        status.forget(stamped.map((message) => message.id)),
+    });
+    const results = await enqueueTaskMessages(prepared, {
+      kv: this.#options.kv,
+      ttlMs: this.#options.deduplicationTtlMs,
+      sink: {
+        enqueue: (messages, options) => producer.produce(queue, messages, options, hooks(options)),
+        enqueueDeduplicated: (message, options) =>
+          producer.produceDeduplicated(queue, message, options, hooks(options)),
+      },
+    });
+    const deduplicated = results.filter((result) => result.status === "deduplicated").length;
+    if (prepared.messages.length > 0) {
+      this.#options.metrics.recordDeduplicated(prepared.messages[0].taskName, deduplicated);
+    }
+    return results;
+  }
+}
+
+function delayOf(options: MessageQueueEnqueueOptions): number {
+  return options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
+}
