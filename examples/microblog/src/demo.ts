@@ -24,6 +24,8 @@ export interface DemoOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly alicePort?: number;
   readonly bobPort?: number;
+  /** The API token both servers take; a random one by default. */
+  readonly apiToken?: string;
 }
 
 /** Two running servers and the page bob links to. */
@@ -47,7 +49,7 @@ async function startLinkedPage(): Promise<{ url: string; server: Server }> {
 
 /** Starts alice's and bob's servers, each web and worker in one process. */
 export async function startDemo(options: DemoOptions): Promise<Demo> {
-  const apiToken = crypto.randomUUID();
+  const apiToken = options.apiToken ?? crypto.randomUUID();
   const common = {
     apiToken,
     welcomeDelay: { seconds: options.welcomeDelaySeconds ?? 3 },
@@ -111,6 +113,7 @@ async function main(): Promise<number> {
       env: process.env,
       alicePort: port("ALICE_PORT", 8001),
       bobPort: port("BOB_PORT", 8002),
+      ...(process.env.API_TOKEN ? { apiToken: process.env.API_TOKEN } : {}),
     });
   } catch (error) {
     const busy = (error as { code?: string }).code === "EADDRINUSE";
@@ -149,7 +152,10 @@ async function main(): Promise<number> {
     process.stdout.write(
       `\nServing until Ctrl-C (data in ${dataDir}). Open in a browser:\n` +
         `  ${demo.alice.url.href}users/alice\n  ${demo.bob.url.href}users/bob\n` +
-        `  ${demo.alice.url.href}  ${demo.bob.url.href}  (home pages, with the last digest)\n`,
+        `  ${demo.alice.url.href}  ${demo.bob.url.href}  (home pages, with the last digest)\n` +
+        `The API takes the token ${demo.apiToken}` +
+        `${process.env.API_TOKEN ? " (from API_TOKEN)" : " (set API_TOKEN to choose it)"}, e.g.\n` +
+        `  curl -H 'Authorization: Bearer ${demo.apiToken}' ${demo.alice.url.href}api/users/alice\n`,
     );
     await new Promise<void>((resolve) => {
       process.once("SIGINT", () => resolve());

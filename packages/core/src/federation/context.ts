@@ -1,3 +1,4 @@
+import { getLogger } from "@logtape/logtape";
 import {
   type Activity,
   type DocumentLoader,
@@ -17,13 +18,16 @@ import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./federation.ts";
 import type { FederationRegistry, ObjectClass } from "./registry.ts";
 import type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
-import type {
-  TaskDefinition,
-  TaskEnqueueManyOptions,
-  TaskEnqueueOptions,
-  TaskEnqueueResult,
+import {
+  checkTaskEnqueueOptions,
+  type TaskDefinition,
+  type TaskEnqueueManyOptions,
+  type TaskEnqueueOptions,
+  type TaskEnqueueResult,
 } from "../tasks/definition.ts";
 import { type PreparedTaskMessages, prepareTaskMessages } from "../tasks/enqueue.ts";
+
+const lookupLogger = getLogger(["fedwork", "federation", "lookup"]);
 
 /**
  * What a context is bound to: the request's (or base URL's) origin and the
@@ -252,6 +256,8 @@ export interface Context<TContextData> {
    * @throws {TaskDeduplicationNotSupportedError} With a `deduplicationKey`,
    *         when neither the queue nor the KvStore can hold it.
    * @throws {TypeError} When an option is malformed.
+   * @throws {UnknownOptionError} When an option is not one this method
+   *         takes (since 0.3.0); the message suggests the nearest name.
    * @example
    * ```ts
    * const sendDigest = federation.defineTask("send-digest", {
@@ -286,6 +292,8 @@ export interface Context<TContextData> {
    * @throws {TaskValidationError} When a payload does not match the schema.
    * @throws {TaskPayloadEncodingError} When a payload cannot be encoded.
    * @throws {TypeError} When an option is malformed.
+   * @throws {UnknownOptionError} When an option is not one this method
+   *         takes (since 0.3.0); the message suggests the nearest name.
    * @example
    * ```ts
    * await ctx.enqueueTaskMany(sendDigest, users.map((user) => ({ userId: user.id })));
@@ -556,19 +564,45 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
           (link.type === "application/activity+json" ||
             link.type?.startsWith("application/ld+json"))
         );
-        if (self?.href == null) return null;
+        if (self?.href == null) {
+          lookupLogger.debug("lookupObject({identifier}): no ActivityPub link in WebFinger.", {
+            identifier: String(identifier),
+          });
+          return null;
+        }
         url = new URL(self.href);
       } else if (text != null && URL.canParse(text)) url = new URL(text);
-      if (url == null) return null;
+      if (url == null) {
+        lookupLogger.debug("lookupObject({identifier}): neither a URL nor a handle.", {
+          identifier: String(identifier),
+        });
+        return null;
+      }
       const { document, documentUrl } = await documentLoader(url.href);
       const object = await APObject.fromJsonLd(document, {
         documentLoader: withDocumentLoadBudget(documentLoader),
         contextLoader: withDocumentLoadBudget(this.documentLoader),
       });
       // A server may only speak for its own objects.
-      if (object.id != null && object.id.origin !== new URL(documentUrl).origin) return null;
+      if (object.id != null && object.id.origin !== new URL(documentUrl).origin) {
+        lookupLogger.debug(
+          "lookupObject({identifier}): {documentUrl} served {id}, another origin.",
+          {
+            identifier: String(identifier),
+            documentUrl,
+            id: object.id.href,
+          },
+        );
+        return null;
+      }
       return object;
-    } catch {
+    } catch (error) {
+      // A remote party's failure, or a refused address: why, without a
+      // stack trace.
+      lookupLogger.debug("lookupObject({identifier}) failed: {reason}", {
+        identifier: String(identifier),
+        reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
       return null;
     }
   }
@@ -587,6 +621,11 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     data: NoInfer<TInput>,
     options?: TaskEnqueueOptions,
   ): Promise<TaskEnqueueResult> {
+    try {
+      checkTaskEnqueueOptions(options, "enqueueTask()");
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#enqueueTasks(task, [data], options).then(([result]) => result);
   }
 
@@ -595,6 +634,11 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     payloads: readonly NoInfer<TInput>[],
     options?: TaskEnqueueManyOptions<NoInfer<TInput>>,
   ): Promise<TaskEnqueueResult[]> {
+    try {
+      checkTaskEnqueueOptions(options, "enqueueTaskMany()");
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#enqueueTasks(task, payloads, options as TaskEnqueueManyOptions<unknown>);
   }
 

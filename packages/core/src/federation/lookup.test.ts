@@ -1,4 +1,4 @@
-import { assert, assertEquals, test } from "@fedify/fixture";
+import { assert, assertEquals, test, withLogs } from "@fedify/fixture";
 import { Note, Person } from "@fedify/vocab";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createFederation, type Federation } from "./federation.ts";
@@ -69,4 +69,17 @@ test("getDocumentLoader() signs GETs as the actor, so authorized fetch lets them
   const bob = await ctx.lookupObject(handle, { documentLoader });
   assert(bob instanceof Person, "a signed GET is let through");
   assertEquals(remote.signers, [null, alice]);
+});
+
+test("lookupObject() logs why it returns null, at the debug level", async () => {
+  const federation = createFederation<void>({ kv: new MemoryKvStore() });
+  const ctx = federation.createContext(new URL("https://example.com/"), undefined);
+  await withLogs(async (records) => {
+    assertEquals(await ctx.lookupObject(new URL("http://127.0.0.1:9/notes/1")), null);
+    const lookups = records.filter((record) =>
+      record.category.join(".") === "fedwork.federation.lookup"
+    );
+    assertEquals(lookups.map((record) => record.level), ["debug"]);
+    assertEquals(String(lookups[0].properties.reason).startsWith("PrivateAddressError"), true);
+  });
 });
