@@ -1,0 +1,73 @@
+// Object Integrity Proofs across the two implementations: a proof Fedify 2.3
+// makes verifies with Fedwork's verifyObject(), and one Fedwork makes
+// verifies with Fedify's.  Keys are served by an in-memory document loader,
+// contexts by Fedify's preloaded ones.
+import { assert, assertEquals, test } from "@fedify/fixture";
+import { signObject as fedifySignObject, verifyObject as fedifyVerifyObject } from "@fedify/fedify";
+import { Activity, Create, Multikey, Note, Person } from "@fedify/vocab";
+import type { DocumentLoader } from "@fedify/vocab";
+import { getDocumentLoader } from "@fedify/vocab-runtime";
+import { generateCryptoKeyPair, signObject, verifyObject } from "@fedwork/core";
+
+const actorId = new URL("https://fedify.example/users/alice");
+const multikeyId = new URL("#multikey-1", actorId);
+const keys = await generateCryptoKeyPair("Ed25519");
+const actor = await new Person({
+  id: actorId,
+  preferredUsername: "alice",
+  inbox: new URL("/users/alice/inbox", actorId),
+  assertionMethods: [
+    new Multikey({ id: multikeyId, controller: actorId, publicKey: keys.publicKey }),
+  ],
+}).toJsonLd();
+
+const contextLoader = getDocumentLoader();
+const documentLoader: DocumentLoader = (url, options) => {
+  const withoutFragment = new URL(url);
+  withoutFragment.hash = "";
+  if (withoutFragment.href === actorId.href) {
+    return Promise.resolve({
+      documentUrl: withoutFragment.href,
+      document: actor,
+      contextUrl: null,
+    });
+  }
+  return contextLoader(url, options);
+};
+
+const create = new Create({
+  id: new URL("/activities/1", actorId),
+  actor: actorId,
+  object: new Note({
+    id: new URL("/notes/1", actorId),
+    attribution: actorId,
+    content: "<p>Hello, proofs</p>",
+  }),
+});
+
+test("a proof made by Fedify 2.3's signObject() verifies with Fedwork's verifyObject()", async () => {
+  const signed = await fedifySignObject(create, keys.privateKey, multikeyId, { contextLoader });
+  // As it arrives at an inbox: serialized, then parsed.
+  const received = JSON.parse(JSON.stringify(await signed.toJsonLd({ contextLoader })));
+  assertEquals(received.proof?.cryptosuite, "eddsa-jcs-2022");
+  const result = await verifyObject(received, { documentLoader });
+  assert(result.verified, result.verified ? "" : result.message);
+  assertEquals(result.keys.map((key) => key.owner?.href), [actorId.href]);
+  received.object.content = "<p>Hello, forgery</p>";
+  const tampered = await verifyObject(received, { documentLoader });
+  assertEquals(tampered.verified ? null : tampered.reason, "invalidProof");
+});
+
+test("a proof made by Fedwork's signObject() verifies with Fedify 2.3's verifyObject()", async () => {
+  const json = await create.toJsonLd({ contextLoader }) as Record<string, unknown>;
+  const signed = await signObject(json, { privateKey: keys.privateKey, keyId: multikeyId });
+  const received = JSON.parse(JSON.stringify(signed));
+  const verified = await fedifyVerifyObject(Activity, received, { documentLoader, contextLoader });
+  assert(verified != null, "Fedify refused the proof");
+  assertEquals(verified.id?.href, create.id?.href);
+  received.object.content = "<p>Hello, forgery</p>";
+  assertEquals(
+    await fedifyVerifyObject(Activity, received, { documentLoader, contextLoader }),
+    null,
+  );
+});
