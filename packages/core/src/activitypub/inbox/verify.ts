@@ -10,6 +10,7 @@ import {
   type FetchedPublicKey,
   type PublicKeyFetcher,
 } from "../signatures/key-cache.ts";
+import { hasProof, verifyObject } from "../proofs/proof.ts";
 import type { HttpSignatureSpec } from "../signatures/spec.ts";
 import type { SignatureFailureReason } from "../signatures/verification.ts";
 import { verifyRequest } from "../signatures/verify.ts";
@@ -70,7 +71,8 @@ export interface VerifyInboxRequestOptions {
  * - `invalidJson` (400): the body is not a JSON object;
  * - `nestingTooDeep` (400): the activity nests deeper than 64 levels
  *   (`MAX_ACTIVITY_DEPTH`; since 0.3.0);
- * - `actorMismatch` (401): the signer is not the activity's `actor`.
+ * - `actorMismatch` (401): the signer is not the activity's `actor`, and
+ *   the activity carries no proof by its actor that verifies.
  * @since 0.2.0
  */
 export type InboxRejectionReason =
@@ -93,10 +95,20 @@ export type InboxVerification =
     readonly activity: Record<string, unknown>;
     /** The raw body, e.g. to enqueue or forward as is. */
     readonly body: Uint8Array;
-    /** The actor that signed the request: the activity's `actor`. */
+    /**
+     * The activity's `actor`, who signed the request or, for an activity
+     * forwarded by someone else, made its proof.
+     */
     readonly signer: URL;
-    /** The key that verified the signature. */
+    /** The key that verified the request's signature. */
     readonly key: FetchedPublicKey;
+    /**
+     * For an activity whose request was signed by someone else than its
+     * actor (a forwarded one): the actor's key that verified its Object
+     * Integrity Proof.
+     * @since 0.3.0
+     */
+    readonly proofKey?: FetchedPublicKey;
     /** The scheme it was signed with. */
     readonly spec: HttpSignatureSpec;
   }
@@ -117,8 +129,11 @@ export type InboxVerification =
  * (400); verifies its HTTP signature in either scheme, fetching and caching
  * the key, at most three signatures and so three key fetches per request
  * (401 when it fails); and checks that the key's owner is the activity's
- * `actor` (401 otherwise).  Consumes the request's body.  Every refusal is
- * logged once, at the debug level: it is the sender's error, not ours.
+ * `actor` or, when it is not (a forwarded activity), that the activity
+ * carries an Object Integrity Proof made with a key of its `actor`, at
+ * most two proofs checked (`MAX_PROOFS_PER_OBJECT`; 401 otherwise).
+ * Consumes the request's body.  Every refusal is logged once, at the debug
+ * level: it is the sender's error, not ours.
  *
  * Deduplication and queueing are the caller's: answer 202 once the
  * activity is safely enqueued.
@@ -197,13 +212,36 @@ export async function verifyInboxRequest(
   if (!verification.verified) return refuse(401, verification.reason, verification.message);
   const { key } = verification;
   if (!doesKeyOwnerMatchActor(activity, key)) {
-    return refuse(
-      401,
-      "actorMismatch",
-      `The request is signed by ${
-        key.owner?.href ?? `the key ${key.keyId.href} (owner unknown)`
-      }, not by the activity's actor.`,
-    );
+    const signedBy = `The request is signed by ${
+      key.owner?.href ?? `the key ${key.keyId.href} (owner unknown)`
+    }, not by the activity's actor`;
+    if (!hasProof(activity)) return refuse(401, "actorMismatch", `${signedBy}.`);
+    // A forwarded activity (a reply Mastodon spreads to a thread's
+    // followers): trusted when the actor's own proof verifies, as Fedify
+    // does.  verifyObject() checks two proofs at most, through the same key
+    // fetcher, so the extra work and fetches stay bounded.
+    const proofs = await verifyObject(activity, { fetchKey });
+    const proofKey = proofs.verified
+      ? proofs.keys.find((candidate) => doesKeyOwnerMatchActor(activity, candidate))
+      : undefined;
+    if (proofKey == null) {
+      return refuse(
+        401,
+        "actorMismatch",
+        `${signedBy}, and its proof does not hold: ${
+          proofs.verified ? "it is not by the actor." : proofs.message
+        }`,
+      );
+    }
+    return {
+      ok: true,
+      activity,
+      body,
+      signer: proofKey.owner!,
+      key,
+      proofKey,
+      spec: verification.spec,
+    };
   }
   return {
     ok: true,

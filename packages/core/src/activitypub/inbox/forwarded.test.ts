@@ -1,0 +1,163 @@
+// Activities forwarded by a third server: signed over HTTP by the forwarder,
+// trusted only through their actor's Object Integrity Proof.
+import { assert, assertEquals, test } from "@fedify/fixture";
+import type { DocumentLoader } from "@fedify/vocab";
+import { exportMultibaseKey, exportSpki } from "@fedify/vocab-runtime";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { generateCryptoKeyPair } from "../actors/keys.ts";
+import { signObject } from "../proofs/proof.ts";
+import { signRequest } from "../signatures/sign.ts";
+import { verifyInboxRequest } from "./verify.ts";
+
+const alice = "https://origin.example/users/alice";
+const aliceProofKeyId = new URL(`${alice}#multikey-1`);
+const carol = "https://forwarder.example/users/carol";
+const aliceEd25519 = await generateCryptoKeyPair("Ed25519");
+const carolRsa = await generateCryptoKeyPair();
+const carolEd25519 = await generateCryptoKeyPair("Ed25519");
+const strayKeyId = new URL("https://stray.example/keys/1");
+const documents: Record<string, unknown> = {
+  [alice]: {
+    id: alice,
+    type: "Person",
+    assertionMethod: [{
+      id: aliceProofKeyId.href,
+      type: "Multikey",
+      controller: alice,
+      publicKeyMultibase: await exportMultibaseKey(aliceEd25519.publicKey),
+    }],
+  },
+  [carol]: {
+    id: carol,
+    type: "Person",
+    publicKey: {
+      id: `${carol}#main-key`,
+      owner: carol,
+      publicKeyPem: await exportSpki(carolRsa.publicKey),
+    },
+  },
+  // A key on another origin claiming Alice as its controller; Alice does
+  // not list it.
+  [strayKeyId.href]: {
+    id: strayKeyId.href,
+    type: "Multikey",
+    controller: alice,
+    publicKeyMultibase: await exportMultibaseKey(carolEd25519.publicKey),
+  },
+};
+const reply = {
+  "@context": [
+    "https://www.w3.org/ns/activitystreams",
+    "https://w3id.org/security/data-integrity/v1",
+  ],
+  id: `${alice}/statuses/1/activity`,
+  type: "Create",
+  actor: alice,
+  object: {
+    id: `${alice}/statuses/1`,
+    type: "Note",
+    attributedTo: alice,
+    inReplyTo: "https://example.com/users/bob/posts/1",
+    content: "A reply",
+  },
+};
+
+function loader(loaded: string[] = []): DocumentLoader {
+  return (url) => {
+    loaded.push(url);
+    return url in documents
+      ? Promise.resolve({ documentUrl: url, document: documents[url], contextUrl: null })
+      : Promise.reject(new Error(`404 ${url}`));
+  };
+}
+
+/** The activity as Carol's server forwards it: HTTP-signed by Carol. */
+function forwarded(activity: unknown): Promise<Request> {
+  return signRequest(
+    new Request("https://example.com/inbox", {
+      method: "POST",
+      headers: { "Content-Type": "application/activity+json" },
+      body: JSON.stringify(activity),
+    }),
+    carolRsa.privateKey,
+    new URL(`${carol}#main-key`),
+  );
+}
+
+test("verifyInboxRequest() accepts a forwarded activity whose actor's proof verifies", async () => {
+  const signed = await signObject(reply, {
+    privateKey: aliceEd25519.privateKey,
+    keyId: aliceProofKeyId,
+  });
+  const result = await verifyInboxRequest(await forwarded(signed), {
+    kv: new MemoryKvStore(),
+    documentLoader: loader(),
+  });
+  assert(result.ok, JSON.stringify(result));
+  assertEquals(result.signer.href, alice);
+  assertEquals(result.key.owner?.href, carol);
+  assertEquals(result.proofKey?.keyId.href, aliceProofKeyId.href);
+  assertEquals(result.activity, JSON.parse(JSON.stringify(signed)));
+});
+
+test("verifyInboxRequest() answers 401 for a forwarded activity without a proof, or a forged one", async () => {
+  const options = { kv: new MemoryKvStore(), documentLoader: loader() };
+  const signed = await signObject(reply, {
+    privateKey: aliceEd25519.privateKey,
+    keyId: aliceProofKeyId,
+  });
+  const cases: [string, unknown][] = [
+    ["no proof", reply],
+    // Carol's own key, claiming to be Alice's.
+    [
+      "a proof made with another key",
+      await signObject(reply, { privateKey: carolEd25519.privateKey, keyId: aliceProofKeyId }),
+    ],
+    ["a proof of another content", {
+      ...signed,
+      object: { ...reply.object, content: "Something Alice never said" },
+    }],
+    // Carol's key is on Carol's server: a valid proof, but not by the actor.
+    ["a proof by the forwarder", {
+      ...reply,
+      proof: (await signObject(reply, {
+        privateKey: carolEd25519.privateKey,
+        keyId: new URL(`${carol}#main-key`),
+      })).proof,
+    }],
+  ];
+  for (const [name, activity] of cases) {
+    const result = await verifyInboxRequest(await forwarded(activity), options);
+    assertEquals(result.ok ? "ok" : [result.status, result.reason], [401, "actorMismatch"], name);
+  }
+});
+
+test("verifyInboxRequest() refuses a proof whose key is on another origin and not listed by the actor", async () => {
+  const loaded: string[] = [];
+  const signed = await signObject(reply, {
+    privateKey: carolEd25519.privateKey,
+    keyId: strayKeyId,
+  });
+  const result = await verifyInboxRequest(await forwarded(signed), {
+    kv: new MemoryKvStore(),
+    documentLoader: loader(loaded),
+  });
+  assertEquals(result.ok ? "ok" : [result.status, result.reason], [401, "actorMismatch"]);
+  // The claimed controller was asked, and did not list the key.
+  assert(loaded.includes(alice), JSON.stringify(loaded));
+});
+
+test("verifyInboxRequest() checks two proofs at most, fetching nothing for more", async () => {
+  const { proof } = await signObject(reply, {
+    privateKey: aliceEd25519.privateKey,
+    keyId: aliceProofKeyId,
+  });
+  const loaded: string[] = [];
+  const result = await verifyInboxRequest(
+    await forwarded({ ...reply, proof: [proof, proof, proof] }),
+    { kv: new MemoryKvStore(), documentLoader: loader(loaded) },
+  );
+  assertEquals(result.ok ? "ok" : [result.status, result.reason], [401, "actorMismatch"]);
+  // Carol's key for the HTTP signature, nothing for the proofs.
+  assertEquals(loaded, [carol]);
+});
