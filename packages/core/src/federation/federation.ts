@@ -48,19 +48,21 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { TaskDefinitionError } from "../tasks/errors.ts";
 import { resolveBaseTaskQueue, satisfiesCapabilities } from "../tasks/routing.ts";
 import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
-import type { TaskStatusOperations, WatchTaskOptions } from "./task-status.ts";
+import type { TaskStatusOperations, WatchTaskOptions } from "../operator/status/mod.ts";
 // Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
-import { TaskEnqueuer } from "../tasks/enqueuer.ts";
+import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
+import type { InternalTaskPort } from "../operator/internal-tasks/mod.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
 import type { TaskSchedule } from "../tasks/schedule/mod.ts";
 import {
   type FailedTaskDetails,
   FederationOperations,
   type TaskOperations,
-  type TaskScheduleOptions,
-} from "./operations.ts";
+} from "../operator/records/mod.ts";
+import { type TaskScheduleOptions, TaskSchedules } from "../operator/schedules/mod.ts";
+import { MessageMetrics } from "../processing/metrics.ts";
 // The operator's dashboard (0.2.0): queue depths and throughput.
 import { collectQueueDepths, type QueueDepthEntry, type QueueMonitoring } from "./monitoring.ts";
 import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
@@ -226,12 +228,16 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #events = new MessageEventHub();
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
-  /** Deduplication, metrics, failed tasks and schedules.  Internal. */
+  /** Deduplication, metrics, failed tasks and status records.  Internal. */
   readonly operations: FederationOperations<TContextData>;
+  /** Recurring tasks.  Internal. */
+  readonly schedules: TaskSchedules<TContextData>;
   /** The one path messages take into queues.  Internal. */
   readonly producer: MessageProducer<TContextData>;
   /** The one path task messages take to the producer.  Internal. */
   readonly taskEnqueuer: TaskEnqueuer<TContextData>;
+  /** What Fedwork's own tasks are enqueued through.  Internal. */
+  readonly internalTasks: InternalTaskPort<TContextData>;
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
   readonly #senderKeys: ActorKeyPairsCache<TContextData>;
@@ -305,21 +311,46 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         },
       }),
     );
-    this.operations = new FederationOperations(this);
+    const metrics = new MessageMetrics(this.options.meterProvider);
     this.producer = new MessageProducer({
       tracer: this.#tracer,
-      metrics: this.operations.metrics,
+      metrics,
       ...(this.options.manuallyStartQueue
         ? {}
         : { start: (contextData: TContextData) => this.startQueue(contextData) }),
     });
-    this.taskEnqueuer = new TaskEnqueuer({
-      kv: this.options.kv,
-      deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
+    const { kv, documentLoader, origin } = this.options;
+    const tasks = this.registry.tasks;
+    const routing = {
+      taskQueue: queues.task,
+      outboxQueue: queues.outbox,
+      resolution: this.options.taskQueueResolution,
+    };
+    this.operations = new FederationOperations({
+      kv,
+      pubsub: this.options.pubsub,
+      tasks,
+      routing,
+      documentLoader,
+      observe: (observer) => this.dispatcher.observe(observer),
+      metrics,
       producer: this.producer,
-      status: this.operations.taskStatus,
-      metrics: this.operations.metrics,
+      retention: {
+        failedMs: this.options.failedTaskRetentionMs,
+        completedMs: this.options.completedTaskRetentionMs,
+        statusMs: this.options.taskStatusRetentionMs,
+      },
+      deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
     });
+    this.taskEnqueuer = this.operations.taskEnqueuer;
+    this.schedules = new TaskSchedules({
+      kv,
+      tasks,
+      routing,
+      taskEnqueuer: this.taskEnqueuer,
+      ...(origin == null ? {} : { origin }),
+    });
+    this.internalTasks = { tasks, routing, taskEnqueuer: this.taskEnqueuer };
     this.webhooks = new FederationWebhooks(this, this.options.webhooks);
     if (this.options.hostHealth != null) {
       this.hostHealth = new FederationHostHealth(this, this.options.hostHealth);
@@ -619,7 +650,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           shutdownTimeoutMs,
         }),
         // Recurring tasks are enqueued by the workers of the task role.
-        roles.includes("task") ? this.operations.runSchedules(options.signal) : undefined,
+        roles.includes("task") ? this.schedules.run(options.signal) : undefined,
       ]);
     } finally {
       for (const queue of queues.keys()) this.#listening.delete(queue);
@@ -671,7 +702,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.operations.enqueueTaskMessages(prepared, contextData);
   }
 
-  // Operating tasks (0.2.0): see operations.ts.
+  // Operating tasks (0.2.0): see operator/records/ and operator/schedules/.
 
   listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
     return this.operations.listFailedTasks(options);
@@ -702,15 +733,15 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     data: NoInfer<TInput>,
     options: TaskScheduleOptions,
   ): Promise<TaskSchedule> {
-    return this.operations.scheduleTask(task, data, options);
+    return this.schedules.scheduleTask(task, data, options);
   }
 
   unscheduleTask(id: string): Promise<boolean> {
-    return this.operations.unscheduleTask(id);
+    return this.schedules.unscheduleTask(id);
   }
 
   listSchedules(): Promise<TaskSchedule[]> {
-    return this.operations.listSchedules();
+    return this.schedules.listSchedules();
   }
 
   // The operator's dashboard (0.2.0): see monitoring.ts.

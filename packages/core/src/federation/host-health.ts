@@ -10,9 +10,12 @@ import type { ResolvedHostHealthOptions } from "./host-health-options.ts";
 import {
   enqueueInternalTask,
   INTERNAL_TASK_PREFIX,
-  type InternalTaskHost,
+  type InternalTaskPort,
   stringRecordSchema,
-} from "./internal-tasks.ts";
+} from "../operator/internal-tasks/mod.ts";
+import type { MessageProducer } from "../processing/producer.ts";
+import type { ResolvedFederationOptions } from "./options.ts";
+import type { FederationRegistry } from "./registry.ts";
 import type { OutboxMessage } from "./message.ts";
 
 const logger = getLogger(["fedwork", "federation", "host-health"]);
@@ -60,6 +63,14 @@ class HostStillUnreachableError extends Error {
   }
 }
 
+/** What {@link FederationHostHealth} needs from the federation. */
+export interface HostHealthHost<TContextData> {
+  readonly options: ResolvedFederationOptions;
+  readonly registry: FederationRegistry<TContextData>;
+  readonly producer: MessageProducer<TContextData>;
+  readonly internalTasks: InternalTaskPort<TContextData>;
+}
+
 /**
  * The federation's remote-server health: wraps each queued delivery,
  * counts host failures, parks deliveries to unhealthy hosts, probes them
@@ -69,7 +80,7 @@ class HostStillUnreachableError extends Error {
  * @since 0.2.0
  */
 export class FederationHostHealth<TContextData> implements HostHealthOperations {
-  readonly #host: InternalTaskHost<TContextData>;
+  readonly #host: HostHealthHost<TContextData>;
   readonly #options: ResolvedHostHealthOptions;
   readonly #store: HostHealthStore;
   readonly #outbox: MessageQueue;
@@ -81,7 +92,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
    * @throws {FederationOptionError} When there is no outbox queue or the
    *         key–value store has no `list()`.
    */
-  constructor(host: InternalTaskHost<TContextData>, options: ResolvedHostHealthOptions) {
+  constructor(host: HostHealthHost<TContextData>, options: ResolvedHostHealthOptions) {
     const outbox = host.options.queues.outbox;
     if (outbox == null) {
       throw new FederationOptionError(
@@ -220,7 +231,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
 
   async #enqueueProbe(host: string, origin: string, baseUrl: string, delayMs: number) {
     try {
-      await enqueueInternalTask(this.#host, this.#probe, { host, origin }, {
+      await enqueueInternalTask(this.#host.internalTasks, this.#probe, { host, origin }, {
         baseUrl,
         delay: { milliseconds: delayMs },
         // Without a way to hold the key, probes may double up; they are

@@ -65,7 +65,8 @@ export type { FederationWebhookOptions } from "./webhook-options.ts";
 export type { FederationRemoteRequestOptions } from "./remote-request-options.ts";
 export type { WebhookOperations } from "./webhooks.ts";
 export type { FederationOperationsOptions } from "./operations-options.ts";
-export type { FailedTaskDetails, TaskOperations, TaskScheduleOptions } from "./operations.ts";
+export type { FailedTaskDetails, TaskOperations } from "../operator/records/mod.ts";
+export type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
 export type { QueueDepthEntry, QueueMonitoring } from "./monitoring.ts";
 export type {
   DocumentLoaderFactory,
@@ -77,4 +78,4 @@ export type { TaskContext, TaskDefinitionOptions, TaskRegistry } from "./task-co
 export { type FederationQueueOptions, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
 export type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry.ts";
 export type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
-export type { TaskStatusOperations, WatchTaskOptions } from "./task-status.ts";
+export type { TaskStatusOperations, WatchTaskOptions } from "../operator/status/mod.ts";

@@ -27,7 +27,7 @@ import {
 } from "../tasks/progress.ts";
 import { capabilityChannel } from "../tasks/routing.ts";
 import { createFederation } from "./federation.ts";
-import { TASK_UPDATES_TOPIC } from "./task-status.ts";
+import { TASK_UPDATES_TOPIC } from "../operator/status/mod.ts";
 
 const shared = new Map<
   string,

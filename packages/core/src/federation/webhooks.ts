@@ -23,9 +23,11 @@ import {
 import {
   enqueueInternalTask,
   INTERNAL_TASK_PREFIX,
-  type InternalTaskHost,
+  type InternalTaskPort,
   stringRecordSchema,
-} from "./internal-tasks.ts";
+} from "../operator/internal-tasks/mod.ts";
+import type { ResolvedFederationOptions } from "./options.ts";
+import type { FederationRegistry } from "./registry.ts";
 import type { TaskContext } from "./task-context.ts";
 import type { ResolvedWebhookOptions } from "./webhook-options.ts";
 
@@ -102,8 +104,11 @@ export interface WebhookOperations {
 }
 
 /** What {@link FederationWebhooks} needs from the federation. */
-export interface WebhooksHost<TContextData> extends InternalTaskHost<TContextData> {
+export interface WebhooksHost<TContextData> {
+  readonly options: ResolvedFederationOptions;
+  readonly registry: FederationRegistry<TContextData>;
   readonly dispatcher: MessageDispatcher<TContextData>;
+  readonly internalTasks: InternalTaskPort<TContextData>;
 }
 
 /**
@@ -283,7 +288,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
 
   async #enqueue(payload: WebhookPayload, baseUrl: string): Promise<void> {
     try {
-      await enqueueInternalTask(this.#host, this.#task, {
+      await enqueueInternalTask(this.#host.internalTasks, this.#task, {
         webhookId: payload.webhookId,
         eventId: payload.id,
         eventType: payload.type,

@@ -1,10 +1,10 @@
 import { getLogger } from "@logtape/logtape";
-import type { KvStore } from "../kv/kv-store.ts";
-import type { BaseMessage } from "../processing/envelope.ts";
-import type { MessageEvent } from "../processing/events.ts";
-import { InProcessPubSub } from "../pubsub/in-process-pubsub.ts";
-import type { PubSub } from "../pubsub/pubsub.ts";
-import type { TaskMessage } from "../tasks/message.ts";
+import type { KvStore } from "../../kv/kv-store.ts";
+import type { BaseMessage } from "../../processing/envelope.ts";
+import type { MessageEvent } from "../../processing/events.ts";
+import { InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
+import type { PubSub } from "../../pubsub/pubsub.ts";
+import type { TaskMessage } from "../../tasks/message.ts";
 import {
   decodeTaskUpdate,
   encodeTaskUpdate,
@@ -13,7 +13,7 @@ import {
   type TaskStatus,
   TaskStatusStore,
   type TaskUpdate,
-} from "../tasks/status.ts";
+} from "../../tasks/status.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 

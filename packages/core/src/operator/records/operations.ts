@@ -1,61 +1,38 @@
+// Operating tasks from the federation: the failed-task store with replay,
+// the completed-task store, the status records, and the metrics the
+// dispatcher's events feed.
+import type { DocumentLoader } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
-import type { MessageDispatcher } from "../processing/dispatcher.ts";
-import type { BaseMessage } from "../processing/envelope.ts";
-import type { MessageEvent } from "../processing/events.ts";
-import { MessageMetrics } from "../processing/metrics.ts";
-import { ThroughputRecorder } from "../processing/throughput.ts";
-import type { MessageQueue } from "../queue/message-queue.ts";
-import { decodeTaskPayload, encodeTaskPayload } from "../tasks/codec/mod.ts";
-import { releaseTaskDeduplication } from "../tasks/dedup.ts";
-import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
-import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
-import { FailedTaskNotFoundError, TaskNotDefinedError } from "../tasks/errors.ts";
+import type { KvStore } from "../../kv/kv-store.ts";
+import type { MessageObserver } from "../../processing/dispatcher.ts";
+import type { BaseMessage } from "../../processing/envelope.ts";
+import type { MessageEvent } from "../../processing/events.ts";
+import type { MessageMetrics } from "../../processing/metrics.ts";
+import type { MessageProducer } from "../../processing/producer.ts";
+import { ThroughputRecorder } from "../../processing/throughput.ts";
+import type { PubSub } from "../../pubsub/pubsub.ts";
+import { decodeTaskPayload } from "../../tasks/codec/mod.ts";
+import { releaseTaskDeduplication } from "../../tasks/dedup.ts";
+import type { TaskDefinition, TaskEnqueueResult } from "../../tasks/definition.ts";
+import type { PreparedTaskMessages } from "../../tasks/enqueue.ts";
+import { TaskEnqueuer } from "../../tasks/enqueuer.ts";
+import { FailedTaskNotFoundError, TaskNotDefinedError } from "../../tasks/errors.ts";
 import {
   type ListTaskRecordsOptions,
   type TaskRecord,
   type TaskRecordPage,
   TaskRecordStore,
-} from "../tasks/failed-store.ts";
-import { isTaskMessage } from "../tasks/handler.ts";
-import type { TaskMessage } from "../tasks/message.ts";
-import { resolveTaskQueue } from "../tasks/routing.ts";
-import {
-  listStoredSchedules,
-  resolveTiming,
-  saveSchedule,
-  scheduleKey,
-  type StoredSchedule,
-  type TaskSchedule,
-  TaskScheduler,
-  type TaskScheduleTiming,
-  toTaskSchedule,
-} from "../tasks/schedule/mod.ts";
-import { validateTaskPayload } from "../tasks/validation.ts";
-import type { InternalTaskHost } from "./internal-tasks.ts";
-import { TaskStatusTracker } from "./task-status.ts";
+} from "../../tasks/failed-store.ts";
+import { isTaskMessage } from "../../tasks/handler.ts";
+import type { TaskMessage } from "../../tasks/message.ts";
+import type { TaskStore } from "../../tasks/registry.ts";
+import { resolveTaskQueue, type TaskQueueRoutingOptions } from "../../tasks/routing.ts";
+import type { TaskSchedule } from "../../tasks/schedule/mod.ts";
+import { validateTaskPayload } from "../../tasks/validation.ts";
+import type { TaskScheduleOptions } from "../schedules/mod.ts";
+import { TaskStatusTracker } from "../status/mod.ts";
 
 const logger = getLogger(["fedwork", "task"]);
-
-/**
- * Options for `Federation.scheduleTask()`: when the task runs (`every` or
- * `cron` with an optional `timezone`), and optionally the schedule's id
- * and the base URL its handlers' contexts get.
- * @since 0.2.0
- */
-export type TaskScheduleOptions = TaskScheduleTiming & {
-  /**
-   * The schedule's id; scheduling again with the same id replaces the
-   * schedule (keeping its last run when the timing is unchanged).  By
-   * default derived from the task's name and the payload, so scheduling
-   * the same task with the same payload at every start is idempotent.
-   */
-  readonly id?: string;
-  /**
-   * The base URL of the contexts the task's handler gets.  The
-   * federation's `origin` option by default; required without it.
-   */
-  readonly baseUrl?: string | URL;
-};
 
 /**
  * A failed task with its payload decoded, as `getFailedTask()` returns it.
@@ -186,62 +163,87 @@ export interface TaskOperations<TContextData> {
 
 /**
  * What {@link FederationOperations} needs from the federation.  Internal.
+ * @typeParam TContextData The type of the application data in contexts.
  * @since 0.2.0
  */
-export interface OperationsHost<TContextData> extends InternalTaskHost<TContextData> {
-  readonly dispatcher: MessageDispatcher<TContextData>;
+export interface TaskRecordsPort<TContextData> {
+  /** Where records, status and deduplication reservations are kept. */
+  readonly kv: KvStore;
+  /** Where task updates are published. */
+  readonly pubsub: PubSub;
+  /** The federation's tasks. */
+  // deno-lint-ignore no-explicit-any
+  readonly tasks: TaskStore<TContextData, any>;
+  /** The federation's queues and task queue resolution policy. */
+  readonly routing: TaskQueueRoutingOptions;
+  /** Rebuilds vocabulary objects in the payloads of failed tasks. */
+  readonly documentLoader: DocumentLoader;
+  /** Subscribes to the dispatcher's lifecycle events. */
+  readonly observe: (observer: MessageObserver) => unknown;
+  /** The message metrics (the producer counts enqueues on them). */
+  readonly metrics: MessageMetrics;
+  /** Puts task messages into their queues. */
+  readonly producer: MessageProducer<TContextData>;
+  /** How long failed, completed and status records are kept, in milliseconds. */
+  readonly retention: {
+    readonly failedMs: number;
+    readonly completedMs: number;
+    readonly statusMs: number;
+  };
+  /** How long a deduplication key is held at most, in milliseconds. */
+  readonly deduplicationTtlMs: number;
 }
 
 /**
- * The federation's task operations and metrics, kept out of
+ * The federation's task records, status and metrics, kept out of
  * `FederationImpl` to keep it wiring only: it observes the dispatcher to
- * record metrics, keep failed (and completed) tasks and free deduplication
- * reservations, and implements {@link TaskOperations}.  Internal.
+ * record metrics, keep failed (and completed) tasks, keep status records
+ * and free deduplication reservations, owns the task enqueuer, and
+ * implements the failed-task part of {@link TaskOperations}.  Internal.
  * @since 0.2.0
  */
-export class FederationOperations<TContextData> implements TaskOperations<TContextData> {
+export class FederationOperations<TContextData> {
   /** The message metrics. */
   readonly metrics: MessageMetrics;
   /** The per-minute counters the dashboard reads. */
   readonly throughput: ThroughputRecorder;
-  readonly #host: OperationsHost<TContextData>;
-  readonly #records: TaskRecordStore;
-  readonly #scheduler: TaskScheduler;
   /** Task status records and live updates.  Internal. */
   readonly taskStatus: TaskStatusTracker;
+  /** The one path task messages take to the producer. */
+  readonly taskEnqueuer: TaskEnqueuer<TContextData>;
+  readonly #port: TaskRecordsPort<TContextData>;
+  readonly #records: TaskRecordStore;
 
   /**
-   * @param host The federation.
+   * @param port What the records need from the federation.
    */
-  constructor(host: OperationsHost<TContextData>) {
-    this.#host = host;
-    const { options } = host;
-    this.metrics = new MessageMetrics(options.meterProvider);
-    this.#records = new TaskRecordStore(options.kv, {
-      failedMs: options.failedTaskRetentionMs,
-      completedMs: options.completedTaskRetentionMs,
+  constructor(port: TaskRecordsPort<TContextData>) {
+    this.#port = port;
+    this.metrics = port.metrics;
+    this.#records = new TaskRecordStore(port.kv, {
+      failedMs: port.retention.failedMs,
+      completedMs: port.retention.completedMs,
     });
-    this.#scheduler = new TaskScheduler({
-      kv: options.kv,
-      enqueue: (schedule, tick) => this.#enqueueScheduled(schedule, tick),
+    this.throughput = new ThroughputRecorder(port.kv);
+    this.taskStatus = new TaskStatusTracker(port.kv, port.pubsub, port.retention.statusMs);
+    this.taskEnqueuer = new TaskEnqueuer({
+      kv: port.kv,
+      deduplicationTtlMs: port.deduplicationTtlMs,
+      producer: port.producer,
+      status: this.taskStatus,
+      metrics: port.metrics,
     });
-    this.throughput = new ThroughputRecorder(options.kv);
-    this.taskStatus = new TaskStatusTracker(
-      options.kv,
-      options.pubsub,
-      options.taskStatusRetentionMs,
-    );
-    host.dispatcher.observe(this.metrics.observe);
-    host.dispatcher.observe(this.throughput.observe);
-    host.dispatcher.observe((event, message) => this.#observeTask(event, message));
-    host.dispatcher.observe(this.taskStatus.observe);
+    port.observe(this.metrics.observe);
+    port.observe(this.throughput.observe);
+    port.observe((event, message) => this.#observeTask(event, message));
+    port.observe(this.taskStatus.observe);
   }
 
   async #observeTask(event: MessageEvent, message: BaseMessage): Promise<void> {
     if (message.type !== "task" || event.type === "retrying") return;
     const task = message as TaskMessage;
     if (task.deduplication != null && typeof task.taskName === "string") {
-      await releaseTaskDeduplication(this.#host.options.kv, task);
+      await releaseTaskDeduplication(this.#port.kv, task);
     }
     // Every message passes here: check the message (a URL parse) only when
     // a record will be written.
@@ -254,15 +256,6 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
     } else if (event.type === "completed") await this.#records.recordCompleted(message);
   }
 
-  #queueOf(task: { readonly name: string; readonly queue?: MessageQueue }): MessageQueue {
-    const { queues, taskQueueResolution } = this.#host.options;
-    return resolveTaskQueue(task, {
-      taskQueue: queues.task,
-      outboxQueue: queues.outbox,
-      resolution: taskQueueResolution,
-    });
-  }
-
   /**
    * Enqueues prepared task messages, holding their deduplication keys.
    * @param prepared The messages, their queue and options.
@@ -273,7 +266,7 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
     prepared: PreparedTaskMessages,
     contextData: TContextData,
   ): Promise<TaskEnqueueResult[]> {
-    return this.#host.taskEnqueuer.enqueue(prepared, { contextData });
+    return this.taskEnqueuer.enqueue(prepared, { contextData });
   }
 
   listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
@@ -292,19 +285,19 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
 
   #decode(record: TaskRecord): Promise<unknown> {
     return decodeTaskPayload(record.encodedPayload, {
-      documentLoader: this.#host.options.documentLoader,
+      documentLoader: this.#port.documentLoader,
     });
   }
 
   async retryFailedTask(id: string): Promise<TaskEnqueueResult> {
     const record = await this.#records.get("failed", id);
     if (record == null) throw new FailedTaskNotFoundError(String(id));
-    const task = this.#host.registry.tasks.get(record.taskName);
+    const task = this.#port.tasks.get(record.taskName);
     if (task == null) throw new TaskNotDefinedError(record.taskName);
     // The schema may have changed since the task failed: check now rather
     // than have the worker drop it.
     await validateTaskPayload(task, await this.#decode(record));
-    const queue = this.#queueOf(task);
+    const queue = resolveTaskQueue(task, this.#port.routing);
     const message: TaskMessage = {
       type: "task",
       id: record.id as TaskMessage["id"],
@@ -317,7 +310,7 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
       traceContext: {},
     };
     const queueOptions = record.orderingKey == null ? {} : { orderingKey: record.orderingKey };
-    await this.#host.taskEnqueuer.enqueue({
+    await this.taskEnqueuer.enqueue({
       queue,
       messages: [message],
       queueOptions,
@@ -342,117 +335,4 @@ export class FederationOperations<TContextData> implements TaskOperations<TConte
   listCompletedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
     return this.#records.list("completed", options);
   }
-
-  async scheduleTask<TData, TInput>(
-    handle: TaskDefinition<TContextData, TData, TInput>,
-    data: NoInfer<TInput>,
-    options: TaskScheduleOptions,
-  ): Promise<TaskSchedule> {
-    const task = this.#host.registry.tasks.resolve(
-      handle as TaskDefinition<TContextData, unknown, unknown>,
-    );
-    if (task == null) throw new TaskNotDefinedError(String(handle?.name));
-    const timing = resolveTiming(options);
-    const { kv, origin } = this.#host.options;
-    if (typeof kv.cas !== "function" || typeof kv.list !== "function") {
-      throw new TypeError(
-        "scheduleTask() needs a KvStore with cas() and list(): schedules are stored there " +
-          "and each tick is claimed with cas(), so that it runs once across processes.",
-      );
-    }
-    const baseUrl = options.baseUrl ?? origin;
-    if (baseUrl == null || !URL.canParse(baseUrl)) {
-      throw new TypeError(
-        "scheduleTask() needs a base URL for the task's contexts: pass the baseUrl option " +
-          "or set the federation's origin option.",
-      );
-    }
-    if (options.id != null && (typeof options.id !== "string" || options.id === "")) {
-      throw new TypeError("The id option of scheduleTask() must be a non-empty string.");
-    }
-    this.#queueOf(task);
-    await validateTaskPayload(task, data);
-    const encoded = await encodeTaskPayload(data);
-    const id = options.id ?? await defaultScheduleId(task.name, encoded);
-    const now = Date.now();
-    const saved = await saveSchedule(kv, {
-      id,
-      taskName: task.name,
-      data: encoded,
-      baseUrl: new URL("/", baseUrl).href,
-      timing,
-      anchor: now,
-      lastTick: now,
-      createdAt: now,
-    });
-    this.#scheduler.wake();
-    logger.info("Scheduled the task {taskName} as {scheduleId}.", {
-      taskName: task.name,
-      scheduleId: id,
-    });
-    return toTaskSchedule(saved);
-  }
-
-  async unscheduleTask(id: string): Promise<boolean> {
-    const { kv } = this.#host.options;
-    const key = scheduleKey(String(id));
-    const present = await kv.get(key) !== undefined;
-    await kv.delete(key);
-    this.#scheduler.wake();
-    return present;
-  }
-
-  async listSchedules(): Promise<TaskSchedule[]> {
-    const { kv } = this.#host.options;
-    if (typeof kv.list !== "function") return [];
-    const now = Date.now();
-    return (await listStoredSchedules(kv))
-      .sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-      .map((schedule) => toTaskSchedule(schedule, now));
-  }
-
-  /**
-   * Runs the recurring tasks until `signal` aborts.
-   * @param signal Stops them.
-   * @returns Resolves once stopped.
-   */
-  runSchedules(signal: AbortSignal | undefined): Promise<void> {
-    return this.#scheduler.run(signal);
-  }
-
-  async #enqueueScheduled(schedule: StoredSchedule, tick: number): Promise<void> {
-    const task = this.#host.registry.tasks.get(schedule.taskName);
-    if (task == null) {
-      throw new TaskNotDefinedError(schedule.taskName);
-    }
-    const queue = this.#queueOf(task);
-    const message: TaskMessage = {
-      type: "task",
-      id: crypto.randomUUID(),
-      baseUrl: schedule.baseUrl,
-      taskName: schedule.taskName,
-      data: schedule.data,
-      started: new Date().toISOString(),
-      attempt: 0,
-      traceContext: {},
-      schedule: { id: schedule.id, tick: new Date(tick).toISOString() },
-    };
-    await this.#host.taskEnqueuer.enqueue({
-      queue,
-      messages: [message],
-      queueOptions: {},
-      deduplicated: false,
-    });
-  }
-}
-
-async function defaultScheduleId(taskName: string, encoded: string): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(JSON.stringify([taskName, encoded])),
-  );
-  const hex = [...new Uint8Array(digest).slice(0, 8)]
-    .map((byte) => byte.toString(16).padStart(2, "0"))
-    .join("");
-  return `${taskName}:${hex}`;
 }

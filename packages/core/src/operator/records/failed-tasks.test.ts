@@ -3,15 +3,15 @@
 import { assert, assertEquals, assertInstanceOf, assertRejects, test } from "@fedify/fixture";
 import { Create, Note } from "@fedify/vocab";
 import { z } from "zod";
-import { createFederation, type Federation } from "../federation/federation.ts";
-import type { FederationOptions } from "../federation/options.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import type { FederationOptions } from "../../federation/options.ts";
 import { deferred, within as withTimeout } from "@fedify/fixture";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
-import { PermanentError } from "../processing/errors.ts";
-import type { MessageEventType } from "../processing/events.ts";
-import { millisecondsToDuration } from "../time/duration.ts";
-import { FailedTaskNotFoundError, TaskValidationError } from "./errors.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
+import { PermanentError } from "../../processing/errors.ts";
+import type { MessageEventType } from "../../processing/events.ts";
+import { millisecondsToDuration } from "../../time/duration.ts";
+import { FailedTaskNotFoundError, TaskValidationError } from "../../tasks/errors.ts";
 
 const base = new URL("https://web.example/");
 

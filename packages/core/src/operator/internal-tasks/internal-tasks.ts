@@ -3,13 +3,12 @@
 // that have no context (dispatcher observers, delivery), without starting
 // workers.
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { MessageProducer } from "../processing/producer.ts";
-import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
-import { prepareTaskMessages } from "../tasks/enqueue.ts";
-import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
-import type { DurationInput } from "../time/duration.ts";
-import type { ResolvedFederationOptions } from "./options.ts";
-import type { FederationRegistry } from "./registry.ts";
+import type { TaskDefinition, TaskEnqueueResult } from "../../tasks/definition.ts";
+import { prepareTaskMessages } from "../../tasks/enqueue.ts";
+import type { TaskEnqueuer } from "../../tasks/enqueuer.ts";
+import type { DurationInput } from "../../time/duration.ts";
+import type { TaskStore } from "../../tasks/registry.ts";
+import type { TaskQueueRoutingOptions } from "../../tasks/routing.ts";
 
 /** The prefix of the names of Fedwork's own tasks. */
 export const INTERNAL_TASK_PREFIX = "fedwork:";
@@ -41,12 +40,19 @@ export function stringRecordSchema<const TField extends string>(
   };
 }
 
-/** What {@link enqueueInternalTask} needs from the federation. */
-export interface InternalTaskHost<TContextData> {
-  readonly options: ResolvedFederationOptions;
-  readonly registry: FederationRegistry<TContextData>;
-  /** Puts messages into queues (span, trace context, metrics). */
-  readonly producer: MessageProducer<TContextData>;
+/**
+ * What Fedwork's own tasks need from the federation: where tasks are
+ * defined, how they are routed to a queue, and the task enqueuer.
+ * Internal.
+ * @typeParam TContextData The type of the application data in contexts.
+ * @since 0.2.0
+ */
+export interface InternalTaskPort<TContextData> {
+  /** The federation's tasks, among which Fedwork's own are defined. */
+  // deno-lint-ignore no-explicit-any
+  readonly tasks: TaskStore<TContextData, any>;
+  /** The federation's queues and task queue resolution policy. */
+  readonly routing: TaskQueueRoutingOptions;
   /** Enqueues task messages (deduplication, status records, producer). */
   readonly taskEnqueuer: TaskEnqueuer<TContextData>;
 }
@@ -55,7 +61,7 @@ export interface InternalTaskHost<TContextData> {
  * Enqueues one of Fedwork's own tasks through the task enqueuer, like any
  * task (deduplication, status record, span, trace context, metrics), never
  * starting workers.
- * @param host The federation.
+ * @param port The tasks, their routing and the task enqueuer.
  * @param task The task's handle.
  * @param data The payload.
  * @param options The base URL of its context, a delay and a deduplication
@@ -63,7 +69,7 @@ export interface InternalTaskHost<TContextData> {
  * @returns The result.
  */
 export async function enqueueInternalTask<TContextData, TData>(
-  host: InternalTaskHost<TContextData>,
+  port: InternalTaskPort<TContextData>,
   task: TaskDefinition<TContextData, TData, TData>,
   data: TData,
   options: {
@@ -72,18 +78,17 @@ export async function enqueueInternalTask<TContextData, TData>(
     readonly deduplicationKey?: string;
   },
 ): Promise<TaskEnqueueResult> {
-  const { queues, taskQueueResolution } = host.options;
   const prepared = await prepareTaskMessages({
-    registry: host.registry.tasks,
+    registry: port.tasks,
     task: task as TaskDefinition<TContextData, unknown, unknown>,
     payloads: [data],
     options: {
       ...(options.delay == null ? {} : { delay: options.delay }),
       ...(options.deduplicationKey == null ? {} : { deduplicationKey: options.deduplicationKey }),
     },
-    queues: { taskQueue: queues.task, outboxQueue: queues.outbox, resolution: taskQueueResolution },
+    queues: port.routing,
     baseUrl: new URL("/", options.baseUrl),
   });
-  const [result] = await host.taskEnqueuer.enqueue(prepared);
+  const [result] = await port.taskEnqueuer.enqueue(prepared);
   return result;
 }

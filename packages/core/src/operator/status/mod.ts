@@ -1,0 +1,13 @@
+/**
+ * Task status records: every task's state (queued, running, progress,
+ * completed, failed) kept in the key–value store and published as it
+ * changes, for `getTaskStatus()`, `watchTask()` and `watchTasks()`.
+ * @module
+ * @since 0.2.0
+ */
+export {
+  TASK_UPDATES_TOPIC,
+  type TaskStatusOperations,
+  TaskStatusTracker,
+  type WatchTaskOptions,
+} from "./tracker.ts";
