@@ -3,11 +3,17 @@
 // verifies with Fedify's.  Keys are served by an in-memory document loader,
 // contexts by Fedify's preloaded ones.
 import { assert, assertEquals, test } from "@fedify/fixture";
-import { signObject as fedifySignObject, verifyObject as fedifyVerifyObject } from "@fedify/fedify";
+import {
+  signJsonLd as fedifySignJsonLd,
+  signObject as fedifySignObject,
+  verifyObject as fedifyVerifyObject,
+} from "@fedify/fedify";
 import { Activity, Create, Multikey, Note, Person } from "@fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab";
 import { getDocumentLoader } from "@fedify/vocab-runtime";
 import { generateCryptoKeyPair, signObject, verifyObject } from "@fedwork/core";
+
+const rsa = await generateCryptoKeyPair();
 
 const actorId = new URL("https://fedify.example/users/alice");
 const multikeyId = new URL("#multikey-1", actorId);
@@ -70,4 +76,20 @@ test("a proof made by Fedwork's signObject() verifies with Fedify 2.3's verifyOb
     await fedifyVerifyObject(Activity, received, { documentLoader, contextLoader }),
     null,
   );
+});
+
+test("a Fedify 2.3 proof under its Linked Data signature verifies with Fedwork's verifyObject()", async () => {
+  // What Fedify's sendActivity() sends: the proof first, then an
+  // RsaSignature2017 over the proved activity.
+  const proved = await fedifySignObject(create, keys.privateKey, multikeyId, { contextLoader });
+  const signed = await fedifySignJsonLd(
+    await proved.toJsonLd({ contextLoader }),
+    rsa.privateKey,
+    new URL("#main-key", actorId),
+    { contextLoader },
+  );
+  const received = JSON.parse(JSON.stringify(signed));
+  assertEquals(received.signature?.type, "RsaSignature2017");
+  const result = await verifyObject(received, { documentLoader });
+  assert(result.verified, result.verified ? "" : result.message);
 });

@@ -264,3 +264,19 @@ test("createProof refuses a key that is not an Ed25519 private key", async () =>
     TypeError,
   );
 });
+
+test("verifyObject accepts a proof made before a Linked Data signature was added", async () => {
+  const proved = await signObject(note, { privateKey: ed25519.privateKey, keyId: multikeyId });
+  // As Fedify sends it: the RsaSignature2017 covers the proved activity.
+  const signed = {
+    ...proved,
+    signature: {
+      type: "RsaSignature2017",
+      creator: `${actorId}#main-key`,
+      created: "2026-01-01T00:00:00Z",
+      signatureValue: "AAAA",
+    },
+  };
+  const result = await verifyObject(signed, { documentLoader: loaderOf({ [actorId]: actor }) });
+  assert(result.verified, result.verified ? "" : result.message);
+});

@@ -235,7 +235,9 @@ export async function signObject<T extends Readonly<Record<string, unknown>>>(
 /**
  * Verifies one Object Integrity Proof of an object (`eddsa-jcs-2022`):
  * fetches the key it names, which must be Ed25519, and checks the
- * signature over the object without its `proof`.  A cached key that fails
+ * signature over the object without its `proof` (and, when that fails and
+ * the object has a Linked Data `signature`, without it too: Fedify signs
+ * that over the proved object).  A cached key that fails
  * is refetched once, in case it was rotated.  It does not check who owns
  * the key: {@link verifyObject} and the inbox do.
  * @param object The object, as received (parsed JSON).
@@ -254,20 +256,31 @@ export async function verifyProof(
   const parsed = parseProof(proof);
   if ("verified" in parsed) return parsed;
   const { keyId, signature, config } = parsed;
-  let data: Uint8Array<ArrayBuffer>;
+  const proofOptions = config["@context"] === undefined
+    ? { ...config, "@context": object["@context"] }
+    : config;
+  // Fedify makes the proof first and then a Linked Data signature over the
+  // proved activity, so what the proof covers is the activity without
+  // `signature` as well; Mastodon-style senders sign the other way round.
+  // Both are tried: two hashes at most, still one key fetch.
+  const documents = [object];
+  if (object.signature !== undefined) {
+    const { signature: _, ...unsigned } = object;
+    documents.push(unsigned);
+  }
+  let candidates: Uint8Array<ArrayBuffer>[];
   try {
-    data = await hashData(
-      object,
-      config["@context"] === undefined ? { ...config, "@context": object["@context"] } : config,
-    );
+    candidates = await Promise.all(documents.map((document) => hashData(document, proofOptions)));
   } catch (error) {
     return fail("malformedProof", `The object cannot be canonicalized: ${messageOf(error)}`, keyId);
   }
   let key = await fetchKey(keyId);
   for (let attempt = 0; key != null; attempt++) {
     if (key.publicKey.algorithm.name === "Ed25519") {
-      if (await crypto.subtle.verify("Ed25519", key.publicKey, signature, data)) {
-        return { verified: true, key };
+      for (const data of candidates) {
+        if (await crypto.subtle.verify("Ed25519", key.publicKey, signature, data)) {
+          return { verified: true, key };
+        }
       }
     }
     // A cached key that fails may have been rotated: refetch it once.
