@@ -61,6 +61,11 @@ export interface TestAppOptions {
   readonly firstKnock?: HttpSignatureSpec;
   /** Answer 401 to every POST signed with RFC 9421 (a peer without it). */
   readonly refuseRfc9421?: boolean;
+  /**
+   * Forward every Create received to this recipient, as the actor `carol`
+   * (a server spreading a reply to a thread's followers).
+   */
+  readonly forwardCreatesTo?: () => Recipient;
 }
 
 const keyPairs = new Map<string, Promise<CryptoKeyPair[]>>();
@@ -170,6 +175,9 @@ export async function startFedworkApp(
     })
     .on(Accept, (_ctx, accept) => accepted.resolve(accept))
     .on(Create, async (ctx, create) => {
+      if (options.forwardCreatesTo != null) {
+        await ctx.forwardActivity({ identifier: "carol" }, options.forwardCreatesTo());
+      }
       const object = await create.getObject({
         documentLoader: ctx.documentLoader,
         contextLoader: ctx.documentLoader,
@@ -247,6 +255,9 @@ export async function startFedifyApp(options: TestAppOptions = {}): Promise<Test
     })
     .on(Accept, (_ctx, accept) => accepted.resolve(accept))
     .on(Create, async (ctx, create) => {
+      if (options.forwardCreatesTo != null) {
+        await ctx.forwardActivity({ identifier: "carol" }, options.forwardCreatesTo());
+      }
       const object = await create.getObject(ctx);
       if (object instanceof Note) notes.resolve(object);
     });
