@@ -1,17 +1,24 @@
-// Object Integrity Proofs across the two implementations: a proof Fedify 2.3
-// makes verifies with Fedwork's verifyObject(), and one Fedwork makes
-// verifies with Fedify's.  Keys are served by an in-memory document loader,
+// Signatures on objects across the two implementations: an Object Integrity
+// Proof or a Linked Data signature Fedify 2.3 makes verifies with Fedwork,
+// and one Fedwork makes verifies with Fedify.  Keys are served by an in-memory document loader,
 // contexts by Fedify's preloaded ones.
 import { assert, assertEquals, test } from "@fedify/fixture";
 import {
   signJsonLd as fedifySignJsonLd,
   signObject as fedifySignObject,
+  verifyJsonLd as fedifyVerifyJsonLd,
   verifyObject as fedifyVerifyObject,
 } from "@fedify/fedify";
-import { Activity, Create, Multikey, Note, Person } from "@fedify/vocab";
+import { Activity, Create, CryptographicKey, Multikey, Note, Person } from "@fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab";
 import { getDocumentLoader } from "@fedify/vocab-runtime";
-import { generateCryptoKeyPair, signObject, verifyObject } from "@fedwork/core";
+import {
+  generateCryptoKeyPair,
+  signJsonLd,
+  signObject,
+  verifyLdSignature,
+  verifyObject,
+} from "@fedwork/core";
 
 const rsa = await generateCryptoKeyPair();
 
@@ -22,6 +29,11 @@ const actor = await new Person({
   id: actorId,
   preferredUsername: "alice",
   inbox: new URL("/users/alice/inbox", actorId),
+  publicKey: new CryptographicKey({
+    id: new URL("#main-key", actorId),
+    owner: actorId,
+    publicKey: rsa.publicKey,
+  }),
   assertionMethods: [
     new Multikey({ id: multikeyId, controller: actorId, publicKey: keys.publicKey }),
   ],
@@ -92,4 +104,26 @@ test("a Fedify 2.3 proof under its Linked Data signature verifies with Fedwork's
   assertEquals(received.signature?.type, "RsaSignature2017");
   const result = await verifyObject(received, { documentLoader });
   assert(result.verified, result.verified ? "" : result.message);
+});
+
+test("a Linked Data signature made by Fedify 2.3's signJsonLd() verifies with Fedwork", async () => {
+  const signed = await fedifySignJsonLd(
+    await create.toJsonLd({ contextLoader }),
+    rsa.privateKey,
+    new URL("#main-key", actorId),
+    { contextLoader },
+  );
+  const received = JSON.parse(JSON.stringify(signed));
+  const result = await verifyLdSignature(received, { documentLoader });
+  assert(result.verified, result.verified ? "" : result.message);
+  assertEquals(result.key.owner?.href, actorId.href);
+});
+
+test("a Linked Data signature made by Fedwork's signJsonLd() verifies with Fedify 2.3", async () => {
+  const json = await create.toJsonLd({ contextLoader }) as Record<string, unknown>;
+  const signed = await signJsonLd(json, rsa.privateKey, new URL("#main-key", actorId));
+  const received = JSON.parse(JSON.stringify(signed));
+  assertEquals(await fedifyVerifyJsonLd(received, { documentLoader, contextLoader }), true);
+  received.object.content = "<p>Hello, forgery</p>";
+  assertEquals(await fedifyVerifyJsonLd(received, { documentLoader, contextLoader }), false);
 });

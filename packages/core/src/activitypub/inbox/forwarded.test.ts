@@ -5,6 +5,7 @@ import type { DocumentLoader } from "@fedify/vocab";
 import { exportMultibaseKey, exportSpki } from "@fedify/vocab-runtime";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { generateCryptoKeyPair } from "../actors/keys.ts";
+import { signJsonLd } from "../proofs/ld-signature.ts";
 import { signObject } from "../proofs/proof.ts";
 import { signRequest } from "../signatures/sign.ts";
 import { verifyInboxRequest } from "./verify.ts";
@@ -13,6 +14,7 @@ const alice = "https://origin.example/users/alice";
 const aliceProofKeyId = new URL(`${alice}#multikey-1`);
 const carol = "https://forwarder.example/users/carol";
 const aliceEd25519 = await generateCryptoKeyPair("Ed25519");
+const aliceRsa = await generateCryptoKeyPair();
 const carolRsa = await generateCryptoKeyPair();
 const carolEd25519 = await generateCryptoKeyPair("Ed25519");
 const strayKeyId = new URL("https://stray.example/keys/1");
@@ -20,6 +22,11 @@ const documents: Record<string, unknown> = {
   [alice]: {
     id: alice,
     type: "Person",
+    publicKey: {
+      id: `${alice}#main-key`,
+      owner: alice,
+      publicKeyPem: await exportSpki(aliceRsa.publicKey),
+    },
     assertionMethod: [{
       id: aliceProofKeyId.href,
       type: "Multikey",
@@ -160,4 +167,21 @@ test("verifyInboxRequest() checks two proofs at most, fetching nothing for more"
   assertEquals(result.ok ? "ok" : [result.status, result.reason], [401, "actorMismatch"]);
   // Carol's key for the HTTP signature, nothing for the proofs.
   assertEquals(loaded, [carol]);
+});
+
+test("verifyInboxRequest() accepts a forwarded activity signed by its actor with a Linked Data signature", async () => {
+  const options = { kv: new MemoryKvStore(), documentLoader: loader() };
+  // What Mastodon forwards: an RsaSignature2017 by the actor, no proof.
+  const signed = await signJsonLd(reply, aliceRsa.privateKey, new URL(`${alice}#main-key`));
+  const result = await verifyInboxRequest(await forwarded(signed), options);
+  assert(result.ok, JSON.stringify(result));
+  assertEquals(result.signer.href, alice);
+  assertEquals(result.proofKey?.keyId.href, `${alice}#main-key`);
+  const tampered = { ...signed, object: { ...reply.object, content: "Something else" } };
+  const refused = await verifyInboxRequest(await forwarded(tampered), options);
+  assertEquals(refused.ok ? "ok" : [refused.status, refused.reason], [401, "actorMismatch"]);
+  // Signed by Carol, the forwarder, claiming Alice as the actor.
+  const byCarol = await signJsonLd(reply, carolRsa.privateKey, new URL(`${carol}#main-key`));
+  const impostor = await verifyInboxRequest(await forwarded(byCarol), options);
+  assertEquals(impostor.ok ? "ok" : [impostor.status, impostor.reason], [401, "actorMismatch"]);
 });

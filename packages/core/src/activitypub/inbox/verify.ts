@@ -10,6 +10,7 @@ import {
   type FetchedPublicKey,
   type PublicKeyFetcher,
 } from "../signatures/key-cache.ts";
+import { verifyLdSignature } from "../proofs/ld-signature.ts";
 import { hasProof, verifyObject } from "../proofs/proof.ts";
 import type { HttpSignatureSpec } from "../signatures/spec.ts";
 import type { SignatureFailureReason } from "../signatures/verification.ts";
@@ -72,7 +73,8 @@ export interface VerifyInboxRequestOptions {
  * - `nestingTooDeep` (400): the activity nests deeper than 64 levels
  *   (`MAX_ACTIVITY_DEPTH`; since 0.3.0);
  * - `actorMismatch` (401): the signer is not the activity's `actor`, and
- *   the activity carries no proof by its actor that verifies.
+ *   the activity carries no proof or Linked Data signature by its actor
+ *   that verifies.
  * @since 0.2.0
  */
 export type InboxRejectionReason =
@@ -97,7 +99,7 @@ export type InboxVerification =
     readonly body: Uint8Array;
     /**
      * The activity's `actor`, who signed the request or, for an activity
-     * forwarded by someone else, made its proof.
+     * forwarded by someone else, made its proof or Linked Data signature.
      */
     readonly signer: URL;
     /** The key that verified the request's signature. */
@@ -105,7 +107,7 @@ export type InboxVerification =
     /**
      * For an activity whose request was signed by someone else than its
      * actor (a forwarded one): the actor's key that verified its Object
-     * Integrity Proof.
+     * Integrity Proof or its Linked Data signature.
      * @since 0.3.0
      */
     readonly proofKey?: FetchedPublicKey;
@@ -130,8 +132,9 @@ export type InboxVerification =
  * the key, at most three signatures and so three key fetches per request
  * (401 when it fails); and checks that the key's owner is the activity's
  * `actor` or, when it is not (a forwarded activity), that the activity
- * carries an Object Integrity Proof made with a key of its `actor`, at
- * most two proofs checked (`MAX_PROOFS_PER_OBJECT`; 401 otherwise).
+ * carries an Object Integrity Proof or a Linked Data signature
+ * (`RsaSignature2017`) made with a key of its `actor`, at most two proofs
+ * and one signature checked (401 otherwise).
  * Consumes the request's body.  Every refusal is logged once, at the debug
  * level: it is the sender's error, not ours.
  *
@@ -215,24 +218,14 @@ export async function verifyInboxRequest(
     const signedBy = `The request is signed by ${
       key.owner?.href ?? `the key ${key.keyId.href} (owner unknown)`
     }, not by the activity's actor`;
-    if (!hasProof(activity)) return refuse(401, "actorMismatch", `${signedBy}.`);
     // A forwarded activity (a reply Mastodon spreads to a thread's
-    // followers): trusted when the actor's own proof verifies, as Fedify
-    // does.  verifyObject() checks two proofs at most, through the same key
-    // fetcher, so the extra work and fetches stay bounded.
-    const proofs = await verifyObject(activity, { fetchKey });
-    const proofKey = proofs.verified
-      ? proofs.keys.find((candidate) => doesKeyOwnerMatchActor(activity, candidate))
-      : undefined;
-    if (proofKey == null) {
-      return refuse(
-        401,
-        "actorMismatch",
-        `${signedBy}, and its proof does not hold: ${
-          proofs.verified ? "it is not by the actor." : proofs.message
-        }`,
-      );
+    // followers): trusted when its actor's own proof or Linked Data
+    // signature verifies, as Fedify does.
+    const byActor = await verifyActorSignatures(activity, fetchKey);
+    if (!("key" in byActor)) {
+      return refuse(401, "actorMismatch", `${signedBy}, and ${byActor.message}`);
     }
+    const proofKey = byActor.key;
     return {
       ok: true,
       activity,
@@ -250,6 +243,44 @@ export async function verifyInboxRequest(
     signer: key.owner!,
     key,
     spec: verification.spec,
+  };
+}
+
+/**
+ * Finds the actor's key that verifies an activity's Object Integrity Proof
+ * or, failing that, its Linked Data signature.  Bounded: two proofs and one
+ * signature at most, so at most three key fetches, all through `fetchKey`.
+ */
+async function verifyActorSignatures(
+  activity: Record<string, unknown>,
+  fetchKey: PublicKeyFetcher,
+): Promise<{ readonly key: FetchedPublicKey } | { readonly message: string }> {
+  const reasons: string[] = [];
+  if (hasProof(activity)) {
+    const proofs = await verifyObject(activity, { fetchKey });
+    const key = proofs.verified
+      ? proofs.keys.find((candidate) => doesKeyOwnerMatchActor(activity, candidate))
+      : undefined;
+    if (key != null) return { key };
+    reasons.push(
+      `its proof does not hold (${proofs.verified ? "not by the actor" : proofs.message})`,
+    );
+  }
+  if (activity.signature !== undefined) {
+    const signature = await verifyLdSignature(activity, { fetchKey });
+    if (signature.verified && doesKeyOwnerMatchActor(activity, signature.key)) {
+      return { key: signature.key };
+    }
+    reasons.push(
+      `its Linked Data signature does not hold (${
+        signature.verified ? "not by the actor" : signature.message
+      })`,
+    );
+  }
+  return {
+    message: reasons.length === 0
+      ? "it carries neither a proof nor a Linked Data signature."
+      : `${reasons.join("; ")}.`,
   };
 }
 

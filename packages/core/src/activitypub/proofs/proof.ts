@@ -438,9 +438,9 @@ async function hashData(
 /**
  * An instant as Temporal writes it (`2023-02-24T23:36:38Z`, no trailing
  * zero digits): Fedify rebuilds the proof options from a parsed
- * `Temporal.Instant`, so `…38.000Z` would not verify there.
+ * `Temporal.Instant`, so `…38.000Z` would not verify there.  Internal.
  */
-function formatInstant(created: Temporal.Instant | Date | undefined): string {
+export function formatInstant(created: Temporal.Instant | Date | undefined): string {
   if (created == null) return formatInstant(new Date(Math.floor(Date.now() / 1000) * 1000));
   if (!(created instanceof Date)) return created.toString();
   if (Number.isNaN(created.getTime())) {
@@ -452,7 +452,8 @@ function formatInstant(created: Temporal.Instant | Date | undefined): string {
   );
 }
 
-function keyFetcherOf(options: VerifyProofOptions): PublicKeyFetcher {
+/** The key fetcher a verifier uses: `fetchKey`, or one over `documentLoader`.  Internal. */
+export function keyFetcherOf(options: VerifyProofOptions): PublicKeyFetcher {
   if (options.fetchKey != null) return options.fetchKey;
   if (options.documentLoader == null) {
     throw new TypeError("Verifying a proof needs the fetchKey or the documentLoader option.");

@@ -1,0 +1,129 @@
+import { assert, assertEquals, assertRejects, test } from "@fedify/fixture";
+import type { DocumentLoader } from "@fedify/vocab";
+import { exportSpki } from "@fedify/vocab-runtime";
+import { generateCryptoKeyPair } from "../actors/keys.ts";
+import { signJsonLd, verifyJsonLd, verifyLdSignature } from "./ld-signature.ts";
+import mastodon from "./testdata/mastodon-create.json" with { type: "json" };
+
+function loaderOf(documents: Record<string, unknown>, loaded: string[] = []): DocumentLoader {
+  return (url) => {
+    loaded.push(url);
+    if (!(url in documents)) return Promise.reject(new Error(`No document at ${url}`));
+    return Promise.resolve({ documentUrl: url, document: documents[url], contextUrl: null });
+  };
+}
+
+const mastodonActor = mastodon.key.owner;
+const mastodonDocuments = {
+  [mastodonActor]: { id: mastodonActor, type: "Person", publicKey: mastodon.key },
+};
+
+test("verifyLdSignature accepts a Create signed by Mastodon", async () => {
+  const result = await verifyLdSignature(mastodon.activity, {
+    documentLoader: loaderOf(mastodonDocuments),
+  });
+  assert(result.verified, result.verified ? "" : result.message);
+  assertEquals(result.key.owner?.href, mastodonActor);
+  assertEquals(
+    await verifyJsonLd(mastodon.activity, { documentLoader: loaderOf(mastodonDocuments) }),
+    true,
+  );
+});
+
+test("verifyLdSignature refuses the Mastodon Create once its content is changed", async () => {
+  const tampered = {
+    ...mastodon.activity,
+    object: { ...mastodon.activity.object, content: "<p>Not what was said</p>" },
+  };
+  const result = await verifyLdSignature(tampered, {
+    documentLoader: loaderOf(mastodonDocuments),
+  });
+  assertEquals(result.verified ? null : result.reason, "invalidSignature");
+});
+
+const actorId = "https://remote.example/users/alice";
+const keyId = new URL(`${actorId}#main-key`);
+const rsa = await generateCryptoKeyPair();
+const documents = {
+  [actorId]: {
+    id: actorId,
+    type: "Person",
+    publicKey: { id: keyId.href, owner: actorId, publicKeyPem: await exportSpki(rsa.publicKey) },
+  },
+};
+const create = {
+  "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
+  id: `${actorId}/create/1`,
+  type: "Create",
+  actor: actorId,
+  object: { id: `${actorId}/notes/1`, type: "Note", attributedTo: actorId, content: "Hi" },
+};
+
+test("signJsonLd makes a signature verifyLdSignature accepts", async () => {
+  const signed = await signJsonLd(create, rsa.privateKey, keyId, {
+    created: new Date("2026-01-02T03:04:05.000Z"),
+  });
+  assertEquals(signed.signature.created, "2026-01-02T03:04:05Z");
+  assertEquals(signed.signature.creator, keyId.href);
+  const received = JSON.parse(JSON.stringify(signed));
+  const result = await verifyLdSignature(received, { documentLoader: loaderOf(documents) });
+  assert(result.verified, result.verified ? "" : result.message);
+});
+
+test("verifyLdSignature refuses a document whose inline context hides its real actor", async () => {
+  const mallory = "https://remote.example/users/mallory";
+  // Signed by Alice: the JSON says Alice is the actor, but the inline
+  // context drops that property and makes Mallory the actor JSON-LD reads.
+  const disguised = {
+    ...create,
+    "@context": [...create["@context"], {
+      actor: null,
+      agent: { "@id": "https://www.w3.org/ns/activitystreams#actor", "@type": "@id" },
+    }],
+    agent: mallory,
+  };
+  const signed = await signJsonLd(disguised, rsa.privateKey, keyId);
+  const result = await verifyLdSignature(signed, { documentLoader: loaderOf(documents) });
+  assertEquals(result.verified ? null : result.reason, "unattributed");
+});
+
+test("verifyLdSignature never fetches a context it does not know", async () => {
+  const loaded: string[] = [];
+  const unknownContext = {
+    ...create,
+    "@context": [...create["@context"], "https://contexts.example/evil.jsonld"],
+  };
+  const signed = {
+    ...unknownContext,
+    signature: {
+      type: "RsaSignature2017",
+      creator: keyId.href,
+      created: "2026-01-02T03:04:05Z",
+      signatureValue: "AAAA",
+    },
+  };
+  const result = await verifyLdSignature(signed, { documentLoader: loaderOf(documents, loaded) });
+  assertEquals(result.verified ? null : result.reason, "unsupportedContext");
+  assertEquals(loaded, []);
+  await assertRejects(() => signJsonLd(unknownContext, rsa.privateKey, keyId), TypeError);
+});
+
+test("verifyLdSignature refuses malformed and other kinds of signatures before fetching", async () => {
+  const loaded: string[] = [];
+  const options = { documentLoader: loaderOf(documents, loaded) };
+  const valid = (await signJsonLd(create, rsa.privateKey, keyId)).signature;
+  const cases: [unknown, string][] = [
+    [undefined, "noSignature"],
+    ["a string", "malformedSignature"],
+    [{ ...valid, type: "Ed25519Signature2018" }, "unsupportedSignature"],
+    [{ ...valid, creator: "file:///etc/passwd" }, "malformedSignature"],
+    [{ ...valid, created: 12 }, "malformedSignature"],
+    [{ ...valid, signatureValue: "not base64!" }, "malformedSignature"],
+    [{ ...valid, signatureValue: "A".repeat(4000) }, "malformedSignature"],
+  ];
+  for (const [signature, reason] of cases) {
+    const result = await verifyLdSignature({ ...create, signature }, options);
+    assertEquals(result.verified ? null : result.reason, reason, JSON.stringify(signature));
+  }
+  assertEquals(loaded, []);
+});

@@ -1,0 +1,386 @@
+import { preloadedContexts } from "@fedify/vocab-runtime";
+import jsonld from "@fedify/vocab-runtime/jsonld";
+import type { Temporal } from "@js-temporal/polyfill";
+import { getLogger } from "@logtape/logtape";
+import type { FetchedPublicKey } from "../signatures/key-cache.ts";
+import { parseKeyId } from "../signatures/verification.ts";
+import { formatInstant, keyFetcherOf, type VerifyProofOptions } from "./proof.ts";
+
+const logger = getLogger(["fedwork", "activitypub", "proofs"]);
+
+const IDENTITY_CONTEXT = "https://w3id.org/identity/v1";
+const AS = "https://www.w3.org/ns/activitystreams#";
+
+/**
+ * How long canonicalizing one document may take, in milliseconds.  URDNA2015
+ * is bounded by `maxWorkFactor` (left at its default, 1) too; the time limit
+ * is for documents large enough to be slow anyway.
+ */
+const CANONIZE_TIME_LIMIT_MS = 2_000;
+
+// An RSA-8192 signature is 1,368 base64 characters.
+const MAX_SIGNATURE_VALUE_LENGTH = 1_400;
+
+/**
+ * A Linked Data Signature as Mastodon makes it: an `RsaSignature2017` in an
+ * activity's `signature`.
+ * @since 0.3.0
+ */
+export interface LinkedDataSignature {
+  readonly type: "RsaSignature2017";
+  /** The key that made it, e.g. `https://example.com/users/alice#main-key`. */
+  readonly creator: string;
+  /** When it was made, as an RFC 3339 instant. */
+  readonly created: string;
+  /** The RSASSA-PKCS1-v1_5 (SHA-256) signature, base64. */
+  readonly signatureValue: string;
+}
+
+/**
+ * Options for {@link signJsonLd}.
+ * @since 0.3.0
+ */
+export interface SignJsonLdOptions {
+  /**
+   * When the signature is made.
+   * @default now, to the second
+   */
+  readonly created?: Temporal.Instant | Date;
+}
+
+/**
+ * Why a Linked Data Signature was not accepted.
+ * - `noSignature`: the document has no `signature`;
+ * - `malformedSignature`: it lacks a field or has one of the wrong shape;
+ * - `unsupportedSignature`: it is not an `RsaSignature2017`;
+ * - `unsupportedContext`: the document names a JSON-LD context Fedwork does
+ *   not know (only preloaded contexts are used: verifying never fetches
+ *   one), or cannot be canonicalized in time;
+ * - `keyNotFound`: the key could not be fetched, or is not an RSA key;
+ * - `invalidSignature`: the key does not verify the signature;
+ * - `unattributed`: it verifies, but the key's owner is not every `actor`
+ *   and `attributedTo` of the document, read as JSON and as JSON-LD alike.
+ * @since 0.3.0
+ */
+export type LdSignatureFailureReason =
+  | "noSignature"
+  | "malformedSignature"
+  | "unsupportedSignature"
+  | "unsupportedContext"
+  | "keyNotFound"
+  | "invalidSignature"
+  | "unattributed";
+
+/**
+ * The outcome of {@link verifyLdSignature}: the key that made the signature,
+ * or why it was not accepted.
+ * @since 0.3.0
+ */
+export type LdSignatureVerification =
+  | { readonly verified: true; readonly key: FetchedPublicKey }
+  | {
+    readonly verified: false;
+    readonly reason: LdSignatureFailureReason;
+    readonly message: string;
+    readonly keyId?: URL;
+  };
+
+/**
+ * Signs a JSON-LD document with a Linked Data Signature (`RsaSignature2017`),
+ * as Mastodon and Fedify do: an RSASSA-PKCS1-v1_5 signature over the
+ * hex SHA-256 digests of the URDNA2015-canonicalized signature options and
+ * document.  Only preloaded JSON-LD contexts are used.
+ * @param jsonLd The document, as compact JSON-LD.  It is not modified.
+ * @param privateKey The actor's RSA private key.
+ * @param keyId Its key id (`actor#main-key`), the signature's `creator`.
+ * @param options The time.
+ * @returns A copy with the signature in `signature` (replacing any).
+ * @throws {TypeError} When the key is not an RSASSA-PKCS1-v1_5 private key,
+ *         or the document names a context that is not preloaded.
+ * @since 0.3.0
+ * @example
+ * ```ts
+ * import { generateCryptoKeyPair, signJsonLd } from "@fedwork/core";
+ *
+ * const { privateKey } = await generateCryptoKeyPair();
+ * const signed = await signJsonLd({
+ *   "@context": "https://www.w3.org/ns/activitystreams",
+ *   id: "https://example.com/activities/1",
+ *   type: "Create",
+ *   actor: "https://example.com/users/alice",
+ *   object: { type: "Note", content: "Hello" },
+ * }, privateKey, new URL("https://example.com/users/alice#main-key"));
+ * ```
+ */
+export async function signJsonLd<T extends Readonly<Record<string, unknown>>>(
+  jsonLd: T,
+  privateKey: CryptoKey,
+  keyId: URL,
+  options: SignJsonLdOptions = {},
+): Promise<Omit<T, "signature"> & { readonly signature: LinkedDataSignature }> {
+  if (
+    !(privateKey instanceof CryptoKey) || privateKey.type !== "private" ||
+    privateKey.algorithm.name !== "RSASSA-PKCS1-v1_5"
+  ) {
+    throw new TypeError(
+      "The privateKey given to signJsonLd() must be an RSASSA-PKCS1-v1_5 private key " +
+        "(e.g. from generateCryptoKeyPair()).",
+    );
+  }
+  if (!(keyId instanceof URL)) {
+    throw new TypeError("The keyId given to signJsonLd() must be a URL.");
+  }
+  const signatureOptions = { creator: keyId.href, created: formatInstant(options.created) };
+  const { signature: _, ...document } = jsonLd;
+  let data: Uint8Array<ArrayBuffer>;
+  try {
+    data = await signedData(signatureOptions, document);
+  } catch (error) {
+    throw new TypeError(`The document cannot be canonicalized: ${messageOf(error)}`);
+  }
+  const signature = new Uint8Array(
+    await crypto.subtle.sign("RSASSA-PKCS1-v1_5", privateKey, data),
+  );
+  return {
+    ...document,
+    signature: {
+      type: "RsaSignature2017",
+      ...signatureOptions,
+      signatureValue: encodeBase64(signature),
+    },
+  } as Omit<T, "signature"> & { readonly signature: LinkedDataSignature };
+}
+
+/**
+ * Verifies a document's Linked Data Signature (`RsaSignature2017`): fetches
+ * the `creator` key (RSA), canonicalizes the signature options and the
+ * document with URDNA2015 using preloaded contexts only (never fetching
+ * one), checks the signature, refetching a cached key once when it fails,
+ * and checks that the key's owner is each `actor` and `attributedTo` of
+ * the document, both as its JSON says and as JSON-LD reads it (so that an
+ * inline context cannot make the two disagree).
+ * @param jsonLd The document, as received (parsed JSON).
+ * @param options How to fetch the key.
+ * @returns The key, or why the signature was not accepted.
+ * @throws {TypeError} With neither `fetchKey` nor `documentLoader`.
+ * @since 0.3.0
+ */
+export async function verifyLdSignature(
+  jsonLd: Readonly<Record<string, unknown>>,
+  options: VerifyProofOptions,
+): Promise<LdSignatureVerification> {
+  const fetchKey = keyFetcherOf(options);
+  const { signature: raw, ...document } = jsonLd;
+  if (raw === undefined) return fail("noSignature", "The document has no signature.");
+  if (typeof raw !== "object" || raw == null || Array.isArray(raw)) {
+    return fail("malformedSignature", "The signature is not an object.");
+  }
+  const { type, id: _, signatureValue, ...signatureOptions } = raw as Record<string, unknown>;
+  if (type !== "RsaSignature2017") {
+    return fail(
+      "unsupportedSignature",
+      `The signature type ${JSON.stringify(type)} is not supported.`,
+    );
+  }
+  const keyId = typeof signatureOptions.creator === "string"
+    ? parseKeyId(signatureOptions.creator)
+    : null;
+  if (keyId == null) {
+    return fail("malformedSignature", "The signature's creator is not an http(s) URL.");
+  }
+  if (typeof signatureOptions.created !== "string") {
+    return fail("malformedSignature", "The signature's created is not a string.", keyId);
+  }
+  const signature = typeof signatureValue === "string" &&
+      signatureValue.length <= MAX_SIGNATURE_VALUE_LENGTH
+    ? decodeBase64(signatureValue)
+    : null;
+  if (signature == null) {
+    return fail("malformedSignature", "The signatureValue is not base64.", keyId);
+  }
+  let data: Uint8Array<ArrayBuffer>;
+  let rdfAttributions: Set<string>;
+  try {
+    data = await signedData(signatureOptions, document);
+    rdfAttributions = await expandedAttributions(document);
+  } catch (error) {
+    return fail(
+      "unsupportedContext",
+      `The document cannot be canonicalized: ${messageOf(error)}`,
+      keyId,
+    );
+  }
+  let key = await fetchKey(keyId);
+  let verified = false;
+  for (let attempt = 0; key != null; attempt++) {
+    if (
+      key.publicKey.algorithm.name === "RSASSA-PKCS1-v1_5" &&
+      await crypto.subtle.verify("RSASSA-PKCS1-v1_5", key.publicKey, signature, data)
+    ) {
+      verified = true;
+      break;
+    }
+    // A cached key that fails may have been rotated: refetch it once.
+    if (!key.cached || attempt > 0) break;
+    const refreshed = await fetchKey(keyId, { refresh: true });
+    if (refreshed == null) break;
+    key = refreshed;
+  }
+  if (key == null) return fail("keyNotFound", `The key ${keyId.href} could not be fetched.`, keyId);
+  if (!verified) {
+    return key.publicKey.algorithm.name === "RSASSA-PKCS1-v1_5"
+      ? fail("invalidSignature", `The key ${keyId.href} does not verify the signature.`, keyId)
+      : fail("keyNotFound", `The key ${keyId.href} is not an RSA key.`, keyId);
+  }
+  const jsonAttributions = new Set(
+    [...asArray(document.actor), ...asArray(document.attributedTo)].map((value) =>
+      normalizedId(idOf(value))
+    ),
+  );
+  const owner = key.owner?.href ?? null;
+  const all = [...jsonAttributions, ...rdfAttributions];
+  if (
+    owner == null || jsonAttributions.size !== rdfAttributions.size ||
+    all.some((id) => id !== owner)
+  ) {
+    return fail(
+      "unattributed",
+      `The signature is made by ${owner ?? "a key without a known owner"}, not by ${
+        all.join(", ") || "the document's actor"
+      }.`,
+      keyId,
+    );
+  }
+  return { verified: true, key };
+}
+
+/**
+ * Verifies a document's Linked Data Signature, as Fedify's `verifyJsonLd()`
+ * does: `true` when {@link verifyLdSignature} accepts it.
+ * @param jsonLd The document, as received (parsed JSON).
+ * @param options How to fetch the key.
+ * @returns Whether the signature verifies and is by the document's actor.
+ * @throws {TypeError} With neither `fetchKey` nor `documentLoader`.
+ * @since 0.3.0
+ */
+export async function verifyJsonLd(
+  jsonLd: Readonly<Record<string, unknown>>,
+  options: VerifyProofOptions,
+): Promise<boolean> {
+  return (await verifyLdSignature(jsonLd, options)).verified;
+}
+
+/**
+ * What an `RsaSignature2017` covers: the hex SHA-256 of the canonical
+ * signature options (in the identity context) followed by that of the
+ * canonical document, as UTF-8.
+ */
+async function signedData(
+  signatureOptions: Readonly<Record<string, unknown>>,
+  document: Readonly<Record<string, unknown>>,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const [optionsHash, documentHash] = [
+    await hashJsonLd({ ...signatureOptions, "@context": IDENTITY_CONTEXT }),
+    await hashJsonLd(document),
+  ];
+  return new TextEncoder().encode(optionsHash + documentHash);
+}
+
+async function hashJsonLd(document: Readonly<Record<string, unknown>>): Promise<string> {
+  const canonical: string = await jsonld.canonize(
+    document as Parameters<typeof jsonld.canonize>[0],
+    {
+      format: "application/n-quads",
+      documentLoader: loadPreloadedContext,
+      // Mastodon drops terms its contexts do not define rather than failing.
+      safe: false,
+      canonizeOptions: {
+        algorithm: "URDNA2015",
+        signal: AbortSignal.timeout(CANONIZE_TIME_LIMIT_MS),
+      },
+    } as Parameters<typeof jsonld.canonize>[1],
+  );
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical));
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** The `actor`s and `attributedTo`s of a document, as JSON-LD expansion reads them. */
+async function expandedAttributions(
+  document: Readonly<Record<string, unknown>>,
+): Promise<Set<string>> {
+  const expanded = await jsonld.expand(
+    document as Parameters<typeof jsonld.canonize>[0],
+    {
+      documentLoader: loadPreloadedContext,
+      safe: false,
+    } as Parameters<typeof jsonld.expand>[1],
+  ) as Record<string, unknown>[];
+  const ids = new Set<string>();
+  for (const node of expanded) {
+    for (const property of [`${AS}actor`, `${AS}attributedTo`]) {
+      for (const value of asArray(node[property])) ids.add(normalizedId(idOf(value, "@id")));
+    }
+  }
+  return ids;
+}
+
+// Verifying never fetches a context: a hostile document could otherwise make
+// the verifier fetch anything, and contexts change what is signed.
+// deno-lint-ignore require-await
+async function loadPreloadedContext(url: string) {
+  if (!Object.hasOwn(preloadedContexts, url)) {
+    throw new Error(`The JSON-LD context ${url} is not one Fedwork knows.`);
+  }
+  return { contextUrl: null, documentUrl: url, document: preloadedContexts[url] };
+}
+
+function fail(
+  reason: LdSignatureFailureReason,
+  message: string,
+  keyId?: URL,
+): LdSignatureVerification {
+  logger.debug("Refused a Linked Data signature: {reason}: {message}", {
+    reason,
+    message,
+    keyId: keyId?.href,
+  });
+  return keyId == null
+    ? { verified: false, reason, message }
+    : { verified: false, reason, message, keyId };
+}
+
+function encodeBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+function decodeBase64(text: string): Uint8Array<ArrayBuffer> | null {
+  try {
+    return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}
+
+function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : value == null ? [] : [value];
+}
+
+function idOf(value: unknown, idKey = "id"): string | null {
+  if (typeof value === "string") return value;
+  if (typeof value === "object" && value != null) {
+    const id = (value as Record<string, unknown>)[idKey];
+    if (typeof id === "string") return id;
+  }
+  return null;
+}
+
+function normalizedId(id: string | null): string {
+  if (id == null) return "(no id)";
+  return URL.canParse(id) ? new URL(id).href : id;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
