@@ -27,6 +27,7 @@ const root = resolve(import.meta.dirname!, "..");
 /** Core's folders by layer: a folder may import only lower layers. */
 const CORE_LAYERS: Record<string, number> = {
   time: 0,
+  options: 0.5, // option checks (names, durations, counts): on time/, under all that takes options
   kv: 1,
   queue: 1,
   retry: 1,

@@ -6,7 +6,7 @@ import {
   type MessageQueueHandler,
   type MessageQueueListenOptions,
 } from "@fedwork/core";
-import { checkQueueChannel } from "@fedwork/core/queue-kit";
+import { assertKnownOptions, checkQueueChannel } from "@fedwork/core/queue-kit";
 import type { Channel, ChannelModel } from "amqplib";
 import { Buffer } from "node:buffer";
 import { closeQuietly, openConnection } from "./connection.ts";
@@ -109,6 +109,18 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   constructor(options: AmqpMessageQueueOptions = {}) {
+    assertKnownOptions(options, [
+      "url",
+      "queue",
+      "concurrency",
+      "prefetch",
+      "orderingPartitions",
+      "nativeRetrial",
+      "redeliveryDelay",
+      "keyedHoldLimit",
+      "durable",
+      "maxReconnectDelay",
+    ], { where: "new AmqpMessageQueue()" });
     this.#given = options;
     this.#options = resolveAmqpOptions(options);
     this.nativeRetrial = this.#options.nativeRetrial;

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 export * from "./time/mod.ts";
+export { UnknownOptionError } from "./options/mod.ts";
 export * from "./queue/mod.ts";
 export * from "./kv/mod.ts";
 export * from "./pubsub/mod.ts";

@@ -25,12 +25,15 @@ export {
 export {
   type LeaseOptionDefaults,
   type LeaseOptionsInput,
-  nonNegativeIntegerOption,
-  positiveDurationOption,
-  positiveIntegerOption,
   type ResolvedLeaseOptions,
   resolveLeaseOptions,
 } from "./queue/lease-options.ts";
+export {
+  nonNegativeIntegerOption,
+  positiveDurationOption,
+  positiveIntegerOption,
+} from "./options/value-options.ts";
+export { assertKnownOptions, type KnownOptionsContext } from "./options/known-options.ts";
 export { QueueClosedError } from "./queue/queue-closed-error.ts";
 export { checkQueueChannel } from "./queue/in-process-message-queue.ts";
 export { checkPublication, checkSubscription, TopicListeners } from "./pubsub/topic-listeners.ts";

@@ -19,6 +19,7 @@ import {
   MemoryKvStore,
   PermanentError,
   type TaskDefinition,
+  UnknownOptionError,
 } from "@fedwork/core";
 import { Hono } from "hono";
 import { z } from "zod";
@@ -157,6 +158,26 @@ test("createDashboard() rejects invalid options, naming them", () => {
     () => createDashboard({} as unknown as Federation<void>, {}),
     TypeError,
     "federation",
+  );
+});
+
+test("createDashboard() refuses an unknown option, suggesting the nearest name", () => {
+  const federation = createFederation<void>({ kv: new MemoryKvStore() });
+  const error = assertThrows(
+    () =>
+      createDashboard(
+        federation,
+        {
+          authorize: () => true,
+          basepath: "/admin",
+        } as Parameters<typeof createDashboard>[1],
+      ),
+    UnknownOptionError,
+  );
+  assertEquals(error.option, "basepath");
+  assertMatch(
+    error.message,
+    /^Unknown option basepath of createDashboard\(\); did you mean basePath\?/,
   );
 });
 

@@ -1,4 +1,13 @@
 import { type DurationInput, durationToMilliseconds } from "@fedwork/core";
+import { assertKnownOptions } from "@fedwork/core/queue-kit";
+
+const DASHBOARD_OPTION_NAMES: readonly string[] = [
+  "authorize",
+  "basePath",
+  "title",
+  "refreshInterval",
+  "pageSize",
+];
 
 /**
  * Decides whether a request may see and operate the dashboard.  Only
@@ -49,7 +58,8 @@ export interface ResolvedDashboardOptions {
 
 /**
  * Checks the options, throwing a `TypeError` or `RangeError` that names
- * the faulty option.  Internal.
+ * the faulty option (an `UnknownOptionError`, with the nearest name, for
+ * one it does not know).  Internal.
  * @param options The options.
  * @returns The options with defaults.
  */
@@ -57,6 +67,7 @@ export function resolveDashboardOptions(options: DashboardOptions): ResolvedDash
   if (typeof options !== "object" || options == null) {
     throw new TypeError("createDashboard() needs an options object, e.g. { authorize }.");
   }
+  assertKnownOptions(options, DASHBOARD_OPTION_NAMES, { where: "createDashboard()" });
   const { authorize } = options;
   if (authorize != null && typeof authorize !== "function") {
     throw new TypeError("The authorize option of createDashboard() must be a function.");

@@ -1,5 +1,6 @@
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedwork/core";
 import { durationToMilliseconds } from "@fedwork/core";
+import { assertKnownOptions } from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
 import type { Sql } from "postgres";
 import { resolveClient } from "./client.ts";
@@ -64,6 +65,9 @@ export class PostgresKvStore implements KvStore, AsyncDisposable {
    * @since 0.1.0
    */
   constructor(client: Sql | string | URL, options: PostgresKvStoreOptions = {}) {
+    assertKnownOptions(options, ["tableName", "schema", "initialized"], {
+      where: "new PostgresKvStore()",
+    });
     const table = validateIdentifier(options.tableName ?? "fedwork_kv", "tableName", 54);
     const schema = options.schema === undefined
       ? undefined

@@ -9,6 +9,7 @@ import {
   type MessageQueueListenOptions,
 } from "@fedwork/core";
 import {
+  assertKnownOptions,
   checkQueueChannel,
   type LeaseClaimRequest,
   type LeaseClaimResult,
@@ -323,6 +324,16 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   constructor(client: Sql | string | URL, options: PostgresMessageQueueOptions = {}) {
+    assertKnownOptions(options, [
+      "tableName",
+      "schema",
+      "channelName",
+      "leaseTime",
+      "pollInterval",
+      "concurrency",
+      "prefetch",
+      "initialized",
+    ], { where: "new PostgresMessageQueue()" });
     this.#given = options;
     const table = validateIdentifier(
       options.tableName ?? "fedwork_message_queue",

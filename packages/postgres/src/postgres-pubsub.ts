@@ -1,5 +1,5 @@
 import type { PubSub } from "@fedwork/core";
-import { checkPublication, checkSubscription } from "@fedwork/core/queue-kit";
+import { assertKnownOptions, checkPublication, checkSubscription } from "@fedwork/core/queue-kit";
 import type { PubSubSubscribeOptions } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
 import type { Sql } from "postgres";
@@ -65,6 +65,7 @@ export class PostgresPubSub implements PubSub, AsyncDisposable {
    * @throws {TypeError} When the client or prefix is malformed.
    */
   constructor(client: Sql | string | URL, options: PostgresPubSubOptions = {}) {
+    assertKnownOptions(options, ["prefix"], { where: "new PostgresPubSub()" });
     const prefix = options.prefix ?? "";
     if (typeof prefix !== "string") {
       throw new TypeError("The prefix option of PostgresPubSub must be a string.");

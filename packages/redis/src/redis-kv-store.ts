@@ -1,5 +1,6 @@
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedwork/core";
 import { durationToMilliseconds } from "@fedwork/core";
+import { assertKnownOptions } from "@fedwork/core/queue-kit";
 import { type RedisConnectionOptions, RedisConnectionSource } from "./connection.ts";
 import { decodeKvKey, encodeKvKey, encodeKvValue, escapeGlob } from "./kv-codec.ts";
 import { LuaScript } from "./lua-script.ts";
@@ -54,6 +55,9 @@ export class RedisKvStore implements KvStore, AsyncDisposable {
    * @since 0.1.0
    */
   constructor(options: RedisKvStoreOptions) {
+    assertKnownOptions(options, ["client", "createClient", "url", "redisOptions", "prefix"], {
+      where: "new RedisKvStore()",
+    });
     const prefix = options.prefix ?? "fedwork";
     if (typeof prefix !== "string" || prefix === "") {
       throw new TypeError("The prefix option of RedisKvStore must be a non-empty string.");

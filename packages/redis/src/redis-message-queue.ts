@@ -8,6 +8,7 @@ import type {
 } from "@fedwork/core";
 import { durationToMilliseconds, QueueClosedError } from "@fedwork/core";
 import {
+  assertKnownOptions,
   checkQueueChannel,
   type LeaseClaimResult,
   type LeasedMessage,
@@ -169,6 +170,20 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   constructor(options: RedisMessageQueueOptions) {
+    assertKnownOptions(options, [
+      "client",
+      "createClient",
+      "url",
+      "redisOptions",
+      "queue",
+      "prefix",
+      "leaseTime",
+      "redeliveryDelay",
+      "heartbeatInterval",
+      "concurrency",
+      "prefetch",
+      "pollInterval",
+    ], { where: "new RedisMessageQueue()" });
     this.#given = options;
     this.#options = resolveQueueOptions(options);
     this.#connections = new RedisConnectionSource(options, "RedisMessageQueue");

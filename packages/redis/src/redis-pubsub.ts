@@ -1,5 +1,10 @@
 import type { PubSub } from "@fedwork/core";
-import { checkPublication, checkSubscription, TopicListeners } from "@fedwork/core/queue-kit";
+import {
+  assertKnownOptions,
+  checkPublication,
+  checkSubscription,
+  TopicListeners,
+} from "@fedwork/core/queue-kit";
 import type { PubSubSubscribeOptions } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
 import {
@@ -59,6 +64,9 @@ export class RedisPubSub implements PubSub, AsyncDisposable {
    *                     the prefix is not a string.
    */
   constructor(options: RedisPubSubOptions) {
+    assertKnownOptions(options, ["client", "createClient", "url", "redisOptions", "prefix"], {
+      where: "new RedisPubSub()",
+    });
     this.#connections = new RedisConnectionSource(options, "RedisPubSub");
     const prefix = options.prefix ?? "fedwork:";
     if (typeof prefix !== "string") {

@@ -21,6 +21,7 @@ import {
   resolveFederationOptions,
 } from "./options.ts";
 import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
+import { assertKnownOptions } from "../options/known-options.ts";
 import { createRegistry, type FederationRegistry } from "./registry.ts";
 import {
   forwardActivity,
@@ -610,6 +611,9 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     contextData: TContextData,
     options: FederationStartQueueOptions = {},
   ): Promise<void> {
+    assertKnownOptions(options, ["signal", "queue", "shutdownTimeout", "capabilities"], {
+      where: "startQueue()",
+    });
     if (options.queue != null && !QUEUE_ROLES.includes(options.queue)) {
       throw new TypeError(
         `The queue option of startQueue() must be one of ${QUEUE_ROLES.join(", ")}; got ${

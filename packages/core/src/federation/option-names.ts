@@ -1,3 +1,4 @@
+import { findUnknownOption, unknownOptionMessage } from "../options/known-options.ts";
 import { FederationOptionError } from "./errors.ts";
 
 /**
@@ -28,8 +29,9 @@ const FEDIFY_ONLY_OPTIONS: Readonly<Record<string, string>> = {
 /**
  * Throws a {@link FederationOptionError} for the first option that is not
  * in `known`: naming it, saying what to do when it is one of Fedify's, and
- * suggesting the closest known name ("did you mean …?") for a typo.
- * Options whose value is `undefined` count as absent.
+ * suggesting the closest known name ("did you mean …?") for a typo, with
+ * the wording every options check in Fedwork uses.  Options whose value is
+ * `undefined` count as absent.
  * @param options The options object as the user passed it.
  * @param known The option names Fedwork knows.
  * @param prefix The path of a nested options object, e.g.
@@ -38,56 +40,15 @@ const FEDIFY_ONLY_OPTIONS: Readonly<Record<string, string>> = {
  * @since 0.2.0
  */
 export function assertKnownOptions(options: object, known: readonly string[], prefix = ""): void {
-  for (const [key, value] of Object.entries(options)) {
-    if (value === undefined || known.includes(key)) continue;
-    const name = prefix + key;
-    if (prefix === "" && Object.hasOwn(FEDIFY_ONLY_OPTIONS, name)) {
-      throw new FederationOptionError(
-        name,
-        `The ${name} option is one of Fedify's that Fedwork does not support: ` +
-          FEDIFY_ONLY_OPTIONS[name],
-      );
-    }
-    const suggestion = closestName(key, known);
+  const key = findUnknownOption(options, known);
+  if (key === undefined) return;
+  const name = prefix + key;
+  if (prefix === "" && Object.hasOwn(FEDIFY_ONLY_OPTIONS, name)) {
     throw new FederationOptionError(
       name,
-      `Unknown option ${name}` +
-        (suggestion == null ? "" : `; did you mean ${prefix}${suggestion}?`) +
-        ` The options are ${[...known].sort().map((known) => prefix + known).join(", ")}.`,
+      `The ${name} option is one of Fedify's that Fedwork does not support: ` +
+        FEDIFY_ONLY_OPTIONS[name],
     );
   }
-}
-
-/**
- * The known name nearest to `name` by edit distance (ignoring case), when
- * it is near enough to be a typo: at most a third of the name's length.
- */
-export function closestName(name: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  return bestDistance <= Math.max(1, Math.floor(name.length / 3)) ? best : undefined;
-}
-
-/** Levenshtein distance, with one row of the table kept at a time. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
-        previous[j] + 1,
-        current[j - 1] + 1,
-        previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length];
+  throw new FederationOptionError(name, unknownOptionMessage(key, known, { prefix }));
 }

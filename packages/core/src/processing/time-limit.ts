@@ -2,11 +2,9 @@
 // worker slot for good.  At the limit its signal aborts; after a grace
 // period the worker stops waiting for it.  What the attempt's outcome is
 // the dispatcher decides, as for any failure.
+import { MAX_TIMER_MS } from "../options/value-options.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import type { HandlerTimeoutError } from "./errors.ts";
-
-// setTimeout() takes a signed 32-bit delay; a longer one fires at once.
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * How long a handler whose time limit passed gets to stop, after its signal

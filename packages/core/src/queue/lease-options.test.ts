@@ -3,8 +3,8 @@ import {
   nonNegativeIntegerOption,
   positiveDurationOption,
   positiveIntegerOption,
-  resolveLeaseOptions,
-} from "./lease-options.ts";
+} from "../options/value-options.ts";
+import { resolveLeaseOptions } from "./lease-options.ts";
 
 const defaults = { prefetch: 8, leaseMs: 30_000, pollMs: 1_000 };
 

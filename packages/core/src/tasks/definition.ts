@@ -1,4 +1,9 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import {
+  assertKnownOptions,
+  findUnknownOption,
+  unknownOptionMessage,
+} from "../options/known-options.ts";
 import type { MessageEventListener, MessageEventType } from "../processing/events.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
@@ -140,8 +145,38 @@ export interface TaskDefinition<TContextData, TData, TInput = TData> {
   readonly [taskContextData]?: (data: TContextData) => TContextData;
 }
 
+/** The names {@link TaskOptions} has; any other is refused. */
+const TASK_OPTION_NAMES: readonly string[] = [
+  "schema",
+  "handler",
+  "retryPolicy",
+  "onError",
+  "queue",
+  "on",
+  "capabilities",
+  "timeout",
+];
+
+/** The names {@link TaskEnqueueOptions} has; any other is refused. */
+const TASK_ENQUEUE_OPTION_NAMES: readonly string[] = ["delay", "orderingKey", "deduplicationKey"];
+
+/**
+ * Refuses an enqueue options object holding a name that is not one of
+ * {@link TaskEnqueueOptions}' (such as BullMQ's `priority`), so that a
+ * setting ported from elsewhere never goes silently without effect.
+ * @param options The options as the caller passed them.
+ * @param where The method's name, e.g. `"enqueueTask()"`.
+ * @throws {UnknownOptionError} On the first unknown name, suggesting the
+ *         nearest known one.
+ * @since 0.3.0
+ */
+export function checkTaskEnqueueOptions(options: unknown, where: string): void {
+  assertKnownOptions(options, TASK_ENQUEUE_OPTION_NAMES, { where });
+}
+
 /**
  * Options for `Context.enqueueTask()` and `Context.enqueueTaskMany()`.
+ * Any other name is refused with an `UnknownOptionError`.
  * @since 0.1.0
  */
 export interface TaskEnqueueOptions {
@@ -247,7 +282,8 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
  * @param name The task's name: a non-empty string, case-sensitive.
  * @param options The task's options.
  * @returns The registered task, holding the new handle.
- * @throws {TaskDefinitionError} When the name or an option is invalid; the
+ * @throws {TaskDefinitionError} When the name or an option is invalid, or an
+ *         option is unknown (with the nearest known name); the
  *         message names the task and the option.
  * @since 0.1.0
  */
@@ -268,6 +304,14 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
       name,
       "options",
       `The options of the task ${task} must be an object with at least schema and handler.`,
+    );
+  }
+  const unknown = findUnknownOption(options, TASK_OPTION_NAMES);
+  if (unknown !== undefined) {
+    throw new TaskDefinitionError(
+      name,
+      unknown,
+      unknownOptionMessage(unknown, TASK_OPTION_NAMES, { where: `the task ${task}` }),
     );
   }
   const schema: unknown = options.schema;

@@ -6,6 +6,7 @@ import {
   type KvStoreListEntry,
   type KvStoreSetOptions,
 } from "@fedwork/core";
+import { assertKnownOptions } from "@fedwork/core/queue-kit";
 import {
   configureConnection,
   openSqliteDatabase,
@@ -106,6 +107,9 @@ export class SqliteKvStore implements KvStore, AsyncDisposable {
         }.`,
       );
     }
+    assertKnownOptions(options, ["path", "tableName", "busyTimeout"], {
+      where: "new SqliteKvStore()",
+    });
     this.#path = options.path;
     this.#table = quoteIdentifier(options.tableName ?? "fedwork_kv", "tableName");
     this.#busyTimeoutMs = options.busyTimeout === undefined

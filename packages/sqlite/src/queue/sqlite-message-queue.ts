@@ -8,6 +8,7 @@ import {
   type MessageQueueListenOptions,
 } from "@fedwork/core";
 import {
+  assertKnownOptions,
   checkQueueChannel,
   type LeaseClaimRequest,
   type LeaseClaimResult,
@@ -270,6 +271,15 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.1.0
    */
   constructor(options: SqliteMessageQueueOptions) {
+    assertKnownOptions(options, [
+      "path",
+      "tableName",
+      "leaseTime",
+      "pollInterval",
+      "concurrency",
+      "prefetch",
+      "busyTimeout",
+    ], { where: "new SqliteMessageQueue()" });
     this.#given = options;
     this.#options = resolveQueueOptions(options);
     this.#channel = wakeupChannel(this.#options.path, this.#options.table);

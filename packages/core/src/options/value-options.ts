@@ -1,0 +1,99 @@
+// The checks of option values, one wording for all of core and the
+// backends: durations that must fit a timer, counts and sizes that must be
+// positive (or non-negative) safe integers.  Each message names the option.
+import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+
+/**
+ * The longest delay `setTimeout()` takes (a signed 32-bit count of
+ * milliseconds, about 24.8 days); a longer one fires at once.
+ * @since 0.3.0
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Checks an option that must be a positive safe integer.
+ * @param value The option's value; `undefined` takes the default.
+ * @param optionName The option's name, for the error message.
+ * @param defaultValue The default.
+ * @returns The value.
+ * @throws {RangeError} When the value is not a positive integer.
+ * @since 0.2.0
+ */
+export function positiveIntegerOption(
+  value: unknown,
+  optionName: string,
+  defaultValue: number,
+): number {
+  if (value === undefined) return defaultValue;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(
+      `The ${optionName} option must be a positive integer; got ${describe(value)}.`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Checks an option that must be zero or a positive safe integer.
+ * @param value The option's value; `undefined` takes the default.
+ * @param optionName The option's name, for the error message.
+ * @param defaultValue The default.
+ * @returns The value.
+ * @throws {RangeError} When the value is not a non-negative integer.
+ * @since 0.2.0
+ */
+export function nonNegativeIntegerOption(
+  value: unknown,
+  optionName: string,
+  defaultValue: number,
+): number {
+  if (value === undefined) return defaultValue;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new RangeError(
+      `The ${optionName} option must be a non-negative integer; got ${describe(value)}.`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Checks a duration option that must be positive and fit a timer (at most
+ * about 24.8 days), and converts it to milliseconds.
+ * @param value The option's value; `undefined` takes the default.
+ * @param optionName The option's name, for the error message.
+ * @param defaultMs The default, in milliseconds.
+ * @returns Milliseconds.
+ * @throws {TypeError} When the value is not a duration.
+ * @throws {RangeError} When the value is zero, negative or too long.
+ * @since 0.2.0
+ */
+export function positiveDurationOption(
+  value: DurationInput | undefined,
+  optionName: string,
+  defaultMs: number,
+): number {
+  if (value === undefined) return defaultMs;
+  let ms: number;
+  try {
+    ms = durationToMilliseconds(value, optionName);
+  } catch (error) {
+    if (error instanceof RangeError) {
+      throw new RangeError(
+        `The ${optionName} option must be a positive duration; ${error.message}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  if (ms <= 0 || ms > MAX_TIMER_MS) {
+    throw new RangeError(
+      `The ${optionName} option must be a positive duration of at most about 24 days; ` +
+        `got ${ms} ms.`,
+    );
+  }
+  return ms;
+}
+
+function describe(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
