@@ -71,8 +71,9 @@ import type { GetThroughputOptions, ThroughputBucket } from "../processing/throu
 // Webhooks and remote-server health (0.2.0): see webhooks.ts, host-health.ts.
 import type { HostHealth } from "../activitypub/health/types.ts";
 import type { Webhook, WebhookInit } from "../webhooks/types.ts";
-import { FederationHostHealth, type HostHealthOperations } from "./host-health.ts";
-import { FederationWebhooks, type WebhookOperations } from "./webhooks.ts";
+import { FederationHostHealth, type HostHealthOperations } from "../operator/host-health/mod.ts";
+import { hostHealthOutbox } from "./host-health-options.ts";
+import { FederationWebhooks, type WebhookOperations } from "../operator/webhooks/mod.ts";
 
 /**
  * Options for {@link Federation.startQueue}.
@@ -352,9 +353,27 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       ...(origin == null ? {} : { origin }),
     });
     this.internalTasks = { tasks, routing, taskEnqueuer: this.taskEnqueuer };
-    this.webhooks = new FederationWebhooks(this, this.options.webhooks);
+    this.webhooks = new FederationWebhooks({
+      kv,
+      internalTasks: this.internalTasks,
+      observe: (observer) => this.dispatcher.observe(observer),
+      http: {
+        userAgent: this.options.userAgent,
+        allowPrivateAddress: this.options.allowPrivateAddress,
+        maxRedirects: this.options.remoteRequests.maxRedirects,
+      },
+    }, this.options.webhooks);
     if (this.options.hostHealth != null) {
-      this.hostHealth = new FederationHostHealth(this, this.options.hostHealth);
+      this.hostHealth = new FederationHostHealth({
+        kv,
+        outbox: hostHealthOutbox(queues.outbox, kv),
+        producer: this.producer,
+        internalTasks: this.internalTasks,
+        http: {
+          userAgent: this.options.userAgent,
+          allowPrivateAddress: this.options.allowPrivateAddress,
+        },
+      }, this.options.hostHealth);
     }
     for (const name of this.registry.tasks.names) {
       const task = this.registry.tasks.get(name)!;

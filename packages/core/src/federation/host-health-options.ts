@@ -1,5 +1,8 @@
 import type { HostHealthChange } from "../activitypub/health/types.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import type { KvStore } from "../kv/kv-store.ts";
+import type { ResolvedHostHealthOptions } from "../operator/host-health/mod.ts";
+import type { MessageQueue } from "../queue/message-queue.ts";
 import { FederationOptionError } from "./errors.ts";
 
 /**
@@ -42,13 +45,32 @@ export interface FederationHostHealthOptions {
   readonly onChange?: (change: HostHealthChange) => void | Promise<void>;
 }
 
-/** {@link FederationHostHealthOptions} checked, durations in milliseconds. */
-export interface ResolvedHostHealthOptions {
-  readonly failureThreshold: number;
-  readonly initialProbeDelayMs: number;
-  readonly maxProbeDelayMs: number;
-  readonly probeTimeoutMs: number;
-  readonly onChange?: (change: HostHealthChange) => void | Promise<void>;
+export type { ResolvedHostHealthOptions };
+
+/**
+ * Checks what the `hostHealth` option needs of the other options: an
+ * outbox queue, into which parked deliveries are released, and a KvStore
+ * with `list()`, where they are listed.
+ * @param outbox The outbox queue, if any.
+ * @param kv The key–value store.
+ * @returns The outbox queue.
+ * @throws {FederationOptionError} When either is missing.
+ */
+export function hostHealthOutbox(outbox: MessageQueue | undefined, kv: KvStore): MessageQueue {
+  if (outbox == null) {
+    throw new FederationOptionError(
+      "hostHealth",
+      "The hostHealth option needs an outbox queue (the queue option): parked deliveries " +
+        "are released into it.",
+    );
+  }
+  if (typeof kv.list !== "function") {
+    throw new FederationOptionError(
+      "hostHealth",
+      "The hostHealth option needs a KvStore with list(): parked deliveries are listed there.",
+    );
+  }
+  return outbox;
 }
 
 /**

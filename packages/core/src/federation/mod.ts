@@ -60,10 +60,10 @@ export type {
 } from "./message.ts";
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationHostHealthOptions } from "./host-health-options.ts";
-export type { HostHealthOperations } from "./host-health.ts";
+export type { HostHealthOperations } from "../operator/host-health/mod.ts";
 export type { FederationWebhookOptions } from "./webhook-options.ts";
 export type { FederationRemoteRequestOptions } from "./remote-request-options.ts";
-export type { WebhookOperations } from "./webhooks.ts";
+export type { WebhookOperations } from "../operator/webhooks/mod.ts";
 export type { FederationOperationsOptions } from "./operations-options.ts";
 export type { FailedTaskDetails, TaskOperations } from "../operator/records/mod.ts";
 export type { TaskScheduleOptions } from "../operator/schedules/mod.ts";

@@ -1,6 +1,7 @@
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import type { Webhook } from "../webhooks/types.ts";
+import type { ResolvedWebhookOptions } from "../operator/webhooks/mod.ts";
 import { FederationOptionError } from "./errors.ts";
 
 /**
@@ -31,13 +32,7 @@ export interface FederationWebhookOptions {
   readonly retryPolicy?: RetryPolicy;
 }
 
-/** {@link FederationWebhookOptions} checked, with defaults. */
-export interface ResolvedWebhookOptions {
-  readonly disableAfterFailures: number;
-  readonly onDisabled?: (webhook: Webhook) => void | Promise<void>;
-  readonly timeoutMs: number;
-  readonly retryPolicy?: RetryPolicy;
-}
+export type { ResolvedWebhookOptions };
 
 /**
  * Checks the `webhooks` option.

@@ -20,3 +20,41 @@ export class MissingSigningKeyError extends TypeError {
     this.inbox = inbox;
   }
 }
+
+/**
+ * Thrown when an activity could not be delivered to an inbox: the inbox
+ * answered with a non-2xx status, or no answer came.  The outbox worker
+ * retries it according to `outboxRetryPolicy`, unless the status is a
+ * permanent one.
+ * @since 0.1.0
+ */
+export class DeliveryError extends Error {
+  /** The inbox URL. */
+  readonly inbox: string;
+  /**
+   * The HTTP status the inbox answered with, or `null` when no answer came
+   * (a network error; see `cause`).  Nullable since 0.2.0.
+   */
+  readonly status: number | null;
+
+  /**
+   * @param inbox The inbox URL.
+   * @param status The HTTP status, or `null`.
+   * @param body The beginning of the response body, for the message.
+   * @param cause The network error, when no answer came.
+   */
+  constructor(inbox: string, status: number | null, body: string, cause?: unknown) {
+    super(
+      status == null
+        ? `Failed to deliver the activity to ${inbox}: ${
+          cause instanceof Error ? cause.message : "no answer"
+        }.`
+        : `Failed to deliver the activity to ${inbox}: the inbox answered ${status}` +
+          (body === "" ? "." : `: ${body}`),
+      cause === undefined ? undefined : { cause },
+    );
+    this.name = "DeliveryError";
+    this.inbox = inbox;
+    this.status = status;
+  }
+}

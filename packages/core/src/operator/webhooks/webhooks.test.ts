@@ -11,15 +11,15 @@ import {
   within,
 } from "@fedify/fixture";
 import { z } from "zod";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { PermanentError } from "../processing/errors.ts";
-import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
-import { millisecondsToDuration } from "../time/duration.ts";
-import type { Webhook, WebhookPayload } from "../webhooks/types.ts";
-import { verifyWebhookRequest } from "../webhooks/verify.ts";
-import { createFederation, type Federation } from "./federation.ts";
-import type { FederationOptions } from "./options.ts";
-import { withWorkers } from "./test-support.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { PermanentError } from "../../processing/errors.ts";
+import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
+import { millisecondsToDuration } from "../../time/duration.ts";
+import type { Webhook, WebhookPayload } from "../../webhooks/types.ts";
+import { verifyWebhookRequest } from "../../webhooks/verify.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import type { FederationOptions } from "../../federation/options.ts";
+import { withWorkers } from "../../federation/test-support.ts";
 
 const base = new URL("https://example.com/");
 const secret = "webhook-test-secret-0123456789";

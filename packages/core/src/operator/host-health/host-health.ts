@@ -1,22 +1,20 @@
 import { getLogger } from "@logtape/logtape";
-import { isHostFailureStatus, probeHost } from "../activitypub/health/probe.ts";
-import { type HostHealthRecord, HostHealthStore } from "../activitypub/health/store.ts";
-import type { HostHealth, HostHealthChange } from "../activitypub/health/types.ts";
-import type { MessageQueue } from "../queue/message-queue.ts";
-import type { TaskDefinition } from "../tasks/definition.ts";
-import { millisecondsToDuration } from "../time/duration.ts";
-import { DeliveryError, FederationOptionError } from "./errors.ts";
-import type { ResolvedHostHealthOptions } from "./host-health-options.ts";
+import { isHostFailureStatus, probeHost } from "../../activitypub/health/probe.ts";
+import { type HostHealthRecord, HostHealthStore } from "../../activitypub/health/store.ts";
+import type { HostHealth, HostHealthChange } from "../../activitypub/health/types.ts";
+import type { MessageQueue } from "../../queue/message-queue.ts";
+import type { TaskDefinition } from "../../tasks/definition.ts";
+import { millisecondsToDuration } from "../../time/duration.ts";
+import { DeliveryError } from "../../activitypub/outbox/errors.ts";
+import type { KvStore } from "../../kv/kv-store.ts";
+import type { BaseMessage } from "../../processing/envelope.ts";
 import {
   enqueueInternalTask,
   INTERNAL_TASK_PREFIX,
   type InternalTaskPort,
   stringRecordSchema,
-} from "../operator/internal-tasks/mod.ts";
-import type { MessageProducer } from "../processing/producer.ts";
-import type { ResolvedFederationOptions } from "./options.ts";
-import type { FederationRegistry } from "./registry.ts";
-import type { OutboxMessage } from "./message.ts";
+} from "../internal-tasks/mod.ts";
+import type { MessageProducer } from "../../processing/producer.ts";
 
 const logger = getLogger(["fedwork", "federation", "host-health"]);
 
@@ -63,12 +61,42 @@ class HostStillUnreachableError extends Error {
   }
 }
 
-/** What {@link FederationHostHealth} needs from the federation. */
-export interface HostHealthHost<TContextData> {
-  readonly options: ResolvedFederationOptions;
-  readonly registry: FederationRegistry<TContextData>;
+/** What host health reads of a queued delivery (an outbox message). */
+interface OutboxMessage extends BaseMessage {
+  readonly type: "outbox";
+  /** The inbox URL the activity goes to. */
+  readonly inbox: string;
+}
+
+/**
+ * The federation's `hostHealth` option checked, durations in milliseconds.
+ * Internal.
+ * @since 0.2.0
+ */
+export interface ResolvedHostHealthOptions {
+  readonly failureThreshold: number;
+  readonly initialProbeDelayMs: number;
+  readonly maxProbeDelayMs: number;
+  readonly probeTimeoutMs: number;
+  readonly onChange?: (change: HostHealthChange) => void | Promise<void>;
+}
+
+/**
+ * What {@link FederationHostHealth} needs from the federation.  Internal.
+ * @typeParam TContextData The type of the application data in contexts.
+ * @since 0.2.0
+ */
+export interface HostHealthPort<TContextData> {
+  /** Where health records and parked deliveries are kept; needs `list()`. */
+  readonly kv: KvStore;
+  /** The outbox queue: probes run there and parked deliveries go back. */
+  readonly outbox: MessageQueue;
+  /** Puts released deliveries back into the outbox queue. */
   readonly producer: MessageProducer<TContextData>;
+  /** Defines and enqueues the built-in probe task. */
   readonly internalTasks: InternalTaskPort<TContextData>;
+  /** How probes leave: the federation's outgoing-HTTP settings. */
+  readonly http: { readonly userAgent: string; readonly allowPrivateAddress: boolean };
 }
 
 /**
@@ -80,38 +108,24 @@ export interface HostHealthHost<TContextData> {
  * @since 0.2.0
  */
 export class FederationHostHealth<TContextData> implements HostHealthOperations {
-  readonly #host: HostHealthHost<TContextData>;
+  readonly #port: HostHealthPort<TContextData>;
   readonly #options: ResolvedHostHealthOptions;
   readonly #store: HostHealthStore;
   readonly #outbox: MessageQueue;
   readonly #probe: TaskDefinition<TContextData, ProbeData, ProbeData>;
 
   /**
-   * @param host The federation.
+   * @param port What host health needs from the federation (whose options
+   *             check made sure there is an outbox queue and `kv.list()`).
    * @param options The resolved `hostHealth` option.
-   * @throws {FederationOptionError} When there is no outbox queue or the
-   *         key–value store has no `list()`.
    */
-  constructor(host: HostHealthHost<TContextData>, options: ResolvedHostHealthOptions) {
-    const outbox = host.options.queues.outbox;
-    if (outbox == null) {
-      throw new FederationOptionError(
-        "hostHealth",
-        "The hostHealth option needs an outbox queue (the queue option): parked deliveries " +
-          "are released into it.",
-      );
-    }
-    if (typeof host.options.kv.list !== "function") {
-      throw new FederationOptionError(
-        "hostHealth",
-        "The hostHealth option needs a KvStore with list(): parked deliveries are listed there.",
-      );
-    }
-    this.#host = host;
+  constructor(port: HostHealthPort<TContextData>, options: ResolvedHostHealthOptions) {
+    const { outbox } = port;
+    this.#port = port;
     this.#options = options;
     this.#outbox = outbox;
-    this.#store = new HostHealthStore(host.options.kv);
-    this.#probe = host.registry.tasks.defineTask(HOST_PROBE_TASK_NAME, {
+    this.#store = new HostHealthStore(port.kv);
+    this.#probe = port.internalTasks.tasks.defineTask(HOST_PROBE_TASK_NAME, {
       schema: stringRecordSchema(["host", "origin"]),
       handler: (ctx, data) => this.#runProbe(data, ctx.task.attempt),
       // Probes run where deliveries run.
@@ -231,7 +245,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
 
   async #enqueueProbe(host: string, origin: string, baseUrl: string, delayMs: number) {
     try {
-      await enqueueInternalTask(this.#host.internalTasks, this.#probe, { host, origin }, {
+      await enqueueInternalTask(this.#port.internalTasks, this.#probe, { host, origin }, {
         baseUrl,
         delay: { milliseconds: delayMs },
         // Without a way to hold the key, probes may double up; they are
@@ -244,7 +258,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
   }
 
   #canDeduplicate(): boolean {
-    return typeof this.#host.options.kv.cas === "function" ||
+    return typeof this.#port.kv.cas === "function" ||
       (this.#outbox.nativeDeduplication === true &&
         typeof this.#outbox.enqueueDeduplicated === "function");
   }
@@ -257,7 +271,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
       await this.#checkStillHealthy(host);
       return;
     }
-    const { userAgent, allowPrivateAddress } = this.#host.options;
+    const { userAgent, allowPrivateAddress } = this.#port.http;
     const result = await probeHost(origin, {
       userAgent,
       allowPrivateAddress,
@@ -329,7 +343,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
       const options = delivery.orderingKey == null ? {} : { orderingKey: delivery.orderingKey };
       // Enqueued before the record is removed: a crash in between sends
       // it twice, never zero times.
-      await this.#host.producer.produce(this.#outbox, [delivery], options);
+      await this.#port.producer.produce(this.#outbox, [delivery], options);
       await this.#store.unpark(host, id);
     }));
   }

@@ -11,16 +11,16 @@ import {
   within,
 } from "@fedify/fixture";
 import { Create, Note } from "@fedify/vocab";
-import type { HostHealthChange } from "../activitypub/health/types.ts";
-import type { KvKey, KvStoreSetOptions } from "../kv/kv-store.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
-import { ParallelMessageQueue } from "../queue/parallel-message-queue.ts";
-import { millisecondsToDuration } from "../time/duration.ts";
-import { FederationOptionError } from "./errors.ts";
-import { createFederation, type Federation } from "./federation.ts";
-import type { FederationOptions } from "./options.ts";
-import { registerTestActor, withWorkers } from "./test-support.ts";
+import type { HostHealthChange } from "../../activitypub/health/types.ts";
+import type { KvKey, KvStoreSetOptions } from "../../kv/kv-store.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
+import { ParallelMessageQueue } from "../../queue/parallel-message-queue.ts";
+import { millisecondsToDuration } from "../../time/duration.ts";
+import { FederationOptionError } from "../../federation/errors.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import type { FederationOptions } from "../../federation/options.ts";
+import { registerTestActor, withWorkers } from "../../federation/test-support.ts";
 
 const base = new URL("https://example.com/");
 const alice = new URL("https://example.com/users/alice");

@@ -1,35 +1,33 @@
 import { getLogger } from "@logtape/logtape";
-import { PrivateAddressError } from "../activitypub/network/errors.ts";
-import { fetchRemote } from "../activitypub/network/outgoing-http.ts";
-import type { MessageDispatcher } from "../processing/dispatcher.ts";
-import type { BaseMessage } from "../processing/envelope.ts";
-import { PermanentError } from "../processing/errors.ts";
-import type { MessageEvent } from "../processing/events.ts";
-import type { TaskDefinition } from "../tasks/definition.ts";
-import type { TaskMessage } from "../tasks/message.ts";
-import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
-import { resolveTaskQueue } from "../tasks/routing.ts";
-import { WebhookDeliveryError } from "../webhooks/errors.ts";
-import { webhookPayloadOfEvent, webhookPayloadOfProgress } from "../webhooks/payload.ts";
-import { describeSecretProblem, signWebhookRequest } from "../webhooks/signature.ts";
-import { type StoredWebhook, toWebhook, WebhookStore } from "../webhooks/store.ts";
+import { PrivateAddressError } from "../../activitypub/network/errors.ts";
+import { fetchRemote } from "../../activitypub/network/outgoing-http.ts";
+import type { KvStore } from "../../kv/kv-store.ts";
+import type { MessageObserver } from "../../processing/dispatcher.ts";
+import type { BaseMessage } from "../../processing/envelope.ts";
+import { PermanentError } from "../../processing/errors.ts";
+import type { MessageEvent } from "../../processing/events.ts";
+import type { TaskDefinition } from "../../tasks/definition.ts";
+import type { TaskMessage } from "../../tasks/message.ts";
+import { TaskQueueNotConfiguredError } from "../../tasks/errors.ts";
+import { resolveTaskQueue } from "../../tasks/routing.ts";
+import { WebhookDeliveryError } from "../../webhooks/errors.ts";
+import { webhookPayloadOfEvent, webhookPayloadOfProgress } from "../../webhooks/payload.ts";
+import { describeSecretProblem, signWebhookRequest } from "../../webhooks/signature.ts";
+import { type StoredWebhook, toWebhook, WebhookStore } from "../../webhooks/store.ts";
 import {
   type Webhook,
   WEBHOOK_EVENT_TYPES,
   type WebhookEventType,
   type WebhookInit,
   type WebhookPayload,
-} from "../webhooks/types.ts";
+} from "../../webhooks/types.ts";
 import {
   enqueueInternalTask,
   INTERNAL_TASK_PREFIX,
   type InternalTaskPort,
   stringRecordSchema,
-} from "../operator/internal-tasks/mod.ts";
-import type { ResolvedFederationOptions } from "./options.ts";
-import type { FederationRegistry } from "./registry.ts";
-import type { TaskContext } from "./task-context.ts";
-import type { ResolvedWebhookOptions } from "./webhook-options.ts";
+} from "../internal-tasks/mod.ts";
+import type { RetryPolicy } from "../../retry/retry-policy.ts";
 
 const logger = getLogger(["fedwork", "webhook"]);
 
@@ -103,12 +101,40 @@ export interface WebhookOperations {
   enableWebhook(id: string): Promise<Webhook | undefined>;
 }
 
-/** What {@link FederationWebhooks} needs from the federation. */
-export interface WebhooksHost<TContextData> {
-  readonly options: ResolvedFederationOptions;
-  readonly registry: FederationRegistry<TContextData>;
-  readonly dispatcher: MessageDispatcher<TContextData>;
+/**
+ * The federation's `webhooks` option checked, with defaults.  Internal.
+ * @since 0.2.0
+ */
+export interface ResolvedWebhookOptions {
+  readonly disableAfterFailures: number;
+  readonly onDisabled?: (webhook: Webhook) => void | Promise<void>;
+  readonly timeoutMs: number;
+  readonly retryPolicy?: RetryPolicy;
+}
+
+/**
+ * What {@link FederationWebhooks} needs from the federation.  Internal.
+ * @typeParam TContextData The type of the application data in contexts.
+ * @since 0.2.0
+ */
+export interface WebhooksPort<TContextData> {
+  /** Where webhooks are stored; needs `list()`. */
+  readonly kv: KvStore;
+  /** Defines and enqueues the built-in task that sends each request. */
   readonly internalTasks: InternalTaskPort<TContextData>;
+  /** Subscribes to the dispatcher's lifecycle events. */
+  readonly observe: (observer: MessageObserver) => unknown;
+  /** How requests leave: the federation's outgoing-HTTP settings. */
+  readonly http: {
+    readonly userAgent: string;
+    readonly allowPrivateAddress: boolean;
+    readonly maxRedirects: number;
+  };
+}
+
+/** What the webhook task's handler reads of its context. */
+interface WebhookTaskContext {
+  readonly task: { readonly signal: AbortSignal };
 }
 
 /**
@@ -118,7 +144,7 @@ export interface WebhooksHost<TContextData> {
  * @since 0.2.0
  */
 export class FederationWebhooks<TContextData> implements WebhookOperations {
-  readonly #host: WebhooksHost<TContextData>;
+  readonly #port: WebhooksPort<TContextData>;
   readonly #options: ResolvedWebhookOptions;
   readonly #store: WebhookStore;
   readonly #task: TaskDefinition<TContextData, WebhookTaskData, WebhookTaskData>;
@@ -126,19 +152,19 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
   readonly #progressSentAt = new Map<string, number>();
 
   /**
-   * @param host The federation.
+   * @param port What webhooks need from the federation.
    * @param options The resolved `webhooks` option.
    */
-  constructor(host: WebhooksHost<TContextData>, options: ResolvedWebhookOptions) {
-    this.#host = host;
+  constructor(port: WebhooksPort<TContextData>, options: ResolvedWebhookOptions) {
+    this.#port = port;
     this.#options = options;
-    this.#store = new WebhookStore(host.options.kv);
-    this.#task = host.registry.tasks.defineTask(WEBHOOK_TASK_NAME, {
+    this.#store = new WebhookStore(port.kv);
+    this.#task = port.internalTasks.tasks.defineTask(WEBHOOK_TASK_NAME, {
       schema: stringRecordSchema(["webhookId", "eventId", "eventType", "body"]),
-      handler: (ctx, data) => this.#send(ctx as TaskContext<TContextData>, data),
+      handler: (ctx, data) => this.#send(ctx as WebhookTaskContext, data),
       ...(options.retryPolicy == null ? {} : { retryPolicy: options.retryPolicy }),
     }) as TaskDefinition<TContextData, WebhookTaskData, WebhookTaskData>;
-    host.dispatcher.observe((event, message) => this.#observe(event, message));
+    port.observe((event, message) => this.#observe(event, message));
   }
 
   async addWebhook(init: WebhookInit): Promise<Webhook> {
@@ -185,18 +211,14 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     }
     const problem = describeSecretProblem(init.secret);
     if (problem != null) throw new TypeError(`The secret of addWebhook() ${problem}.`);
-    const { kv, queues, taskQueueResolution } = this.#host.options;
+    const { kv } = this.#port;
     if (typeof kv.list !== "function") {
       throw new TypeError(
         "Webhooks need a KvStore with list(): they are stored there and read by every worker.",
       );
     }
     // Fails now rather than at the first event.
-    resolveTaskQueue({ name: WEBHOOK_TASK_NAME }, {
-      taskQueue: queues.task,
-      outboxQueue: queues.outbox,
-      resolution: taskQueueResolution,
-    });
+    resolveTaskQueue({ name: WEBHOOK_TASK_NAME }, this.#port.internalTasks.routing);
     const stored: StoredWebhook = {
       id: crypto.randomUUID(),
       url: url.href,
@@ -217,7 +239,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
   }
 
   async listWebhooks(): Promise<Webhook[]> {
-    if (typeof this.#host.options.kv.list !== "function") return [];
+    if (typeof this.#port.kv.list !== "function") return [];
     return (await this.#store.list()).map(toWebhook);
   }
 
@@ -246,7 +268,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
   ): Promise<void> {
     const taskName = message.taskName;
     if (taskName.startsWith(INTERNAL_TASK_PREFIX)) return;
-    if (typeof this.#host.options.kv.list !== "function") return;
+    if (typeof this.#port.kv.list !== "function") return;
     const now = Date.now();
     const last = this.#progressSentAt.get(message.id);
     if (last != null && now - last < PROGRESS_INTERVAL_MS && progress.percent !== 100) return;
@@ -273,7 +295,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     if (event.type === "retrying") return;
     const taskName = event.taskName;
     if (taskName == null || taskName.startsWith(INTERNAL_TASK_PREFIX)) return;
-    if (typeof this.#host.options.kv.list !== "function") return;
+    if (typeof this.#port.kv.list !== "function") return;
     const type: WebhookEventType = event.type;
     const all = this.#store.peekCached() ?? await this.#store.listCached();
     if (all.length === 0) return;
@@ -288,7 +310,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
 
   async #enqueue(payload: WebhookPayload, baseUrl: string): Promise<void> {
     try {
-      await enqueueInternalTask(this.#host.internalTasks, this.#task, {
+      await enqueueInternalTask(this.#port.internalTasks, this.#task, {
         webhookId: payload.webhookId,
         eventId: payload.id,
         eventType: payload.type,
@@ -309,7 +331,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     }
   }
 
-  async #send(ctx: TaskContext<TContextData>, data: WebhookTaskData): Promise<void> {
+  async #send(ctx: WebhookTaskContext, data: WebhookTaskData): Promise<void> {
     const webhook = await this.#store.get(data.webhookId);
     if (webhook == null || !webhook.enabled) {
       logger.info("Skipped the event {eventId}: the webhook {webhookId} is {state}.", {
@@ -320,7 +342,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       return;
     }
     const url = new URL(webhook.url);
-    const { allowPrivateAddress, userAgent, remoteRequests } = this.#host.options;
+    const { allowPrivateAddress, userAgent, maxRedirects } = this.#port.http;
     let failure: WebhookDeliveryError;
     let permanent = false;
     try {
@@ -342,7 +364,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
         // The receiver's answer is not used: nothing of it is read.
         maxBodyBytes: 0,
         oversizedBody: "truncate",
-        maxRedirects: remoteRequests.maxRedirects,
+        maxRedirects,
         signal: ctx.task.signal,
       });
       if (response.status >= 200 && response.status < 300) {
