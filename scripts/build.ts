@@ -26,6 +26,8 @@ export const PUBLISHED_PACKAGES = [
   "postgres",
   "amqp",
   "dashboard",
+  "hono",
+  "express",
 ];
 
 async function workspaceDependencies(name: string): Promise<string[]> {

@@ -103,8 +103,13 @@ try {
           ...ours,
           "@fedify/vocab": core.dependencies["@fedify/vocab"],
           zod: workspace.devDependencies.zod,
+          hono: (await manifest("hono")).devDependencies.hono,
+          express: (await manifest("express")).devDependencies.express,
         },
-        devDependencies: { "@types/node": workspace.devDependencies["@types/node"] },
+        devDependencies: {
+          "@types/node": workspace.devDependencies["@types/node"],
+          "@types/express": (await manifest("express")).devDependencies["@types/express"],
+        },
         overrides: Object.fromEntries(Object.keys(ours).map((name) => [name, `$${name}`])),
       },
       null,
@@ -125,10 +130,11 @@ try {
         allowImportingTsExtensions: true,
         skipLibCheck: true,
       },
-      files: ["app.ts", "conformance.test.ts", "sqlite-factory.ts"],
+      files: ["app.ts", "adapters.ts", "conformance.test.ts", "sqlite-factory.ts"],
     }),
   );
   await copyFile(join(root, "scripts", "packaging", "app.ts"), join(scratch, "app.ts"));
+  await copyFile(join(root, "scripts", "packaging", "adapters.ts"), join(scratch, "adapters.ts"));
   await copyFile(
     join(root, "scripts", "packaging", "conformance.ts"),
     join(scratch, "conformance.test.ts"),
@@ -151,21 +157,21 @@ try {
     () =>
       Promise.all([
         run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc")], scratch),
-        run(bin("deno"), ["check", "app.ts", "conformance.test.ts"], scratch),
+        run(bin("deno"), ["check", "app.ts", "adapters.ts", "conformance.test.ts"], scratch),
       ]),
   );
 
   // All of the KV suite; of the queue suite, the crash test, which runs the
   // published crash-worker.js in a process of its own.
   const suite = "MemoryKvStore|worker process was killed";
-  const runtimes: [string, string[], string[]][] = [
-    ["Node.js", [process.execPath, "app.ts"], [
+  const runtimes: [string, string[], string[], string[]][] = [
+    ["Node.js", [process.execPath, "app.ts"], [process.execPath, "adapters.ts"], [
       process.execPath,
       "--test",
       `--test-name-pattern=${suite}`,
       "conformance.test.ts",
     ]],
-    ["Deno", [bin("deno"), "run", "-A", "app.ts"], [
+    ["Deno", [bin("deno"), "run", "-A", "app.ts"], [bin("deno"), "run", "-A", "adapters.ts"], [
       bin("deno"),
       "test",
       "-A",
@@ -173,7 +179,7 @@ try {
       `/${suite}/`,
       "conformance.test.ts",
     ]],
-    ["Bun", [bin("bun"), "app.ts"], [
+    ["Bun", [bin("bun"), "app.ts"], [bin("bun"), "adapters.ts"], [
       bin("bun"),
       "test",
       "--test-name-pattern",
@@ -181,16 +187,27 @@ try {
       "./conformance.test.ts",
     ]],
   ];
-  for (const [runtime, app, suite] of runtimes) {
-    await step(`ran the app, the KV suite and the crash test on ${runtime}`, async () => {
-      const [appOutput] = await Promise.all([
-        run(app[0], app.slice(1), scratch),
-        run(suite[0], suite.slice(1), scratch),
-      ]);
-      const line = appOutput.split("\n").find((l) => l.startsWith("packaged task ran on"));
-      if (line == null) throw new Error(`The app printed no result on ${runtime}:\n${appOutput}`);
-      console.log(`  ${line}`);
-    });
+  for (const [runtime, app, adapters, suite] of runtimes) {
+    await step(
+      `ran the app, the adapters, the KV suite and the crash test on ${runtime}`,
+      async () => {
+        const [appOutput, adaptersOutput] = await Promise.all([
+          run(app[0], app.slice(1), scratch),
+          run(adapters[0], adapters.slice(1), scratch),
+          run(suite[0], suite.slice(1), scratch),
+        ]);
+        for (
+          const [output, prefix] of [
+            [appOutput, "packaged task ran on"],
+            [adaptersOutput, "packaged adapters ran on"],
+          ]
+        ) {
+          const line = output.split("\n").find((l) => l.startsWith(prefix));
+          if (line == null) throw new Error(`${prefix}: no result on ${runtime}:\n${output}`);
+          console.log(`  ${line}`);
+        }
+      },
+    );
   }
   console.log("packaging: every package installs and runs from its tarball.");
 } catch (error) {
