@@ -85,7 +85,10 @@ test("the outbox worker signs each delivery and retries until the inbox accepts 
     assertEquals([first.method, first.url], ["POST", "/inbox"]);
     assertEquals(first.headers["content-type"], "application/activity+json");
     assertEquals(first.headers["user-agent"], "FedworkTest/1.0");
-    assertEquals(JSON.parse(first.body), await activity.toJsonLd());
+    // The activity, with the Linked Data signature sendActivity() added.
+    const { signature, ...unsigned } = JSON.parse(first.body);
+    assertEquals(unsigned, await activity.toJsonLd());
+    assertEquals(signature.creator, "https://example.com/users/alice#main-key");
     // RFC 9421 first, draft-cavage on the second knock; the retry starts over.
     assertEquals(
       server.requests.map((request) => request.headers["signature-input"] != null),

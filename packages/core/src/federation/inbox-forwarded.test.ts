@@ -135,3 +135,18 @@ test("a forwarded activity without a proof, or with a forged one, gets 401 and r
     assertEquals(local.received.length, 1);
     assert(!("proof" in local.received[0]));
   }));
+
+test("a reply from an actor with only an RSA key, forwarded, is trusted by its Linked Data signature", () =>
+  withThreeServers(false, async (origin, forwarder, local) => {
+    const ctx = origin.federation.createContext(origin.url("/"), undefined);
+    await ctx.sendActivity(
+      { identifier: "alice" },
+      { id: forwarder.url("/users/carol"), inboxId: forwarder.url("/users/carol/inbox") },
+      reply(origin, local),
+    );
+    assertEquals(forwarder.received.length, 1);
+    assert(!("proof" in forwarder.received[0]));
+    assertEquals(local.received.map((activity) => [activity.id, activity.actor]), [
+      [origin.url("/activities/reply-1").href, origin.url("/users/alice").href],
+    ]);
+  }));

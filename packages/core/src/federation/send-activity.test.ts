@@ -57,7 +57,12 @@ test("sendActivity() enqueues one outbox message per recipient inbox", async () 
   assertEquals(first.actorIds, ["https://a.example/users/bob"]);
   assertEquals(second.inbox, "https://b.example/inbox");
   assertEquals(second.actorIds, []);
-  assertEquals(first.activity, await activity.toJsonLd());
+  // Signed once, before the fan-out, with the sender's RSA key: every
+  // inbox gets the same Linked Data signature.
+  const { signature, ...unsigned } = first.activity as Record<string, unknown>;
+  assertEquals(unsigned, await activity.toJsonLd());
+  assertEquals((signature as { type?: unknown }).type, "RsaSignature2017");
+  assertEquals(second.activity, first.activity);
   assertEquals(
     [first.activityId, first.activityType, first.senderIdentifier, first.baseUrl, first.attempt],
     ["https://example.com/activities/1", "Create", "alice", "https://example.com", 0],

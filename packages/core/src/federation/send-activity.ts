@@ -1,6 +1,6 @@
 import { Activity, type Recipient } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
-import { hasProof, signObject } from "../activitypub/proofs/proof.ts";
+import { signActivityObject } from "../activitypub/proofs/sign-activity.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { Context } from "./context.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
@@ -204,10 +204,11 @@ export interface ActivityTransport<TContextData> {
 
 /**
  * Implements `Context.sendActivity()`: validates the arguments, serializes
- * the activity, adds an Object Integrity Proof when the sender has an
- * Ed25519 key (see {@link proveActivity}), and enqueues one fan-out
- * message or one delivery per inbox (or delivers now without an outbox
- * queue).  Deliveries carry the sender's identifier, never keys: the
+ * the activity, signs it once, before the fan-out, with an Object
+ * Integrity Proof and a Linked Data signature when the sender has an
+ * Ed25519 and an RSA key (`signActivityObject()`), and enqueues one
+ * fan-out message or one delivery per inbox (or delivers now without an
+ * outbox queue).  Deliveries carry the sender's identifier, never keys: the
  * worker signs each request when it makes it.
  * @param transport The federation.
  * @param ctx The sending context.
@@ -244,36 +245,10 @@ export async function sendActivity<TContextData>(
   const jsonLd = await activity.toJsonLd() as Record<string, unknown>;
   const activityType = typeof jsonLd.type === "string" ? jsonLd.type : activity.constructor.name;
   await enqueueDeliveries(transport, ctx, sender, list, {
-    activity: await proveActivity(ctx, sender.identifier, jsonLd),
+    activity: await signActivityObject(jsonLd, await ctx.getActorKeyPairs(sender.identifier)),
     activityId: activity.id!.href,
     activityType,
   }, options);
-}
-
-/**
- * Adds an Object Integrity Proof (FEP-8b32) to a serialized activity, made
- * with the sender's first Ed25519 key pair and naming its multikey id
- * (`actor#multikey-n`, which the actor lists in `assertionMethod`), as
- * Fedify does, so that receivers can trust the activity when a third
- * server forwards it.  Once per activity, before the fan-out: every inbox
- * gets the same proof.  An activity that already carries a proof, or a
- * sender without an Ed25519 key, is left as it is.
- * @param ctx The sending context.
- * @param identifier The sender's identifier.
- * @param activity The serialized activity.
- * @returns The activity, with a proof when one could be made.
- * @since 0.3.0
- */
-export async function proveActivity<TContextData>(
-  ctx: Context<TContextData>,
-  identifier: string,
-  activity: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
-  if (hasProof(activity)) return activity;
-  const pairs = await ctx.getActorKeyPairs(identifier);
-  const pair = pairs.find((candidate) => candidate.privateKey.algorithm.name === "Ed25519");
-  if (pair?.multikey.id == null) return activity;
-  return await signObject(activity, { privateKey: pair.privateKey, keyId: pair.multikey.id });
 }
 
 /**
