@@ -4,7 +4,7 @@ import type { Temporal } from "@js-temporal/polyfill";
 import { getLogger } from "@logtape/logtape";
 import type { FetchedPublicKey } from "../signatures/key-cache.ts";
 import { parseKeyId } from "../signatures/verification.ts";
-import { formatInstant, keyFetcherOf, type VerifyProofOptions } from "./proof.ts";
+import { checkJsonObject, formatInstant, keyFetcherOf, type VerifyProofOptions } from "./proof.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "proofs"]);
 
@@ -95,8 +95,9 @@ export type LdSignatureVerification =
  * @param keyId Its key id (`actor#main-key`), the signature's `creator`.
  * @param options The time.
  * @returns A copy with the signature in `signature` (replacing any).
- * @throws {TypeError} When the key is not an RSASSA-PKCS1-v1_5 private key,
- *         or the document names a context that is not preloaded.
+ * @throws {TypeError} When the document is not a JSON object, the key is
+ *         not an RSASSA-PKCS1-v1_5 private key, or the document names a
+ *         context that is not preloaded.
  * @since 0.3.0
  * @example
  * ```ts
@@ -118,6 +119,7 @@ export async function signJsonLd<T extends Readonly<Record<string, unknown>>>(
   keyId: URL,
   options: SignJsonLdOptions = {},
 ): Promise<Omit<T, "signature"> & { readonly signature: LinkedDataSignature }> {
+  checkJsonObject(jsonLd, "signJsonLd");
   if (
     !(privateKey instanceof CryptoKey) || privateKey.type !== "private" ||
     privateKey.algorithm.name !== "RSASSA-PKCS1-v1_5"
@@ -162,13 +164,15 @@ export async function signJsonLd<T extends Readonly<Record<string, unknown>>>(
  * @param jsonLd The document, as received (parsed JSON).
  * @param options How to fetch the key.
  * @returns The key, or why the signature was not accepted.
- * @throws {TypeError} With neither `fetchKey` nor `documentLoader`.
+ * @throws {TypeError} When the document is not a JSON object, or with
+ *         neither `fetchKey` nor `documentLoader`.
  * @since 0.3.0
  */
 export async function verifyLdSignature(
   jsonLd: Readonly<Record<string, unknown>>,
   options: VerifyProofOptions,
 ): Promise<LdSignatureVerification> {
+  checkJsonObject(jsonLd, "verifyLdSignature");
   const fetchKey = keyFetcherOf(options);
   const { signature: raw, ...document } = jsonLd;
   if (raw === undefined) return fail("noSignature", "The document has no signature.");

@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertRejects, test } from "@fedify/fixture";
-import type { DocumentLoader } from "@fedify/vocab";
+import { Activity, Create, type DocumentLoader } from "@fedify/vocab";
 import { decodeMultibase, exportMultibaseKey } from "@fedify/vocab-runtime";
 import { generateCryptoKeyPair } from "../actors/keys.ts";
 import { canonicalizeJson } from "./jcs.ts";
@@ -279,4 +279,20 @@ test("verifyObject accepts a proof made before a Linked Data signature was added
   };
   const result = await verifyObject(signed, { documentLoader: loaderOf({ [actorId]: actor }) });
   assert(result.verified, result.verified ? "" : result.message);
+});
+
+test("the object functions refuse Fedify's vocabulary-object call shapes loudly", async () => {
+  const create = new Create({ id: new URL(note.id), actor: new URL(actorId) });
+  const options = { documentLoader: loaderOf({ [actorId]: actor }) };
+  // Fedify: verifyObject(Activity, json, options) and
+  // signObject(object, privateKey, keyId).
+  // deno-lint-ignore no-explicit-any
+  const untyped = { verifyObject, signObject } as any;
+  await assertRejects(() => untyped.verifyObject(Activity, note, options), TypeError, "toJsonLd");
+  await assertRejects(
+    () => untyped.signObject(create, ed25519.privateKey, multikeyId),
+    TypeError,
+    "toJsonLd",
+  );
+  await assertRejects(() => untyped.verifyObject(create, options), TypeError, "toJsonLd");
 });

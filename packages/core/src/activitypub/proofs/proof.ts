@@ -151,8 +151,10 @@ const MAX_PROOF_VALUE_LENGTH = 100;
  * @param object The object, as compact JSON-LD (e.g. from `toJsonLd()`).
  * @param options The Ed25519 private key, its key id and the time.
  * @returns The proof, to put in the object's `proof`.
- * @throws {TypeError} When the key is not an Ed25519 private key, or the
- *         object holds something JSON cannot represent.
+ * @throws {TypeError} When the object is not a JSON object (e.g. a
+ *         vocabulary object: serialize it with `toJsonLd()` first), the key
+ *         is not an Ed25519 private key, or the object holds something JSON
+ *         cannot represent.
  * @since 0.3.0
  * @example
  * ```ts
@@ -170,7 +172,8 @@ export async function createProof(
   object: Readonly<Record<string, unknown>>,
   options: CreateProofOptions,
 ): Promise<DataIntegrityProof> {
-  const { privateKey, keyId } = options;
+  checkJsonObject(object, "createProof");
+  const { privateKey, keyId } = options ?? {};
   if (
     !(privateKey instanceof CryptoKey) || privateKey.type !== "private" ||
     privateKey.algorithm.name !== "Ed25519"
@@ -244,7 +247,9 @@ export async function signObject<T extends Readonly<Record<string, unknown>>>(
  * @param proof One of its proofs.
  * @param options How to fetch the key.
  * @returns The key, or why the proof was not accepted.
- * @throws {TypeError} With neither `fetchKey` nor `documentLoader`.
+ * @throws {TypeError} When the object is not a JSON object (Fedify's
+ *         `verifyObject(Activity, json)` shape included), or with neither
+ *         `fetchKey` nor `documentLoader`.
  * @since 0.3.0
  */
 export async function verifyProof(
@@ -252,6 +257,7 @@ export async function verifyProof(
   proof: unknown,
   options: VerifyProofOptions,
 ): Promise<ProofVerification> {
+  checkJsonObject(object, "verifyProof");
   const fetchKey = keyFetcherOf(options);
   const parsed = parseProof(proof);
   if ("verified" in parsed) return parsed;
@@ -304,7 +310,9 @@ export async function verifyProof(
  * @param object The object, as received (parsed JSON).
  * @param options How to fetch the keys.
  * @returns The keys that verified its proofs, or why not.
- * @throws {TypeError} With neither `fetchKey` nor `documentLoader`.
+ * @throws {TypeError} When the object is not a JSON object (Fedify's
+ *         `verifyObject(Activity, json)` shape included), or with neither
+ *         `fetchKey` nor `documentLoader`.
  * @since 0.3.0
  * @example
  * ```ts
@@ -324,6 +332,7 @@ export async function verifyObject(
   object: Readonly<Record<string, unknown>>,
   options: VerifyProofOptions,
 ): Promise<ObjectVerification> {
+  checkJsonObject(object, "verifyObject");
   const fetchKey = keyFetcherOf(options);
   const proofs = asArray(object.proof);
   if (proofs.length === 0) return fail("noProof", "The object carries no proof.");
@@ -452,10 +461,29 @@ export function formatInstant(created: Temporal.Instant | Date | undefined): str
   );
 }
 
+/**
+ * Throws unless `value` is a plain JSON object.  Fedify's functions of the
+ * same names take vocabulary objects (`verifyObject(Activity, json)`,
+ * `signObject(note, privateKey, keyId)`); a call ported unchanged must fail
+ * loudly rather than verify or sign the wrong thing.  Internal.
+ */
+export function checkJsonObject(value: unknown, where: string): void {
+  if (
+    typeof value !== "object" || value == null || Array.isArray(value) ||
+    typeof (value as { toJsonLd?: unknown }).toJsonLd === "function"
+  ) {
+    throw new TypeError(
+      `${where}() takes an object as JSON (e.g. await activity.toJsonLd()), not ` +
+        `${typeof value === "function" ? "a class" : "a vocabulary object or other value"}; ` +
+        "Fedify's vocabulary-object signature is not supported.",
+    );
+  }
+}
+
 /** The key fetcher a verifier uses: `fetchKey`, or one over `documentLoader`.  Internal. */
 export function keyFetcherOf(options: VerifyProofOptions): PublicKeyFetcher {
-  if (options.fetchKey != null) return options.fetchKey;
-  if (options.documentLoader == null) {
+  if (options?.fetchKey != null) return options.fetchKey;
+  if (options?.documentLoader == null) {
     throw new TypeError("Verifying a proof needs the fetchKey or the documentLoader option.");
   }
   return createPublicKeyFetcher({
