@@ -1,7 +1,7 @@
 // Forwarded activities between three federations on loopback: Alice's
 // server sends a reply to Carol's, whose listener forwards it to Bob's.
 // Bob's server trusts it through the proof sendActivity() put on it.
-import { assert, assertEquals, test } from "@fedify/fixture";
+import { assert, assertEquals, test, withLogs } from "@fedify/fixture";
 import { Create, Note, Person } from "@fedify/vocab";
 import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
 import { signObject } from "../activitypub/proofs/proof.ts";
@@ -149,4 +149,23 @@ test("a reply from an actor with only an RSA key, forwarded, is trusted by its L
     assertEquals(local.received.map((activity) => [activity.id, activity.actor]), [
       [origin.url("/activities/reply-1").href, origin.url("/users/alice").href],
     ]);
+  }));
+
+test("forwarding an activity with neither a proof nor a signature warns, and the receiver refuses it", () =>
+  withThreeServers(false, async (origin, forwarder, local) => {
+    await withLogs(async (records) => {
+      // Signed by Alice over HTTP only, as a server without object
+      // signatures would send it.
+      const json = await reply(origin, local).toJsonLd() as Record<string, unknown>;
+      await post(forwarder.url("/users/carol/inbox"), JSON.stringify(json), {
+        keyId: origin.url("/users/alice#main-key"),
+        privateKey: rsa.privateKey,
+      });
+      assertEquals(forwarder.received.length, 1);
+      const warning = records.find((record) =>
+        record.level === "warning" && record.properties.forwarder === "carol"
+      );
+      assertEquals(warning?.properties.activityId, json.id);
+      assertEquals(local.received.length, 0);
+    });
   }));

@@ -289,6 +289,15 @@ export async function forwardActivity<TContextData>(
     ? [...recipients]
     : [recipients as Recipient];
   const id = typeof activity.id === "string" ? activity.id : undefined;
+  if (activity.proof == null && activity.signature == null) {
+    // As Fedify warns: only the forwarder's HTTP signature vouches for it,
+    // and receivers (Fedwork, Fedify, Mastodon) refuse that from a third party.
+    logger.warn(
+      "Forwarding activity {activityId}, which carries neither a proof nor a Linked Data " +
+        "signature: receivers will likely refuse it.",
+      { activityId: id, forwarder: forwarder.identifier },
+    );
+  }
   await enqueueDeliveries(transport, ctx, forwarder, list, {
     activity,
     ...(id == null ? {} : { activityId: id }),
