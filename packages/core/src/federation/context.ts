@@ -15,7 +15,7 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-
 import { RouteNotRegisteredError } from "./errors.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
-import type { Federation } from "./federation.ts";
+import type { Federation } from "./api.ts";
 import type { FederationRegistry, ObjectClass } from "./registry.ts";
 import type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
 import {

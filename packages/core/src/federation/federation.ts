@@ -12,7 +12,7 @@ import type { Tracer } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { type Context, type ContextHost, ContextImpl } from "./context.ts";
 import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
-import { type Federatable, FederatableImpl } from "./federatable.ts";
+import { FederatableImpl } from "./federatable.ts";
 import { handleInboxMessage } from "./inbox.ts";
 import type { InboxMessage, Message, OutboxMessage } from "./message.ts";
 import {
@@ -42,14 +42,14 @@ import { runWorkers } from "../processing/workers.ts";
 import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
 import { resolveTaskQueue } from "../tasks/routing.ts";
-import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import { durationToMilliseconds } from "../time/duration.ts";
 import { createFederationMessageHandler } from "./message-kinds.ts";
 import { TaskContextImpl, type TaskDefinitionOptions } from "./task-context.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { TaskDefinitionError } from "../tasks/errors.ts";
 import { resolveBaseTaskQueue, satisfiesCapabilities } from "../tasks/routing.ts";
 import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
-import type { TaskStatusOperations, WatchTaskOptions } from "../operator/status/mod.ts";
+import type { WatchTaskOptions } from "../operator/status/mod.ts";
 // Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
@@ -57,165 +57,23 @@ import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import type { InternalTaskPort } from "../operator/internal-tasks/mod.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
 import type { TaskSchedule } from "../tasks/schedule/mod.ts";
-import {
-  type FailedTaskDetails,
-  FederationOperations,
-  type TaskOperations,
-} from "../operator/records/mod.ts";
+import { type FailedTaskDetails, FederationOperations } from "../operator/records/mod.ts";
 import { type TaskScheduleOptions, TaskSchedules } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
 // The operator's dashboard (0.2.0): queue depths and throughput.
-import { collectQueueDepths, type QueueDepthEntry, type QueueMonitoring } from "./monitoring.ts";
+import { collectQueueDepths, type QueueDepthEntry } from "./monitoring.ts";
 import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
 
 // Webhooks and remote-server health (0.2.0): see webhooks.ts, host-health.ts.
 import type { HostHealth } from "../activitypub/health/types.ts";
 import type { Webhook, WebhookInit } from "../webhooks/types.ts";
-import { FederationHostHealth, type HostHealthOperations } from "../operator/host-health/mod.ts";
+import { FederationHostHealth } from "../operator/host-health/mod.ts";
 import { hostHealthOutbox } from "./host-health-options.ts";
-import { FederationWebhooks, type WebhookOperations } from "../operator/webhooks/mod.ts";
+import { FederationWebhooks } from "../operator/webhooks/mod.ts";
 
-/**
- * Options for {@link Federation.startQueue}.
- * @since 0.1.0
- */
-export interface FederationStartQueueOptions {
-  /** Stops the workers; `startQueue()` resolves once they have stopped. */
-  readonly signal?: AbortSignal;
-  /**
-   * Start only the worker for this role.  All roles by default.  `"task"`
-   * also listens to the queues tasks declared with
-   * `defineTask(name, { queue })`.  A queue shared with other roles is
-   * listened to once and its messages of every type are processed, so no
-   * message is left unhandled.
-   */
-  readonly queue?: QueueRole;
-  /**
-   * How long to wait, once `signal` aborts, for running handlers to finish
-   * before `startQueue()` resolves anyway.  Handlers still running then are
-   * logged by message id; durable queues hand their messages out again
-   * after the lease.
-   * @default `{ seconds: 30 }`
-   * @since 0.2.0
-   */
-  readonly shutdownTimeout?: DurationInput;
-  /**
-   * What this worker can do, e.g. `["gpu", "ffmpeg"]`: besides tasks that
-   * need nothing, it runs the tasks whose `capabilities` (see
-   * `defineTask()`) are all listed here, and leaves the others queued for a
-   * capable worker.  None by default: such a worker runs only tasks without
-   * capabilities.
-   * @since 0.2.0
-   */
-  readonly capabilities?: readonly string[];
-}
+import type { Federation, FederationStartQueueOptions } from "./api.ts";
 
-/**
- * An ActivityPub federation: registrations (from {@link Federatable}), the
- * contexts that build URIs and send activities, and the queue workers.
- * @typeParam TContextData The type of the application data every context
- *                         carries.
- * @since 0.1.0
- */
-export interface Federation<TContextData>
-  extends
-    Federatable<TContextData>,
-    TaskOperations<TContextData>,
-    TaskStatusOperations,
-    QueueMonitoring,
-    WebhookOperations,
-    HostHealthOperations {
-  /**
-   * Creates a context for a base URL.
-   * @param baseUrl The server's base URL.
-   * @param contextData The application data.
-   * @returns The context.
-   * @example
-   * ```ts
-   * const ctx = federation.createContext(new URL("https://example.com/"), { db });
-   * ctx.getActorUri("alice"); // https://example.com/users/alice
-   * ```
-   */
-  createContext(baseUrl: URL, contextData: TContextData): Context<TContextData>;
-  /**
-   * Creates a context for an incoming request: a {@link RequestContext},
-   * which also tells who signed the request.
-   * @param request The request.
-   * @param contextData The application data.
-   * @returns The context.
-   * @since 0.2.0
-   */
-  createContext(request: Request, contextData: TContextData): RequestContext<TContextData>;
-
-  /**
-   * Answers an HTTP request with what the federation registered: actors,
-   * objects and collections (as `application/activity+json` to requests
-   * that ask for JSON-LD), inbox POSTs (verified, deduplicated, queued:
-   * 202), `/.well-known/webfinger`, `/.well-known/nodeinfo` and the NodeInfo
-   * document.  Anything else goes to `onNotFound`.  A Fetch API handler:
-   * give it to `Deno.serve()`, `Bun.serve()` or a Node.js adapter.
-   * @param request The request.
-   * @param options The context data and what to answer when the
-   *                federation does not (not found, not acceptable,
-   *                unauthorized).
-   * @returns The response.
-   * @since 0.2.0
-   * @example
-   * ```ts
-   * Deno.serve((request) =>
-   *   federation.fetch(request, {
-   *     contextData: undefined,
-   *     onNotAcceptable: () => new Response(renderHtml(), { headers: { "Content-Type": "text/html" } }),
-   *   })
-   * );
-   * ```
-   */
-  fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response>;
-
-  /**
-   * Starts the queue workers and resolves when they stop (after
-   * `options.signal` aborts).  Needed with `manuallyStartQueue: true`,
-   * typically in a separate worker process.
-   * @param contextData The application data of the workers' contexts.
-   * @param options The abort signal and the role to start.
-   * @returns Resolves when every started worker has stopped.
-   * @throws {TypeError} When `options.queue` is not a queue role.
-   */
-  startQueue(contextData: TContextData, options?: FederationStartQueueOptions): Promise<void>;
-
-  /**
-   * Processes one queue message as a worker would, retrying on failure.
-   * For queue adapters that deliver messages themselves (e.g. push-based
-   * platforms).  A retry is enqueued into the message kind's queue.
-   * @param contextData The application data.
-   * @param message The message, as it was enqueued.
-   * @throws {RetryNotStoredError} When the message failed and its retry
-   *         could not be enqueued: the caller must keep the message and
-   *         hand it over again later.
-   */
-  processQueuedMessage(contextData: TContextData, message: Message): Promise<void>;
-
-  /**
-   * Listens to the lifecycle events of every message the federation's
-   * workers process: `completed`, `retrying` (with the next delay and
-   * whether the attempt threw or ran out of time), `failed` (once, when a
-   * message fails for good: `exhausted`, `timeout` or `permanent`) and
-   * `dropped` (with the reason).  Each event carries the
-   * message id, kind, task name (for tasks), attempt, enqueue time and run
-   * duration.  A listener that throws is logged and changes nothing.
-   * @example
-   * ```ts
-   * federation.on("failed", (event) => {
-   *   console.error(`${event.taskName ?? event.kind} ${event.messageId} failed`, event.error);
-   * });
-   * ```
-   * @param type The event type.
-   * @param listener Called with each event of that type, awaited.
-   * @returns Removes the listener.
-   * @since 0.2.0
-   */
-  on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void;
-}
+export type { Federation, FederationStartQueueOptions };
 
 /**
  * The {@link Federation} implementation.  Internal: use

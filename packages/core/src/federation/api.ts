@@ -1,0 +1,158 @@
+// The Federation interface and its option types: interfaces only, so that
+// what an application programs against can be read without the wiring
+// (federation.ts implements it).
+import type { MessageEventListener, MessageEventType } from "../processing/events.ts";
+import type { HostHealthOperations } from "../operator/host-health/mod.ts";
+import type { TaskOperations } from "../operator/records/mod.ts";
+import type { TaskStatusOperations } from "../operator/status/mod.ts";
+import type { WebhookOperations } from "../operator/webhooks/mod.ts";
+import type { DurationInput } from "../time/duration.ts";
+import type { Context } from "./context.ts";
+import type { Federatable } from "./federatable.ts";
+import type { FederationFetchOptions } from "./http-handler.ts";
+import type { Message } from "./message.ts";
+import type { QueueMonitoring } from "./monitoring.ts";
+import type { QueueRole } from "./queue-roles.ts";
+import type { RequestContext } from "./request-context.ts";
+
+/**
+ * Options for {@link Federation.startQueue}.
+ * @since 0.1.0
+ */
+export interface FederationStartQueueOptions {
+  /** Stops the workers; `startQueue()` resolves once they have stopped. */
+  readonly signal?: AbortSignal;
+  /**
+   * Start only the worker for this role.  All roles by default.  `"task"`
+   * also listens to the queues tasks declared with
+   * `defineTask(name, { queue })`.  A queue shared with other roles is
+   * listened to once and its messages of every type are processed, so no
+   * message is left unhandled.
+   */
+  readonly queue?: QueueRole;
+  /**
+   * How long to wait, once `signal` aborts, for running handlers to finish
+   * before `startQueue()` resolves anyway.  Handlers still running then are
+   * logged by message id; durable queues hand their messages out again
+   * after the lease.
+   * @default `{ seconds: 30 }`
+   * @since 0.2.0
+   */
+  readonly shutdownTimeout?: DurationInput;
+  /**
+   * What this worker can do, e.g. `["gpu", "ffmpeg"]`: besides tasks that
+   * need nothing, it runs the tasks whose `capabilities` (see
+   * `defineTask()`) are all listed here, and leaves the others queued for a
+   * capable worker.  None by default: such a worker runs only tasks without
+   * capabilities.
+   * @since 0.2.0
+   */
+  readonly capabilities?: readonly string[];
+}
+
+/**
+ * An ActivityPub federation: registrations (from {@link Federatable}), the
+ * contexts that build URIs and send activities, and the queue workers.
+ * @typeParam TContextData The type of the application data every context
+ *                         carries.
+ * @since 0.1.0
+ */
+export interface Federation<TContextData>
+  extends
+    Federatable<TContextData>,
+    TaskOperations<TContextData>,
+    TaskStatusOperations,
+    QueueMonitoring,
+    WebhookOperations,
+    HostHealthOperations {
+  /**
+   * Creates a context for a base URL.
+   * @param baseUrl The server's base URL.
+   * @param contextData The application data.
+   * @returns The context.
+   * @example
+   * ```ts
+   * const ctx = federation.createContext(new URL("https://example.com/"), { db });
+   * ctx.getActorUri("alice"); // https://example.com/users/alice
+   * ```
+   */
+  createContext(baseUrl: URL, contextData: TContextData): Context<TContextData>;
+  /**
+   * Creates a context for an incoming request: a {@link RequestContext},
+   * which also tells who signed the request.
+   * @param request The request.
+   * @param contextData The application data.
+   * @returns The context.
+   * @since 0.2.0
+   */
+  createContext(request: Request, contextData: TContextData): RequestContext<TContextData>;
+
+  /**
+   * Answers an HTTP request with what the federation registered: actors,
+   * objects and collections (as `application/activity+json` to requests
+   * that ask for JSON-LD), inbox POSTs (verified, deduplicated, queued:
+   * 202), `/.well-known/webfinger`, `/.well-known/nodeinfo` and the NodeInfo
+   * document.  Anything else goes to `onNotFound`.  A Fetch API handler:
+   * give it to `Deno.serve()`, `Bun.serve()` or a Node.js adapter.
+   * @param request The request.
+   * @param options The context data and what to answer when the
+   *                federation does not (not found, not acceptable,
+   *                unauthorized).
+   * @returns The response.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * Deno.serve((request) =>
+   *   federation.fetch(request, {
+   *     contextData: undefined,
+   *     onNotAcceptable: () => new Response(renderHtml(), { headers: { "Content-Type": "text/html" } }),
+   *   })
+   * );
+   * ```
+   */
+  fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response>;
+
+  /**
+   * Starts the queue workers and resolves when they stop (after
+   * `options.signal` aborts).  Needed with `manuallyStartQueue: true`,
+   * typically in a separate worker process.
+   * @param contextData The application data of the workers' contexts.
+   * @param options The abort signal and the role to start.
+   * @returns Resolves when every started worker has stopped.
+   * @throws {TypeError} When `options.queue` is not a queue role.
+   */
+  startQueue(contextData: TContextData, options?: FederationStartQueueOptions): Promise<void>;
+
+  /**
+   * Processes one queue message as a worker would, retrying on failure.
+   * For queue adapters that deliver messages themselves (e.g. push-based
+   * platforms).  A retry is enqueued into the message kind's queue.
+   * @param contextData The application data.
+   * @param message The message, as it was enqueued.
+   * @throws {RetryNotStoredError} When the message failed and its retry
+   *         could not be enqueued: the caller must keep the message and
+   *         hand it over again later.
+   */
+  processQueuedMessage(contextData: TContextData, message: Message): Promise<void>;
+
+  /**
+   * Listens to the lifecycle events of every message the federation's
+   * workers process: `completed`, `retrying` (with the next delay and
+   * whether the attempt threw or ran out of time), `failed` (once, when a
+   * message fails for good: `exhausted`, `timeout` or `permanent`) and
+   * `dropped` (with the reason).  Each event carries the
+   * message id, kind, task name (for tasks), attempt, enqueue time and run
+   * duration.  A listener that throws is logged and changes nothing.
+   * @example
+   * ```ts
+   * federation.on("failed", (event) => {
+   *   console.error(`${event.taskName ?? event.kind} ${event.messageId} failed`, event.error);
+   * });
+   * ```
+   * @param type The event type.
+   * @param listener Called with each event of that type, awaited.
+   * @returns Removes the listener.
+   * @since 0.2.0
+   */
+  on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void;
+}
