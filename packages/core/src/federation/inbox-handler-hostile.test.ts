@@ -21,7 +21,7 @@ import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import { FederationOptionError } from "./errors.ts";
 import { createFederation } from "./federation.ts";
-import { follow, type InboxServer, post, startServer } from "./inbox-test-support.ts";
+import { follow, type InboxServer, post, startServer, withServers } from "./inbox-test-support.ts";
 import { testKeyPair } from "./test-support.ts";
 
 const { privateKey } = await testKeyPair();
@@ -432,3 +432,29 @@ for (const skipSignatureVerification of [false, true]) {
     }
   });
 }
+
+test("an inline @context cannot make listeners see another actor than the signer", async () => {
+  await withServers(async (remote, local, aliceKey) => {
+    const victim = remote.url("/users/carol").href;
+    // As plain JSON the actor is alice, who signs; read as JSON-LD, the
+    // inline context drops `actor` and makes `x` the actor: carol.
+    const activity = {
+      "@context": ["https://www.w3.org/ns/activitystreams", { actor: null, x: "as:actor" }],
+      id: remote.url("/follows/rebound").href,
+      type: "Follow",
+      actor: remote.url("/users/alice").href,
+      x: victim,
+      object: local.url("/users/bob").href,
+    };
+    const response = await post(local.url("/users/bob/inbox"), JSON.stringify(activity), aliceKey);
+    assertEquals(response.status, 400);
+    assertEquals(local.received.length, 0);
+    // The same activity without the trick is accepted.
+    const plain = { ...follow(remote, local, "/follows/plain") };
+    const accepted = await post(local.url("/users/bob/inbox"), JSON.stringify(plain), aliceKey);
+    assertEquals(accepted.status, 202);
+    assertEquals(local.received.map((r) => r.activity.actorId?.href), [
+      remote.url("/users/alice").href,
+    ]);
+  });
+});

@@ -143,6 +143,7 @@ export async function handleInboxRequest<TContextData>(
   let activity: Record<string, unknown>;
   let body: Uint8Array;
   let senderOrigin: string;
+  let signer: string | undefined;
   if (options.skipSignatureVerification) {
     const read = await readJsonObject(request, options.inboxMaxBytes);
     if (!read.ok) return text(read.status, read.message);
@@ -164,6 +165,7 @@ export async function handleInboxRequest<TContextData>(
     }
     ({ activity, body } = verification);
     senderOrigin = verification.signer.origin;
+    signer = verification.signer.href;
   }
   const activityId = typeof activity.id === "string" ? activity.id : null;
   const inboxUrl = new URL(new URL(request.url).pathname, ctx.canonicalOrigin);
@@ -195,6 +197,7 @@ export async function handleInboxRequest<TContextData>(
     traceContext: {},
     activity,
     identifier,
+    ...(signer == null ? {} : { signer }),
   };
   try {
     await host.receive(message, ctx.data);

@@ -83,6 +83,18 @@ export async function handleInboxMessage<TContextData>(
       { cause: error },
     );
   }
+  // The request path compared the signer with the activity's `actor` as
+  // plain JSON; listeners read it as JSON-LD, where an inline @context can
+  // rename terms.  The actor they will see must be the one that signed.
+  if (message.signer != null) {
+    const actors = activity.actorIds.map((id) => id.href);
+    if (actors.length !== 1 || actors[0] !== message.signer) {
+      throw new MalformedMessageError(
+        `the activity, read as JSON-LD, has the actor ${actors.join(", ") || "(none)"}, ` +
+          `not its signer ${message.signer}`,
+      );
+    }
+  }
   const listener = findInboxListener(registry.inboxListeners, activity);
   if (listener == null) {
     logger.warn(

@@ -64,6 +64,8 @@ const CHECKS: Record<
       ? "has no activity"
       : m.identifier !== null && typeof m.identifier !== "string"
       ? "has an identifier that is neither a string nor null"
+      : m.signer !== undefined && (typeof m.signer !== "string" || !URL.canParse(m.signer))
+      ? "has a signer that is not a URL"
       : undefined,
   outbox: (m) =>
     typeof m.inbox !== "string" || !URL.canParse(m.inbox)

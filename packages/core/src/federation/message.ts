@@ -72,6 +72,14 @@ export interface InboxMessage extends BaseMessage {
    * `null` for the shared inbox.
    */
   readonly identifier: string | null;
+  /**
+   * The actor whose signature the inbox verified (its HTTP signature, or
+   * an object proof or LD signature of a forwarded activity); absent when
+   * signatures were not verified.  The worker checks that the activity,
+   * read as JSON-LD, has this actor.
+   * @since 0.3.0
+   */
+  readonly signer?: string;
 }
 
 /**
