@@ -35,6 +35,8 @@ export {
 } from "./options/value-options.ts";
 export { assertKnownOptions, type KnownOptionsContext } from "./options/known-options.ts";
 export { QueueClosedError } from "./queue/queue-closed-error.ts";
+export { RunningListeners } from "./queue/running-listeners.ts";
+export { SiblingQueues } from "./queue/sibling-queues.ts";
 export { checkQueueChannel } from "./queue/in-process-message-queue.ts";
 export { checkPublication, checkSubscription, TopicListeners } from "./pubsub/topic-listeners.ts";
 export { capabilityChannel } from "./tasks/routing.ts";

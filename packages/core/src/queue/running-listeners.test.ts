@@ -1,0 +1,38 @@
+import { assert, assertEquals, test } from "@fedify/fixture";
+import { RunningListeners } from "./running-listeners.ts";
+
+function untilAborted(signal: AbortSignal, finished: string[], name: string): Promise<void> {
+  return new Promise((resolve) => {
+    signal.addEventListener("abort", () => {
+      // The handler still running when the stop came finishes a tick later.
+      setTimeout(() => (finished.push(name), resolve()), 5);
+    }, { once: true });
+  });
+}
+
+test("RunningListeners.close aborts every listener and waits for all of them", async () => {
+  const listeners = new RunningListeners();
+  const finished: string[] = [];
+  listeners.track(untilAborted(listeners.signal(), finished, "a"));
+  listeners.track(untilAborted(listeners.signal(new AbortController().signal), finished, "b"));
+  assert(!listeners.closed);
+  await listeners.close();
+  assert(listeners.closed);
+  assertEquals(finished.sort(), ["a", "b"]);
+});
+
+test("RunningListeners.signal also aborts with the caller's signal", () => {
+  const listeners = new RunningListeners();
+  const caller = new AbortController();
+  const signal = listeners.signal(caller.signal);
+  caller.abort();
+  assert(signal.aborted);
+  assert(!listeners.closed);
+});
+
+test("RunningListeners.close does not wait for a listener that already settled", async () => {
+  const listeners = new RunningListeners();
+  const failed = listeners.track(Promise.reject(new Error("engine down")));
+  await failed.catch(() => {});
+  await listeners.close();
+});
