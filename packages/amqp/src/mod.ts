@@ -11,7 +11,7 @@
  * @module
  * @since 0.1.0
  */
-export { AmqpMessageQueue } from "./amqp-message-queue.ts";
+export { AmqpMessageQueue } from "./message-queue.ts";
 export { type AmqpMessageQueueOptions, DEFAULT_AMQP_URL } from "./options.ts";
 export {
   AmqpConnectionError,

@@ -3,7 +3,7 @@
 // Nothing connects: the check runs before the first connection.
 import { assertEquals, assertMatch, assertThrows, test } from "@fedify/fixture";
 import { UnknownOptionError } from "@fedwork/core";
-import { AmqpMessageQueue } from "./amqp-message-queue.ts";
+import { AmqpMessageQueue } from "./message-queue.ts";
 import type { AmqpMessageQueueOptions } from "./options.ts";
 import { AMQP_URL } from "./testdata/conformance-factory.ts";
 

@@ -1,6 +1,6 @@
 import { testFederationOverQueue, testKvStore, testMessageQueue } from "@fedwork/testing";
 import { POSTGRES_URL, tableNameFor } from "./testdata/conformance-factory.ts";
-import { PostgresKvStore } from "./postgres-kv-store.ts";
+import { PostgresKvStore } from "./kv-store.ts";
 import postgres from "postgres";
 
 testMessageQueue({

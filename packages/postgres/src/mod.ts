@@ -14,9 +14,7 @@
  * @since 0.1.0
  */
 export { PostgresClosedError } from "./errors.ts";
-export {
-  PostgresMessageQueue,
-  type PostgresMessageQueueOptions,
-} from "./postgres-message-queue.ts";
-export { PostgresKvStore, type PostgresKvStoreOptions } from "./postgres-kv-store.ts";
-export { PostgresPubSub, type PostgresPubSubOptions } from "./postgres-pubsub.ts";
+export { PostgresMessageQueue } from "./message-queue.ts";
+export type { PostgresMessageQueueOptions } from "./options.ts";
+export { PostgresKvStore, type PostgresKvStoreOptions } from "./kv-store.ts";
+export { PostgresPubSub, type PostgresPubSubOptions } from "./pubsub.ts";

@@ -1,22 +1,53 @@
-// Encoding shared by the queue and the key–value store.  (The listener
-// options are checked by @fedwork/core/queue-kit's resolveLeaseOptions.)
+import type { DurationInput } from "@fedwork/core";
 
 /**
- * Serializes a message or value as JSON text.
- * @param value A JSON-compatible value.
- * @param what What the value is, for the error message.
- * @returns The JSON text.
- * @throws {TypeError} When the value cannot be represented as JSON.
+ * Options for `PostgresMessageQueue`.
+ * @since 0.1.0
  */
-export function encodeJson(value: unknown, what: string): string {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch (error) {
-    throw new TypeError(`The ${what} cannot be serialized as JSON: ${error}`, { cause: error });
-  }
-  if (text === undefined) {
-    throw new TypeError(`The ${what} must be a JSON-compatible value; got ${String(value)}.`);
-  }
-  return text;
+export interface PostgresMessageQueueOptions {
+  /**
+   * The table holding the messages.  A plain SQL name (letters, digits,
+   * underscores; at most 54 characters).  `"fedwork_message_queue"` by
+   * default.
+   */
+  readonly tableName?: string;
+  /** The schema of the table; the connection's search path by default. */
+  readonly schema?: string;
+  /**
+   * The LISTEN/NOTIFY channel that wakes listeners.  The table name by
+   * default (`<schema>_<table>` when a schema is given).
+   */
+  readonly channelName?: string;
+  /**
+   * How long a claimed message stays invisible to other workers.  A live
+   * worker renews the lease of each running handler every third of this
+   * time; when a worker dies, its messages are handed out again once their
+   * lease runs out.  30 seconds by default.
+   */
+  readonly leaseTime?: DurationInput;
+  /**
+   * How often an idle listener checks the table even without a
+   * notification, in case one was missed (e.g. while the listening
+   * connection was reconnecting).  5 seconds by default.
+   */
+  readonly pollInterval?: DurationInput;
+  /** How many handlers each `listen()` call runs at once.  1 by default. */
+  readonly concurrency?: number;
+  /**
+   * How many messages a listener claims beyond its free handler slots.
+   * They stay leased to the listener (its heartbeat renews them) and start
+   * as soon as a handler finishes, without a round trip; the deletions of
+   * handled messages ride on the next claim statement.  When the listener
+   * stops, prefetched messages are released at once for other workers.
+   * Prefetching never breaks ordering keys: only the oldest message of a
+   * key can be claimed.  `0` claims only for free slots.  16 by default.
+   * @since 0.2.0
+   */
+  readonly prefetch?: number;
+  /**
+   * Set to `true` when the table already exists (e.g. created by a
+   * migration) to skip `CREATE TABLE IF NOT EXISTS` on first use.  `false`
+   * by default.
+   */
+  readonly initialized?: boolean;
 }

@@ -5,9 +5,9 @@ import { assertEquals, assertRejects, test, within } from "@fedify/fixture";
 import { testTaskProgressAndRouting } from "@fedwork/testing";
 import postgres from "postgres";
 import { POSTGRES_URL, tableNameFor } from "./testdata/conformance-factory.ts";
-import { PostgresKvStore } from "./postgres-kv-store.ts";
-import { PostgresMessageQueue } from "./postgres-message-queue.ts";
-import { PostgresPubSub } from "./postgres-pubsub.ts";
+import { PostgresKvStore } from "./kv-store.ts";
+import { PostgresMessageQueue } from "./message-queue.ts";
+import { PostgresPubSub } from "./pubsub.ts";
 
 testTaskProgressAndRouting({
   name: "PostgresMessageQueue",

@@ -3,12 +3,10 @@
 // Nothing connects: the check runs before the first query.
 import { assertEquals, assertMatch, assertThrows, test } from "@fedify/fixture";
 import { UnknownOptionError } from "@fedwork/core";
-import { PostgresKvStore, type PostgresKvStoreOptions } from "./postgres-kv-store.ts";
-import {
-  PostgresMessageQueue,
-  type PostgresMessageQueueOptions,
-} from "./postgres-message-queue.ts";
-import { PostgresPubSub, type PostgresPubSubOptions } from "./postgres-pubsub.ts";
+import { PostgresKvStore, type PostgresKvStoreOptions } from "./kv-store.ts";
+import { PostgresMessageQueue } from "./message-queue.ts";
+import type { PostgresMessageQueueOptions } from "./options.ts";
+import { PostgresPubSub, type PostgresPubSubOptions } from "./pubsub.ts";
 import { POSTGRES_URL } from "./testdata/conformance-factory.ts";
 
 test("new PostgresMessageQueue() refuses an unknown option, suggesting the nearest name", () => {

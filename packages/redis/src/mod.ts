@@ -13,11 +13,8 @@
  * @since 0.1.0
  */
 export type { RedisClient, RedisConnectionOptions } from "./connection.ts";
-export type { RedisMessageQueueOptions } from "./queue-options.ts";
-export {
-  RedisLeaseLostError,
-  RedisMessageQueue,
-  RedisMessageQueueClosedError,
-} from "./redis-message-queue.ts";
-export { RedisKvStore, type RedisKvStoreOptions } from "./redis-kv-store.ts";
-export { RedisPubSub, type RedisPubSubOptions } from "./redis-pubsub.ts";
+export type { RedisMessageQueueOptions } from "./options.ts";
+export { RedisMessageQueue } from "./message-queue.ts";
+export { RedisLeaseLostError, RedisMessageQueueClosedError } from "./errors.ts";
+export { RedisKvStore, type RedisKvStoreOptions } from "./kv-store.ts";
+export { RedisPubSub, type RedisPubSubOptions } from "./pubsub.ts";

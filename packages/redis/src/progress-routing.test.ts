@@ -4,9 +4,9 @@
 import { assertEquals, test, within } from "@fedify/fixture";
 import { testTaskProgressAndRouting } from "@fedwork/testing";
 import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
-import { RedisKvStore } from "./redis-kv-store.ts";
-import { RedisMessageQueue } from "./redis-message-queue.ts";
-import { RedisPubSub } from "./redis-pubsub.ts";
+import { RedisKvStore } from "./kv-store.ts";
+import { RedisMessageQueue } from "./message-queue.ts";
+import { RedisPubSub } from "./pubsub.ts";
 
 testTaskProgressAndRouting({
   name: "RedisMessageQueue",

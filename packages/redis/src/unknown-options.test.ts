@@ -3,10 +3,10 @@
 // Nothing connects: the check runs before any client is made.
 import { assertEquals, assertMatch, assertThrows, test } from "@fedify/fixture";
 import { UnknownOptionError } from "@fedwork/core";
-import { RedisKvStore, type RedisKvStoreOptions } from "./redis-kv-store.ts";
-import { RedisMessageQueue } from "./redis-message-queue.ts";
-import { RedisPubSub, type RedisPubSubOptions } from "./redis-pubsub.ts";
-import type { RedisMessageQueueOptions } from "./queue-options.ts";
+import { RedisKvStore, type RedisKvStoreOptions } from "./kv-store.ts";
+import { RedisMessageQueue } from "./message-queue.ts";
+import { RedisPubSub, type RedisPubSubOptions } from "./pubsub.ts";
+import type { RedisMessageQueueOptions } from "./options.ts";
 import { REDIS_URL } from "./testdata/conformance-factory.ts";
 
 test("new RedisMessageQueue() refuses an unknown option, suggesting the nearest name", () => {

@@ -13,6 +13,7 @@
  * @module
  * @since 0.1.0
  */
-export { SqliteMessageQueue, type SqliteMessageQueueOptions } from "./queue/mod.ts";
-export { SqliteKvStore, type SqliteKvStoreOptions } from "./kv/mod.ts";
-export { SqliteClosedError, SqliteIdentifierError } from "./database/mod.ts";
+export { SqliteMessageQueue } from "./message-queue.ts";
+export type { SqliteMessageQueueOptions } from "./options.ts";
+export { SqliteKvStore, type SqliteKvStoreOptions } from "./kv-store.ts";
+export { SqliteClosedError, SqliteIdentifierError } from "./errors.ts";

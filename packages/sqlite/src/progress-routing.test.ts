@@ -4,8 +4,8 @@
 // progress half of the suite (which needs a pub/sub transport) is skipped
 // here; it runs on Redis and PostgreSQL.
 import { testTaskProgressAndRouting } from "@fedwork/testing";
-import { SqliteKvStore } from "./kv/mod.ts";
-import { SqliteMessageQueue } from "./queue/mod.ts";
+import { SqliteKvStore } from "./kv-store.ts";
+import { SqliteMessageQueue } from "./message-queue.ts";
 import { cleanup, databasePath } from "./testdata/conformance-factory.ts";
 
 testTaskProgressAndRouting({

@@ -2,9 +2,9 @@
 // so that a misspelt or ported setting never goes silently without effect.
 import { assertEquals, assertMatch, assertThrows, test } from "@fedify/fixture";
 import { UnknownOptionError } from "@fedwork/core";
-import { SqliteKvStore } from "./kv/sqlite-kv-store.ts";
-import { SqliteMessageQueue } from "./queue/sqlite-message-queue.ts";
-import type { SqliteMessageQueueOptions } from "./queue/options.ts";
+import { SqliteKvStore } from "./kv-store.ts";
+import { SqliteMessageQueue } from "./message-queue.ts";
+import type { SqliteMessageQueueOptions } from "./options.ts";
 
 test("new SqliteMessageQueue() refuses an unknown option, suggesting the nearest name", () => {
   const error = assertThrows(

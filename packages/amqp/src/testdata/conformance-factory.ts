@@ -4,7 +4,7 @@
 // gone, and never while that connection lives.  `leaseMs` sets how long a
 // message whose handler threw waits, as a lease would for other backends.
 import process from "node:process";
-import { AmqpMessageQueue } from "../amqp-message-queue.ts";
+import { AmqpMessageQueue } from "../message-queue.ts";
 import { DEFAULT_AMQP_URL } from "../options.ts";
 
 /** The broker the tests use: `AMQP_URL`, or RabbitMQ on loopback. */

@@ -3,7 +3,7 @@
 // instance opens its own client.
 import process from "node:process";
 import postgres from "postgres";
-import { PostgresMessageQueue } from "../postgres-message-queue.ts";
+import { PostgresMessageQueue } from "../message-queue.ts";
 
 /** The server the tests use. */
 export const POSTGRES_URL = process.env.POSTGRES_URL ??

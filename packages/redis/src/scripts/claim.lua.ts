@@ -1,7 +1,7 @@
 import { serverNowMsLua } from "./fragments.lua.ts";
 
 /**
- * The Lua source of the claim script (see `queue-scripts.ts` for the key
+ * The Lua source of the claim script (see `message-queue.ts` for the key
  * layout).
  */
 export const claimLua = `

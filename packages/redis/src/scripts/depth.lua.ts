@@ -1,7 +1,7 @@
 import { serverNowMsLua } from "./fragments.lua.ts";
 
 /**
- * The Lua source of the depth script (see `queue-scripts.ts` for the key
+ * The Lua source of the depth script (see `message-queue.ts` for the key
  * layout).
  */
 export const depthLua = `

@@ -1,7 +1,7 @@
 import { makeReadyLua, serverNowMsLua } from "./fragments.lua.ts";
 
 /**
- * The Lua source of the enqueue script (see `queue-scripts.ts` for the key
+ * The Lua source of the enqueue script (see `message-queue.ts` for the key
  * layout).
  */
 export const enqueueLua = `

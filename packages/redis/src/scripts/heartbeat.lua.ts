@@ -1,7 +1,7 @@
 import { serverNowMsLua } from "./fragments.lua.ts";
 
 /**
- * The Lua source of the heartbeat script (see `queue-scripts.ts` for the
+ * The Lua source of the heartbeat script (see `message-queue.ts` for the
  * key layout).
  */
 export const heartbeatLua = `

@@ -4,7 +4,7 @@
 import process from "node:process";
 import { Redis } from "ioredis";
 import { escapeGlob } from "../kv-codec.ts";
-import { RedisMessageQueue } from "../redis-message-queue.ts";
+import { RedisMessageQueue } from "../message-queue.ts";
 
 /** The Redis server the tests use. */
 export const REDIS_URL: string = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

@@ -7,7 +7,7 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MessageQueue } from "@fedwork/core";
-import { SqliteMessageQueue } from "../queue/mod.ts";
+import { SqliteMessageQueue } from "../message-queue.ts";
 
 /**
  * The database file of a test namespace: `<SQLITE_PATH>/<namespace>.sqlite`,

@@ -4,7 +4,7 @@
 //
 // Usage: <runtime> enqueue-from-process.ts <database path> <message JSON>
 import process from "node:process";
-import { SqliteMessageQueue } from "../queue/sqlite-message-queue.ts";
+import { SqliteMessageQueue } from "../message-queue.ts";
 
 const [path, json] = process.argv.slice(2);
 if (path == null || json == null) {

@@ -5,7 +5,7 @@
 //
 // Usage: <runtime> listen-from-process.ts <database path>
 import process from "node:process";
-import { SqliteMessageQueue } from "../queue/sqlite-message-queue.ts";
+import { SqliteMessageQueue } from "../message-queue.ts";
 
 const [path] = process.argv.slice(2);
 if (path == null) {

@@ -1,6 +1,6 @@
 import type { DurationInput } from "@fedwork/core";
 import { positiveDurationOption, resolveLeaseOptions } from "@fedwork/core/queue-kit";
-import { quoteIdentifier } from "../database/identifier.ts";
+import { quoteIdentifier } from "./identifier.ts";
 
 /**
  * Options for {@link SqliteMessageQueue}.

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { RedisClient } from "./connection.ts";
+import type { RedisClient } from "../connection.ts";
 
 /**
  * A Lua script run with `EVALSHA`, falling back to `EVAL` (which also

@@ -1,7 +1,7 @@
 // The SQL text of PostgresMessageQueue, built once per instance from the
 // validated table name.  Every statement is a single round trip; the
 // queries are sent as prepared statements.
-import { qualifiedName, quoteIdentifier } from "./identifiers.ts";
+import { qualifiedName, quoteIdentifier } from "../identifiers.ts";
 
 /** The statements one {@link PostgresMessageQueue} runs. */
 export interface MessageQueueStatements {

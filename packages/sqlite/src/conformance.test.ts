@@ -1,9 +1,9 @@
 import { testFederationOverQueue, testKvStore, testMessageQueue } from "@fedwork/testing";
-import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
-import { RedisKvStore } from "./redis-kv-store.ts";
+import { cleanup, databasePath } from "./testdata/conformance-factory.ts";
+import { SqliteKvStore } from "./kv-store.ts";
 
 testMessageQueue({
-  name: "RedisMessageQueue",
+  name: "SqliteMessageQueue",
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   durable: true,
   redelivery: true,
@@ -12,13 +12,13 @@ testMessageQueue({
 });
 
 testKvStore({
-  name: "RedisKvStore",
-  createStore: (namespace) => new RedisKvStore({ url: REDIS_URL, prefix: namespace }),
-  cleanup: (namespace) => deleteKeys(`${namespace}:`),
+  name: "SqliteKvStore",
+  createStore: (namespace) => new SqliteKvStore({ path: databasePath(namespace) }),
+  cleanup,
 });
 
 testFederationOverQueue({
-  name: "RedisMessageQueue",
+  name: "SqliteMessageQueue",
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   redelivery: true,
 });

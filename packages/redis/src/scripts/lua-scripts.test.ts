@@ -1,11 +1,18 @@
 import { assert, assertEquals, test } from "@fedify/fixture";
 import { Redis } from "ioredis";
-import { REDIS_URL } from "./testdata/conformance-factory.ts";
+import { REDIS_URL } from "../testdata/conformance-factory.ts";
 import { LuaScript } from "./lua-script.ts";
-import { allScripts as queueScripts } from "./queue-scripts.ts";
-import { kvCasLua } from "./scripts/kv-cas.lua.ts";
+import * as queueScripts from "./message-queue.ts";
+import { kvCasLua } from "./kv-cas.lua.ts";
 
-const allScripts = { ...queueScripts, kvCas: new LuaScript(kvCasLua) };
+// Every script the queue module exports, found by type so that a new one
+// cannot be left out, and the store's.
+const allScripts: Record<string, LuaScript> = {
+  ...Object.fromEntries(
+    Object.entries(queueScripts).filter(([, value]) => value instanceof LuaScript),
+  ),
+  kvCas: new LuaScript(kvCasLua),
+};
 
 test("Every Lua script names the keys it uses in its header", () => {
   for (const [name, script] of Object.entries(allScripts)) {

@@ -1,9 +1,9 @@
 import { testFederationOverQueue, testKvStore, testMessageQueue } from "@fedwork/testing";
-import { cleanup, databasePath } from "./testdata/conformance-factory.ts";
-import { SqliteKvStore } from "./kv/mod.ts";
+import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
+import { RedisKvStore } from "./kv-store.ts";
 
 testMessageQueue({
-  name: "SqliteMessageQueue",
+  name: "RedisMessageQueue",
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   durable: true,
   redelivery: true,
@@ -12,13 +12,13 @@ testMessageQueue({
 });
 
 testKvStore({
-  name: "SqliteKvStore",
-  createStore: (namespace) => new SqliteKvStore({ path: databasePath(namespace) }),
-  cleanup,
+  name: "RedisKvStore",
+  createStore: (namespace) => new RedisKvStore({ url: REDIS_URL, prefix: namespace }),
+  cleanup: (namespace) => deleteKeys(`${namespace}:`),
 });
 
 testFederationOverQueue({
-  name: "SqliteMessageQueue",
+  name: "RedisMessageQueue",
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   redelivery: true,
 });

@@ -1,6 +1,6 @@
 // The SQL behind SqliteMessageQueue, in one place so that the README's
 // description of the table can be checked against it.
-import type { SqliteDatabase, SqliteStatement } from "../database/driver.ts";
+import type { SqliteDatabase, SqliteStatement } from "../driver.ts";
 
 /**
  * Returns the statements that create the queue table and its indexes when

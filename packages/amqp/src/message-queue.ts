@@ -6,7 +6,7 @@ import {
   type MessageQueueHandler,
   type MessageQueueListenOptions,
 } from "@fedwork/core";
-import { assertKnownOptions, checkQueueChannel } from "@fedwork/core/queue-kit";
+import { assertKnownOptions, RunningListeners, SiblingQueues } from "@fedwork/core/queue-kit";
 import type { Channel, ChannelModel } from "amqplib";
 import { Buffer } from "node:buffer";
 import { closeQuietly, openConnection } from "./connection.ts";
@@ -93,10 +93,13 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
 
   readonly #options: ResolvedAmqpOptions;
   readonly #given: AmqpMessageQueueOptions;
-  readonly #siblings = new Map<string, AmqpMessageQueue>();
+  readonly #siblings: SiblingQueues<AmqpMessageQueue> = new SiblingQueues(
+    (channel) => this.#createSibling(channel),
+    { assertOpen: () => this.#assertOpen() },
+  );
   readonly #publisher: AmqpPublisher;
-  readonly #disposed = new AbortController();
-  readonly #listeners = new Set<Promise<void>>();
+  /** The running listen() calls; closing it marks this instance disposed. */
+  readonly #listeners = new RunningListeners();
   readonly #counter: InFlightCounter = { inFlight: 0 };
   #depthState: Promise<{ model: ChannelModel; channel: Channel }> | undefined;
 
@@ -195,23 +198,15 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    */
   async listen(handler: MessageQueueHandler, options?: MessageQueueListenOptions): Promise<void> {
     this.#assertOpen();
-    const signals = [this.#disposed.signal];
-    if (options?.signal != null) signals.push(options.signal);
-    const signal = AbortSignal.any(signals);
+    const signal = this.#listeners.signal(options?.signal);
     if (signal.aborted) return;
-    const listening = runListener(
+    await this.#listeners.track(runListener(
       this.#options,
       handler,
       this.#publisher,
       signal,
       this.#counter,
-    );
-    this.#listeners.add(listening);
-    try {
-      await listening;
-    } finally {
-      this.#listeners.delete(listening);
-    }
+    ));
   }
 
   /**
@@ -269,12 +264,6 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   /**
-   * Stops this instance's listeners (waiting for their running handlers)
-   * and closes the connections it opened.  Queues and messages stay on the
-   * broker.
-   * @since 0.1.0
-   */
-  /**
    * Returns a sibling queue for capability routing: the same broker and
    * settings under the main queue name `<queue>.<channel>` (with its own
    * partition and delay queues), opening connections of its own.  The
@@ -286,26 +275,29 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.2.0
    */
   derive(channel: string): AmqpMessageQueue {
-    checkQueueChannel(channel);
-    this.#assertOpen();
-    let sibling = this.#siblings.get(channel);
-    if (sibling == null) {
-      sibling = new AmqpMessageQueue({
-        ...this.#given,
-        queue: `${this.#options.queue}.${channel}`,
-      });
-      this.#siblings.set(channel, sibling);
-    }
-    return sibling;
+    return this.#siblings.derive(channel);
   }
 
+  #createSibling(channel: string): AmqpMessageQueue {
+    return new AmqpMessageQueue({
+      ...this.#given,
+      queue: `${this.#options.queue}.${channel}`,
+    });
+  }
+
+  /**
+   * Stops this instance's listeners (waiting for their running handlers)
+   * and closes the connections it opened.  Queues and messages stay on the
+   * broker.
+   * @since 0.1.0
+   */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (this.#disposed.signal.aborted) return;
-    this.#disposed.abort();
-    await Promise.all(
-      [...this.#siblings.values()].map((sibling) => sibling[Symbol.asyncDispose]()),
-    );
-    await Promise.allSettled(this.#listeners);
+    if (this.#listeners.closed) return;
+    // Closing marks this instance disposed at once; its listeners stop
+    // while the siblings are disposed of.
+    const listenersStopped = this.#listeners.close();
+    await this.#siblings.disposeAll();
+    await listenersStopped;
     await this.#publisher.close();
     const depth = this.#depthState;
     this.#depthState = undefined;
@@ -313,7 +305,7 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   #assertOpen(): void {
-    if (this.#disposed.signal.aborted) throw new AmqpMessageQueueClosedError(this.#options.queue);
+    if (this.#listeners.closed) throw new AmqpMessageQueueClosedError(this.#options.queue);
   }
 
   /** A connection and channel for queue inspection, opened on demand. */

@@ -3,7 +3,7 @@ import { durationToMilliseconds } from "@fedwork/core";
 import { assertKnownOptions } from "@fedwork/core/queue-kit";
 import { type RedisConnectionOptions, RedisConnectionSource } from "./connection.ts";
 import { decodeKvKey, encodeKvKey, encodeKvValue, escapeGlob } from "./kv-codec.ts";
-import { LuaScript } from "./lua-script.ts";
+import { LuaScript } from "./scripts/lua-script.ts";
 import { kvCasLua } from "./scripts/kv-cas.lua.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { assertEquals, assertThrows, test } from "@fedify/fixture";
 import { Redis } from "ioredis";
 import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
-import { RedisKvStore } from "./redis-kv-store.ts";
+import { RedisKvStore } from "./kv-store.ts";
 
 test("RedisKvStore needs exactly one way to connect", () => {
   assertThrows(() => new RedisKvStore({}), TypeError, "exactly one of the client");

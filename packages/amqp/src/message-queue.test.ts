@@ -10,7 +10,7 @@ import {
 } from "@fedify/fixture";
 import type { MessageRedelivery } from "@fedwork/core";
 import { execFile } from "node:child_process";
-import { AmqpMessageQueue } from "./amqp-message-queue.ts";
+import { AmqpMessageQueue } from "./message-queue.ts";
 import { AMQP_URL } from "./testdata/conformance-factory.ts";
 import {
   AmqpConnectionError,

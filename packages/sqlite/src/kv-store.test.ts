@@ -1,10 +1,10 @@
 import { assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture";
 import type { KvKey } from "@fedwork/core";
-import { cleanup, databasePath } from "../testdata/conformance-factory.ts";
-import { SqliteClosedError } from "../database/errors.ts";
-import { SqliteIdentifierError } from "../database/identifier.ts";
+import { cleanup, databasePath } from "./testdata/conformance-factory.ts";
+import { SqliteClosedError } from "./errors.ts";
+import { SqliteIdentifierError } from "./errors.ts";
 import { kvPrefixRange } from "./key-encoding.ts";
-import { SqliteKvStore } from "./sqlite-kv-store.ts";
+import { SqliteKvStore } from "./kv-store.ts";
 
 async function withDatabase(body: (path: string) => Promise<void>): Promise<void> {
   const namespace = `fedwork-sqlite-kv-test-${crypto.randomUUID()}`;

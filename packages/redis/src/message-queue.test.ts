@@ -12,11 +12,8 @@ import {
 import { Redis } from "ioredis";
 import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
 import { type MessageRedelivery, QueueClosedError } from "@fedwork/core";
-import {
-  RedisLeaseLostError,
-  RedisMessageQueue,
-  RedisMessageQueueClosedError,
-} from "./redis-message-queue.ts";
+import { RedisLeaseLostError, RedisMessageQueueClosedError } from "./errors.ts";
+import { RedisMessageQueue } from "./message-queue.ts";
 
 function uniqueName(): string {
   return `fedwork-test-${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;

@@ -11,7 +11,7 @@ import { configure, type LogRecord, reset } from "@logtape/logtape";
 import postgres from "postgres";
 import { POSTGRES_URL } from "./testdata/conformance-factory.ts";
 import { PostgresClosedError } from "./errors.ts";
-import { PostgresMessageQueue } from "./postgres-message-queue.ts";
+import { PostgresMessageQueue } from "./message-queue.ts";
 
 const TIMEOUT_MS = 30_000;
 

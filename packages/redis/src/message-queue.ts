@@ -6,23 +6,24 @@ import type {
   MessageQueueHandler,
   MessageQueueListenOptions,
 } from "@fedwork/core";
-import { durationToMilliseconds, QueueClosedError } from "@fedwork/core";
+import { durationToMilliseconds } from "@fedwork/core";
 import {
   assertKnownOptions,
-  checkQueueChannel,
   type LeaseClaimResult,
   type LeasedMessage,
   type LeaseEngine,
   runLeaseListener,
+  SiblingQueues,
 } from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
 import type { RedisClient } from "./connection.ts";
 import { RedisConnectionSource } from "./connection.ts";
+import { RedisLeaseLostError, RedisMessageQueueClosedError } from "./errors.ts";
 import {
   type RedisMessageQueueOptions,
   type ResolvedQueueOptions,
   resolveQueueOptions,
-} from "./queue-options.ts";
+} from "./options.ts";
 import {
   claimScript,
   depthScript,
@@ -32,52 +33,9 @@ import {
   type QueueKeys,
   queueKeys,
   redeliverScript,
-} from "./queue-scripts.ts";
+} from "./scripts/message-queue.ts";
 
 const logger = getLogger(["fedwork", "redis"]);
-
-/**
- * Thrown by {@link RedisMessageQueue.enqueue} and
- * {@link RedisMessageQueue.listen} after the queue was disposed.
- *
- * Extends `QueueClosedError` from `@fedwork/core` since 0.2.0.
- * @since 0.1.0
- */
-export class RedisMessageQueueClosedError extends QueueClosedError {
-  /**
-   * @param queue The queue's name.
-   */
-  constructor(queue: string) {
-    super(
-      `The RedisMessageQueue of queue ${JSON.stringify(queue)} has been disposed; ` +
-        "create a new instance to use the queue again.",
-    );
-    this.name = "RedisMessageQueueClosedError";
-  }
-}
-
-/**
- * Thrown by `redeliver()`, from the `MessageRedelivery` a
- * {@link RedisMessageQueue} hands its handlers, when the listener no longer
- * holds the message's lease (it ran out, e.g. because heartbeats could not
- * reach Redis, and the message may be running elsewhere).  Nothing was
- * changed; the message is handed out again as it was.
- * @since 0.2.0
- */
-export class RedisLeaseLostError extends Error {
-  /**
-   * @param queue The queue's name.
-   * @param messageId The id of the message whose lease was lost.
-   */
-  constructor(queue: string, messageId: string) {
-    super(
-      `Cannot redeliver message ${messageId} of queue ${JSON.stringify(queue)}: this ` +
-        "listener's lease on it ran out, so it was left unchanged for whoever holds it " +
-        "now. If this happens often, raise the leaseTime option.",
-    );
-    this.name = "RedisLeaseLostError";
-  }
-}
 
 /**
  * A durable {@link MessageQueue} on Redis (standalone or Cluster), through
@@ -151,7 +109,14 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
 
   readonly #options: ResolvedQueueOptions;
   readonly #given: RedisMessageQueueOptions;
-  readonly #siblings = new Map<string, RedisMessageQueue>();
+  readonly #siblings: SiblingQueues<RedisMessageQueue> = new SiblingQueues(
+    (channel) => this.#createSibling(channel),
+    {
+      assertOpen: () => {
+        if (this.#closed) throw new RedisMessageQueueClosedError(this.#options.queue);
+      },
+    },
+  );
   readonly #keys: QueueKeys;
   readonly #connections: RedisConnectionSource;
   #subscriber: RedisClient | undefined;
@@ -451,12 +416,6 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   /**
-   * Closes the connections this instance opened; a `client` passed in
-   * stays open.  Data in Redis is kept.  Call it after the listeners have
-   * stopped.
-   * @since 0.1.0
-   */
-  /**
    * Returns a sibling queue for capability routing: the same connection
    * options, prefix and settings, under the queue name
    * `<queue>:<channel>`, so its keys are `{<prefix>:<queue>:<channel>}:…`.
@@ -469,25 +428,26 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.2.0
    */
   derive(channel: string): RedisMessageQueue {
-    checkQueueChannel(channel);
-    if (this.#closed) throw new RedisMessageQueueClosedError(this.#options.queue);
-    let sibling = this.#siblings.get(channel);
-    if (sibling == null) {
-      sibling = new RedisMessageQueue({
-        ...this.#given,
-        queue: `${this.#options.queue}:${channel}`,
-      });
-      this.#siblings.set(channel, sibling);
-    }
-    return sibling;
+    return this.#siblings.derive(channel);
   }
 
+  #createSibling(channel: string): RedisMessageQueue {
+    return new RedisMessageQueue({
+      ...this.#given,
+      queue: `${this.#options.queue}:${channel}`,
+    });
+  }
+
+  /**
+   * Closes the connections this instance opened; a `client` passed in
+   * stays open.  Data in Redis is kept.  Call it after the listeners have
+   * stopped.
+   * @since 0.1.0
+   */
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all(
-      [...this.#siblings.values()].map((sibling) => sibling[Symbol.asyncDispose]()),
-    );
+    await this.#siblings.disposeAll();
     for (const abandon of this.#runningDeliveries) abandon();
     this.#subscriber = undefined;
     // Listeners still running notice the disposal and stop.

@@ -13,9 +13,9 @@ import {
   runImmediateTransaction,
   type SqliteDatabase,
   type SqliteStatement,
-} from "../database/driver.ts";
-import { SqliteClosedError } from "../database/errors.ts";
-import { quoteIdentifier } from "../database/identifier.ts";
+} from "./driver.ts";
+import { SqliteClosedError } from "./errors.ts";
+import { quoteIdentifier } from "./identifier.ts";
 import { jsonEqual } from "./json-equal.ts";
 import { decodeKvKey, encodeKvKey, kvPrefixRange } from "./key-encoding.ts";
 

@@ -9,12 +9,13 @@ import {
 } from "@fedwork/core";
 import {
   assertKnownOptions,
-  checkQueueChannel,
   type LeaseClaimRequest,
   type LeaseClaimResult,
   type LeasedMessage,
   type LeaseEngine,
   runLeaseListener,
+  RunningListeners,
+  SiblingQueues,
 } from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
 import {
@@ -22,8 +23,8 @@ import {
   openSqliteDatabase,
   runImmediateTransaction,
   type SqliteDatabase,
-} from "../database/driver.ts";
-import { SqliteClosedError } from "../database/errors.ts";
+} from "./driver.ts";
+import { SqliteClosedError } from "./errors.ts";
 import { notifyWakeup, subscribeWakeup, wakeupChannel } from "./local-wakeup.ts";
 import {
   type ResolvedQueueOptions,
@@ -35,7 +36,7 @@ import {
   prepareQueueStatements,
   queueSchemaSql,
   type QueueStatements,
-} from "./schema.ts";
+} from "./sql/message-queue.ts";
 
 const logger = getLogger(["fedwork", "sqlite"]);
 
@@ -253,13 +254,19 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
 
   readonly #options: ResolvedQueueOptions;
   readonly #given: SqliteMessageQueueOptions;
-  readonly #siblings = new Map<string, SqliteMessageQueue>();
+  readonly #siblings: SiblingQueues<SqliteMessageQueue> = new SiblingQueues(
+    (channel) => this.#createSibling(channel),
+    {
+      assertOpen: () => {
+        if (this.#closed) throw new SqliteClosedError("SqliteMessageQueue");
+      },
+    },
+  );
   readonly #channel: string;
   #connection: Promise<Connection> | undefined;
   #closed = false;
-  /** Aborted by `[Symbol.asyncDispose]()` to stop running listeners. */
-  readonly #closing = new AbortController();
-  readonly #listeners = new Set<Promise<void>>();
+  /** The running listen() calls, stopped and awaited on dispose. */
+  readonly #listeners = new RunningListeners();
 
   /**
    * Creates a queue on a SQLite file.  Nothing is opened until the first
@@ -463,18 +470,12 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     options: MessageQueueListenOptions = {},
   ): Promise<void> {
     if (this.#closed) return Promise.reject(new SqliteClosedError("SqliteMessageQueue"));
-    const listening = this.#listen(handler, options.signal);
-    this.#listeners.add(listening);
-    const forget = () => this.#listeners.delete(listening);
-    listening.then(forget, forget);
-    return listening;
+    return this.#listeners.track(this.#listen(handler, options.signal));
   }
 
   #listen(handler: MessageQueueHandler, signal: AbortSignal | undefined): Promise<void> {
     const { concurrency, prefetch, leaseMs, heartbeatMs, pollMs, table } = this.#options;
-    const stop = signal == null
-      ? this.#closing.signal
-      : AbortSignal.any([signal, this.#closing.signal]);
+    const stop = this.#listeners.signal(signal);
     return runLeaseListener(
       new SqliteLeaseEngine(() => this.#connect(), this.#options, this.#channel),
       handler,
@@ -492,11 +493,6 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   /**
-   * Stops this instance's listeners (waiting for their running handlers)
-   * and closes its connection.  Stored messages stay in the file.
-   * @since 0.1.0
-   */
-  /**
    * Returns a sibling queue for capability routing: the same file and
    * settings on the table `<table>_<channel>`, created on first use, with
    * a connection of its own.  The same channel gives the same sibling; it
@@ -508,27 +504,26 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.2.0
    */
   derive(channel: string): SqliteMessageQueue {
-    checkQueueChannel(channel);
-    if (this.#closed) throw new SqliteClosedError("SqliteMessageQueue");
-    let sibling = this.#siblings.get(channel);
-    if (sibling == null) {
-      sibling = new SqliteMessageQueue({
-        ...this.#given,
-        tableName: `${this.#options.table}_${channel}`,
-      });
-      this.#siblings.set(channel, sibling);
-    }
-    return sibling;
+    return this.#siblings.derive(channel);
   }
 
+  #createSibling(channel: string): SqliteMessageQueue {
+    return new SqliteMessageQueue({
+      ...this.#given,
+      tableName: `${this.#options.table}_${channel}`,
+    });
+  }
+
+  /**
+   * Stops this instance's listeners (waiting for their running handlers)
+   * and closes its connection.  Stored messages stay in the file.
+   * @since 0.1.0
+   */
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all(
-      [...this.#siblings.values()].map((sibling) => sibling[Symbol.asyncDispose]()),
-    );
-    this.#closing.abort();
-    await Promise.allSettled([...this.#listeners]);
+    await this.#siblings.disposeAll();
+    await this.#listeners.close();
     const connection = await this.#connection?.catch(() => undefined);
     this.#connection = undefined;
     connection?.database.close();

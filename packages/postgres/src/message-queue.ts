@@ -1,5 +1,4 @@
 import {
-  type DurationInput,
   durationToMilliseconds,
   type MessageQueue,
   type MessageQueueDeduplicatedEnqueueOptions,
@@ -10,22 +9,24 @@ import {
 } from "@fedwork/core";
 import {
   assertKnownOptions,
-  checkQueueChannel,
   type LeaseClaimRequest,
   type LeaseClaimResult,
   type LeasedMessage,
   type LeaseEngine,
   resolveLeaseOptions,
   runLeaseListener,
+  RunningListeners,
+  SiblingQueues,
 } from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
 import type { ListenMeta, Sql } from "postgres";
 import { resolveClient } from "./client.ts";
 import { PostgresClosedError } from "./errors.ts";
+import type { PostgresMessageQueueOptions } from "./options.ts";
 import { qualifiedName, validateIdentifier } from "./identifiers.ts";
-import { buildMessageQueueStatements, type MessageQueueStatements } from "./message-queue-sql.ts";
-import { encodeJson } from "./options.ts";
-import { createTables } from "./table-setup.ts";
+import { buildMessageQueueStatements, type MessageQueueStatements } from "./sql/message-queue.ts";
+import { encodeJson } from "./json.ts";
+import { createTables } from "./sql/table-setup.ts";
 
 const logger = getLogger(["fedwork", "postgres"]);
 
@@ -36,58 +37,6 @@ const DEFAULT_POLL_INTERVAL_MS = 5_000;
 // Chosen from bench/lease-prefetch.ts; see the manual's PostgreSQL page.
 const DEFAULT_PREFETCH = 16;
 const PREPARED = { prepare: true } as const;
-
-/**
- * Options for {@link PostgresMessageQueue}.
- * @since 0.1.0
- */
-export interface PostgresMessageQueueOptions {
-  /**
-   * The table holding the messages.  A plain SQL name (letters, digits,
-   * underscores; at most 54 characters).  `"fedwork_message_queue"` by
-   * default.
-   */
-  readonly tableName?: string;
-  /** The schema of the table; the connection's search path by default. */
-  readonly schema?: string;
-  /**
-   * The LISTEN/NOTIFY channel that wakes listeners.  The table name by
-   * default (`<schema>_<table>` when a schema is given).
-   */
-  readonly channelName?: string;
-  /**
-   * How long a claimed message stays invisible to other workers.  A live
-   * worker renews the lease of each running handler every third of this
-   * time; when a worker dies, its messages are handed out again once their
-   * lease runs out.  30 seconds by default.
-   */
-  readonly leaseTime?: DurationInput;
-  /**
-   * How often an idle listener checks the table even without a
-   * notification, in case one was missed (e.g. while the listening
-   * connection was reconnecting).  5 seconds by default.
-   */
-  readonly pollInterval?: DurationInput;
-  /** How many handlers each `listen()` call runs at once.  1 by default. */
-  readonly concurrency?: number;
-  /**
-   * How many messages a listener claims beyond its free handler slots.
-   * They stay leased to the listener (its heartbeat renews them) and start
-   * as soon as a handler finishes, without a round trip; the deletions of
-   * handled messages ride on the next claim statement.  When the listener
-   * stops, prefetched messages are released at once for other workers.
-   * Prefetching never breaks ordering keys: only the oldest message of a
-   * key can be claimed.  `0` claims only for free slots.  16 by default.
-   * @since 0.2.0
-   */
-  readonly prefetch?: number;
-  /**
-   * Set to `true` when the table already exists (e.g. created by a
-   * migration) to skip `CREATE TABLE IF NOT EXISTS` on first use.  `false`
-   * by default.
-   */
-  readonly initialized?: boolean;
-}
 
 interface ClaimedRow {
   readonly id: string;
@@ -298,7 +247,14 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
   readonly #sql: Sql;
   readonly #ownsClient: boolean;
   readonly #given: PostgresMessageQueueOptions;
-  readonly #siblings = new Map<string, PostgresMessageQueue>();
+  readonly #siblings: SiblingQueues<PostgresMessageQueue> = new SiblingQueues(
+    (channel) => this.#createSibling(channel),
+    {
+      assertOpen: () => {
+        if (this.#closed) throw new PostgresClosedError("PostgresMessageQueue");
+      },
+    },
+  );
   readonly #statements: MessageQueueStatements;
   readonly #lockName: string;
   readonly #channel: string;
@@ -309,10 +265,8 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
   readonly #prefetch: number;
   #initialized: Promise<void> | undefined;
   #closed = false;
-  /** Aborted by `[Symbol.asyncDispose]()` to stop running listeners. */
-  readonly #closing = new AbortController();
-  /** The running listen() loops, awaited on dispose. */
-  readonly #loops = new Set<Promise<void>>();
+  /** The running listen() loops, stopped and awaited on dispose. */
+  readonly #loops = new RunningListeners();
 
   /**
    * Creates a queue.  Nothing is sent to PostgreSQL until first use.
@@ -507,13 +461,10 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
       pollMs: this.#pollIntervalMs,
       handBackDelayMs: this.#leaseMs,
       queueName: `PostgreSQL table ${this.#lockName}`,
-      signal: signal == null
-        ? this.#closing.signal
-        : AbortSignal.any([signal, this.#closing.signal]),
+      signal: this.#loops.signal(signal),
       logger,
     });
-    this.#loops.add(loop);
-    return loop.finally(() => this.#loops.delete(loop));
+    return this.#loops.track(loop);
   }
 
   #checkOpen(): void {
@@ -567,12 +518,6 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   /**
-   * Stops the running `listen()` loops (waiting for their handlers) and
-   * closes the client if the queue created it.  Data is kept.
-   * @returns Resolves when everything is closed.
-   * @since 0.1.0
-   */
-  /**
    * Returns a sibling queue for capability routing: the same client and
    * settings on the table `<table>_<channel>` (the table name shortened
    * when needed to fit 54 characters) with the notification channel
@@ -585,30 +530,30 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.2.0
    */
   derive(channel: string): PostgresMessageQueue {
-    checkQueueChannel(channel);
-    if (this.#closed) throw new PostgresClosedError("PostgresMessageQueue");
-    let sibling = this.#siblings.get(channel);
-    if (sibling == null) {
-      const table = this.#given.tableName ?? "fedwork_message_queue";
-      sibling = new PostgresMessageQueue(this.#sql, {
-        ...this.#given,
-        tableName: `${table.slice(0, MAX_TABLE_NAME_LENGTH - channel.length - 1)}_${channel}`,
-        channelName: `${this.#channel.slice(0, 62 - channel.length)}_${channel}`,
-        initialized: false,
-      });
-      this.#siblings.set(channel, sibling);
-    }
-    return sibling;
+    return this.#siblings.derive(channel);
   }
 
+  #createSibling(channel: string): PostgresMessageQueue {
+    const table = this.#given.tableName ?? "fedwork_message_queue";
+    return new PostgresMessageQueue(this.#sql, {
+      ...this.#given,
+      tableName: `${table.slice(0, MAX_TABLE_NAME_LENGTH - channel.length - 1)}_${channel}`,
+      channelName: `${this.#channel.slice(0, 62 - channel.length)}_${channel}`,
+      initialized: false,
+    });
+  }
+
+  /**
+   * Stops the running `listen()` loops (waiting for their handlers) and
+   * closes the client if the queue created it.  Data is kept.
+   * @returns Resolves when everything is closed.
+   * @since 0.1.0
+   */
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.all(
-      [...this.#siblings.values()].map((sibling) => sibling[Symbol.asyncDispose]()),
-    );
-    this.#closing.abort();
-    await Promise.allSettled([...this.#loops]);
+    await this.#siblings.disposeAll();
+    await this.#loops.close();
     if (this.#ownsClient) await this.#sql.end({ timeout: 5 });
   }
 }

@@ -2,7 +2,7 @@ import { assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture
 import postgres from "postgres";
 import { POSTGRES_URL } from "./testdata/conformance-factory.ts";
 import { PostgresClosedError } from "./errors.ts";
-import { PostgresKvStore } from "./postgres-kv-store.ts";
+import { PostgresKvStore } from "./kv-store.ts";
 
 function uniqueTable(): string {
   return `fedwork_kvtest_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;

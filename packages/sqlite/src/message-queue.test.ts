@@ -12,11 +12,11 @@ import {
   within,
 } from "@fedify/fixture";
 import { configure, type LogRecord, reset } from "@logtape/logtape";
-import { cleanup, databasePath } from "../testdata/conformance-factory.ts";
-import { openSqliteDatabase } from "../database/driver.ts";
-import { SqliteClosedError } from "../database/errors.ts";
-import { SqliteIdentifierError } from "../database/identifier.ts";
-import { SqliteMessageQueue } from "./sqlite-message-queue.ts";
+import { cleanup, databasePath } from "./testdata/conformance-factory.ts";
+import { openSqliteDatabase } from "./driver.ts";
+import { SqliteClosedError } from "./errors.ts";
+import { SqliteIdentifierError } from "./errors.ts";
+import { SqliteMessageQueue } from "./message-queue.ts";
 
 /** Runs `body` with a fresh database file, removed afterwards. */
 async function withDatabase(body: (path: string) => Promise<void>): Promise<void> {
@@ -169,7 +169,7 @@ test("SqliteMessageQueue picks up a message enqueued by another process", async 
       signal: controller.signal,
     });
     await runChild([
-      fileURLToPath(new URL("../testdata/enqueue-from-process.ts", import.meta.url)),
+      fileURLToPath(new URL("./testdata/enqueue-from-process.ts", import.meta.url)),
       path,
       JSON.stringify({ from: "child" }),
     ]);
@@ -183,7 +183,7 @@ test("SqliteMessageQueue hands each message to exactly one of several processes"
   await withDatabase(async (path) => {
     await using producer = new SqliteMessageQueue({ path });
     await producer.getDepth(); // Create the table before the children race to.
-    const script = fileURLToPath(new URL("../testdata/listen-from-process.ts", import.meta.url));
+    const script = fileURLToPath(new URL("./testdata/listen-from-process.ts", import.meta.url));
     const children = [startChild([script, path]), startChild([script, path])];
     try {
       await within(Promise.all(children.map((c) => c.ready)), "the children to listen");

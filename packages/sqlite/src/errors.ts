@@ -19,3 +19,21 @@ export class SqliteClosedError extends QueueClosedError {
     this.name = "SqliteClosedError";
   }
 }
+
+/**
+ * Thrown when a table name option is not a plain SQL identifier.
+ * @since 0.1.0
+ */
+export class SqliteIdentifierError extends TypeError {
+  /**
+   * @param optionName The option that held the name, e.g. `"tableName"`.
+   * @param value The rejected value.
+   */
+  constructor(optionName: string, value: unknown) {
+    super(
+      `The ${optionName} option must be a SQL identifier of letters, digits and underscores ` +
+        `that does not start with a digit (at most 63 characters); got ${JSON.stringify(value)}.`,
+    );
+    this.name = "SqliteIdentifierError";
+  }
+}

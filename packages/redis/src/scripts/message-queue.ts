@@ -32,12 +32,12 @@
 // Ids are zero-padded so that delayed messages with the same due time sort
 // by id (enqueue order) in the zset.
 import { LuaScript } from "./lua-script.ts";
-import { claimLua } from "./scripts/claim.lua.ts";
-import { depthLua } from "./scripts/depth.lua.ts";
-import { enqueueDeduplicatedLua } from "./scripts/enqueue-deduplicated.lua.ts";
-import { enqueueLua } from "./scripts/enqueue.lua.ts";
-import { heartbeatLua } from "./scripts/heartbeat.lua.ts";
-import { redeliverLua } from "./scripts/redeliver.lua.ts";
+import { claimLua } from "./claim.lua.ts";
+import { depthLua } from "./depth.lua.ts";
+import { enqueueDeduplicatedLua } from "./enqueue-deduplicated.lua.ts";
+import { enqueueLua } from "./enqueue.lua.ts";
+import { heartbeatLua } from "./heartbeat.lua.ts";
+import { redeliverLua } from "./redeliver.lua.ts";
 
 /** The names of the keys of one queue. */
 export interface QueueKeys {
@@ -92,13 +92,3 @@ export const heartbeatScript: LuaScript = new LuaScript(heartbeatLua);
 
 /** Counts messages. */
 export const depthScript: LuaScript = new LuaScript(depthLua);
-
-/** Every queue script, by name (for tests). */
-export const allScripts: Readonly<Record<string, LuaScript>> = {
-  enqueue: enqueueScript,
-  enqueueDeduplicated: enqueueDeduplicatedScript,
-  claim: claimScript,
-  redeliver: redeliverScript,
-  heartbeat: heartbeatScript,
-  depth: depthScript,
-};

@@ -1,20 +1,4 @@
-/**
- * Thrown when a table name option is not a plain SQL identifier.
- * @since 0.1.0
- */
-export class SqliteIdentifierError extends TypeError {
-  /**
-   * @param optionName The option that held the name, e.g. `"tableName"`.
-   * @param value The rejected value.
-   */
-  constructor(optionName: string, value: unknown) {
-    super(
-      `The ${optionName} option must be a SQL identifier of letters, digits and underscores ` +
-        `that does not start with a digit (at most 63 characters); got ${JSON.stringify(value)}.`,
-    );
-    this.name = "SqliteIdentifierError";
-  }
-}
+import { SqliteIdentifierError } from "./errors.ts";
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 

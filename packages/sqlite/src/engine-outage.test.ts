@@ -3,9 +3,9 @@
 // cannot be stored.  The task must run again once the lock is released.
 import { assertEquals, deferred, test, within, withLogs } from "@fedify/fixture";
 import { createFederation, MemoryKvStore, millisecondsToDuration } from "@fedwork/core";
-import { cleanup, databasePath } from "../testdata/conformance-factory.ts";
-import { openSqliteDatabase } from "../database/driver.ts";
-import { SqliteMessageQueue } from "./sqlite-message-queue.ts";
+import { cleanup, databasePath } from "./testdata/conformance-factory.ts";
+import { openSqliteDatabase } from "./driver.ts";
+import { SqliteMessageQueue } from "./message-queue.ts";
 
 const payloadSchema = {
   "~standard": {

@@ -6,8 +6,8 @@ import type { Sql } from "postgres";
 import { resolveClient } from "./client.ts";
 import { PostgresClosedError } from "./errors.ts";
 import { qualifiedName, quoteIdentifier, validateIdentifier } from "./identifiers.ts";
-import { encodeJson } from "./options.ts";
-import { createTables } from "./table-setup.ts";
+import { encodeJson } from "./json.ts";
+import { createTables } from "./sql/table-setup.ts";
 
 const logger = getLogger(["fedwork", "postgres"]);
 const PREPARED = { prepare: true } as const;

@@ -1,3 +1,0 @@
-export * from "./driver.ts";
-export * from "./errors.ts";
-export * from "./identifier.ts";

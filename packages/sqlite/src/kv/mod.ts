@@ -1,1 +1,0 @@
-export { SqliteKvStore, type SqliteKvStoreOptions } from "./sqlite-kv-store.ts";

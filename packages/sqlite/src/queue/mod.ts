@@ -1,2 +1,0 @@
-export { SqliteMessageQueue } from "./sqlite-message-queue.ts";
-export type { SqliteMessageQueueOptions } from "./options.ts";
