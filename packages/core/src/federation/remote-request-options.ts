@@ -4,7 +4,8 @@ import {
   type ResolvedRemoteRequestLimits,
   resolveRemoteRequestLimits,
 } from "../activitypub/network/outgoing-http.ts";
-import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import { positiveDurationOption } from "../options/value-options.ts";
+import type { DurationInput } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
 import { assertKnownOptions } from "./option-names.ts";
 
@@ -65,25 +66,15 @@ export function resolveRemoteRequestOptions(
     const name = /The (remoteRequests\.\w+) option/.exec((error as Error).message)?.[1];
     throw new FederationOptionError(name ?? "remoteRequests", (error as Error).message);
   }
-  let deliveryTimeoutMs = DEFAULT_DELIVERY_TIMEOUT_MS;
-  if (options.deliveryTimeout != null) {
-    try {
-      deliveryTimeoutMs = durationToMilliseconds(
-        options.deliveryTimeout,
-        "remoteRequests.deliveryTimeout",
-      );
-    } catch (error) {
-      throw new FederationOptionError(
-        "remoteRequests.deliveryTimeout",
-        (error as Error).message,
-      );
-    }
-    if (!(deliveryTimeoutMs > 0)) {
-      throw new FederationOptionError(
-        "remoteRequests.deliveryTimeout",
-        "The remoteRequests.deliveryTimeout option must be a positive duration.",
-      );
-    }
+  let deliveryTimeoutMs: number;
+  try {
+    deliveryTimeoutMs = positiveDurationOption(
+      options.deliveryTimeout ?? undefined,
+      "remoteRequests.deliveryTimeout",
+      DEFAULT_DELIVERY_TIMEOUT_MS,
+    );
+  } catch (error) {
+    throw new FederationOptionError("remoteRequests.deliveryTimeout", (error as Error).message);
   }
   return { ...limits, deliveryTimeoutMs };
 }

@@ -2,7 +2,7 @@
 // worker slot for good.  At the limit its signal aborts; after a grace
 // period the worker stops waiting for it.  What the attempt's outcome is
 // the dispatcher decides, as for any failure.
-import { MAX_TIMER_MS } from "../options/value-options.ts";
+import { MAX_TIMER_MS, positiveDurationOption } from "../options/value-options.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import type { HandlerTimeoutError } from "./errors.ts";
 
@@ -32,20 +32,14 @@ export function timeLimitToMilliseconds(
   optionName: string,
 ): number | null {
   if (value === null) return null;
-  let ms: number;
   try {
-    ms = durationToMilliseconds(value, optionName);
+    return positiveDurationOption(value, optionName, 0);
   } catch (error) {
-    if (!(error instanceof TypeError)) throw error;
-    throw new TypeError(`${error.message} Pass null for no time limit.`, { cause: error });
+    const hint = " Pass null for no time limit.";
+    if (error instanceof TypeError) throw new TypeError(error.message + hint, { cause: error });
+    if (error instanceof RangeError) throw new RangeError(error.message + hint, { cause: error });
+    throw error;
   }
-  if (ms <= 0 || ms > MAX_TIMER_MS) {
-    throw new RangeError(
-      `The ${optionName} option must be a positive duration of at most about 24 days, or ` +
-        `null for no time limit; got ${ms} ms.`,
-    );
-  }
-  return ms;
 }
 
 /**

@@ -47,7 +47,8 @@ export interface FetchDocumentLoaderOptions extends RemoteRequestLimits {
  * is signed (authorized fetch).
  * @param options The user agent, address policy, limits and signer.
  * @returns The document loader.
- * @throws {TypeError} When a limit is invalid.
+ * @throws {TypeError} When a limit has the wrong type.
+ * @throws {RangeError} When a limit is out of range.
  * @since 0.1.0
  */
 export function createFetchDocumentLoader(options: FetchDocumentLoaderOptions): DocumentLoader {

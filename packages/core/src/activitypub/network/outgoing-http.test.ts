@@ -139,7 +139,7 @@ test("fetchRemote() refuses a document of another content type when told which t
 test("fetchRemote() names an invalid limit", async () => {
   await assertRejects(
     () => fetchRemote("http://127.0.0.1/", { ...base, maxBodyBytes: -1 }),
-    TypeError,
+    RangeError,
     "maxBodyBytes",
   );
 });

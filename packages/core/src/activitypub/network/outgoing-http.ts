@@ -1,5 +1,6 @@
 import { readBodyCapped } from "../../http/capped-body.ts";
-import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+import { nonNegativeIntegerOption, positiveDurationOption } from "../../options/value-options.ts";
+import type { DurationInput } from "../../time/duration.ts";
 import {
   RemoteBodyTooLargeError,
   RemoteTimeoutError,
@@ -277,7 +278,8 @@ export interface ResolvedRemoteRequestLimits {
  * @param defaults The defaults to use instead of the module's.
  * @param prefix The options' path for error messages, e.g. `"remoteRequests."`.
  * @returns The resolved limits.
- * @throws {TypeError} When a limit is invalid; the message names it.
+ * @throws {TypeError} When a limit has the wrong type; the message names it.
+ * @throws {RangeError} When a limit is out of range; the message names it.
  * @since 0.3.0
  */
 export function resolveRemoteRequestLimits(
@@ -285,22 +287,23 @@ export function resolveRemoteRequestLimits(
   defaults: Partial<ResolvedRemoteRequestLimits> = {},
   prefix = "",
 ): ResolvedRemoteRequestLimits {
-  const timeoutMs = limits.timeout == null
-    ? defaults.timeoutMs ?? DEFAULT_REMOTE_TIMEOUT_MS
-    : durationToMilliseconds(limits.timeout, `${prefix}timeout`);
-  if (!(timeoutMs > 0)) {
-    throw new TypeError(`The ${prefix}timeout option must be a positive duration.`);
-  }
-  const maxBodyBytes = limits.maxBodyBytes ?? defaults.maxBodyBytes ??
-    DEFAULT_MAX_REMOTE_BODY_BYTES;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) {
-    throw new TypeError(
-      `The ${prefix}maxBodyBytes option must be a non-negative integer; got ${maxBodyBytes}.`,
-    );
-  }
-  const maxRedirects = limits.maxRedirects ?? defaults.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
-  if (!Number.isSafeInteger(maxRedirects) || maxRedirects < 0 || maxRedirects > 20) {
-    throw new TypeError(
+  const timeoutMs = positiveDurationOption(
+    limits.timeout ?? undefined,
+    `${prefix}timeout`,
+    defaults.timeoutMs ?? DEFAULT_REMOTE_TIMEOUT_MS,
+  );
+  const maxBodyBytes = nonNegativeIntegerOption(
+    limits.maxBodyBytes ?? undefined,
+    `${prefix}maxBodyBytes`,
+    defaults.maxBodyBytes ?? DEFAULT_MAX_REMOTE_BODY_BYTES,
+  );
+  const maxRedirects = nonNegativeIntegerOption(
+    limits.maxRedirects ?? undefined,
+    `${prefix}maxRedirects`,
+    defaults.maxRedirects ?? DEFAULT_MAX_REDIRECTS,
+  );
+  if (maxRedirects > 20) {
+    throw new RangeError(
       `The ${prefix}maxRedirects option must be an integer from 0 to 20; got ${maxRedirects}.`,
     );
   }
