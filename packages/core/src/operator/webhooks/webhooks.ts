@@ -2,6 +2,7 @@ import { getLogger } from "@logtape/logtape";
 import { PrivateAddressError } from "../../activitypub/network/errors.ts";
 import { fetchRemote } from "../../activitypub/network/outgoing-http.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
 import type { MessageObserver } from "../../processing/dispatcher.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import { PermanentError } from "../../processing/errors.ts";
@@ -65,6 +66,9 @@ export interface WebhookOperations {
    *         names an unknown event, `tasks` is not an array of names, the
    *         secret is shorter than 16 or longer than 1024 characters, or
    *         the key–value store has no `list()`.
+   * @throws {UnknownOptionError} When `init` holds a name it does not know
+   *         (such as `headers` or `filters`; since 0.3.0), suggesting the
+   *         nearest one.
    * @throws {TaskQueueNotConfiguredError} When no queue can carry the
    *         webhook task.
    * @example
@@ -171,6 +175,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     if (typeof init !== "object" || init == null) {
       throw new TypeError("addWebhook() needs { url, events, secret }.");
     }
+    assertKnownOptions(init, ["url", "events", "secret", "tasks"], { where: "addWebhook()" });
     const url = typeof init.url === "string" && URL.canParse(init.url)
       ? new URL(init.url)
       : init.url instanceof URL

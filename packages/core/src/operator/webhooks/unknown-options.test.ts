@@ -1,0 +1,40 @@
+// addWebhook() refuses a name it does not know, such as the headers or
+// filters of other webhook systems, rather than store a webhook that
+// silently ignores them.
+import { assertEquals, assertMatch, assertRejects, test } from "@fedify/fixture";
+import { createFederation } from "../../federation/federation.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { UnknownOptionError } from "../../options/known-options.ts";
+import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
+import type { WebhookInit } from "../../webhooks/types.ts";
+
+test("addWebhook refuses an unknown option, suggesting the nearest name", async () => {
+  await using queue = new InProcessMessageQueue();
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+  });
+  const init = {
+    url: "https://hooks.example/fedwork",
+    events: ["completed"],
+    secret: "webhook-test-secret-0123456789",
+  } as const;
+  const error = await assertRejects(
+    () => federation.addWebhook({ ...init, task: ["send"] } as WebhookInit),
+    UnknownOptionError,
+  );
+  assertEquals(error.option, "task");
+  assertMatch(
+    error.message,
+    /^Unknown option task of addWebhook\(\); did you mean tasks\? The options are events, secret, tasks, url\.$/,
+  );
+  for (const name of ["headers", "static", "filters"]) {
+    const refused = await assertRejects(
+      () => federation.addWebhook({ ...init, [name]: {} } as WebhookInit),
+      UnknownOptionError,
+    );
+    assertEquals(refused.option, name);
+  }
+  assertEquals(await federation.listWebhooks(), []);
+});
