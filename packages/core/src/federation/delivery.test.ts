@@ -17,7 +17,7 @@ import {
   registerTestActor,
   startInboxServer,
   testKeyPair,
-} from "./test-support.ts";
+} from "./testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 const alice = new URL("https://example.com/users/alice");

@@ -6,7 +6,7 @@ import type { Context } from "./context.ts";
 import { createFederation } from "./federation.ts";
 import type { InboxMessage } from "./message.ts";
 import { deferred, within as withTimeout } from "@fedify/fixture";
-import { RecordingQueue, registerTestActor, startInboxServer } from "./test-support.ts";
+import { RecordingQueue, registerTestActor, startInboxServer } from "./testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 

@@ -21,7 +21,7 @@ import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { DurationInput } from "../time/duration.ts";
 import { createFederation } from "./federation.ts";
-import { withWorkers } from "./test-support.ts";
+import { withWorkers } from "./testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 const MiB = 1024 * 1024;

@@ -3,7 +3,7 @@ import { Create, Note, Person, Tombstone } from "@fedify/vocab";
 import { RouteConflictError } from "../activitypub/http/errors.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createFederation, type Federation } from "./federation.ts";
-import { serveFederation, testKeyPair } from "./test-support.ts";
+import { serveFederation, testKeyPair } from "./testdata/test-support.ts";
 
 const JSON_LD = { Accept: "application/activity+json" };
 

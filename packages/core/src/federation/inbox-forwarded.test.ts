@@ -7,8 +7,8 @@ import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
 import { signObject } from "../activitypub/proofs/proof.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createFederation, type Federation } from "./federation.ts";
-import { post } from "./inbox-test-support.ts";
-import { serveFederation, testKeyPair } from "./test-support.ts";
+import { post } from "./testdata/inbox-test-support.ts";
+import { serveFederation, testKeyPair } from "./testdata/test-support.ts";
 
 const rsa = await testKeyPair();
 const ed25519 = await generateCryptoKeyPair("Ed25519");

@@ -5,8 +5,8 @@ import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
 import { PermanentError } from "../processing/errors.ts";
 import { startTestServer } from "@fedify/fixture";
 import { deferred, within as withTimeout } from "@fedify/fixture";
-import { follow, post, startServer, withServers } from "./inbox-test-support.ts";
-import { RecordingQueue, testKeyPair } from "./test-support.ts";
+import { follow, post, startServer, withServers } from "./testdata/inbox-test-support.ts";
+import { RecordingQueue, testKeyPair } from "./testdata/test-support.ts";
 
 const { privateKey } = await testKeyPair();
 

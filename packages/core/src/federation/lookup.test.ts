@@ -2,7 +2,7 @@ import { assert, assertEquals, test, withLogs } from "@fedify/fixture";
 import { Note, Person } from "@fedify/vocab";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createFederation, type Federation } from "./federation.ts";
-import { serveFederation, testKeyPair } from "./test-support.ts";
+import { serveFederation, testKeyPair } from "./testdata/test-support.ts";
 
 /**
  * A federation whose actors answer only requests signed by an actor named

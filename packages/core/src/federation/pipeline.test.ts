@@ -17,7 +17,7 @@ import type { TaskRunInfo } from "../tasks/run-info.ts";
 import { withLogs } from "@fedify/fixture";
 import { createFederation, type Federation } from "./federation.ts";
 import type { FederationOptions } from "./options.ts";
-import { withWorkers } from "./test-support.ts";
+import { withWorkers } from "./testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 const fixedDelay = (ms: number, maxAttempts = 10): RetryPolicy => ({ attempts }) =>

@@ -5,7 +5,7 @@ import { RouteNotRegisteredError } from "./errors.ts";
 import { createFederation, type Federation } from "./federation.ts";
 import type { FanoutMessage, OutboxMessage } from "./message.ts";
 import type { FederationQueueOptions } from "./queue-roles.ts";
-import { RecordingQueue, registerTestActor } from "./test-support.ts";
+import { RecordingQueue, registerTestActor } from "./testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 

@@ -19,7 +19,7 @@ import type { MessageEvent } from "../processing/events.ts";
 import { FederationOptionError } from "./errors.ts";
 import { createFederation } from "./federation.ts";
 import type { InboxMessage } from "./message.ts";
-import { RecordingQueue, registerTestActor, testKeyPair } from "./test-support.ts";
+import { RecordingQueue, registerTestActor, testKeyPair } from "./testdata/test-support.ts";
 
 /** Far longer than a short limit plus its grace period should ever take. */
 const GENEROUS_MS = 10_000;

@@ -9,7 +9,7 @@ import {
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createFederation } from "./federation.ts";
 import type { OutboxMessage } from "./message.ts";
-import { RecordingQueue, registerTestActor, startInboxServer } from "./test-support.ts";
+import { RecordingQueue, registerTestActor, startInboxServer } from "./testdata/test-support.ts";
 
 test("the processing span's parent is the span that enqueued the message", async () => {
   const exporter = new InMemorySpanExporter();

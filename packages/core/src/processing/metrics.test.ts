@@ -13,7 +13,7 @@ import {
 import { z } from "zod";
 import { createFederation } from "../federation/federation.ts";
 import { deferred, within as withTimeout, withLogs } from "@fedify/fixture";
-import { RecordingQueue } from "../federation/test-support.ts";
+import { RecordingQueue } from "../federation/testdata/test-support.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { millisecondsToDuration } from "../time/duration.ts";
 import { MessageDispatcher, type MessageKindHandler } from "./dispatcher.ts";

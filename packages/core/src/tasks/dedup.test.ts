@@ -7,7 +7,7 @@ import { z } from "zod";
 import { createFederation, type Federation } from "../federation/federation.ts";
 import type { FederationOptions } from "../federation/options.ts";
 import { deferred, within as withTimeout } from "@fedify/fixture";
-import { RecordingQueue } from "../federation/test-support.ts";
+import { RecordingQueue } from "../federation/testdata/test-support.ts";
 import type { KvStore } from "../kv/kv-store.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import type {

@@ -23,7 +23,7 @@ import type { Federatable } from "../federation/federatable.ts";
 import { createFederation, type Federation } from "../federation/federation.ts";
 import type { FederationOptions } from "../federation/options.ts";
 import { deferred, within as withTimeout } from "@fedify/fixture";
-import { type EnqueueRecord, RecordingQueue } from "../federation/test-support.ts";
+import { type EnqueueRecord, RecordingQueue } from "../federation/testdata/test-support.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueueEnqueueOptions } from "../queue/message-queue.ts";

@@ -20,7 +20,7 @@ import { millisecondsToDuration } from "../../time/duration.ts";
 import { FederationOptionError } from "../../federation/errors.ts";
 import { createFederation, type Federation } from "../../federation/federation.ts";
 import type { FederationOptions } from "../../federation/options.ts";
-import { registerTestActor, withWorkers } from "../../federation/test-support.ts";
+import { registerTestActor, withWorkers } from "../../federation/testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 const alice = new URL("https://example.com/users/alice");

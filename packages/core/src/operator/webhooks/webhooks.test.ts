@@ -19,7 +19,7 @@ import type { Webhook, WebhookPayload } from "../../webhooks/types.ts";
 import { verifyWebhookRequest } from "../../webhooks/verify.ts";
 import { createFederation, type Federation } from "../../federation/federation.ts";
 import type { FederationOptions } from "../../federation/options.ts";
-import { withWorkers } from "../../federation/test-support.ts";
+import { withWorkers } from "../../federation/testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 const secret = "webhook-test-secret-0123456789";

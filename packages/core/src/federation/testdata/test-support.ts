@@ -2,13 +2,13 @@
 // from mod.ts.
 import { type RecordedRequest, startTestServer, type TestServer, within } from "@fedify/fixture";
 import { Person } from "@fedify/vocab";
-import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
-import type { Federatable } from "./federatable.ts";
-import type { Federation } from "./federation.ts";
-import type { FederationFetchOptions } from "./http-handler.ts";
-import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
-import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
-import type { Message } from "./message.ts";
+import { generateCryptoKeyPair } from "../../activitypub/actors/keys.ts";
+import type { Federatable } from "../federatable.ts";
+import type { Federation } from "../federation.ts";
+import type { FederationFetchOptions } from "../http-handler.ts";
+import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
+import type { MessageQueue, MessageQueueEnqueueOptions } from "../../queue/message-queue.ts";
+import type { Message } from "../message.ts";
 
 /** One call to {@link RecordingQueue.enqueue}. */
 export interface EnqueueRecord {

@@ -3,12 +3,12 @@
 import type { TestServer } from "@fedify/fixture";
 import { Create, Follow, Person } from "@fedify/vocab";
 import type { Temporal } from "@js-temporal/polyfill";
-import { signRequest } from "../activitypub/signatures/sign.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import type { MessageQueue } from "../queue/message-queue.ts";
-import { createFederation, type Federation } from "./federation.ts";
-import type { InboxContext } from "./inbox-context.ts";
-import type { IdempotencyStrategy } from "./registry.ts";
+import { signRequest } from "../../activitypub/signatures/sign.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import type { MessageQueue } from "../../queue/message-queue.ts";
+import { createFederation, type Federation } from "../federation.ts";
+import type { InboxContext } from "../inbox-context.ts";
+import type { IdempotencyStrategy } from "../registry.ts";
 import { serveFederation, testKeyPair } from "./test-support.ts";
 
 /** How {@link startServer} sets its federation up. */
