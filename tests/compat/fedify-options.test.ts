@@ -76,3 +76,16 @@ test("A Fedify option Fedwork lacks is refused with advice", () => {
   );
   assertEquals(error.option, "onOutboxError");
 });
+
+test("Fedify's HttpMessageSignaturesSpec and Fedwork's are one type (checked by deno check and tsc)", () => {
+  type FedifySpec = import("@fedify/fedify").HttpMessageSignaturesSpec;
+  type FedworkSpec = import("@fedwork/core").HttpMessageSignaturesSpec;
+  const fromFedify: FedworkSpec[] = [
+    "rfc9421",
+    "draft-cavage-http-signatures-12",
+  ] satisfies FedifySpec[];
+  const fromFedwork: FedifySpec[] = fromFedify;
+  // @ts-expect-error: neither knows another scheme.
+  const unknown: FedworkSpec = "draft-cavage-http-signatures-11";
+  assertEquals([fromFedwork.length, typeof unknown], [2, "string"]);
+});

@@ -19,7 +19,7 @@ export {
   type PublicKeyFetcherOptions,
 } from "./key-cache.ts";
 export { signRequest, type SignRequestOptions } from "./sign.ts";
-export type { HttpSignatureSpec, SignatureAlgorithm } from "./spec.ts";
+export type { HttpMessageSignaturesSpec, HttpSignatureSpec, SignatureAlgorithm } from "./spec.ts";
 export type { SignatureFailure, SignatureFailureReason } from "./verification.ts";
 export {
   type VerifiedSignature,

@@ -7,6 +7,13 @@
 export type HttpSignatureSpec = "draft-cavage-http-signatures-12" | "rfc9421";
 
 /**
+ * Fedify's name for {@link HttpSignatureSpec}, so that an app ported from
+ * Fedify type-checks with its imports changed only.
+ * @since 0.3.0
+ */
+export type HttpMessageSignaturesSpec = HttpSignatureSpec;
+
+/**
  * The signature algorithms Fedwork verifies, in RFC 9421's names:
  * RSASSA-PKCS1-v1_5 with SHA-256 (`rsa-sha256` in the Cavage draft) and
  * Ed25519.
