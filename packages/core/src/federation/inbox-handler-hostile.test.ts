@@ -21,7 +21,13 @@ import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import { FederationOptionError } from "./errors.ts";
 import { createFederation } from "./federation.ts";
-import { follow, type InboxServer, post, startServer, withServers } from "./testdata/inbox-test-support.ts";
+import {
+  follow,
+  type InboxServer,
+  post,
+  startServer,
+  withServers,
+} from "./testdata/inbox-test-support.ts";
 import { testKeyPair } from "./testdata/test-support.ts";
 
 const { privateKey } = await testKeyPair();
