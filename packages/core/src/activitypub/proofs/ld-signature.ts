@@ -4,7 +4,13 @@ import type { Temporal } from "@js-temporal/polyfill";
 import { getLogger } from "@logtape/logtape";
 import type { FetchedPublicKey } from "../signatures/key-cache.ts";
 import { parseKeyId } from "../signatures/verification.ts";
-import { checkJsonObject, formatInstant, keyFetcherOf, type VerifyProofOptions } from "./proof.ts";
+import {
+  checkJsonObject,
+  checkSigningKey,
+  formatInstant,
+  keyFetcherOf,
+  type VerifyProofOptions,
+} from "./proof.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "proofs"]);
 
@@ -120,18 +126,10 @@ export async function signJsonLd<T extends Readonly<Record<string, unknown>>>(
   options: SignJsonLdOptions = {},
 ): Promise<Omit<T, "signature"> & { readonly signature: LinkedDataSignature }> {
   checkJsonObject(jsonLd, "signJsonLd");
-  if (
-    !(privateKey instanceof CryptoKey) || privateKey.type !== "private" ||
-    privateKey.algorithm.name !== "RSASSA-PKCS1-v1_5"
-  ) {
-    throw new TypeError(
-      "The privateKey given to signJsonLd() must be an RSASSA-PKCS1-v1_5 private key " +
-        "(e.g. from generateCryptoKeyPair()).",
-    );
-  }
-  if (!(keyId instanceof URL)) {
-    throw new TypeError("The keyId given to signJsonLd() must be a URL.");
-  }
+  checkSigningKey(privateKey, keyId, "signJsonLd", {
+    algorithm: "RSASSA-PKCS1-v1_5",
+    described: "an RSASSA-PKCS1-v1_5 private key (e.g. from generateCryptoKeyPair())",
+  });
   const signatureOptions = { creator: keyId.href, created: formatInstant(options.created) };
   const { signature: _, ...document } = jsonLd;
   let data: Uint8Array<ArrayBuffer>;

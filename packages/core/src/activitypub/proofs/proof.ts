@@ -174,18 +174,10 @@ export async function createProof(
 ): Promise<DataIntegrityProof> {
   checkJsonObject(object, "createProof");
   const { privateKey, keyId } = options ?? {};
-  if (
-    !(privateKey instanceof CryptoKey) || privateKey.type !== "private" ||
-    privateKey.algorithm.name !== "Ed25519"
-  ) {
-    throw new TypeError(
-      "The privateKey given to createProof() must be an Ed25519 private key " +
-        '(e.g. from generateCryptoKeyPair("Ed25519")).',
-    );
-  }
-  if (!(keyId instanceof URL)) {
-    throw new TypeError("The keyId given to createProof() must be a URL.");
-  }
+  checkSigningKey(privateKey, keyId, "createProof", {
+    algorithm: "Ed25519",
+    described: 'an Ed25519 private key (e.g. from generateCryptoKeyPair("Ed25519"))',
+  });
   const options_: Omit<DataIntegrityProof, "proofValue"> = {
     type: "DataIntegrityProof",
     cryptosuite: EDDSA_JCS_2022,
@@ -477,6 +469,27 @@ export function checkJsonObject(value: unknown, where: string): void {
         `${typeof value === "function" ? "a class" : "a vocabulary object or other value"}; ` +
         "Fedify's vocabulary-object signature is not supported.",
     );
+  }
+}
+
+/**
+ * Throws unless `privateKey` is a private key of `algorithm` and `keyId` a
+ * URL, naming the function they were given to.  Internal.
+ */
+export function checkSigningKey(
+  privateKey: unknown,
+  keyId: unknown,
+  where: string,
+  expected: { readonly algorithm: string; readonly described: string },
+): asserts privateKey is CryptoKey {
+  if (
+    !(privateKey instanceof CryptoKey) || privateKey.type !== "private" ||
+    privateKey.algorithm.name !== expected.algorithm
+  ) {
+    throw new TypeError(`The privateKey given to ${where}() must be ${expected.described}.`);
+  }
+  if (!(keyId instanceof URL)) {
+    throw new TypeError(`The keyId given to ${where}() must be a URL.`);
   }
 }
 
