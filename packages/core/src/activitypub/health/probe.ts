@@ -1,5 +1,6 @@
 import { TooManyRedirectsError } from "../network/errors.ts";
 import { fetchRemote } from "../network/outgoing-http.ts";
+import { messageOf } from "../json-values.ts";
 
 /**
  * Options for {@link probeHost}.
@@ -47,7 +48,7 @@ export async function probeHost(
   } catch (error) {
     // A redirect is an answer too.
     if (error instanceof TooManyRedirectsError) return { up: true };
-    return { up: false, reason: error instanceof Error ? error.message : String(error) };
+    return { up: false, reason: messageOf(error) };
   }
 }
 

@@ -1,5 +1,5 @@
 import { PrivateAddressError } from "./errors.ts";
-import { assertPublicUrl, resolvePublicAddresses } from "./private-address.ts";
+import { assertPublicUrl, isLocalhostName, resolvePublicAddresses } from "./private-address.ts";
 
 /**
  * Options for {@link guardedFetch}.
@@ -49,7 +49,7 @@ export async function guardedFetch(
     throw new TypeError(`Only http(s) URLs can be contacted; got ${url.href}.`);
   }
   // Refused by name before fetch() looks at anything else (a bad port).
-  if (/(?:^|\.)localhost\.*$/i.test(url.hostname)) {
+  if (isLocalhostName(url.hostname)) {
     throw new PrivateAddressError(url.href, url.hostname);
   }
   try {

@@ -291,13 +291,24 @@ async function lookupAll(hostname: string): Promise<{ address: string; family: n
   }
 }
 
+/**
+ * Whether a host name is `localhost` or under `.localhost` (RFC 6761: it
+ * always means this machine), in any case and with trailing dots.
+ * @param hostname A host name.
+ * @returns `true` for a localhost name.
+ * @since 0.3.0
+ */
+export function isLocalhostName(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.+$/, "");
+  return name === "localhost" || name.endsWith(".localhost");
+}
+
 async function resolveOrRefuse(
   hostname: string,
   subject: string,
 ): Promise<{ address: string; family: 4 | 6 }[]> {
   const host = hostname.replace(/^\[(.*)\]$/, "$1");
-  const name = host.toLowerCase().replace(/\.+$/, "");
-  if (name === "localhost" || name.endsWith(".localhost")) {
+  if (isLocalhostName(host)) {
     throw new PrivateAddressError(subject, host);
   }
   // An IP literal is judged as written, never handed to the resolver:

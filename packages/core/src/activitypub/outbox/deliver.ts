@@ -16,6 +16,7 @@ import {
   signatureAlgorithmOf,
 } from "../signatures/spec.ts";
 import { MissingSigningKeyError } from "./errors.ts";
+import { messageOf } from "../json-values.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "outbox"]);
 
@@ -208,7 +209,7 @@ export async function deliverSignedActivity(
     // A remote party's failure is no bug here: its message, no stack trace.
     logger.warn("Failed to deliver to {inbox}: {message}", {
       inbox: inbox.href,
-      message: error instanceof Error ? error.message : String(error),
+      message: messageOf(error),
     });
     return { kind, status: null, body: "", cause: error };
   }

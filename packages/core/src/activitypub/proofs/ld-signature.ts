@@ -11,6 +11,7 @@ import {
   keyFetcherOf,
   type VerifyProofOptions,
 } from "./proof.ts";
+import { asArray, idOf, messageOf } from "../json-values.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "proofs"]);
 
@@ -365,24 +366,7 @@ function decodeBase64(text: string): Uint8Array<ArrayBuffer> | null {
   }
 }
 
-function asArray(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : value == null ? [] : [value];
-}
-
-function idOf(value: unknown, idKey = "id"): string | null {
-  if (typeof value === "string") return value;
-  if (typeof value === "object" && value != null) {
-    const id = (value as Record<string, unknown>)[idKey];
-    if (typeof id === "string") return id;
-  }
-  return null;
-}
-
 function normalizedId(id: string | null): string {
   if (id == null) return "(no id)";
   return URL.canParse(id) ? new URL(id).href : id;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -11,6 +11,7 @@ import {
 } from "../signatures/key-cache.ts";
 import { parseKeyId } from "../signatures/verification.ts";
 import { canonicalizeJson } from "./jcs.ts";
+import { asArray, idOf, messageOf } from "../json-values.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "proofs"]);
 
@@ -514,21 +515,4 @@ function fail(reason: ProofFailureReason, message: string, keyId?: URL): ProofFa
   return keyId == null
     ? { verified: false, reason, message }
     : { verified: false, reason, message, keyId };
-}
-
-function asArray(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : value == null ? [] : [value];
-}
-
-function idOf(value: unknown): string | null {
-  if (typeof value === "string") return value;
-  if (typeof value === "object" && value != null) {
-    const id = (value as { id?: unknown }).id;
-    if (typeof id === "string") return id;
-  }
-  return null;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -2,6 +2,7 @@ import { getLogger } from "@logtape/logtape";
 import type { ActorKeyPair } from "../actors/key-pairs.ts";
 import { signJsonLd } from "./ld-signature.ts";
 import { hasProof, signObject } from "./proof.ts";
+import { messageOf } from "../json-values.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "proofs"]);
 
@@ -39,7 +40,7 @@ export async function signActivityObject(
     } catch (error) {
       logger.debug("Sending {activityId} without a Linked Data signature: {message}", {
         activityId: activity.id,
-        message: error instanceof Error ? error.message : String(error),
+        message: messageOf(error),
       });
     }
   }

@@ -3,6 +3,10 @@ import { importMultibaseKey, importPem } from "@fedify/vocab-runtime";
 import { getLogger } from "@logtape/logtape";
 import type { KvKey, KvStore } from "../../kv/kv-store.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+// A remote server's bad key is the sender's problem, and common: it is
+// logged at the debug level with its message only (messageOf), never a
+// stack trace.
+import { asArray, idOf, messageOf } from "../json-values.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "signatures"]);
 
@@ -102,20 +106,6 @@ function importStoredKey(stored: StoredPublicKey): Promise<CryptoKey> {
   return imported;
 }
 
-function asArray(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : value == null ? [] : [value];
-}
-
-function idOf(value: unknown): string | null {
-  if (typeof value === "string") return value;
-  if (
-    typeof value === "object" && value != null && typeof (value as { id?: unknown }).id === "string"
-  ) {
-    return (value as { id: string }).id;
-  }
-  return null;
-}
-
 function sameUrl(a: string | null, b: URL): boolean {
   if (a == null) return false;
   try {
@@ -159,12 +149,6 @@ function listsKey(document: unknown, keyId: URL): boolean {
   return [...asArray(record.publicKey), ...asArray(record.assertionMethod)].some((entry) =>
     sameUrl(idOf(entry), keyId)
   );
-}
-
-// A remote server's bad key is the sender's problem, and common: it is
-// logged at the debug level with its message only, never a stack trace.
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function parseOwner(owner: string | null): URL | null {

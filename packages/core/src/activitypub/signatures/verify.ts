@@ -12,6 +12,7 @@ import {
   type SignatureFailure,
   type VerificationClock,
 } from "./verification.ts";
+import { messageOf } from "../json-values.ts";
 
 /**
  * Options for {@link verifyRequest}.
@@ -160,7 +161,7 @@ export async function verifyRequest(
   } catch (error) {
     // The checks return every failure they know of; this is a sender who
     // found one they do not, and still only a refusal (logged by the caller).
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     return failure("malformedSignature", `The signature cannot be read: ${message}`);
   }
   if ("verified" in prepared) return prepared;

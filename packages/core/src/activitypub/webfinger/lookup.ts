@@ -5,6 +5,7 @@ import { PrivateAddressError } from "../network/errors.ts";
 import { fetchRemote, type RemoteResponse } from "../network/outgoing-http.ts";
 import { isNonPublicAddress } from "../network/private-address.ts";
 import type { WebFingerLink } from "./handler.ts";
+import { messageOf } from "../json-values.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "webfinger"]);
 
@@ -114,7 +115,7 @@ export async function lookupWebFinger(
     if (error instanceof PrivateAddressError) throw error;
     logger.debug("WebFinger lookup of {resource} failed: {message}", {
       resource,
-      message: error instanceof Error ? error.message : String(error),
+      message: messageOf(error),
     });
     return null;
   }
