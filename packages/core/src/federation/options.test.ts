@@ -199,3 +199,32 @@ test("createFederation() hands its KvStore a Temporal.Duration as every TTL", as
   }
   assertEquals(ttls.map((ttl) => (ttl as Temporal.Duration).total("second")), [300, 300]);
 });
+
+test("createFederation() checks remoteRequests, naming the limit and suggesting a misspelt one", () => {
+  const kv = new MemoryKvStore();
+  assertThrows(
+    () => createFederation({ kv, remoteRequests: { timout: { seconds: 5 } } as never }),
+    FederationOptionError,
+    "did you mean remoteRequests.timeout?",
+  );
+  assertThrows(
+    () => createFederation({ kv, remoteRequests: { deliveryTimeout: { seconds: 0 } } }),
+    FederationOptionError,
+    "remoteRequests.deliveryTimeout",
+  );
+  assertThrows(
+    () => createFederation({ kv, remoteRequests: { maxBodyBytes: -1 } }),
+    FederationOptionError,
+    "remoteRequests.maxBodyBytes",
+  );
+  const { remoteRequests } = (createFederation({
+    kv,
+    remoteRequests: { timeout: { seconds: 5 }, maxRedirects: 2 },
+  }) as FederationImpl<void>).options;
+  assertEquals(remoteRequests, {
+    timeoutMs: 5_000,
+    maxBodyBytes: 1024 * 1024,
+    maxRedirects: 2,
+    deliveryTimeoutMs: 15_000,
+  });
+});
