@@ -1,0 +1,14 @@
+/**
+ * Collections: building what a collection route serves (`Collection`,
+ * `OrderedCollection` and their pages) from an application's callbacks,
+ * and walking a remote collection page by page within bounds.
+ * @module
+ * @since 0.3.0
+ */
+export {
+  CollectionTraversalError,
+  DEFAULT_TRAVERSE_MAX_ITEMS,
+  DEFAULT_TRAVERSE_MAX_PAGES,
+  traverseCollection,
+  type TraverseCollectionOptions,
+} from "./traverse.ts";

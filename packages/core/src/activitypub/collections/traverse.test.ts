@@ -1,0 +1,237 @@
+import {
+  assert,
+  assertEquals,
+  assertInstanceOf,
+  assertRejects,
+  assertThrows,
+  startTestServer,
+  test,
+  type TestServer,
+  withLogs,
+} from "@fedify/fixture";
+import { Collection, Note, OrderedCollection } from "@fedify/vocab";
+import { UnknownOptionError } from "../../options/known-options.ts";
+import { createFetchDocumentLoader } from "../network/document-loader.ts";
+import { PrivateAddressError, RemoteBodyTooLargeError } from "../network/errors.ts";
+import { CollectionTraversalError, traverseCollection } from "./traverse.ts";
+
+const AS = "https://www.w3.org/ns/activitystreams";
+
+/**
+ * A remote server on loopback: `/outbox` has three pages of two notes;
+ * `/endless` has pages whose `next` never ends; `/circle` has two pages
+ * linking to each other; `/huge` has a first page too big to read.
+ */
+function startRemote(): Promise<TestServer> {
+  return startTestServer((request) => {
+    const url = new URL(request.url);
+    const origin = url.origin;
+    const page = Number(url.searchParams.get("page") ?? "0");
+    const json = (document: unknown) =>
+      new Response(JSON.stringify({ "@context": AS, ...document as object }), {
+        headers: { "Content-Type": "application/activity+json" },
+      });
+    const note = (n: number) => ({ type: "Note", id: `${origin}/notes/${n}`, content: `${n}` });
+    switch (url.pathname) {
+      case "/outbox":
+        return json({
+          id: `${origin}/outbox?page=${page}`,
+          type: "OrderedCollectionPage",
+          partOf: `${origin}/outbox`,
+          orderedItems: [note(page * 2 + 1), note(page * 2 + 2)],
+          ...(page < 3 ? { next: `${origin}/outbox?page=${page + 1}` } : {}),
+        });
+      case "/endless":
+        return json({
+          id: `${origin}/endless?page=${page}`,
+          type: "OrderedCollectionPage",
+          orderedItems: [note(page)],
+          next: `${origin}/endless?page=${page + 1}`,
+        });
+      case "/circle":
+        return json({
+          id: `${origin}/circle?page=${page}`,
+          type: "OrderedCollectionPage",
+          orderedItems: [note(page)],
+          next: `${origin}/circle?page=${page === 1 ? 2 : 1}`,
+        });
+      case "/huge":
+        return json({
+          id: `${origin}/huge?page=1`,
+          type: "OrderedCollectionPage",
+          orderedItems: Array.from({ length: 5000 }, (_, i) => note(i)),
+        });
+      case "/notes/7":
+        return json(note(7));
+    }
+    return new Response("not found", { status: 404 });
+  });
+}
+
+const loader = (maxBodyBytes?: number) =>
+  createFetchDocumentLoader({
+    userAgent: "FedworkTest/1.0",
+    allowPrivateAddress: true,
+    ...(maxBodyBytes == null ? {} : { maxBodyBytes }),
+  });
+
+function pagedCollection(server: TestServer, path: string): OrderedCollection {
+  return new OrderedCollection({
+    id: new URL(path, server.url),
+    first: new URL(`${path}?page=1`, server.url),
+  });
+}
+
+async function collect(iterable: AsyncIterable<{ id: URL | null }>): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const item of iterable) ids.push(new URL(item.id!).pathname);
+  return ids;
+}
+
+test("traverseCollection() follows first and next through the document loader", async () => {
+  await using server = await startRemote();
+  const items = await collect(
+    traverseCollection(pagedCollection(server, "/outbox"), { documentLoader: loader() }),
+  );
+  assertEquals(items, ["/notes/3", "/notes/4", "/notes/5", "/notes/6", "/notes/7", "/notes/8"]);
+  assertEquals(server.requests.map((request) => new URL(request.url).search), [
+    "?page=1",
+    "?page=2",
+    "?page=3",
+  ]);
+  assertEquals(server.requests[0].headers.get("user-agent"), "FedworkTest/1.0");
+});
+
+test("traverseCollection() yields an unpaged collection's items and fetches those given by URL", async () => {
+  await using server = await startRemote();
+  const collection = new Collection({
+    id: new URL("/liked", server.url),
+    items: [
+      new Note({ id: new URL("/notes/1", server.url), content: "one" }),
+      new URL("/notes/7", server.url),
+    ],
+  });
+  const items: unknown[] = [];
+  for await (const item of traverseCollection(collection, { documentLoader: loader() })) {
+    items.push(item);
+  }
+  assertEquals(items.length, 2);
+  assertInstanceOf(items[1], Note);
+  assertEquals((items[1] as Note).content?.toString(), "7");
+  assertEquals(server.requests.length, 1);
+});
+
+test("an endless next chain ends at maxPages with a CollectionTraversalError", async () => {
+  await using server = await startRemote();
+  const seen: string[] = [];
+  const error = await assertRejects(async () => {
+    const pages = traverseCollection(pagedCollection(server, "/endless"), {
+      documentLoader: loader(),
+      maxPages: 5,
+    });
+    for await (const item of pages) seen.push(item.id!.href);
+  }, CollectionTraversalError);
+  assert(error.message.includes("more than 5 pages"), error.message);
+  assert(error.message.includes("maxPages"), "the message names the option");
+  assertEquals(seen.length, 5);
+  assertEquals(server.requests.length, 5);
+});
+
+test("an endless next chain ends at the default bound of 100 pages", async () => {
+  await using server = await startRemote();
+  let count = 0;
+  await assertRejects(async () => {
+    const pages = traverseCollection(pagedCollection(server, "/endless"), {
+      documentLoader: loader(),
+    });
+    for await (const _ of pages) count++;
+  }, CollectionTraversalError);
+  assertEquals(count, 100);
+  assertEquals(server.requests.length, 100);
+});
+
+test("pages whose next links go round end the traversal instead of looping", async () => {
+  await using server = await startRemote();
+  const seen: string[] = [];
+  await assertRejects(
+    async () => {
+      const pages = traverseCollection(pagedCollection(server, "/circle"), {
+        documentLoader: loader(),
+      });
+      for await (const item of pages) seen.push(new URL(item.id!).pathname);
+    },
+    CollectionTraversalError,
+    "links back",
+  );
+  assertEquals(seen, ["/notes/1", "/notes/2"]);
+});
+
+test("maxItems bounds the items yielded", async () => {
+  await using server = await startRemote();
+  const seen: string[] = [];
+  await assertRejects(
+    async () => {
+      const pages = traverseCollection(pagedCollection(server, "/outbox"), {
+        documentLoader: loader(),
+        maxItems: 3,
+      });
+      for await (const item of pages) seen.push(item.id!.href);
+    },
+    CollectionTraversalError,
+    "more than 3 items",
+  );
+  assertEquals(seen.length, 3);
+});
+
+test("with suppressError, a bound ends the traversal with a warning instead of an error", async () => {
+  await using server = await startRemote();
+  await withLogs(async (records) => {
+    const items = await collect(
+      traverseCollection(pagedCollection(server, "/endless"), {
+        documentLoader: loader(),
+        maxPages: 3,
+        suppressError: true,
+      }),
+    );
+    assertEquals(items.length, 3);
+    const warning = records.find((record) =>
+      record.level === "warning" && record.category.join(".") === "fedwork.activitypub.collections"
+    );
+    assert(warning != null, "a warning is logged");
+    assertEquals(warning.properties.collectionId, new URL("/endless", server.url).href);
+  });
+});
+
+test("a page too big for the loader fails with the loader's error", async () => {
+  await using server = await startRemote();
+  await assertRejects(async () => {
+    const pages = traverseCollection(pagedCollection(server, "/huge"), {
+      documentLoader: loader(4096),
+    });
+    for await (const _ of pages) { /* nothing */ }
+  }, RemoteBodyTooLargeError);
+});
+
+test("without a document loader, traverseCollection() refuses private addresses", async () => {
+  await using server = await startRemote();
+  await assertRejects(async () => {
+    for await (const _ of traverseCollection(pagedCollection(server, "/outbox"))) { /* nothing */ }
+  }, PrivateAddressError);
+  assertEquals(server.requests.length, 0);
+});
+
+test("traverseCollection() checks its options when called", () => {
+  const collection = new OrderedCollection({ id: new URL("https://remote.example/c") });
+  assertThrows(
+    () => traverseCollection(collection, { maxPage: 3 } as never),
+    UnknownOptionError,
+    "did you mean maxPages?",
+  );
+  assertThrows(() => traverseCollection(collection, { maxPages: 0 }), RangeError, "maxPages");
+  assertThrows(() => traverseCollection(collection, { maxItems: 1.5 }), RangeError, "maxItems");
+  assertThrows(
+    () => traverseCollection({ id: null } as never),
+    TypeError,
+    "must be a Collection",
+  );
+});
