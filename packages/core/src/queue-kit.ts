@@ -37,6 +37,11 @@ export { assertKnownOptions, type KnownOptionsContext } from "./options/known-op
 export { QueueClosedError } from "./queue/queue-closed-error.ts";
 export { RunningListeners } from "./queue/running-listeners.ts";
 export { SiblingQueues } from "./queue/sibling-queues.ts";
+export {
+  checkMessagePriority,
+  MAX_MESSAGE_PRIORITY,
+  MIN_MESSAGE_PRIORITY,
+} from "./queue/priority.ts";
 export { checkQueueChannel } from "./queue/in-process-message-queue.ts";
 export { checkPublication, checkSubscription, TopicListeners } from "./pubsub/topic-listeners.ts";
 export { capabilityChannel } from "./tasks/routing.ts";

@@ -396,7 +396,13 @@ export class MessageDispatcher<TContextData> {
         await sendToQueue(
           queue,
           [next],
-          message.orderingKey == null ? { delay } : { delay, orderingKey: message.orderingKey },
+          {
+            delay,
+            ...(message.orderingKey == null ? {} : { orderingKey: message.orderingKey }),
+            ...(typeof message.priority === "number" && message.priority !== 0
+              ? { priority: message.priority }
+              : {}),
+          },
         );
       }
     } catch (storeError) {

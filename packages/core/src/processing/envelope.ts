@@ -17,6 +17,12 @@ export interface BaseMessage {
   readonly attempt: number;
   /** The ordering key the message was enqueued with, if any. */
   readonly orderingKey?: string;
+  /**
+   * The priority the message was enqueued with, when not 0, so that a
+   * retry enqueued again keeps it.
+   * @since 0.3.0
+   */
+  readonly priority?: number;
   /** The W3C trace context (`traceparent`, `tracestate`) of the enqueuing span. */
   readonly traceContext: Readonly<Record<string, string>>;
   /**

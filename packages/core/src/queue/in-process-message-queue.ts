@@ -2,6 +2,7 @@ import { getLogger } from "@logtape/logtape";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { setTimerRef } from "../time/timer-ref.ts";
 import { isHandedOver } from "./message-ownership.ts";
+import { checkMessagePriority, MAX_MESSAGE_PRIORITY, MIN_MESSAGE_PRIORITY } from "./priority.ts";
 import type {
   MessageQueue,
   MessageQueueDepth,
@@ -43,6 +44,8 @@ interface QueueEntry {
   readonly sequence: number;
   readonly message: unknown;
   readonly orderingKey?: string;
+  /** The priority it was enqueued with; higher runs first. */
+  readonly priority: number;
   /** When the entry becomes ready, on the `performance.now()` clock. */
   readonly readyAt: number;
   /**
@@ -67,6 +70,10 @@ class Fifo<T> {
 
   push(item: T): void {
     this.#items.push(item);
+  }
+
+  peek(): T | undefined {
+    return this.#head < this.#items.length ? this.#items[this.#head] : undefined;
   }
 
   unshift(item: T): void {
@@ -145,6 +152,11 @@ function before(a: QueueEntry, b: QueueEntry): boolean {
  * earliest one; that timer keeps the process alive only while a `listen()`
  * call is running.  Taking a message costs O(1) whatever the backlog.
  *
+ * Priorities: a ready message is handed out before every ready message of
+ * lower priority; equal priorities keep the order below.  A key's messages
+ * keep their order whatever their priorities: the key takes the priority
+ * of the message at the front of its line.
+ *
  * Ordering keys: messages that share an `orderingKey` are handed out one at
  * a time, in the order they became *ready*.  For messages without a delay
  * (or with equal delays) that is the enqueue order.  A message delayed at
@@ -194,6 +206,12 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
    */
   readonly nativeRetrial = false;
 
+  /**
+   * Always `true`: ready messages are handed out highest priority first.
+   * @since 0.3.0
+   */
+  readonly nativePriority = true;
+
   readonly #redeliveryDelayMs: number;
   #sequence = 0;
   /**
@@ -202,6 +220,13 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
    * entry at its front and no entry in flight.
    */
   #runnable = new Fifo<QueueEntry | string>();
+  /**
+   * Like {@link #runnable}, for priorities other than 0, indexed by
+   * `priority - MIN_MESSAGE_PRIORITY`; created on first use.
+   */
+  #prioritized: (Fifo<QueueEntry | string> | undefined)[] = [];
+  /** How many items the {@link #prioritized} lists hold together. */
+  #prioritizedCount = 0;
   /** The ready entries of each ordering key, in order. */
   #lines = new Map<string, Fifo<QueueEntry>>();
   /**
@@ -237,11 +262,12 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
    * Adds a message.
    * @param message The message.  It is copied with `structuredClone()`
    *                (unless the federation built it; see the class).
-   * @param options The delay and ordering key.
+   * @param options The delay, ordering key and priority.
    * @returns Resolves once the message is in the queue.
    * @throws {TypeError} When `delay` is not a duration, or the message
    *                     cannot be cloned.
-   * @throws {RangeError} When `delay` is negative.
+   * @throws {RangeError} When `delay` is negative or `priority` is not an
+   *                     integer from -5 to 5.
    * @since 0.1.0
    */
   enqueue(
@@ -262,11 +288,13 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
    * when the options or a message are invalid, none.
    * @param messages The messages.  Each is copied with `structuredClone()`
    *                 (unless the federation built it; see the class).
-   * @param options The delay and ordering key, applied to every message.
+   * @param options The delay, ordering key and priority, applied to every
+   *                message.
    * @returns Resolves once the messages are in the queue.
    * @throws {TypeError} When `delay` is not a duration, or a message cannot
    *                     be cloned.
-   * @throws {RangeError} When `delay` is negative.
+   * @throws {RangeError} When `delay` is negative or `priority` is not an
+   *                     integer from -5 to 5.
    * @since 0.1.0
    */
   enqueueMany(
@@ -406,6 +434,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
     const delay = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
     // Clone everything before adding anything, so that an uncloneable
     // message leaves the queue unchanged.
+    const priority = checkMessagePriority(options.priority);
     const clones = isHandedOver(messages) ? messages : messages.map(copyUnlessHandedOver);
     const readyAt = performance.now() + delay;
     for (const message of clones) {
@@ -413,6 +442,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
         sequence: this.#sequence++,
         message,
         orderingKey: options.orderingKey,
+        priority,
         readyAt,
         redelivered: false,
       };
@@ -428,7 +458,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
     this.#readyCount++;
     const key = entry.orderingKey;
     if (key == null) {
-      this.#runnable.push(entry);
+      this.#pushRunnable(entry, entry.priority);
       return;
     }
     let line = this.#lines.get(key);
@@ -438,17 +468,53 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
       // behind it meanwhile.
       line.unshift(entry);
       this.#heldKeys.delete(key);
-      this.#runnable.push(key);
+      this.#pushRunnable(key, entry.priority);
       return;
     }
     line.push(entry);
     // The key goes on the runnable list once per free line: when it is not
     // held and this entry is the only one in it.
-    if (line.length === 1 && !this.#heldKeys.has(key)) this.#runnable.push(key);
+    if (line.length === 1 && !this.#heldKeys.has(key)) this.#pushRunnable(key, entry.priority);
+  }
+
+  /**
+   * Puts an entry, or an ordering key at the priority of the entry at the
+   * front of its line, on the runnable list of that priority.
+   */
+  #pushRunnable(item: QueueEntry | string, priority: number): void {
+    if (priority === 0) {
+      this.#runnable.push(item);
+      return;
+    }
+    const index = priority - MIN_MESSAGE_PRIORITY;
+    (this.#prioritized[index] ??= new Fifo()).push(item);
+    this.#prioritizedCount++;
+  }
+
+  /** The next runnable item: from the highest priority that has one. */
+  #shiftRunnable(): QueueEntry | string | undefined {
+    // Most queues never see a priority: one list, no scan.
+    if (this.#prioritizedCount === 0) return this.#runnable.shift();
+    for (let priority = MAX_MESSAGE_PRIORITY; priority > 0; priority--) {
+      const item = this.#prioritized[priority - MIN_MESSAGE_PRIORITY]?.shift();
+      if (item !== undefined) {
+        this.#prioritizedCount--;
+        return item;
+      }
+    }
+    if (this.#runnable.length > 0) return this.#runnable.shift();
+    for (let priority = -1; priority >= MIN_MESSAGE_PRIORITY; priority--) {
+      const item = this.#prioritized[priority - MIN_MESSAGE_PRIORITY]?.shift();
+      if (item !== undefined) {
+        this.#prioritizedCount--;
+        return item;
+      }
+    }
+    return undefined;
   }
 
   #take(): QueueEntry | undefined {
-    const next = this.#runnable.shift();
+    const next = this.#shiftRunnable();
     if (next === undefined) return undefined;
     this.#readyCount--;
     this.#inFlight++;
@@ -468,6 +534,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
         sequence: entry.sequence,
         message: redelivery.message,
         orderingKey: key,
+        priority: entry.priority,
         readyAt: performance.now() + redelivery.delayMs,
         redelivered: key != null,
       };
@@ -482,8 +549,9 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
     }
     if (key == null) return;
     this.#heldKeys.delete(key);
-    if ((this.#lines.get(key)?.length ?? 0) > 0) {
-      this.#runnable.push(key);
+    const front = this.#lines.get(key)?.peek();
+    if (front != null) {
+      this.#pushRunnable(key, front.priority);
       // Other listeners may be waiting for this ordering key to free up.
       this.#notify();
     }

@@ -17,6 +17,19 @@ export interface MessageQueueEnqueueOptions {
    * ordering constraint.
    */
   readonly orderingKey?: string;
+
+  /**
+   * An integer from -5 to 5; higher runs first, 0 (the default) is normal.
+   * A ready message is handed out before every ready message of lower
+   * priority, and messages of equal priority keep their order.  Strict:
+   * a steady stream of higher-priority messages can keep lower ones
+   * waiting.  Messages that share an ordering key keep their order whatever
+   * their priorities.  Only for a queue whose
+   * {@link MessageQueue.nativePriority} is `true`; Fedwork never passes a
+   * priority other than 0 to any other queue.
+   * @since 0.3.0
+   */
+  readonly priority?: number;
 }
 
 /**
@@ -180,6 +193,15 @@ export interface MessageQueue {
    * @since 0.2.0
    */
   readonly nativeDeduplication?: boolean;
+
+  /**
+   * Whether the queue honours {@link MessageQueueEnqueueOptions.priority}:
+   * hands out ready messages highest priority first.  Fedwork refuses a
+   * priority other than 0 for a queue without it, instead of letting it go
+   * unnoticed.  `false` when absent.
+   * @since 0.3.0
+   */
+  readonly nativePriority?: boolean;
 
   /**
    * Adds a message unless the queue holds a message enqueued with the same

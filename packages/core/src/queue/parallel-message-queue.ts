@@ -30,7 +30,8 @@ import type {
  * the `workers`.
  *
  * `enqueue()`, `enqueueMany()`, `enqueueDeduplicated()`, `getDepth()`,
- * `nativeRetrial` and `nativeDeduplication` are the inner queue's.
+ * `nativeRetrial`, `nativeDeduplication` and `nativePriority` are the inner
+ * queue's.
  *
  * @example
  * ```ts
@@ -125,6 +126,14 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
    */
   get nativeDeduplication(): boolean {
     return this.enqueueDeduplicated != null;
+  }
+
+  /**
+   * Whether the inner queue orders messages by priority.
+   * @since 0.3.0
+   */
+  get nativePriority(): boolean {
+    return this.queue.nativePriority ?? false;
   }
 
   /**

@@ -6,6 +6,7 @@ import {
 } from "../options/known-options.ts";
 import type { MessageEventListener, MessageEventType } from "../processing/events.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
+import { checkMessagePriority } from "../queue/priority.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { timeLimitToMilliseconds } from "../processing/time-limit.ts";
 import type { DurationInput } from "../time/duration.ts";
@@ -115,6 +116,18 @@ export interface TaskOptions<TContext, TSchema extends StandardSchemaV1> {
    * @since 0.3.0
    */
   readonly timeout?: DurationInput | null;
+
+  /**
+   * The priority of this task's messages when `enqueueTask()` does not
+   * give one: an integer from -5 to 5, higher first (see
+   * {@link TaskEnqueueOptions.priority}).  0 by default.
+   * @example
+   * ```ts ignore
+   * builder.defineTask("refetch-actor", { schema, handler, priority: -2 });
+   * ```
+   * @since 0.3.0
+   */
+  readonly priority?: number;
 }
 
 const EVENT_TYPES: readonly MessageEventType[] = ["completed", "retrying", "failed", "dropped"];
@@ -155,14 +168,20 @@ const TASK_OPTION_NAMES: readonly string[] = [
   "on",
   "capabilities",
   "timeout",
+  "priority",
 ];
 
 /** The names {@link TaskEnqueueOptions} has; any other is refused. */
-const TASK_ENQUEUE_OPTION_NAMES: readonly string[] = ["delay", "orderingKey", "deduplicationKey"];
+const TASK_ENQUEUE_OPTION_NAMES: readonly string[] = [
+  "delay",
+  "orderingKey",
+  "deduplicationKey",
+  "priority",
+];
 
 /**
  * Refuses an enqueue options object holding a name that is not one of
- * {@link TaskEnqueueOptions}' (such as BullMQ's `priority`), so that a
+ * {@link TaskEnqueueOptions}' (such as BullMQ's `attempts`), so that a
  * setting ported from elsewhere never goes silently without effect.
  * @param options The options as the caller passed them.
  * @param where The method's name, e.g. `"enqueueTask()"`.
@@ -197,6 +216,19 @@ export interface TaskEnqueueOptions {
    * @since 0.2.0
    */
   readonly deduplicationKey?: string;
+  /**
+   * An integer from -5 to 5: a ready task runs before every ready task of
+   * lower priority in its queue; equal priorities keep their order.  The
+   * task's own `priority` (0 unless `defineTask()` set one) by default.
+   * Higher first, as in pg-boss and RabbitMQ (BullMQ counts the other way).
+   * Strict: a steady stream of higher-priority tasks can keep lower ones
+   * waiting, so keep high priorities for short, bounded work (see the
+   * manual).  Tasks sharing an ordering key keep their order whatever
+   * their priorities.  Refused with a `TypeError` when the task's queue
+   * does not order by priority (`MessageQueue.nativePriority`).
+   * @since 0.3.0
+   */
+  readonly priority?: number;
 }
 
 /**
@@ -275,6 +307,11 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
    * @since 0.3.0
    */
   readonly timeoutMs?: number | null;
+  /**
+   * The priority of the task's messages when the enqueue gives none.
+   * @since 0.3.0
+   */
+  readonly priority: number;
 }
 
 /**
@@ -393,6 +430,16 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
   }
   const capabilities = checkCapabilities(name, options.capabilities);
   const timeoutMs = checkTimeout(name, options.timeout);
+  let priority: number;
+  try {
+    priority = checkMessagePriority(options.priority);
+  } catch (error) {
+    throw new TaskDefinitionError(
+      name,
+      "priority",
+      `The task ${task} has an invalid priority: ${(error as Error).message}`,
+    );
+  }
   const definition: TaskDefinition<TContextData, unknown, unknown> = Object.freeze({
     name,
     schema,
@@ -408,6 +455,7 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     on: { ...on as TaskEventListeners },
     capabilities,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    priority,
   };
 }
 

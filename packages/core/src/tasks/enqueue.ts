@@ -1,5 +1,6 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+import { assertPrioritySupported, checkMessagePriority } from "../queue/priority.ts";
 import { toTemporalDuration } from "../time/duration.ts";
 import { encodeTaskPayloads, type TaskPayloadLimits } from "./codec/mod.ts";
 import type { TaskDefinition, TaskEnqueueManyOptions, TaskEnqueueOptions } from "./definition.ts";
@@ -52,7 +53,7 @@ export interface PreparedTaskMessages {
   readonly queue: MessageQueue;
   /** One message per payload, in payload order. */
   readonly messages: TaskMessage[];
-  /** The `delay` and `orderingKey` to pass to the queue. */
+  /** The `delay`, `orderingKey` and `priority` to pass to the queue. */
   readonly queueOptions: MessageQueueEnqueueOptions;
   /**
    * Whether some message carries a deduplication key (then it must go
@@ -79,8 +80,11 @@ export interface PreparedTaskMessages {
  * @throws {TaskNotDefinedError} When the handle is not from `registry`.
  * @throws {TypeError} When `delay` is not a duration or `orderingKey` is
  *         not a string.
- * @throws {RangeError} When `delay` is negative.
+ * @throws {RangeError} When `delay` is negative or `priority` is not an
+ *         integer from -5 to 5.
  * @throws {TaskQueueNotConfiguredError} When no queue is configured.
+ * @throws {TypeError} When `priority` is not 0 and the queue does not order
+ *         by priority.
  * @throws {TaskValidationError} When a payload does not match the schema.
  * @throws {TaskPayloadEncodingError} When a payload cannot be encoded.
  * @since 0.1.0
@@ -108,11 +112,16 @@ export async function prepareTaskMessages<TContextData>(
   } = {};
   if (delay != null) queueOptions.delay = delay;
   if (orderingKey != null) queueOptions.orderingKey = orderingKey;
+  const priority = enqueueOptions.priority === undefined
+    ? task.priority ?? 0
+    : checkMessagePriority(enqueueOptions.priority);
+  if (priority !== 0) queueOptions.priority = priority;
   if (!Array.isArray(options.payloads)) {
     throw new TypeError("The payloads must be an array.");
   }
   const keys = deduplicationKeys(enqueueOptions.deduplicationKey, options.payloads);
   const queue: MessageQueue = resolveTaskQueue(task, options.queues);
+  assertPrioritySupported(priority, queue, `The queue of the task ${JSON.stringify(task.name)}`);
   const via = queue.nativeDeduplication && typeof queue.enqueueDeduplicated === "function"
     ? "queue"
     : "kv";
@@ -158,6 +167,11 @@ export async function prepareTaskMessages<TContextData>(
         orderingKey,
         traceContext,
       };
+  }
+  // Carried in the message too, so that a retry re-enqueued by the
+  // dispatcher keeps it.
+  if (priority !== 0) {
+    for (let i = 0; i < messages.length; i++) messages[i] = { ...messages[i], priority };
   }
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];

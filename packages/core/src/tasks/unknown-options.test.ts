@@ -36,18 +36,18 @@ test("enqueueTask refuses an unknown option, suggesting the nearest name", async
   assertEquals(
     error.message,
     "Unknown option dealy of enqueueTask(); did you mean delay? " +
-      "The options are deduplicationKey, delay, orderingKey.",
+      "The options are deduplicationKey, delay, orderingKey, priority.",
   );
   assertEquals((await queue.getDepth()).queued, 0);
 });
 
-test("enqueueTask refuses BullMQ's priority, which Fedwork does not have", async () => {
+test("enqueueTask refuses BullMQ's attempts, which Fedwork does not have", async () => {
   const { ctx, task } = setUp();
   const error = await assertRejects(
-    () => ctx.enqueueTask(task, { n: 1 }, { priority: 1 } as TaskEnqueueOptions),
+    () => ctx.enqueueTask(task, { n: 1 }, { attempts: 3 } as TaskEnqueueOptions),
     UnknownOptionError,
   );
-  assertEquals(error.option, "priority");
+  assertEquals(error.option, "attempts");
 });
 
 test("enqueueTaskMany refuses an unknown option before enqueueing any payload", async () => {
