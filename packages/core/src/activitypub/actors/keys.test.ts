@@ -1,5 +1,6 @@
 import { assertEquals, assertRejects, test } from "@fedify/fixture";
 import { exportJwk, generateCryptoKeyPair, importJwk } from "./keys.ts";
+import { exportSpki, importPem, importSpki } from "./mod.ts";
 
 test("generateCryptoKeyPair() makes a 2048-bit RSA SHA-256 key pair by default", async () => {
   const { privateKey, publicKey } = await generateCryptoKeyPair();
@@ -30,4 +31,18 @@ test("importJwk() rejects key types other than RSA and Ed25519", async () => {
     TypeError,
     "EC",
   );
+});
+
+test("exportSpki(), importSpki() and importPem() carry a public key through PEM, as in Fedify", async () => {
+  const data = new TextEncoder().encode("payload");
+  for (const algorithm of ["RSASSA-PKCS1-v1_5", "Ed25519"] as const) {
+    const pair = await generateCryptoKeyPair(algorithm);
+    const pem = await exportSpki(pair.publicKey);
+    assertEquals(pem.startsWith("-----BEGIN PUBLIC KEY-----"), true);
+    const signature = await crypto.subtle.sign(algorithm, pair.privateKey, data);
+    for (const key of [await importSpki(pem), await importPem(pem)]) {
+      assertEquals(await crypto.subtle.verify(algorithm, key, signature, data), true);
+      assertEquals(await exportJwk(key), await exportJwk(pair.publicKey));
+    }
+  }
 });

@@ -32,7 +32,11 @@ export interface NodeInfo {
     readonly inbound?: readonly string[];
     readonly outbound?: readonly string[];
   };
-  readonly openRegistrations: boolean;
+  /**
+   * Whether anyone may sign up.  Optional as in Fedify.
+   * @default `false`
+   */
+  readonly openRegistrations?: boolean;
   readonly usage: {
     readonly users: {
       readonly total?: number;
@@ -95,7 +99,7 @@ export function serializeNodeInfo(nodeInfo: NodeInfo): Record<string, unknown> {
       inbound: [...(nodeInfo.services?.inbound ?? [])],
       outbound: [...(nodeInfo.services?.outbound ?? [])],
     },
-    openRegistrations: nodeInfo.openRegistrations,
+    openRegistrations: nodeInfo.openRegistrations ?? false,
     usage: {
       users: {
         total: count(usage.users.total, "usage.users.total"),
@@ -157,4 +161,16 @@ export function handleNodeInfoWellKnown(
       },
     },
   );
+}
+
+/**
+ * Fedify's name for {@link serializeNodeInfo}: NodeInfo metadata as a
+ * NodeInfo 2.1 JSON document.
+ * @param nodeInfo The metadata.
+ * @returns The JSON document.
+ * @throws {TypeError} When the metadata is invalid.
+ * @since 0.3.0
+ */
+export function nodeInfoToJson(nodeInfo: NodeInfo): Record<string, unknown> {
+  return serializeNodeInfo(nodeInfo);
 }

@@ -1,6 +1,13 @@
 /**
- * NodeInfo 2.1: the discovery document and the metadata document.
+ * NodeInfo 2.1: the discovery document and the metadata document, served
+ * and fetched.
  * @module
  * @since 0.2.0
  */
-export type { NodeInfo, NodeInfoProtocol } from "./document.ts";
+export { type NodeInfo, type NodeInfoProtocol, nodeInfoToJson } from "./document.ts";
+export {
+  getNodeInfo,
+  type GetNodeInfoOptions,
+  parseNodeInfo,
+  type ParseNodeInfoOptions,
+} from "./lookup.ts";
