@@ -7,13 +7,11 @@ import type { TaskOperations } from "../operator/records/mod.ts";
 import type { TaskStatusOperations } from "../operator/status/mod.ts";
 import type { WebhookOperations } from "../operator/webhooks/mod.ts";
 import type { DurationInput } from "../time/duration.ts";
-import type { Context } from "./context.ts";
-import type { Federatable } from "./federatable.ts";
-import type { FederationFetchOptions } from "./http-handler.ts";
+import type { Context, RequestContext } from "./context-api.ts";
+import type { Federatable } from "./federatable-api.ts";
 import type { Message } from "./message.ts";
 import type { QueueMonitoring } from "./monitoring.ts";
 import type { QueueRole } from "./queue-roles.ts";
-import type { RequestContext } from "./request-context.ts";
 
 /**
  * Options for {@link Federation.startQueue}.
@@ -155,4 +153,33 @@ export interface Federation<TContextData>
    * @since 0.2.0
    */
   on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void;
+}
+
+/**
+ * Options for `Federation.fetch()`.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export interface FederationFetchOptions<TContextData> {
+  /** The application data of the request's context.  Required. */
+  readonly contextData: TContextData;
+  /**
+   * Answers a request no route of the federation matches (or whose actor,
+   * object or collection does not exist): e.g. hand it to the rest of your
+   * application.
+   * @default a 404 response
+   */
+  readonly onNotFound?: (request: Request) => Response | Promise<Response>;
+  /**
+   * Answers a request for an ActivityPub resource that does not ask for
+   * JSON-LD (a browser): e.g. serve the HTML page at the same URL.
+   * @default a 406 response with `Vary: Accept`
+   */
+  readonly onNotAcceptable?: (request: Request) => Response | Promise<Response>;
+  /**
+   * Answers a request refused by an `authorize()` predicate, or an inbox
+   * POST whose signature does not verify.
+   * @default a 401 response
+   */
+  readonly onUnauthorized?: (request: Request) => Response | Promise<Response>;
 }

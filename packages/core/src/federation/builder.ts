@@ -1,4 +1,5 @@
-import { type Federatable, FederatableImpl } from "./federatable.ts";
+import { FederatableImpl } from "./federatable.ts";
+import type { Federatable } from "./federatable-api.ts";
 import { type Federation, FederationImpl } from "./federation.ts";
 import type { FederationOptions } from "./options.ts";
 import { cloneRegistry, createRegistry } from "./registry.ts";

@@ -1,9 +1,9 @@
 import type { Activity, Actor, Object as APObject, Recipient, Tombstone } from "@fedify/vocab";
 import type { NodeInfo } from "../activitypub/nodeinfo/document.ts";
 import type { WebFingerLink } from "../activitypub/webfinger/handler.ts";
-import type { Context } from "./context.ts";
-import type { InboxContext } from "./inbox-context.ts";
-import type { RequestContext } from "./request-context.ts";
+import type { Context } from "./context-api.ts";
+import type { InboxContext } from "./context-api.ts";
+import type { RequestContext } from "./context-api.ts";
 
 /**
  * Returns the actor with the given identifier, a `Tombstone` for an actor

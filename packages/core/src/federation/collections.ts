@@ -7,8 +7,8 @@ import {
   OrderedCollectionPage,
   type Recipient,
 } from "@fedify/vocab";
-import type { CollectionRegistration } from "./registry.ts";
-import type { RequestContext } from "./request-context.ts";
+import type { CollectionRegistration } from "./registry-api.ts";
+import type { RequestContext } from "./context-api.ts";
 
 /**
  * Any of the collections' item types.

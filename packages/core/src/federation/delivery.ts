@@ -7,7 +7,7 @@ import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
 import type { KvStore } from "../kv/kv-store.ts";
 import { PermanentError } from "../processing/errors.ts";
 import type { OutboxPermanentFailureHandler } from "./callbacks.ts";
-import type { Context } from "./context.ts";
+import type { Context } from "./context-api.ts";
 import { DeliveryError } from "./errors.ts";
 import type { FanoutMessage, OutboxMessage } from "./message.ts";
 import type { ResolvedRemoteRequestOptions } from "./remote-request-options.ts";

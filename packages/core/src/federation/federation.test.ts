@@ -2,7 +2,7 @@ import { assert, assertEquals, assertInstanceOf, assertRejects, test } from "@fe
 import { Activity, Create, Follow, Note } from "@fedify/vocab";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createExponentialBackoffPolicy } from "../retry/exponential-backoff.ts";
-import type { Context } from "./context.ts";
+import type { Context } from "./context-api.ts";
 import { createFederation } from "./federation.ts";
 import type { InboxMessage } from "./message.ts";
 import { deferred, within as withTimeout } from "@fedify/fixture";

@@ -5,12 +5,15 @@ import {
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
 import { ActorKeyPairsCache, getActorKeyPairs } from "./actor-keys.ts";
-import { type FederationFetchOptions, handleFederationRequest } from "./http-handler.ts";
+import { handleFederationRequest } from "./http-handler.ts";
+import type { FederationFetchOptions } from "./api.ts";
 import { InboxContextImpl } from "./inbox-context.ts";
-import { type RequestContext, RequestContextImpl } from "./request-context.ts";
+import { RequestContextImpl } from "./request-context.ts";
+import type { RequestContext } from "./context-api.ts";
 import type { Tracer } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
-import { type Context, type ContextHost, ContextImpl } from "./context.ts";
+import { type ContextHost, ContextImpl } from "./context.ts";
+import type { Context } from "./context-api.ts";
 import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
 import { FederatableImpl } from "./federatable.ts";
 import { handleInboxMessage } from "./inbox.ts";
@@ -22,13 +25,10 @@ import {
 } from "./options.ts";
 import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
 import { assertKnownOptions } from "../options/known-options.ts";
-import { createRegistry, type FederationRegistry } from "./registry.ts";
-import {
-  forwardActivity,
-  sendActivity,
-  type SendActivityOptions,
-  type SenderIdentity,
-} from "./send-activity.ts";
+import { createRegistry } from "./registry.ts";
+import type { FederationRegistry } from "./registry-api.ts";
+import { forwardActivity, sendActivity } from "./send-activity.ts";
+import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 import { getFedworkTracer } from "../processing/tracing.ts";
 import { MessageProducer } from "../processing/producer.ts";
 import { MessageDispatcher } from "../processing/dispatcher.ts";
@@ -44,7 +44,8 @@ import { createTaskMessageHandler } from "../tasks/handler.ts";
 import { resolveTaskQueue } from "../tasks/routing.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
 import { createFederationMessageHandler } from "./message-kinds.ts";
-import { TaskContextImpl, type TaskDefinitionOptions } from "./task-context.ts";
+import { TaskContextImpl } from "./task-context.ts";
+import type { TaskDefinitionOptions } from "./context-api.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { TaskDefinitionError } from "../tasks/errors.ts";
 import { resolveBaseTaskQueue, satisfiesCapabilities } from "../tasks/routing.ts";

@@ -12,37 +12,9 @@ import {
 import { handleWebFinger, type WebFingerActor } from "../activitypub/webfinger/handler.ts";
 import { buildCollection, type CollectionItem } from "./collections.ts";
 import { handleInboxRequest, type InboxRequestHost } from "./inbox-handler.ts";
-import type { CollectionRegistration } from "./registry.ts";
-import type { RequestContext } from "./request-context.ts";
-
-/**
- * Options for `Federation.fetch()`.
- * @typeParam TContextData The context data type.
- * @since 0.2.0
- */
-export interface FederationFetchOptions<TContextData> {
-  /** The application data of the request's context.  Required. */
-  readonly contextData: TContextData;
-  /**
-   * Answers a request no route of the federation matches (or whose actor,
-   * object or collection does not exist): e.g. hand it to the rest of your
-   * application.
-   * @default a 404 response
-   */
-  readonly onNotFound?: (request: Request) => Response | Promise<Response>;
-  /**
-   * Answers a request for an ActivityPub resource that does not ask for
-   * JSON-LD (a browser): e.g. serve the HTML page at the same URL.
-   * @default a 406 response with `Vary: Accept`
-   */
-  readonly onNotAcceptable?: (request: Request) => Response | Promise<Response>;
-  /**
-   * Answers a request refused by an `authorize()` predicate, or an inbox
-   * POST whose signature does not verify.
-   * @default a 401 response
-   */
-  readonly onUnauthorized?: (request: Request) => Response | Promise<Response>;
-}
+import type { CollectionRegistration } from "./registry-api.ts";
+import type { FederationFetchOptions } from "./api.ts";
+import type { RequestContext } from "./context-api.ts";
 
 /**
  * What {@link handleFederationRequest} needs from the federation.  Internal.

@@ -1,52 +1,7 @@
 import type { Recipient } from "@fedify/vocab";
-import { type Context, type ContextHost, ContextImpl } from "./context.ts";
-import type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
-
-/**
- * The context inbox listeners (and the inbox error handler) get.
- * @typeParam TContextData The type of the application data.
- * @since 0.2.0
- */
-export interface InboxContext<TContextData> extends Context<TContextData> {
-  /**
-   * The identifier of the actor whose inbox received the activity, or
-   * `null` when it came through the shared inbox.
-   */
-  readonly recipient: string | null;
-
-  /**
-   * Aborted when processing this activity runs past the federation's
-   * `inboxTimeout` (with a `HandlerTimeoutError` as its reason) or when the
-   * worker shuts down.  Pass it on to what the listener awaits (`fetch()`,
-   * a database query), or check it between steps, and throw soon after it
-   * aborts: the activity is then retried.  A listener still running after
-   * the federation's `timeoutGracePeriod` is abandoned: the worker moves on
-   * and leaves it running.  Never aborts for listeners run in the request
-   * (without an inbox queue).
-   * @since 0.3.0
-   */
-  readonly signal: AbortSignal;
-
-  /**
-   * Forwards the received activity, exactly as it was received (so that
-   * its proofs or signatures stay valid), to other inboxes, signing the
-   * requests as `forwarder` (e.g. a reply to your actor's post forwarded to
-   * its followers).  Receivers that trust only HTTP signatures refuse a
-   * forwarded activity whose actor is not the forwarder, unless it carries
-   * an object proof they verify.
-   * @param forwarder Your actor that forwards.
-   * @param recipients The recipients, or `"followers"` for the forwarder's
-   *                   followers.
-   * @param options Shared inbox preference, fan-out and ordering.
-   * @returns Resolves once enqueued (or delivered, without an outbox queue).
-   * @throws {TypeError} When an argument is malformed.
-   */
-  forwardActivity(
-    forwarder: SenderIdentity,
-    recipients: Recipient | readonly Recipient[] | "followers",
-    options?: SendActivityOptions,
-  ): Promise<void>;
-}
+import { type ContextHost, ContextImpl } from "./context.ts";
+import type { Context, InboxContext } from "./context-api.ts";
+import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 
 /**
  * What an {@link InboxContextImpl} needs besides a context's host.

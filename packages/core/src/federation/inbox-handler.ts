@@ -11,8 +11,8 @@ import type { KvKey } from "../kv/kv-store.ts";
 import { MalformedMessageError, PermanentError } from "../processing/errors.ts";
 import type { InboxMessage } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
-import type { FederationRegistry, IdempotencyStrategy } from "./registry.ts";
-import type { RequestContext } from "./request-context.ts";
+import type { FederationRegistry, IdempotencyStrategy } from "./registry-api.ts";
+import type { RequestContext } from "./context-api.ts";
 
 const logger = getLogger(["fedwork", "federation", "inbox"]);
 

@@ -6,9 +6,9 @@ import {
 } from "../activitypub/network/document-budget.ts";
 import { MalformedMessageError } from "../processing/errors.ts";
 import type { InboxListener } from "./callbacks.ts";
-import type { InboxContext } from "./inbox-context.ts";
+import type { InboxContext } from "./context-api.ts";
 import type { InboxMessage } from "./message.ts";
-import type { ActivityClass, FederationRegistry } from "./registry.ts";
+import type { ActivityClass, FederationRegistry } from "./registry-api.ts";
 
 const logger = getLogger(["fedwork", "federation", "inbox"]);
 

@@ -25,10 +25,10 @@ export type {
   SharedInboxKeyDispatcher,
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
-export type { Context, ParseUriResult } from "./context.ts";
-export type { FederationFetchOptions } from "./http-handler.ts";
-export type { InboxContext } from "./inbox-context.ts";
-export type { RequestContext } from "./request-context.ts";
+export type { Context, ParseUriResult } from "./context-api.ts";
+export type { FederationFetchOptions } from "./api.ts";
+export type { InboxContext } from "./context-api.ts";
+export type { RequestContext } from "./context-api.ts";
 export {
   DeliveryError,
   DuplicateRegistrationError,
@@ -43,7 +43,7 @@ export type {
   Federatable,
   InboxListenerSetters,
   ObjectCallbackSetters,
-} from "./federatable.ts";
+} from "./federatable-api.ts";
 export {
   createFederation,
   type Federation,
@@ -74,8 +74,8 @@ export type {
   FederationOrigin,
   UserAgentOptions,
 } from "./option-forms.ts";
-export type { TaskContext, TaskDefinitionOptions, TaskRegistry } from "./task-context.ts";
+export type { TaskContext, TaskDefinitionOptions, TaskRegistry } from "./context-api.ts";
 export { type FederationQueueOptions, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
-export type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry.ts";
-export type { SendActivityOptions, SenderIdentity } from "./send-activity.ts";
+export type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry-api.ts";
+export type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 export type { TaskStatusOperations, WatchTaskOptions } from "../operator/status/mod.ts";

@@ -1,5 +1,6 @@
 import { assert, assertEquals, test } from "@fedify/fixture";
-import { cloneRegistry, createRegistry, type FederationRegistry } from "./registry.ts";
+import { cloneRegistry, createRegistry } from "./registry.ts";
+import type { FederationRegistry } from "./registry-api.ts";
 
 test("cloneRegistry() copies maps and clones objects that have a clone() method", () => {
   class Store {

@@ -7,62 +7,10 @@ import {
 } from "@fedify/vocab";
 import type { PublicKeyFetcher } from "../activitypub/signatures/key-cache.ts";
 import { verifyRequest } from "../activitypub/signatures/verify.ts";
-import { type Context, type ContextHost, ContextImpl } from "./context.ts";
+import { type ContextHost, ContextImpl } from "./context.ts";
+import type { RequestContext } from "./context-api.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
-import type { ObjectClass } from "./registry.ts";
-
-/**
- * A context for one incoming request: what the actor, object and
- * collection dispatchers, the NodeInfo dispatcher and the authorization
- * predicates get.
- * @typeParam TContextData The type of the application data.
- * @since 0.2.0
- */
-export interface RequestContext<TContextData> extends Context<TContextData> {
-  /** The request. */
-  readonly request: Request;
-  /** The request's URL. */
-  readonly url: URL;
-
-  /**
-   * Returns one of your actors, as the actor dispatcher makes it.
-   * @param identifier The actor's identifier.
-   * @returns The actor, or `null` when there is none (or it is a
-   *          `Tombstone`).
-   * @throws {RouteNotRegisteredError} Without an actor dispatcher.
-   */
-  getActor(identifier: string): Promise<Actor | null>;
-
-  /**
-   * Returns one of your objects, as its object dispatcher makes it.
-   * @param cls The class, e.g. `Note`.
-   * @param values The values of its path's variables.
-   * @returns The object, or `null`.
-   * @throws {RouteNotRegisteredError} Without an object dispatcher for the
-   *         class.
-   */
-  getObject<TObject extends APObject>(
-    cls: ObjectClass<TObject>,
-    values: Readonly<Record<string, string>>,
-  ): Promise<TObject | null>;
-
-  /**
-   * Verifies the request's HTTP signature (either scheme), for authorized
-   * fetch ("secure mode"): the key that signed it, or `null` when the
-   * request is unsigned or the signature does not verify.  Computed once
-   * per context.
-   * @returns The key, with its owner.
-   */
-  getSignedKey(): Promise<CryptographicKey | null>;
-
-  /**
-   * The actor that owns the key that signed the request, fetched by the
-   * document loader, or `null` when the request is not signed or the owner
-   * cannot be loaded.
-   * @returns The actor.
-   */
-  getSignedKeyOwner(): Promise<Actor | null>;
-}
+import type { ObjectClass } from "./registry-api.ts";
 
 /**
  * What a {@link RequestContextImpl} needs besides a context's host.

@@ -2,51 +2,15 @@ import { Activity, type Recipient } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import { signActivityObject } from "../activitypub/proofs/sign-activity.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
-import type { Context } from "./context.ts";
+import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import type { Context } from "./context-api.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
-import type { FederationRegistry } from "./registry.ts";
+import type { FederationRegistry } from "./registry-api.ts";
 import type { FanoutInbox, FanoutMessage, OutboxMessage } from "./message.ts";
 
 const logger = getLogger(["fedwork", "federation"]);
-
-/**
- * Who sends an activity: the identifier of one of your actors.
- * @since 0.1.0
- */
-export interface SenderIdentity {
-  /** The actor's identifier, as in the actor dispatcher's path. */
-  readonly identifier: string;
-}
-
-/**
- * Options for `Context.sendActivity()`.
- * @since 0.1.0
- */
-export interface SendActivityOptions {
-  /**
-   * Deliver to a recipient's shared inbox instead of its personal inbox
-   * when it has one, so that one request reaches every recipient on a
-   * server.  `false` by default.
-   */
-  readonly preferSharedInbox?: boolean;
-
-  /**
-   * Whether to enqueue one fan-out message that a worker expands into
-   * deliveries (`"force"`), one delivery message per inbox (`"skip"`), or
-   * the former only above {@link FANOUT_THRESHOLD} inboxes (`"auto"`, the
-   * default).  Fan-out needs a fanout queue; without one it is skipped.
-   */
-  readonly fanout?: "auto" | "skip" | "force";
-
-  /**
-   * Deliveries sharing an ordering key are delivered one at a time, in
-   * order (e.g. the activity's object ID, so a `Delete` never overtakes its
-   * `Create`).
-   */
-  readonly orderingKey?: string;
-}
 
 /**
  * Above this many inboxes, `fanout: "auto"` enqueues a single fan-out

@@ -4,9 +4,9 @@
 import { assertEquals, test } from "@fedify/fixture";
 import { Follow, Note, Person, Tombstone } from "@fedify/vocab";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import type { Context } from "./context.ts";
+import type { Context } from "./context-api.ts";
 import { createFederation, type Federation } from "./federation.ts";
-import type { RequestContext } from "./request-context.ts";
+import type { RequestContext } from "./context-api.ts";
 
 interface AppData {
   readonly tenant: string;

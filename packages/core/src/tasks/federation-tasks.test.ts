@@ -18,8 +18,8 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { z } from "zod";
 import { createFederationBuilder } from "../federation/builder.ts";
-import type { Context } from "../federation/context.ts";
-import type { Federatable } from "../federation/federatable.ts";
+import type { Context } from "../federation/context-api.ts";
+import type { Federatable } from "../federation/federatable-api.ts";
 import { createFederation, type Federation } from "../federation/federation.ts";
 import type { FederationOptions } from "../federation/options.ts";
 import { deferred, within as withTimeout } from "@fedify/fixture";
@@ -32,7 +32,7 @@ import { durationToMilliseconds, millisecondsToDuration } from "../time/duration
 import { encodeTaskPayload } from "./codec/mod.ts";
 import { TaskDefinitionError, TaskNotDefinedError, TaskQueueNotConfiguredError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
-import type { TaskRegistry } from "../federation/task-context.ts";
+import type { TaskRegistry } from "../federation/context-api.ts";
 
 interface AppData {
   readonly app: string;

@@ -13,7 +13,7 @@ import { withLogs } from "@fedify/fixture";
 import { type } from "arktype";
 import * as v from "valibot";
 import { z } from "zod";
-import type { Context } from "../federation/context.ts";
+import type { Context } from "../federation/context-api.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";

@@ -4,7 +4,7 @@
 // the file in the suite.
 import { assertEquals, test } from "@fedify/fixture";
 import { z } from "zod";
-import type { Context } from "../federation/context.ts";
+import type { Context } from "../federation/context-api.ts";
 import type { Federation } from "../federation/federation.ts";
 import type { TaskEnqueueResult } from "./definition.ts";
 

@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { z } from "zod";
 import type { TaskDefinition, TaskEnqueueOptions } from "./definition.ts";
 import { TaskStore } from "./registry.ts";
-import type { TaskContext, TaskRegistry } from "../federation/task-context.ts";
+import type { TaskContext, TaskRegistry } from "../federation/context-api.ts";
 
 interface AppData {
   readonly tenant: string;

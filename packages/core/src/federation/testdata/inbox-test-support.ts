@@ -7,8 +7,8 @@ import { signRequest } from "../../activitypub/signatures/sign.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import type { MessageQueue } from "../../queue/message-queue.ts";
 import { createFederation, type Federation } from "../federation.ts";
-import type { InboxContext } from "../inbox-context.ts";
-import type { IdempotencyStrategy } from "../registry.ts";
+import type { InboxContext } from "../context-api.ts";
+import type { IdempotencyStrategy } from "../registry-api.ts";
 import { serveFederation, testKeyPair } from "./test-support.ts";
 
 /** How {@link startServer} sets its federation up. */

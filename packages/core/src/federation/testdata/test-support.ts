@@ -3,9 +3,9 @@
 import { type RecordedRequest, startTestServer, type TestServer, within } from "@fedify/fixture";
 import { Person } from "@fedify/vocab";
 import { generateCryptoKeyPair } from "../../activitypub/actors/keys.ts";
-import type { Federatable } from "../federatable.ts";
+import type { Federatable } from "../federatable-api.ts";
 import type { Federation } from "../federation.ts";
-import type { FederationFetchOptions } from "../http-handler.ts";
+import type { FederationFetchOptions } from "../api.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../../queue/message-queue.ts";
 import type { Message } from "../message.ts";

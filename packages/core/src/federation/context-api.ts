@@ -1,0 +1,457 @@
+// The contexts every callback gets (Context, RequestContext, InboxContext,
+// TaskContext) and the task registry typed for them: interfaces only, so
+// that the interfaces of the federation can refer to each other without
+// tying in the code that implements them (context.ts and its subclasses).
+import type {
+  Activity,
+  Actor,
+  CryptographicKey,
+  DocumentLoader,
+  Object as APObject,
+  Recipient,
+} from "@fedify/vocab";
+import type { TracerProvider } from "@opentelemetry/api";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
+import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import type {
+  TaskDefinition,
+  TaskEnqueueManyOptions,
+  TaskEnqueueOptions,
+  TaskEnqueueResult,
+  TaskOptions,
+} from "../tasks/definition.ts";
+import type { TaskRegistry as GenericTaskRegistry } from "../tasks/registry.ts";
+import type { TaskRunInfo } from "../tasks/run-info.ts";
+import type { Federation } from "./api.ts";
+import type { ObjectClass } from "./registry-api.ts";
+
+/**
+ * What a context is bound to: the request's (or base URL's) origin and the
+ * application data, plus the URI builders and `sendActivity()`.
+ * @typeParam TContextData The type of the application data.
+ * @since 0.1.0
+ */
+export interface Context<TContextData> {
+  /** The application data given to `createContext()` or `startQueue()`. */
+  readonly data: TContextData;
+  /** The origin of the request or base URL, e.g. `https://example.com`. */
+  readonly origin: string;
+  /**
+   * The origin URIs are built from: the federation's `origin` option when
+   * set, else {@link Context.origin}.
+   */
+  readonly canonicalOrigin: string;
+  /** The host (with port, if any) of {@link Context.canonicalOrigin}. */
+  readonly host: string;
+  /** The host name (without port) of {@link Context.canonicalOrigin}. */
+  readonly hostname: string;
+  /** The federation that made this context. */
+  readonly federation: Federation<TContextData>;
+  /** Loads remote JSON-LD documents. */
+  readonly documentLoader: DocumentLoader;
+  /**
+   * Loads JSON-LD contexts (the well-known ones need no network), so that
+   * a context can be given to vocabulary getters:
+   * `await follow.getActor(ctx)`.
+   * @since 0.2.0
+   */
+  readonly contextLoader: DocumentLoader;
+  /** The tracer provider the federation uses. */
+  readonly tracerProvider: TracerProvider;
+
+  /**
+   * Builds an actor's URI from the actor dispatcher's path.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without an actor dispatcher.
+   */
+  getActorUri(identifier: string): URL;
+
+  /**
+   * Builds the shared inbox URI.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a shared inbox path.
+   */
+  getInboxUri(): URL;
+  /**
+   * Builds an actor's inbox URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without inbox listeners.
+   */
+  getInboxUri(identifier: string): URL;
+
+  /**
+   * Builds an actor's outbox URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without an outbox dispatcher.
+   */
+  getOutboxUri(identifier: string): URL;
+
+  /**
+   * Builds an actor's followers collection URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a followers dispatcher.
+   */
+  getFollowersUri(identifier: string): URL;
+
+  /**
+   * Builds an actor's following collection URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a following dispatcher.
+   */
+  getFollowingUri(identifier: string): URL;
+
+  /**
+   * Builds the URI of an object served by an object dispatcher.
+   * @param cls The class given to `setObjectDispatcher()`, e.g. `Note`.
+   * @param values A non-empty string for each variable of its path.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without an object dispatcher for the
+   *         class.
+   * @throws {TypeError} When a value is missing.
+   * @since 0.2.0
+   */
+  getObjectUri<TObject extends APObject>(
+    cls: ObjectClass<TObject>,
+    values: Readonly<Record<string, string>>,
+  ): URL;
+
+  /**
+   * Builds the NodeInfo document's URI.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a NodeInfo dispatcher.
+   * @since 0.2.0
+   */
+  getNodeInfoUri(): URL;
+
+  /**
+   * Tells which of this federation's routes a URI is, and with which
+   * values: the inverse of the URI builders.
+   * @param uri A URI, e.g. the object of a received `Follow`.
+   * @returns What it is, or `null` when it is not one of ours.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const parsed = ctx.parseUri(follow.objectId);
+   * if (parsed?.type === "actor") console.log(parsed.identifier);
+   * ```
+   */
+  parseUri(uri: URL | null | undefined): ParseUriResult | null;
+
+  /**
+   * Returns an actor's key pairs from the key pairs dispatcher, with their
+   * key ids (`#main-key`, `#key-2`, …) and the vocabulary objects to publish
+   * on the actor (`publicKey`, `assertionMethods`).
+   * @param identifier The actor's identifier.
+   * @returns The key pairs; empty when the actor has none.
+   * @throws {RouteNotRegisteredError} Without a key pairs dispatcher.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const keys = await ctx.getActorKeyPairs(identifier);
+   * return new Person({
+   *   id: ctx.getActorUri(identifier),
+   *   publicKey: keys[0]?.cryptographicKey,
+   *   assertionMethods: keys.map((key) => key.multikey),
+   * });
+   * ```
+   */
+  getActorKeyPairs(identifier: string): Promise<ActorKeyPair[]>;
+
+  /**
+   * Returns a document loader whose GETs are signed by one of your actors,
+   * for servers that require authorized fetch (Mastodon's secure mode).
+   * @param identity The actor.
+   * @returns The loader.
+   * @throws {RouteNotRegisteredError} Without a key pairs dispatcher.
+   * @throws {TypeError} When the actor has no RSA key.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const documentLoader = await ctx.getDocumentLoader({ identifier: "alice" });
+   * const actor = await ctx.lookupObject("@bob@example.com", { documentLoader });
+   * ```
+   */
+  getDocumentLoader(identity: { readonly identifier: string }): Promise<DocumentLoader>;
+
+  /**
+   * Fetches an ActivityStreams object by its URI, or an actor by its
+   * fediverse handle (`@user@host`, `user@host` or `acct:user@host`,
+   * resolved through WebFinger).  An object whose id is on another origin
+   * than the document it came from is refused.
+   * @param identifier The URI or handle.
+   * @param options The document loader to fetch with (e.g. one from
+   *                {@link Context.getDocumentLoader}); the federation's by
+   *                default.
+   * @returns The object, or `null` when it cannot be found or parsed.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * const bob = await ctx.lookupObject("@bob@example.com");
+   * if (isActor(bob)) await ctx.sendActivity({ identifier: "alice" }, bob, follow);
+   * ```
+   */
+  lookupObject(
+    identifier: string | URL,
+    options?: { readonly documentLoader?: DocumentLoader },
+  ): Promise<APObject | null>;
+
+  /**
+   * Sends an activity to recipients' inboxes.  With an outbox queue it
+   * enqueues the deliveries (one message per inbox, or one fan-out message
+   * for many inboxes) and returns; without one it delivers before
+   * returning.  Each delivery is signed, when it is made, with the
+   * sender's first RSA key from the key pairs dispatcher.
+   * @param sender The sending actor.
+   * @param recipients An actor, several, or `"followers"` for every
+   *                   follower the followers dispatcher lists.
+   * @param activity The activity; it must have an actor.  An activity
+   *                 without an ID gets a `urn:uuid:` one.
+   * @param options Shared inbox preference, fan-out and ordering.
+   * @throws {TypeError} When an argument is malformed.
+   * @throws {RouteNotRegisteredError} With `"followers"` but no followers
+   *         dispatcher, or without a key pairs dispatcher.
+   * @example
+   * ```ts
+   * await ctx.sendActivity({ identifier: "alice" }, follower, new Create({
+   *   id: new URL("https://example.com/activities/1"),
+   *   actor: ctx.getActorUri("alice"),
+   *   object: new Note({ content: "Hello" }),
+   * }));
+   * ```
+   */
+  sendActivity(
+    sender: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    activity: Activity,
+    options?: SendActivityOptions,
+  ): Promise<void>;
+
+  /**
+   * Enqueues a typed background task for a worker to run.  The payload is
+   * validated against the task's schema and encoded before anything is
+   * enqueued, so a bad payload fails here, in the caller.
+   * @param task The task's handle, as this federation's (or its builder's)
+   *             `defineTask()` returned it.
+   * @param data The payload (the schema's input type).
+   * @param options A `delay` before the task may run, an `orderingKey` and
+   *                a `deduplicationKey` (since 0.2.0).
+   * @returns Resolves once the message is in the queue (or deduplicated):
+   *          `{ status: "enqueued", messageId }` or, when a pending task
+   *          holds the `deduplicationKey`, `{ status: "deduplicated",
+   *          deduplicationKey }` (since 0.2.0; `void` before).
+   * @throws {TaskNotDefinedError} When the handle is from another
+   *         federation or builder.
+   * @throws {TaskQueueNotConfiguredError} When no queue applies to the task.
+   * @throws {TaskValidationError} When the payload does not match the schema.
+   * @throws {TaskPayloadEncodingError} When the payload cannot be encoded.
+   * @throws {TaskDeduplicationNotSupportedError} With a `deduplicationKey`,
+   *         when neither the queue nor the KvStore can hold it.
+   * @throws {TypeError} When an option is malformed.
+   * @throws {UnknownOptionError} When an option is not one this method
+   *         takes (since 0.3.0); the message suggests the nearest name.
+   * @example
+   * ```ts
+   * const sendDigest = federation.defineTask("send-digest", {
+   *   schema: z.object({ userId: z.string() }),
+   *   async handler(ctx, { userId }) {
+   *     await ctx.data.mailer.sendDigest(userId);
+   *   },
+   * });
+   * await ctx.enqueueTask(sendDigest, { userId: "alice" }, { delay: { minutes: 5 } });
+   * ```
+   * @since 0.1.0
+   */
+  enqueueTask<TData, TInput>(
+    task: TaskDefinition<TContextData, TData, TInput>,
+    data: NoInfer<TInput>,
+    options?: TaskEnqueueOptions,
+  ): Promise<TaskEnqueueResult>;
+
+  /**
+   * Enqueues one task message per payload, resolving the queue once and
+   * using its `enqueueMany()` when it has one.  Every payload is checked
+   * before any is enqueued: one bad payload enqueues nothing.
+   * @param task The task's handle.
+   * @param payloads The payloads (the schema's input type).
+   * @param options A `delay` and an `orderingKey`, shared by all messages,
+   *                and a `deduplicationKey` (since 0.2.0): one key, or a
+   *                function giving each payload its own.
+   * @returns One result per payload, in order (since 0.2.0; `void` before).
+   * @throws {TaskNotDefinedError} When the handle is from another
+   *         federation or builder.
+   * @throws {TaskQueueNotConfiguredError} When no queue applies to the task.
+   * @throws {TaskValidationError} When a payload does not match the schema.
+   * @throws {TaskPayloadEncodingError} When a payload cannot be encoded.
+   * @throws {TypeError} When an option is malformed.
+   * @throws {UnknownOptionError} When an option is not one this method
+   *         takes (since 0.3.0); the message suggests the nearest name.
+   * @example
+   * ```ts
+   * await ctx.enqueueTaskMany(sendDigest, users.map((user) => ({ userId: user.id })));
+   * ```
+   * @since 0.1.0
+   */
+  enqueueTaskMany<TData, TInput>(
+    task: TaskDefinition<TContextData, TData, TInput>,
+    payloads: readonly NoInfer<TInput>[],
+    options?: TaskEnqueueManyOptions<NoInfer<TInput>>,
+  ): Promise<TaskEnqueueResult[]>;
+}
+
+/**
+ * What {@link Context.parseUri} found.
+ * @since 0.2.0
+ */
+export type ParseUriResult =
+  | { readonly type: "actor"; readonly identifier: string }
+  | { readonly type: "inbox"; readonly identifier: string | null }
+  | { readonly type: "outbox" | "followers" | "following"; readonly identifier: string }
+  | {
+    readonly type: "object";
+    readonly class: ObjectClass;
+    readonly typeId: URL;
+    readonly values: Readonly<Record<string, string>>;
+  }
+  | { readonly type: "nodeinfo" };
+
+/**
+ * A context for one incoming request: what the actor, object and
+ * collection dispatchers, the NodeInfo dispatcher and the authorization
+ * predicates get.
+ * @typeParam TContextData The type of the application data.
+ * @since 0.2.0
+ */
+export interface RequestContext<TContextData> extends Context<TContextData> {
+  /** The request. */
+  readonly request: Request;
+  /** The request's URL. */
+  readonly url: URL;
+
+  /**
+   * Returns one of your actors, as the actor dispatcher makes it.
+   * @param identifier The actor's identifier.
+   * @returns The actor, or `null` when there is none (or it is a
+   *          `Tombstone`).
+   * @throws {RouteNotRegisteredError} Without an actor dispatcher.
+   */
+  getActor(identifier: string): Promise<Actor | null>;
+
+  /**
+   * Returns one of your objects, as its object dispatcher makes it.
+   * @param cls The class, e.g. `Note`.
+   * @param values The values of its path's variables.
+   * @returns The object, or `null`.
+   * @throws {RouteNotRegisteredError} Without an object dispatcher for the
+   *         class.
+   */
+  getObject<TObject extends APObject>(
+    cls: ObjectClass<TObject>,
+    values: Readonly<Record<string, string>>,
+  ): Promise<TObject | null>;
+
+  /**
+   * Verifies the request's HTTP signature (either scheme), for authorized
+   * fetch ("secure mode"): the key that signed it, or `null` when the
+   * request is unsigned or the signature does not verify.  Computed once
+   * per context.
+   * @returns The key, with its owner.
+   */
+  getSignedKey(): Promise<CryptographicKey | null>;
+
+  /**
+   * The actor that owns the key that signed the request, fetched by the
+   * document loader, or `null` when the request is not signed or the owner
+   * cannot be loaded.
+   * @returns The actor.
+   */
+  getSignedKeyOwner(): Promise<Actor | null>;
+}
+
+/**
+ * The context inbox listeners (and the inbox error handler) get.
+ * @typeParam TContextData The type of the application data.
+ * @since 0.2.0
+ */
+export interface InboxContext<TContextData> extends Context<TContextData> {
+  /**
+   * The identifier of the actor whose inbox received the activity, or
+   * `null` when it came through the shared inbox.
+   */
+  readonly recipient: string | null;
+
+  /**
+   * Aborted when processing this activity runs past the federation's
+   * `inboxTimeout` (with a `HandlerTimeoutError` as its reason) or when the
+   * worker shuts down.  Pass it on to what the listener awaits (`fetch()`,
+   * a database query), or check it between steps, and throw soon after it
+   * aborts: the activity is then retried.  A listener still running after
+   * the federation's `timeoutGracePeriod` is abandoned: the worker moves on
+   * and leaves it running.  Never aborts for listeners run in the request
+   * (without an inbox queue).
+   * @since 0.3.0
+   */
+  readonly signal: AbortSignal;
+
+  /**
+   * Forwards the received activity, exactly as it was received (so that
+   * its proofs or signatures stay valid), to other inboxes, signing the
+   * requests as `forwarder` (e.g. a reply to your actor's post forwarded to
+   * its followers).  Receivers that trust only HTTP signatures refuse a
+   * forwarded activity whose actor is not the forwarder, unless it carries
+   * an object proof they verify.
+   * @param forwarder Your actor that forwards.
+   * @param recipients The recipients, or `"followers"` for the forwarder's
+   *                   followers.
+   * @param options Shared inbox preference, fan-out and ordering.
+   * @returns Resolves once enqueued (or delivered, without an outbox queue).
+   * @throws {TypeError} When an argument is malformed.
+   */
+  forwardActivity(
+    forwarder: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    options?: SendActivityOptions,
+  ): Promise<void>;
+}
+
+/**
+ * The context a task handler (and its `onError`) gets: a {@link Context}
+ * for the base URL the task was enqueued from, plus `task`, what the
+ * handler knows about its run (attempt, message id, enqueue time and an
+ * `AbortSignal` that fires at shutdown).
+ * @typeParam TContextData The type of the application data in contexts.
+ * @since 0.2.0
+ */
+export interface TaskContext<TContextData> extends Context<TContextData> {
+  /** The run this handler is in. */
+  readonly task: TaskRunInfo;
+}
+
+/**
+ * What {@link TaskRegistry.defineTask} takes besides the task's name: the
+ * schema, the handler, and optional retry policy, `onError` hook, queue and
+ * lifecycle event listeners.
+ * @typeParam TContextData The type of the application data in contexts.
+ * @typeParam TSchema The payload's Standard Schema.
+ * @since 0.1.0
+ */
+export type TaskDefinitionOptions<TContextData, TSchema extends StandardSchemaV1> = TaskOptions<
+  TaskContext<TContextData>,
+  TSchema
+>;
+
+/**
+ * Where typed background tasks are defined.  `Federation` and
+ * `FederationBuilder` implement it (through `Federatable`).
+ * @typeParam TContextData The type of the application data in contexts.
+ * @since 0.1.0
+ */
+export type TaskRegistry<TContextData> = GenericTaskRegistry<
+  TContextData,
+  TaskContext<TContextData>
+>;

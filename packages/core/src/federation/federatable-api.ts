@@ -1,0 +1,311 @@
+// The registration methods a federation and its builder share, and the
+// setters they return: interfaces only (federatable.ts implements them).
+import type { Activity, Actor, Object as APObject } from "@fedify/vocab";
+import type {
+  ActorDispatcher,
+  ActorHandleMapper,
+  ActorKeyPairsDispatcher,
+  AuthorizePredicate,
+  CollectionCounter,
+  CollectionCursor,
+  CollectionDispatcher,
+  FollowerItem,
+  InboxErrorHandler,
+  InboxListener,
+  NodeInfoDispatcher,
+  ObjectAuthorizePredicate,
+  ObjectDispatcher,
+  OutboxPermanentFailureHandler,
+  SharedInboxKeyDispatcher,
+  WebFingerLinksDispatcher,
+} from "./callbacks.ts";
+import type { TaskRegistry } from "./context-api.ts";
+import type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry-api.ts";
+
+/**
+ * Registers inbox listeners, as returned by
+ * {@link Federatable.setInboxListeners}.
+ * @typeParam TContextData The context data type.
+ * @since 0.1.0
+ */
+export interface InboxListenerSetters<TContextData> {
+  /**
+   * Registers the listener for an activity class.  A received activity goes
+   * to the listener of its own class or, failing that, of its nearest
+   * superclass (so `on(Activity, …)` catches everything else).
+   * @param type The activity class, e.g. `Follow`.
+   * @param listener The listener.
+   * @returns These setters, for chaining.
+   * @throws {DuplicateRegistrationError} When the class already has one.
+   */
+  on<TActivity extends Activity>(
+    type: ActivityClass<TActivity>,
+    listener: InboxListener<TContextData, TActivity>,
+  ): InboxListenerSetters<TContextData>;
+
+  /**
+   * Registers the handler called when a listener throws.
+   * @param handler The error handler.
+   * @returns These setters, for chaining.
+   */
+  onError(handler: InboxErrorHandler<TContextData>): InboxListenerSetters<TContextData>;
+
+  /**
+   * Sets how received activities are deduplicated by id: the same activity
+   * received twice within a day runs the listeners once.  The record holds
+   * the sender's origin too (the verified signer's), so that no server can
+   * claim another's activity ids first; an activity without an id is
+   * recognised by the SHA-256 digest of its body.  `"per-inbox"` by
+   * default (an activity delivered to two personal inboxes runs once for
+   * each); `"per-origin"` once per receiving origin; `"global"` once.
+   * @param strategy The strategy.
+   * @returns These setters, for chaining.
+   * @throws {TypeError} When the strategy is unknown.
+   * @since 0.2.0
+   */
+  withIdempotency(strategy: IdempotencyStrategy): InboxListenerSetters<TContextData>;
+
+  /**
+   * Names the actor (typically an instance actor) whose key signs the GETs
+   * an inbox makes to fetch senders' keys, for servers that answer only
+   * signed requests (authorized fetch, Mastodon's secure mode).  Without
+   * it, keys are fetched unsigned.
+   * @param dispatcher Returns the actor's identifier, or `null` to fetch
+   *                   unsigned.
+   * @returns These setters, for chaining.
+   * @since 0.2.0
+   */
+  setSharedKeyDispatcher(
+    dispatcher: SharedInboxKeyDispatcher<TContextData>,
+  ): InboxListenerSetters<TContextData>;
+}
+
+/**
+ * More settings of the actor route, as returned by
+ * {@link Federatable.setActorDispatcher}.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export interface ActorCallbackSetters<TContextData> {
+  /**
+   * Sets where actors' key pairs come from: deliveries are signed with
+   * them, and `ctx.getActorKeyPairs()` returns them.
+   * @param dispatcher Returns an actor's key pairs.
+   * @returns These setters, for chaining.
+   * @throws {TypeError} When `dispatcher` is not a function.
+   */
+  setKeyPairsDispatcher(
+    dispatcher: ActorKeyPairsDispatcher<TContextData>,
+  ): ActorCallbackSetters<TContextData>;
+
+  /**
+   * Maps WebFinger usernames to identifiers, for handles that differ from
+   * identifiers (e.g. identifiers are database ids).  Without it, the
+   * username is the identifier.
+   * @param mapper Returns the identifier of a username, or `null`.
+   * @returns These setters, for chaining.
+   * @throws {TypeError} When `mapper` is not a function.
+   */
+  mapHandle(mapper: ActorHandleMapper<TContextData>): ActorCallbackSetters<TContextData>;
+
+  /**
+   * Restricts who may fetch actors: a request the predicate refuses gets
+   * 401 (or `onUnauthorized`).
+   * @param predicate Tells whether a request may see an actor.
+   * @returns These setters, for chaining.
+   * @throws {TypeError} When `predicate` is not a function.
+   */
+  authorize(predicate: AuthorizePredicate<TContextData>): ActorCallbackSetters<TContextData>;
+}
+
+/**
+ * More settings of a collection route (outbox, followers, following).
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export interface CollectionCallbackSetters<TContextData> {
+  /**
+   * Sets the counter that gives the collection's `totalItems`.
+   * @param counter Returns the number of items.
+   * @returns These setters, for chaining.
+   */
+  setCounter(counter: CollectionCounter<TContextData>): CollectionCallbackSetters<TContextData>;
+  /**
+   * Makes the collection paged: the collection links to the first page,
+   * whose cursor this returns.
+   * @param cursor Returns the first page's cursor.
+   * @returns These setters, for chaining.
+   */
+  setFirstCursor(cursor: CollectionCursor<TContextData>): CollectionCallbackSetters<TContextData>;
+  /**
+   * Sets the cursor of the last page the collection links to.
+   * @param cursor Returns the last page's cursor.
+   * @returns These setters, for chaining.
+   */
+  setLastCursor(cursor: CollectionCursor<TContextData>): CollectionCallbackSetters<TContextData>;
+  /**
+   * Restricts who may fetch the collection: a request the predicate refuses
+   * gets 401 (or `onUnauthorized`).
+   * @param predicate Tells whether a request may see the collection.
+   * @returns These setters, for chaining.
+   */
+  authorize(predicate: AuthorizePredicate<TContextData>): CollectionCallbackSetters<TContextData>;
+}
+
+/**
+ * More settings of an object route.
+ * @typeParam TContextData The context data type.
+ * @since 0.2.0
+ */
+export interface ObjectCallbackSetters<TContextData> {
+  /**
+   * Restricts who may fetch the objects: a request the predicate refuses
+   * gets 401 (or `onUnauthorized`).
+   * @param predicate Tells whether a request may see an object.
+   * @returns These setters, for chaining.
+   */
+  authorize(predicate: ObjectAuthorizePredicate<TContextData>): ObjectCallbackSetters<TContextData>;
+}
+
+/**
+ * The registration methods shared by {@link Federation} and
+ * {@link FederationBuilder}, including `defineTask()` from
+ * {@link TaskRegistry}.
+ * @typeParam TContextData The type of the application data every context
+ *                         carries.
+ * @since 0.1.0
+ */
+export interface Federatable<TContextData> extends TaskRegistry<TContextData> {
+  /**
+   * Registers the actor dispatcher and the actor route.  Actors are served
+   * there as `application/activity+json` and found through
+   * `/.well-known/webfinger`.
+   * @param path The path template, with one `{identifier}` placeholder,
+   *             e.g. `"/users/{identifier}"`.
+   * @param dispatcher Returns the actor for an identifier.
+   * @returns Setters for the key pairs dispatcher, the handle mapper and
+   *          the authorization predicate (since 0.2.0).
+   * @throws {RoutePathError} When the path is malformed.
+   * @throws {RouteConflictError} When the path could match another route's.
+   * @throws {DuplicateRegistrationError} When already registered.
+   * @example
+   * ```ts
+   * federation.setActorDispatcher("/users/{identifier}", (ctx, identifier) =>
+   *   new Person({ id: ctx.getActorUri(identifier), preferredUsername: identifier }))
+   *   .setKeyPairsDispatcher((ctx, identifier) => loadKeyPairs(identifier));
+   * ```
+   */
+  setActorDispatcher(
+    path: string,
+    dispatcher: ActorDispatcher<TContextData>,
+  ): ActorCallbackSetters<TContextData>;
+
+  /**
+   * Registers an object dispatcher: objects of a class served at a path
+   * whose variables the dispatcher gets, and built by
+   * `ctx.getObjectUri(cls, values)`.
+   * @param cls The class, e.g. `Note`.
+   * @param path The path template, with at least one variable, e.g.
+   *             `"/users/{identifier}/notes/{id}"`.
+   * @param dispatcher Returns the object for the path's values.
+   * @returns Setters for the authorization predicate.
+   * @throws {RoutePathError} When the path is malformed or has no variable.
+   * @throws {RouteConflictError} When the path could match another route's.
+   * @throws {DuplicateRegistrationError} When the class already has one.
+   * @since 0.2.0
+   */
+  setObjectDispatcher<TObject extends APObject>(
+    cls: ObjectClass<TObject>,
+    path: string,
+    dispatcher: ObjectDispatcher<TContextData, TObject>,
+  ): ObjectCallbackSetters<TContextData>;
+
+  /**
+   * Registers the NodeInfo 2.1 document's path and dispatcher;
+   * `/.well-known/nodeinfo` then links to it.
+   * @param path The path, without variables, e.g. `"/nodeinfo/2.1"`.
+   * @param dispatcher Returns the metadata.
+   * @throws {RoutePathError} When the path is malformed.
+   * @throws {DuplicateRegistrationError} When already registered.
+   * @since 0.2.0
+   */
+  setNodeInfoDispatcher(path: string, dispatcher: NodeInfoDispatcher<TContextData>): void;
+
+  /**
+   * Registers more links for actors' WebFinger answers.
+   * @param dispatcher Returns the links for a resource.
+   * @throws {DuplicateRegistrationError} When already registered.
+   * @since 0.2.0
+   */
+  setWebFingerLinksDispatcher(dispatcher: WebFingerLinksDispatcher<TContextData>): void;
+
+  /**
+   * Registers the handler called once when a delivery fails for good (the
+   * inbox answered one of `permanentFailureStatusCodes`, 404 and 410 by
+   * default), e.g. to remove the followers behind that inbox.
+   * @param handler The handler.
+   * @throws {DuplicateRegistrationError} When already registered.
+   * @since 0.2.0
+   * @example
+   * ```ts
+   * federation.setOutboxPermanentFailureHandler((ctx, { inbox, statusCode, actorIds }) => {
+   *   for (const id of actorIds) removeFollower(id);
+   * });
+   * ```
+   */
+  setOutboxPermanentFailureHandler(handler: OutboxPermanentFailureHandler<TContextData>): void;
+
+  /**
+   * Registers the inbox routes; add listeners with the returned setters.
+   * @param inboxPath The personal inbox path, with one `{identifier}`
+   *                  placeholder.
+   * @param sharedInboxPath The shared inbox path, without placeholders.
+   * @returns Setters for the listeners.
+   * @throws {RoutePathError} When a path is malformed.
+   * @throws {DuplicateRegistrationError} When already registered.
+   */
+  setInboxListeners(
+    inboxPath: string,
+    sharedInboxPath?: string,
+  ): InboxListenerSetters<TContextData>;
+
+  /**
+   * Registers the outbox collection dispatcher and route.
+   * @param path The path template, with one `{identifier}` placeholder.
+   * @param dispatcher Returns a page of the outbox.
+   * @returns Setters for the counter, cursors and authorization (since 0.2.0).
+   * @throws {RoutePathError} When the path is malformed.
+   * @throws {DuplicateRegistrationError} When already registered.
+   */
+  setOutboxDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<Activity, TContextData>,
+  ): CollectionCallbackSetters<TContextData>;
+
+  /**
+   * Registers the followers collection dispatcher and route.  Also what
+   * `sendActivity(sender, "followers", …)` enumerates.
+   * @param path The path template, with one `{identifier}` placeholder.
+   * @param dispatcher Returns a page of followers (anything with an inbox).
+   * @returns Setters for the counter, cursors and authorization (since 0.2.0).
+   * @throws {RoutePathError} When the path is malformed.
+   * @throws {DuplicateRegistrationError} When already registered.
+   */
+  setFollowersDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<FollowerItem, TContextData>,
+  ): CollectionCallbackSetters<TContextData>;
+
+  /**
+   * Registers the following collection dispatcher and route.
+   * @param path The path template, with one `{identifier}` placeholder.
+   * @param dispatcher Returns a page of followed actors or their URIs.
+   * @returns Setters for the counter, cursors and authorization (since 0.2.0).
+   * @throws {RoutePathError} When the path is malformed.
+   * @throws {DuplicateRegistrationError} When already registered.
+   */
+  setFollowingDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<Actor | URL, TContextData>,
+  ): CollectionCallbackSetters<TContextData>;
+}

@@ -1,0 +1,129 @@
+// What a federation or builder holds for each registration, and the types
+// of the registered classes: interfaces only (registry.ts creates and
+// copies registries).
+import type { Activity, Actor, Object as APObject } from "@fedify/vocab";
+import type { TaskStore } from "../tasks/registry.ts";
+import type {
+  ActorDispatcher,
+  ActorHandleMapper,
+  ActorKeyPairsDispatcher,
+  AuthorizePredicate,
+  CollectionCounter,
+  CollectionCursor,
+  CollectionDispatcher,
+  FollowerItem,
+  InboxErrorHandler,
+  InboxListener,
+  NodeInfoDispatcher,
+  ObjectAuthorizePredicate,
+  ObjectDispatcher,
+  OutboxPermanentFailureHandler,
+  SharedInboxKeyDispatcher,
+  WebFingerLinksDispatcher,
+} from "./callbacks.ts";
+import type { TaskContext } from "./context-api.ts";
+import type { RouteTable } from "./routes.ts";
+
+/**
+ * A registered route: its path template and the callback serving it.
+ * @since 0.1.0
+ */
+export interface RouteRegistration<TCallback> {
+  /** The path template, e.g. `/users/{identifier}`. */
+  readonly path: string;
+  /** The callback serving the route. */
+  readonly dispatcher: TCallback;
+}
+
+/**
+ * The actor route with what its setters added.
+ * @since 0.2.0
+ */
+export interface ActorRegistration<TContextData>
+  extends RouteRegistration<ActorDispatcher<TContextData>> {
+  readonly keyPairsDispatcher?: ActorKeyPairsDispatcher<TContextData>;
+  readonly handleMapper?: ActorHandleMapper<TContextData>;
+  readonly authorize?: AuthorizePredicate<TContextData>;
+}
+
+/**
+ * A collection route with what its setters added.
+ * @since 0.2.0
+ */
+export interface CollectionRegistration<TItem, TContextData>
+  extends RouteRegistration<CollectionDispatcher<TItem, TContextData>> {
+  readonly counter?: CollectionCounter<TContextData>;
+  readonly firstCursor?: CollectionCursor<TContextData>;
+  readonly lastCursor?: CollectionCursor<TContextData>;
+  readonly authorize?: AuthorizePredicate<TContextData>;
+}
+
+/**
+ * An object route.
+ * @since 0.2.0
+ */
+export interface ObjectRegistration<TContextData>
+  extends RouteRegistration<ObjectDispatcher<TContextData, APObject>> {
+  /** The class, e.g. `Note`. */
+  readonly cls: ObjectClass;
+  /** The route's name in the route table: `object:<type URI>`. */
+  readonly routeName: string;
+  readonly authorize?: ObjectAuthorizePredicate<TContextData>;
+}
+
+/**
+ * An activity class, as accepted by `InboxListenerSetters.on()`.
+ * @since 0.1.0
+ */
+export type ActivityClass<TActivity extends Activity = Activity> = new (
+  // deno-lint-ignore no-explicit-any
+  ...args: any[]
+) => TActivity;
+
+/**
+ * A vocabulary class with a type URI, as accepted by
+ * `setObjectDispatcher()` (e.g. `Note`).
+ * @since 0.2.0
+ */
+export type ObjectClass<TObject extends APObject = APObject> =
+  // deno-lint-ignore no-explicit-any
+  & (new (...args: any[]) => TObject)
+  & { readonly typeId: URL };
+
+/**
+ * How received activities are deduplicated by their id: per inbox (the
+ * same activity delivered to two personal inboxes runs twice, once for
+ * each), per origin of the receiving server, or globally.
+ * @since 0.2.0
+ */
+export type IdempotencyStrategy = "per-inbox" | "per-origin" | "global";
+
+/**
+ * Everything registered on a federation or builder.  Internal: the builder
+ * copies it on `build()` with `cloneRegistry()` (registry.ts), so every field must be
+ * immutable, a `Map`/`Set` (copied one level deep) or an object with a
+ * `clone()` method.  To add a registration kind (e.g. tasks), add a field
+ * here and initialize it in `createRegistry()`.
+ * @since 0.1.0
+ */
+export interface FederationRegistry<TContextData> {
+  /** Every route's path template, for routing and building URIs. */
+  readonly routes: RouteTable;
+  actor?: ActorRegistration<TContextData>;
+  inboxPath?: string;
+  sharedInboxPath?: string;
+  inboxIdempotency?: IdempotencyStrategy;
+  sharedKeyDispatcher?: SharedInboxKeyDispatcher<TContextData>;
+  readonly inboxListeners: Map<ActivityClass, InboxListener<TContextData, Activity>>;
+  inboxErrorHandler?: InboxErrorHandler<TContextData>;
+  outbox?: CollectionRegistration<Activity, TContextData>;
+  followers?: CollectionRegistration<FollowerItem, TContextData>;
+  following?: CollectionRegistration<Actor | URL, TContextData>;
+  /** Object routes, by the class's type URI. */
+  readonly objects: Map<string, ObjectRegistration<TContextData>>;
+  nodeInfo?: RouteRegistration<NodeInfoDispatcher<TContextData>>;
+  webFingerLinks?: WebFingerLinksDispatcher<TContextData>;
+  outboxPermanentFailureHandler?: OutboxPermanentFailureHandler<TContextData>;
+  /** The typed background tasks, by name. */
+  readonly tasks: TaskStore<TContextData, TaskContext<TContextData>>;
+}
