@@ -37,13 +37,26 @@ export interface LookupWebFingerOptions {
    * @since 0.3.0
    */
   readonly maxBodyBytes?: number;
-  /** The `User-Agent` header. */
-  readonly userAgent: string;
+  /**
+   * How many redirects are followed (a handle's host often redirects its
+   * WebFinger endpoint to the server's web host); each hop's address is
+   * checked.  Fedify's `maxRedirection`.
+   * @default `5`
+   * @since 0.3.0
+   */
+  readonly maxRedirects?: number;
+  /**
+   * The `User-Agent` header.  Optional since 0.3.0, as in Fedify.
+   * @default `"Fedwork/0.3.0"`
+   */
+  readonly userAgent?: string;
   /**
    * Whether loopback and private hosts may be asked; they are then asked
    * over plain HTTP (a test or development server has no certificate).
+   * Optional since 0.3.0, as in Fedify.
+   * @default `false`
    */
-  readonly allowPrivateAddress: boolean;
+  readonly allowPrivateAddress?: boolean;
   /** Aborts the request. */
   readonly signal?: AbortSignal;
 }
@@ -65,8 +78,8 @@ export function parseFediverseHandle(handle: string): { user: string; host: stri
  * Asks a host's WebFinger endpoint about a resource (RFC 7033): an
  * `acct:user@host` URI or an http(s) URL.  Over HTTPS, except for loopback
  * and private hosts when `allowPrivateAddress` is set.
- * @param resource The resource, e.g. `acct:alice@example.com`.
- * @param options The user agent and address policy.
+ * @param resource The resource, e.g. `acct:alice@example.com`, or a URL.
+ * @param options The user agent, address policy and limits.
  * @returns The descriptor, or `null` when the host has none (or fails).
  * @throws {PrivateAddressError} When the host is not public and
  *         `allowPrivateAddress` is `false`.
@@ -83,9 +96,11 @@ export function parseFediverseHandle(handle: string): { user: string; host: stri
  * ```
  */
 export async function lookupWebFinger(
-  resource: string,
-  options: LookupWebFingerOptions,
+  resource: URL | string,
+  options: LookupWebFingerOptions = {},
 ): Promise<ResourceDescriptor | null> {
+  if (resource instanceof URL) resource = resource.href;
+  const allowPrivateAddress = options.allowPrivateAddress ?? false;
   let host: string;
   if (resource.startsWith("acct:")) {
     const handle = parseFediverseHandle(resource);
@@ -95,7 +110,7 @@ export async function lookupWebFinger(
     host = new URL(resource).host;
   }
   const hostname = new URL(`http://${host}`).hostname.replace(/^\[|\]$/g, "");
-  const plain = options.allowPrivateAddress &&
+  const plain = allowPrivateAddress &&
     (hostname === "localhost" || (isIP(hostname) !== 0 && isNonPublicAddress(hostname)));
   const url = new URL(`${plain ? "http" : "https"}://${host}/.well-known/webfinger`);
   url.searchParams.set("resource", resource);
@@ -103,10 +118,12 @@ export async function lookupWebFinger(
   try {
     response = await fetchRemote(url, {
       headers: { Accept: "application/jrd+json, application/json" },
-      userAgent: options.userAgent,
-      allowPrivateAddress: options.allowPrivateAddress,
-      // A descriptor is asked of the host itself: no redirect elsewhere.
-      redirect: "error",
+      userAgent: options.userAgent ?? "Fedwork/0.3.0",
+      allowPrivateAddress,
+      // Followed as Fedify and Mastodon do: a handle host commonly sends
+      // its WebFinger endpoint on to the web host.  fetchRemote() checks
+      // every hop's address.
+      ...(options.maxRedirects == null ? {} : { maxRedirects: options.maxRedirects }),
       ...(options.timeout == null ? {} : { timeout: options.timeout }),
       ...(options.maxBodyBytes == null ? {} : { maxBodyBytes: options.maxBodyBytes }),
       signal: options.signal,
