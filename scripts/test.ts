@@ -200,6 +200,10 @@ if (!skipChecks) {
     // lists; on a difference it says to run
     // `node scripts/check-exports.ts --update` and review the diff.
     ["exports snapshot", process.execPath, [join(root, "scripts", "check-exports.ts")]],
+    // Every name a Fedify 2.3 app imports is in Fedwork or on the committed
+    // list of deliberate differences, scripts/fedify-parity.json, from which
+    // the "Coming from Fedify" page's table is generated.
+    ["Fedify parity", process.execPath, [join(root, "scripts", "check-fedify-parity.ts")]],
     // Each package is ready for JSR.  --allow-dirty: the check must not
     // depend on whether the working tree is committed.
     ...PUBLISHED_PACKAGES.map((name): [string, string, string[], string] => [
