@@ -8,3 +8,8 @@
 // the federation's own machinery, imported by path; only the errors an
 // application can meet are public.
 export { RouteConflictError, UriBuildError } from "./errors.ts";
+export {
+  respondWithObject,
+  respondWithObjectIfAcceptable,
+  type RespondWithObjectOptions,
+} from "./respond.ts";

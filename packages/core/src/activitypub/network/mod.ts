@@ -16,6 +16,7 @@ export {
   TooManyRedirectsError,
   UnacceptableContentTypeError,
 } from "./errors.ts";
+export { kvCache, type KvCacheParameters } from "./kv-cache.ts";
 export {
   fetchRemote,
   type FetchRemoteOptions,
