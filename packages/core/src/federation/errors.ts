@@ -1,24 +1,4 @@
 /**
- * Thrown by {@link createFederation} and `FederationBuilder.build()` when an
- * option is missing or invalid.  The message names the option.
- * @since 0.1.0
- */
-export class FederationOptionError extends TypeError {
-  /** The name of the offending option, e.g. `"queue.outbox"`. */
-  readonly option: string;
-
-  /**
-   * @param option The option's name.
-   * @param message What is wrong and how to fix it.
-   */
-  constructor(option: string, message: string) {
-    super(message);
-    this.name = "FederationOptionError";
-    this.option = option;
-  }
-}
-
-/**
  * Thrown when a route path given to a registration method (e.g.
  * `setActorDispatcher()`) is malformed.
  * @since 0.1.0
@@ -82,3 +62,6 @@ export { DeliveryError } from "../activitypub/outbox/errors.ts";
 
 // Moved to activitypub/network/ (which may not import federation/).
 export { PrivateAddressError } from "../activitypub/network/errors.ts";
+
+// Moved to options/ (which the option checks of every layer import).
+export { FederationOptionError } from "../options/federation-option-error.ts";

@@ -10,7 +10,7 @@ import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
 import { DEFAULT_MAX_INBOX_BODY_SIZE } from "../activitypub/inbox/verify.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
-import { assertKnownOptions } from "./option-names.ts";
+import { assertKnownOptions } from "../options/federation-option-names.ts";
 import {
   DEFAULT_USER_AGENT,
   type DocumentLoaderFactory,

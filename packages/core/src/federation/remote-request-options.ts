@@ -7,7 +7,7 @@ import {
 import { positiveDurationOption } from "../options/value-options.ts";
 import type { DurationInput } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
-import { assertKnownOptions } from "./option-names.ts";
+import { assertKnownOptions } from "../options/federation-option-names.ts";
 
 /**
  * The `remoteRequests` option of a federation: the limits every request it

@@ -1,5 +1,5 @@
-import { findUnknownOption, unknownOptionMessage } from "../options/known-options.ts";
-import { FederationOptionError } from "./errors.ts";
+import { findUnknownOption, unknownOptionMessage } from "./known-options.ts";
+import { FederationOptionError } from "./federation-option-error.ts";
 
 /**
  * Options Fedify's `createFederation()` takes that Fedwork does not, with
