@@ -44,7 +44,7 @@ import {
   type FederationTimeoutOptions,
   type ResolvedTimeoutOptions,
   resolveTimeoutOptions,
-} from "./timeout-options.ts";
+} from "../processing/timeout-options.ts";
 import {
   type FederationQueueOptions,
   isMessageQueue,

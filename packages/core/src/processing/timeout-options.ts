@@ -2,9 +2,9 @@ import {
   DEFAULT_TIMEOUT_GRACE_PERIOD_MS,
   gracePeriodToMilliseconds,
   timeLimitToMilliseconds,
-} from "../processing/time-limit.ts";
+} from "./time-limit.ts";
 import type { DurationInput } from "../time/duration.ts";
-import { FederationOptionError } from "./errors.ts";
+import { FederationOptionError } from "../options/federation-option-error.ts";
 
 /**
  * The default time limit of one task attempt: 15 minutes.  Tasks are where
