@@ -6,6 +6,7 @@ testMessageQueue({
   factoryModule: new URL("./testdata/in-process-factory.ts", import.meta.url).href,
   durable: false,
   redelivery: true,
+  priority: true,
 });
 
 testKvStore({

@@ -3,6 +3,7 @@ import type { MessageQueueDepth, MessageRedelivery } from "@fedwork/core";
 import { QueueClosedError } from "@fedwork/core/queue-kit";
 import { runCrashTest } from "./crash-test.ts";
 import { defineDeduplicationTests } from "./deduplication-suite.ts";
+import { definePriorityTests } from "./priority-suite.ts";
 import { EVENT_TIMEOUT_MS, runQueueTest } from "./queue-harness.ts";
 import type { MessageQueueConformanceOptions } from "./types.ts";
 import { deferred, delay, waitUntil, within } from "./wait.ts";
@@ -39,6 +40,11 @@ const DEFAULT_LEASE_MS = 1500;
  *   its key is held, frees the key once the message is acknowledged or its
  *   TTL ran out, keeps it held across a redelivery in place, and (durable
  *   only) adds one message for concurrent calls from two processes;
+ * - a queue without `nativePriority` refuses a priority other than 0; one
+ *   with it (required with `priority: true`) starts 10 high-priority
+ *   messages enqueued after 1,000 low ones before the remaining low ones,
+ *   keeps a key's messages in order whatever their priorities and refuses
+ *   a priority outside -5 to 5;
  * - when the queue claims ahead (`prefetch: true`), messages prefetched
  *   beyond the running handler stay leased while it listens and are handed
  *   back, in order, as soon as it stops, before the running handler ends;
@@ -67,6 +73,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
   const redelivery = options.redelivery ?? false;
   const deduplication = options.deduplication ?? false;
   const prefetch = options.prefetch ?? false;
+  const priority = options.priority ?? false;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const define = (
     behaviour: string,
@@ -370,6 +377,7 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
   });
 
   defineDeduplicationTests(define, name, factoryModule, deduplication, durable);
+  definePriorityTests(define, name, priority);
 
   if (prefetch) {
     define(

@@ -89,6 +89,15 @@ export interface MessageQueueConformanceOptions {
    */
   readonly prefetch?: boolean;
 
+  /**
+   * `true` when the queue must order messages by priority
+   * (`nativePriority`): the priority tests then fail without it.  With
+   * `false` (the default) they check that a queue without it refuses a
+   * priority, and check the order only when it is offered.
+   * @since 0.3.0
+   */
+  readonly priority?: boolean;
+
   /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
   readonly leaseMs?: number;
 }
