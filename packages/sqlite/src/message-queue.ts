@@ -9,6 +9,7 @@ import {
 } from "@fedwork/core";
 import {
   assertKnownOptions,
+  checkMessagePriority,
   type LeaseClaimRequest,
   type LeaseClaimResult,
   type LeasedMessage,
@@ -33,6 +34,7 @@ import {
 } from "./options.ts";
 import {
   migrateDeduplicationColumns,
+  migratePriorityColumn,
   prepareQueueStatements,
   queueSchemaSql,
   type QueueStatements,
@@ -65,6 +67,7 @@ interface ClaimedRow {
   readonly id: number;
   readonly message: string;
   readonly ready_at: number;
+  readonly priority: number;
 }
 
 /** A row leased to a listener. */
@@ -113,7 +116,7 @@ class SqliteLeaseEngine implements LeaseEngine<LeasedRow> {
       ) as unknown as ClaimedRow[];
     });
     // RETURNING gives rows in no promised order.
-    claimed.sort((a, b) => a.ready_at - b.ready_at || a.id - b.id);
+    claimed.sort((a, b) => b.priority - a.priority || a.ready_at - b.ready_at || a.id - b.id);
     const messages = claimed.map((row) => ({ id: row.id, text: row.message }));
     if (count === 0 || messages.length === count) return { messages };
     // Nothing else is claimable now: sleep until a delay runs out or a
@@ -202,6 +205,11 @@ function ids(rows: readonly { readonly id: number }[]): string {
  * {@link SqliteMessageQueueOptions.leaseTime}) so that the message of a
  * crashed worker is handed out again.
  *
+ * Priorities: a claim takes ready rows highest priority first, then by
+ * ready time; a row with an ordering key waits for every earlier row with
+ * its key whatever the priorities.  Messages a listener has already
+ * prefetched run before a higher-priority message enqueued after them.
+ *
  * Pickup: enqueues from the same process wake its listeners at once, and
  * delays and expired leases wake them with a timer; enqueues from other
  * processes are found by polling every
@@ -251,6 +259,13 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.2.0
    */
   readonly nativeDeduplication = true;
+
+  /**
+   * Always `true`: claims take ready rows highest priority first (see
+   * `MessageQueueEnqueueOptions.priority`).
+   * @since 0.3.0
+   */
+  readonly nativePriority = true;
 
   readonly #options: ResolvedQueueOptions;
   readonly #given: SqliteMessageQueueOptions;
@@ -313,6 +328,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
         table,
         (body) => runImmediateTransaction(database, body),
       );
+      migratePriorityColumn(database, table, (body) => runImmediateTransaction(database, body));
       database.exec("PRAGMA synchronous = FULL");
       return {
         database,
@@ -328,12 +344,13 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
   /**
    * Adds a message.  Resolves once SQLite committed it.
    * @param message A JSON-compatible value.
-   * @param options The delay and ordering key.
+   * @param options The delay, ordering key and priority.
    * @returns Resolves once the message is stored.
    * @throws {SqliteClosedError} When the queue was closed.
    * @throws {TypeError} When the message is not JSON-serializable or
    *                     `delay` is not a duration.
-   * @throws {RangeError} When `delay` is negative.
+   * @throws {RangeError} When `delay` is negative or `priority` is out of
+   *                     range.
    * @since 0.1.0
    */
   enqueue(
@@ -348,12 +365,14 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    * Adds several messages in one transaction, in order: either all are
    * stored or none.
    * @param messages JSON-compatible values.
-   * @param options The delay and ordering key, applied to every message.
+   * @param options The delay, ordering key and priority, applied to every
+   *                message.
    * @returns Resolves once the messages are stored.
    * @throws {SqliteClosedError} When the queue was closed.
    * @throws {TypeError} When a message is not JSON-serializable or `delay`
    *                     is not a duration.
-   * @throws {RangeError} When `delay` is negative.
+   * @throws {RangeError} When `delay` is negative or `priority` is out of
+   *                     range.
    * @since 0.1.0
    */
   async enqueueMany(
@@ -366,6 +385,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     if (orderingKey !== null && typeof orderingKey !== "string") {
       throw new TypeError(`The orderingKey option must be a string; got ${typeof orderingKey}.`);
     }
+    const priority = checkMessagePriority(options.priority);
     const encoded = messages.map(encodeMessage);
     if (encoded.length === 0) return;
     const connection = await this.#connect();
@@ -374,10 +394,10 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     setSynchronous(connection, "FULL");
     const readyAt = Date.now() + delayMs;
     if (encoded.length === 1) {
-      statements.insert.run(encoded[0], orderingKey, readyAt);
+      statements.insert.run(encoded[0], orderingKey, readyAt, priority);
     } else {
       runImmediateTransaction(database, () => {
-        for (const text of encoded) statements.insert.run(text, orderingKey, readyAt);
+        for (const text of encoded) statements.insert.run(text, orderingKey, readyAt, priority);
       });
     }
     notifyWakeup(this.#channel);
@@ -396,7 +416,8 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    * @throws {SqliteClosedError} When the queue was closed.
    * @throws {TypeError} When the message is not JSON-serializable or an
    *                     option has the wrong type.
-   * @throws {RangeError} When `delay` or `deduplicationTtl` is negative.
+   * @throws {RangeError} When `delay` or `deduplicationTtl` is negative, or
+   *                     `priority` is out of range.
    * @since 0.2.0
    */
   async enqueueDeduplicated(
@@ -414,6 +435,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     if (typeof key !== "string" || key === "") {
       throw new TypeError("The deduplicationKey option must be a non-empty string.");
     }
+    const priority = checkMessagePriority(options.priority);
     const text = encodeMessage(message, "The message");
     const connection = await this.#connect();
     if (this.#closed) throw new SqliteClosedError("SqliteMessageQueue");
@@ -422,7 +444,14 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     const added = runImmediateTransaction(database, () => {
       const now = Date.now();
       if (statements.deduplicationHeld.get(key, now) != null) return false;
-      statements.insertDeduplicated.run(text, orderingKey, now + delayMs, key, now + ttlMs);
+      statements.insertDeduplicated.run(
+        text,
+        orderingKey,
+        now + delayMs,
+        key,
+        now + ttlMs,
+        priority,
+      );
       return true;
     });
     if (added) notifyWakeup(this.#channel);

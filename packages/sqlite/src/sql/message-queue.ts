@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS "${table}" (
   lease_until INTEGER,
   lease_owner TEXT,
   dedup_key TEXT,
-  dedup_until INTEGER
+  dedup_until INTEGER,
+  priority INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS "${table}_ready" ON "${table}" (ready_at, id);
 CREATE INDEX IF NOT EXISTS "${table}_ordering_key" ON "${table}" (ordering_key, id)
@@ -57,11 +58,42 @@ export function migrateDeduplicationColumns(
   );
 }
 
+/**
+ * Adds the `priority` column to a table created before it existed (Fedwork
+ * 0.2), then indexes it, like {@link migrateDeduplicationColumns}.  Rows
+ * already queued get priority 0.
+ * @param database The connection.
+ * @param table The validated table name, unquoted.
+ * @param transaction Runs its body in a `BEGIN IMMEDIATE` transaction.
+ * @since 0.3.0
+ */
+export function migratePriorityColumn(
+  database: SqliteDatabase,
+  table: string,
+  transaction: (body: () => void) => void,
+): void {
+  const hasColumn = () =>
+    database.prepare(`SELECT 1 FROM pragma_table_info(?) WHERE name = 'priority'`)
+      .get(table) != null;
+  if (!hasColumn()) {
+    transaction(() => {
+      if (hasColumn()) return;
+      database.exec(`ALTER TABLE "${table}" ADD COLUMN priority INTEGER NOT NULL DEFAULT 0`);
+    });
+  }
+  // The claim walks this index in claim order (highest priority, then
+  // ready time) and stops after the batch, so a deep backlog of delayed
+  // or leased rows at the front is all it may have to skip.
+  database.exec(
+    `CREATE INDEX IF NOT EXISTS "${table}_claim" ON "${table}" (priority DESC, ready_at, id)`,
+  );
+}
+
 /** The prepared statements of one queue connection. */
 export interface QueueStatements {
-  /** (message, ordering_key, ready_at) */
+  /** (message, ordering_key, ready_at, priority) */
   readonly insert: SqliteStatement;
-  /** (message, ordering_key, ready_at, dedup_key, dedup_until) */
+  /** (message, ordering_key, ready_at, dedup_key, dedup_until, priority) */
   readonly insertDeduplicated: SqliteStatement;
   /** (dedup_key, now) → a row while a message holds the key */
   readonly deduplicationHeld: SqliteStatement;
@@ -101,11 +133,11 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
   const t = `"${table}"`;
   return {
     insert: database.prepare(
-      `INSERT INTO ${t} (message, ordering_key, ready_at) VALUES (?, ?, ?)`,
+      `INSERT INTO ${t} (message, ordering_key, ready_at, priority) VALUES (?, ?, ?, ?)`,
     ),
     insertDeduplicated: database.prepare(
-      `INSERT INTO ${t} (message, ordering_key, ready_at, dedup_key, dedup_until)
-       VALUES (?, ?, ?, ?, ?)`,
+      `INSERT INTO ${t} (message, ordering_key, ready_at, dedup_key, dedup_until, priority)
+       VALUES (?, ?, ?, ?, ?, ?)`,
     ),
     // A key is held by a row still in the table (not yet acknowledged:
     // waiting, running or waiting for its retry in place) whose TTL has not
@@ -118,7 +150,9 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
     // before it with the same key is still in the table.  Rows leave the
     // table only when acknowledged, so this also holds back a key while its
     // earlier message is delayed, being handled by any process or waiting
-    // to be handed out again (a failed or redelivered one).
+    // to be handed out again (a failed or redelivered one).  Higher
+    // priorities first; the ordering-key condition keeps a key's rows in
+    // enqueue order whatever their priorities.
     claim: database.prepare(
       `UPDATE ${t} SET lease_until = ?, lease_owner = ?
        WHERE id IN (
@@ -128,9 +162,9 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
            AND (m.ordering_key IS NULL OR NOT EXISTS (
              SELECT 1 FROM ${t} AS e
              WHERE e.ordering_key = m.ordering_key AND e.id < m.id))
-         ORDER BY m.ready_at, m.id
+         ORDER BY m.priority DESC, m.ready_at, m.id
          LIMIT ?)
-       RETURNING id, message, ready_at`,
+       RETURNING id, message, ready_at, priority`,
     ),
     extendLeases: database.prepare(
       `UPDATE ${t} SET lease_until = ?
