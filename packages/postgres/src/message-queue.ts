@@ -9,6 +9,7 @@ import {
 } from "@fedwork/core";
 import {
   assertKnownOptions,
+  checkMessagePriority,
   type LeaseClaimRequest,
   type LeaseClaimResult,
   type LeasedMessage,
@@ -42,6 +43,7 @@ interface ClaimedRow {
   readonly id: string;
   readonly message: string;
   readonly keyed: boolean;
+  readonly priority: number;
 }
 
 /** A row leased to a listener. */
@@ -114,8 +116,8 @@ class PostgresLeaseEngine implements LeaseEngine<LeasedRow> {
     );
     // RETURNING gives rows in no promised order; ids grow with enqueues.
     const messages = rows
-      .map((row) => ({ id: row.id, text: row.message, keyed: row.keyed }))
-      .sort((a, b) => compareIds(a.id, b.id));
+      .sort((a, b) => b.priority - a.priority || compareIds(a.id, b.id))
+      .map((row) => ({ id: row.id, text: row.message, keyed: row.keyed }));
     if (messages.length === count) return { messages };
     // Nothing else is claimable now: sleep until the earliest delayed
     // message is due or a lease that this listener does not renew runs out.
@@ -244,6 +246,14 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
    */
   readonly nativeDeduplication = true;
 
+  /**
+   * Always `true`: claims take ready rows highest priority first, walking
+   * an index on `(priority DESC, id)` (see
+   * `MessageQueueEnqueueOptions.priority`).
+   * @since 0.3.0
+   */
+  readonly nativePriority = true;
+
   readonly #sql: Sql;
   readonly #ownsClient: boolean;
   readonly #given: PostgresMessageQueueOptions;
@@ -320,11 +330,12 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
   /**
    * Adds a message.  Resolves once PostgreSQL has committed it.
    * @param message A JSON-compatible value.
-   * @param options The delay and ordering key.
+   * @param options The delay, ordering key and priority.
    * @returns Resolves when the message is stored.
    * @throws {TypeError} When the message is not JSON-compatible or the delay
    *                     is not a duration.
-   * @throws {RangeError} When the delay is negative.
+   * @throws {RangeError} When the delay is negative or the priority is out
+   *                     of range.
    * @throws {PostgresClosedError} When the queue was disposed.
    * @since 0.1.0
    */
@@ -333,12 +344,12 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     message: any,
     options: MessageQueueEnqueueOptions = {},
   ): Promise<void> {
-    const { delayMs, orderingKey } = this.#checkEnqueue(options);
+    const { delayMs, orderingKey, priority } = this.#checkEnqueue(options);
     const json = encodeJson(message, "message");
     await this.#initialize();
     await this.#sql.unsafe(
       this.#statements.enqueue,
-      [json, orderingKey, delayMs, this.#channel],
+      [json, orderingKey, delayMs, this.#channel, priority],
       PREPARED,
     );
   }
@@ -346,10 +357,12 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
   /**
    * Adds several messages in one statement: all of them or none.
    * @param messages JSON-compatible values, handed out in this order.
-   * @param options The delay and ordering key, applied to every message.
+   * @param options The delay, ordering key and priority, applied to every
+   *                message.
    * @returns Resolves when the messages are stored.
    * @throws {TypeError} When a message is not JSON-compatible.
-   * @throws {RangeError} When the delay is negative.
+   * @throws {RangeError} When the delay is negative or the priority is out
+   *                     of range.
    * @throws {PostgresClosedError} When the queue was disposed.
    * @since 0.1.0
    */
@@ -358,13 +371,13 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     messages: readonly any[],
     options: MessageQueueEnqueueOptions = {},
   ): Promise<void> {
-    const { delayMs, orderingKey } = this.#checkEnqueue(options);
+    const { delayMs, orderingKey, priority } = this.#checkEnqueue(options);
     const json = messages.map((message, i) => encodeJson(message, `message at index ${i}`));
     if (json.length === 0) return;
     await this.#initialize();
     await this.#sql.unsafe(
       this.#statements.enqueueMany,
-      [json, orderingKey, delayMs, this.#channel],
+      [json, orderingKey, delayMs, this.#channel, priority],
       PREPARED,
     );
   }
@@ -390,7 +403,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     message: any,
     options: MessageQueueDeduplicatedEnqueueOptions,
   ): Promise<boolean> {
-    const { delayMs, orderingKey } = this.#checkEnqueue(options);
+    const { delayMs, orderingKey, priority } = this.#checkEnqueue(options);
     const ttlMs = durationToMilliseconds(options.deduplicationTtl, "deduplicationTtl");
     const key: unknown = options.deduplicationKey;
     if (typeof key !== "string" || key === "") {
@@ -402,7 +415,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
       await tx.unsafe(this.#statements.expireDeduplication, [key], PREPARED);
       const rows = await tx.unsafe(
         this.#statements.enqueueDeduplicated,
-        [json, orderingKey, delayMs, this.#channel, key, ttlMs],
+        [json, orderingKey, delayMs, this.#channel, key, ttlMs, priority],
         PREPARED,
       );
       return rows.length > 0;
@@ -473,7 +486,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
 
   #checkEnqueue(
     options: MessageQueueEnqueueOptions,
-  ): { delayMs: number; orderingKey: string | null } {
+  ): { delayMs: number; orderingKey: string | null; priority: number } {
     this.#checkOpen();
     const delayMs = options.delay === undefined
       ? 0
@@ -482,7 +495,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     if (orderingKey !== null && typeof orderingKey !== "string") {
       throw new TypeError(`orderingKey must be a string; got ${typeof orderingKey}.`);
     }
-    return { delayMs, orderingKey };
+    return { delayMs, orderingKey, priority: checkMessagePriority(options.priority) };
   }
 
   #initialize(): Promise<void> {

@@ -9,9 +9,12 @@ export interface MessageQueueStatements {
   readonly create: string;
   /** DROP TABLE. */
   readonly drop: string;
-  /** $1 JSON text, $2 ordering key, $3 delay ms, $4 channel. */
+  /** $1 JSON text, $2 ordering key, $3 delay ms, $4 channel, $5 priority. */
   readonly enqueue: string;
-  /** $1 JSON texts (text[]), $2 ordering key, $3 delay ms, $4 channel. */
+  /**
+   * $1 JSON texts (text[]), $2 ordering key, $3 delay ms, $4 channel, $5
+   * priority.
+   */
   readonly enqueueMany: string;
   /**
    * $1 deduplication key: frees it from a row whose TTL ran out (the row
@@ -20,7 +23,7 @@ export interface MessageQueueStatements {
   readonly expireDeduplication: string;
   /**
    * $1 JSON text, $2 ordering key, $3 delay ms, $4 channel, $5 deduplication
-   * key, $6 TTL ms.  Returns one row when the message was added, none when
+   * key, $6 TTL ms, $7 priority.  Returns one row when the message was added, none when
    * a row holds the key.
    */
   readonly enqueueDeduplicated: string;
@@ -89,26 +92,31 @@ export function buildMessageQueueStatements(
   lease_owner uuid,
   created_at timestamptz NOT NULL DEFAULT now(),
   dedup_key text,
-  dedup_until timestamptz
+  dedup_until timestamptz,
+  priority smallint NOT NULL DEFAULT 0
 );
 ${addLeaseOwner(t)}
 ${addDeduplicationColumns(t)}
+${addPriorityColumn(t)}
 CREATE UNIQUE INDEX IF NOT EXISTS ${index("dup_idx")} ON ${t} (dedup_key)
   WHERE dedup_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS ${index("due_idx")} ON ${t} (due_at, id);
 CREATE INDEX IF NOT EXISTS ${index("key_idx")} ON ${t} (ordering_key, id)
-  WHERE ordering_key IS NOT NULL;`,
+  WHERE ordering_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS ${index("claim_idx")} ON ${t} (priority DESC, id);`,
     drop: `DROP TABLE IF EXISTS ${t}`,
     // NOTIFY is delivered on commit, i.e. only once the row is visible.
     enqueue: `WITH inserted AS (
-  INSERT INTO ${t} (message, ordering_key, due_at)
-  VALUES ($1::text::json, $2::text, now() + $3::bigint * interval '1 millisecond')
+  INSERT INTO ${t} (message, ordering_key, due_at, priority)
+  VALUES ($1::text::json, $2::text, now() + $3::bigint * interval '1 millisecond',
+    $5::smallint)
   RETURNING id
 )
 SELECT pg_notify($4::text, '') FROM inserted`,
     enqueueMany: `WITH inserted AS (
-  INSERT INTO ${t} (message, ordering_key, due_at)
-  SELECT m.message::json, $2::text, now() + $3::bigint * interval '1 millisecond'
+  INSERT INTO ${t} (message, ordering_key, due_at, priority)
+  SELECT m.message::json, $2::text, now() + $3::bigint * interval '1 millisecond',
+    $5::smallint
   FROM unnest($1::text[]) WITH ORDINALITY AS m(message, position)
   ORDER BY m.position
   RETURNING id
@@ -121,9 +129,9 @@ WHERE dedup_key = $1::text AND dedup_until <= now()`,
     // key, across every process.  The key is freed when its row is
     // acknowledged (deleted), or by expireDeduplication once its TTL ran out.
     enqueueDeduplicated: `WITH inserted AS (
-  INSERT INTO ${t} (message, ordering_key, due_at, dedup_key, dedup_until)
+  INSERT INTO ${t} (message, ordering_key, due_at, dedup_key, dedup_until, priority)
   VALUES ($1::text::json, $2::text, now() + $3::bigint * interval '1 millisecond',
-    $5::text, now() + $6::bigint * interval '1 millisecond')
+    $5::text, now() + $6::bigint * interval '1 millisecond', $7::smallint)
   ON CONFLICT (dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
   RETURNING id
 )
@@ -133,7 +141,9 @@ SELECT pg_notify($4::text, '') FROM inserted`,
     // claimable only when it is the oldest row with that key, so same-key
     // rows run one at a time and in enqueue order, across processes; a row
     // waiting to be handed out again (failed or redelivered) keeps its id
-    // and so keeps holding its key.
+    // and so keeps holding its key.  Higher priorities first: the claim
+    // walks claim_idx in that order, and the ordering-key condition keeps a
+    // key's rows in enqueue order whatever their priorities.
     claim: claimStatement(t, "WITH ", ""),
     // The DELETE runs even though nothing references it.  All parts of the
     // statement share one snapshot, so the deleted rows are excluded from
@@ -244,6 +254,26 @@ $$;`;
 }
 
 /**
+ * Adds the `priority` column to a table created before it existed (Fedwork
+ * 0.2), checking the catalog first like {@link addLeaseOwner}.  A column
+ * with a constant default is added without rewriting the table; queued rows
+ * get priority 0.
+ * @param table The quoted, qualified table name.
+ */
+function addPriorityColumn(table: string): string {
+  return `DO $$
+BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM pg_attribute
+    WHERE attrelid = '${table}'::regclass AND attname = 'priority' AND NOT attisdropped
+  ) THEN
+    ALTER TABLE ${table} ADD COLUMN priority smallint NOT NULL DEFAULT 0;
+  END IF;
+END
+$$;`;
+}
+
+/**
  * The claim statement: leases up to `$1` claimable rows for `$2`
  * milliseconds to the owner `$3` and returns them.  `prefix` opens the WITH clause (and may
  * add CTEs before `claimable`); `extraCondition` narrows the candidates.
@@ -256,12 +286,13 @@ function claimStatement(table: string, prefix: string, extraCondition: string): 
     AND (c.ordering_key IS NULL OR NOT EXISTS (
       SELECT 1 FROM ${table} AS e WHERE e.ordering_key = c.ordering_key AND e.id < c.id
     ))
-  ORDER BY c.id
+  ORDER BY c.priority DESC, c.id
   LIMIT $1::int
   FOR UPDATE SKIP LOCKED
 )
 UPDATE ${table} AS q
 SET locked_until = now() + $2::bigint * interval '1 millisecond', lease_owner = $3::uuid
 FROM claimable WHERE q.id = claimable.id
-RETURNING q.id::text AS id, q.message::text AS message, q.ordering_key IS NOT NULL AS keyed`;
+RETURNING q.id::text AS id, q.message::text AS message, q.ordering_key IS NOT NULL AS keyed,
+  q.priority::int AS priority`;
 }
