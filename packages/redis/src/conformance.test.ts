@@ -9,6 +9,7 @@ testMessageQueue({
   redelivery: true,
   deduplication: true,
   prefetch: true,
+  priority: true,
 });
 
 testKvStore({

@@ -9,6 +9,7 @@ import type {
 import { durationToMilliseconds } from "@fedwork/core";
 import {
   assertKnownOptions,
+  checkMessagePriority,
   type LeaseClaimResult,
   type LeasedMessage,
   type LeaseEngine,
@@ -107,6 +108,14 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
    */
   readonly nativeDeduplication = true;
 
+  /**
+   * Always `true`: the claim script hands out ready messages highest
+   * priority first (one ready list per priority; see
+   * `MessageQueueEnqueueOptions.priority`).
+   * @since 0.3.0
+   */
+  readonly nativePriority = true;
+
   readonly #options: ResolvedQueueOptions;
   readonly #given: RedisMessageQueueOptions;
   readonly #siblings: SiblingQueues<RedisMessageQueue> = new SiblingQueues(
@@ -160,10 +169,11 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
    * command fails (ioredis retries it across reconnects first, according
    * to its `maxRetriesPerRequest` option).
    * @param message A JSON-compatible value.
-   * @param options The delay and ordering key.
+   * @param options The delay, ordering key and priority.
    * @throws {TypeError} When `delay` is not a duration or the message is
    *                     not JSON-serializable.
-   * @throws {RangeError} When `delay` is negative.
+   * @throws {RangeError} When `delay` is negative or `priority` is out of
+   *                     range.
    * @throws {RedisMessageQueueClosedError} After disposal.
    * @since 0.1.0
    */
@@ -176,10 +186,12 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
    * Adds several messages in one script call: all of them or, when the
    * call fails, none.
    * @param messages JSON-compatible values.
-   * @param options The delay and ordering key, applied to every message.
+   * @param options The delay, ordering key and priority, applied to every
+   *                message.
    * @throws {TypeError} When `delay` is not a duration or a message is not
    *                     JSON-serializable.
-   * @throws {RangeError} When `delay` is negative.
+   * @throws {RangeError} When `delay` is negative or `priority` is out of
+   *                     range.
    * @throws {RedisMessageQueueClosedError} After disposal.
    * @since 0.1.0
    */
@@ -226,6 +238,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
     if (typeof key !== "string" || key === "") {
       throw new TypeError("The deduplicationKey option must be a non-empty string.");
     }
+    const priority = checkMessagePriority(options.priority);
     const json = JSON.stringify(message);
     if (json === undefined) {
       throw new TypeError(
@@ -236,7 +249,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
     const added = await enqueueDeduplicatedScript.run(
       this.#redis(),
       [k.ready, k.delayed, k.msg, k.okey, k.seq],
-      [k.base, delayMs, orderingKey, key, ttlMs, json],
+      [k.base, delayMs, orderingKey, key, ttlMs, json, priority],
     );
     return added === 1;
   }
@@ -247,6 +260,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
     if (typeof orderingKey !== "string") {
       throw new TypeError("The orderingKey option must be a string.");
     }
+    const priority = checkMessagePriority(options.priority);
     const payloads = messages.map((message, index) => {
       const json = JSON.stringify(message);
       if (json === undefined) {
@@ -262,6 +276,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       k.base,
       delayMs,
       orderingKey,
+      priority,
       ...payloads,
     ]);
   }

@@ -1,4 +1,4 @@
-import { serverNowMsLua } from "./fragments.lua.ts";
+import { readyListLua, serverNowMsLua } from "./fragments.lua.ts";
 
 /**
  * The Lua source of the claim script (see `message-queue.ts` for the key
@@ -41,6 +41,13 @@ export const claimLua = `
 --              and token to release (front of the line first), then U ids
 --              of unkeyed messages to acknowledge, then the ids of keyed
 --              messages to acknowledge
+--
+-- Priorities: a message enqueued with a priority other than 0 has an id
+-- ending in ':p<priority>' and waits in B:ready:<priority> instead of
+-- B:ready (readyList() picks the list from the id alone); the hand-out
+-- pops from the lists highest priority first.  A keyed message only enters
+-- a ready list as its key's head, so a key's messages keep their order
+-- whatever their priorities.
 local base = ARGV[1]
 local lease = tonumber(ARGV[2])
 local count = math.min(tonumber(ARGV[3]), 1000)
@@ -49,6 +56,7 @@ local firstRelease = 8 + 2 * tonumber(ARGV[5])
 local firstUnkeyed = firstRelease + 2 * tonumber(ARGV[6])
 local firstKeyed = firstUnkeyed + tonumber(ARGV[7])
 ${serverNowMsLua}
+${readyListLua}
 local now = serverNowMs()
 -- Runs a variadic command over ids[from..to], in chunks small enough for
 -- Lua's unpack().
@@ -81,7 +89,7 @@ for i = firstKeyed, #ARGV do
         redis.call('LPOP', pending)
         local nextId = redis.call('LINDEX', pending, 0)
         if nextId then
-          redis.call('LPUSH', KEYS[1], nextId)
+          redis.call('LPUSH', readyList(nextId), nextId)
           readied = readied + 1
         end
       else
@@ -103,7 +111,7 @@ end
 for i = firstUnkeyed - 2, firstRelease, -2 do
   local id = ARGV[i]
   if redis.call('HGET', KEYS[6], id) == ARGV[i + 1] and redis.call('ZREM', KEYS[3], id) == 1 then
-    redis.call('RPUSH', KEYS[1], id)
+    redis.call('RPUSH', readyList(id), id)
     readied = readied + 1
   end
 end
@@ -115,9 +123,9 @@ if nextLease and nextLease <= now then
   local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 1000)
   batch('ZREM', KEYS[3], expired, 1, #expired)
   -- Pushed on the right in reverse: the earliest deadline goes first.
-  local reversed = {}
-  for i = #expired, 1, -1 do table.insert(reversed, expired[i]) end
-  batch('RPUSH', KEYS[1], reversed, 1, #reversed)
+  for i = #expired, 1, -1 do
+    redis.call('RPUSH', readyList(expired[i]), expired[i])
+  end
   readied = readied + #expired
   leaseHead = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
   nextLease = tonumber(leaseHead[2])
@@ -135,15 +143,15 @@ if nextDue and nextDue <= now then
   for i, id in ipairs(due) do
     local orderingKey = keys[i]
     if not orderingKey then
-      redis.call('LPUSH', KEYS[1], id)
+      redis.call('LPUSH', readyList(id), id)
       readied = readied + 1
     else
       local pending = base .. ':pending:' .. orderingKey
       if redis.call('LINDEX', pending, 0) == id then
-        redis.call('LPUSH', KEYS[1], id)
+        redis.call('LPUSH', readyList(id), id)
         readied = readied + 1
       elseif redis.call('RPUSH', pending, id) == 1 then
-        redis.call('LPUSH', KEYS[1], id)
+        redis.call('LPUSH', readyList(id), id)
         readied = readied + 1
       end
     end
@@ -155,8 +163,18 @@ end
 local result = { -1, 0 }
 local taken = 0
 if count > 0 then
-  local ids = redis.call('RPOP', KEYS[1], count)
-  if ids then
+  -- Highest priority first: 5 down to 1, then B:ready (0), then -1 to -5.
+  local ids = {}
+  for priority = 5, -5, -1 do
+    local list = KEYS[1]
+    if priority ~= 0 then list = base .. ':ready:' .. priority end
+    local popped = redis.call('RPOP', list, count - #ids)
+    if popped then
+      for _, id in ipairs(popped) do table.insert(ids, id) end
+      if #ids >= count then break end
+    end
+  end
+  if #ids > 0 then
     taken = #ids
     local texts = redis.call('HMGET', KEYS[4], unpack(ids))
     local keys = redis.call('HMGET', KEYS[5], unpack(ids))

@@ -1,4 +1,4 @@
-import { makeReadyLua, serverNowMsLua } from "./fragments.lua.ts";
+import { makeReadyLua, readyListLua, serverNowMsLua } from "./fragments.lua.ts";
 
 /**
  * The Lua source of the deduplicated enqueue script (see `message-queue.ts`
@@ -20,16 +20,19 @@ export const enqueueDeduplicatedLua = `
 -- ARGV[4] = deduplication key K
 -- ARGV[5] = TTL of the deduplication key in ms
 -- ARGV[6] = the JSON text
+-- ARGV[7] = priority (an integer from -5 to 5, checked by the caller)
 local base = ARGV[1]
 local delay = tonumber(ARGV[2])
 local orderingKey = ARGV[3]
 if orderingKey == '' then orderingKey = nil end
 local dedupKey = base .. ':dedup:' .. ARGV[4]
+${readyListLua}
 ${makeReadyLua}
 ${serverNowMsLua}
 local holder = redis.call('GET', dedupKey)
 if holder and redis.call('HEXISTS', KEYS[3], holder) == 1 then return 0 end
 local id = string.format('%015d', redis.call('INCR', KEYS[5]))
+if ARGV[7] ~= '0' then id = id .. ':p' .. ARGV[7] end
 redis.call('HSET', KEYS[3], id, ARGV[6])
 if orderingKey then redis.call('HSET', KEYS[4], id, orderingKey) end
 redis.call('SET', dedupKey, id, 'PX', tonumber(ARGV[5]))

@@ -1,4 +1,4 @@
-import { makeReadyLua, serverNowMsLua } from "./fragments.lua.ts";
+import { makeReadyLua, readyListLua, serverNowMsLua } from "./fragments.lua.ts";
 
 /**
  * The Lua source of the enqueue script (see `message-queue.ts` for the key
@@ -15,14 +15,18 @@ export const enqueueLua = `
 -- ARGV[1] = B, the base name of the queue's keys
 -- ARGV[2] = delay in ms (0: ready now)
 -- ARGV[3] = ordering key ("" for none)
--- ARGV[4..] = one JSON text per message
+-- ARGV[4] = priority (an integer from -5 to 5, checked by the caller)
+-- ARGV[5..] = one JSON text per message
 local base = ARGV[1]
 local delay = tonumber(ARGV[2])
 local orderingKey = ARGV[3]
 if orderingKey == '' then orderingKey = nil end
+local suffix = ''
+if ARGV[4] ~= '0' then suffix = ':p' .. ARGV[4] end
+${readyListLua}
 ${makeReadyLua}
 ${serverNowMsLua}
-local count = #ARGV - 3
+local count = #ARGV - 4
 local last = redis.call('INCRBY', KEYS[5], count)
 local due = 0
 if delay > 0 then
@@ -30,8 +34,8 @@ if delay > 0 then
 end
 local readied = 0
 for i = 1, count do
-  local id = string.format('%015d', last - count + i)
-  redis.call('HSET', KEYS[3], id, ARGV[i + 3])
+  local id = string.format('%015d', last - count + i) .. suffix
+  redis.call('HSET', KEYS[3], id, ARGV[i + 4])
   if orderingKey then redis.call('HSET', KEYS[4], id, orderingKey) end
   if delay > 0 then
     redis.call('ZADD', KEYS[2], due, id)

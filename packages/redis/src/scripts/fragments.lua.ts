@@ -14,15 +14,28 @@ export const serverNowMsLua = `local function serverNowMs()
 end`;
 
 /**
+ * `readyList(id)`: the ready list a message waits in.  A message with a
+ * priority other than 0 has an id ending in `:p<priority>` and waits in
+ * `B:ready:<priority>`; every other one in `B:ready`.  Needs the local
+ * `base` and `KEYS[1]` = `B:ready`.
+ */
+export const readyListLua = `local function readyList(id)
+  local priority = string.match(id, ':p(-?%d+)$')
+  if priority then return base .. ':ready:' .. priority end
+  return KEYS[1]
+end`;
+
+/**
  * `makeReady(id, orderingKey)`: puts a message in line to be claimed.  A
- * keyed one joins its key's pending list and enters `B:ready` only when it
- * is the list's head.  Returns 1 when the message became ready, else 0.
- * Needs the local `base` (the queue's key prefix) and `KEYS[1]` = `B:ready`.
+ * keyed one joins its key's pending list and enters its ready list only
+ * when it is the list's head.  Returns 1 when the message became ready,
+ * else 0.  Needs `readyList()` (see {@link readyListLua}), the local `base`
+ * (the queue's key prefix) and `KEYS[1]` = `B:ready`.
  */
 export const makeReadyLua = `local function makeReady(id, orderingKey)
   if orderingKey then
     if redis.call('RPUSH', base .. ':pending:' .. orderingKey, id) > 1 then return 0 end
   end
-  redis.call('LPUSH', KEYS[1], id)
+  redis.call('LPUSH', readyList(id), id)
   return 1
 end`;

@@ -11,6 +11,8 @@
 //   B:okey      hash   id -> ordering key (keyed messages only)
 //   B:ready     list   ids a worker may take; pushed on the left, popped on
 //                      the right, so the right end is the front of the line
+//   B:ready:P   list   the same for priority P (-5 to 5, not 0), whose ids
+//                      end in ":pP"; claims pop the highest P first
 //   B:delayed   zset   id -> due time (ms, server clock)
 //   B:inflight  zset   id -> lease deadline (ms, server clock)
 //   B:delivery  hash   id -> how many times it was handed out; the number
