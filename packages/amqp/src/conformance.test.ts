@@ -5,6 +5,7 @@ testMessageQueue({
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   durable: true,
   redelivery: true,
+  priority: true,
 });
 
 testFederationOverQueue({

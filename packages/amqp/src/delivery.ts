@@ -162,7 +162,12 @@ class DeliveryRedelivery implements MessageRedelivery {
         { queue: this.#source.queue, delayMs },
       );
     }
-    await context.publisher.publish([Buffer.from(json, "utf8")], this.#source.queue, delayMs);
+    await context.publisher.publish(
+      [Buffer.from(json, "utf8")],
+      this.#source.queue,
+      delayMs,
+      this.#delivery.properties.priority,
+    );
     settle(context, this.#delivery, "ack");
     return { kind: "published" };
   }
@@ -305,7 +310,12 @@ async function handBack(
   if (!context.channelOpen()) return;
   const { redeliveryDelayMs } = context.options;
   try {
-    await context.publisher.publish([delivery.content], source.queue, redeliveryDelayMs);
+    await context.publisher.publish(
+      [delivery.content],
+      source.queue,
+      redeliveryDelayMs,
+      delivery.properties.priority,
+    );
   } catch (error) {
     logger.warn(
       "Could not publish a failed message of {queue} again; holding it for " +
@@ -349,7 +359,12 @@ async function giveBackHeld(
   );
   try {
     const content = Buffer.from(JSON.stringify(newer.message), "utf8");
-    await context.publisher.publish([content], source.queue, newer.delayMs);
+    await context.publisher.publish(
+      [content],
+      source.queue,
+      newer.delayMs,
+      delivery.properties.priority,
+    );
   } catch (error) {
     logger.error(
       "Could not publish a redelivered message of {queue}; the broker gets its original " +

@@ -6,7 +6,12 @@ import {
   type MessageQueueHandler,
   type MessageQueueListenOptions,
 } from "@fedwork/core";
-import { assertKnownOptions, RunningListeners, SiblingQueues } from "@fedwork/core/queue-kit";
+import {
+  assertKnownOptions,
+  checkMessagePriority,
+  RunningListeners,
+  SiblingQueues,
+} from "@fedwork/core/queue-kit";
 import type { Channel, ChannelModel } from "amqplib";
 import { Buffer } from "node:buffer";
 import { closeQuietly, openConnection } from "./connection.ts";
@@ -20,9 +25,11 @@ import { AmqpPublisher } from "./publisher.ts";
 import type { InFlightCounter } from "./delivery.ts";
 import { runListener } from "./queue-listener.ts";
 import {
+  amqpPriority,
   consumedQueueArguments,
   consumedQueueNames,
   delayStepFor,
+  explainInequivalentQueue,
   forgetDelayQueue,
   knownDelayQueueNames,
   targetQueueName,
@@ -123,11 +130,21 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
       "keyedHoldLimit",
       "durable",
       "maxReconnectDelay",
+      "priorities",
     ], { where: "new AmqpMessageQueue()" });
     this.#given = options;
     this.#options = resolveAmqpOptions(options);
     this.nativeRetrial = this.#options.nativeRetrial;
     this.#publisher = new AmqpPublisher(this.#options);
+  }
+
+  /**
+   * Whether the queue orders messages by priority: the `priorities`
+   * option.  Without it, a priority other than 0 is refused.
+   * @since 0.3.0
+   */
+  get nativePriority(): boolean {
+    return this.#options.priorities;
   }
 
   /**
@@ -141,12 +158,15 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
   /**
    * Adds a message; resolves once the broker confirmed it.
    * @param message A JSON-compatible value.
-   * @param options Delay and ordering key.
+   * @param options Delay, ordering key and priority (with `priorities`).
    * @throws {AmqpConnectionError} When the broker is unreachable or the
    *         connection drops before the confirm.
    * @throws {AmqpUnroutableMessageError} When the queue was deleted under it.
    * @throws {RangeError} When the delay is negative or longer than about
-   *         49.7 days (RabbitMQ's longest message TTL).
+   *         49.7 days (RabbitMQ's longest message TTL), or the priority is
+   *         not an integer from -5 to 5.
+   * @throws {TypeError} When a priority other than 0 is given without the
+   *         `priorities` option.
    * @throws {AmqpMessageQueueClosedError} After dispose.
    * @since 0.1.0
    */
@@ -159,12 +179,16 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * Adds several messages, in order, in one batch of publishes confirmed
    * together.
    * @param messages JSON-compatible values.
-   * @param options Delay and ordering key, applied to every message.
+   * @param options Delay, ordering key and priority (with `priorities`),
+   *                applied to every message.
    * @throws {AmqpConnectionError} When the broker is unreachable or the
    *         connection drops before the confirms.
    * @throws {AmqpUnroutableMessageError} When the queue was deleted under it.
    * @throws {RangeError} When the delay is negative or longer than about
-   *         49.7 days (RabbitMQ's longest message TTL).
+   *         49.7 days (RabbitMQ's longest message TTL), or the priority is
+   *         not an integer from -5 to 5.
+   * @throws {TypeError} When a priority other than 0 is given without the
+   *         `priorities` option.
    * @throws {AmqpMessageQueueClosedError} After dispose.
    * @since 0.1.0
    */
@@ -174,10 +198,17 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
     const delayMs = options?.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
     // Checked before anything is sent: a delay no delay queue can give.
     if (delayMs > 0) delayStepFor(delayMs);
+    const priority = checkMessagePriority(options?.priority);
+    if (priority !== 0 && !this.#options.priorities) {
+      throw new TypeError(
+        `The AMQP queue ${JSON.stringify(this.#options.queue)} was not created with ` +
+          `priorities: true, so it cannot honour the priority option (${priority}).`,
+      );
+    }
     const encoded = messages.map((message) => Buffer.from(JSON.stringify(message), "utf8"));
     if (encoded.length === 0) return;
     const target = targetQueueName(this.#options, options?.orderingKey);
-    await this.#publisher.publish(encoded, target, delayMs);
+    await this.#publisher.publish(encoded, target, delayMs, amqpPriority(this.#options, priority));
   }
 
   /**
@@ -228,7 +259,10 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
       consumedQueueNames(this.#options).map((name) =>
         state.channel.assertQueue(name, consumedQueueArguments(this.#options, name))
       ),
-    );
+    ).catch((error) => {
+      this.#depthState = undefined;
+      throw explainInequivalentQueue(error, this.#options);
+    });
     for (const reply of counts) ready += reply.messageCount;
     let delayed = 0;
     for (const name of knownDelayQueueNames(this.#options.queue)) {

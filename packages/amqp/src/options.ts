@@ -98,6 +98,22 @@ export interface AmqpMessageQueueOptions {
    * Defaults to 10 seconds.
    */
   readonly maxReconnectDelay?: DurationInput;
+
+  /**
+   * Whether the main queue is a RabbitMQ priority queue (declared with
+   * `x-max-priority: 10`), so that `enqueue()` takes a `priority` (-5 to 5,
+   * published as the AMQP priority 0 to 10) and ready messages are handed
+   * out highest priority first.  Messages with an ordering key go to the
+   * partition queues, which stay first in, first out: a key's messages keep
+   * their order, and priorities do not apply to them.  RabbitMQ cannot
+   * change the arguments of an existing queue: turning this on (or off) for
+   * a queue that already exists fails with an error that says so; drain
+   * and delete the queue, or use a new queue name.  Must be the same for
+   * every instance sharing the queue.  Defaults to `false` (the queue
+   * refuses a priority other than 0).
+   * @since 0.3.0
+   */
+  readonly priorities?: boolean;
 }
 
 /** Options after validation, with defaults filled in. */
@@ -112,6 +128,7 @@ export interface ResolvedAmqpOptions {
   readonly keyedHoldLimitMs: number;
   readonly durable: boolean;
   readonly maxReconnectDelayMs: number;
+  readonly priorities: boolean;
 }
 
 /** The URL used when {@link AmqpMessageQueueOptions.url} is absent. */
@@ -174,6 +191,8 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
   if (maxReconnectDelayMs < 1) {
     throw new RangeError(`maxReconnectDelay must be a positive duration.`);
   }
+  const priorities = options.priorities ?? false;
+  if (typeof priorities !== "boolean") throw new TypeError(`priorities must be a boolean.`);
   return {
     url,
     queue,
@@ -185,6 +204,7 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
     keyedHoldLimitMs,
     durable,
     maxReconnectDelayMs,
+    priorities,
   };
 }
 

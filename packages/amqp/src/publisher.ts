@@ -55,9 +55,17 @@ export class AmqpPublisher {
    * @throws {AmqpConnectionError} When the connection fails or drops before
    *         every message was confirmed.
    * @throws {AmqpUnroutableMessageError} When the target queue did not exist.
+   * @param priority The AMQP priority to publish with (see
+   *                 `amqpPriority()`), if any; kept when a delay queue
+   *                 dead-letters the message.
    * @throws {RangeError} When `delayMs` is longer than the longest delay.
    */
-  async publish(encoded: readonly Buffer[], target: string, delayMs: number): Promise<void> {
+  async publish(
+    encoded: readonly Buffer[],
+    target: string,
+    delayMs: number,
+    priority?: number,
+  ): Promise<void> {
     const stepMs = delayMs > 0 ? delayStepFor(delayMs) : 0;
     const state = await this.#ensure();
     const { channel } = state;
@@ -89,6 +97,7 @@ export class AmqpPublisher {
               persistent: this.#options.durable,
               contentType: "application/json",
               messageId,
+              ...(priority == null ? {} : { priority }),
               // An unroutable message comes back (before its confirm) instead
               // of being confirmed and dropped.
               mandatory: true,

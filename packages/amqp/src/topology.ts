@@ -88,12 +88,30 @@ export function delayQueueName(target: string, stepMs: number): string {
   return `${target}.delay.${stepMs}`;
 }
 
+/**
+ * The `x-max-priority` of the main queue with `priorities: true`: AMQP
+ * priorities 0 to 10 carry Fedwork's -5 to 5.
+ */
+export const MAX_AMQP_PRIORITY = 10;
+
+/**
+ * The AMQP priority a message is published with: Fedwork's priority
+ * shifted into 0 to 10, or none when the queue has no priorities.
+ */
+export function amqpPriority(options: ResolvedAmqpOptions, priority: number): number | undefined {
+  return options.priorities ? priority + MAX_AMQP_PRIORITY / 2 : undefined;
+}
+
 /** The arguments of the main queue or of a partition queue. */
 export function consumedQueueArguments(
   options: ResolvedAmqpOptions,
   name: string,
 ): Options.AssertQueue {
-  if (name === options.queue) return { durable: options.durable };
+  if (name === options.queue) {
+    return options.priorities
+      ? { durable: options.durable, arguments: { "x-max-priority": MAX_AMQP_PRIORITY } }
+      : { durable: options.durable };
+  }
   // A single active consumer with prefetch 1 is what keeps one partition's
   // messages from running at the same time, even across processes.
   return { durable: options.durable, arguments: { "x-single-active-consumer": true } };
@@ -118,15 +136,48 @@ export function delayQueueArguments(
   };
 }
 
-/** Declares the main queue and every partition queue. */
+/**
+ * Declares the main queue and every partition queue.
+ * @throws {Error} When a queue exists with other arguments (the broker
+ *         refuses to redeclare it; its channel is closed), saying how to
+ *         fix it.
+ */
 export async function declareConsumedQueues(
   channel: Channel,
   options: ResolvedAmqpOptions,
 ): Promise<void> {
-  await Promise.all(
-    consumedQueueNames(options).map((name) =>
-      channel.assertQueue(name, consumedQueueArguments(options, name))
-    ),
+  try {
+    await Promise.all(
+      consumedQueueNames(options).map((name) =>
+        channel.assertQueue(name, consumedQueueArguments(options, name))
+      ),
+    );
+  } catch (error) {
+    throw explainInequivalentQueue(error, options);
+  }
+}
+
+/**
+ * Turns the broker's refusal to redeclare a queue with other arguments
+ * (406 PRECONDITION_FAILED, "inequivalent arg") into an error that says
+ * what to do; returns any other error as it is.
+ */
+export function explainInequivalentQueue(error: unknown, options: ResolvedAmqpOptions): unknown {
+  const text = String((error as { message?: unknown })?.message ?? error);
+  if (!/PRECONDITION_FAILED|inequivalent arg/i.test(text)) return error;
+  const priority = /x-max-priority/.test(text);
+  return new Error(
+    `The AMQP queue ${JSON.stringify(options.queue)} already exists with other arguments ` +
+      `than this AmqpMessageQueue declares (${text}).  RabbitMQ cannot change the ` +
+      "arguments of an existing queue" +
+      (priority
+        ? `; this one was declared ${
+          options.priorities ? "without" : "with"
+        } x-max-priority, and the priorities option is ${options.priorities}.  Set ` +
+          "priorities to match the queue, or drain it, delete it (for example with " +
+          "rabbitmqctl delete_queue) and let it be declared again, or use a new queue name."
+        : ".  Use the same options as the instances that declared it, or delete the queue."),
+    { cause: error },
   );
 }
 

@@ -19,6 +19,7 @@ export function createQueue(
     url: AMQP_URL,
     queue: namespace,
     orderingPartitions: 4,
+    priorities: true,
     redeliveryDelay: { milliseconds: options.leaseMs ?? 1500 },
   });
 }
