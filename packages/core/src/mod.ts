@@ -22,6 +22,7 @@ export {
   type MessageEventType,
   type MessageFailedEvent,
   type MessageRetryingEvent,
+  type MessageUnhandledEvent,
   type Outcome,
   type OutcomeType,
   PermanentError,

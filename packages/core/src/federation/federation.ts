@@ -31,7 +31,7 @@ import { forwardActivity, sendActivity } from "./send-activity.ts";
 import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 import { getFedworkTracer } from "../processing/tracing.ts";
 import { MessageProducer } from "../processing/producer.ts";
-import { MessageDispatcher } from "../processing/dispatcher.ts";
+import { MessageDispatcher, type UnhandledRun } from "../processing/dispatcher.ts";
 import {
   MessageEventHub,
   type MessageEventListener,
@@ -319,8 +319,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   #runInboxListeners(
     message: InboxMessage,
     contextData: TContextData,
-    signal: AbortSignal = NEVER_ABORTED,
-  ): Promise<void> {
+    signal: AbortSignal,
+  ): Promise<void | UnhandledRun> {
     const ctx = new InboxContextImpl(
       this,
       new URL(message.baseUrl),
@@ -334,15 +334,23 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   /**
    * Takes a verified inbox message: enqueues it into the inbox queue or,
-   * without one, runs the listeners now.  Internal.
+   * without one, hands it to the dispatcher now, as a worker would, with
+   * the sender as the one who retries.  Internal.
    * @param message The message.
    * @param contextData The context data.
-   * @throws When it could not be enqueued, or a listener threw.
+   * @returns `undefined` when enqueued, else the outcome of processing it.
+   * @throws When it could not be enqueued, or, without a queue, the
+   *         attempt failed and the sender should retry.
    */
-  async receive(message: InboxMessage, contextData: TContextData): Promise<void> {
+  async receive(message: InboxMessage, contextData: TContextData): Promise<Outcome | undefined> {
     const queue = this.options.queues.inbox;
-    if (queue != null) await this.enqueue(queue, [message], contextData);
-    else await this.#runInboxListeners(message, contextData);
+    if (queue != null) {
+      await this.enqueue(queue, [message], contextData);
+      return undefined;
+    }
+    return await this.dispatcher.dispatch(message, { contextData, signal: NEVER_ABORTED }, {
+      callerRetries: true,
+    });
   }
 
   fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response> {
@@ -397,10 +405,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     if (typeof listener !== "function") {
       throw new TypeError(`The listener given to on(${JSON.stringify(type)}) must be a function.`);
     }
-    if (!["completed", "retrying", "failed", "dropped"].includes(type)) {
+    if (!["completed", "unhandled", "retrying", "failed", "dropped"].includes(type)) {
       throw new TypeError(
-        `Unknown event type ${JSON.stringify(type)}; the events are completed, retrying, ` +
-          "failed and dropped.",
+        `Unknown event type ${JSON.stringify(type)}; the events are completed, unhandled, ` +
+          "retrying, failed and dropped.",
       );
     }
     return this.#events.on(type, listener);
@@ -676,12 +684,14 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   /**
-   * Enqueues deliveries into the outbox queue or, without one, delivers
-   * them now.  Internal.
+   * Enqueues deliveries into the outbox queue or, without one, hands each
+   * to the dispatcher now, as a worker would, with the caller as the one
+   * who retries.  Internal.
    * @param messages The deliveries.
    * @param contextData The context data, for starting workers.
    * @param signal Aborts deliveries made now (a fan-out's time limit).
-   * @throws {AggregateError} When delivering now and some deliveries fail.
+   * @throws {AggregateError} When delivering now and some deliveries fail,
+   *         with the error of each.
    */
   async deliverOrEnqueue(
     messages: OutboxMessage[],
@@ -695,9 +705,21 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       return;
     }
     const results = await Promise.allSettled(
-      messages.map((message) => this.#deliver(message, contextData, signal)),
+      messages.map((message) =>
+        this.dispatcher.dispatch(message, { contextData, signal }, { callerRetries: true })
+      ),
     );
-    const errors = results.flatMap((result) => result.status === "rejected" ? [result.reason] : []);
+    // A failed attempt is thrown; a delivery that failed for good (a
+    // PermanentError) or was dropped is an outcome, but a failure all the same.
+    const errors = results.flatMap((result) =>
+      result.status === "rejected"
+        ? [result.reason]
+        : result.value.type === "failed"
+        ? [result.value.error]
+        : result.value.type === "dropped"
+        ? [result.value.error ?? new Error(result.value.reason)]
+        : []
+    );
     if (errors.length > 0) {
       throw new AggregateError(
         errors,

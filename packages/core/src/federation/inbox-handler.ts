@@ -8,7 +8,7 @@ import {
 } from "../activitypub/signatures/key-cache.ts";
 import { readBodyCapped } from "../http/capped-body.ts";
 import type { KvKey } from "../kv/kv-store.ts";
-import { MalformedMessageError, PermanentError } from "../processing/errors.ts";
+import type { Outcome } from "../processing/outcome.ts";
 import type { InboxMessage } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { FederationRegistry, IdempotencyStrategy } from "./registry-api.ts";
@@ -26,10 +26,11 @@ export interface InboxRequestHost<TContextData> {
   readonly options: ResolvedFederationOptions;
   readonly fetchPublicKey: PublicKeyFetcher;
   /**
-   * Enqueues the message into the inbox queue or, without one, runs the
-   * listeners now; rejects when neither worked.
+   * Enqueues the message into the inbox queue (resolving to `undefined`)
+   * or, without one, dispatches it now and resolves to its outcome;
+   * rejects when it could not be enqueued or the attempt failed.
    */
-  receive(message: InboxMessage, contextData: TContextData): Promise<void>;
+  receive(message: InboxMessage, contextData: TContextData): Promise<Outcome | undefined>;
 }
 
 /**
@@ -110,10 +111,11 @@ function text(status: number, body: string): Response {
  * sender origin (by its id, or its body's SHA-256 digest when it has none,
  * and the inbox's idempotency strategy; see {@link idempotencyKey}),
  * enqueues it and answers 202.  An activity the inbox queue cannot encode
- * answers 400 (sending it again cannot help); without an inbox queue the
- * listeners run in the request: a listener's `PermanentError` still
- * answers 202, an unparsable activity 400, any other error 500 for the
- * sender to retry.
+ * answers 400 (sending it again cannot help).  Without an inbox queue the
+ * dispatcher processes it in the request, as a worker would (same events
+ * and metrics), and the outcome answers: `completed`, `unhandled` and
+ * `failed` (a `PermanentError`) 202, `dropped` (unparsable) 400, and a
+ * failed attempt 500, for the sender to retry.
  * @param host The federation.
  * @param ctx The request's context.
  * @param identifier The personal inbox's identifier, or `null`.
@@ -199,21 +201,18 @@ export async function handleInboxRequest<TContextData>(
     identifier,
     ...(signer == null ? {} : { signer }),
   };
+  let outcome: Outcome | undefined;
   try {
-    await host.receive(message, ctx.data);
+    outcome = await host.receive(message, ctx.data);
   } catch (error) {
-    // Without an inbox queue the listeners ran in the request, so their
-    // failure is the sender's to retry, unless retrying cannot help.
-    if (error instanceof PermanentError) {
-      logger.error("A listener gave up on activity {activityId}: {error}", { activityId, error });
-      return text(202, "Accepted.");
-    }
     // Let the sender's retry through: it was not handled.
     await options.kv.delete(claimed);
-    if (error instanceof MalformedMessageError) {
-      return text(400, `The activity is malformed: ${error.message}`);
+    if (options.queues.inbox == null) {
+      // The attempt ran in the request and failed; the dispatcher logged
+      // it, and the sender is the one to retry.
+      return text(500, "The activity could not be processed; try again later.");
     }
-    if (options.queues.inbox != null && isUnencodable(error)) {
+    if (isUnencodable(error)) {
       // The same activity would fail the same way on every retry: the
       // sender's error to hear about, not ours to log with a stack.
       const reason = (error as Error).message;
@@ -225,6 +224,12 @@ export async function handleInboxRequest<TContextData>(
     }
     logger.error("Failed to receive activity {activityId}: {error}", { activityId, error });
     return text(500, "The activity could not be processed; try again later.");
+  }
+  if (outcome?.type === "dropped") {
+    // Sending the same activity again fails the same way, but a corrected
+    // one with the same id must get through.
+    await options.kv.delete(claimed);
+    return text(400, `The activity is malformed: ${outcome.reason}`);
   }
   return text(202, "Accepted.");
 }

@@ -4,6 +4,7 @@ import {
   DocumentLoadBudgetError,
   withDocumentLoadBudget,
 } from "../activitypub/network/document-budget.ts";
+import type { UnhandledRun } from "../processing/dispatcher.ts";
 import { MalformedMessageError } from "../processing/errors.ts";
 import type { InboxListener } from "./callbacks.ts";
 import type { InboxContext } from "./context-api.ts";
@@ -35,14 +36,16 @@ export function findInboxListener<TContextData>(
 
 /**
  * Processes a received activity: parses its JSON-LD and calls the inbox
- * listener for its class.  An unparsable activity or one without a
- * listener is logged and dropped (retrying would not help); a listener that
- * throws is reported to the inbox error handler and the error rethrown so
- * the worker retries.
+ * listener for its class.  An unparsable activity throws a
+ * `MalformedMessageError` (dropped: retrying would not help); one no
+ * listener handles resolves to an {@link UnhandledRun}, for the dispatcher
+ * to count as `unhandled`; a listener that throws is reported to the inbox
+ * error handler and the error rethrown, for the dispatcher to decide.
  * @param message The inbox message.
  * @param ctx The context to give the listener.
  * @param registry The federation's registrations.
  * @param documentLoader Loads remote documents while parsing.
+ * @returns Nothing, or an {@link UnhandledRun} when no listener handles it.
  * @since 0.1.0
  */
 export async function handleInboxMessage<TContextData>(
@@ -50,7 +53,7 @@ export async function handleInboxMessage<TContextData>(
   ctx: InboxContext<TContextData>,
   registry: FederationRegistry<TContextData>,
   documentLoader: DocumentLoader,
-): Promise<void> {
+): Promise<void | UnhandledRun> {
   let activity: Activity;
   // A document that could not be loaded (the network, a remote server) is
   // a transient failure to retry; anything else wrong with the activity is
@@ -97,15 +100,13 @@ export async function handleInboxMessage<TContextData>(
   }
   const listener = findInboxListener(registry.inboxListeners, activity);
   if (listener == null) {
-    logger.warn(
-      "Dropped activity {activityId} ({activityType}): no inbox listener handles it.",
-      {
-        messageId: message.id,
-        activityId: activity.id?.href,
-        activityType: activity.constructor.name,
-      },
-    );
-    return;
+    // Not an error, and nothing to retry: the dispatcher logs and counts it.
+    const id = activity.id?.href;
+    return {
+      type: "unhandled",
+      reason: `no inbox listener handles ${activity.constructor.name} activities` +
+        (id == null ? "" : ` (${id})`),
+    };
   }
   try {
     await listener(ctx, activity);

@@ -1,7 +1,7 @@
 // The inbox, outbox and fanout message kinds as the dispatcher sees them:
 // how each is checked and run, and which retry policy and queue it uses.
 // Their outcomes are decided by processing/dispatcher.ts, not here.
-import type { MessageKindHandler, MessageRun } from "../processing/dispatcher.ts";
+import type { MessageKindHandler, MessageRun, UnhandledRun } from "../processing/dispatcher.ts";
 import type { BaseMessage } from "../processing/envelope.ts";
 import { MalformedMessageError } from "../processing/errors.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
@@ -15,7 +15,7 @@ import type { FanoutMessage, InboxMessage, OutboxMessage } from "./message.ts";
  */
 export interface FederationMessageKind<TContextData, TMessage extends BaseMessage> {
   /** Runs the message; see {@link MessageKindHandler.run}. */
-  readonly run: (message: TMessage, run: MessageRun<TContextData>) => Promise<void>;
+  readonly run: (message: TMessage, run: MessageRun<TContextData>) => Promise<void | UnhandledRun>;
   /** The kind's retry policy. */
   readonly retryPolicy: () => RetryPolicy;
   /** The kind's time limit in milliseconds, or `null` for none. */

@@ -14,7 +14,7 @@ import {
   testMessage,
 } from "./testdata/test-messages.ts";
 
-type TestMessage = SharedTestMessage<"ok" | "fail" | "permanent" | "malformed">;
+type TestMessage = SharedTestMessage<"ok" | "fail" | "permanent" | "malformed" | "unhandled">;
 
 const fixedDelay = (ms: number, maxAttempts = 3): RetryPolicy => ({ attempts }) =>
   attempts >= maxAttempts ? null : millisecondsToDuration(ms);
@@ -22,7 +22,7 @@ const fixedDelay = (ms: number, maxAttempts = 3): RetryPolicy => ({ attempts }) 
 function createDispatcher(retryQueue?: MessageQueue) {
   const events: MessageEvent[] = [];
   const hub = new MessageEventHub();
-  for (const type of ["completed", "retrying", "failed", "dropped"] as const) {
+  for (const type of ["completed", "unhandled", "retrying", "failed", "dropped"] as const) {
     hub.on(type, (event) => void events.push(event));
   }
   const runs: TestMessage[] = [];
@@ -41,6 +41,8 @@ function createDispatcher(retryQueue?: MessageQueue) {
           return Promise.reject(new PermanentError("never again"));
         case "malformed":
           return Promise.reject(new MalformedMessageError("cannot be read"));
+        case "unhandled":
+          return Promise.resolve({ type: "unhandled", reason: "nobody listens" });
         default:
           return Promise.resolve();
       }
@@ -161,4 +163,39 @@ test("a message processed outside a listener is retried into its kind's queue, o
     assert(outcome.type === "failed" && outcome.reason === "exhausted");
   });
   assertEquals(queue.enqueued.length, 1);
+});
+
+test("a message nothing handles ends unhandled, not completed, and is not retried", async () => {
+  const queue = new RecordingQueue();
+  const { dispatcher, events, run } = createDispatcher();
+  const outcome = await withLogs(() =>
+    dispatcher.dispatch(testMessage("unhandled"), run, { queue })
+  );
+  assertEquals(outcome, { type: "unhandled", reason: "nobody listens" });
+  assertEquals(events.map((event) => [event.type, "reason" in event ? event.reason : null]), [
+    ["unhandled", "nobody listens"],
+  ]);
+  assertEquals(queue.enqueued.length, 0);
+});
+
+test("a message processed in-line for a caller who retries throws its error after a retrying event", async () => {
+  const retryQueue = new RecordingQueue();
+  const { dispatcher, events, run } = createDispatcher(retryQueue);
+  await withLogs(() =>
+    assertRejects(
+      () => dispatcher.dispatch(testMessage("fail"), run, { callerRetries: true }),
+      Error,
+      "transient",
+    )
+  );
+  assertEquals(events.map((event) => event.type), ["retrying"]);
+  const [retrying] = events;
+  assert(retrying.type === "retrying" && retrying.delay === undefined);
+  // The caller retries: nothing is stored, not even into the kind's queue.
+  assertEquals(retryQueue.enqueued.length, 0);
+  // The outcomes that need no retry are returned as usual.
+  const permanent = await withLogs(() =>
+    dispatcher.dispatch(testMessage("permanent"), run, { callerRetries: true })
+  );
+  assert(permanent.type === "failed" && permanent.reason === "permanent");
 });

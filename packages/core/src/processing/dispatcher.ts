@@ -50,6 +50,30 @@ export interface MessageSource {
   readonly queue?: MessageQueue;
   /** The queue's redelivery in place, when it offers one. */
   readonly redelivery?: MessageRedelivery;
+  /**
+   * `true` when the message was not taken from a queue but is processed
+   * in-line for a caller who hears of a failure and may send it again
+   * (without an inbox queue, the sender of an activity answered 500;
+   * without an outbox queue, the caller of `sendActivity()`).  A failed
+   * attempt then ends as with a natively retrying queue: the outcome is
+   * `retrying` with `delay: undefined`, the retry policy is not asked, and
+   * the error is thrown to the caller.
+   * @since 0.3.0
+   */
+  readonly callerRetries?: boolean;
+}
+
+/**
+ * What a handler returns when its message was valid but nothing was
+ * registered to handle it (an activity no inbox listener handles): the
+ * outcome is then `unhandled` with this reason, not `completed`.
+ * @since 0.3.0
+ */
+export interface UnhandledRun {
+  /** Always `"unhandled"`. */
+  readonly type: "unhandled";
+  /** What had no handler, in words. */
+  readonly reason: string;
 }
 
 /**
@@ -67,8 +91,11 @@ export interface MessageKindHandler<TContextData, TMessage extends BaseMessage> 
    * when the message lacks them.
    */
   check(message: BaseMessage): TMessage;
-  /** Runs the message. */
-  run(message: TMessage, run: MessageRun<TContextData>): Promise<void>;
+  /**
+   * Runs the message; resolves to an {@link UnhandledRun} when nothing
+   * was registered to handle it.
+   */
+  run(message: TMessage, run: MessageRun<TContextData>): Promise<void | UnhandledRun>;
   /** The retry policy for this message. */
   retryPolicy(message: TMessage): RetryPolicy;
   /**
@@ -155,7 +182,9 @@ export class RetryNotStoredError extends Error {
  * (redelivery in place when the queue offers it, else a re-enqueue), and
  * emits one lifecycle event.  It throws to the queue only when the queue
  * must keep the message: native retrial, or a retry that could not be
- * stored.
+ * stored.  Messages processed in-line, without a queue, go through it too
+ * (with {@link MessageSource.callerRetries}), so that their events, metrics
+ * and records are those of queued messages.
  * @typeParam TContextData The application data of the worker's contexts.
  * @since 0.2.0
  */
@@ -217,7 +246,8 @@ export class MessageDispatcher<TContextData> {
    * @param source The queue it came from and its redelivery, if any.
    * @returns The outcome.
    * @throws {RetryNotStoredError} When the retry could not be stored.
-   * @throws {unknown} The handler's error, when the queue retries natively.
+   * @throws {unknown} The handler's error, when the queue retries natively
+   *                   or the caller retries (`source.callerRetries`).
    */
   async dispatch(
     message: unknown,
@@ -239,6 +269,7 @@ export class MessageDispatcher<TContextData> {
     let rethrow: { readonly error: unknown } | undefined;
     let dropDetails: MalformedMessageError | undefined;
     let timedOut: TimedOutRun | undefined;
+    let unhandled: UnhandledRun | undefined;
     const token = {};
     this.#inFlight.set(token, { id: message.id, kind: message.type });
     try {
@@ -263,7 +294,10 @@ export class MessageDispatcher<TContextData> {
         },
         async () => {
           timedOut = await runWithinTimeLimit(
-            (signal) => handler.run(checked!, { contextData: run.contextData, signal }),
+            (signal) =>
+              handler.run(checked!, { contextData: run.contextData, signal }).then((result) => {
+                if (isUnhandledRun(result)) unhandled = result;
+              }),
             {
               limitMs,
               graceMs: this.#graceMs,
@@ -281,11 +315,13 @@ export class MessageDispatcher<TContextData> {
           if (timedOut != null) throw timedOut.error;
         },
       );
-      outcome = { type: "completed" };
+      outcome = unhandled == null
+        ? { type: "completed" }
+        : { type: "unhandled", reason: unhandled.reason };
     } catch (error) {
       if (timedOut != null) {
         if (timedOut.abandoned) this.#logAbandoned(message, timedOut);
-        if (source.queue?.nativeRetrial) {
+        if (source.queue?.nativeRetrial || source.callerRetries) {
           outcome = {
             type: "retrying",
             delay: undefined,
@@ -308,7 +344,7 @@ export class MessageDispatcher<TContextData> {
         outcome = { type: "dropped", reason: error.message, error: error.cause ?? error };
       } else if (error instanceof PermanentError) {
         outcome = { type: "failed", reason: "permanent", error };
-      } else if (source.queue?.nativeRetrial) {
+      } else if (source.queue?.nativeRetrial || source.callerRetries) {
         outcome = { type: "retrying", delay: undefined, reason: "error", error };
         rethrow = { error };
       } else {
@@ -319,7 +355,7 @@ export class MessageDispatcher<TContextData> {
     }
     const duration = performance.now() - begun;
     const taskName = handler?.taskName?.(checked ?? message);
-    this.#log(message, taskName, outcome, dropDetails);
+    this.#log(message, taskName, outcome, dropDetails, source);
     // The event object is built only for someone to receive it: this is the
     // hot path of every message.
     const listener = checked == null ? undefined : handler?.listener?.(checked, outcome.type);
@@ -424,6 +460,7 @@ export class MessageDispatcher<TContextData> {
     taskName: string | undefined,
     outcome: Outcome,
     drop: MalformedMessageError | undefined,
+    source: MessageSource,
   ): void {
     if (outcome.type === "completed" && !logger.isEnabledFor("debug")) return;
     const properties = {
@@ -436,6 +473,12 @@ export class MessageDispatcher<TContextData> {
       case "completed":
         logger.debug("Processed message {messageId} ({messageType}).", properties);
         break;
+      case "unhandled":
+        logger.warn("Nothing handles message {messageId} ({messageType}): {reason}.", {
+          ...properties,
+          reason: outcome.reason,
+        });
+        break;
       case "retrying":
         logger.warn(
           (outcome.reason === "timeout"
@@ -444,9 +487,11 @@ export class MessageDispatcher<TContextData> {
             "retrying {delay}: {error}",
           {
             ...properties,
-            delay: outcome.delay == null
-              ? "when the queue hands it out again"
-              : `in ${outcome.delay}`,
+            delay: outcome.delay != null
+              ? `in ${outcome.delay}`
+              : source.callerRetries
+              ? "if the caller sends it again"
+              : "when the queue hands it out again",
             error: outcome.error,
           },
         );
@@ -498,6 +543,11 @@ export class MessageDispatcher<TContextData> {
       )
     );
   }
+}
+
+function isUnhandledRun(result: unknown): result is UnhandledRun {
+  return typeof result === "object" && result != null &&
+    (result as { readonly type?: unknown }).type === "unhandled";
 }
 
 function delayMilliseconds(delay: Temporal.Duration): number {

@@ -32,6 +32,19 @@ export interface MessageCompletedEvent extends MessageEventBase {
 }
 
 /**
+ * A message was valid, but nothing was registered to handle it: an
+ * activity whose type no inbox listener handles.  It is done with and not
+ * retried, like a completed message, but no code of the application ran.
+ * @since 0.3.0
+ */
+export interface MessageUnhandledEvent extends MessageEventBase {
+  /** Always `"unhandled"`. */
+  readonly type: "unhandled";
+  /** What had no handler, in words (e.g. "no inbox listener handles Like"). */
+  readonly reason: string;
+}
+
+/**
  * A message's handler failed and another attempt is scheduled.
  * @since 0.2.0
  */
@@ -108,6 +121,7 @@ export interface MessageDroppedEvent extends MessageEventBase {
  */
 export type MessageEvent =
   | MessageCompletedEvent
+  | MessageUnhandledEvent
   | MessageRetryingEvent
   | MessageFailedEvent
   | MessageDroppedEvent;

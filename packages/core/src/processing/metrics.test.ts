@@ -2,14 +2,6 @@
 // tasks end to end, and every message kind through the dispatcher.
 import { assert, assertEquals, test } from "@fedify/fixture";
 import { trace } from "@opentelemetry/api";
-import {
-  AggregationTemporality,
-  DataPointType,
-  InMemoryMetricExporter,
-  MeterProvider,
-  type MetricData,
-  PeriodicExportingMetricReader,
-} from "@opentelemetry/sdk-metrics";
 import { z } from "zod";
 import { createFederation } from "../federation/federation.ts";
 import { deferred, within as withTimeout, withLogs } from "@fedify/fixture";
@@ -22,57 +14,7 @@ import { MalformedMessageError, PermanentError } from "./errors.ts";
 import { MessageEventHub } from "./events.ts";
 import { MESSAGE_METRICS, MessageMetrics } from "./metrics.ts";
 import { getFedworkTracer } from "./tracing.ts";
-
-/** A meter provider whose metrics a test can read whenever it wants. */
-function testMeters() {
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  const reader = new PeriodicExportingMetricReader({
-    exporter,
-    // Exports happen on forceFlush(); the interval only has to be long.
-    exportIntervalMillis: 3_600_000,
-  });
-  const meterProvider = new MeterProvider({ readers: [reader] });
-  return {
-    meterProvider,
-    async collect(): Promise<MetricData[]> {
-      exporter.reset();
-      await reader.forceFlush();
-      return exporter.getMetrics().flatMap((resource) =>
-        resource.scopeMetrics.flatMap((scope) => scope.metrics)
-      );
-    },
-    shutdown: () => meterProvider.shutdown(),
-  };
-}
-
-/** The value of a counter's data point with exactly these attributes (0 if none). */
-function count(metrics: MetricData[], name: string, attributes: Record<string, string>): number {
-  const metric = metrics.find((m) => m.descriptor.name === name);
-  if (metric == null) return 0;
-  let total = 0;
-  for (const point of metric.dataPoints) {
-    const matches = Object.entries(attributes).every(([k, v]) => point.attributes[k] === v);
-    if (matches && typeof point.value === "number") total += point.value;
-  }
-  return total;
-}
-
-/** How many values a histogram recorded with these attributes. */
-function histogramCount(
-  metrics: MetricData[],
-  name: string,
-  attributes: Record<string, string>,
-): number {
-  const metric = metrics.find((m) => m.descriptor.name === name);
-  if (metric == null) return 0;
-  assertEquals(metric.dataPointType, DataPointType.HISTOGRAM);
-  let total = 0;
-  for (const point of metric.dataPoints) {
-    const matches = Object.entries(attributes).every(([k, v]) => point.attributes[k] === v);
-    if (matches) total += (point.value as { count: number }).count;
-  }
-  return total;
-}
+import { count, histogramCount, testMeters } from "./testdata/test-meters.ts";
 
 test("metrics count a retried attempt as retried, never as completed", async () => {
   const meters = testMeters();

@@ -16,6 +16,8 @@ export const MESSAGE_METRICS = {
   enqueued: "fedwork.message.enqueued",
   deduplicated: "fedwork.message.deduplicated",
   completed: "fedwork.message.completed",
+  /** @since 0.3.0 */
+  unhandled: "fedwork.message.unhandled",
   retried: "fedwork.message.retried",
   failed: "fedwork.message.failed",
   dropped: "fedwork.message.dropped",
@@ -32,13 +34,16 @@ export const MESSAGE_METRICS = {
  * by the dispatcher's lifecycle events (as a `MessageObserver`), for every
  * message kind: `fedwork.message.type` is the kind (`inbox`, `outbox`,
  * `fanout`, `task`) and `fedwork.task.name` the task's name.  An attempt
- * that will be retried counts as `retried`, never as `completed`.
+ * that will be retried counts as `retried`, never as `completed`; a message
+ * nothing handles counts as `unhandled`, not `completed`.  Messages
+ * processed in-line, without a queue, are counted the same way.
  * @since 0.2.0
  */
 export class MessageMetrics {
   readonly #enqueued: Counter;
   readonly #deduplicated: Counter;
   readonly #completed: Counter;
+  readonly #unhandled: Counter;
   readonly #retried: Counter;
   readonly #failed: Counter;
   readonly #dropped: Counter;
@@ -69,6 +74,10 @@ export class MessageMetrics {
       "Task enqueues that added nothing because their deduplication key was held.",
     );
     this.#completed = counter(MESSAGE_METRICS.completed, "Attempts whose handler returned.");
+    this.#unhandled = counter(
+      MESSAGE_METRICS.unhandled,
+      "Messages nothing was registered to handle (an activity no inbox listener handles).",
+    );
     this.#retried = counter(
       MESSAGE_METRICS.retried,
       "Attempts that failed and will be tried again.",
@@ -140,6 +149,9 @@ export class MessageMetrics {
     switch (event.type) {
       case "completed":
         this.#completed.add(1, attributes);
+        break;
+      case "unhandled":
+        this.#unhandled.add(1, attributes);
         break;
       case "retrying":
         this.#retried.add(1, attributes);

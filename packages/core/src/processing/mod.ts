@@ -13,6 +13,7 @@ export {
   type MessageRun,
   type MessageSource,
   RetryNotStoredError,
+  type UnhandledRun,
 } from "./dispatcher.ts";
 export { type BaseMessage, isBaseMessage } from "./envelope.ts";
 export { HandlerTimeoutError, MalformedMessageError, PermanentError } from "./errors.ts";
@@ -26,6 +27,7 @@ export {
   type MessageEventType,
   type MessageFailedEvent,
   type MessageRetryingEvent,
+  type MessageUnhandledEvent,
 } from "./events.ts";
 export type { Outcome, OutcomeType } from "./outcome.ts";
 export { MESSAGE_METRICS, MessageMetrics } from "./metrics.ts";

@@ -4,6 +4,9 @@ import type { Temporal } from "@js-temporal/polyfill";
  * What became of one delivery of a queue message, as decided by the
  * dispatcher (the one place that decides):
  * - `completed`: the handler returned;
+ * - `unhandled` (since 0.3.0): the message was valid, but nothing was
+ *   registered to handle it (an activity of a type no inbox listener
+ *   handles); it is done with and not retried, but nothing ran;
  * - `retrying`: the handler failed (`reason: "error"`) or ran out of time
  *   (`reason: "timeout"`, since 0.3.0) and another attempt is scheduled
  *   (`delay` is `undefined` when the queue retries natively and picks the
@@ -18,6 +21,7 @@ import type { Temporal } from "@js-temporal/polyfill";
  */
 export type Outcome =
   | { readonly type: "completed" }
+  | { readonly type: "unhandled"; readonly reason: string }
   | {
     readonly type: "retrying";
     readonly delay: Temporal.Duration | undefined;

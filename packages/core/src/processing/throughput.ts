@@ -21,6 +21,12 @@ export interface ThroughputBucket {
   readonly retried: number;
   /** Messages discarded because they could not be processed. */
   readonly dropped: number;
+  /**
+   * Messages nothing was registered to handle (an activity no inbox
+   * listener handles).
+   * @since 0.3.0
+   */
+  readonly unhandled: number;
 }
 
 /**
@@ -42,7 +48,15 @@ export interface GetThroughputOptions {
  */
 export const THROUGHPUT_MAX_MINUTES = 120;
 
-type Counts = { completed: number; failed: number; retried: number; dropped: number };
+type Counts = {
+  completed: number;
+  failed: number;
+  retried: number;
+  dropped: number;
+  unhandled: number;
+};
+const COUNTED = ["completed", "failed", "retried", "dropped", "unhandled"] as const;
+const zeros = (): Counts => ({ completed: 0, failed: 0, retried: 0, dropped: 0, unhandled: 0 });
 
 const MINUTE_MS = 60_000;
 const PREFIX: KvKey = ["fedwork", "throughput"];
@@ -89,7 +103,7 @@ export class ThroughputRecorder {
     const minute = Math.floor(Date.now() / MINUTE_MS);
     let counts = this.#counts.get(minute);
     if (counts == null) {
-      counts = { completed: 0, failed: 0, retried: 0, dropped: 0 };
+      counts = zeros();
       this.#counts.set(minute, counts);
       this.#prune(minute);
     }
@@ -159,12 +173,12 @@ export class ThroughputRecorder {
     const first = last - minutes + 1;
     const sums = new Map<number, Counts>();
     for (let minute = first; minute <= last; minute++) {
-      sums.set(minute, { completed: 0, failed: 0, retried: 0, dropped: 0 });
+      sums.set(minute, zeros());
     }
     const add = (minute: number, counts: Partial<Counts>) => {
       const sum = sums.get(minute);
       if (sum == null) return;
-      for (const field of ["completed", "failed", "retried", "dropped"] as const) {
+      for (const field of COUNTED) {
         const value = counts[field];
         if (typeof value === "number" && Number.isFinite(value)) sum[field] += value;
       }

@@ -19,7 +19,10 @@ import { TaskDefinitionError } from "./errors.ts";
  * @since 0.2.0
  */
 export type TaskEventListeners = {
-  readonly [T in MessageEventType]?: MessageEventListener<T>;
+  readonly [
+    // A task message always has its handler: never "unhandled".
+    T in Exclude<MessageEventType, "unhandled">
+  ]?: MessageEventListener<T>;
 };
 
 /**

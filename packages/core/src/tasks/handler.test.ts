@@ -129,6 +129,8 @@ async function processTaskMessage(
       return "retried";
     case "failed":
       return outcome.reason === "permanent" ? "permanent" : "exhausted";
+    case "unhandled":
+      throw new Error("A task message cannot go unhandled.");
     default:
       return outcome.type;
   }

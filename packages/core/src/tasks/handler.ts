@@ -214,6 +214,8 @@ export function createTaskMessageHandler<TContextData, TContext>(
     },
 
     listener(message: TaskMessage, type: MessageEventType): MessageEventListener | undefined {
+      // A task message always has its handler: it never goes unhandled.
+      if (type === "unhandled") return undefined;
       return taskOf(message)?.on[type] as MessageEventListener | undefined;
     },
   };

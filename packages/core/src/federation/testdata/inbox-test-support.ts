@@ -1,6 +1,7 @@
 // Loopback federations with actors, keys and inboxes, shared by the inbox
 // tests.  Not exported from mod.ts.
 import type { TestServer } from "@fedify/fixture";
+import type { MeterProvider } from "@opentelemetry/api";
 import { Create, Follow, Person } from "@fedify/vocab";
 import type { Temporal } from "@js-temporal/polyfill";
 import { signRequest } from "../../activitypub/signatures/sign.ts";
@@ -26,6 +27,8 @@ export interface InboxServerOptions {
   sharedKey?: string;
   /** Errors the Create listener throws, one per call, before it succeeds. */
   failures?: Error[];
+  /** The `meterProvider` option. */
+  meterProvider?: MeterProvider;
 }
 
 /** An activity a {@link startServer} federation's listeners received. */
@@ -58,6 +61,7 @@ export async function startServer(options: InboxServerOptions = {}): Promise<Inb
     skipSignatureVerification: options.skipSignatureVerification ?? false,
     ...(options.inboxMaxBytes == null ? {} : { inboxMaxBytes: options.inboxMaxBytes }),
     ...(options.queue == null ? {} : { queue: options.queue, manuallyStartQueue: true }),
+    ...(options.meterProvider == null ? {} : { meterProvider: options.meterProvider }),
   });
   federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
     if (identifier === "nobody") return null;

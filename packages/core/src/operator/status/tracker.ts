@@ -293,6 +293,8 @@ export class TaskStatusTracker implements TaskStatusOperations {
    */
   readonly observe = async (event: MessageEvent, message: BaseMessage): Promise<void> => {
     if (!this.enabled || message.type !== "task" || event.taskName == null) return;
+    // A task message always has its handler; only inbox messages go unhandled.
+    if (event.type === "unhandled") return;
     const previous = this.#running.get(event.messageId);
     if (event.type !== "retrying") this.#running.delete(event.messageId);
     const error = "error" in event && event.error !== undefined

@@ -297,7 +297,8 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
   async #observe(event: MessageEvent, message: BaseMessage): Promise<void> {
     if (event.kind !== "task") return;
     this.#progressSentAt.delete(event.messageId);
-    if (event.type === "retrying") return;
+    // A task never goes unhandled; the check is for the type.
+    if (event.type === "retrying" || event.type === "unhandled") return;
     const taskName = event.taskName;
     if (taskName == null || taskName.startsWith(INTERNAL_TASK_PREFIX)) return;
     if (typeof this.#port.kv.list !== "function") return;

@@ -1,0 +1,779 @@
+import type { Activity, Recipient } from "@fedify/vocab";
+import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
+import {
+  createPublicKeyFetcher,
+  type PublicKeyFetcher,
+} from "../activitypub/signatures/key-cache.ts";
+import { ActorKeyPairsCache, getActorKeyPairs } from "./actor-keys.ts";
+import { handleFederationRequest } from "./http-handler.ts";
+import type { FederationFetchOptions } from "./api.ts";
+import { InboxContextImpl } from "./inbox-context.ts";
+import { RequestContextImpl } from "./request-context.ts";
+import type { RequestContext } from "./context-api.ts";
+import type { Tracer } from "@opentelemetry/api";
+import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+import { type ContextHost, ContextImpl } from "./context.ts";
+import type { Context } from "./context-api.ts";
+import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
+import { FederatableImpl } from "./federatable.ts";
+import { handleInboxMessage } from "./inbox.ts";
+import type { InboxMessage, Message, OutboxMessage } from "./message.ts";
+import {
+  type FederationOptions,
+  type ResolvedFederationOptions,
+  resolveFederationOptions,
+} from "./options.ts";
+import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
+import { assertKnownOptions } from "../options/known-options.ts";
+import { createRegistry } from "./registry.ts";
+import type { FederationRegistry } from "./registry-api.ts";
+import { forwardActivity, sendActivity } from "./send-activity.ts";
+import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import { getFedworkTracer } from "../processing/tracing.ts";
+import { MessageProducer } from "../processing/producer.ts";
+import { MessageDispatcher, type UnhandledRun } from "../processing/dispatcher.ts";
+import {
+  MessageEventHub,
+  type MessageEventListener,
+  type MessageEventType,
+} from "../processing/events.ts";
+import type { Outcome } from "../processing/outcome.ts";
+import { runWorkers } from "../processing/workers.ts";
+import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
+import { createTaskMessageHandler } from "../tasks/handler.ts";
+import { resolveTaskQueue } from "../tasks/routing.ts";
+import { durationToMilliseconds } from "../time/duration.ts";
+import { createFederationMessageHandler } from "./message-kinds.ts";
+import { TaskContextImpl } from "./task-context.ts";
+import type { TaskDefinitionOptions } from "./context-api.ts";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { TaskDefinitionError } from "../tasks/errors.ts";
+import { resolveBaseTaskQueue, satisfiesCapabilities } from "../tasks/routing.ts";
+import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
+import type { WatchTaskOptions } from "../operator/status/mod.ts";
+// Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
+import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
+import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
+import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
+import type { InternalTaskPort } from "../operator/internal-tasks/mod.ts";
+import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
+import type { TaskSchedule } from "../tasks/schedule/mod.ts";
+import { type FailedTaskDetails, FederationOperations } from "../operator/records/mod.ts";
+import { type TaskScheduleOptions, TaskSchedules } from "../operator/schedules/mod.ts";
+import { MessageMetrics } from "../processing/metrics.ts";
+// The operator's dashboard (0.2.0): queue depths and throughput.
+import { collectQueueDepths, type QueueDepthEntry } from "./monitoring.ts";
+import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
+
+// Webhooks and remote-server health (0.2.0): see webhooks.ts, host-health.ts.
+import type { HostHealth } from "../activitypub/health/types.ts";
+import type { Webhook, WebhookInit } from "../webhooks/types.ts";
+import { FederationHostHealth } from "../operator/host-health/mod.ts";
+import { hostHealthOutbox } from "./host-health-options.ts";
+import { FederationWebhooks } from "../operator/webhooks/mod.ts";
+
+import type { Federation, FederationStartQueueOptions } from "./api.ts";
+
+export type { Federation, FederationStartQueueOptions };
+
+/**
+ * The {@link Federation} implementation.  Internal: use
+ * {@link createFederation} or a builder.
+ * @since 0.1.0
+ */
+export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
+  implements Federation<TContextData>, ContextHost<TContextData> {
+  readonly options: ResolvedFederationOptions;
+  /** Decides what becomes of every message.  Internal. */
+  readonly dispatcher: MessageDispatcher<TContextData>;
+  readonly #events = new MessageEventHub();
+  readonly #tracer: Tracer;
+  readonly #listening = new Set<MessageQueue>();
+  /** Deduplication, metrics, failed tasks and status records.  Internal. */
+  readonly operations: FederationOperations<TContextData>;
+  /** Recurring tasks.  Internal. */
+  readonly schedules: TaskSchedules<TContextData>;
+  /** The one path messages take into queues.  Internal. */
+  readonly producer: MessageProducer<TContextData>;
+  /** The one path task messages take to the producer.  Internal. */
+  readonly taskEnqueuer: TaskEnqueuer<TContextData>;
+  /** What Fedwork's own tasks are enqueued through.  Internal. */
+  readonly internalTasks: InternalTaskPort<TContextData>;
+  /** Fetches and caches remote public keys.  Internal. */
+  readonly fetchPublicKey: PublicKeyFetcher;
+  readonly #senderKeys: ActorKeyPairsCache<TContextData>;
+  /** The webhooks.  Internal. */
+  readonly webhooks: FederationWebhooks<TContextData>;
+  /** Remote-server health, when the `hostHealth` option is on.  Internal. */
+  readonly hostHealth?: FederationHostHealth<TContextData>;
+
+  /**
+   * @param options The federation options.
+   * @param registry The registrations (a copy, when built from a builder).
+   */
+  constructor(
+    options: FederationOptions<TContextData>,
+    registry: FederationRegistry<TContextData> = createRegistry(),
+  ) {
+    super(registry);
+    this.options = resolveFederationOptions(options);
+    this.#tracer = getFedworkTracer(this.options.tracerProvider);
+    this.dispatcher = new MessageDispatcher(this.#tracer, this.#events, {
+      timeoutGracePeriodMs: this.options.timeoutGracePeriodMs,
+    });
+    this.fetchPublicKey = createPublicKeyFetcher({
+      kv: this.options.kv,
+      documentLoader: this.options.documentLoader,
+    });
+    this.#senderKeys = new ActorKeyPairsCache(this.registry);
+    const { queues } = this.options;
+    this.dispatcher.register(
+      "outbox",
+      createFederationMessageHandler<TContextData, "outbox">("outbox", {
+        run: (message, run) => this.#deliver(message, run.contextData, run.signal),
+        retryPolicy: () => this.options.outboxRetryPolicy,
+        timeout: () => this.options.outboxTimeoutMs,
+        queue: () => queues.outbox,
+      }),
+    );
+    this.dispatcher.register(
+      "fanout",
+      createFederationMessageHandler<TContextData, "fanout">("fanout", {
+        run: (message, run) =>
+          this.deliverOrEnqueue(expandFanoutMessage(message), run.contextData, run.signal),
+        retryPolicy: () => this.options.outboxRetryPolicy,
+        timeout: () => this.options.outboxTimeoutMs,
+        queue: () => queues.fanout,
+      }),
+    );
+    this.dispatcher.register(
+      "inbox",
+      createFederationMessageHandler<TContextData, "inbox">("inbox", {
+        run: (message, run) => this.#runInboxListeners(message, run.contextData, run.signal),
+        retryPolicy: () => this.options.inboxRetryPolicy,
+        timeout: () => this.options.inboxTimeoutMs,
+        queue: () => queues.inbox,
+      }),
+    );
+    this.dispatcher.register(
+      "task",
+      createTaskMessageHandler({
+        registry: this.registry.tasks,
+        createContext: (_message, baseUrl, task, contextData) =>
+          new TaskContextImpl(this, baseUrl, contextData, task),
+        documentLoader: this.options.documentLoader,
+        retryPolicy: this.options.taskRetryPolicy,
+        timeoutMs: this.options.taskTimeoutMs,
+        retryQueue: (task) => this.#taskQueueOf(task),
+        onStart: (message) => this.operations.taskStatus.started(message),
+        reportProgress: async (message, progress) => {
+          await this.operations.taskStatus.progress(message, progress);
+          await this.webhooks.progress(message, progress);
+        },
+      }),
+    );
+    const metrics = new MessageMetrics(this.options.meterProvider);
+    this.producer = new MessageProducer({
+      tracer: this.#tracer,
+      metrics,
+      ...(this.options.manuallyStartQueue
+        ? {}
+        : { start: (contextData: TContextData) => this.startQueue(contextData) }),
+    });
+    const { kv, documentLoader, origin } = this.options;
+    const tasks = this.registry.tasks;
+    const routing = {
+      taskQueue: queues.task,
+      outboxQueue: queues.outbox,
+      resolution: this.options.taskQueueResolution,
+    };
+    this.operations = new FederationOperations({
+      kv,
+      pubsub: this.options.pubsub,
+      tasks,
+      routing,
+      documentLoader,
+      observe: (observer) => this.dispatcher.observe(observer),
+      metrics,
+      producer: this.producer,
+      retention: {
+        failedMs: this.options.failedTaskRetentionMs,
+        completedMs: this.options.completedTaskRetentionMs,
+        statusMs: this.options.taskStatusRetentionMs,
+      },
+      deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
+    });
+    this.taskEnqueuer = this.operations.taskEnqueuer;
+    this.schedules = new TaskSchedules({
+      kv,
+      tasks,
+      routing,
+      taskEnqueuer: this.taskEnqueuer,
+      ...(origin == null ? {} : { origin }),
+    });
+    this.internalTasks = { tasks, routing, taskEnqueuer: this.taskEnqueuer };
+    this.webhooks = new FederationWebhooks({
+      kv,
+      internalTasks: this.internalTasks,
+      observe: (observer) => this.dispatcher.observe(observer),
+      http: {
+        userAgent: this.options.userAgent,
+        allowPrivateAddress: this.options.allowPrivateAddress,
+        maxRedirects: this.options.remoteRequests.maxRedirects,
+      },
+    }, this.options.webhooks);
+    if (this.options.hostHealth != null) {
+      this.hostHealth = new FederationHostHealth({
+        kv,
+        outbox: hostHealthOutbox(queues.outbox, kv),
+        producer: this.producer,
+        internalTasks: this.internalTasks,
+        http: {
+          userAgent: this.options.userAgent,
+          allowPrivateAddress: this.options.allowPrivateAddress,
+        },
+      }, this.options.hostHealth);
+    }
+    for (const name of this.registry.tasks.names) {
+      const task = this.registry.tasks.get(name)!;
+      this.#checkCapabilityQueue(name, task.capabilities, task.queue);
+    }
+  }
+
+  /**
+   * Throws when a task needs capabilities but its queue cannot derive the
+   * sibling queue they are routed through.
+   */
+  #checkCapabilityQueue(name: string, capabilities: unknown, queue: MessageQueue | undefined) {
+    if (!Array.isArray(capabilities) || capabilities.length === 0) return;
+    let base: MessageQueue;
+    try {
+      base = resolveBaseTaskQueue({ name, queue }, {
+        taskQueue: this.options.queues.task,
+        outboxQueue: this.options.queues.outbox,
+        resolution: this.options.taskQueueResolution,
+      });
+    } catch {
+      return; // Enqueueing reports the missing queue.
+    }
+    if (typeof base.derive !== "function") {
+      throw new TaskDefinitionError(
+        name,
+        "capabilities",
+        `The capabilities option of the task ${JSON.stringify(name)} needs a queue with a ` +
+          `derive() method, through which tasks reach capable workers; its queue (a ` +
+          `${base.constructor?.name ?? "queue"}) has none.`,
+      );
+    }
+  }
+
+  override defineTask<TSchema extends StandardSchemaV1>(
+    name: string,
+    options: TaskDefinitionOptions<TContextData, TSchema>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>
+  > {
+    if (options != null && typeof options === "object") {
+      this.#checkCapabilityQueue(name, options.capabilities, options.queue);
+    }
+    return super.defineTask(name, options);
+  }
+
+  getTaskStatus(id: string): Promise<TaskStatus | undefined> {
+    return this.operations.taskStatus.getTaskStatus(id);
+  }
+
+  watchTask(id: string, options?: WatchTaskOptions): AsyncIterable<TaskUpdate> {
+    return this.operations.taskStatus.watchTask(id, options);
+  }
+
+  watchTasks(options?: WatchTaskOptions): AsyncIterable<TaskUpdate> {
+    return this.operations.taskStatus.watchTasks(options);
+  }
+
+  #deliver(message: OutboxMessage, contextData: TContextData, signal: AbortSignal): Promise<void> {
+    const hostHealth = this.hostHealth;
+    // Only queued deliveries: host health needs the outbox queue anyway.
+    if (hostHealth == null) return this.#deliverNow(message, contextData, signal);
+    return hostHealth.deliver(message, () => this.#deliverNow(message, contextData, signal));
+  }
+
+  #deliverNow(message: OutboxMessage, contextData: TContextData, signal: AbortSignal) {
+    const { options } = this;
+    return deliverOutboxMessage(message, {
+      signal,
+      kv: options.kv,
+      userAgent: options.userAgent,
+      allowPrivateAddress: options.allowPrivateAddress,
+      remoteRequests: options.remoteRequests,
+      firstKnock: options.firstKnock,
+      permanentFailureStatusCodes: options.permanentFailureStatusCodes,
+      createContext: (baseUrl) => this.createContext(baseUrl, contextData),
+      getKeyPairs: (ctx, identifier) => this.#senderKeys.get(ctx, identifier),
+      onPermanentFailure: this.registry.outboxPermanentFailureHandler,
+    });
+  }
+
+  #runInboxListeners(
+    message: InboxMessage,
+    contextData: TContextData,
+    signal: AbortSignal,
+  ): Promise<void | UnhandledRun> {
+    const ctx = new InboxContextImpl(
+      this,
+      new URL(message.baseUrl),
+      contextData,
+      message.identifier,
+      message.activity as Record<string, unknown>,
+      signal,
+    );
+    return handleInboxMessage(message, ctx, this.registry, this.options.documentLoader);
+  }
+
+  /**
+   * Takes a verified inbox message: enqueues it into the inbox queue or,
+   * without one, hands it to the dispatcher now, as a worker would, with
+   * the sender as the one who retries.  Internal.
+   * @param message The message.
+   * @param contextData The context data.
+   * @returns `undefined` when enqueued, else the outcome of processing it.
+   * @throws When it could not be enqueued, or, without a queue, the
+   *         attempt failed and the sender should retry.
+   */
+  async receive(message: InboxMessage, contextData: TContextData): Promise<Outcome | undefined> {
+    const queue = this.options.queues.inbox;
+    if (queue != null) {
+      await this.enqueue(queue, [message], contextData);
+      return undefined;
+    }
+    return await this.dispatcher.dispatch(message, { contextData, signal: NEVER_ABORTED }, {
+      callerRetries: true,
+    });
+  }
+
+  fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response> {
+    if (!(request instanceof Request)) {
+      return Promise.reject(new TypeError("fetch() needs a Fetch API Request."));
+    }
+    if (typeof options !== "object" || options == null || !("contextData" in options)) {
+      return Promise.reject(
+        new TypeError("fetch() needs options with contextData, e.g. { contextData: undefined }."),
+      );
+    }
+    return handleFederationRequest(this, request, options);
+  }
+
+  /**
+   * Creates a request context.  Internal.
+   * @param request The request.
+   * @param data The context data.
+   * @returns The context.
+   */
+  createRequestContext(request: Request, data: TContextData): RequestContext<TContextData> {
+    return new RequestContextImpl(this, request, data);
+  }
+
+  getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]> {
+    return getActorKeyPairs(this.registry, ctx, identifier);
+  }
+
+  forwardActivity(
+    ctx: Context<TContextData>,
+    forwarder: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    activity: Readonly<Record<string, unknown>>,
+    options: SendActivityOptions,
+  ): Promise<void> {
+    return forwardActivity(this, ctx, forwarder, recipients, activity, options);
+  }
+
+  #taskQueueOf(task: { readonly name: string; readonly queue?: MessageQueue }) {
+    try {
+      return resolveTaskQueue(task, {
+        taskQueue: this.options.queues.task,
+        outboxQueue: this.options.queues.outbox,
+        resolution: this.options.taskQueueResolution,
+      });
+    } catch {
+      return undefined;
+    }
+  }
+
+  on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void {
+    if (typeof listener !== "function") {
+      throw new TypeError(`The listener given to on(${JSON.stringify(type)}) must be a function.`);
+    }
+    if (!["completed", "unhandled", "retrying", "failed", "dropped"].includes(type)) {
+      throw new TypeError(
+        `Unknown event type ${JSON.stringify(type)}; the events are completed, unhandled, ` +
+          "retrying, failed and dropped.",
+      );
+    }
+    return this.#events.on(type, listener);
+  }
+
+  get federation(): Federation<TContextData> {
+    return this;
+  }
+
+  get canonicalOrigin(): string | undefined {
+    return this.options.origin;
+  }
+
+  get documentLoader(): ResolvedFederationOptions["documentLoader"] {
+    return this.options.documentLoader;
+  }
+
+  get tracerProvider(): ResolvedFederationOptions["tracerProvider"] {
+    return this.options.tracerProvider;
+  }
+
+  createContext(baseUrl: URL, contextData: TContextData): Context<TContextData>;
+  createContext(request: Request, contextData: TContextData): RequestContext<TContextData>;
+  createContext(
+    baseUrlOrRequest: URL | Request,
+    contextData: TContextData,
+  ): Context<TContextData> | RequestContext<TContextData> {
+    if (baseUrlOrRequest instanceof URL) {
+      return new ContextImpl(this, baseUrlOrRequest, contextData);
+    }
+    if (typeof Request !== "undefined" && baseUrlOrRequest instanceof Request) {
+      return new RequestContextImpl(this, baseUrlOrRequest, contextData);
+    }
+    throw new TypeError("createContext() needs a base URL (a URL object) or a Request.");
+  }
+
+  /**
+   * The queues to listen to for the given roles, each with the roles it
+   * serves.  Internal.  With the `"task"` role, the queues tasks declared
+   * with `defineTask(name, { queue })` are included under `"task"`.
+   * @param roles The roles.
+   * @param capabilities The worker's capabilities: with the `"task"` role,
+   *                     the sibling queues of the tasks they satisfy are
+   *                     included too.
+   * @returns The queues.
+   */
+  queuesForRoles(
+    roles: readonly QueueRole[],
+    capabilities: ReadonlySet<string> = new Set(),
+  ): Map<MessageQueue, QueueRole[]> {
+    const groups = groupRolesByQueue(this.options.queues, roles);
+    if (!roles.includes("task")) return groups;
+    const fallback =
+      this.options.queues.task == null && this.options.taskQueueResolution === "fallback"
+        ? this.options.queues.outbox
+        : undefined;
+    if (fallback != null) {
+      // Tasks without a task queue of their own run on the outbox queue.
+      const group = groups.get(fallback);
+      if (group == null) groups.set(fallback, ["task"]);
+      else if (!group.includes("task")) group.push("task");
+    }
+    const tasks = this.registry.tasks;
+    const add = (queue: MessageQueue) => {
+      const group = groups.get(queue);
+      if (group == null) groups.set(queue, ["task"]);
+      else if (!group.includes("task")) group.push("task");
+    };
+    for (const name of tasks.names) {
+      const task = tasks.get(name)!;
+      if (task.queue != null) add(task.queue);
+      // A task needing capabilities lives in a sibling queue, listened to
+      // only by workers that have them all.
+      if (task.capabilities.length > 0 && satisfiesCapabilities(task.capabilities, capabilities)) {
+        add(resolveTaskQueue(task, {
+          taskQueue: this.options.queues.task,
+          outboxQueue: this.options.queues.outbox,
+          resolution: this.options.taskQueueResolution,
+        }));
+      }
+    }
+    return groups;
+  }
+
+  async startQueue(
+    contextData: TContextData,
+    options: FederationStartQueueOptions = {},
+  ): Promise<void> {
+    assertKnownOptions(options, ["signal", "queue", "shutdownTimeout", "capabilities"], {
+      where: "startQueue()",
+    });
+    if (options.queue != null && !QUEUE_ROLES.includes(options.queue)) {
+      throw new TypeError(
+        `The queue option of startQueue() must be one of ${QUEUE_ROLES.join(", ")}; got ${
+          JSON.stringify(options.queue)
+        }.`,
+      );
+    }
+    const roles = options.queue == null ? QUEUE_ROLES : [options.queue];
+    const capabilities = checkWorkerCapabilities(options.capabilities);
+    const shutdownTimeoutMs = options.shutdownTimeout == null
+      ? DEFAULT_SHUTDOWN_TIMEOUT_MS
+      : durationToMilliseconds(options.shutdownTimeout, "shutdownTimeout");
+    const groups = this.queuesForRoles(roles, capabilities);
+    if (options.queue === "task" && groups.size === 0) {
+      throw new TaskQueueNotConfiguredError(
+        "(any)",
+        this.options.taskQueueResolution === "strict",
+        'startQueue(data, { queue: "task" }) has no queue to listen to: set the queue.task ' +
+          "option of createFederation() (or queue.outbox, which tasks fall back to), or give " +
+          "tasks their own queue with defineTask(name, { queue }).",
+      );
+    }
+    const queues = new Map<MessageQueue, string>();
+    for (const [queue, queueRoles] of groups) {
+      // One listener per queue object, however many roles it serves and
+      // however often startQueue() is called.
+      if (this.#listening.has(queue)) continue;
+      this.#listening.add(queue);
+      queues.set(queue, queueRoles.join(", "));
+    }
+    try {
+      await Promise.all([
+        runWorkers({
+          dispatcher: this.dispatcher,
+          queues,
+          contextData,
+          signal: options.signal,
+          shutdownTimeoutMs,
+        }),
+        // Recurring tasks are enqueued by the workers of the task role.
+        roles.includes("task") ? this.schedules.run(options.signal) : undefined,
+      ]);
+    } finally {
+      for (const queue of queues.keys()) this.#listening.delete(queue);
+      // What the stopping workers counted, and the records of tasks they
+      // left running, reach the other processes now.
+      await Promise.all([
+        this.operations.throughput.flush(),
+        this.operations.taskStatus.flush(),
+      ]);
+    }
+  }
+
+  async processQueuedMessage(contextData: TContextData, message: Message): Promise<void> {
+    await this.dispatch(message, contextData);
+  }
+
+  /**
+   * Processes one message without a source queue and returns its outcome.
+   * Internal.
+   * @param message The message.
+   * @param contextData The context data.
+   * @returns The outcome.
+   */
+  dispatch(message: unknown, contextData: TContextData): Promise<Outcome> {
+    return this.dispatcher.dispatch(message, { contextData, signal: NEVER_ABORTED });
+  }
+
+  /**
+   * Enqueues messages through the producer, starting the workers first
+   * unless `manuallyStartQueue` is set.  Internal.
+   * @param queue The queue.
+   * @param messages The messages.
+   * @param contextData The context data, for starting the workers.
+   * @param options The enqueue options.
+   */
+  enqueue(
+    queue: MessageQueue,
+    messages: readonly Message[],
+    contextData: TContextData,
+    options: MessageQueueEnqueueOptions = {},
+  ): Promise<void> {
+    return this.producer.produce(queue, messages, options, { start: { contextData } });
+  }
+
+  enqueueTaskMessages(
+    prepared: PreparedTaskMessages,
+    contextData: TContextData,
+  ): Promise<TaskEnqueueResult[]> {
+    return this.operations.enqueueTaskMessages(prepared, contextData);
+  }
+
+  // Operating tasks (0.2.0): see operator/records/ and operator/schedules/.
+
+  listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
+    return this.operations.listFailedTasks(options);
+  }
+
+  getFailedTask(id: string): Promise<FailedTaskDetails | undefined> {
+    return this.operations.getFailedTask(id);
+  }
+
+  retryFailedTask(id: string): Promise<TaskEnqueueResult> {
+    return this.operations.retryFailedTask(id);
+  }
+
+  discardFailedTask(id: string): Promise<boolean> {
+    return this.operations.discardFailedTask(id);
+  }
+
+  countFailedTasks(): Promise<Map<string, number>> {
+    return this.operations.countFailedTasks();
+  }
+
+  listCompletedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
+    return this.operations.listCompletedTasks(options);
+  }
+
+  scheduleTask<TData, TInput>(
+    task: TaskDefinition<TContextData, TData, TInput>,
+    data: NoInfer<TInput>,
+    options: TaskScheduleOptions,
+  ): Promise<TaskSchedule> {
+    return this.schedules.scheduleTask(task, data, options);
+  }
+
+  unscheduleTask(id: string): Promise<boolean> {
+    return this.schedules.unscheduleTask(id);
+  }
+
+  listSchedules(): Promise<TaskSchedule[]> {
+    return this.schedules.listSchedules();
+  }
+
+  // The operator's dashboard (0.2.0): see monitoring.ts.
+
+  getQueueDepths(): Promise<QueueDepthEntry[]> {
+    const { queues, taskQueueResolution } = this.options;
+    const taskQueues = new Map<string, MessageQueue>();
+    for (const name of this.registry.tasks.names) {
+      const task = this.registry.tasks.get(name)!;
+      if (task.capabilities.length > 0) {
+        // Tasks needing capabilities wait in a sibling queue for a capable worker.
+        const queue = this.#taskQueueOf(task);
+        if (queue != null) taskQueues.set(`${name} (needs ${task.capabilities.join(", ")})`, queue);
+      } else if (task.queue != null) taskQueues.set(name, task.queue);
+    }
+    const fallback = queues.task == null && taskQueueResolution === "fallback"
+      ? queues.outbox
+      : undefined;
+    return collectQueueDepths(queues, taskQueues, fallback);
+  }
+
+  getThroughput(options?: GetThroughputOptions): Promise<ThroughputBucket[]> {
+    return this.operations.throughput.read(options);
+  }
+
+  // Webhooks and remote-server health (0.2.0).
+
+  addWebhook(init: WebhookInit): Promise<Webhook> {
+    return this.webhooks.addWebhook(init);
+  }
+
+  listWebhooks(): Promise<Webhook[]> {
+    return this.webhooks.listWebhooks();
+  }
+
+  removeWebhook(id: string): Promise<boolean> {
+    return this.webhooks.removeWebhook(id);
+  }
+
+  enableWebhook(id: string): Promise<Webhook | undefined> {
+    return this.webhooks.enableWebhook(id);
+  }
+
+  listUnhealthyHosts(): Promise<HostHealth[]> {
+    return this.hostHealth?.listUnhealthyHosts() ?? Promise.resolve([]);
+  }
+
+  getHostHealth(host: string): Promise<HostHealth | undefined> {
+    return this.hostHealth?.getHostHealth(host) ?? Promise.resolve(undefined);
+  }
+
+  /**
+   * Enqueues deliveries into the outbox queue or, without one, hands each
+   * to the dispatcher now, as a worker would, with the caller as the one
+   * who retries.  Internal.
+   * @param messages The deliveries.
+   * @param contextData The context data, for starting workers.
+   * @param signal Aborts deliveries made now (a fan-out's time limit).
+   * @throws {AggregateError} When delivering now and some deliveries fail,
+   *         with the error of each.
+   */
+  async deliverOrEnqueue(
+    messages: OutboxMessage[],
+    contextData: TContextData,
+    signal: AbortSignal = NEVER_ABORTED,
+  ): Promise<void> {
+    const queue = this.options.queues.outbox;
+    const orderingKey = messages[0]?.orderingKey;
+    if (queue != null) {
+      await this.enqueue(queue, messages, contextData, orderingKey == null ? {} : { orderingKey });
+      return;
+    }
+    const results = await Promise.allSettled(
+      messages.map((message) =>
+        this.dispatcher.dispatch(message, { contextData, signal }, { callerRetries: true })
+      ),
+    );
+    // A failed attempt is thrown; a delivery that failed for good (a
+    // PermanentError) or was dropped is an outcome, but a failure all the same.
+    const errors = results.flatMap((result) =>
+      result.status === "rejected"
+        ? [result.reason]
+        : result.value.type === "failed"
+        ? [result.value.error]
+        : result.value.type === "dropped"
+        ? [result.value.error ?? new Error(result.value.reason)]
+        : []
+    );
+    if (errors.length > 0) {
+      throw new AggregateError(
+        errors,
+        `Failed to deliver to ${errors.length} of ${messages.length} inboxes.`,
+      );
+    }
+  }
+
+  sendActivity(
+    ctx: Context<TContextData>,
+    sender: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    activity: Activity,
+    options: SendActivityOptions,
+  ): Promise<void> {
+    return sendActivity(this, ctx, sender, recipients, activity, options);
+  }
+}
+
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
+
+function checkWorkerCapabilities(capabilities: unknown): ReadonlySet<string> {
+  if (capabilities == null) return new Set();
+  if (
+    !Array.isArray(capabilities) ||
+    !capabilities.every((capability) => typeof capability === "string" && capability !== "")
+  ) {
+    throw new TypeError(
+      "The capabilities option of startQueue() must be an array of non-empty strings, " +
+        'e.g. ["gpu"].',
+    );
+  }
+  return new Set(capabilities);
+}
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * Creates a federation.
+ * @typeParam TContextData The type of the application data every context
+ *                         carries.
+ * @param options The options; `kv` is required.
+ * @returns The federation.
+ * @throws {FederationOptionError} When an option is missing or invalid.
+ * @example
+ * ```ts
+ * const federation = createFederation<{ db: Db }>({
+ *   kv: new MemoryKvStore(),
+ *   queue: new InProcessMessageQueue(),
+ * });
+ * ```
+ * @since 0.1.0
+ */
+export function createFederation<TContextData>(
+  options: FederationOptions<TContextData>,
+): Federation<TContextData> {
+  return new FederationImpl(options);
+}
