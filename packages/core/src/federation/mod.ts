@@ -61,7 +61,7 @@ export type {
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationHostHealthOptions } from "./host-health-options.ts";
 export type { HostHealthOperations } from "../operator/host-health/mod.ts";
-export type { FederationWebhookOptions } from "./webhook-options.ts";
+export type { FederationWebhookOptions } from "../operator/webhooks/options.ts";
 export type { FederationRemoteRequestOptions } from "./remote-request-options.ts";
 export type { WebhookOperations } from "../operator/webhooks/mod.ts";
 export type { FederationOperationsOptions } from "./operations-options.ts";

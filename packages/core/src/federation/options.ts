@@ -39,7 +39,7 @@ import {
   type FederationWebhookOptions,
   type ResolvedWebhookOptions,
   resolveWebhookOptions,
-} from "./webhook-options.ts";
+} from "../operator/webhooks/options.ts";
 import {
   type FederationTimeoutOptions,
   type ResolvedTimeoutOptions,

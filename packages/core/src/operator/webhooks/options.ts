@@ -1,8 +1,8 @@
-import type { RetryPolicy } from "../retry/retry-policy.ts";
-import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
-import type { Webhook } from "../webhooks/types.ts";
-import type { ResolvedWebhookOptions } from "../operator/webhooks/mod.ts";
-import { FederationOptionError } from "./errors.ts";
+import type { RetryPolicy } from "../../retry/retry-policy.ts";
+import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+import type { Webhook } from "../../webhooks/types.ts";
+import type { ResolvedWebhookOptions } from "./mod.ts";
+import { FederationOptionError } from "../../options/federation-option-error.ts";
 
 /**
  * How the federation sends webhooks (the `webhooks` option).
