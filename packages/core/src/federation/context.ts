@@ -37,7 +37,9 @@ const lookupLogger = getLogger(["fedwork", "federation", "lookup"]);
 export interface ContextHost<TContextData> {
   readonly federation: Federation<TContextData>;
   readonly registry: FederationRegistry<TContextData>;
-  readonly canonicalOrigin?: string;
+  // `| undefined`: the federation's getter returns undefined when no origin is
+  // set, which exactOptionalPropertyTypes tells apart from an absent member.
+  readonly canonicalOrigin?: string | undefined;
   readonly documentLoader: DocumentLoader;
   readonly tracerProvider: TracerProvider;
   /** The validated federation options (queues, retry policies, …). */
