@@ -10,7 +10,7 @@ import type { OutboxPermanentFailureHandler } from "./callbacks.ts";
 import type { Context } from "./context-api.ts";
 import { DeliveryError } from "./errors.ts";
 import type { FanoutMessage, OutboxMessage } from "./message.ts";
-import type { ResolvedRemoteRequestOptions } from "./remote-request-options.ts";
+import type { ResolvedRemoteRequestOptions } from "../activitypub/network/remote-request-options.ts";
 
 const logger = getLogger(["fedwork", "federation", "outbox"]);
 

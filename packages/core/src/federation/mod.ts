@@ -62,7 +62,7 @@ export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationHostHealthOptions } from "./host-health-options.ts";
 export type { HostHealthOperations } from "../operator/host-health/mod.ts";
 export type { FederationWebhookOptions } from "../operator/webhooks/options.ts";
-export type { FederationRemoteRequestOptions } from "./remote-request-options.ts";
+export type { FederationRemoteRequestOptions } from "../activitypub/network/remote-request-options.ts";
 export type { WebhookOperations } from "../operator/webhooks/mod.ts";
 export type { FederationOperationsOptions } from "./operations-options.ts";
 export type { FailedTaskDetails, TaskOperations } from "../operator/records/mod.ts";

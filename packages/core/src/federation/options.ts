@@ -34,7 +34,7 @@ import {
   type FederationRemoteRequestOptions,
   type ResolvedRemoteRequestOptions,
   resolveRemoteRequestOptions,
-} from "./remote-request-options.ts";
+} from "../activitypub/network/remote-request-options.ts";
 import {
   type FederationWebhookOptions,
   type ResolvedWebhookOptions,

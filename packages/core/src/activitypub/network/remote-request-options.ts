@@ -3,11 +3,11 @@ import {
   type RemoteRequestLimits,
   type ResolvedRemoteRequestLimits,
   resolveRemoteRequestLimits,
-} from "../activitypub/network/outgoing-http.ts";
-import { positiveDurationOption } from "../options/value-options.ts";
-import type { DurationInput } from "../time/duration.ts";
-import { FederationOptionError } from "./errors.ts";
-import { assertKnownOptions } from "../options/federation-option-names.ts";
+} from "./outgoing-http.ts";
+import { positiveDurationOption } from "../../options/value-options.ts";
+import type { DurationInput } from "../../time/duration.ts";
+import { FederationOptionError } from "../../options/federation-option-error.ts";
+import { assertKnownOptions } from "../../options/federation-option-names.ts";
 
 /**
  * The `remoteRequests` option of a federation: the limits every request it
