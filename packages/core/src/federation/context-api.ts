@@ -13,6 +13,12 @@ import type {
 import type { TracerProvider } from "@opentelemetry/api";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
+import type { NodeInfo } from "../activitypub/nodeinfo/document.ts";
+import type { GetNodeInfoOptions } from "../activitypub/nodeinfo/lookup.ts";
+import type {
+  LookupWebFingerOptions,
+  ResourceDescriptor,
+} from "../activitypub/webfinger/lookup.ts";
 import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 import type {
   TaskDefinition,
@@ -202,6 +208,71 @@ export interface Context<TContextData> {
   ): Promise<APObject | null>;
 
   /**
+   * Fetches another server's NodeInfo, as `getNodeInfo()` does, with the
+   * federation's user agent, address policy and remote request limits.
+   * @param url The server (only its origin counts), or with `direct` the
+   *            document's URL.
+   * @param options How to fetch and read it; the limits override the
+   *                federation's.
+   * @returns The metadata, or `undefined` when the server has none, fails
+   *          or answers an invalid document.
+   * @throws {PrivateAddressError} When the server is not public and the
+   *         federation does not allow private addresses.
+   * @since 0.3.0
+   * @example
+   * ```ts
+   * const info = await ctx.lookupNodeInfo("https://mastodon.social/");
+   * if (info?.software.name === "mastodon") console.log(info.software.version);
+   * ```
+   */
+  lookupNodeInfo(
+    url: URL | string,
+    options?: GetNodeInfoOptions & { readonly parse?: "strict" | "best-effort" },
+  ): Promise<NodeInfo | undefined>;
+  /**
+   * Fetches another server's NodeInfo as JSON, unread.
+   * @param url The server, or with `direct` the document's URL.
+   * @param options How to fetch it; `parse` is `"none"`.
+   * @returns The JSON, or `undefined` when the server has none or fails.
+   * @throws {PrivateAddressError} When the server is not public and the
+   *         federation does not allow private addresses.
+   * @since 0.3.0
+   */
+  lookupNodeInfo(
+    url: URL | string,
+    options: GetNodeInfoOptions & { readonly parse: "none" },
+  ): Promise<unknown>;
+
+  /**
+   * Asks a host's WebFinger endpoint about a resource, as
+   * `lookupWebFinger()` does, with the federation's user agent, address
+   * policy and remote request limits.
+   * @param resource An `acct:user@host` URI or an http(s) URL.
+   * @param options Limits overriding the federation's.
+   * @returns The descriptor, or `null` when the host has none or fails.
+   * @throws {PrivateAddressError} When the host is not public and the
+   *         federation does not allow private addresses.
+   * @since 0.3.0
+   * @example
+   * ```ts
+   * const jrd = await ctx.lookupWebFinger("acct:bob@example.com");
+   * const self = jrd?.links?.find((link) => link.rel === "self");
+   * ```
+   */
+  lookupWebFinger(
+    resource: URL | string,
+    options?: LookupWebFingerOptions,
+  ): Promise<ResourceDescriptor | null>;
+
+  /**
+   * A context like this one with other application data, as in Fedify.
+   * @param data The new application data.
+   * @returns The new context; this one is unchanged.
+   * @since 0.3.0
+   */
+  clone(data: TContextData): Context<TContextData>;
+
+  /**
    * Sends an activity to recipients' inboxes.  With an outbox queue it
    * enqueues the deliveries (one message per inbox, or one fan-out message
    * for many inboxes) and returns; without one it delivers before
@@ -371,6 +442,14 @@ export interface RequestContext<TContextData> extends Context<TContextData> {
    * @returns The actor.
    */
   getSignedKeyOwner(): Promise<Actor | null>;
+
+  /**
+   * A context for the same request with other application data.
+   * @param data The new application data.
+   * @returns The new context.
+   * @since 0.3.0
+   */
+  clone(data: TContextData): RequestContext<TContextData>;
 }
 
 /**
@@ -417,6 +496,14 @@ export interface InboxContext<TContextData> extends Context<TContextData> {
     recipients: Recipient | readonly Recipient[] | "followers",
     options?: SendActivityOptions,
   ): Promise<void>;
+
+  /**
+   * A context for the same activity with other application data.
+   * @param data The new application data.
+   * @returns The new context.
+   * @since 0.3.0
+   */
+  clone(data: TContextData): InboxContext<TContextData>;
 }
 
 /**
@@ -430,6 +517,14 @@ export interface InboxContext<TContextData> extends Context<TContextData> {
 export interface TaskContext<TContextData> extends Context<TContextData> {
   /** The run this handler is in. */
   readonly task: TaskRunInfo;
+
+  /**
+   * A context for the same run with other application data.
+   * @param data The new application data.
+   * @returns The new context.
+   * @since 0.3.0
+   */
+  clone(data: TContextData): TaskContext<TContextData>;
 }
 
 /**

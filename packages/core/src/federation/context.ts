@@ -8,7 +8,13 @@ import {
 import { withDocumentLoadBudget } from "../activitypub/network/document-budget.ts";
 import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
 import { signatureAlgorithmOf } from "../activitypub/signatures/spec.ts";
-import { lookupWebFinger, parseFediverseHandle } from "../activitypub/webfinger/lookup.ts";
+import {
+  lookupWebFinger,
+  type LookupWebFingerOptions,
+  parseFediverseHandle,
+  type ResourceDescriptor,
+} from "../activitypub/webfinger/lookup.ts";
+import { getNodeInfo, type GetNodeInfoOptions } from "../activitypub/nodeinfo/lookup.ts";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
@@ -314,6 +320,36 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
       });
       return null;
     }
+  }
+
+  // deno-lint-ignore no-explicit-any
+  lookupNodeInfo(url: URL | string, options: GetNodeInfoOptions = {}): Promise<any> {
+    // One call for both overloads: the options decide what it returns.
+    const lookup = getNodeInfo as (url: URL | string, o: GetNodeInfoOptions) => Promise<unknown>;
+    return lookup(url, { ...this.#remoteDefaults(), ...options });
+  }
+
+  lookupWebFinger(
+    resource: URL | string,
+    options: LookupWebFingerOptions = {},
+  ): Promise<ResourceDescriptor | null> {
+    return lookupWebFinger(resource, { ...this.#remoteDefaults(), ...options });
+  }
+
+  /** The federation's user agent, address policy and limits, for lookups. */
+  #remoteDefaults() {
+    const { userAgent, allowPrivateAddress, remoteRequests } = this.#host.options;
+    return {
+      userAgent,
+      allowPrivateAddress,
+      timeout: { milliseconds: remoteRequests.timeoutMs },
+      maxBodyBytes: remoteRequests.maxBodyBytes,
+      maxRedirects: remoteRequests.maxRedirects,
+    };
+  }
+
+  clone(data: TContextData): Context<TContextData> {
+    return new ContextImpl(this.#host, this.url, data);
   }
 
   sendActivity(

@@ -52,6 +52,17 @@ export class InboxContextImpl<TContextData> extends ContextImpl<TContextData>
     this.signal = signal;
   }
 
+  override clone(data: TContextData): InboxContextImpl<TContextData> {
+    return new InboxContextImpl(
+      this.#host,
+      this.url,
+      data,
+      this.recipient,
+      this.#activity,
+      this.signal,
+    );
+  }
+
   forwardActivity(
     forwarder: SenderIdentity,
     recipients: Recipient | readonly Recipient[] | "followers",

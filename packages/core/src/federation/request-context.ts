@@ -44,6 +44,10 @@ export class RequestContextImpl<TContextData> extends ContextImpl<TContextData>
     this.request = request;
   }
 
+  override clone(data: TContextData): RequestContextImpl<TContextData> {
+    return new RequestContextImpl(this.#host, this.request, data);
+  }
+
   async getActor(identifier: string): Promise<Actor | null> {
     const actor = this.#host.registry.actor;
     if (actor == null) throw new RouteNotRegisteredError("actor dispatcher", "setActorDispatcher");

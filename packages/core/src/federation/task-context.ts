@@ -20,4 +20,8 @@ export class TaskContextImpl<TContextData> extends ContextImpl<TContextData>
     super(host, url, data);
     this.task = task;
   }
+
+  override clone(data: TContextData): TaskContextImpl<TContextData> {
+    return new TaskContextImpl(this.federationHost, this.url, data, this.task);
+  }
 }
