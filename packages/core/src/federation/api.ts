@@ -11,7 +11,7 @@ import type { Context, RequestContext } from "./context-api.ts";
 import type { Federatable } from "./federatable-api.ts";
 import type { Message } from "./message.ts";
 import type { QueueMonitoring } from "./monitoring.ts";
-import type { QueueRole } from "./queue-roles.ts";
+import type { QueueRole } from "../processing/queue-roles.ts";
 
 /**
  * Options for {@link Federation.startQueue}.

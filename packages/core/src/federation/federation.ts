@@ -23,7 +23,7 @@ import {
   type ResolvedFederationOptions,
   resolveFederationOptions,
 } from "./options.ts";
-import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "./queue-roles.ts";
+import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "../processing/queue-roles.ts";
 import { assertKnownOptions } from "../options/known-options.ts";
 import { createRegistry } from "./registry.ts";
 import type { FederationRegistry } from "./registry-api.ts";

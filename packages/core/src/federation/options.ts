@@ -50,7 +50,7 @@ import {
   isMessageQueue,
   QUEUE_ROLES,
   type QueueRole,
-} from "./queue-roles.ts";
+} from "../processing/queue-roles.ts";
 
 export { DEFAULT_USER_AGENT };
 

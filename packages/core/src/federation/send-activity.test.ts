@@ -4,7 +4,7 @@ import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
 import { createFederation, type Federation } from "./federation.ts";
 import type { FanoutMessage, OutboxMessage } from "./message.ts";
-import type { FederationQueueOptions } from "./queue-roles.ts";
+import type { FederationQueueOptions } from "../processing/queue-roles.ts";
 import { RecordingQueue, registerTestActor } from "./testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
