@@ -10,7 +10,7 @@ import type { DurationInput } from "../time/duration.ts";
 import type { Context, RequestContext } from "./context-api.ts";
 import type { Federatable } from "./federatable-api.ts";
 import type { Message } from "./message.ts";
-import type { QueueMonitoring } from "./monitoring.ts";
+import type { QueueMonitoring } from "../operator/monitoring/mod.ts";
 import type { QueueRole } from "../processing/queue-roles.ts";
 
 /**

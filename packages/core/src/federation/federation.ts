@@ -62,7 +62,7 @@ import { type FailedTaskDetails, FederationOperations } from "../operator/record
 import { type TaskScheduleOptions, TaskSchedules } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
 // The operator's dashboard (0.2.0): queue depths and throughput.
-import { collectQueueDepths, type QueueDepthEntry } from "./monitoring.ts";
+import { collectQueueDepths, type QueueDepthEntry } from "../operator/monitoring/mod.ts";
 import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
 
 // Webhooks and remote-server health (0.2.0): see webhooks.ts, host-health.ts.

@@ -67,7 +67,7 @@ export type { WebhookOperations } from "../operator/webhooks/mod.ts";
 export type { FederationOperationsOptions } from "./operations-options.ts";
 export type { FailedTaskDetails, TaskOperations } from "../operator/records/mod.ts";
 export type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
-export type { QueueDepthEntry, QueueMonitoring } from "./monitoring.ts";
+export type { QueueDepthEntry, QueueMonitoring } from "../operator/monitoring/mod.ts";
 export type {
   DocumentLoaderFactory,
   DocumentLoaderFactoryOptions,

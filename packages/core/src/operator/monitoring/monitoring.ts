@@ -1,7 +1,7 @@
 import { getLogger } from "@logtape/logtape";
-import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
-import type { MessageQueue, MessageQueueDepth } from "../queue/message-queue.ts";
-import { QUEUE_ROLES, type QueueRole } from "../processing/queue-roles.ts";
+import type { GetThroughputOptions, ThroughputBucket } from "../../processing/throughput.ts";
+import type { MessageQueue, MessageQueueDepth } from "../../queue/message-queue.ts";
+import { QUEUE_ROLES, type QueueRole } from "../../processing/queue-roles.ts";
 
 const logger = getLogger(["fedwork", "federation"]);
 

@@ -3,13 +3,13 @@
 // key–value store.
 import { assertEquals, assertRejects, deferred, test, within } from "@fedify/fixture";
 import { z } from "zod";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { PermanentError } from "../processing/errors.ts";
-import type { ThroughputBucket } from "../processing/throughput.ts";
-import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
-import type { MessageQueue } from "../queue/message-queue.ts";
-import { millisecondsToDuration } from "../time/duration.ts";
-import { createFederation, type Federation } from "./federation.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { PermanentError } from "../../processing/errors.ts";
+import type { ThroughputBucket } from "../../processing/throughput.ts";
+import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
+import type { MessageQueue } from "../../queue/message-queue.ts";
+import { millisecondsToDuration } from "../../time/duration.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
 
 const base = new URL("https://web.example/");
 const empty = z.object({});
