@@ -166,7 +166,7 @@ async function handleWebFingerRequest<TContextData>(
     };
   };
   return await handleWebFinger(ctx.request, {
-    host: ctx.host,
+    host: host.options.handleHost ?? ctx.host,
     lookupUsername: async (username) => {
       const identifier = actor.handleMapper == null
         ? username

@@ -16,9 +16,13 @@ export const DEFAULT_USER_AGENT = "Fedwork/0.1.0";
  */
 export interface FederationOrigin {
   /**
-   * The host of the actors' fediverse handles (`@alice@example.com`).
-   * Fedwork serves no WebFinger handles yet, so it must be `webOrigin`'s
-   * host.
+   * The host of the actors' fediverse handles (`@alice@example.com`),
+   * which may differ from `webOrigin`'s (Fedify's `@alice@example.com`
+   * served from `ap.example.com`): WebFinger answers `acct:` handles on
+   * this host with subjects on it, while actor ids stay on `webOrigin`.
+   * Requests for `https://<handleHost>/.well-known/webfinger` must reach
+   * the federation (a redirect or a proxy on that host).  Since 0.3.0; it
+   * had to be `webOrigin`'s host before.
    */
   readonly handleHost: string;
   /** The canonical origin of the URIs a context builds, e.g. `https://example.com`. */
@@ -61,7 +65,7 @@ export type DocumentLoaderFactory = (options?: DocumentLoaderFactoryOptions) => 
  * Resolves the `origin` option, a URL or Fedify's `{ handleHost, webOrigin }`,
  * to an origin string such as `https://example.com`.  Internal.
  * @throws {FederationOptionError} When it is not a bare http(s) URL, or
- *         `handleHost` is not `webOrigin`'s host.
+ *         `handleHost` is not a host name.
  */
 export function resolveOrigin(
   origin: string | URL | FederationOrigin | undefined,
@@ -96,7 +100,7 @@ export function resolveOrigin(
   return url.origin;
 }
 
-/** Fedify's `{ handleHost, webOrigin }`: the same as a string origin when the hosts agree. */
+/** Fedify's `{ handleHost, webOrigin }`: the web origin, checked. */
 function resolveFedifyOrigin(origin: FederationOrigin): string {
   const { handleHost, webOrigin } = origin;
   if (webOrigin == null || typeof handleHost !== "string") {
@@ -115,16 +119,40 @@ function resolveFedifyOrigin(origin: FederationOrigin): string {
       error.message.replace("origin", "origin.webOrigin"),
     );
   }
-  const webHost = new URL(resolved).host;
-  if (handleHost !== webHost) {
+  resolveHandleHost(origin);
+  return resolved;
+}
+
+/**
+ * Resolves the host of fediverse handles from the `origin` option: Fedify's
+ * `handleHost`, lower-cased, when the object form is given.  Internal.
+ * @returns The handle host, or `undefined` when handles are on the web
+ *          host (a URL origin, or none).
+ * @throws {FederationOptionError} When `handleHost` is not a host name
+ *         (with an optional port).
+ * @since 0.3.0
+ */
+export function resolveHandleHost(
+  origin: string | URL | FederationOrigin | undefined,
+): string | undefined {
+  if (origin == null || typeof origin !== "object" || origin instanceof URL) return undefined;
+  const { handleHost } = origin;
+  const host = typeof handleHost === "string" ? handleHost.trim().toLowerCase() : "";
+  let parsed: URL | null = null;
+  try {
+    parsed = host === "" ? null : new URL(`https://${host}`);
+  } catch {
+    parsed = null;
+  }
+  if (parsed == null || parsed.host !== host || parsed.pathname !== "/") {
     throw new FederationOptionError(
       "origin.handleHost",
-      `The origin.handleHost option must be webOrigin's host (${JSON.stringify(webHost)}): ` +
-        `Fedwork serves no WebFinger handles yet, so it cannot give actors handles on ` +
-        `${JSON.stringify(handleHost)}.  Pass origin: ${JSON.stringify(resolved)} instead.`,
+      `The origin.handleHost option must be a host name such as "example.com"; got ${
+        JSON.stringify(handleHost)
+      }.`,
     );
   }
-  return resolved;
+  return host;
 }
 
 /**

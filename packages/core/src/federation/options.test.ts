@@ -79,18 +79,18 @@ test("createFederation() accepts one queue for every role", () => {
   assertEquals(ctx.canonicalOrigin, "https://example.com");
 });
 
-test("createFederation() accepts Fedify's origin object when handleHost is webOrigin's host", () => {
+test("createFederation() accepts Fedify's origin object, its handleHost on another host", () => {
   const federation = createFederation<void>({
     kv: new MemoryKvStore(),
-    origin: { handleHost: "example.com", webOrigin: "https://example.com" },
+    origin: { handleHost: "Example.com", webOrigin: "https://ap.example.com" },
   });
   const ctx = federation.createContext(new URL("http://localhost:8000/"), undefined);
-  assertEquals(ctx.canonicalOrigin, "https://example.com");
+  assertEquals(ctx.canonicalOrigin, "https://ap.example.com");
   const kv = new MemoryKvStore();
   invalid(
-    { kv, origin: { handleHost: "example.com", webOrigin: "https://ap.example.com" } },
+    { kv, origin: { handleHost: "example.com/path", webOrigin: "https://ap.example.com" } },
     "origin.handleHost",
-    "Fedwork serves no WebFinger handles yet",
+    'must be a host name such as "example.com"',
   );
   invalid(
     { kv, origin: { handleHost: "example.com", webOrigin: "https://example.com/ap" } },

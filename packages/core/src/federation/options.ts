@@ -16,6 +16,7 @@ import {
   type DocumentLoaderFactory,
   type FederationOrigin,
   resolveDocumentLoaderFactory,
+  resolveHandleHost,
   resolveOrigin,
   resolveUserAgent,
   type UserAgentOptions,
@@ -82,8 +83,9 @@ export interface FederationOptions<TContextData>
   /**
    * The canonical origin (`https://example.com`) used for the URIs a
    * context builds, overriding the origin of the request or base URL.
-   * Fedify's form `{ handleHost, webOrigin }` is accepted when `handleHost`
-   * is `webOrigin`'s host.
+   * Fedify's form `{ handleHost, webOrigin }` puts fediverse handles on
+   * `handleHost` (e.g. `@alice@example.com`) and URIs on `webOrigin` (e.g.
+   * `https://ap.example.com`); the hosts may differ since 0.3.0.
    */
   readonly origin?: string | URL | FederationOrigin;
 
@@ -281,6 +283,8 @@ export interface ResolvedFederationOptions
   readonly manuallyStartQueue: boolean;
   /** The canonical origin, e.g. `https://example.com`, if set. */
   readonly origin?: string;
+  /** The host of fediverse handles, when it is not the web host (0.3.0). */
+  readonly handleHost?: string;
   readonly inboxRetryPolicy: RetryPolicy;
   readonly outboxRetryPolicy: RetryPolicy;
   readonly taskRetryPolicy: RetryPolicy;
@@ -390,6 +394,7 @@ export function resolveFederationOptions<TContextData>(
     queues,
     manuallyStartQueue,
     origin: resolveOrigin(options.origin),
+    handleHost: resolveHandleHost(options.origin),
     inboxRetryPolicy: resolveRetryPolicy("inboxRetryPolicy", options.inboxRetryPolicy),
     outboxRetryPolicy: resolveRetryPolicy("outboxRetryPolicy", options.outboxRetryPolicy),
     taskRetryPolicy: resolveRetryPolicy("taskRetryPolicy", options.taskRetryPolicy),

@@ -96,7 +96,8 @@ function parseResource(resource: string): Resource | null {
  * a `self` link of type `application/activity+json`, and any more links;
  * it is served as `application/jrd+json` with `Access-Control-Allow-Origin:
  * *`.  Answers 400 when `resource` is missing or unparseable, 404 when the
- * handle's host is not ours or no actor is found.
+ * handle's host is neither `host` nor the request's host, or no actor is
+ * found.
  * @param request The request.
  * @param options The lookup callbacks and the handles' host.
  * @returns The response.
@@ -133,7 +134,11 @@ export async function handleWebFinger(
   const host = (options.host ?? url.host).toLowerCase();
   let actor: WebFingerActor | null;
   if ("acct" in resource) {
-    if (resource.acct.host !== host) return plain(404, "No such account on this server.");
+    // The web host's handles are the same accounts (Fedify answers them
+    // too); the subject names the canonical handle host.
+    if (resource.acct.host !== host && resource.acct.host !== url.host.toLowerCase()) {
+      return plain(404, "No such account on this server.");
+    }
     actor = await options.lookupUsername(resource.acct.user);
   } else {
     actor = await options.lookupActorUri(resource.uri);
