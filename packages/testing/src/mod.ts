@@ -33,3 +33,7 @@ export {
   within,
 } from "./wait.ts";
 export { type RecordedRequest, startTestServer, type TestServer } from "./http-server.ts";
+export {
+  type FailedDeliveryConformanceOptions,
+  testFailedDeliveries,
+} from "./failed-delivery-suite.ts";

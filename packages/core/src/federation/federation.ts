@@ -58,7 +58,11 @@ import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import type { InternalTaskPort } from "../operator/internal-tasks/mod.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
 import type { TaskSchedule } from "../tasks/schedule/mod.ts";
-import { type FailedTaskDetails, FederationOperations } from "../operator/records/mod.ts";
+import {
+  type CountFailedTasksOptions,
+  type FailedTaskDetails,
+  FederationOperations,
+} from "../operator/records/mod.ts";
 import { type TaskScheduleOptions, TaskSchedules } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
 // The operator's dashboard (0.2.0): queue depths and throughput.
@@ -202,6 +206,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         statusMs: this.options.taskStatusRetentionMs,
       },
       deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
+      keepFailedDeliveries: this.options.keepFailedDeliveries,
+      checkDeliveryHost: async (inbox) => await this.hostHealth?.checkReplay(inbox),
     });
     this.taskEnqueuer = this.operations.taskEnqueuer;
     this.schedules = new TaskSchedules({
@@ -610,8 +616,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.operations.discardFailedTask(id);
   }
 
-  countFailedTasks(): Promise<Map<string, number>> {
-    return this.operations.countFailedTasks();
+  countFailedTasks(options?: CountFailedTasksOptions): Promise<Map<string, number>> {
+    return this.operations.countFailedTasks(options);
   }
 
   listCompletedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
@@ -681,6 +687,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   getHostHealth(host: string): Promise<HostHealth | undefined> {
     return this.hostHealth?.getHostHealth(host) ?? Promise.resolve(undefined);
+  }
+
+  releaseHost(host: string): Promise<boolean> {
+    return this.hostHealth?.releaseHost(host) ?? Promise.resolve(false);
   }
 
   /**

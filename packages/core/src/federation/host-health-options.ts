@@ -4,13 +4,18 @@ import type { KvStore } from "../kv/kv-store.ts";
 import type { ResolvedHostHealthOptions } from "../operator/host-health/mod.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import { FederationOptionError } from "./errors.ts";
+import { assertKnownOptions } from "../options/federation-option-names.ts";
 
 /**
  * Remote-server health for delivery (the `hostHealth` option): after
  * `failureThreshold` deliveries to one host failed in a row, deliveries to
  * it are parked in the key–value store instead of retried, and a probe
  * re-checks it with growing delays; once it answers, the parked deliveries
- * are enqueued again.
+ * are enqueued again.  A host that stays down past `maxProbeAttempts`
+ * probes or `maxUnhealthyDuration` is declared dead: its parked deliveries
+ * and every new one fail for good into the failed-task store until it is
+ * released (`releaseHost()`) or, after `deadHostCooldown`, a delivery to it
+ * succeeds.
  * @since 0.2.0
  */
 export interface FederationHostHealthOptions {
@@ -37,6 +42,45 @@ export interface FederationHostHealthOptions {
    * @default `{ seconds: 10 }`
    */
   readonly probeTimeout?: DurationInput;
+  /**
+   * How many probes in a row may fail before the host is declared dead.
+   * With the default delays, the 10th probe runs about 14½ hours after the
+   * host turned unhealthy.  A positive integer.
+   * @default `10`
+   * @since 0.3.0
+   */
+  readonly maxProbeAttempts?: number;
+  /**
+   * How long a host may stay unhealthy before it is declared dead (checked
+   * when a probe fails), whatever the number of probes.
+   * @default `{ hours: 24 }`
+   * @since 0.3.0
+   */
+  readonly maxUnhealthyDuration?: DurationInput;
+  /**
+   * How long after a host was declared dead (or after its last trial) one
+   * delivery to it is tried again; when it succeeds the host is healthy
+   * again, when it fails it fails for good and the cool-down starts over.
+   * `false`: only `releaseHost()` brings it back.
+   * @default `{ days: 1 }`
+   * @since 0.3.0
+   */
+  readonly deadHostCooldown?: DurationInput | false;
+  /**
+   * How many deliveries may be parked for one host; past it, a delivery
+   * to it fails for good at once (into the failed-task store).  About: the
+   * count is kept in the host's record and set right at each probe.
+   * @default `10000`
+   * @since 0.3.0
+   */
+  readonly maxParkedDeliveries?: number;
+  /**
+   * How long a delivery stays parked at most; past it, it fails for good
+   * (into the failed-task store) at the host's next probe.
+   * @default `{ days: 2 }`
+   * @since 0.3.0
+   */
+  readonly parkedRetention?: DurationInput;
   /**
    * Called on each change of a host's state, in the process that made the
    * change (exactly one process per change).  A callback that throws is
@@ -89,6 +133,7 @@ export function resolveHostHealthOptions(
       "The hostHealth option must be an object (e.g. {} for the defaults) or false.",
     );
   }
+  assertKnownOptions(options, HOST_HEALTH_OPTION_NAMES, "hostHealth.");
   const failureThreshold = options.failureThreshold ?? 10;
   if (!Number.isInteger(failureThreshold) || failureThreshold < 1) {
     throw new FederationOptionError(
@@ -121,6 +166,23 @@ export function resolveHostHealthOptions(
       "The hostHealth.probeTimeout option must be a positive duration.",
     );
   }
+  const maxProbeAttempts = positiveInteger("maxProbeAttempts", options.maxProbeAttempts, 10);
+  const maxParkedDeliveries = positiveInteger(
+    "maxParkedDeliveries",
+    options.maxParkedDeliveries,
+    10_000,
+  );
+  const maxUnhealthyDurationMs = positiveDuration(
+    "maxUnhealthyDuration",
+    options.maxUnhealthyDuration,
+    { hours: 24 },
+  );
+  const parkedRetentionMs = positiveDuration("parkedRetention", options.parkedRetention, {
+    days: 2,
+  });
+  const deadHostCooldownMs = options.deadHostCooldown === false
+    ? 0
+    : positiveDuration("deadHostCooldown", options.deadHostCooldown, { days: 1 });
   if (options.onChange != null && typeof options.onChange !== "function") {
     throw new FederationOptionError(
       "hostHealth.onChange",
@@ -132,6 +194,11 @@ export function resolveHostHealthOptions(
     initialProbeDelayMs,
     maxProbeDelayMs,
     probeTimeoutMs,
+    maxProbeAttempts,
+    maxUnhealthyDurationMs,
+    deadHostCooldownMs,
+    maxParkedDeliveries,
+    parkedRetentionMs,
     ...(options.onChange == null ? {} : { onChange: options.onChange }),
   };
 }
@@ -142,4 +209,44 @@ function duration(name: string, value: DurationInput | undefined, fallback: Dura
   } catch (error) {
     throw new FederationOptionError(`hostHealth.${name}`, (error as Error).message);
   }
+}
+
+const HOST_HEALTH_OPTION_NAMES = [
+  "failureThreshold",
+  "initialProbeDelay",
+  "maxProbeDelay",
+  "probeTimeout",
+  "maxProbeAttempts",
+  "maxUnhealthyDuration",
+  "deadHostCooldown",
+  "maxParkedDeliveries",
+  "parkedRetention",
+  "onChange",
+];
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  const resolved = value ?? fallback;
+  if (!Number.isInteger(resolved) || resolved < 1) {
+    throw new FederationOptionError(
+      `hostHealth.${name}`,
+      `The hostHealth.${name} option must be a positive integer; got ` +
+        `${JSON.stringify(resolved)}.`,
+    );
+  }
+  return resolved;
+}
+
+function positiveDuration(
+  name: string,
+  value: DurationInput | undefined,
+  fallback: DurationInput,
+): number {
+  const ms = duration(name, value, fallback);
+  if (ms <= 0) {
+    throw new FederationOptionError(
+      `hostHealth.${name}`,
+      `The hostHealth.${name} option must be a positive duration.`,
+    );
+  }
+  return ms;
 }

@@ -65,7 +65,11 @@ export type { FederationWebhookOptions } from "../operator/webhooks/options.ts";
 export type { FederationRemoteRequestOptions } from "../activitypub/network/remote-request-options.ts";
 export type { WebhookOperations } from "../operator/webhooks/mod.ts";
 export type { FederationOperationsOptions } from "./operations-options.ts";
-export type { FailedTaskDetails, TaskOperations } from "../operator/records/mod.ts";
+export type {
+  CountFailedTasksOptions,
+  FailedTaskDetails,
+  TaskOperations,
+} from "../operator/records/mod.ts";
 export type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
 export type { QueueDepthEntry, QueueMonitoring } from "../operator/monitoring/mod.ts";
 export type {

@@ -28,6 +28,16 @@ export interface FederationOperationsOptions {
   readonly failedTaskRetention?: DurationInput | 0;
 
   /**
+   * Whether outbox deliveries (fan-out members included) that fail for
+   * good are kept with the failed tasks, for `failedTaskRetention`: their
+   * activity, inbox, last status, error and attempts, listed, counted,
+   * replayed and discarded like tasks (`kind: "delivery"`).
+   * @default `true`
+   * @since 0.3.0
+   */
+  readonly keepFailedDeliveries?: boolean;
+
+  /**
    * How long a completed task is kept, for `listCompletedTasks()`.  `0` (or
    * a zero duration) keeps none.
    * @default `0` (completed tasks are not kept)
@@ -66,6 +76,7 @@ export interface FederationOperationsOptions {
 export interface ResolvedFederationOperationsOptions {
   readonly taskDeduplicationTtlMs: number;
   readonly failedTaskRetentionMs: number;
+  readonly keepFailedDeliveries: boolean;
   readonly completedTaskRetentionMs: number;
   readonly meterProvider: MeterProvider;
   readonly taskStatusRetentionMs: number;
@@ -106,6 +117,7 @@ export function resolveFederationOperationsOptions(
     failedTaskRetentionMs: options.failedTaskRetention == null
       ? DEFAULT_FAILED_TASK_RETENTION_MS
       : duration("failedTaskRetention", options.failedTaskRetention),
+    keepFailedDeliveries: resolveKeepFailedDeliveries(options.keepFailedDeliveries),
     completedTaskRetentionMs: options.completedTaskRetention == null
       ? 0
       : duration("completedTaskRetention", options.completedTaskRetention),
@@ -140,4 +152,15 @@ function duration(name: string, value: DurationInput | 0): number {
   } catch (error) {
     throw new FederationOptionError(name, (error as Error).message);
   }
+}
+
+function resolveKeepFailedDeliveries(value: unknown): boolean {
+  if (value == null) return true;
+  if (typeof value !== "boolean") {
+    throw new FederationOptionError(
+      "keepFailedDeliveries",
+      `The keepFailedDeliveries option must be true or false; got ${JSON.stringify(value)}.`,
+    );
+  }
+  return value;
 }

@@ -258,6 +258,7 @@ const OPTION_NAMES: Record<
   meterProvider: true,
   taskDeduplicationTtl: true,
   failedTaskRetention: true,
+  keepFailedDeliveries: true,
   completedTaskRetention: true,
   taskStatusRetention: true,
   pubsub: true,

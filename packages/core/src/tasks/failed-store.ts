@@ -2,6 +2,54 @@ import type { KvKey, KvStore } from "../kv/kv-store.ts";
 import type { TaskMessage } from "./message.ts";
 
 /**
+ * The name failed deliveries are kept under in the failed-task store (their
+ * `taskName`), so that `countFailedTasks()` counts them apart from tasks.
+ * @since 0.3.0
+ */
+export const FAILED_DELIVERY_NAME = "fedwork:delivery";
+
+/**
+ * What a failed delivery's record tells besides what every record tells:
+ * where the activity went and what the inbox answered last.
+ * @since 0.3.0
+ */
+export interface FailedDeliveryInfo {
+  /** The inbox URL the activity was POSTed to. */
+  readonly inbox: string;
+  /** Whether it is a shared inbox. */
+  readonly sharedInbox: boolean;
+  /** The recipients reached through the inbox. */
+  readonly actorIds: readonly string[];
+  /** The activity's id, when it has one. */
+  readonly activityId?: string;
+  /** The activity's type, e.g. `"Create"`. */
+  readonly activityType: string;
+  /** The identifier of the sending actor. */
+  readonly senderIdentifier?: string;
+  /** The last HTTP status the inbox answered, when it answered. */
+  readonly statusCode?: number;
+}
+
+/**
+ * A delivery that failed for good, as the failed-task store keeps it.
+ * Internal: what `FederationOperations` passes to
+ * {@link TaskRecordStore.recordFailedDelivery}.
+ * @since 0.3.0
+ */
+export interface FailedDeliveryInput extends FailedDeliveryInfo {
+  /** The outbox message's id. */
+  readonly id: string;
+  /** The activity, as compact JSON-LD. */
+  readonly activity: unknown;
+  /** The attempt that failed last, from 0. */
+  readonly attempt: number;
+  /** When the delivery was first enqueued, ISO 8601. */
+  readonly started: string;
+  readonly baseUrl: string;
+  readonly orderingKey?: string;
+}
+
+/**
  * The error a finished task record keeps: what is needed to understand a
  * failure days later, as plain strings.
  * @since 0.2.0
@@ -24,7 +72,12 @@ export interface TaskRecordError {
 export interface TaskRecord {
   /** The message id, kept across retries; the record's id. */
   readonly id: string;
-  /** The task's name. */
+  /**
+   * `"task"` for a task, `"delivery"` for an outbox delivery of an
+   * activity to one inbox (since 0.3.0).
+   */
+  readonly kind: "task" | "delivery";
+  /** The task's name; `"fedwork:delivery"` for deliveries. */
   readonly taskName: string;
   /** How it finished. */
   readonly status: "failed" | "completed";
@@ -45,8 +98,11 @@ export interface TaskRecord {
   /**
    * The payload as it travelled: encoded with Fedwork's task codec (devalue,
    * vocabulary objects as JSON-LD).  Opaque; `getFailedTask()` decodes it.
+   * For a delivery, the activity's JSON text.
    */
   readonly encodedPayload: string;
+  /** For a delivery: its inbox, activity and last status (since 0.3.0). */
+  readonly delivery?: FailedDeliveryInfo;
   /** The base URL of the context that enqueued the task. */
   readonly baseUrl: string;
   /** The ordering key the task was enqueued with, if any. */
@@ -60,6 +116,12 @@ export interface TaskRecord {
 export interface ListTaskRecordsOptions {
   /** Only records of this task.  All tasks by default. */
   readonly taskName?: string;
+  /**
+   * Only tasks (`"task"`) or only deliveries (`"delivery"`).  Both by
+   * default.
+   * @since 0.3.0
+   */
+  readonly kind?: "task" | "delivery";
   /** How many records at most; 50 by default, at most 1000. */
   readonly limit?: number;
   /** The `cursor` of the previous page, to get the next one. */
@@ -80,6 +142,9 @@ export interface TaskRecordPage {
 /** A record as stored: JSON, dates as epoch milliseconds. */
 interface StoredRecord {
   readonly id: string;
+  /** Absent in records written before 0.3.0: tasks. */
+  readonly kind?: "delivery";
+  readonly delivery?: FailedDeliveryInfo;
   readonly taskName: string;
   readonly status: "failed" | "completed";
   readonly reason?: "permanent" | "exhausted" | "timeout";
@@ -152,6 +217,54 @@ export class TaskRecordStore {
   }
 
   /**
+   * Keeps a delivery that failed for good, replacing an older record of
+   * the same message.
+   * @param delivery The delivery.
+   * @param reason Why it failed.
+   * @param error The last error.
+   */
+  async recordFailedDelivery(
+    delivery: FailedDeliveryInput,
+    reason: "permanent" | "exhausted" | "timeout",
+    error: unknown,
+  ): Promise<void> {
+    if (!this.keepsFailed) return;
+    const started = Date.parse(delivery.started);
+    const stored: StoredRecord = {
+      id: delivery.id,
+      kind: "delivery",
+      taskName: FAILED_DELIVERY_NAME,
+      status: "failed",
+      reason,
+      error: describeError(error),
+      attempts: delivery.attempt + 1,
+      enqueuedAt: Number.isNaN(started) ? 0 : started,
+      finishedAt: Date.now(),
+      // The activity is the application's own, already held whole in the
+      // queue message; kept as JSON text like a task's encoded payload.
+      data: typeof delivery.activity === "string"
+        ? delivery.activity
+        : JSON.stringify(delivery.activity),
+      baseUrl: delivery.baseUrl,
+      ...(delivery.orderingKey == null ? {} : { orderingKey: delivery.orderingKey }),
+      delivery: {
+        inbox: delivery.inbox,
+        sharedInbox: delivery.sharedInbox,
+        actorIds: [...delivery.actorIds],
+        activityType: delivery.activityType,
+        ...(delivery.activityId == null ? {} : { activityId: delivery.activityId }),
+        ...(delivery.senderIdentifier == null
+          ? {}
+          : { senderIdentifier: delivery.senderIdentifier }),
+        ...(delivery.statusCode == null ? {} : { statusCode: delivery.statusCode }),
+      },
+    };
+    await this.#kv.set(recordKey("failed", delivery.id), stored, {
+      ttl: { milliseconds: this.#failedRetentionMs },
+    });
+  }
+
+  /**
    * Keeps a completed task, when completed tasks are kept.
    * @param message The task's message.
    */
@@ -194,7 +307,8 @@ export class TaskRecordStore {
    * @param options A task name, a page size and a cursor.
    * @returns The page.
    * @throws {RangeError} When `limit` is not an integer from 1 to 1000.
-   * @throws {TypeError} When `cursor` is not one this method returned.
+   * @throws {TypeError} When `cursor` is not one this method returned, or
+   *         `kind` is neither `"task"` nor `"delivery"`.
    */
   async list(
     status: "failed" | "completed",
@@ -206,9 +320,15 @@ export class TaskRecordStore {
         `The limit option must be an integer from 1 to ${MAX_LIMIT}; got ${limit}.`,
       );
     }
+    if (options.kind != null && options.kind !== "task" && options.kind !== "delivery") {
+      throw new TypeError(
+        `The kind option must be "task" or "delivery"; got ${JSON.stringify(options.kind)}.`,
+      );
+    }
     const after = options.cursor == null ? undefined : parseCursor(options.cursor);
     const all = (await this.#all(status)).filter((record) =>
-      options.taskName == null || record.taskName === options.taskName
+      (options.taskName == null || record.taskName === options.taskName) &&
+      (options.kind == null || (record.kind ?? "task") === options.kind)
     );
     all.sort(newestFirst);
     const start = after == null ? 0 : all.findIndex((record) => newestFirst(record, after) > 0);
@@ -224,11 +344,16 @@ export class TaskRecordStore {
   /**
    * Counts records per task name.
    * @param status Failed or completed.
+   * @param kind Only tasks or only deliveries; both by default.
    * @returns The count of each task name that has records.
    */
-  async count(status: "failed" | "completed"): Promise<Map<string, number>> {
+  async count(
+    status: "failed" | "completed",
+    kind?: "task" | "delivery",
+  ): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
     for (const record of await this.#all(status)) {
+      if (kind != null && (record.kind ?? "task") !== kind) continue;
       counts.set(record.taskName, (counts.get(record.taskName) ?? 0) + 1);
     }
     return counts;
@@ -275,6 +400,7 @@ function toStored(
 function fromStored(stored: StoredRecord): TaskRecord {
   return {
     id: stored.id,
+    kind: stored.kind === "delivery" ? "delivery" : "task",
     taskName: stored.taskName,
     status: stored.status,
     ...(stored.reason == null ? {} : { reason: stored.reason }),
@@ -285,6 +411,7 @@ function fromStored(stored: StoredRecord): TaskRecord {
     encodedPayload: stored.data,
     baseUrl: stored.baseUrl,
     ...(stored.orderingKey == null ? {} : { orderingKey: stored.orderingKey }),
+    ...(stored.kind === "delivery" && stored.delivery != null ? { delivery: stored.delivery } : {}),
   };
 }
 

@@ -14,6 +14,7 @@ export type {
   TaskOptions,
 } from "./definition.ts";
 export type {
+  FailedDeliveryInfo,
   ListTaskRecordsOptions,
   TaskRecord,
   TaskRecordError,

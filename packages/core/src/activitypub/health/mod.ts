@@ -5,3 +5,4 @@
  * @since 0.2.0
  */
 export type { HostHealth, HostHealthChange } from "./types.ts";
+export { DeadHostError } from "./errors.ts";

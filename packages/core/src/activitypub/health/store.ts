@@ -11,6 +11,17 @@ export interface HostHealthRecord {
   readonly nextProbeAt?: number;
   /** The delay before `nextProbeAt`, in milliseconds, while unhealthy. */
   readonly probeDelayMs?: number;
+  /** Probes that failed since the host turned unhealthy (since 0.3.0). */
+  readonly failedProbes?: number;
+  /**
+   * Parked deliveries, about (counted up when parking, set to the real
+   * count at each probe); since 0.3.0.
+   */
+  readonly parked?: number;
+  /** Declared dead: deliveries fail fast until released (since 0.3.0). */
+  readonly dead?: boolean;
+  /** When a delivery was last let through to a dead host, epoch ms. */
+  readonly trialAt?: number;
 }
 
 const RECORDS: KvKey = ["fedwork", "host-health"];
@@ -91,9 +102,15 @@ export class HostHealthStore {
    * @param host The host.
    * @param id The parking's id (unique to this parking).
    * @param message The message, as it will be enqueued again.
+   * @param ttlMs When the store may drop it, in milliseconds (a backstop
+   *              for the retention the probes enforce).
    */
-  park(host: string, id: string, message: unknown): Promise<void> {
-    return this.#kv.set([...PARKED, host, id], message);
+  park(host: string, id: string, message: unknown, ttlMs?: number): Promise<void> {
+    return this.#kv.set(
+      [...PARKED, host, id],
+      message,
+      ttlMs == null ? {} : { ttl: { milliseconds: ttlMs } },
+    );
   }
 
   /**

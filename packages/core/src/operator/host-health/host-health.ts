@@ -6,6 +6,8 @@ import type { MessageQueue } from "../../queue/message-queue.ts";
 import type { TaskDefinition } from "../../tasks/definition.ts";
 import { millisecondsToDuration } from "../../time/duration.ts";
 import { DeliveryError } from "../../activitypub/outbox/errors.ts";
+import { DeadHostError } from "../../activitypub/health/errors.ts";
+import { PermanentError } from "../../processing/errors.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import {
@@ -51,6 +53,22 @@ export interface HostHealthOperations {
    * @since 0.2.0
    */
   getHostHealth(host: string): Promise<HostHealth | undefined>;
+  /**
+   * Declares a host healthy again: a dead host takes deliveries again, and
+   * an unhealthy one gets its parked deliveries released now rather than
+   * after its next probe.  Failed deliveries to it stay in the failed-task
+   * store; replay them with `retryFailedTask()`.
+   * @param host The host, as `listUnhealthyHosts()` names it.
+   * @returns Whether it was unhealthy or dead.
+   * @since 0.3.0
+   * @example
+   * ```ts
+   * for (const host of await federation.listUnhealthyHosts()) {
+   *   if (host.dead) await federation.releaseHost(host.host);
+   * }
+   * ```
+   */
+  releaseHost(host: string): Promise<boolean>;
 }
 
 /** Thrown by a probe that got no good answer, so that it is retried later. */
@@ -66,6 +84,11 @@ interface OutboxMessage extends BaseMessage {
   readonly type: "outbox";
   /** The inbox URL the activity goes to. */
   readonly inbox: string;
+  /**
+   * Set on a parked delivery released to fail (past the parked retention):
+   * why.  Host health's own field; no other code writes it.
+   */
+  readonly hostHealthFailure?: string;
 }
 
 /**
@@ -78,6 +101,12 @@ export interface ResolvedHostHealthOptions {
   readonly initialProbeDelayMs: number;
   readonly maxProbeDelayMs: number;
   readonly probeTimeoutMs: number;
+  readonly maxProbeAttempts: number;
+  readonly maxUnhealthyDurationMs: number;
+  /** `0`: a dead host waits for `releaseHost()`. */
+  readonly deadHostCooldownMs: number;
+  readonly maxParkedDeliveries: number;
+  readonly parkedRetentionMs: number;
   readonly onChange?: (change: HostHealthChange) => void | Promise<void>;
 }
 
@@ -149,9 +178,13 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
    *         host unhealthy, in which case the delivery is parked.
    */
   async deliver(message: OutboxMessage, deliver: () => Promise<void>): Promise<void> {
+    if (typeof message.hostHealthFailure === "string") {
+      throw new PermanentError(message.hostHealthFailure);
+    }
     const inbox = new URL(message.inbox);
     const host = inbox.host;
     const record = await this.#store.get(host);
+    if (record?.dead === true) return await this.#deliverToDead(record, deliver);
     if (record != null && !record.healthy) {
       await this.#park(host, inbox.origin, message);
       return;
@@ -172,6 +205,37 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
             : { ...current, consecutiveFailures: 0 },
       );
     }
+  }
+
+  /**
+   * Fails a delivery to a dead host at once, but for one delivery per
+   * cool-down, which is let through to find out whether it is back.
+   */
+  async #deliverToDead(record: HostHealthRecord, deliver: () => Promise<void>): Promise<void> {
+    const { host } = record;
+    const dead = () => deadHostFailure(record);
+    const cooldown = this.#options.deadHostCooldownMs;
+    const now = Date.now();
+    if (cooldown <= 0 || now < (record.trialAt ?? record.since) + cooldown) throw dead();
+    // One delivery per cool-down wins the trial; the others fail fast.
+    const { before, after } = await this.#store.update(
+      host,
+      (current) =>
+        current?.dead === true && now >= (current.trialAt ?? current.since) + cooldown
+          ? { ...current, trialAt: now }
+          : undefined,
+    );
+    if (after?.trialAt !== now || before?.trialAt === now) throw dead();
+    logger.info("Trying one delivery to the dead host {host} after its cool-down.", { host });
+    try {
+      await deliver();
+    } catch (error) {
+      throw new PermanentError(
+        `The host ${host} is dead and the delivery tried after its cool-down failed too.`,
+        { cause: error },
+      );
+    }
+    await this.#revive(host, "a delivery after its cool-down succeeded");
   }
 
   /** Counts a failure; returns whether the delivery was parked. */
@@ -220,10 +284,28 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
   }
 
   async #park(host: string, origin: string, message: OutboxMessage): Promise<void> {
+    const { maxParkedDeliveries, parkedRetentionMs, maxProbeDelayMs } = this.#options;
+    const { after: counted } = await this.#store.update(
+      host,
+      (current) =>
+        current == null || current.healthy || current.dead === true
+          ? undefined
+          : { ...current, parked: (current.parked ?? 0) + 1 },
+    );
+    if (counted?.dead === true) throw deadHostFailure(counted);
+    if (counted != null && !counted.healthy && (counted.parked ?? 0) > maxParkedDeliveries) {
+      throw new PermanentError(
+        `The host ${host} is unhealthy and already has ${maxParkedDeliveries} parked ` +
+          "deliveries (hostHealth.maxParkedDeliveries); this one was not parked.",
+      );
+    }
     // A parking of its own: the same delivery may be released, fail again
     // and be parked again before its release has removed the old parking.
-    const parkingId = `${message.id}.${crypto.randomUUID()}`;
-    await this.#store.park(host, parkingId, message);
+    // The time first, for the retention the probes enforce.
+    const parkingId = `${Date.now()}.${message.id}.${crypto.randomUUID()}`;
+    // The store drops a parking well past the retention only if no probe
+    // ran to fail it properly (a lost probe on an in-memory queue).
+    await this.#store.park(host, parkingId, message, parkedRetentionMs + 2 * maxProbeDelayMs);
     logger.debug("Parked the delivery {messageId} to the unhealthy host {host}.", {
       messageId: message.id,
       host,
@@ -266,11 +348,14 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
   async #runProbe(data: ProbeData, attempt: number): Promise<void> {
     const { host, origin } = data;
     const record = await this.#store.get(host);
-    if (record == null || record.healthy) {
+    if (record == null || record.healthy || record.dead === true) {
+      // Released, or dead: the parked deliveries go back to the outbox,
+      // where they are delivered, or fail for good at once.
       await this.#releaseAll(host);
-      await this.#checkStillHealthy(host);
+      if (record?.dead !== true) await this.#checkStillHealthy(host);
       return;
     }
+    await this.#expireParked(host);
     const { userAgent, allowPrivateAddress } = this.#port.http;
     const result = await probeHost(origin, {
       userAgent,
@@ -279,13 +364,26 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
     });
     if (!result.up) {
       const delay = this.#probeDelayMs(attempt + 1);
-      await this.#store.update(
+      const now = Date.now();
+      const { after } = await this.#store.update(
         host,
         (current) =>
-          current == null || current.healthy
-            ? undefined
-            : { ...current, nextProbeAt: Date.now() + delay, probeDelayMs: delay },
+          current == null || current.healthy || current.dead === true ? undefined : {
+            ...current,
+            nextProbeAt: now + delay,
+            probeDelayMs: delay,
+            failedProbes: (current.failedProbes ?? 0) + 1,
+          },
       );
+      const { maxProbeAttempts, maxUnhealthyDurationMs } = this.#options;
+      if (
+        after != null && !after.healthy && after.dead !== true &&
+        ((after.failedProbes ?? 0) >= maxProbeAttempts ||
+          now - after.since >= maxUnhealthyDurationMs)
+      ) {
+        await this.#declareDead(host, after.failedProbes ?? 0, result.reason);
+        return;
+      }
       logger.info("The probe of {host} failed ({reason}); probing again in {delay} ms.", {
         host,
         reason: result.reason,
@@ -293,19 +391,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
       });
       throw new HostStillUnreachableError(host, result.reason);
     }
-    const now = Date.now();
-    const { before, after } = await this.#store.update(
-      host,
-      (current) =>
-        current == null || current.healthy
-          ? undefined
-          : { host, healthy: true, consecutiveFailures: 0, since: now },
-    );
-    if (before != null && !before.healthy && after?.healthy) {
-      logger.info("{host} answers again; releasing its parked deliveries.", { host });
-      await this.#notify({ host, healthy: true, at: new Date(now), consecutiveFailures: 0 });
-    }
-    await this.#releaseAll(host);
+    await this.#revive(host, "it answers its probe");
     await this.#checkStillHealthy(host);
   }
 
@@ -348,6 +434,110 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
     }));
   }
 
+  /**
+   * Gives up on a host: from now on its deliveries fail for good at once,
+   * and its parked deliveries are released to fail (each into the
+   * failed-task store, with its `failed` event, like any delivery that
+   * failed for good).
+   */
+  async #declareDead(host: string, failedProbes: number, reason: string): Promise<void> {
+    const now = Date.now();
+    const { before, after } = await this.#store.update(
+      host,
+      (current) =>
+        current == null || current.healthy || current.dead === true ? undefined : {
+          host,
+          healthy: false,
+          dead: true,
+          consecutiveFailures: current.consecutiveFailures,
+          since: now,
+          failedProbes: current.failedProbes ?? failedProbes,
+        },
+    );
+    if (after?.dead !== true || before?.dead === true) return;
+    logger.warn(
+      "Declared {host} dead after {failedProbes} failed probes ({reason}); its deliveries " +
+        "now fail for good until it is released.",
+      { host, failedProbes, reason },
+    );
+    await this.#notify({
+      host,
+      healthy: false,
+      dead: true,
+      at: new Date(now),
+      consecutiveFailures: after.consecutiveFailures,
+    });
+    await this.#releaseAll(host);
+  }
+
+  /** Fails the parked deliveries past the retention, and recounts the rest. */
+  async #expireParked(host: string): Promise<void> {
+    const parked = await this.#store.parked(host);
+    const cutoff = Date.now() - this.#options.parkedRetentionMs;
+    const expired = parked.filter(({ id }) => {
+      const parkedAt = Number(id.slice(0, id.indexOf(".")));
+      return Number.isFinite(parkedAt) && parkedAt > 0 && parkedAt < cutoff;
+    });
+    if (expired.length > 0) {
+      const why = `The delivery waited for the unhealthy host ${host} longer than ` +
+        `hostHealth.parkedRetention (${this.#options.parkedRetentionMs} ms).`;
+      for (let i = 0; i < expired.length; i += RELEASE_BATCH) {
+        await this.#release(
+          host,
+          expired.slice(i, i + RELEASE_BATCH).map(({ id, message }) => ({
+            id,
+            message: { ...(message as OutboxMessage), hostHealthFailure: why },
+          })),
+        );
+      }
+      logger.warn("Failed {count} deliveries parked for {host} past the retention.", {
+        count: expired.length,
+        host,
+      });
+    }
+    const count = parked.length - expired.length;
+    await this.#store.update(
+      host,
+      (current) =>
+        current == null || current.healthy || current.parked === count
+          ? undefined
+          : { ...current, parked: count },
+    );
+  }
+
+  /** Makes a host healthy, tells so, and releases its parked deliveries. */
+  async #revive(host: string, why: string): Promise<boolean> {
+    const now = Date.now();
+    const { before, after } = await this.#store.update(
+      host,
+      (current) =>
+        current == null || current.healthy
+          ? undefined
+          : { host, healthy: true, consecutiveFailures: 0, since: now },
+    );
+    const changed = before != null && !before.healthy && after?.healthy === true;
+    if (changed) {
+      logger.info("{host} is healthy again: {why}.", { host, why });
+      await this.#notify({ host, healthy: true, at: new Date(now), consecutiveFailures: 0 });
+    }
+    await this.#releaseAll(host);
+    return changed;
+  }
+
+  releaseHost(host: string): Promise<boolean> {
+    return this.#revive(String(host), "released by an operator");
+  }
+
+  /**
+   * Refuses the replay of a failed delivery to a dead host.
+   * @param inbox The delivery's inbox.
+   * @throws {DeadHostError} When its host is dead.
+   */
+  async checkReplay(inbox: URL): Promise<void> {
+    const record = await this.#store.get(inbox.host);
+    if (record?.dead === true) throw new DeadHostError(record.host, new Date(record.since));
+  }
+
   async #notify(change: HostHealthChange): Promise<void> {
     try {
       await this.#options.onChange?.(change);
@@ -371,14 +561,23 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
     return {
       host: record.host,
       healthy: record.healthy,
+      dead: record.dead === true,
+      failedProbes: record.failedProbes ?? 0,
       consecutiveFailures: record.consecutiveFailures,
       since: new Date(record.since),
-      ...(record.healthy || record.nextProbeAt == null
+      ...(record.healthy || record.dead === true || record.nextProbeAt == null
         ? {}
         : { nextProbeAt: new Date(record.nextProbeAt) }),
       parkedDeliveries: await this.#store.countParked(record.host),
     };
   }
+}
+
+/** The failure of a delivery to a dead host that was not tried. */
+function deadHostFailure(record: HostHealthRecord): PermanentError {
+  return new PermanentError(`The host ${record.host} is dead; the delivery was not tried.`, {
+    cause: new DeadHostError(record.host, new Date(record.since)),
+  });
 }
 
 /** Network errors, 5xx, 408 and 429 count against the host; other 4xx not. */

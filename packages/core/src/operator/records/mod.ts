@@ -6,6 +6,7 @@
  * @since 0.2.0
  */
 export {
+  type CountFailedTasksOptions,
   type FailedTaskDetails,
   FederationOperations,
   type TaskOperations,

@@ -16,8 +16,14 @@ import { releaseTaskDeduplication } from "../../tasks/dedup.ts";
 import type { TaskDefinition, TaskEnqueueResult } from "../../tasks/definition.ts";
 import type { PreparedTaskMessages } from "../../tasks/enqueue.ts";
 import { TaskEnqueuer } from "../../tasks/enqueuer.ts";
-import { FailedTaskNotFoundError, TaskNotDefinedError } from "../../tasks/errors.ts";
 import {
+  FailedTaskNotFoundError,
+  TaskNotDefinedError,
+  TaskQueueNotConfiguredError,
+} from "../../tasks/errors.ts";
+import {
+  FAILED_DELIVERY_NAME,
+  type FailedDeliveryInput,
   type ListTaskRecordsOptions,
   type TaskRecord,
   type TaskRecordPage,
@@ -49,6 +55,15 @@ export interface FailedTaskDetails extends TaskRecord {
 }
 
 /**
+ * Options for `countFailedTasks()`.
+ * @since 0.3.0
+ */
+export interface CountFailedTasksOptions {
+  /** Only tasks (`"task"`) or only deliveries (`"delivery"`); both by default. */
+  readonly kind?: "task" | "delivery";
+}
+
+/**
  * Operating tasks from the federation: the failed-task store with replay,
  * the completed-task store and recurring tasks.  `Federation` has these
  * methods.
@@ -57,11 +72,13 @@ export interface FailedTaskDetails extends TaskRecord {
  */
 export interface TaskOperations<TContextData> {
   /**
-   * Lists tasks that failed for good (exhausted or permanent), newest
-   * first, a page at a time.  Kept for `failedTaskRetention` (7 days by
-   * default).
-   * @param options A task name, a page size (50 by default) and the
-   *                previous page's cursor.
+   * Lists tasks and outbox deliveries that failed for good (exhausted or
+   * permanent), newest first, a page at a time.  Kept for
+   * `failedTaskRetention` (7 days by default); deliveries (`kind:
+   * "delivery"`, task name `"fedwork:delivery"`) unless
+   * `keepFailedDeliveries` is `false`.
+   * @param options A task name, a kind (`"task"` or `"delivery"`), a page
+   *                size (50 by default) and the previous page's cursor.
    * @returns The page, with a cursor when there are more.
    * @throws {RangeError} When `limit` is not an integer from 1 to 1000.
    * @example
@@ -74,7 +91,8 @@ export interface TaskOperations<TContextData> {
   listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage>;
 
   /**
-   * Reads one failed task, its payload decoded.
+   * Reads one failed task, its payload decoded (for a delivery, the
+   * activity as JSON-LD).
    * @param id The task's message id (`event.messageId`, `ctx.task.id`).
    * @returns The task, or `undefined` when there is none.
    */
@@ -83,14 +101,18 @@ export interface TaskOperations<TContextData> {
   /**
    * Enqueues a failed task again, as attempt 0 with the same message id,
    * once its payload passes the task's current schema; its record is then
-   * removed (a new failure records it again).
+   * removed (a new failure records it again).  A failed delivery goes back
+   * into the outbox queue the same way (signed again when sent).
    * @param id The task's message id.
    * @returns The enqueue's result.
    * @throws {FailedTaskNotFoundError} When there is no such failed task.
    * @throws {TaskNotDefinedError} When the task is no longer defined.
    * @throws {TaskValidationError} When the payload fails the current schema;
    *         the record is kept.
-   * @throws {TaskQueueNotConfiguredError} When no queue applies to the task.
+   * @throws {TaskQueueNotConfiguredError} When no queue applies to the task
+   *         (for a delivery: there is no outbox queue).
+   * @throws {DeadHostError} When a delivery's host is declared dead; release
+   *         it with `releaseHost()` first (since 0.3.0).
    */
   retryFailedTask(id: string): Promise<TaskEnqueueResult>;
 
@@ -102,10 +124,13 @@ export interface TaskOperations<TContextData> {
   discardFailedTask(id: string): Promise<boolean>;
 
   /**
-   * Counts the failed tasks kept, per task name.
+   * Counts the failed tasks kept, per task name; failed deliveries count
+   * under `"fedwork:delivery"`.
+   * @param options Only tasks or only deliveries (`kind`, since 0.3.0);
+   *                both by default.
    * @returns A map from task name to count (names without failures absent).
    */
-  countFailedTasks(): Promise<Map<string, number>>;
+  countFailedTasks(options?: CountFailedTasksOptions): Promise<Map<string, number>>;
 
   /**
    * Lists completed tasks, newest first, when `completedTaskRetention` is
@@ -192,6 +217,23 @@ export interface TaskRecordsPort<TContextData> {
   };
   /** How long a deduplication key is held at most, in milliseconds. */
   readonly deduplicationTtlMs: number;
+  /**
+   * Whether outbox deliveries that fail for good are kept with the failed
+   * tasks (the `keepFailedDeliveries` option).
+   * @since 0.3.0
+   */
+  readonly keepFailedDeliveries?: boolean;
+  /**
+   * Refuses to replay a delivery to a host declared dead (throws
+   * `DeadHostError`).
+   * @since 0.3.0
+   */
+  readonly checkDeliveryHost?: (inbox: URL) => Promise<void>;
+}
+
+/** What the records read of a queued delivery: an outbox message. */
+interface QueuedDelivery extends BaseMessage, Omit<FailedDeliveryInput, "statusCode" | "id"> {
+  readonly type: "outbox";
 }
 
 /**
@@ -240,6 +282,16 @@ export class FederationOperations<TContextData> {
   }
 
   async #observeTask(event: MessageEvent, message: BaseMessage): Promise<void> {
+    if (message.type === "outbox" && event.type === "failed") {
+      if (this.#port.keepFailedDeliveries !== false && isQueuedDelivery(message)) {
+        await this.#records.recordFailedDelivery(
+          { ...message, ...statusCodeOf(event.error) },
+          event.reason,
+          event.error,
+        );
+      }
+      return;
+    }
     if (message.type !== "task" || event.type === "retrying") return;
     const task = message as TaskMessage;
     if (task.deduplication != null && typeof task.taskName === "string") {
@@ -276,6 +328,13 @@ export class FederationOperations<TContextData> {
   async getFailedTask(id: string): Promise<FailedTaskDetails | undefined> {
     const record = await this.#records.get("failed", id);
     if (record == null) return undefined;
+    if (record.kind === "delivery") {
+      try {
+        return { ...record, payload: JSON.parse(record.encodedPayload) };
+      } catch (error) {
+        return { ...record, payloadError: error instanceof Error ? error.message : String(error) };
+      }
+    }
     try {
       return { ...record, payload: await this.#decode(record) };
     } catch (error) {
@@ -292,6 +351,7 @@ export class FederationOperations<TContextData> {
   async retryFailedTask(id: string): Promise<TaskEnqueueResult> {
     const record = await this.#records.get("failed", id);
     if (record == null) throw new FailedTaskNotFoundError(String(id));
+    if (record.kind === "delivery") return await this.#retryDelivery(record);
     const task = this.#port.tasks.get(record.taskName);
     if (task == null) throw new TaskNotDefinedError(record.taskName);
     // The schema may have changed since the task failed: check now rather
@@ -324,15 +384,77 @@ export class FederationOperations<TContextData> {
     return { status: "enqueued", messageId: record.id };
   }
 
+  async #retryDelivery(record: TaskRecord): Promise<TaskEnqueueResult> {
+    const delivery = record.delivery;
+    const queue = this.#port.routing.outboxQueue;
+    if (delivery == null) throw new FailedTaskNotFoundError(record.id);
+    if (queue == null) {
+      throw new TaskQueueNotConfiguredError(
+        FAILED_DELIVERY_NAME,
+        false,
+        `The failed delivery ${JSON.stringify(record.id)} cannot be replayed: there is no ` +
+          "outbox queue (queue: { outbox: ... }) to put it back into.",
+      );
+    }
+    await this.#port.checkDeliveryHost?.(new URL(delivery.inbox));
+    const message: QueuedDelivery = {
+      type: "outbox",
+      id: record.id as QueuedDelivery["id"],
+      baseUrl: record.baseUrl,
+      started: new Date().toISOString(),
+      attempt: 0,
+      ...(record.orderingKey == null ? {} : { orderingKey: record.orderingKey }),
+      traceContext: {},
+      inbox: delivery.inbox,
+      sharedInbox: delivery.sharedInbox,
+      actorIds: [...delivery.actorIds],
+      activity: JSON.parse(record.encodedPayload),
+      ...(delivery.activityId == null ? {} : { activityId: delivery.activityId }),
+      activityType: delivery.activityType,
+      ...(delivery.senderIdentifier == null ? {} : { senderIdentifier: delivery.senderIdentifier }),
+    };
+    const options = record.orderingKey == null ? {} : { orderingKey: record.orderingKey };
+    // Through the one producer, like every message: traced and counted.
+    await this.#port.producer.produce(queue, [message], options);
+    await this.#records.delete("failed", record.id);
+    logger.info("Retried the failed delivery {messageId} to {inbox}.", {
+      messageId: record.id,
+      inbox: delivery.inbox,
+    });
+    return { status: "enqueued", messageId: record.id };
+  }
+
   discardFailedTask(id: string): Promise<boolean> {
     return this.#records.delete("failed", id);
   }
 
-  countFailedTasks(): Promise<Map<string, number>> {
-    return this.#records.count("failed");
+  countFailedTasks(options: CountFailedTasksOptions = {}): Promise<Map<string, number>> {
+    const kind = options?.kind;
+    if (kind != null && kind !== "task" && kind !== "delivery") {
+      throw new TypeError(
+        `The kind option must be "task" or "delivery"; got ${JSON.stringify(kind)}.`,
+      );
+    }
+    return this.#records.count("failed", kind);
   }
 
   listCompletedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
     return this.#records.list("completed", options);
   }
+}
+
+function isQueuedDelivery(message: BaseMessage): message is QueuedDelivery {
+  const delivery = message as Partial<QueuedDelivery>;
+  return typeof delivery.inbox === "string" && typeof delivery.activityType === "string" &&
+    Array.isArray(delivery.actorIds) && typeof delivery.baseUrl === "string";
+}
+
+/** The last HTTP status of a delivery error, found in its cause chain. */
+function statusCodeOf(error: unknown): { statusCode?: number } {
+  for (let current = error, depth = 0; current != null && depth < 5; depth++) {
+    const status = (current as { status?: unknown }).status;
+    if (typeof status === "number" && Number.isInteger(status)) return { statusCode: status };
+    current = (current as { cause?: unknown }).cause;
+  }
+  return {};
 }

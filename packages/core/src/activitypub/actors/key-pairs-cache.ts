@@ -1,7 +1,7 @@
-import { type ActorKeyPair, buildActorKeyPairs } from "../activitypub/actors/key-pairs.ts";
-import type { Context } from "./context-api.ts";
-import { RouteNotRegisteredError } from "./errors.ts";
-import type { FederationRegistry } from "./registry-api.ts";
+import { type ActorKeyPair, buildActorKeyPairs } from "./key-pairs.ts";
+import type { Context } from "../../federation/context-api.ts";
+import { RouteNotRegisteredError } from "../../federation/errors.ts";
+import type { FederationRegistry } from "../../federation/registry-api.ts";
 
 /**
  * Calls the key pairs dispatcher for an actor and gives the pairs their key
