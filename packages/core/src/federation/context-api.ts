@@ -282,7 +282,9 @@ export interface Context<TContextData> {
    * @param recipients An actor, several, or `"followers"` for every
    *                   follower the followers dispatcher lists.
    * @param activity The activity; it must have an actor.  An activity
-   *                 without an ID gets a `urn:uuid:` one.
+   *                 without an ID gets one on the canonical origin, as in
+   *                 Fedify: `https://example.com/#Create/<uuid>` (a
+   *                 `urn:uuid:` one before 0.3.0).
    * @param options Shared inbox preference, fan-out and ordering.
    * @throws {TypeError} When an argument is malformed.
    * @throws {RouteNotRegisteredError} With `"followers"` but no followers

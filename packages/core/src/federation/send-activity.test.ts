@@ -202,13 +202,16 @@ test("sendActivity() rejects malformed arguments before enqueueing", async () =>
   assertEquals(queue.enqueued.length, 0);
 });
 
-test("sendActivity() gives an activity without an ID a urn:uuid ID", async () => {
+test("sendActivity() gives an activity without an ID one on the sender's origin, as Fedify does", async () => {
   const queue = new RecordingQueue({ deliver: false });
   const ctx = createManualFederation(queue).createContext(base, undefined);
   const activity = new Create({ actor: new URL("https://example.com/users/alice") });
   await ctx.sendActivity({ identifier: "alice" }, createRecipient("a.example", "b"), activity);
   const message = queue.enqueued[0].message as OutboxMessage;
-  assert(message.activityId?.startsWith("urn:uuid:"), message.activityId);
+  assert(
+    /^https:\/\/example\.com\/#Create\/[0-9a-f-]{36}$/.test(message.activityId ?? ""),
+    message.activityId,
+  );
   assertEquals((message.activity as { id: string }).id, message.activityId);
 });
 

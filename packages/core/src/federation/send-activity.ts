@@ -204,7 +204,14 @@ export async function sendActivity<TContextData>(
     list.push(...await listFollowers(transport.registry, ctx, sender.identifier));
   }
   if (activity.id == null) {
-    activity = activity.clone({ id: new URL(`urn:uuid:${crypto.randomUUID()}`) });
+    // Fedify's shape: an https id on the sender's origin, so that receivers
+    // which refuse ids on another origin than the actor's accept it.
+    const id = new URL(
+      `/#${activity.constructor.name}/${crypto.randomUUID()}`,
+      ctx.canonicalOrigin,
+    );
+    logger.debug("The activity to send has no id; it was given {id}.", { id: id.href });
+    activity = activity.clone({ id });
   }
   const jsonLd = await activity.toJsonLd() as Record<string, unknown>;
   const activityType = typeof jsonLd.type === "string" ? jsonLd.type : activity.constructor.name;
