@@ -4,7 +4,8 @@ import {
   createPublicKeyFetcher,
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
-import { ActorKeyPairsCache, getActorKeyPairs } from "./actor-keys.ts";
+import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
+import { RouteNotRegisteredError } from "./errors.ts";
 import { handleFederationRequest } from "./http-handler.ts";
 import type { FederationFetchOptions } from "./api.ts";
 import { InboxContextImpl } from "./inbox-context.ts";
@@ -105,7 +106,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly internalTasks: InternalTaskPort<TContextData>;
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
-  readonly #senderKeys: ActorKeyPairsCache<TContextData>;
+  readonly #senderKeys: ActorKeyPairsCache<Context<TContextData>>;
   /** The webhooks.  Internal. */
   readonly webhooks: FederationWebhooks<TContextData>;
   /** Remote-server health, when the `hostHealth` option is on.  Internal. */
@@ -129,7 +130,9 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       kv: this.options.kv,
       documentLoader: this.options.documentLoader,
     });
-    this.#senderKeys = new ActorKeyPairsCache(this.registry);
+    this.#senderKeys = new ActorKeyPairsCache((ctx, identifier) =>
+      this.getActorKeyPairs(ctx, identifier)
+    );
     const { queues } = this.options;
     this.dispatcher.register(
       "outbox",
@@ -381,8 +384,15 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return new RequestContextImpl(this, request, data);
   }
 
-  getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]> {
-    return getActorKeyPairs(this.registry, ctx, identifier);
+  async getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]> {
+    const dispatcher = this.registry.actor?.keyPairsDispatcher;
+    if (dispatcher == null) {
+      throw new RouteNotRegisteredError(
+        "key pairs dispatcher",
+        "setActorDispatcher(…).setKeyPairsDispatcher",
+      );
+    }
+    return await loadActorKeyPairs(dispatcher, ctx, identifier);
   }
 
   forwardActivity(

@@ -1,32 +1,48 @@
 import { type ActorKeyPair, buildActorKeyPairs } from "./key-pairs.ts";
-import type { Context } from "../../federation/context-api.ts";
-import { RouteNotRegisteredError } from "../../federation/errors.ts";
-import type { FederationRegistry } from "../../federation/registry-api.ts";
 
 /**
- * Calls the key pairs dispatcher for an actor and gives the pairs their key
- * ids and vocabulary objects.
- * @param registry The registrations.
+ * What {@link loadActorKeyPairs} needs of a context: the actor URIs that
+ * key ids are built on, and the origin the cache keys entries by.
+ * @since 0.3.0
+ */
+export interface ActorKeyPairsContext {
+  /** The origin the actors' URIs are built on. */
+  readonly canonicalOrigin: string;
+  /**
+   * Builds an actor's URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   */
+  getActorUri(identifier: string): URL;
+}
+
+/**
+ * Returns an actor's key pairs as the application stores them: a key pairs
+ * dispatcher.
+ * @typeParam TContext The context the dispatcher gets.
+ * @since 0.3.0
+ */
+export type ActorKeyPairsSource<TContext> = (
+  ctx: TContext,
+  identifier: string,
+) => readonly CryptoKeyPair[] | Promise<readonly CryptoKeyPair[]>;
+
+/**
+ * Calls a key pairs dispatcher for an actor, checks what it returned and
+ * gives the pairs their key ids and vocabulary objects.
+ * @param dispatcher The key pairs dispatcher.
  * @param ctx The context to give the dispatcher.
  * @param identifier The actor's identifier.
  * @returns The key pairs.
- * @throws {RouteNotRegisteredError} Without a key pairs dispatcher.
  * @throws {TypeError} When the dispatcher returns something else than an
  *         array of key pairs.
- * @since 0.2.0
+ * @since 0.3.0
  */
-export async function getActorKeyPairs<TContextData>(
-  registry: FederationRegistry<TContextData>,
-  ctx: Context<TContextData>,
+export async function loadActorKeyPairs<TContext extends ActorKeyPairsContext>(
+  dispatcher: ActorKeyPairsSource<TContext>,
+  ctx: TContext,
   identifier: string,
 ): Promise<ActorKeyPair[]> {
-  const dispatcher = registry.actor?.keyPairsDispatcher;
-  if (dispatcher == null) {
-    throw new RouteNotRegisteredError(
-      "key pairs dispatcher",
-      "setActorDispatcher(…).setKeyPairsDispatcher",
-    );
-  }
   const pairs = await dispatcher(ctx, identifier);
   if (
     !Array.isArray(pairs) ||
@@ -49,38 +65,43 @@ export async function getActorKeyPairs<TContextData>(
  * its `importJwk()`, which costs about as much as a signature) once, not a
  * thousand times.  Per process; concurrent lookups share one call.
  * Internal.
+ * @typeParam TContext The context lookups are made with.
  * @since 0.2.0
  */
-export class ActorKeyPairsCache<TContextData> {
-  readonly #registry: FederationRegistry<TContextData>;
+export class ActorKeyPairsCache<TContext extends ActorKeyPairsContext> {
+  readonly #load: (ctx: TContext, identifier: string) => Promise<ActorKeyPair[]>;
   readonly #ttlMs: number;
   readonly #limit: number;
   readonly #entries = new Map<string, { expires: number; pairs: Promise<ActorKeyPair[]> }>();
 
   /**
-   * @param registry The registrations.
+   * @param load Looks an actor's key pairs up on a miss.
    * @param ttlMs How long pairs are kept, in milliseconds.
    * @param limit How many actors' pairs are kept at most.
    */
-  constructor(registry: FederationRegistry<TContextData>, ttlMs = 60_000, limit = 1024) {
-    this.#registry = registry;
+  constructor(
+    load: (ctx: TContext, identifier: string) => Promise<ActorKeyPair[]>,
+    ttlMs = 60_000,
+    limit = 1024,
+  ) {
+    this.#load = load;
     this.#ttlMs = ttlMs;
     this.#limit = limit;
   }
 
   /**
    * Returns an actor's key pairs, from the cache when fresh.
-   * @param ctx The context to give the dispatcher on a miss.
+   * @param ctx The context to look them up with on a miss.
    * @param identifier The actor's identifier.
    * @returns The key pairs.
-   * @throws {RouteNotRegisteredError} Without a key pairs dispatcher.
+   * @throws What the lookup throws (e.g. without a key pairs dispatcher).
    */
-  get(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]> {
+  get(ctx: TContext, identifier: string): Promise<ActorKeyPair[]> {
     const key = `${ctx.canonicalOrigin}\n${identifier}`;
     const now = Date.now();
     const entry = this.#entries.get(key);
     if (entry != null && entry.expires > now) return entry.pairs;
-    const pairs = getActorKeyPairs(this.#registry, ctx, identifier);
+    const pairs = this.#load(ctx, identifier);
     // A failed lookup is not kept: the next delivery asks again.
     pairs.catch(() => {
       if (this.#entries.get(key)?.pairs === pairs) this.#entries.delete(key);
