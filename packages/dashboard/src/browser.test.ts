@@ -282,3 +282,114 @@ test("in a browser, Replay on a failed task runs it again and the page sees it c
     await rm(dataDir, { recursive: true, force: true });
   }
 });
+
+test("in a browser, deliveries to an inbox down past the give-up limit show as failed, and replay delivers them once after Release", async () => {
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: { outbox: new InProcessMessageQueue() },
+    manuallyStartQueue: true,
+    allowPrivateAddress: true,
+    outboxRetryPolicy: ({ attempts }) => attempts < 20 ? millisecondsToDuration(10) : null,
+    // Unhealthy after two failures, dead after two failed probes.
+    hostHealth: {
+      failureThreshold: 2,
+      initialProbeDelay: { milliseconds: 20 },
+      maxProbeDelay: { milliseconds: 40 },
+      maxProbeAttempts: 2,
+      deadHostCooldown: false,
+    },
+  });
+  const keyPair = await generateCryptoKeyPair();
+  federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) =>
+    new Person({
+      id: ctx.getActorUri(identifier),
+      preferredUsername: identifier,
+      publicKey: (await ctx.getActorKeyPairs(identifier))[0].cryptographicKey,
+    })).setKeyPairsDispatcher(() => [keyPair]);
+  let up = false;
+  const received: string[] = [];
+  await using inbox = await startTestServer(async (request) => {
+    if (!up) return new Response("down", { status: 503 });
+    if (request.method === "POST") received.push((await request.json()).id);
+    return new Response(null, { status: 202 });
+  });
+  const completed = new Set<string>();
+  federation.on("completed", (event) => {
+    if (event.kind === "outbox") completed.add(event.messageId);
+  });
+  const controller = new AbortController();
+  const worker = federation.startQueue(undefined, { signal: controller.signal });
+  const dataDir = await mkdtemp(join(tmpdir(), "fedwork-dashboard-outage-"));
+  const dashboard = createDashboard(federation, {
+    basePath: "/admin",
+    refreshInterval: { seconds: 1 },
+    authorize: () => true,
+  });
+  const server = await serve(dashboard);
+  try {
+    const ctx = federation.createContext(new URL(server.url), undefined);
+    const ids = [1, 2, 3].map((n) => new URL(`/activities/${n}`, server.url).href);
+    for (const id of ids) {
+      await ctx.sendActivity(
+        { identifier: "alice" },
+        { id: new URL("https://down.example/users/bob"), inboxId: new URL("/inbox", inbox.url) },
+        new Create({
+          id: new URL(id),
+          actor: ctx.getActorUri("alice"),
+          object: new Note({ content: "Hello" }),
+        }),
+      );
+    }
+    await waitUntil(
+      async () =>
+        (await federation.countFailedTasks({ kind: "delivery" })).size === 1 &&
+        (await federation.countFailedTasks()).get("fedwork:delivery") === 3,
+      { what: "the three deliveries to fail for good" },
+    );
+    assertEquals((await federation.getHostHealth(inbox.url.host))?.dead, true);
+
+    const browser = await launchChromium(join(dataDir, "chromium-profile"), {
+      viewport: { width: 1280, height: 900 },
+    });
+    try {
+      const page = await browser.newPage();
+      assertEquals((await page.goto(`${server.url}/admin/`))?.status(), 200);
+      const rows = page.locator("tr.failed-delivery");
+      await waitUntil(async () => await rows.count() === 3, { what: "three failed deliveries" });
+      assertMatch(await rows.first().innerText(), /delivery of Create/);
+      assert((await rows.first().innerText()).includes(new URL("/inbox", inbox.url).href));
+      const hostRow = page.locator(`#hosts tr.host[data-host="${inbox.url.host}"]`);
+      await hostRow.locator(".host-state", { hasText: "dead" }).waitFor({ timeout: 30_000 });
+
+      // While the host is dead, a replay is refused and the record kept.
+      await rows.first().getByRole("button", { name: "Replay" }).click();
+      await page.locator("#notice.error", { hasText: "dead" }).waitFor({ timeout: 30_000 });
+      assertEquals(await rows.count(), 3);
+
+      up = true;
+      await hostRow.getByRole("button", { name: "Release" }).click();
+      await hostRow.waitFor({ state: "detached", timeout: 30_000 });
+      assertEquals((await federation.getHostHealth(inbox.url.host))?.healthy, true);
+      for (let left = 3; left > 0; left--) {
+        await rows.first().getByRole("button", { name: "Replay" }).click();
+        await waitUntil(async () => await rows.count() === left - 1, {
+          what: `${left - 1} failed deliveries left`,
+        });
+      }
+      await waitUntil(() => completed.size === 3, {
+        what: () => `the three replays to complete; got ${completed.size}`,
+      });
+      // Each activity reached the inbox exactly once.
+      assertEquals([...received].sort(), [...ids].sort());
+      assertEquals((await federation.countFailedTasks()).size, 0);
+      await page.locator("#failed-empty").waitFor({ state: "visible", timeout: 30_000 });
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    await server.close();
+    controller.abort();
+    await worker;
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});

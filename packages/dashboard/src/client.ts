@@ -153,15 +153,42 @@ export const CLIENT_SCRIPT = String.raw`
       $("hosts-empty").hidden = true;
       return;
     }
-    $("hosts").tBodies[0].replaceChildren(...hosts.map((host) => el("tr", null, [
-      el("td", { text: host.host, className: "mono" }),
-      el("td", { text: number(host.consecutiveFailures), className: "num" }),
-      el("td", { text: time(host.since) }),
-      el("td", { text: time(host.nextProbeAt) }),
-      el("td", { text: number(host.parkedDeliveries), className: "num" }),
-    ])));
+    $("hosts").tBodies[0].replaceChildren(...hosts.map((host) => {
+      const actions = el("td");
+      if (config.features.release) {
+        const release = el("button", {
+          text: "Release",
+          className: "release",
+          title: "Declare it healthy: deliveries to it are tried again",
+        });
+        release.type = "button";
+        release.addEventListener("click", () => releaseHost(host.host, release));
+        actions.append(release);
+      }
+      return el("tr", { className: host.dead ? "host dead" : "host", data: { host: host.host } }, [
+        el("td", { text: host.host, className: "mono" }),
+        el("td", { text: host.dead ? "dead" : "unhealthy", className: "host-state" }),
+        el("td", { text: number(host.consecutiveFailures), className: "num" }),
+        el("td", { text: time(host.since) }),
+        el("td", { text: host.dead ? "" : time(host.nextProbeAt) }),
+        el("td", { text: number(host.parkedDeliveries), className: "num" }),
+        actions,
+      ]);
+    }));
     $("hosts").hidden = hosts.length === 0;
     $("hosts-empty").hidden = hosts.length > 0;
+  }
+
+  async function releaseHost(host, button) {
+    button.disabled = true;
+    try {
+      await post("/hosts/" + encodeURIComponent(host) + "/release");
+      notice("Released " + host + "; deliveries to it are tried again.");
+      refresh();
+    } catch (error) {
+      button.disabled = false;
+      notice("Could not release " + host + ": " + error.message, true);
+    }
   }
 
   // Failed tasks ------------------------------------------------------------
@@ -198,11 +225,21 @@ export const CLIENT_SCRIPT = String.raw`
       toggle.type = "button";
       toggle.addEventListener("click", () => toggleDetails(record));
       const error = record.error;
-      rows.push(el("tr", { className: "failed-task", data: { id: record.id } }, [
-        el("td", null, [
-          el("div", { text: record.taskName, className: "task-name" }),
-          el("div", { text: record.id, className: "mono muted" }),
-        ]),
+      const delivery = record.delivery;
+      const name = delivery == null
+        ? [el("div", { text: record.taskName, className: "task-name" })]
+        : [
+          el("div", { text: "delivery of " + delivery.activityType, className: "task-name" }),
+          el("div", { text: "to " + delivery.inbox, className: "inbox mono" }),
+          delivery.statusCode == null
+            ? null
+            : el("div", { text: "last answer: HTTP " + delivery.statusCode, className: "muted" }),
+        ];
+      rows.push(el("tr", {
+        className: delivery == null ? "failed-task" : "failed-task failed-delivery",
+        data: { id: record.id },
+      }, [
+        el("td", null, name.concat([el("div", { text: record.id, className: "mono muted" })])),
         el("td", { className: "error" }, error == null ? [] : [
           el("span", { text: error.name + ": ", className: "error-name" }),
           el("span", { text: error.message, className: "error-message" }),

@@ -380,15 +380,15 @@ test("panels whose federation method is missing say they are not available", asy
     };
     const dashboard = createDashboard(partial, { authorize: allow });
     const overview = await (await dashboard(new Request(new URL("/api/overview", base)))).json();
-    assertEquals(overview.features, { progress: false, hosts: false });
+    assertEquals(overview.features, { progress: false, hosts: false, release: false });
     assertEquals(overview.hosts, null);
     assertEquals((await dashboard(new Request(new URL("/api/events", base)))).status, 404);
     const html = await (await dashboard(new Request(base))).text();
-    assert(html.includes('"features":{"progress":false,"hosts":false}'));
+    assert(html.includes('"features":{"progress":false,"hosts":false,"release":false}'));
 
     const full = createDashboard(federation, { authorize: allow });
     const fullOverview = await (await full(new Request(new URL("/api/overview", base)))).json();
-    assertEquals(fullOverview.features, { progress: true, hosts: true });
+    assertEquals(fullOverview.features, { progress: true, hosts: true, release: true });
     assertEquals(fullOverview.hosts, []);
   } finally {
     await setup.stop();

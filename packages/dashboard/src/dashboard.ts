@@ -1,4 +1,5 @@
 import {
+  DeadHostError,
   FailedTaskNotFoundError,
   TaskNotDefinedError,
   TaskQueueNotConfiguredError,
@@ -35,9 +36,10 @@ export type DashboardHandler = (request: Request) => Promise<Response>;
  * served by a Fetch API handler under `basePath`.  The page shows queue
  * depths per role and queue, throughput and failures per minute over the
  * last hour, failed tasks with their payload and error (with Replay and
- * Discard buttons), live task progress (when the federation has
- * `watchTasks()`) and unhealthy remote hosts (when it has
- * `listUnhealthyHosts()`).
+ * Discard buttons; failed deliveries among them, with their inbox and last
+ * status), live task progress (when the federation has `watchTasks()`)
+ * and unhealthy and dead remote hosts (when it has `listUnhealthyHosts()`),
+ * with a Release button (when it has `releaseHost()`).
  *
  * Every request goes through `authorize`, which must return `true`;
  * without it, every request is refused with 403.  Replay and discard are
@@ -46,8 +48,9 @@ export type DashboardHandler = (request: Request) => Promise<Response>;
  *
  * Routes under `basePath`: `GET /` (the page), `GET /api/overview`,
  * `GET /api/failed?cursor=&task=`, `GET /api/failed/:id`,
- * `POST /api/failed/:id/replay`, `POST /api/failed/:id/discard` and
- * `GET /api/events` (server-sent events of task updates).
+ * `POST /api/failed/:id/replay`, `POST /api/failed/:id/discard`,
+ * `POST /api/hosts/:host/release` and `GET /api/events` (server-sent
+ * events of task updates).
  * @param federation The federation (any `Federation` of `@fedwork/core`).
  * @param options `authorize`, `basePath`, `title`, `refreshInterval`,
  *                `pageSize`.
@@ -132,10 +135,12 @@ export function createDashboard(
       if (request.method === "POST") {
         const replay = matchId(path, /^\/api\/failed\/([^/]+)\/replay$/);
         const discard = matchId(path, /^\/api\/failed\/([^/]+)\/discard$/);
-        if (replay == null && discard == null) return text(404, "Not Found");
+        const release = matchId(path, /^\/api\/hosts\/([^/]+)\/release$/);
+        if (replay == null && discard == null && release == null) return text(404, "Not Found");
         const refusal = checkCsrf(request);
         if (refusal != null) return json(403, { error: refusal });
         if (replay != null) return await api.replay(replay);
+        if (release != null) return await api.release(release);
         return json(200, { discarded: await federation.discardFailedTask(discard!) });
       }
       return new Response("Method Not Allowed", {
@@ -156,7 +161,11 @@ export function createDashboard(
 class DashboardApi {
   readonly #federation: DashboardFederation;
   readonly #pageSize: number;
-  readonly features: { readonly progress: boolean; readonly hosts: boolean };
+  readonly features: {
+    readonly progress: boolean;
+    readonly hosts: boolean;
+    readonly release: boolean;
+  };
 
   constructor(federation: DashboardFederation, pageSize: number) {
     this.#federation = federation;
@@ -164,6 +173,7 @@ class DashboardApi {
     this.features = {
       progress: typeof federation.watchTasks === "function",
       hosts: typeof federation.listUnhealthyHosts === "function",
+      release: typeof federation.releaseHost === "function",
     };
   }
 
@@ -199,6 +209,7 @@ class DashboardApi {
         since: isoOrNull(host.since),
         nextProbeAt: isoOrNull(host.nextProbeAt),
         parkedDeliveries: host.parkedDeliveries,
+        dead: host.dead === true,
       })),
     };
   }
@@ -243,6 +254,7 @@ class DashboardApi {
       if (error instanceof FailedTaskNotFoundError) {
         return json(404, { error: "No such failed task." });
       }
+      if (error instanceof DeadHostError) return json(409, { error: error.message });
       if (
         error instanceof TaskNotDefinedError || error instanceof TaskValidationError ||
         error instanceof TaskQueueNotConfiguredError
@@ -251,6 +263,16 @@ class DashboardApi {
       }
       throw error;
     }
+  }
+
+  async release(host: string): Promise<Response> {
+    const releaseHost = this.#federation.releaseHost;
+    if (typeof releaseHost !== "function") {
+      return json(404, { error: "Not available: the federation has no releaseHost()." });
+    }
+    const released = await releaseHost.call(this.#federation, host);
+    logger.info("Released the host {host} from the dashboard.", { host, released });
+    return json(200, { released });
   }
 
   events(request: Request): Response {
@@ -276,7 +298,14 @@ class DashboardApi {
 function summary(record: TaskRecord) {
   return {
     id: record.id,
+    kind: record.kind === "delivery" ? "delivery" : "task",
     taskName: record.taskName,
+    delivery: record.delivery == null ? null : {
+      inbox: String(record.delivery.inbox),
+      activityType: String(record.delivery.activityType),
+      activityId: record.delivery.activityId ?? null,
+      statusCode: record.delivery.statusCode ?? null,
+    },
     reason: record.reason ?? null,
     attempts: record.attempts,
     enqueuedAt: isoOrNull(record.enqueuedAt),

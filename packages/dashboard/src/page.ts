@@ -8,7 +8,11 @@ export interface PageOptions {
   readonly refreshIntervalMs: number;
   /** The nonce the Content-Security-Policy allows the inline script and style with. */
   readonly nonce: string;
-  readonly features: { readonly progress: boolean; readonly hosts: boolean };
+  readonly features: {
+    readonly progress: boolean;
+    readonly hosts: boolean;
+    readonly release: boolean;
+  };
 }
 
 /**
@@ -60,13 +64,13 @@ export function renderPage(options: PageOptions): string {
     <div id="chart" role="img" aria-label="Messages per minute over the last hour"></div>
   </section>
   <section id="failed-panel" aria-labelledby="failed-heading">
-    <h2 id="failed-heading">Failed tasks <span id="failed-count" class="badge">0</span></h2>
+    <h2 id="failed-heading">Failed tasks and deliveries <span id="failed-count" class="badge">0</span></h2>
     <p id="notice" role="status"></p>
     <table id="failed">
       <thead><tr><th>Task</th><th>Error</th><th class="num">Attempts</th><th>Failed at</th><th>Actions</th></tr></thead>
       <tbody></tbody>
     </table>
-    <p id="failed-empty" class="empty">No failed tasks.</p>
+    <p id="failed-empty" class="empty">No failed tasks or deliveries.</p>
     <button type="button" id="failed-more" hidden>Load more</button>
   </section>
   <section id="progress-panel" aria-labelledby="progress-heading">
@@ -79,10 +83,10 @@ export function renderPage(options: PageOptions): string {
     <p id="progress-empty" class="empty">No task updates yet.</p>
   </section>
   <section id="hosts-panel" aria-labelledby="hosts-heading">
-    <h2 id="hosts-heading">Unhealthy hosts</h2>
+    <h2 id="hosts-heading">Unhealthy and dead hosts</h2>
     <p id="hosts-unavailable" class="empty" hidden>Not available: this federation has no listUnhealthyHosts().</p>
     <table id="hosts">
-      <thead><tr><th>Host</th><th class="num">Failures</th><th>Since</th><th>Next probe</th><th class="num">Parked</th></tr></thead>
+      <thead><tr><th>Host</th><th>State</th><th class="num">Failures</th><th>Since</th><th>Next probe</th><th class="num">Parked</th><th>Actions</th></tr></thead>
       <tbody></tbody>
     </table>
     <p id="hosts-empty" class="empty">Every host is healthy.</p>
@@ -153,5 +157,6 @@ button.discard { border-color: var(--bad); color: var(--bad); }
 .bar > span { display: block; height: 100%; background: var(--accent); }
 .state-completed { color: var(--ok); font-weight: 600; }
 .state-failed, .state-dropped { color: var(--bad); font-weight: 600; }
+.host.dead .host-state { color: var(--bad); font-weight: 600; }
 .state-retrying { color: var(--warn); font-weight: 600; }
 `;

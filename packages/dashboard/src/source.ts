@@ -49,6 +49,12 @@ export interface DashboardHostHealth {
   readonly nextProbeAt?: Date;
   /** How many deliveries wait for it to answer again. */
   readonly parkedDeliveries: number;
+  /**
+   * Whether it was declared dead (its deliveries fail for good until it is
+   * released); absent before 0.3.0.
+   * @since 0.3.0
+   */
+  readonly dead?: boolean;
 }
 
 /**
@@ -77,4 +83,10 @@ export interface DashboardFederation {
   watchTasks?(options?: { signal?: AbortSignal }): AsyncIterable<DashboardTaskUpdate>;
   /** See `Federation.listUnhealthyHosts()`; optional. */
   listUnhealthyHosts?(): Promise<readonly DashboardHostHealth[]>;
+  /**
+   * See `Federation.releaseHost()`; optional (without it, hosts have no
+   * Release button).
+   * @since 0.3.0
+   */
+  releaseHost?(host: string): Promise<boolean>;
 }
