@@ -11,6 +11,11 @@ import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { timeLimitToMilliseconds } from "../processing/time-limit.ts";
 import type { DurationInput } from "../time/duration.ts";
 import { TaskDefinitionError } from "./errors.ts";
+import {
+  DEFAULT_MAX_TASK_RESULT_BYTES,
+  MAX_TASK_RESULT_BYTES_LIMIT,
+  type TaskResultValue,
+} from "./result.ts";
 
 /**
  * Listeners for the lifecycle events of one task's messages, called after
@@ -33,9 +38,15 @@ export type TaskEventListeners = {
  * federation's context.
  * @typeParam TContext The context type handlers get.
  * @typeParam TSchema The payload's Standard Schema.
+ * @typeParam TResult What the handler returns: a JSON-compatible value or
+ *                    nothing (since 0.3.0).
  * @since 0.2.0
  */
-export interface TaskOptions<TContext, TSchema extends StandardSchemaV1> {
+export interface TaskOptions<
+  TContext,
+  TSchema extends StandardSchemaV1,
+  TResult extends TaskResultValue | void = TaskResultValue | void,
+> {
   /**
    * The payload's schema: any Standard Schema (Zod, Valibot, ArkType, …).
    * Required.  Payloads are validated when enqueued (the caller's input is
@@ -48,14 +59,18 @@ export interface TaskOptions<TContext, TSchema extends StandardSchemaV1> {
   /**
    * Runs the task on a worker.  Throwing (or rejecting) fails the attempt:
    * `onError` is called and the task is retried according to the retry
-   * policy.
+   * policy.  What it returns is the task's result (since 0.3.0): a
+   * JSON-compatible value kept with the `completed` status record (at most
+   * `maxResultBytes` as JSON), returned by `getTaskStatus()`, in the last
+   * `watchTask()` update and in the `completed` webhook payload.
    * @param ctx A context for the base URL the task was enqueued from.
    * @param data The payload, as the schema outputs it.
+   * @returns The result, or nothing.
    */
   readonly handler: (
     ctx: TContext,
     data: StandardSchemaV1.InferOutput<TSchema>,
-  ) => Promise<void> | void;
+  ) => Promise<TResult> | TResult;
 
   /**
    * Decides whether and when a failed attempt is retried.  The
@@ -131,11 +146,22 @@ export interface TaskOptions<TContext, TSchema extends StandardSchemaV1> {
    * @since 0.3.0
    */
   readonly priority?: number;
+
+  /**
+   * The largest result kept, in bytes of its JSON text (UTF-8): an integer
+   * from 0 to 1,048,576.  A result over it is not kept: the task still
+   * completes, its status gets a `resultOmitted` marker instead, and a
+   * warning is logged.  4096 by default (see `DEFAULT_MAX_TASK_RESULT_BYTES`
+   * for why).
+   * @since 0.3.0
+   */
+  readonly maxResultBytes?: number;
 }
 
 const EVENT_TYPES: readonly MessageEventType[] = ["completed", "retrying", "failed", "dropped"];
 
 declare const taskContextData: unique symbol;
+declare const taskResultType: unique symbol;
 
 /**
  * An opaque handle to a task, returned by {@link TaskRegistry.defineTask}
@@ -147,9 +173,11 @@ declare const taskContextData: unique symbol;
  * @typeParam TData The payload as the handler receives it.
  * @typeParam TInput The payload as it is enqueued; the same as `TData`
  *                   unless the schema transforms its input.
+ * @typeParam TResult What the handler returns (since 0.3.0); `unknown`
+ *                    when not known.
  * @since 0.1.0
  */
-export interface TaskDefinition<TContextData, TData, TInput = TData> {
+export interface TaskDefinition<TContextData, TData, TInput = TData, TResult = unknown> {
   /** The name the task was defined with. */
   readonly name: string;
   /** The payload's schema. */
@@ -159,6 +187,8 @@ export interface TaskDefinition<TContextData, TData, TInput = TData> {
    * context data type.
    */
   readonly [taskContextData]?: (data: TContextData) => TContextData;
+  /** Never present at run time: carries the handler's result type. */
+  readonly [taskResultType]?: () => TResult;
 }
 
 /** The names {@link TaskOptions} has; any other is refused. */
@@ -172,6 +202,7 @@ const TASK_OPTION_NAMES: readonly string[] = [
   "capabilities",
   "timeout",
   "priority",
+  "maxResultBytes",
 ];
 
 /** The names {@link TaskEnqueueOptions} has; any other is refused. */
@@ -285,7 +316,7 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
   /** The payload's schema. */
   readonly schema: StandardSchemaV1;
   /** The task's handler. */
-  readonly handler: (ctx: TContext, data: unknown) => Promise<void> | void;
+  readonly handler: (ctx: TContext, data: unknown) => unknown;
   /** The task's own retry policy, if any. */
   readonly retryPolicy?: RetryPolicy;
   /** The task's error hook, if any. */
@@ -315,6 +346,11 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
    * @since 0.3.0
    */
   readonly priority: number;
+  /**
+   * The largest result kept, in bytes.
+   * @since 0.3.0
+   */
+  readonly maxResultBytes: number;
 }
 
 /**
@@ -459,7 +495,24 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     capabilities,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     priority,
+    maxResultBytes: checkMaxResultBytes(name, options.maxResultBytes),
   };
+}
+
+function checkMaxResultBytes(name: string, value: unknown): number {
+  if (value === undefined) return DEFAULT_MAX_TASK_RESULT_BYTES;
+  if (
+    typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 ||
+    value > MAX_TASK_RESULT_BYTES_LIMIT
+  ) {
+    throw new TaskDefinitionError(
+      name,
+      "maxResultBytes",
+      `The maxResultBytes option of the task ${JSON.stringify(name)} must be an integer ` +
+        `from 0 to ${MAX_TASK_RESULT_BYTES_LIMIT}; got ${describe(value)}.`,
+    );
+  }
+  return value;
 }
 
 function checkTimeout(name: string, timeout: unknown): number | null | undefined {

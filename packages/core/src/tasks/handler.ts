@@ -13,6 +13,7 @@ import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
 import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
+import { checkTaskResult, setTaskResult } from "./result.ts";
 import type { TaskRunInfo } from "./run-info.ts";
 import { validateTaskPayload } from "./validation.ts";
 
@@ -176,8 +177,9 @@ export function createTaskMessageHandler<TContextData, TContext>(
         info,
         run.contextData,
       );
+      let returned: unknown;
       try {
-        await task.handler(ctx, data);
+        returned = await task.handler(ctx, data);
       } catch (error) {
         if (task.onError != null) {
           try {
@@ -191,6 +193,23 @@ export function createTaskMessageHandler<TContextData, TContext>(
           }
         }
         throw error;
+      }
+      if (returned !== undefined) {
+        const checked = checkTaskResult(returned, task.maxResultBytes);
+        if (checked.omitted != null) {
+          logger.warn(
+            "The result of task {taskName} ({messageId}) is not kept: {reason}  The task " +
+              "completed; its status says resultOmitted instead.",
+            {
+              taskName: task.name,
+              messageId: message.id,
+              reason: checked.omitted.message,
+              bytes: checked.omitted.bytes,
+              limit: checked.omitted.limit,
+            },
+          );
+        }
+        setTaskResult(message, checked);
       }
     },
 

@@ -1,6 +1,7 @@
 import type { Temporal } from "@js-temporal/polyfill";
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
 import { toTemporalDuration } from "../time/duration.ts";
+import type { TaskResultOmission } from "./result.ts";
 
 /**
  * Where a task is: `queued` (enqueued, not yet taken), `running`,
@@ -42,9 +43,10 @@ export interface TaskProgress {
 
 /**
  * A task's status record, as `federation.getTaskStatus()` returns it.
+ * @typeParam TResult The type of the handler's result (since 0.3.0).
  * @since 0.2.0
  */
-export interface TaskStatus {
+export interface TaskStatus<TResult = unknown> {
   /** The task's message id (`enqueueTask()`'s `messageId`, `ctx.task.id`). */
   readonly id: string;
   /** The task's name. */
@@ -57,6 +59,19 @@ export interface TaskStatus {
   readonly progress?: TaskProgress;
   /** The last error, for `retrying`, `failed` and `dropped`. */
   readonly error?: string;
+  /**
+   * What the handler returned, for `completed` (a JSON copy); absent when
+   * it returned nothing or its result was not kept.
+   * @since 0.3.0
+   */
+  readonly result?: TResult;
+  /**
+   * Why the handler's result was not kept, for `completed`: over the
+   * task's `maxResultBytes`, or not JSON-compatible.  The task completed
+   * all the same.
+   * @since 0.3.0
+   */
+  readonly resultOmitted?: TaskResultOmission;
   /** When the record last changed. */
   readonly updatedAt: Date;
 }
@@ -64,13 +79,14 @@ export interface TaskStatus {
 /**
  * One change of a task, as `watchTask()` and `watchTasks()` yield it:
  * `kind` says whether its state or its progress changed.
+ * @typeParam TResult The type of the handler's result (since 0.3.0).
  * @since 0.2.0
  */
-export interface TaskUpdate {
+export interface TaskUpdate<TResult = unknown> {
   /** The task's id. */
   readonly id: string;
   /** The status after the change. */
-  readonly status: TaskStatus;
+  readonly status: TaskStatus<TResult>;
   /** `"state"` for a change of state, `"progress"` for a progress report. */
   readonly kind: "state" | "progress";
 }
@@ -83,6 +99,8 @@ interface StoredTaskStatus {
   readonly attempt: number;
   readonly progress?: { readonly percent?: number; readonly data?: unknown; readonly at: string };
   readonly error?: string;
+  readonly result?: unknown;
+  readonly resultOmitted?: TaskResultOmission;
   readonly updatedAt: string;
 }
 
@@ -127,8 +145,18 @@ function fromStored(value: unknown): TaskStatus | undefined {
       },
     }),
     ...(typeof v.error === "string" ? { error: v.error } : {}),
+    ...(v.result === undefined ? {} : { result: v.result }),
+    ...(isOmission(v.resultOmitted) ? { resultOmitted: v.resultOmitted } : {}),
     updatedAt: new Date(v.updatedAt),
   };
+}
+
+function isOmission(value: unknown): value is TaskResultOmission {
+  if (value == null || typeof value !== "object") return false;
+  const v = value as Partial<Record<keyof TaskResultOmission, unknown>>;
+  return (v.reason === "too-large" || v.reason === "not-json") &&
+    typeof v.message === "string" && typeof v.limit === "number" &&
+    (v.bytes === undefined || typeof v.bytes === "number");
 }
 
 /**

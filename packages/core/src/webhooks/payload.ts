@@ -5,10 +5,16 @@ import type { WebhookEventType, WebhookPayload, WebhookTaskInfo } from "./types.
  * Builds the payload of a `completed`, `failed` or `dropped` event.
  * @param event The lifecycle event of a task message.
  * @param webhookId The webhook it is sent to.
+ * @param result The handler's checked result, for `completed` (since
+ *               0.3.0).
  * @returns The payload, with a fresh event id.
  * @since 0.2.0
  */
-export function webhookPayloadOfEvent(event: MessageEvent, webhookId: string): WebhookPayload {
+export function webhookPayloadOfEvent(
+  event: MessageEvent,
+  webhookId: string,
+  result?: Pick<WebhookTaskInfo, "result" | "resultOmitted">,
+): WebhookPayload {
   const task: { -readonly [K in keyof WebhookTaskInfo]: WebhookTaskInfo[K] } = {
     id: event.messageId,
     name: event.taskName ?? event.kind,
@@ -16,6 +22,10 @@ export function webhookPayloadOfEvent(event: MessageEvent, webhookId: string): W
     enqueuedAt: event.enqueuedAt.toISOString(),
     durationMs: Math.round(event.duration),
   };
+  if (event.type === "completed" && result != null) {
+    if (result.result !== undefined) task.result = result.result;
+    if (result.resultOmitted != null) task.resultOmitted = result.resultOmitted;
+  }
   if (event.type === "failed" || event.type === "dropped") {
     task.reason = event.reason;
     if (event.error !== undefined) task.error = describeError(event.error);

@@ -89,6 +89,24 @@ export interface WebhookTaskInfo {
   readonly error?: { readonly name: string; readonly message: string };
   /** The progress reported, for `progress`. */
   readonly progress?: { readonly percent?: number; readonly data?: unknown };
+  /**
+   * What the handler returned, for `completed` (absent when it returned
+   * nothing or its result was not kept).
+   * @since 0.3.0
+   */
+  readonly result?: unknown;
+  /**
+   * Why the handler's result was not kept, for `completed`: `reason` is
+   * `"too-large"` or `"not-json"`, `message` says more, `limit` is the
+   * task's `maxResultBytes` and `bytes` the result's size when too large.
+   * @since 0.3.0
+   */
+  readonly resultOmitted?: {
+    readonly reason: "too-large" | "not-json";
+    readonly message: string;
+    readonly bytes?: number;
+    readonly limit: number;
+  };
 }
 
 /**

@@ -5,6 +5,7 @@ import type { MessageEvent } from "../../processing/events.ts";
 import { InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
 import type { PubSub } from "../../pubsub/pubsub.ts";
 import type { TaskMessage } from "../../tasks/message.ts";
+import { taskResultOf } from "../../tasks/result.ts";
 import {
   decodeTaskUpdate,
   encodeTaskUpdate,
@@ -303,6 +304,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
       ? event.reason
       : undefined;
     const state: TaskState = event.type;
+    const result = state === "completed" ? taskResultOf(message) : undefined;
     // Written in the background: the message is acknowledged without
     // waiting for the store, which would otherwise cost every task a round
     // trip to it (see flush() for stopping workers).  Only when the store
@@ -314,6 +316,8 @@ export class TaskStatusTracker implements TaskStatusOperations {
       attempt: event.attempt,
       ...(previous?.progress == null ? {} : { progress: previous.progress }),
       ...(error == null ? {} : { error }),
+      ...(result?.result === undefined ? {} : { result: result.result }),
+      ...(result?.omitted == null ? {} : { resultOmitted: result.omitted }),
       updatedAt: new Date(),
     }, "state");
     if (this.#writing.size > MAX_WRITES_IN_FLIGHT) await written;

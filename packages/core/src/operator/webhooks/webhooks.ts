@@ -10,6 +10,7 @@ import type { MessageEvent } from "../../processing/events.ts";
 import type { TaskDefinition } from "../../tasks/definition.ts";
 import type { TaskMessage } from "../../tasks/message.ts";
 import { TaskQueueNotConfiguredError } from "../../tasks/errors.ts";
+import { taskResultOf } from "../../tasks/result.ts";
 import { resolveTaskQueue } from "../../tasks/routing.ts";
 import { WebhookDeliveryError } from "../../webhooks/errors.ts";
 import { webhookPayloadOfEvent, webhookPayloadOfProgress } from "../../webhooks/payload.ts";
@@ -21,6 +22,7 @@ import {
   type WebhookEventType,
   type WebhookInit,
   type WebhookPayload,
+  type WebhookTaskInfo,
 } from "../../webhooks/types.ts";
 import {
   enqueueInternalTask,
@@ -310,7 +312,10 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       (webhook.tasks == null || webhook.tasks.includes(taskName))
     );
     for (const webhook of webhooks) {
-      await this.#enqueue(webhookPayloadOfEvent(event, webhook.id), message.baseUrl);
+      await this.#enqueue(
+        webhookPayloadOfEvent(event, webhook.id, resultInfo(message)),
+        message.baseUrl,
+      );
     }
   }
 
@@ -435,4 +440,11 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     }
     throw failure;
   }
+}
+
+/** The checked result of a completed task message, as the payload has it. */
+function resultInfo(message: BaseMessage): Pick<WebhookTaskInfo, "result" | "resultOmitted"> {
+  const checked = taskResultOf(message);
+  if (checked == null) return {};
+  return checked.omitted == null ? { result: checked.result } : { resultOmitted: checked.omitted };
 }
