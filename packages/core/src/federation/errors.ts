@@ -1,24 +1,4 @@
 /**
- * Thrown when a route path given to a registration method (e.g.
- * `setActorDispatcher()`) is malformed.
- * @since 0.1.0
- */
-export class RoutePathError extends TypeError {
-  /** The offending path. */
-  readonly path: string;
-
-  /**
-   * @param path The path.
-   * @param message What is wrong and how to fix it.
-   */
-  constructor(path: string, message: string) {
-    super(message);
-    this.name = "RoutePathError";
-    this.path = path;
-  }
-}
-
-/**
  * Thrown when a dispatcher or listener set is registered twice.
  * @since 0.1.0
  */
@@ -65,3 +45,6 @@ export { PrivateAddressError } from "../activitypub/network/errors.ts";
 
 // Moved to options/ (which the option checks of every layer import).
 export { FederationOptionError } from "../options/federation-option-error.ts";
+
+// Moved to activitypub/http/ (which the route table beside it imports).
+export { RoutePathError } from "../activitypub/http/errors.ts";

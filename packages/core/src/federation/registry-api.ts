@@ -22,7 +22,7 @@ import type {
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
 import type { TaskContext } from "./context-api.ts";
-import type { RouteTable } from "./routes.ts";
+import type { RouteTable } from "../activitypub/http/route-table.ts";
 
 /**
  * A registered route: its path template and the callback serving it.

@@ -1,4 +1,4 @@
-import { RouteTable } from "./routes.ts";
+import { RouteTable } from "../activitypub/http/route-table.ts";
 import { TaskStore } from "../tasks/registry.ts";
 import type { FederationRegistry } from "./registry-api.ts";
 

@@ -57,3 +57,23 @@ export class UriBuildError extends TypeError {
     this.name = "UriBuildError";
   }
 }
+
+/**
+ * Thrown when a route path given to a registration method (e.g.
+ * `setActorDispatcher()`) is malformed.
+ * @since 0.1.0
+ */
+export class RoutePathError extends TypeError {
+  /** The offending path. */
+  readonly path: string;
+
+  /**
+   * @param path The path.
+   * @param message What is wrong and how to fix it.
+   */
+  constructor(path: string, message: string) {
+    super(message);
+    this.name = "RoutePathError";
+    this.path = path;
+  }
+}

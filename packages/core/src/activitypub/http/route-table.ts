@@ -1,6 +1,5 @@
-import { type RouteMatch, Router } from "../activitypub/http/router.ts";
-import { UriTemplateError } from "../activitypub/http/errors.ts";
-import { RoutePathError } from "./errors.ts";
+import { type RouteMatch, Router } from "./router.ts";
+import { RoutePathError, UriTemplateError } from "./errors.ts";
 
 /**
  * The paths Fedwork serves whatever is registered.
