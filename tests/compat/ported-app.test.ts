@@ -1,0 +1,204 @@
+// A Fedify 2.3 app ported to Fedwork by changing its imports only
+// (testdata/ported-app/): its Fedwork build, served by Express through
+// @fedwork/express, answers WebFinger, its actors, NodeInfo and its
+// collections, and federates over loopback HTTP with its own Fedify build,
+// in both signature specs.
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { readFile } from "node:fs/promises";
+import {
+  assert,
+  assertEquals,
+  startTestServer,
+  test,
+  type TestServer,
+  waitUntil,
+} from "@fedify/fixture";
+import { integrateFederation } from "@fedwork/express";
+import { Accept, Create } from "@fedify/vocab";
+import express from "express";
+import {
+  createMicroblog as createOnFedify,
+  type Microblog as FedifyMicroblog,
+} from "./testdata/ported-app/federation.ts";
+import {
+  createMicroblog as createOnFedwork,
+  type Microblog as FedworkMicroblog,
+} from "./testdata/ported-app/federation.fedwork.ts";
+import { port, PORTED, SOURCE } from "./testdata/ported-app/port.ts";
+
+type Spec = "rfc9421" | "draft-cavage-http-signatures-12";
+const SPECS: Spec[] = ["rfc9421", "draft-cavage-http-signatures-12"];
+
+/** One POST a server received: its path, signature spec and status. */
+interface Post {
+  readonly path: string;
+  readonly spec: Spec | null;
+  readonly status: number;
+}
+
+function specOf(headers: { has(name: string): boolean }): Spec | null {
+  if (headers.has("signature-input")) return "rfc9421";
+  if (headers.has("signature")) return "draft-cavage-http-signatures-12";
+  return null;
+}
+
+/** The Fedwork build, served by Express through @fedwork/express. */
+async function serveFedwork(spec: Spec) {
+  const app = createOnFedwork({ firstKnock: spec });
+  const posts: Post[] = [];
+  const server = express();
+  server.use((req, res, next) => {
+    if (req.method === "POST") {
+      const headers = new Headers(req.headers as Record<string, string>);
+      res.on(
+        "finish",
+        () => posts.push({ path: req.path, spec: specOf(headers), status: res.statusCode }),
+      );
+    }
+    next();
+  });
+  server.use(integrateFederation(app.federation, () => undefined));
+  const http = server.listen(0, "127.0.0.1");
+  await once(http, "listening");
+  const url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/`);
+  return {
+    app,
+    url,
+    posts,
+    async [Symbol.asyncDispose]() {
+      await app[Symbol.asyncDispose]();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+/** The Fedify build, served through its own `federation.fetch()`. */
+async function serveFedify(spec: Spec) {
+  const app: FedifyMicroblog = createOnFedify({ firstKnock: spec });
+  const server: TestServer = await startTestServer((request) =>
+    app.federation.fetch(request, { contextData: undefined })
+  );
+  return {
+    app,
+    url: server.url,
+    /** The signature specs of the POSTs it received. */
+    postSpecs: () =>
+      server.requests.filter((r) => r.method === "POST").map((r) => specOf(r.headers)),
+    async [Symbol.asyncDispose]() {
+      await app[Symbol.asyncDispose]();
+      await server.close();
+    },
+  };
+}
+
+async function getJson(url: URL, accept = "application/activity+json"): Promise<
+  Record<string, unknown>
+> {
+  const response = await fetch(url, { headers: { accept } });
+  assertEquals(response.status, 200, `GET ${url.href}`);
+  return await response.json() as Record<string, unknown>;
+}
+
+function received<T>(app: FedworkMicroblog | FedifyMicroblog, type: new (...args: never[]) => T) {
+  return app.received.filter((activity): activity is typeof activity & T =>
+    activity instanceof type
+  );
+}
+
+test("the ported app's Fedwork build is its Fedify source with only its imports changed", async () => {
+  const source = await readFile(SOURCE, "utf8");
+  const ported = await readFile(PORTED, "utf8");
+  assertEquals(
+    ported,
+    port(source),
+    "federation.fedwork.ts is stale: run node tests/compat/testdata/ported-app/port.ts",
+  );
+  const changed = source.split("\n").filter((line, i) => line !== ported.split("\n")[i]);
+  assertEquals(changed, ['} from "@fedify/fedify";']);
+});
+
+test("the ported app serves WebFinger, actors, NodeInfo and collections from Express", async () => {
+  await using fedwork = await serveFedwork("rfc9421");
+  const host = fedwork.url.host;
+  const webFinger = await getJson(
+    new URL(`/.well-known/webfinger?resource=acct:alice@${host}`, fedwork.url),
+    "application/jrd+json",
+  );
+  const actorUrl = new URL("/users/alice", fedwork.url).href;
+  assertEquals(webFinger.subject, `acct:alice@${host}`);
+  assert(
+    (webFinger.links as { rel: string; href: string }[]).some((link) =>
+      link.rel === "self" && link.href === actorUrl
+    ),
+  );
+
+  const actor = await getJson(new URL(actorUrl));
+  assertEquals(actor.id, actorUrl);
+  assertEquals(actor.type, "Person");
+  assertEquals((actor.publicKey as { id: string }).id.startsWith(actorUrl), true);
+  // The RSA key and the Ed25519 key, both as Multikeys.
+  assertEquals((actor.assertionMethod as unknown[]).length, 2);
+  assertEquals((actor.endpoints as { sharedInbox: string }).sharedInbox, `${fedwork.url}inbox`);
+
+  const links = await getJson(new URL("/.well-known/nodeinfo", fedwork.url), "application/json");
+  const nodeInfoUrl = (links.links as { href: string }[])[0].href;
+  const nodeInfo = await getJson(new URL(nodeInfoUrl), "application/json");
+  assertEquals(nodeInfo.software, {
+    name: "ported-microblog",
+    version: "1.0.0",
+  });
+  assertEquals((nodeInfo.usage as { users: { total: number } }).users.total, 2);
+
+  const followers = await getJson(new URL("/users/alice/followers", fedwork.url));
+  assertEquals(followers.totalItems, 0);
+  const note = await fedwork.app.post(fedwork.url, "alice", "Hello, world");
+  const outbox = await getJson(new URL("/users/alice/outbox", fedwork.url));
+  assertEquals(outbox.totalItems, 1);
+  const served = await getJson(note);
+  assertEquals(served.content, "Hello, world");
+  assertEquals(served.attributedTo, actorUrl);
+
+  const missing = await fetch(new URL("/users/carol", fedwork.url), {
+    headers: { accept: "application/activity+json" },
+  });
+  await missing.body?.cancel();
+  assertEquals(missing.status, 404);
+});
+
+for (const spec of SPECS) {
+  test(`the ported app on Fedwork and on Fedify follow each other and share a note (${spec} first)`, async () => {
+    await using fedwork = await serveFedwork(spec);
+    await using fedify = await serveFedify(spec);
+
+    // Fedify's alice follows Fedwork's bob, who accepts.
+    await fedify.app.follow(fedify.url, "alice", new URL("/users/bob", fedwork.url));
+    await waitUntil(() => received(fedify.app, Accept).length === 1, {
+      what: "Fedify's alice to receive bob's Accept",
+    });
+    assertEquals(fedwork.app.followersOf("bob"), [new URL("/users/alice", fedify.url).href]);
+
+    // Fedwork's alice follows Fedify's bob, who accepts.
+    await fedwork.app.follow(fedwork.url, "alice", new URL("/users/bob", fedify.url));
+    await waitUntil(() => received(fedwork.app, Accept).length === 1, {
+      what: "Fedwork's alice to receive bob's Accept",
+    });
+    assertEquals(fedify.app.followersOf("bob"), [new URL("/users/alice", fedwork.url).href]);
+
+    // Fedwork's bob posts; his follower on Fedify gets the note.
+    const note = await fedwork.app.post(fedwork.url, "bob", "Hello from the port");
+    await waitUntil(() => received(fedify.app, Create).length === 1, {
+      what: "Fedify's alice to receive bob's note",
+    });
+    assertEquals(received(fedify.app, Create)[0].objectId?.href, note.href);
+
+    // Every POST was signed with the spec tried first and accepted.
+    await waitUntil(() => fedwork.posts.length === 2, { what: "Fedwork's two POSTs recorded" });
+    assertEquals(fedwork.posts.map((post) => [post.spec, post.status < 300]), [
+      [spec, true],
+      [spec, true],
+    ]);
+    assertEquals(fedify.postSpecs(), [spec, spec, spec]);
+  });
+}
