@@ -3,13 +3,17 @@ import { getLogger } from "@logtape/logtape";
 import { parseActivityBody } from "../activitypub/inbox/parse-activity.ts";
 import { verifyInboxRequest } from "../activitypub/inbox/verify.ts";
 import {
+  consumeSignatureNonce,
+  withAcceptSignatureChallenge,
+} from "../activitypub/inbox/challenge.ts";
+import {
   createPublicKeyFetcher,
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
 import { readBodyCapped } from "../http/capped-body.ts";
 import type { KvKey } from "../kv/kv-store.ts";
 import type { Outcome } from "../processing/outcome.ts";
-import type { InboxMessage } from "./message.ts";
+import type { InboxMessage } from "../activitypub/inbox/message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { FederationRegistry, IdempotencyStrategy } from "./registry-api.ts";
 import type { RequestContext } from "./context-api.ts";
@@ -162,8 +166,26 @@ export async function handleInboxRequest<TContextData>(
       ...(options.origin == null ? {} : { origin: options.origin }),
     });
     if (!verification.ok) {
-      if (verification.status === 401) return await callbacks.onUnauthorized(request);
-      return text(verification.status, verification.message);
+      if (verification.status !== 401) return text(verification.status, verification.message);
+      const refused = await callbacks.onUnauthorized(request);
+      // A challenge says how to sign; a signer who is not the actor
+      // signed well enough, and no other signature would help.
+      return verification.reason === "actorMismatch"
+        ? refused
+        : await withAcceptSignatureChallenge(refused, options.inboxChallengePolicy, options.kv);
+    }
+    if (
+      options.inboxChallengePolicy?.requestNonce && verification.spec === "rfc9421" &&
+      !await consumeSignatureNonce(request, options.kv)
+    ) {
+      logger.debug("Refused an activity signed by {signer}: no valid challenge nonce.", {
+        signer: verification.signer.href,
+      });
+      return await withAcceptSignatureChallenge(
+        await callbacks.onUnauthorized(request),
+        options.inboxChallengePolicy,
+        options.kv,
+      );
     }
     ({ activity, body } = verification);
     senderOrigin = verification.signer.origin;

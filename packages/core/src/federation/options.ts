@@ -8,6 +8,10 @@ import { createExponentialBackoffPolicy } from "../retry/mod.ts";
 import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
 import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
 import { DEFAULT_MAX_INBOX_BODY_SIZE } from "../activitypub/inbox/verify.ts";
+import {
+  checkInboxChallengePolicy,
+  type InboxChallengePolicy,
+} from "../activitypub/inbox/challenge.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
 import { assertKnownOptions } from "../options/federation-option-names.ts";
@@ -172,6 +176,15 @@ export interface FederationOptions<TContextData>
   readonly skipSignatureVerification?: boolean;
 
   /**
+   * Whether an inbox's 401 for a failed HTTP signature carries an
+   * `Accept-Signature` challenge (RFC 9421 §5) saying how to sign, with an
+   * optional one-time nonce; Fedify's option of the same name and shape.
+   * @default no challenge
+   * @since 0.3.0
+   */
+  readonly inboxChallengePolicy?: InboxChallengePolicy;
+
+  /**
    * The HTTP signature scheme a delivery tries first with a server whose
    * accepted scheme is not yet known; on a 4xx or 5xx the other is tried
    * once (the double knock), and the one that worked is remembered.
@@ -264,6 +277,7 @@ const OPTION_NAMES: Record<
   pubsub: true,
   signatureTimeWindow: true,
   skipSignatureVerification: true,
+  inboxChallengePolicy: true,
   firstKnock: true,
   permanentFailureStatusCodes: true,
   inboxIdempotencyTtl: true,
@@ -299,6 +313,8 @@ export interface ResolvedFederationOptions
   // ActivityPub over HTTP, since 0.2.0.
   readonly signatureTimeWindow: DurationInput | false;
   readonly skipSignatureVerification: boolean;
+  /** The inbox challenge policy when enabled, since 0.3.0. */
+  readonly inboxChallengePolicy?: InboxChallengePolicy;
   readonly firstKnock: HttpSignatureSpec;
   readonly permanentFailureStatusCodes: readonly number[];
   readonly inboxIdempotencyTtlMs: number;
@@ -476,6 +492,7 @@ function resolveActivityPubOptions<TContextData>(options: FederationOptions<TCon
   return {
     signatureTimeWindow,
     skipSignatureVerification,
+    inboxChallengePolicy: checkInboxChallengePolicy(options.inboxChallengePolicy),
     firstKnock,
     permanentFailureStatusCodes: [...permanentFailureStatusCodes],
     inboxIdempotencyTtlMs,

@@ -9,3 +9,4 @@ export {
   verifyInboxRequest,
   type VerifyInboxRequestOptions,
 } from "./verify.ts";
+export type { InboxChallengePolicy } from "./challenge.ts";
