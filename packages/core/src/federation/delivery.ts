@@ -9,7 +9,7 @@ import { PermanentError } from "../processing/errors.ts";
 import type { OutboxPermanentFailureHandler } from "./callbacks.ts";
 import type { Context } from "./context-api.ts";
 import { DeliveryError } from "./errors.ts";
-import type { FanoutMessage, OutboxMessage } from "./message.ts";
+import type { FanoutMessage, OutboxMessage } from "../activitypub/outbox/messages.ts";
 import type { ResolvedRemoteRequestOptions } from "../activitypub/network/remote-request-options.ts";
 
 const logger = getLogger(["fedwork", "federation", "outbox"]);

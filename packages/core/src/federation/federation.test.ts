@@ -4,7 +4,7 @@ import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createExponentialBackoffPolicy } from "../retry/exponential-backoff.ts";
 import type { Context } from "./context-api.ts";
 import { createFederation } from "./federation.ts";
-import type { InboxMessage } from "./message.ts";
+import type { InboxMessage } from "../activitypub/inbox/message.ts";
 import { deferred, within as withTimeout } from "@fedify/fixture";
 import { RecordingQueue, registerTestActor, startInboxServer } from "./testdata/test-support.ts";
 

@@ -18,7 +18,9 @@ import type { Context } from "./context-api.ts";
 import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
 import { FederatableImpl } from "./federatable.ts";
 import { handleInboxMessage } from "./inbox.ts";
-import type { InboxMessage, Message, OutboxMessage } from "./message.ts";
+import type { Message } from "./message.ts";
+import type { InboxMessage } from "../activitypub/inbox/message.ts";
+import type { OutboxMessage } from "../activitypub/outbox/messages.ts";
 import {
   type FederationOptions,
   type ResolvedFederationOptions,

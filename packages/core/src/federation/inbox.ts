@@ -8,7 +8,7 @@ import type { UnhandledRun } from "../processing/dispatcher.ts";
 import { MalformedMessageError } from "../processing/errors.ts";
 import type { InboxListener } from "./callbacks.ts";
 import type { InboxContext } from "./context-api.ts";
-import type { InboxMessage } from "./message.ts";
+import type { InboxMessage } from "../activitypub/inbox/message.ts";
 import type { ActivityClass, FederationRegistry } from "./registry-api.ts";
 
 const logger = getLogger(["fedwork", "federation", "inbox"]);

@@ -49,15 +49,9 @@ export {
   type Federation,
   type FederationStartQueueOptions,
 } from "./federation.ts";
-export type {
-  BaseMessage,
-  FanoutInbox,
-  FanoutMessage,
-  InboxMessage,
-  Message,
-  MessageType,
-  OutboxMessage,
-} from "./message.ts";
+export type { BaseMessage, Message, MessageType } from "./message.ts";
+export type { InboxMessage } from "../activitypub/inbox/message.ts";
+export type { FanoutInbox, FanoutMessage, OutboxMessage } from "../activitypub/outbox/messages.ts";
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationHostHealthOptions } from "./host-health-options.ts";
 export type { HostHealthOperations } from "../operator/host-health/mod.ts";

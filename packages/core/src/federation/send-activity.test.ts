@@ -3,7 +3,7 @@ import { Create, Endpoints, Note, Person } from "@fedify/vocab";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
 import { createFederation, type Federation } from "./federation.ts";
-import type { FanoutMessage, OutboxMessage } from "./message.ts";
+import type { FanoutMessage, OutboxMessage } from "../activitypub/outbox/messages.ts";
 import type { FederationQueueOptions } from "../processing/queue-roles.ts";
 import { RecordingQueue, registerTestActor } from "./testdata/test-support.ts";
 

@@ -8,7 +8,7 @@ import { RouteNotRegisteredError } from "./errors.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { FederationRegistry } from "./registry-api.ts";
-import type { FanoutInbox, FanoutMessage, OutboxMessage } from "./message.ts";
+import type { FanoutInbox, FanoutMessage, OutboxMessage } from "../activitypub/outbox/messages.ts";
 
 const logger = getLogger(["fedwork", "federation"]);
 

@@ -18,7 +18,7 @@ import { HandlerTimeoutError } from "../processing/errors.ts";
 import type { MessageEvent } from "../processing/events.ts";
 import { FederationOptionError } from "./errors.ts";
 import { createFederation } from "./federation.ts";
-import type { InboxMessage } from "./message.ts";
+import type { InboxMessage } from "../activitypub/inbox/message.ts";
 import { RecordingQueue, registerTestActor, testKeyPair } from "./testdata/test-support.ts";
 
 /** Far longer than a short limit plus its grace period should ever take. */

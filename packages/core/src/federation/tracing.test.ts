@@ -8,7 +8,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createFederation } from "./federation.ts";
-import type { OutboxMessage } from "./message.ts";
+import type { OutboxMessage } from "../activitypub/outbox/messages.ts";
 import { RecordingQueue, registerTestActor, startInboxServer } from "./testdata/test-support.ts";
 
 test("the processing span's parent is the span that enqueued the message", async () => {
