@@ -8,15 +8,18 @@ import { millisecondsToDuration } from "../../time/duration.ts";
 import { DeliveryError } from "../../activitypub/outbox/errors.ts";
 import { DeadHostError } from "../../activitypub/health/errors.ts";
 import { PermanentError } from "../../processing/errors.ts";
-import type { KvStore } from "../../kv/kv-store.ts";
-import type { BaseMessage } from "../../processing/envelope.ts";
 import {
   enqueueInternalTask,
   INTERNAL_TASK_PREFIX,
-  type InternalTaskPort,
   stringRecordSchema,
 } from "../internal-tasks/mod.ts";
-import type { MessageProducer } from "../../processing/producer.ts";
+import type {
+  HostHealthOperations,
+  HostHealthPort,
+  OutboxMessage,
+  ResolvedHostHealthOptions,
+} from "./api.ts";
+import { ParkedDeliveries } from "./parked.ts";
 
 const logger = getLogger(["fedwork", "federation", "host-health"]);
 
@@ -28,104 +31,12 @@ export const HOST_PROBE_TASK_NAME = `${INTERNAL_TASK_PREFIX}host-probe`;
 
 type ProbeData = Record<"host" | "origin", string>;
 
-/** How many parked deliveries are enqueued again at once. */
-const RELEASE_BATCH = 64;
-
-/**
- * Reading remote-server health from the federation.  `Federation` has
- * these methods.
- * @since 0.2.0
- */
-export interface HostHealthOperations {
-  /**
-   * Lists the hosts whose deliveries are parked (see the `hostHealth`
-   * option); empty when the option is off.
-   * @returns The unhealthy hosts, those unhealthy longest first.
-   * @since 0.2.0
-   */
-  listUnhealthyHosts(): Promise<HostHealth[]>;
-  /**
-   * Reads one host's health.
-   * @param host The host, with its port when not the default (what
-   *             `new URL(inbox).host` gives).
-   * @returns Its health, or `undefined` when no delivery to it has failed
-   *          lately (or the `hostHealth` option is off).
-   * @since 0.2.0
-   */
-  getHostHealth(host: string): Promise<HostHealth | undefined>;
-  /**
-   * Declares a host healthy again: a dead host takes deliveries again, and
-   * an unhealthy one gets its parked deliveries released now rather than
-   * after its next probe.  Failed deliveries to it stay in the failed-task
-   * store; replay them with `retryFailedTask()`.
-   * @param host The host, as `listUnhealthyHosts()` names it.
-   * @returns Whether it was unhealthy or dead.
-   * @since 0.3.0
-   * @example
-   * ```ts
-   * for (const host of await federation.listUnhealthyHosts()) {
-   *   if (host.dead) await federation.releaseHost(host.host);
-   * }
-   * ```
-   */
-  releaseHost(host: string): Promise<boolean>;
-}
-
 /** Thrown by a probe that got no good answer, so that it is retried later. */
 class HostStillUnreachableError extends Error {
   constructor(host: string, reason: string) {
     super(`The host ${host} is still unreachable: ${reason}.`);
     this.name = "HostStillUnreachableError";
   }
-}
-
-/** What host health reads of a queued delivery (an outbox message). */
-interface OutboxMessage extends BaseMessage {
-  readonly type: "outbox";
-  /** The inbox URL the activity goes to. */
-  readonly inbox: string;
-  /**
-   * Set on a parked delivery released to fail (past the parked retention):
-   * why.  Host health's own field; no other code writes it.
-   */
-  readonly hostHealthFailure?: string;
-}
-
-/**
- * The federation's `hostHealth` option checked, durations in milliseconds.
- * Internal.
- * @since 0.2.0
- */
-export interface ResolvedHostHealthOptions {
-  readonly failureThreshold: number;
-  readonly initialProbeDelayMs: number;
-  readonly maxProbeDelayMs: number;
-  readonly probeTimeoutMs: number;
-  readonly maxProbeAttempts: number;
-  readonly maxUnhealthyDurationMs: number;
-  /** `0`: a dead host waits for `releaseHost()`. */
-  readonly deadHostCooldownMs: number;
-  readonly maxParkedDeliveries: number;
-  readonly parkedRetentionMs: number;
-  readonly onChange?: (change: HostHealthChange) => void | Promise<void>;
-}
-
-/**
- * What {@link FederationHostHealth} needs from the federation.  Internal.
- * @typeParam TContextData The type of the application data in contexts.
- * @since 0.2.0
- */
-export interface HostHealthPort<TContextData> {
-  /** Where health records and parked deliveries are kept; needs `list()`. */
-  readonly kv: KvStore;
-  /** The outbox queue: probes run there and parked deliveries go back. */
-  readonly outbox: MessageQueue;
-  /** Puts released deliveries back into the outbox queue. */
-  readonly producer: MessageProducer<TContextData>;
-  /** Defines and enqueues the built-in probe task. */
-  readonly internalTasks: InternalTaskPort<TContextData>;
-  /** How probes leave: the federation's outgoing-HTTP settings. */
-  readonly http: { readonly userAgent: string; readonly allowPrivateAddress: boolean };
 }
 
 /**
@@ -142,6 +53,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
   readonly #store: HostHealthStore;
   readonly #outbox: MessageQueue;
   readonly #probe: TaskDefinition<TContextData, ProbeData, ProbeData>;
+  readonly #parked: ParkedDeliveries<TContextData>;
 
   /**
    * @param port What host health needs from the federation (whose options
@@ -154,6 +66,12 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
     this.#options = options;
     this.#outbox = outbox;
     this.#store = new HostHealthStore(port.kv);
+    this.#parked = new ParkedDeliveries(
+      this.#store,
+      port.producer,
+      outbox,
+      options.parkedRetentionMs,
+    );
     this.#probe = port.internalTasks.tasks.defineTask(HOST_PROBE_TASK_NAME, {
       schema: stringRecordSchema(["host", "origin"]),
       handler: (ctx, data) => this.#runProbe(data, ctx.task.attempt),
@@ -314,7 +232,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
     // the probe listed the parked deliveries: release this one here.
     const record = await this.#store.get(host);
     if (record == null || record.healthy) {
-      await this.#release(host, [{ id: parkingId, message }]);
+      await this.#parked.release(host, [{ id: parkingId, message }]);
       return;
     }
     // A probe that was lost (its worker died with an in-memory queue) is
@@ -351,11 +269,11 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
     if (record == null || record.healthy || record.dead === true) {
       // Released, or dead: the parked deliveries go back to the outbox,
       // where they are delivered, or fail for good at once.
-      await this.#releaseAll(host);
+      await this.#parked.releaseAll(host);
       if (record?.dead !== true) await this.#checkStillHealthy(host);
       return;
     }
-    await this.#expireParked(host);
+    await this.#parked.expire(host);
     const { userAgent, allowPrivateAddress } = this.#port.http;
     const result = await probeHost(origin, {
       userAgent,
@@ -410,30 +328,6 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
     }
   }
 
-  async #releaseAll(host: string): Promise<void> {
-    const parked = await this.#store.parked(host);
-    for (let i = 0; i < parked.length; i += RELEASE_BATCH) {
-      await this.#release(host, parked.slice(i, i + RELEASE_BATCH));
-    }
-    if (parked.length > 0) {
-      logger.info("Released {count} parked deliveries to {host}.", {
-        count: parked.length,
-        host,
-      });
-    }
-  }
-
-  async #release(host: string, parked: readonly { id: string; message: unknown }[]) {
-    await Promise.all(parked.map(async ({ id, message }) => {
-      const delivery = message as OutboxMessage;
-      const options = delivery.orderingKey == null ? {} : { orderingKey: delivery.orderingKey };
-      // Enqueued before the record is removed: a crash in between sends
-      // it twice, never zero times.
-      await this.#port.producer.produce(this.#outbox, [delivery], options);
-      await this.#store.unpark(host, id);
-    }));
-  }
-
   /**
    * Gives up on a host: from now on its deliveries fail for good at once,
    * and its parked deliveries are released to fail (each into the
@@ -467,42 +361,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
       at: new Date(now),
       consecutiveFailures: after.consecutiveFailures,
     });
-    await this.#releaseAll(host);
-  }
-
-  /** Fails the parked deliveries past the retention, and recounts the rest. */
-  async #expireParked(host: string): Promise<void> {
-    const parked = await this.#store.parked(host);
-    const cutoff = Date.now() - this.#options.parkedRetentionMs;
-    const expired = parked.filter(({ id }) => {
-      const parkedAt = Number(id.slice(0, id.indexOf(".")));
-      return Number.isFinite(parkedAt) && parkedAt > 0 && parkedAt < cutoff;
-    });
-    if (expired.length > 0) {
-      const why = `The delivery waited for the unhealthy host ${host} longer than ` +
-        `hostHealth.parkedRetention (${this.#options.parkedRetentionMs} ms).`;
-      for (let i = 0; i < expired.length; i += RELEASE_BATCH) {
-        await this.#release(
-          host,
-          expired.slice(i, i + RELEASE_BATCH).map(({ id, message }) => ({
-            id,
-            message: { ...(message as OutboxMessage), hostHealthFailure: why },
-          })),
-        );
-      }
-      logger.warn("Failed {count} deliveries parked for {host} past the retention.", {
-        count: expired.length,
-        host,
-      });
-    }
-    const count = parked.length - expired.length;
-    await this.#store.update(
-      host,
-      (current) =>
-        current == null || current.healthy || current.parked === count
-          ? undefined
-          : { ...current, parked: count },
-    );
+    await this.#parked.releaseAll(host);
   }
 
   /** Makes a host healthy, tells so, and releases its parked deliveries. */
@@ -520,7 +379,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
       logger.info("{host} is healthy again: {why}.", { host, why });
       await this.#notify({ host, healthy: true, at: new Date(now), consecutiveFailures: 0 });
     }
-    await this.#releaseAll(host);
+    await this.#parked.releaseAll(host);
     return changed;
   }
 

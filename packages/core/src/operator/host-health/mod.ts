@@ -6,10 +6,5 @@
  * @module
  * @since 0.2.0
  */
-export {
-  FederationHostHealth,
-  HOST_PROBE_TASK_NAME,
-  type HostHealthOperations,
-  type HostHealthPort,
-  type ResolvedHostHealthOptions,
-} from "./host-health.ts";
+export { FederationHostHealth, HOST_PROBE_TASK_NAME } from "./host-health.ts";
+export type { HostHealthOperations, HostHealthPort, ResolvedHostHealthOptions } from "./api.ts";
