@@ -58,7 +58,7 @@ export type { HostHealthOperations } from "../operator/host-health/mod.ts";
 export type { FederationWebhookOptions } from "../operator/webhooks/options.ts";
 export type { FederationRemoteRequestOptions } from "../activitypub/network/remote-request-options.ts";
 export type { WebhookOperations } from "../operator/webhooks/mod.ts";
-export type { FederationOperationsOptions } from "./operations-options.ts";
+export type { FederationOperationsOptions } from "../operator/records/options.ts";
 export type {
   CountFailedTasksOptions,
   FailedTaskDetails,

@@ -29,7 +29,7 @@ import {
   type FederationOperationsOptions,
   type ResolvedFederationOperationsOptions,
   resolveFederationOperationsOptions,
-} from "./operations-options.ts";
+} from "../operator/records/options.ts";
 import {
   type FederationHostHealthOptions,
   type ResolvedHostHealthOptions,

@@ -1,9 +1,9 @@
 import { type MeterProvider, metrics } from "@opentelemetry/api";
-import { InProcessPubSub } from "../pubsub/in-process-pubsub.ts";
-import type { PubSub } from "../pubsub/pubsub.ts";
-import { DEFAULT_TASK_DEDUPLICATION_TTL_MS } from "../tasks/dedup.ts";
-import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
-import { FederationOptionError } from "./errors.ts";
+import { InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
+import type { PubSub } from "../../pubsub/pubsub.ts";
+import { DEFAULT_TASK_DEDUPLICATION_TTL_MS } from "../../tasks/dedup.ts";
+import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+import { FederationOptionError } from "../../options/federation-option-error.ts";
 
 /**
  * The federation options for operating tasks and observing messages:
