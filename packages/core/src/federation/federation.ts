@@ -76,7 +76,7 @@ import type { GetThroughputOptions, ThroughputBucket } from "../processing/throu
 import type { HostHealth } from "../activitypub/health/types.ts";
 import type { Webhook, WebhookInit } from "../webhooks/types.ts";
 import { FederationHostHealth } from "../operator/host-health/mod.ts";
-import { hostHealthOutbox } from "./host-health-options.ts";
+import { hostHealthOutbox } from "../operator/host-health/options.ts";
 import { FederationWebhooks } from "../operator/webhooks/mod.ts";
 
 import type { Federation, FederationStartQueueOptions } from "./api.ts";

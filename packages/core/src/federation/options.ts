@@ -34,7 +34,7 @@ import {
   type FederationHostHealthOptions,
   type ResolvedHostHealthOptions,
   resolveHostHealthOptions,
-} from "./host-health-options.ts";
+} from "../operator/host-health/options.ts";
 import {
   type FederationRemoteRequestOptions,
   type ResolvedRemoteRequestOptions,

@@ -1,10 +1,10 @@
-import type { HostHealthChange } from "../activitypub/health/types.ts";
-import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
-import type { KvStore } from "../kv/kv-store.ts";
-import type { ResolvedHostHealthOptions } from "../operator/host-health/mod.ts";
-import type { MessageQueue } from "../queue/message-queue.ts";
-import { FederationOptionError } from "./errors.ts";
-import { assertKnownOptions } from "../options/federation-option-names.ts";
+import type { HostHealthChange } from "../../activitypub/health/types.ts";
+import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+import type { KvStore } from "../../kv/kv-store.ts";
+import type { ResolvedHostHealthOptions } from "./mod.ts";
+import type { MessageQueue } from "../../queue/message-queue.ts";
+import { FederationOptionError } from "../../options/federation-option-error.ts";
+import { assertKnownOptions } from "../../options/federation-option-names.ts";
 
 /**
  * Remote-server health for delivery (the `hostHealth` option): after
