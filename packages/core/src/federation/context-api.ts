@@ -28,6 +28,7 @@ import type {
   TaskOptions,
 } from "../tasks/definition.ts";
 import type { TaskRegistry as GenericTaskRegistry } from "../tasks/registry.ts";
+import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskRunInfo } from "../tasks/run-info.ts";
 import type { Federation } from "./api.ts";
 import type { ObjectClass } from "./registry-api.ts";
@@ -535,12 +536,14 @@ export interface TaskContext<TContextData> extends Context<TContextData> {
  * lifecycle event listeners.
  * @typeParam TContextData The type of the application data in contexts.
  * @typeParam TSchema The payload's Standard Schema.
+ * @typeParam TResult What the handler returns (since 0.3.0).
  * @since 0.1.0
  */
-export type TaskDefinitionOptions<TContextData, TSchema extends StandardSchemaV1> = TaskOptions<
-  TaskContext<TContextData>,
-  TSchema
->;
+export type TaskDefinitionOptions<
+  TContextData,
+  TSchema extends StandardSchemaV1,
+  TResult extends TaskResultValue | void = TaskResultValue | void,
+> = TaskOptions<TaskContext<TContextData>, TSchema, TResult>;
 
 /**
  * Where typed background tasks are defined.  `Federation` and

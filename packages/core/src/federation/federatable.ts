@@ -14,6 +14,7 @@ import { DuplicateRegistrationError, RoutePathError } from "./errors.ts";
 import type { CollectionRegistration, FederationRegistry, ObjectClass } from "./registry-api.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { TaskDefinition } from "../tasks/definition.ts";
+import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskDefinitionOptions } from "./context-api.ts";
 import type {
   ActorCallbackSetters,
@@ -305,13 +306,17 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
     return setters;
   }
 
-  defineTask<TSchema extends StandardSchemaV1>(
+  defineTask<
+    TSchema extends StandardSchemaV1,
+    TResult extends TaskResultValue | void = void,
+  >(
     name: string,
-    options: TaskDefinitionOptions<TContextData, TSchema>,
+    options: TaskDefinitionOptions<TContextData, TSchema, TResult>,
   ): TaskDefinition<
     TContextData,
     StandardSchemaV1.InferOutput<TSchema>,
-    StandardSchemaV1.InferInput<TSchema>
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
   > {
     return this.registry.tasks.defineTask(name, options);
   }

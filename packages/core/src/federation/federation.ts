@@ -52,6 +52,7 @@ import type { TaskDefinitionOptions } from "./context-api.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { TaskDefinitionError } from "../tasks/errors.ts";
 import { resolveBaseTaskQueue, satisfiesCapabilities } from "../tasks/routing.ts";
+import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
 // Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
@@ -278,13 +279,17 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     }
   }
 
-  override defineTask<TSchema extends StandardSchemaV1>(
+  override defineTask<
+    TSchema extends StandardSchemaV1,
+    TResult extends TaskResultValue | void = void,
+  >(
     name: string,
-    options: TaskDefinitionOptions<TContextData, TSchema>,
+    options: TaskDefinitionOptions<TContextData, TSchema, TResult>,
   ): TaskDefinition<
     TContextData,
     StandardSchemaV1.InferOutput<TSchema>,
-    StandardSchemaV1.InferInput<TSchema>
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
   > {
     if (options != null && typeof options === "object") {
       this.#checkCapabilityQueue(name, options.capabilities, options.queue);
@@ -292,12 +297,34 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return super.defineTask(name, options);
   }
 
-  getTaskStatus(id: string): Promise<TaskStatus | undefined> {
-    return this.operations.taskStatus.getTaskStatus(id);
+  getTaskStatus(id: string): Promise<TaskStatus | undefined>;
+  getTaskStatus<TResult>(
+    task: TaskDefinition<TContextData, unknown, unknown, TResult>,
+    id: string,
+  ): Promise<TaskStatus<TResult> | undefined>;
+  getTaskStatus(
+    taskOrId: string | TaskDefinition<TContextData, unknown, unknown>,
+    id?: string,
+  ): Promise<TaskStatus | undefined> {
+    return typeof taskOrId === "string"
+      ? this.operations.taskStatus.getTaskStatus(taskOrId)
+      : this.operations.taskStatus.getTaskStatus(taskOrId, id!);
   }
 
-  watchTask(id: string, options?: WatchTaskOptions): AsyncIterable<TaskUpdate> {
-    return this.operations.taskStatus.watchTask(id, options);
+  watchTask(id: string, options?: WatchTaskOptions): AsyncIterable<TaskUpdate>;
+  watchTask<TResult>(
+    task: TaskDefinition<TContextData, unknown, unknown, TResult>,
+    id: string,
+    options?: WatchTaskOptions,
+  ): AsyncIterable<TaskUpdate<TResult>>;
+  watchTask(
+    taskOrId: string | TaskDefinition<TContextData, unknown, unknown>,
+    idOrOptions?: string | WatchTaskOptions,
+    options?: WatchTaskOptions,
+  ): AsyncIterable<TaskUpdate> {
+    return typeof taskOrId === "string"
+      ? this.operations.taskStatus.watchTask(taskOrId, idOrOptions as WatchTaskOptions)
+      : this.operations.taskStatus.watchTask(taskOrId, idOrOptions as string, options);
   }
 
   watchTasks(options?: WatchTaskOptions): AsyncIterable<TaskUpdate> {

@@ -6,6 +6,7 @@ import {
   type TaskOptions,
 } from "./definition.ts";
 import { TaskDefinitionError } from "./errors.ts";
+import type { TaskResultValue } from "./result.ts";
 
 /**
  * Where typed background tasks are defined.  `Federation` and
@@ -37,18 +38,21 @@ export interface TaskRegistry<TContextData, TContext = unknown> {
    *             messages, so keep it stable across deployments.
    * @param options The payload schema, the handler and optional retry
    *                policy, error hook and queue.
-   * @returns The task's handle, to pass to `Context.enqueueTask()`.
+   * @returns The task's handle, to pass to `Context.enqueueTask()`; it
+   *          carries the handler's result type (since 0.3.0) for
+   *          `getTaskStatus(task, id)` and `watchTask(task, id)`.
    * @throws {TaskDefinitionError} When the name is empty or already
    *         defined, or an option is invalid.
    * @since 0.1.0
    */
-  defineTask<TSchema extends StandardSchemaV1>(
+  defineTask<TSchema extends StandardSchemaV1, TResult extends TaskResultValue | void = void>(
     name: string,
-    options: TaskOptions<TContext, TSchema>,
+    options: TaskOptions<TContext, TSchema, TResult>,
   ): TaskDefinition<
     TContextData,
     StandardSchemaV1.InferOutput<TSchema>,
-    StandardSchemaV1.InferInput<TSchema>
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
   >;
 }
 
@@ -82,18 +86,20 @@ export class TaskStore<TContextData, TContext = unknown>
    * @throws {TaskDefinitionError} When the name is taken or invalid, or an
    *         option is invalid.
    */
-  defineTask<TSchema extends StandardSchemaV1>(
+  defineTask<TSchema extends StandardSchemaV1, TResult extends TaskResultValue | void = void>(
     name: string,
-    options: TaskOptions<TContext, TSchema>,
+    options: TaskOptions<TContext, TSchema, TResult>,
   ): TaskDefinition<
     TContextData,
     StandardSchemaV1.InferOutput<TSchema>,
-    StandardSchemaV1.InferInput<TSchema>
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
   > {
     return this.define(name, options).definition as TaskDefinition<
       TContextData,
       StandardSchemaV1.InferOutput<TSchema>,
-      StandardSchemaV1.InferInput<TSchema>
+      StandardSchemaV1.InferInput<TSchema>,
+      TResult
     >;
   }
 

@@ -4,6 +4,7 @@ import type { BaseMessage } from "../../processing/envelope.ts";
 import type { MessageEvent } from "../../processing/events.ts";
 import { InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
 import type { PubSub } from "../../pubsub/pubsub.ts";
+import type { TaskDefinition } from "../../tasks/definition.ts";
 import type { TaskMessage } from "../../tasks/message.ts";
 import { taskResultOf } from "../../tasks/result.ts";
 import {
@@ -88,6 +89,27 @@ export interface TaskStatusOperations {
   getTaskStatus(id: string): Promise<TaskStatus | undefined>;
 
   /**
+   * Reads the status record of a task of `task`, typed with its handler's
+   * result: the same as `getTaskStatus(id)`, but `status.result` has the
+   * type the handler returns.  The record's task name is not checked
+   * against `task`.
+   * @param task The task's handle, as `defineTask()` returned it.
+   * @param id The task's id (`enqueueTask()`'s `messageId`).
+   * @returns The status, or `undefined` when there is none.
+   * @example
+   * ```ts ignore
+   * const status = await federation.getTaskStatus(resizeImages, result.messageId);
+   * status?.result?.sizes; // typed from resizeImages' handler
+   * ```
+   * @since 0.3.0
+   */
+  getTaskStatus<TResult>(
+    // deno-lint-ignore no-explicit-any
+    task: TaskDefinition<any, unknown, unknown, TResult>,
+    id: string,
+  ): Promise<TaskStatus<TResult> | undefined>;
+
+  /**
    * Watches one task: yields its current status first (when it has one),
    * then each change of state and each progress report, live, from any
    * process sharing the federation's `pubsub`; ends after a terminal state
@@ -107,6 +129,22 @@ export interface TaskStatusOperations {
    * ```
    */
   watchTask(id: string, options?: WatchTaskOptions): AsyncIterable<TaskUpdate>;
+
+  /**
+   * Watches one task of `task`, as `watchTask(id, options)` does, with the
+   * updates' `status.result` typed as the handler returns it.
+   * @param task The task's handle, as `defineTask()` returned it.
+   * @param id The task's id.
+   * @param options The signal that stops watching.
+   * @returns The updates.
+   * @since 0.3.0
+   */
+  watchTask<TResult>(
+    // deno-lint-ignore no-explicit-any
+    task: TaskDefinition<any, unknown, unknown, TResult>,
+    id: string,
+    options?: WatchTaskOptions,
+  ): AsyncIterable<TaskUpdate<TResult>>;
 
   /**
    * Watches every task until `options.signal` aborts (or the loop breaks):
@@ -374,7 +412,17 @@ export class TaskStatusTracker implements TaskStatusOperations {
       });
   }
 
-  getTaskStatus(id: string): Promise<TaskStatus | undefined> {
+  getTaskStatus(id: string): Promise<TaskStatus | undefined>;
+  getTaskStatus<TResult>(
+    // deno-lint-ignore no-explicit-any
+    task: TaskDefinition<any, unknown, unknown, TResult>,
+    id: string,
+  ): Promise<TaskStatus<TResult> | undefined>;
+  getTaskStatus(
+    taskOrId: string | TaskDefinition<unknown, unknown, unknown>,
+    maybeId?: string,
+  ): Promise<TaskStatus | undefined> {
+    const id = typeof taskOrId === "string" ? taskOrId : maybeId;
     if (typeof id !== "string") {
       return Promise.reject(new TypeError("getTaskStatus() needs a task id (a string)."));
     }
@@ -387,7 +435,21 @@ export class TaskStatusTracker implements TaskStatusOperations {
     return known == null ? this.#records.get(id) : Promise.resolve(known);
   }
 
-  watchTask(id: string, options: WatchTaskOptions = {}): AsyncIterable<TaskUpdate> {
+  watchTask(id: string, options?: WatchTaskOptions): AsyncIterable<TaskUpdate>;
+  watchTask<TResult>(
+    // deno-lint-ignore no-explicit-any
+    task: TaskDefinition<any, unknown, unknown, TResult>,
+    id: string,
+    options?: WatchTaskOptions,
+  ): AsyncIterable<TaskUpdate<TResult>>;
+  watchTask(
+    taskOrId: string | TaskDefinition<unknown, unknown, unknown>,
+    idOrOptions?: string | WatchTaskOptions,
+    maybeOptions?: WatchTaskOptions,
+  ): AsyncIterable<TaskUpdate> {
+    const byTask = typeof taskOrId !== "string";
+    const id = byTask ? idOrOptions : taskOrId;
+    const options = (byTask ? maybeOptions : idOrOptions as WatchTaskOptions | undefined) ?? {};
     if (typeof id !== "string" || id === "") {
       throw new TypeError("watchTask() needs a task id (a non-empty string).");
     }
