@@ -15,6 +15,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { NodeInfo } from "../activitypub/nodeinfo/document.ts";
 import type { GetNodeInfoOptions } from "../activitypub/nodeinfo/lookup.ts";
+import type { RouteActivityOptions } from "../activitypub/inbox/route.ts";
 import type {
   LookupWebFingerOptions,
   ResourceDescriptor,
@@ -272,6 +273,36 @@ export interface Context<TContextData> {
    * @since 0.3.0
    */
   clone(data: TContextData): Context<TContextData>;
+
+  /**
+   * Routes an activity that did not come in a signed request (e.g. one
+   * enclosed in another activity) to the inbox listeners, as Fedify's
+   * `routeActivity()` does.  It is verified first: by its Object Integrity
+   * Proof, or, without one, by fetching it from its id, whose origin must
+   * be its actor's (the fetched copy is what listeners get).
+   * @param recipient The identifier of the actor whose inbox it goes to,
+   *                  or `null` for the shared inbox.
+   * @param activity The activity.
+   * @param options Whether to run the listener now instead of enqueueing,
+   *                and the loaders.
+   * @returns `true` when it was verified and enqueued (or handled);
+   *          `false` when it could not be verified or is malformed.
+   * @throws {UnknownOptionError} When an option is not one it takes.
+   * @throws When run now (`immediate` or no inbox queue) and the listener
+   *         fails.
+   * @since 0.3.0
+   * @example
+   * ```ts
+   * // In an Announce listener: route the announced activity, if genuine.
+   * const inner = await announce.getObject(ctx);
+   * if (inner instanceof Activity) await ctx.routeActivity(ctx.recipient, inner);
+   * ```
+   */
+  routeActivity(
+    recipient: string | null,
+    activity: Activity,
+    options?: RouteActivityOptions,
+  ): Promise<boolean>;
 
   /**
    * Sends an activity to recipients' inboxes.  With an outbox queue it

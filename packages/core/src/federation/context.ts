@@ -15,6 +15,11 @@ import {
   type ResourceDescriptor,
 } from "../activitypub/webfinger/lookup.ts";
 import { getNodeInfo, type GetNodeInfoOptions } from "../activitypub/nodeinfo/lookup.ts";
+import type { InboxMessage } from "../activitypub/inbox/message.ts";
+import { type RouteActivityOptions, verifyRoutedActivity } from "../activitypub/inbox/route.ts";
+import type { PublicKeyFetcher } from "../activitypub/signatures/key-cache.ts";
+import { assertKnownOptions } from "../options/known-options.ts";
+import type { Outcome } from "../processing/outcome.ts";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
@@ -74,6 +79,17 @@ export interface ContextHost<TContextData> {
   ): Promise<void>;
   /** Returns an actor's key pairs from the key pairs dispatcher. */
   getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]>;
+  /** Fetches and caches public keys (since 0.3.0). */
+  readonly fetchPublicKey: PublicKeyFetcher;
+  /**
+   * Takes a verified inbox message: enqueues it or, without an inbox queue
+   * or with `immediate`, dispatches it now (since 0.3.0).
+   */
+  receive(
+    message: InboxMessage,
+    contextData: TContextData,
+    options?: { readonly immediate?: boolean },
+  ): Promise<Outcome | undefined>;
 }
 
 /**
@@ -350,6 +366,42 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
 
   clone(data: TContextData): Context<TContextData> {
     return new ContextImpl(this.#host, this.url, data);
+  }
+
+  async routeActivity(
+    recipient: string | null,
+    activity: Activity,
+    options: RouteActivityOptions = {},
+  ): Promise<boolean> {
+    assertKnownOptions(options, ["immediate", "documentLoader", "contextLoader"], {
+      where: "routeActivity()",
+    });
+    if (recipient != null && (typeof recipient !== "string" || recipient === "")) {
+      throw new TypeError("The recipient of routeActivity() must be an identifier or null.");
+    }
+    const json = await activity.toJsonLd({
+      contextLoader: options.contextLoader ?? this.contextLoader,
+    }) as Record<string, unknown>;
+    const verified = await verifyRoutedActivity(json, {
+      documentLoader: options.documentLoader ?? this.documentLoader,
+      fetchKey: this.#host.fetchPublicKey,
+    });
+    if (!verified.ok) return false;
+    const message: InboxMessage = {
+      type: "inbox",
+      id: crypto.randomUUID(),
+      baseUrl: this.origin,
+      started: new Date().toISOString(),
+      attempt: 0,
+      traceContext: {},
+      activity: verified.activity,
+      identifier: recipient,
+      signer: verified.signer.href,
+    };
+    const outcome = await this.#host.receive(message, this.data, {
+      immediate: options.immediate ?? false,
+    });
+    return outcome?.type !== "dropped";
   }
 
   sendActivity(

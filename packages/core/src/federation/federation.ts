@@ -380,9 +380,13 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
    * @throws When it could not be enqueued, or, without a queue, the
    *         attempt failed and the sender should retry.
    */
-  async receive(message: InboxMessage, contextData: TContextData): Promise<Outcome | undefined> {
+  async receive(
+    message: InboxMessage,
+    contextData: TContextData,
+    options: { readonly immediate?: boolean } = {},
+  ): Promise<Outcome | undefined> {
     const queue = this.options.queues.inbox;
-    if (queue != null) {
+    if (queue != null && !options.immediate) {
       await this.enqueue(queue, [message], contextData);
       return undefined;
     }

@@ -10,3 +10,4 @@ export {
   type VerifyInboxRequestOptions,
 } from "./verify.ts";
 export type { InboxChallengePolicy } from "./challenge.ts";
+export type { RouteActivityOptions } from "./route.ts";

@@ -1,0 +1,104 @@
+import type { DocumentLoader } from "@fedify/vocab";
+import { getLogger } from "@logtape/logtape";
+import { asArray, idOf, messageOf } from "../json-values.ts";
+import { hasProof, verifyObject } from "../proofs/proof.ts";
+import type { PublicKeyFetcher } from "../signatures/key-cache.ts";
+
+const logger = getLogger(["fedwork", "activitypub", "inbox"]);
+
+/**
+ * Options for `Context.routeActivity()`, as in Fedify.
+ * @since 0.3.0
+ */
+export interface RouteActivityOptions {
+  /**
+   * Whether the listener runs now, in the caller, instead of the activity
+   * going through the inbox queue.  Without an inbox queue it always runs
+   * now.
+   * @default `false`
+   */
+  readonly immediate?: boolean;
+  /**
+   * Loads the activity from its origin (when it has no proof) and the keys
+   * of its proofs.
+   * @default the federation's document loader
+   */
+  readonly documentLoader?: DocumentLoader;
+  /**
+   * Loads the JSON-LD contexts the activity is serialized with.
+   * @default the federation's context loader
+   */
+  readonly contextLoader?: DocumentLoader;
+}
+
+/**
+ * What {@link verifyRoutedActivity} concluded.
+ * @since 0.3.0
+ */
+export type RoutedActivityVerification =
+  | {
+    readonly ok: true;
+    /** The activity to route: as given (proof) or as its origin serves it. */
+    readonly activity: Record<string, unknown>;
+    /** Its actor, who made the proof or whose origin served it. */
+    readonly signer: URL;
+  }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * Checks an activity that did not arrive signed in a request (e.g. one
+ * enclosed in another activity) before it is routed to inbox listeners, as
+ * Fedify's `routeActivity()` does: an activity with Object Integrity Proofs
+ * must verify with its actor's key; one without must be served, with the
+ * same id, by its id's origin, which must also be its actor's.  The loads
+ * go through the given loader and key fetcher, so through `fetchRemote()`
+ * and its limits.
+ * @param activity The activity as compact JSON-LD.
+ * @param options The loader for the activity's origin and the key fetcher.
+ * @returns The activity to trust and its actor, or why it is refused.
+ * @since 0.3.0
+ */
+export async function verifyRoutedActivity(
+  activity: Readonly<Record<string, unknown>>,
+  options: { readonly documentLoader: DocumentLoader; readonly fetchKey: PublicKeyFetcher },
+): Promise<RoutedActivityVerification> {
+  const actors = asArray(activity.actor).map((actor) => idOf(actor));
+  const actor = actors.length === 1 && actors[0] != null ? URL.parse(actors[0]) : null;
+  if (actor == null) return refuse("The activity must have exactly one actor.");
+  if (hasProof(activity)) {
+    const result = await verifyObject(activity, { fetchKey: options.fetchKey });
+    if (!result.verified) return refuse(`Its proof does not verify: ${result.message}`);
+    return { ok: true, activity: { ...activity }, signer: actor };
+  }
+  const id = typeof activity.id === "string" ? URL.parse(activity.id) : null;
+  if (id == null || (id.protocol !== "https:" && id.protocol !== "http:")) {
+    return refuse("Without a proof, the activity needs an http(s) id to be fetched from.");
+  }
+  if (actor.origin !== id.origin) {
+    return refuse(`Its actor ${actor.href} is not on its id's origin ${id.origin}.`);
+  }
+  let fetched: unknown;
+  let documentUrl: string;
+  try {
+    ({ document: fetched, documentUrl } = await options.documentLoader(id.href));
+  } catch (error) {
+    return refuse(`It could not be fetched from ${id.href}: ${messageOf(error)}`);
+  }
+  if (typeof fetched !== "object" || fetched == null || Array.isArray(fetched)) {
+    return refuse(`${id.href} did not serve an object.`);
+  }
+  const served = fetched as Record<string, unknown>;
+  if (served.id !== id.href || new URL(documentUrl).origin !== id.origin) {
+    return refuse(`${id.href} served another object (${String(served.id)}).`);
+  }
+  const servedActors = asArray(served.actor).map((value) => idOf(value));
+  if (servedActors.length !== 1 || servedActors[0] !== actor.href) {
+    return refuse(`${id.href} serves the activity with another actor.`);
+  }
+  return { ok: true, activity: served, signer: actor };
+}
+
+function refuse(reason: string): RoutedActivityVerification {
+  logger.debug("Refused to route an activity: {reason}", { reason });
+  return { ok: false, reason };
+}
