@@ -40,6 +40,11 @@ export {
   type TaskProgressInput,
 } from "./progress.ts";
 export {
+  DEFAULT_MAX_TASK_RESULT_BYTES,
+  type TaskResultOmission,
+  type TaskResultValue,
+} from "./result.ts";
+export {
   isTerminalTaskState,
   type TaskProgress,
   type TaskState,
