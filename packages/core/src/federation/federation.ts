@@ -46,7 +46,7 @@ import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
 import { resolveTaskQueue } from "../tasks/routing.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
-import { createFederationMessageHandler } from "./message-kinds.ts";
+import { createFederationMessageHandler } from "../activitypub/message-kinds.ts";
 import { TaskContextImpl } from "./task-context.ts";
 import type { TaskDefinitionOptions } from "./context-api.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";

@@ -6,8 +6,8 @@ import type { BaseMessage } from "../processing/envelope.ts";
 import { MalformedMessageError } from "../processing/errors.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
-import type { InboxMessage } from "../activitypub/inbox/message.ts";
-import type { FanoutMessage, OutboxMessage } from "../activitypub/outbox/messages.ts";
+import type { InboxMessage } from "./inbox/message.ts";
+import type { FanoutMessage, OutboxMessage } from "./outbox/messages.ts";
 
 /**
  * What one of the federation's own message kinds does.
