@@ -44,7 +44,10 @@ class HostStillUnreachableError extends Error {
  * counts host failures, parks deliveries to unhealthy hosts, probes them
  * with the built-in task `fedwork:host-probe` (deduplicated per host, on
  * the outbox queue, retried with doubling delays) and releases the parked
- * deliveries into the outbox queue when a probe succeeds.  Internal.
+ * deliveries into the outbox queue when a probe succeeds; declares a host
+ * dead after `maxProbeAttempts` failed probes or `maxUnhealthyDuration`,
+ * after which its deliveries fail for good until it is released or a
+ * delivery after the cool-down succeeds.  Internal.
  * @since 0.2.0
  */
 export class FederationHostHealth<TContextData> implements HostHealthOperations {
@@ -94,6 +97,9 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
    * @param deliver Delivers it now.
    * @throws What `deliver` throws, unless the failure made (or found) the
    *         host unhealthy, in which case the delivery is parked.
+   * @throws {PermanentError} When the host is dead (caused by a
+   *         `DeadHostError`), too many deliveries are parked for it, or the
+   *         delivery waited parked past the retention.
    */
   async deliver(message: OutboxMessage, deliver: () => Promise<void>): Promise<void> {
     if (typeof message.hostHealthFailure === "string") {
