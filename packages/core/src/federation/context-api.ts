@@ -13,7 +13,7 @@ import type {
 import type { TracerProvider } from "@opentelemetry/api";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
-import type { NodeInfo } from "../activitypub/nodeinfo/document.ts";
+import type { JsonValue, NodeInfo } from "../activitypub/nodeinfo/document.ts";
 import type { GetNodeInfoOptions } from "../activitypub/nodeinfo/lookup.ts";
 import type { RouteActivityOptions } from "../activitypub/inbox/route.ts";
 import type {
@@ -243,7 +243,7 @@ export interface Context<TContextData> {
   lookupNodeInfo(
     url: URL | string,
     options: GetNodeInfoOptions & { readonly parse: "none" },
-  ): Promise<unknown>;
+  ): Promise<JsonValue | undefined>;
 
   /**
    * Asks a host's WebFinger endpoint about a resource, as

@@ -15,37 +15,134 @@ export type NodeInfoProtocol =
   | "zot";
 
 /**
- * A server's NodeInfo 2.1 metadata, as an application describes it.
+ * Fedify's name for {@link NodeInfoProtocol}.
+ * @since 0.3.0
+ */
+export type Protocol = NodeInfoProtocol;
+
+/**
+ * The services a NodeInfo document may list as `services.inbound` (the
+ * sites a server reads from), as Fedify names them.
+ * @since 0.3.0
+ */
+export type InboundService =
+  | "atom1.0"
+  | "gnusocial"
+  | "imap"
+  | "pnut"
+  | "pop3"
+  | "pumpio"
+  | "rss2.0"
+  | "twitter";
+
+/**
+ * The services a NodeInfo document may list as `services.outbound` (the
+ * sites a server publishes to), as Fedify names them.
+ * @since 0.3.0
+ */
+export type OutboundService =
+  | "atom1.0"
+  | "blogger"
+  | "buddycloud"
+  | "diaspora"
+  | "dreamwidth"
+  | "drupal"
+  | "facebook"
+  | "friendica"
+  | "gnusocial"
+  | "google"
+  | "insanejournal"
+  | "libertree"
+  | "linkedin"
+  | "livejournal"
+  | "mediagoblin"
+  | "myspace"
+  | "pinterest"
+  | "pnut"
+  | "posterous"
+  | "pumpio"
+  | "redmatrix"
+  | "rss2.0"
+  | "smtp"
+  | "tent"
+  | "tumblr"
+  | "twitter"
+  | "wordpress"
+  | "xmpp";
+
+/**
+ * A JSON value, as `getNodeInfo(url, { parse: "none" })` returns it.
+ * @since 0.3.0
+ */
+export type JsonValue =
+  | { readonly [key: string]: JsonValue | undefined }
+  | readonly JsonValue[]
+  | string
+  | number
+  | boolean
+  | null;
+
+/**
+ * The server software of a NodeInfo document.
+ * @since 0.3.0
+ */
+export interface Software {
+  /** Lower-case letters, digits and hyphens, e.g. `"myapp"`. */
+  readonly name: string;
+  /** The version, e.g. `"1.2.3"`. */
+  readonly version: string;
+  /** Where its source code is. */
+  readonly repository?: URL;
+  /** Its homepage. */
+  readonly homepage?: URL;
+}
+
+/**
+ * The services of a NodeInfo document.  Any string is accepted; the
+ * schema's values are {@link InboundService} and {@link OutboundService}.
+ * @since 0.3.0
+ */
+export interface Services {
+  /** The sites the server reads from. */
+  readonly inbound?: readonly string[];
+  /** The sites the server publishes to. */
+  readonly outbound?: readonly string[];
+}
+
+/**
+ * The usage statistics of a NodeInfo document: non-negative integers.
+ * @since 0.3.0
+ */
+export interface Usage {
+  /** Registered users: in total, active in the last 180 and 30 days. */
+  readonly users: {
+    readonly total?: number;
+    readonly activeHalfyear?: number;
+    readonly activeMonth?: number;
+  };
+  /** Posts made by local users. */
+  readonly localPosts?: number;
+  /** Comments made by local users. */
+  readonly localComments?: number;
+}
+
+/**
+ * A server's NodeInfo 2.1 metadata, as an application describes it; the
+ * same shape as Fedify's `NodeInfo`, with `localPosts` and
+ * `localComments` optional (0 by default).
  * @since 0.2.0
  */
 export interface NodeInfo {
-  readonly software: {
-    /** Lower-case letters, digits and hyphens, e.g. `"myapp"`. */
-    readonly name: string;
-    readonly version: string;
-    readonly repository?: URL;
-    readonly homepage?: URL;
-  };
+  readonly software: Software;
   /** At least one; usually `["activitypub"]`. */
   readonly protocols: readonly NodeInfoProtocol[];
-  readonly services?: {
-    readonly inbound?: readonly string[];
-    readonly outbound?: readonly string[];
-  };
+  readonly services?: Services;
   /**
-   * Whether anyone may sign up.  Optional as in Fedify.
+   * Whether anyone may sign up.  Optional as in Fedify since 0.3.0.
    * @default `false`
    */
   readonly openRegistrations?: boolean;
-  readonly usage: {
-    readonly users: {
-      readonly total?: number;
-      readonly activeHalfyear?: number;
-      readonly activeMonth?: number;
-    };
-    readonly localPosts?: number;
-    readonly localComments?: number;
-  };
+  readonly usage: Usage;
   /** Free-form metadata. */
   readonly metadata?: Readonly<Record<string, unknown>>;
 }

@@ -1,5 +1,7 @@
 import { assertEquals, assertRejects, startTestServer, test } from "@fedify/fixture";
 import { PrivateAddressError } from "../network/errors.ts";
+import type { NodeInfo as FedifyNodeInfo } from "@fedify/fedify";
+import { type NodeInfo, nodeInfoToJson } from "./document.ts";
 import { getNodeInfo, parseNodeInfo } from "./lookup.ts";
 
 const document = {
@@ -127,4 +129,17 @@ test("parseNodeInfo() refuses in strict mode what best-effort mode repairs", () 
     localComments: 0,
   });
   assertEquals(parseNodeInfo("not an object"), null);
+});
+
+test("a NodeInfo typed for Fedify, without openRegistrations, serves as closed registrations", () => {
+  const fedify: FedifyNodeInfo = {
+    software: { name: "myapp", version: "1.0.0" },
+    protocols: ["activitypub"],
+    usage: { users: { total: 1 }, localPosts: 0, localComments: 0 },
+  };
+  const fedwork: NodeInfo = fedify;
+  assertEquals(nodeInfoToJson(fedwork).openRegistrations, false);
+  // And parseNodeInfo() reads it back.
+  const parsed = parseNodeInfo(nodeInfoToJson(fedwork));
+  assertEquals(parsed?.software, fedify.software);
 });

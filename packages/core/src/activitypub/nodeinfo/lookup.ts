@@ -2,7 +2,7 @@ import { getLogger } from "@logtape/logtape";
 import { messageOf } from "../json-values.ts";
 import { PrivateAddressError } from "../network/errors.ts";
 import { fetchRemote, type RemoteRequestLimits } from "../network/outgoing-http.ts";
-import type { NodeInfo, NodeInfoProtocol } from "./document.ts";
+import type { JsonValue, NodeInfo, NodeInfoProtocol } from "./document.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "nodeinfo"]);
 
@@ -109,11 +109,11 @@ export function getNodeInfo(
 export function getNodeInfo(
   url: URL | string,
   options: GetNodeInfoOptions & { readonly parse: "none" },
-): Promise<unknown>;
+): Promise<JsonValue | undefined>;
 export async function getNodeInfo(
   url: URL | string,
   options: GetNodeInfoOptions = {},
-): Promise<unknown> {
+): Promise<JsonValue | NodeInfo | undefined> {
   const target = new URL(url);
   let json: unknown;
   try {
@@ -129,7 +129,7 @@ export async function getNodeInfo(
     return undefined;
   }
   if (json === undefined) return undefined;
-  if (options.parse === "none") return json;
+  if (options.parse === "none") return json as JsonValue;
   const nodeInfo = parseNodeInfo(json, { tryBestEffort: options.parse === "best-effort" });
   if (nodeInfo == null) {
     logger.debug("NodeInfo of {url} is not a valid NodeInfo document.", { url: target.href });

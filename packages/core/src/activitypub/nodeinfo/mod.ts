@@ -4,7 +4,18 @@
  * @module
  * @since 0.2.0
  */
-export { type NodeInfo, type NodeInfoProtocol, nodeInfoToJson } from "./document.ts";
+export {
+  type InboundService,
+  type JsonValue,
+  type NodeInfo,
+  type NodeInfoProtocol,
+  nodeInfoToJson,
+  type OutboundService,
+  type Protocol,
+  type Services,
+  type Software,
+  type Usage,
+} from "./document.ts";
 export {
   getNodeInfo,
   type GetNodeInfoOptions,
