@@ -61,6 +61,8 @@ export function fedworkAmqpSource(name: string): QueueSource {
           url: AMQP_URL,
           queue: name,
           orderingPartitions: ORDERING_PARTITIONS,
+          // Priority queues only when measuring priorities (fedwork.ts).
+          priorities: process.env.FEDWORK_BENCH_PRIORITY === "1",
         }),
       ),
     consumer: (concurrency) =>
@@ -71,6 +73,8 @@ export function fedworkAmqpSource(name: string): QueueSource {
           concurrency,
           prefetch: prefetchFor(concurrency),
           orderingPartitions: ORDERING_PARTITIONS,
+          // Priority queues only when measuring priorities (fedwork.ts).
+          priorities: process.env.FEDWORK_BENCH_PRIORITY === "1",
         }),
       ),
     close: closeAll,

@@ -9,6 +9,7 @@ import {
   type MessageQueue,
   type TaskDefinition,
 } from "@fedwork/core";
+import process from "node:process";
 import type { Driver, Payload, Workers } from "../driver.ts";
 
 /** Where a Fedwork driver gets its queues from. */
@@ -36,6 +37,18 @@ const payloadSchema = {
     types: undefined as unknown as { input: Payload; output: Payload },
   },
 };
+
+/**
+ * With `FEDWORK_BENCH_PRIORITY=1`, typed tasks are enqueued with priorities
+ * -1, 0 and 1 in turn (per chunk in bulk, per message one at a time), to
+ * measure what priorities cost against a run without the variable.
+ */
+const PRIORITIES = process.env.FEDWORK_BENCH_PRIORITY === "1";
+
+/** The priority of the `n`th chunk or message, when measuring priorities. */
+function priorityOf(n: number): { priority?: number } {
+  return PRIORITIES ? { priority: (n % 3) - 1 } : {};
+}
 
 /** Fedwork's raw `MessageQueue` API. */
 export function rawQueueDriver(source: QueueSource): Driver {
@@ -113,11 +126,11 @@ export function typedTaskDriver(source: QueueSource, variant: FederationVariant 
       const ctx = context();
       const { task } = senderFor();
       for (let i = 0; i < payloads.length; i += chunk) {
-        await ctx.enqueueTaskMany(task, payloads.slice(i, i + chunk));
+        await ctx.enqueueTaskMany(task, payloads.slice(i, i + chunk), priorityOf(i / chunk));
       }
     },
     async enqueueOne(payload) {
-      await context().enqueueTask(senderFor().task, payload);
+      await context().enqueueTask(senderFor().task, payload, priorityOf(payload.i));
     },
     work(concurrency, handler) {
       const { federation } = side(source.consumer(concurrency), handler, variant);
