@@ -36,11 +36,10 @@ const CORE_LAYERS: Record<string, number> = {
   queue: 1,
   retry: 1,
   pubsub: 1,
-  http: 1, // reading peers' bodies within limits: shared by activitypub/ and webhooks/
+  http: 1, // reading peers' bodies within limits: shared by activitypub/ and operator/webhooks/
   processing: 2,
   tasks: 3,
   activitypub: 3,
-  webhooks: 3,
   operator: 4, // features operators use: records, schedules, webhooks, host health, monitoring
   federation: 5,
 };

@@ -32,4 +32,22 @@ export {
 export * from "./activitypub/mod.ts";
 export * from "./federation/mod.ts";
 export * from "./tasks/mod.ts";
-export * from "./webhooks/mod.ts";
+export {
+  computeWebhookSignature,
+  signWebhookRequest,
+  verifyWebhookRequest,
+  type VerifyWebhookRequestOptions,
+  type Webhook,
+  WEBHOOK_EVENT_HEADER,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  WebhookDeliveryError,
+  type WebhookEventType,
+  type WebhookInit,
+  type WebhookPayload,
+  type WebhookTaskInfo,
+  WebhookVerificationError,
+  type WebhookVerificationFailure,
+} from "./operator/webhooks/mod.ts";

@@ -75,7 +75,7 @@ import type { GetThroughputOptions, ThroughputBucket } from "../processing/throu
 
 // Webhooks and remote-server health (0.2.0): see webhooks.ts, host-health.ts.
 import type { HostHealth } from "../activitypub/health/types.ts";
-import type { Webhook, WebhookInit } from "../webhooks/types.ts";
+import type { Webhook, WebhookInit } from "../operator/webhooks/types.ts";
 import { FederationHostHealth } from "../operator/host-health/mod.ts";
 import { hostHealthOutbox } from "../operator/host-health/options.ts";
 import { FederationWebhooks } from "../operator/webhooks/mod.ts";

@@ -16,8 +16,8 @@ import { createFederation, type Federation } from "../federation/federation.ts";
 import { withWorkers } from "../federation/testdata/test-support.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
-import type { WebhookPayload } from "../webhooks/types.ts";
-import { verifyWebhookRequest } from "../webhooks/verify.ts";
+import type { WebhookPayload } from "../operator/webhooks/types.ts";
+import { verifyWebhookRequest } from "../operator/webhooks/verify.ts";
 import { TaskDefinitionError } from "./errors.ts";
 import type { TaskStatus } from "./status.ts";
 

@@ -1,6 +1,6 @@
 import type { RetryPolicy } from "../../retry/retry-policy.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
-import type { Webhook } from "../../webhooks/types.ts";
+import type { Webhook } from "./types.ts";
 import type { ResolvedWebhookOptions } from "./mod.ts";
 import { FederationOptionError } from "../../options/federation-option-error.ts";
 

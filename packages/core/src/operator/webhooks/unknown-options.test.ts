@@ -6,7 +6,7 @@ import { createFederation } from "../../federation/federation.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { UnknownOptionError } from "../../options/known-options.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
-import type { WebhookInit } from "../../webhooks/types.ts";
+import type { WebhookInit } from "./types.ts";
 
 test("addWebhook refuses an unknown option, suggesting the nearest name", async () => {
   await using queue = new InProcessMessageQueue();

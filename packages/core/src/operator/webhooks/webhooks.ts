@@ -12,10 +12,10 @@ import type { TaskMessage } from "../../tasks/message.ts";
 import { TaskQueueNotConfiguredError } from "../../tasks/errors.ts";
 import { taskResultOf } from "../../tasks/result.ts";
 import { resolveTaskQueue } from "../../tasks/routing.ts";
-import { WebhookDeliveryError } from "../../webhooks/errors.ts";
-import { webhookPayloadOfEvent, webhookPayloadOfProgress } from "../../webhooks/payload.ts";
-import { describeSecretProblem, signWebhookRequest } from "../../webhooks/signature.ts";
-import { type StoredWebhook, toWebhook, WebhookStore } from "../../webhooks/store.ts";
+import { WebhookDeliveryError } from "./errors.ts";
+import { webhookPayloadOfEvent, webhookPayloadOfProgress } from "./payload.ts";
+import { describeSecretProblem, signWebhookRequest } from "./signature.ts";
+import { type StoredWebhook, toWebhook, WebhookStore } from "./store.ts";
 import {
   type Webhook,
   WEBHOOK_EVENT_TYPES,
@@ -23,7 +23,7 @@ import {
   type WebhookInit,
   type WebhookPayload,
   type WebhookTaskInfo,
-} from "../../webhooks/types.ts";
+} from "./types.ts";
 import {
   enqueueInternalTask,
   INTERNAL_TASK_PREFIX,

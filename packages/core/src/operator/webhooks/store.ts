@@ -1,4 +1,4 @@
-import type { KvKey, KvStore } from "../kv/kv-store.ts";
+import type { KvKey, KvStore } from "../../kv/kv-store.ts";
 import type { Webhook, WebhookEventType } from "./types.ts";
 
 /** A webhook as the key–value store keeps it (JSON, secret included). */

@@ -1,4 +1,4 @@
-import { readBodyCapped } from "../http/capped-body.ts";
+import { readBodyCapped } from "../../http/capped-body.ts";
 import {
   computeWebhookSignature,
   describeSecretProblem,

@@ -1,4 +1,4 @@
-import type { MessageEvent } from "../processing/events.ts";
+import type { MessageEvent } from "../../processing/events.ts";
 import type { WebhookEventType, WebhookPayload, WebhookTaskInfo } from "./types.ts";
 
 /**
