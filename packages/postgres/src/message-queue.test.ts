@@ -379,6 +379,19 @@ test("PostgresMessageQueue adds the lease_owner column to a table made before it
     const options = { deduplicationKey: "k", deduplicationTtl: { minutes: 1 } };
     assertEquals(await queue.enqueueDeduplicated("new", options), true);
     assertEquals(await queue.enqueueDeduplicated("again", options), false);
+    // And the priority column (0.3), which orders claims.
+    await queue.enqueue("urgent", { priority: 2 });
+    const order: unknown[] = [];
+    const both = deferred();
+    const again = new AbortController();
+    const second = queue.listen((message) => {
+      order.push(message);
+      if (order.length === 2) both.resolve();
+    }, { signal: again.signal });
+    await within(both.promise, "the two new messages");
+    again.abort();
+    await within(second, "listen() to resolve");
+    assertEquals(order, ["urgent", "new"]);
   } finally {
     await queue.drop();
     await queue[Symbol.asyncDispose]();

@@ -410,7 +410,7 @@ test("SqliteMessageQueue hands out a redelivered message while its first handler
   });
 });
 
-test("SqliteMessageQueue adds the deduplication columns to a table made before them", async () => {
+test("SqliteMessageQueue adds the deduplication and priority columns to a table made before them", async () => {
   await withDatabase(async (path) => {
     const old = await openSqliteDatabase(path);
     // The table as Fedwork 0.1 created it, with a message in it.
@@ -429,5 +429,19 @@ test("SqliteMessageQueue adds the deduplication columns to a table made before t
     assertEquals(await queue.enqueueDeduplicated("new", options), true);
     assertEquals(await queue.enqueueDeduplicated("again", options), false);
     assertEquals((await queue.getDepth()).queued, 2);
+    // The priority column (0.3): the old row has priority 0, and a message
+    // of higher priority goes before it.
+    await queue.enqueue("urgent", { priority: 2 });
+    const order: unknown[] = [];
+    const all = deferred();
+    const controller = new AbortController();
+    const listening = queue.listen((message) => {
+      order.push(message);
+      if (order.length === 3) all.resolve();
+    }, { signal: controller.signal });
+    await within(all.promise, "the three messages");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    assertEquals(order, ["urgent", "old", "new"]);
   });
 });
