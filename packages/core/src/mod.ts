@@ -31,6 +31,11 @@ export {
 } from "./processing/mod.ts";
 export * from "./activitypub/mod.ts";
 export * from "./federation/mod.ts";
+export {
+  DeadHostError,
+  type HostHealth,
+  type HostHealthChange,
+} from "./operator/host-health/mod.ts";
 export * from "./tasks/mod.ts";
 export {
   computeWebhookSignature,

@@ -13,4 +13,3 @@ export * from "./webfinger/mod.ts";
 export * from "./nodeinfo/mod.ts";
 export * from "./outbox/mod.ts";
 export * from "./inbox/mod.ts";
-export * from "./health/mod.ts";

@@ -74,7 +74,7 @@ import { collectQueueDepths, type QueueDepthEntry } from "../operator/monitoring
 import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
 
 // Webhooks and remote-server health (0.2.0): see webhooks.ts, host-health.ts.
-import type { HostHealth } from "../activitypub/health/types.ts";
+import type { HostHealth } from "../operator/host-health/types.ts";
 import type { Webhook, WebhookInit } from "../operator/webhooks/types.ts";
 import { FederationHostHealth } from "../operator/host-health/mod.ts";
 import { hostHealthOutbox } from "../operator/host-health/options.ts";

@@ -1,4 +1,4 @@
-import type { HostHealth, HostHealthChange } from "../../activitypub/health/types.ts";
+import type { HostHealth, HostHealthChange } from "./types.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import type { MessageProducer } from "../../processing/producer.ts";

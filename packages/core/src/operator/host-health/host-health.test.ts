@@ -11,7 +11,7 @@ import {
   within,
 } from "@fedify/fixture";
 import { Create, Note } from "@fedify/vocab";
-import type { HostHealthChange } from "../../activitypub/health/types.ts";
+import type { HostHealthChange } from "./types.ts";
 import type { KvKey, KvStoreSetOptions } from "../../kv/kv-store.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";

@@ -1,12 +1,12 @@
 import { getLogger } from "@logtape/logtape";
-import { isHostFailureStatus, probeHost } from "../../activitypub/health/probe.ts";
-import { type HostHealthRecord, HostHealthStore } from "../../activitypub/health/store.ts";
-import type { HostHealth, HostHealthChange } from "../../activitypub/health/types.ts";
+import { isHostFailureStatus, probeHost } from "./probe.ts";
+import { type HostHealthRecord, HostHealthStore } from "./store.ts";
+import type { HostHealth, HostHealthChange } from "./types.ts";
 import type { MessageQueue } from "../../queue/message-queue.ts";
 import type { TaskDefinition } from "../../tasks/definition.ts";
 import { millisecondsToDuration } from "../../time/duration.ts";
 import { DeliveryError } from "../../activitypub/outbox/errors.ts";
-import { DeadHostError } from "../../activitypub/health/errors.ts";
+import { DeadHostError } from "./errors.ts";
 import { PermanentError } from "../../processing/errors.ts";
 import {
   enqueueInternalTask,

@@ -1,4 +1,4 @@
-import type { HostHealthChange } from "../../activitypub/health/types.ts";
+import type { HostHealthChange } from "./types.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { ResolvedHostHealthOptions } from "./mod.ts";

@@ -1,5 +1,5 @@
 import { getLogger } from "@logtape/logtape";
-import type { HostHealthStore } from "../../activitypub/health/store.ts";
+import type { HostHealthStore } from "./store.ts";
 import type { MessageProducer } from "../../processing/producer.ts";
 import type { MessageQueue } from "../../queue/message-queue.ts";
 import type { OutboxMessage } from "./api.ts";

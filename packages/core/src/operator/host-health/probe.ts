@@ -1,6 +1,6 @@
-import { TooManyRedirectsError } from "../network/errors.ts";
-import { fetchRemote } from "../network/outgoing-http.ts";
-import { messageOf } from "../json-values.ts";
+import { TooManyRedirectsError } from "../../activitypub/network/errors.ts";
+import { fetchRemote } from "../../activitypub/network/outgoing-http.ts";
+import { messageOf } from "../../activitypub/json-values.ts";
 
 /**
  * Options for {@link probeHost}.
