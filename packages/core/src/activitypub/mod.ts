@@ -13,3 +13,4 @@ export * from "./webfinger/mod.ts";
 export * from "./nodeinfo/mod.ts";
 export * from "./outbox/mod.ts";
 export * from "./inbox/mod.ts";
+export * from "./collections/mod.ts";

@@ -1,9 +1,12 @@
 import type { Activity, Actor, Object as APObject, Recipient, Tombstone } from "@fedify/vocab";
 import type { NodeInfo } from "../activitypub/nodeinfo/document.ts";
 import type { WebFingerLink } from "../activitypub/webfinger/handler.ts";
+import type { PageItems } from "../activitypub/collections/build.ts";
 import type { Context } from "./context-api.ts";
 import type { InboxContext } from "./context-api.ts";
 import type { RequestContext } from "./context-api.ts";
+
+export type { PageItems };
 
 /**
  * Returns the actor with the given identifier, a `Tombstone` for an actor
@@ -73,30 +76,24 @@ export type ObjectAuthorizePredicate<TContextData> = (
 ) => boolean | Promise<boolean>;
 
 /**
- * One page of a collection returned by a {@link CollectionDispatcher}.
- * @typeParam TItem The type of the collection's items.
- * @since 0.1.0
- */
-export interface PageItems<TItem> {
-  /** The items on this page. */
-  readonly items: readonly TItem[];
-  /** The cursor of the next page, or `null`/absent on the last page. */
-  readonly nextCursor?: string | null;
-  /** The cursor of the previous page, or `null`/absent on the first page. */
-  readonly prevCursor?: string | null;
-}
-
-/**
  * Returns a collection's items.  With `cursor` `null` it returns the whole
  * collection at once, or `null` when the collection is paged (then
  * `setFirstCursor()` names the first page); with a cursor, that page.
  * Returns `null` when the actor has no such collection.
  * @typeParam TItem The type of the collection's items.
  * @typeParam TContextData The context data type.
+ * @typeParam TContext The context the dispatcher gets: a
+ *                     `RequestContext` for collections only served over
+ *                     HTTP (since 0.3.0), a `Context` for followers,
+ *                     which `sendActivity()` reads too.
  * @since 0.1.0
  */
-export type CollectionDispatcher<TItem, TContextData> = (
-  ctx: Context<TContextData>,
+export type CollectionDispatcher<
+  TItem,
+  TContextData,
+  TContext extends Context<TContextData> = Context<TContextData>,
+> = (
+  ctx: TContext,
   identifier: string,
   cursor: string | null,
 ) => PageItems<TItem> | null | Promise<PageItems<TItem> | null>;
@@ -105,10 +102,14 @@ export type CollectionDispatcher<TItem, TContextData> = (
  * Returns how many items a collection has (its `totalItems`), or `null`
  * when unknown.
  * @typeParam TContextData The context data type.
+ * @typeParam TContext The context it gets (since 0.3.0).
  * @since 0.2.0
  */
-export type CollectionCounter<TContextData> = (
-  ctx: Context<TContextData>,
+export type CollectionCounter<
+  TContextData,
+  TContext extends Context<TContextData> = Context<TContextData>,
+> = (
+  ctx: TContext,
   identifier: string,
 ) => number | bigint | null | Promise<number | bigint | null>;
 
@@ -116,11 +117,66 @@ export type CollectionCounter<TContextData> = (
  * Returns the cursor of a collection's first (or last) page, or `null` when
  * the collection is not paged.
  * @typeParam TContextData The context data type.
+ * @typeParam TContext The context it gets (since 0.3.0).
  * @since 0.2.0
  */
-export type CollectionCursor<TContextData> = (
-  ctx: Context<TContextData>,
+export type CollectionCursor<
+  TContextData,
+  TContext extends Context<TContextData> = Context<TContextData>,
+> = (
+  ctx: TContext,
   identifier: string,
+) => string | null | Promise<string | null>;
+
+/**
+ * Returns a custom collection's items for the values of its path's
+ * variables, as {@link CollectionDispatcher} does for an actor's: the
+ * whole collection for cursor `null` (or `null` when it is paged), else
+ * that page; `null` when there is no such collection.  Fedify's type, with
+ * its type parameters in its order.
+ * @typeParam TItem The type of the collection's items.
+ * @typeParam TParam The names of the path's variables.
+ * @typeParam TContext The context it gets (a `RequestContext`).
+ * @typeParam TContextData The context data type.
+ * @since 0.3.0
+ */
+export type CustomCollectionDispatcher<
+  TItem,
+  TParam extends string,
+  TContext extends Context<TContextData>,
+  TContextData,
+> = (
+  ctx: TContext,
+  values: Record<TParam, string>,
+  cursor: string | null,
+) => PageItems<TItem> | null | Promise<PageItems<TItem> | null>;
+
+/**
+ * Returns how many items a custom collection has, or `null` when unknown.
+ * @typeParam TParam The names of the path's variables.
+ * @typeParam TContextData The context data type.
+ * @since 0.3.0
+ */
+export type CustomCollectionCounter<TParam extends string, TContextData> = (
+  ctx: RequestContext<TContextData>,
+  values: Record<TParam, string>,
+) => number | bigint | null | Promise<number | bigint | null>;
+
+/**
+ * Returns the cursor of a custom collection's first (or last) page, or
+ * `null` when it is not paged.
+ * @typeParam TParam The names of the path's variables.
+ * @typeParam TContext The context it gets (a `RequestContext`).
+ * @typeParam TContextData The context data type.
+ * @since 0.3.0
+ */
+export type CustomCollectionCursor<
+  TParam extends string,
+  TContext extends Context<TContextData>,
+  TContextData,
+> = (
+  ctx: TContext,
+  values: Record<TParam, string>,
 ) => string | null | Promise<string | null>;
 
 /**

@@ -5,14 +5,17 @@
 import type {
   Activity,
   Actor,
+  Collection,
   CryptographicKey,
   DocumentLoader,
+  Link,
   Object as APObject,
   Recipient,
 } from "@fedify/vocab";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
+import type { TraverseCollectionOptions } from "../activitypub/collections/traverse.ts";
 import type { JsonValue, NodeInfo } from "../activitypub/nodeinfo/document.ts";
 import type { GetNodeInfoOptions } from "../activitypub/nodeinfo/lookup.ts";
 import type { RouteActivityOptions } from "../activitypub/inbox/route.ts";
@@ -115,6 +118,49 @@ export interface Context<TContextData> {
   getFollowingUri(identifier: string): URL;
 
   /**
+   * Builds an actor's liked collection URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a liked dispatcher.
+   * @since 0.3.0
+   */
+  getLikedUri(identifier: string): URL;
+
+  /**
+   * Builds an actor's featured (pinned posts) collection URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a featured dispatcher.
+   * @since 0.3.0
+   */
+  getFeaturedUri(identifier: string): URL;
+
+  /**
+   * Builds an actor's featured tags collection URI.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a featured tags dispatcher.
+   * @since 0.3.0
+   */
+  getFeaturedTagsUri(identifier: string): URL;
+
+  /**
+   * Builds the URI of a custom collection.
+   * @param name The name given to `setCollectionDispatcher()` or
+   *             `setOrderedCollectionDispatcher()`.
+   * @param values A non-empty string for each variable of its path.
+   * @returns The URI.
+   * @throws {RouteNotRegisteredError} Without a collection of that name.
+   * @throws {TypeError} When a value is missing.
+   * @since 0.3.0
+   * @example
+   * ```ts
+   * ctx.getCollectionUri("tagged", { identifier: "alice", tag: "fedi" });
+   * ```
+   */
+  getCollectionUri(name: string | symbol, values: Readonly<Record<string, string>>): URL;
+
+  /**
    * Builds the URI of an object served by an object dispatcher.
    * @param cls The class given to `setObjectDispatcher()`, e.g. `Note`.
    * @param values A non-empty string for each variable of its path.
@@ -150,6 +196,32 @@ export interface Context<TContextData> {
    * ```
    */
   parseUri(uri: URL | null | undefined): ParseUriResult | null;
+
+  /**
+   * Goes through a collection's items, fetching its pages (`first`, then
+   * each `next`) with this context's document loader, within bounds: as
+   * the module function `traverseCollection()`, whose options it takes.
+   * @param collection The collection, e.g. from `lookupObject()`.
+   * @param options The bounds (`maxPages`, 100; `maxItems`, 10,000), the
+   *                interval between pages, `suppressError`, and loaders
+   *                other than the context's.
+   * @returns The items, in order.
+   * @throws {TypeError} When an option is malformed.
+   * @throws {CollectionTraversalError} While iterating, when a bound is
+   *         reached (unless `suppressError`).
+   * @since 0.3.0
+   * @example
+   * ```ts
+   * const outbox = await ctx.lookupObject("https://remote.example/users/bob/outbox");
+   * if (outbox instanceof Collection) {
+   *   for await (const item of ctx.traverseCollection(outbox)) console.log(item.id?.href);
+   * }
+   * ```
+   */
+  traverseCollection(
+    collection: Collection,
+    options?: TraverseCollectionOptions,
+  ): AsyncIterable<APObject | Link>;
 
   /**
    * Returns an actor's key pairs from the key pairs dispatcher, with their
@@ -416,7 +488,18 @@ export interface Context<TContextData> {
 export type ParseUriResult =
   | { readonly type: "actor"; readonly identifier: string }
   | { readonly type: "inbox"; readonly identifier: string | null }
-  | { readonly type: "outbox" | "followers" | "following"; readonly identifier: string }
+  | {
+    readonly type: "outbox" | "followers" | "following" | "liked" | "featured" | "featuredTags";
+    readonly identifier: string;
+  }
+  | {
+    /** `"collection"` or, for an `OrderedCollection`, `"orderedCollection"` (since 0.3.0). */
+    readonly type: "collection" | "orderedCollection";
+    readonly name: string | symbol;
+    readonly class: ObjectClass;
+    readonly typeId: URL;
+    readonly values: Readonly<Record<string, string>>;
+  }
   | {
     readonly type: "object";
     readonly class: ObjectClass;

@@ -1,10 +1,16 @@
 import { getLogger } from "@logtape/logtape";
 import {
   type Activity,
+  type Collection,
   type DocumentLoader,
+  type Link,
   Object as APObject,
   type Recipient,
 } from "@fedify/vocab";
+import {
+  traverseCollection,
+  type TraverseCollectionOptions,
+} from "../activitypub/collections/traverse.ts";
 import { withDocumentLoadBudget } from "../activitypub/network/document-budget.ts";
 import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
 import { signatureAlgorithmOf } from "../activitypub/signatures/spec.ts";
@@ -24,6 +30,8 @@ import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
+import { describeName } from "./collection-registration.ts";
+import { parseCollectionUri } from "./collections.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./api.ts";
@@ -198,6 +206,38 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     ]);
   }
 
+  getLikedUri(identifier: string): URL {
+    return this.#buildForIdentifier("liked", identifier, [
+      "liked dispatcher",
+      "setLikedDispatcher",
+    ]);
+  }
+
+  getFeaturedUri(identifier: string): URL {
+    return this.#buildForIdentifier("featured", identifier, [
+      "featured dispatcher",
+      "setFeaturedDispatcher",
+    ]);
+  }
+
+  getFeaturedTagsUri(identifier: string): URL {
+    return this.#buildForIdentifier("featuredTags", identifier, [
+      "featured tags dispatcher",
+      "setFeaturedTagsDispatcher",
+    ]);
+  }
+
+  getCollectionUri(name: string | symbol, values: Readonly<Record<string, string>>): URL {
+    const registration = this.#host.registry.collections.get(name);
+    if (registration == null) {
+      throw new RouteNotRegisteredError(
+        `collection dispatcher named ${describeName(name)}`,
+        "setCollectionDispatcher",
+      );
+    }
+    return this.#build(registration.routeName, values, ["", ""]);
+  }
+
   getObjectUri<TObject extends APObject>(
     cls: ObjectClass<TObject>,
     values: Readonly<Record<string, string>>,
@@ -228,6 +268,9 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
       case "outbox":
       case "followers":
       case "following":
+      case "liked":
+      case "featured":
+      case "featuredTags":
         return { type: name, identifier: values.identifier };
       case "inbox":
         return { type: "inbox", identifier: values.identifier };
@@ -246,7 +289,18 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
         values,
       };
     }
-    return null;
+    return parseCollectionUri(this.#host.registry, name, values);
+  }
+
+  traverseCollection(
+    collection: Collection,
+    options: TraverseCollectionOptions = {},
+  ): AsyncIterable<APObject | Link> {
+    return traverseCollection(collection, {
+      ...options,
+      documentLoader: options.documentLoader ?? this.documentLoader,
+      contextLoader: options.contextLoader ?? this.contextLoader,
+    });
   }
 
   getActorKeyPairs(identifier: string): Promise<ActorKeyPair[]> {

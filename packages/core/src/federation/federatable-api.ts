@@ -1,6 +1,6 @@
 // The registration methods a federation and its builder share, and the
 // setters they return: interfaces only (federatable.ts implements them).
-import type { Activity, Actor, Object as APObject } from "@fedify/vocab";
+import type { Activity, Actor, Hashtag, Object as APObject } from "@fedify/vocab";
 import type {
   ActorDispatcher,
   ActorHandleMapper,
@@ -9,6 +9,9 @@ import type {
   CollectionCounter,
   CollectionCursor,
   CollectionDispatcher,
+  CustomCollectionCounter,
+  CustomCollectionCursor,
+  CustomCollectionDispatcher,
   FollowerItem,
   InboxErrorHandler,
   InboxListener,
@@ -19,7 +22,7 @@ import type {
   SharedInboxKeyDispatcher,
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
-import type { TaskRegistry } from "./context-api.ts";
+import type { Context, RequestContext, TaskRegistry } from "./context-api.ts";
 import type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry-api.ts";
 
 /**
@@ -119,37 +122,105 @@ export interface ActorCallbackSetters<TContextData> {
 }
 
 /**
- * More settings of a collection route (outbox, followers, following).
+ * More settings of an actor's collection route (outbox, inbox, followers,
+ * following, liked, featured, featured tags).
  * @typeParam TContextData The context data type.
+ * @typeParam TContext The context the callbacks get (since 0.3.0).
  * @since 0.2.0
  */
-export interface CollectionCallbackSetters<TContextData> {
+export interface CollectionCallbackSetters<
+  TContextData,
+  TContext extends Context<TContextData> = Context<TContextData>,
+> {
   /**
    * Sets the counter that gives the collection's `totalItems`.
    * @param counter Returns the number of items.
    * @returns These setters, for chaining.
    */
-  setCounter(counter: CollectionCounter<TContextData>): CollectionCallbackSetters<TContextData>;
+  setCounter(
+    counter: CollectionCounter<TContextData, TContext>,
+  ): CollectionCallbackSetters<TContextData, TContext>;
   /**
    * Makes the collection paged: the collection links to the first page,
    * whose cursor this returns.
    * @param cursor Returns the first page's cursor.
    * @returns These setters, for chaining.
    */
-  setFirstCursor(cursor: CollectionCursor<TContextData>): CollectionCallbackSetters<TContextData>;
+  setFirstCursor(
+    cursor: CollectionCursor<TContextData, TContext>,
+  ): CollectionCallbackSetters<TContextData, TContext>;
   /**
    * Sets the cursor of the last page the collection links to.
    * @param cursor Returns the last page's cursor.
    * @returns These setters, for chaining.
    */
-  setLastCursor(cursor: CollectionCursor<TContextData>): CollectionCallbackSetters<TContextData>;
+  setLastCursor(
+    cursor: CollectionCursor<TContextData, TContext>,
+  ): CollectionCallbackSetters<TContextData, TContext>;
   /**
    * Restricts who may fetch the collection: a request the predicate refuses
-   * gets 401 (or `onUnauthorized`).
+   * gets 401 (or `onUnauthorized`) before the dispatcher runs.
    * @param predicate Tells whether a request may see the collection.
    * @returns These setters, for chaining.
    */
-  authorize(predicate: AuthorizePredicate<TContextData>): CollectionCallbackSetters<TContextData>;
+  authorize(
+    predicate: AuthorizePredicate<TContextData>,
+  ): CollectionCallbackSetters<TContextData, TContext>;
+}
+
+/**
+ * More settings of a custom collection route, as returned by
+ * {@link Federatable.setCollectionDispatcher}: the same as an actor
+ * collection's, given the values of the path's variables instead of an
+ * identifier.  Fedify's type, with its type parameters in its order.
+ * @typeParam TParam The names of the path's variables.
+ * @typeParam TContext The context the callbacks get (a `RequestContext`).
+ * @typeParam TContextData The context data type.
+ * @since 0.3.0
+ */
+export interface CustomCollectionCallbackSetters<
+  TParam extends string,
+  TContext extends Context<TContextData>,
+  TContextData,
+> {
+  /**
+   * Sets the counter that gives the collection's `totalItems`.
+   * @param counter Returns the number of items.
+   * @returns These setters, for chaining.
+   * @throws {TypeError} When `counter` is not a function.
+   */
+  setCounter(
+    counter: CustomCollectionCounter<TParam, TContextData>,
+  ): CustomCollectionCallbackSetters<TParam, TContext, TContextData>;
+  /**
+   * Makes the collection paged: the collection links to the first page,
+   * whose cursor this returns (`null`: not paged for these values).
+   * @param cursor Returns the first page's cursor.
+   * @returns These setters, for chaining.
+   * @throws {TypeError} When `cursor` is not a function.
+   */
+  setFirstCursor(
+    cursor: CustomCollectionCursor<TParam, TContext, TContextData>,
+  ): CustomCollectionCallbackSetters<TParam, TContext, TContextData>;
+  /**
+   * Sets the cursor of the last page the collection links to.
+   * @param cursor Returns the last page's cursor.
+   * @returns These setters, for chaining.
+   * @throws {TypeError} When `cursor` is not a function.
+   */
+  setLastCursor(
+    cursor: CustomCollectionCursor<TParam, TContext, TContextData>,
+  ): CustomCollectionCallbackSetters<TParam, TContext, TContextData>;
+  /**
+   * Restricts who may fetch the collection: a request the predicate refuses
+   * gets 401 (or `onUnauthorized`) before the dispatcher runs.
+   * @param predicate Tells whether a request may see the collection.
+   * @returns These setters, for chaining.
+   * @throws {TypeError} When `predicate` is not a function.
+   */
+  authorize(
+    predicate: ObjectAuthorizePredicate<TContextData>,
+  ): CustomCollectionCallbackSetters<TParam, TContext, TContextData>;
 }
 
 /**
@@ -279,8 +350,8 @@ export interface Federatable<TContextData> extends TaskRegistry<TContextData> {
    */
   setOutboxDispatcher(
     path: string,
-    dispatcher: CollectionDispatcher<Activity, TContextData>,
-  ): CollectionCallbackSetters<TContextData>;
+    dispatcher: CollectionDispatcher<Activity, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>>;
 
   /**
    * Registers the followers collection dispatcher and route.  Also what
@@ -306,6 +377,136 @@ export interface Federatable<TContextData> extends TaskRegistry<TContextData> {
    */
   setFollowingDispatcher(
     path: string,
-    dispatcher: CollectionDispatcher<Actor | URL, TContextData>,
-  ): CollectionCallbackSetters<TContextData>;
+    dispatcher: CollectionDispatcher<Actor | URL, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>>;
+
+  /**
+   * Registers the inbox collection dispatcher: the inbox is then served on
+   * GET at the inbox path, which still takes POSTs for the inbox listeners.
+   * @param path The path template, with one `{identifier}` placeholder;
+   *             the same as `setInboxListeners()`'s, whichever comes first.
+   * @param dispatcher Returns a page of received activities.
+   * @returns Setters for the counter, cursors and authorization.
+   * @throws {RoutePathError} When the path is malformed or not the inbox
+   *         listeners' path.
+   * @throws {DuplicateRegistrationError} When already registered.
+   * @since 0.3.0
+   */
+  setInboxDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<Activity, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>>;
+
+  /**
+   * Registers the liked collection dispatcher and route; put
+   * `ctx.getLikedUri(identifier)` on the actor as `liked`.
+   * @param path The path template, with one `{identifier}` placeholder.
+   * @param dispatcher Returns a page of liked objects or their URIs.
+   * @returns Setters for the counter, cursors and authorization.
+   * @throws {RoutePathError} When the path is malformed.
+   * @throws {DuplicateRegistrationError} When already registered.
+   * @since 0.3.0
+   */
+  setLikedDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<APObject | URL, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>>;
+
+  /**
+   * Registers the featured (pinned posts) collection dispatcher and route;
+   * put `ctx.getFeaturedUri(identifier)` on the actor as `featured`.
+   * @param path The path template, with one `{identifier}` placeholder.
+   * @param dispatcher Returns a page of featured objects.
+   * @returns Setters for the counter, cursors and authorization.
+   * @throws {RoutePathError} When the path is malformed.
+   * @throws {DuplicateRegistrationError} When already registered.
+   * @since 0.3.0
+   */
+  setFeaturedDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<APObject, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>>;
+
+  /**
+   * Registers the featured tags collection dispatcher and route; put
+   * `ctx.getFeaturedTagsUri(identifier)` on the actor as `featuredTags`.
+   * @param path The path template, with one `{identifier}` placeholder.
+   * @param dispatcher Returns a page of `Hashtag`s.
+   * @returns Setters for the counter, cursors and authorization.
+   * @throws {RoutePathError} When the path is malformed.
+   * @throws {DuplicateRegistrationError} When already registered.
+   * @since 0.3.0
+   */
+  setFeaturedTagsDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<Hashtag, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>>;
+
+  /**
+   * Registers a custom collection, served as a `Collection` (its pages as
+   * `CollectionPage`s) at a path with any variables, e.g. the posts under a
+   * hashtag; `ctx.getCollectionUri(name, values)` builds its URI.
+   * @param name The collection's name, unique among custom collections.
+   * @param itemType The class of its items, e.g. `Note`.
+   * @param path The path template, with at least one variable, e.g.
+   *             `"/users/{identifier}/tags/{tag}"`.
+   * @param dispatcher Returns the collection or a page for the path's
+   *                   values, or `null`.
+   * @returns Setters for the counter, cursors and authorization.
+   * @throws {RoutePathError} When the path is malformed or has no variable.
+   * @throws {RouteConflictError} When the path could match another route's.
+   * @throws {DuplicateRegistrationError} When the name is taken.
+   * @throws {TypeError} When `itemType` is not a vocabulary class or
+   *         `dispatcher` not a function.
+   * @since 0.3.0
+   * @example
+   * ```ts
+   * federation.setCollectionDispatcher(
+   *   "tagged",
+   *   Note,
+   *   "/users/{identifier}/tags/{tag}",
+   *   (ctx, values, cursor) => ({ items: findNotes(values.identifier, values.tag) }),
+   * ).setCounter((ctx, values) => countNotes(values.identifier, values.tag));
+   * ```
+   */
+  setCollectionDispatcher<TObject extends APObject, TParam extends string>(
+    name: string | symbol,
+    itemType: ObjectClass<TObject>,
+    path: string,
+    dispatcher: CustomCollectionDispatcher<
+      TObject | URL,
+      TParam,
+      RequestContext<TContextData>,
+      TContextData
+    >,
+  ): CustomCollectionCallbackSetters<TParam, RequestContext<TContextData>, TContextData>;
+
+  /**
+   * Registers a custom collection served as an `OrderedCollection` (its
+   * pages as `OrderedCollectionPage`s); otherwise as
+   * {@link Federatable.setCollectionDispatcher}.
+   * @param name The collection's name, unique among custom collections.
+   * @param itemType The class of its items, e.g. `Note`.
+   * @param path The path template, with at least one variable.
+   * @param dispatcher Returns the collection or a page for the path's
+   *                   values, or `null`.
+   * @returns Setters for the counter, cursors and authorization.
+   * @throws {RoutePathError} When the path is malformed or has no variable.
+   * @throws {RouteConflictError} When the path could match another route's.
+   * @throws {DuplicateRegistrationError} When the name is taken.
+   * @throws {TypeError} When `itemType` is not a vocabulary class or
+   *         `dispatcher` not a function.
+   * @since 0.3.0
+   */
+  setOrderedCollectionDispatcher<TObject extends APObject, TParam extends string>(
+    name: string | symbol,
+    itemType: ObjectClass<TObject>,
+    path: string,
+    dispatcher: CustomCollectionDispatcher<
+      TObject | URL,
+      TParam,
+      RequestContext<TContextData>,
+      TContextData
+    >,
+  ): CustomCollectionCallbackSetters<TParam, RequestContext<TContextData>, TContextData>;
 }

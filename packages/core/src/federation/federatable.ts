@@ -1,8 +1,9 @@
-import type { Activity, Actor, Object as APObject } from "@fedify/vocab";
+import type { Activity, Actor, Hashtag, Object as APObject } from "@fedify/vocab";
 import { parseUriTemplate } from "../activitypub/http/uri-template.ts";
 import type {
   ActorDispatcher,
   CollectionDispatcher,
+  CustomCollectionDispatcher,
   FollowerItem,
   InboxListener,
   NodeInfoDispatcher,
@@ -11,14 +12,21 @@ import type {
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
 import { DuplicateRegistrationError, RoutePathError } from "./errors.ts";
-import type { CollectionRegistration, FederationRegistry, ObjectClass } from "./registry-api.ts";
+import type { FederationRegistry, ObjectClass } from "./registry-api.ts";
+import {
+  type ActorCollectionName,
+  checkSharedInboxRoute,
+  registerActorCollection,
+  registerCustomCollection,
+} from "./collection-registration.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { TaskDefinition } from "../tasks/definition.ts";
 import type { TaskResultValue } from "../tasks/result.ts";
-import type { TaskDefinitionOptions } from "./context-api.ts";
+import type { Context, RequestContext, TaskDefinitionOptions } from "./context-api.ts";
 import type {
   ActorCallbackSetters,
   CollectionCallbackSetters,
+  CustomCollectionCallbackSetters,
   Federatable,
   InboxListenerSetters,
   ObjectCallbackSetters,
@@ -208,7 +216,10 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
     if (this.registry.inboxPath != null) {
       throw new DuplicateRegistrationError("inbox listener set", "setInboxListeners");
     }
-    this.registry.routes.add("inbox", inboxPath, "setInboxListeners");
+    // The inbox collection (setInboxDispatcher()) may have added the route.
+    if (!checkSharedInboxRoute(this.registry, inboxPath, "setInboxListeners")) {
+      this.registry.routes.add("inbox", inboxPath, "setInboxListeners");
+    }
     if (sharedInboxPath != null) {
       this.registry.routes.add("sharedInbox", sharedInboxPath, "setInboxListeners");
     }
@@ -253,57 +264,95 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
 
   setOutboxDispatcher(
     path: string,
-    dispatcher: CollectionDispatcher<Activity, TContextData>,
-  ): CollectionCallbackSetters<TContextData> {
-    return this.#setCollection("outbox", "setOutboxDispatcher", path, dispatcher);
+    dispatcher: CollectionDispatcher<Activity, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>> {
+    return this.#collection("outbox", "setOutboxDispatcher", path, dispatcher);
   }
 
   setFollowersDispatcher(
     path: string,
     dispatcher: CollectionDispatcher<FollowerItem, TContextData>,
   ): CollectionCallbackSetters<TContextData> {
-    return this.#setCollection("followers", "setFollowersDispatcher", path, dispatcher);
+    return this.#collection("followers", "setFollowersDispatcher", path, dispatcher);
   }
 
   setFollowingDispatcher(
     path: string,
-    dispatcher: CollectionDispatcher<Actor | URL, TContextData>,
-  ): CollectionCallbackSetters<TContextData> {
-    return this.#setCollection("following", "setFollowingDispatcher", path, dispatcher);
+    dispatcher: CollectionDispatcher<Actor | URL, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>> {
+    return this.#collection("following", "setFollowingDispatcher", path, dispatcher);
   }
 
-  #setCollection<TItem>(
-    name: "outbox" | "followers" | "following",
+  setInboxDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<Activity, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>> {
+    return this.#collection("inboxCollection", "setInboxDispatcher", path, dispatcher);
+  }
+
+  setLikedDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<APObject | URL, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>> {
+    return this.#collection("liked", "setLikedDispatcher", path, dispatcher);
+  }
+
+  setFeaturedDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<APObject, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>> {
+    return this.#collection("featured", "setFeaturedDispatcher", path, dispatcher);
+  }
+
+  setFeaturedTagsDispatcher(
+    path: string,
+    dispatcher: CollectionDispatcher<Hashtag, TContextData, RequestContext<TContextData>>,
+  ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>> {
+    return this.#collection("featuredTags", "setFeaturedTagsDispatcher", path, dispatcher);
+  }
+
+  #collection<TItem, TContext extends Context<TContextData>>(
+    name: ActorCollectionName,
     method: string,
     path: string,
-    dispatcher: CollectionDispatcher<TItem, TContextData>,
-  ): CollectionCallbackSetters<TContextData> {
-    validateRoutePath(path, true, method);
-    assertCallback(dispatcher, method);
-    if (this.registry[name] != null) {
-      throw new DuplicateRegistrationError(`${name} dispatcher`, method);
-    }
-    this.registry.routes.add(name, path, method);
-    const registry = this.registry as unknown as Record<
-      string,
-      CollectionRegistration<TItem, TContextData>
-    >;
-    registry[name] = { path, dispatcher };
-    const update = (
-      method: string,
-      change: Partial<CollectionRegistration<TItem, TContextData>>,
-    ) => {
-      assertCallback(Object.values(change)[0], method);
-      registry[name] = { ...registry[name], ...change };
-      return setters;
-    };
-    const setters: CollectionCallbackSetters<TContextData> = {
-      setCounter: (counter) => update("setCounter", { counter }),
-      setFirstCursor: (firstCursor) => update("setFirstCursor", { firstCursor }),
-      setLastCursor: (lastCursor) => update("setLastCursor", { lastCursor }),
-      authorize: (authorize) => update("authorize", { authorize }),
-    };
-    return setters;
+    dispatcher: CollectionDispatcher<TItem, TContextData, TContext>,
+  ): CollectionCallbackSetters<TContextData, TContext> {
+    return registerActorCollection(
+      this.registry,
+      name,
+      method,
+      path,
+      dispatcher,
+      validateRoutePath,
+    );
+  }
+
+  setCollectionDispatcher<TObject extends APObject, TParam extends string>(
+    name: string | symbol,
+    itemType: ObjectClass<TObject>,
+    path: string,
+    dispatcher: CustomCollectionDispatcher<
+      TObject | URL,
+      TParam,
+      RequestContext<TContextData>,
+      TContextData
+    >,
+  ): CustomCollectionCallbackSetters<TParam, RequestContext<TContextData>, TContextData> {
+    return registerCustomCollection(this.registry, false, name, itemType, path, dispatcher);
+  }
+
+  setOrderedCollectionDispatcher<TObject extends APObject, TParam extends string>(
+    name: string | symbol,
+    itemType: ObjectClass<TObject>,
+    path: string,
+    dispatcher: CustomCollectionDispatcher<
+      TObject | URL,
+      TParam,
+      RequestContext<TContextData>,
+      TContextData
+    >,
+  ): CustomCollectionCallbackSetters<TParam, RequestContext<TContextData>, TContextData> {
+    return registerCustomCollection(this.registry, true, name, itemType, path, dispatcher);
   }
 
   defineTask<

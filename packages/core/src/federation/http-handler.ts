@@ -10,9 +10,8 @@ import {
   handleNodeInfoWellKnown,
 } from "../activitypub/nodeinfo/document.ts";
 import { handleWebFinger, type WebFingerActor } from "../activitypub/webfinger/handler.ts";
-import { buildCollection, type CollectionItem } from "./collections.ts";
+import { isCollectionRoute, serveCollectionRoute } from "./collections.ts";
 import { handleInboxRequest, type InboxRequestHost } from "./inbox-handler.ts";
-import type { CollectionRegistration } from "./registry-api.ts";
 import type { FederationFetchOptions } from "./api.ts";
 import type { RequestContext } from "./context-api.ts";
 
@@ -75,8 +74,15 @@ export async function handleFederationRequest<TContextData>(
   const ctx = host.createRequestContext(request, options.contextData);
   const method = request.method.toUpperCase();
 
-  if (name === "inbox" || name === "sharedInbox") {
-    if (method !== "POST") return methodNotAllowed(["POST"]);
+  // The inbox path takes POSTs for the listeners and, with an inbox
+  // dispatcher, GETs for the inbox collection.
+  const inboxGet = name === "inbox" && registry.inboxCollection != null &&
+    GET_METHODS.includes(method);
+  if ((name === "inbox" || name === "sharedInbox") && !inboxGet) {
+    const allow = name === "inbox" && registry.inboxCollection != null ? GET_METHODS : [];
+    if (method !== "POST" || (name === "inbox" && registry.inboxPath == null)) {
+      return methodNotAllowed(registry.inboxPath == null ? allow : [...allow, "POST"]);
+    }
     return await handleInboxRequest(
       host,
       ctx,
@@ -107,21 +113,12 @@ export async function handleFederationRequest<TContextData>(
     }
     return await activityJson(ctx.documentLoader, found, found instanceof Tombstone ? 410 : 200);
   }
-  if (name === "outbox" || name === "followers" || name === "following") {
-    const registration = registry[name] as CollectionRegistration<CollectionItem, TContextData>;
-    if (
-      registration.authorize != null && !await registration.authorize(ctx, values.identifier)
-    ) {
-      return await onUnauthorized(request);
+  if (isCollectionRoute(registry, name)) {
+    const result = await serveCollectionRoute(ctx, registry, name, values);
+    if (result.status !== "served") {
+      return await (result.status === "unauthorized" ? onUnauthorized : onNotFound)(request);
     }
-    const collection = await buildCollection(
-      ctx,
-      registration,
-      values.identifier,
-      new URL(registry.routes.build(name, values), ctx.canonicalOrigin),
-    );
-    if (collection == null) return await onNotFound(request);
-    return await activityJson(ctx.documentLoader, collection);
+    return await activityJson(ctx.documentLoader, result.document);
   }
   const object = registry.objects.get(name.slice("object:".length));
   if (object == null) return await onNotFound(request);

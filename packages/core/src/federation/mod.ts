@@ -13,6 +13,9 @@ export type {
   CollectionCounter,
   CollectionCursor,
   CollectionDispatcher,
+  CustomCollectionCounter,
+  CustomCollectionCursor,
+  CustomCollectionDispatcher,
   FollowerItem,
   InboxErrorHandler,
   InboxListener,
@@ -40,6 +43,7 @@ export {
 export type {
   ActorCallbackSetters,
   CollectionCallbackSetters,
+  CustomCollectionCallbackSetters,
   Federatable,
   InboxListenerSetters,
   ObjectCallbackSetters,

@@ -1,7 +1,7 @@
 // What a federation or builder holds for each registration, and the types
 // of the registered classes: interfaces only (registry.ts creates and
 // copies registries).
-import type { Activity, Actor, Object as APObject } from "@fedify/vocab";
+import type { Activity, Actor, Hashtag, Object as APObject } from "@fedify/vocab";
 import type { TaskStore } from "../tasks/registry.ts";
 import type {
   ActorDispatcher,
@@ -11,6 +11,9 @@ import type {
   CollectionCounter,
   CollectionCursor,
   CollectionDispatcher,
+  CustomCollectionCounter,
+  CustomCollectionCursor,
+  CustomCollectionDispatcher,
   FollowerItem,
   InboxErrorHandler,
   InboxListener,
@@ -21,7 +24,7 @@ import type {
   SharedInboxKeyDispatcher,
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
-import type { TaskContext } from "./context-api.ts";
+import type { Context, RequestContext, TaskContext } from "./context-api.ts";
 import type { RouteTable } from "../activitypub/http/route-table.ts";
 
 /**
@@ -50,12 +53,38 @@ export interface ActorRegistration<TContextData>
  * A collection route with what its setters added.
  * @since 0.2.0
  */
-export interface CollectionRegistration<TItem, TContextData>
-  extends RouteRegistration<CollectionDispatcher<TItem, TContextData>> {
-  readonly counter?: CollectionCounter<TContextData>;
-  readonly firstCursor?: CollectionCursor<TContextData>;
-  readonly lastCursor?: CollectionCursor<TContextData>;
+export interface CollectionRegistration<
+  TItem,
+  TContextData,
+  TContext extends Context<TContextData> = Context<TContextData>,
+> extends RouteRegistration<CollectionDispatcher<TItem, TContextData, TContext>> {
+  readonly counter?: CollectionCounter<TContextData, TContext>;
+  readonly firstCursor?: CollectionCursor<TContextData, TContext>;
+  readonly lastCursor?: CollectionCursor<TContextData, TContext>;
   readonly authorize?: AuthorizePredicate<TContextData>;
+}
+
+/**
+ * A custom collection route (`setCollectionDispatcher()`,
+ * `setOrderedCollectionDispatcher()`) with what its setters added.
+ * @since 0.3.0
+ */
+export interface CustomCollectionRegistration<TContextData> extends
+  RouteRegistration<
+    CustomCollectionDispatcher<unknown, string, RequestContext<TContextData>, TContextData>
+  > {
+  /** The name given at registration. */
+  readonly name: string | symbol;
+  /** The item class given at registration, e.g. `Note`. */
+  readonly itemType: ObjectClass;
+  /** Whether it is served as an `OrderedCollection`. */
+  readonly ordered: boolean;
+  /** The route's name in the route table: `collection:<n>`. */
+  readonly routeName: string;
+  readonly counter?: CustomCollectionCounter<string, TContextData>;
+  readonly firstCursor?: CustomCollectionCursor<string, RequestContext<TContextData>, TContextData>;
+  readonly lastCursor?: CustomCollectionCursor<string, RequestContext<TContextData>, TContextData>;
+  readonly authorize?: ObjectAuthorizePredicate<TContextData>;
 }
 
 /**
@@ -116,9 +145,19 @@ export interface FederationRegistry<TContextData> {
   sharedKeyDispatcher?: SharedInboxKeyDispatcher<TContextData>;
   readonly inboxListeners: Map<ActivityClass, InboxListener<TContextData, Activity>>;
   inboxErrorHandler?: InboxErrorHandler<TContextData>;
-  outbox?: CollectionRegistration<Activity, TContextData>;
+  outbox?: CollectionRegistration<Activity, TContextData, RequestContext<TContextData>>;
   followers?: CollectionRegistration<FollowerItem, TContextData>;
-  following?: CollectionRegistration<Actor | URL, TContextData>;
+  following?: CollectionRegistration<Actor | URL, TContextData, RequestContext<TContextData>>;
+  /** The inbox collection, served on GET at the inbox path (since 0.3.0). */
+  inboxCollection?: CollectionRegistration<Activity, TContextData, RequestContext<TContextData>>;
+  /** Since 0.3.0. */
+  liked?: CollectionRegistration<APObject | URL, TContextData, RequestContext<TContextData>>;
+  /** Since 0.3.0. */
+  featured?: CollectionRegistration<APObject, TContextData, RequestContext<TContextData>>;
+  /** Since 0.3.0. */
+  featuredTags?: CollectionRegistration<Hashtag, TContextData, RequestContext<TContextData>>;
+  /** Custom collections, by name (since 0.3.0). */
+  readonly collections: Map<string | symbol, CustomCollectionRegistration<TContextData>>;
   /** Object routes, by the class's type URI. */
   readonly objects: Map<string, ObjectRegistration<TContextData>>;
   nodeInfo?: RouteRegistration<NodeInfoDispatcher<TContextData>>;

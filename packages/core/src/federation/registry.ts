@@ -12,6 +12,7 @@ export function createRegistry<TContextData>(): FederationRegistry<TContextData>
     routes: new RouteTable(),
     inboxListeners: new Map(),
     objects: new Map(),
+    collections: new Map(),
     tasks: new TaskStore(),
   };
 }

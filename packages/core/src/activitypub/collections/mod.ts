@@ -7,8 +7,6 @@
  */
 export {
   CollectionTraversalError,
-  DEFAULT_TRAVERSE_MAX_ITEMS,
-  DEFAULT_TRAVERSE_MAX_PAGES,
   traverseCollection,
   type TraverseCollectionOptions,
 } from "./traverse.ts";

@@ -1,0 +1,242 @@
+// Registering collections: the actor's (outbox, inbox, followers,
+// following, liked, featured, featured tags) and custom ones.  What
+// FederatableImpl's collection methods do.
+import type { Object as APObject } from "@fedify/vocab";
+import { parseUriTemplate } from "../activitypub/http/uri-template.ts";
+import type { CollectionDispatcher, CustomCollectionDispatcher } from "./callbacks.ts";
+import type { Context, RequestContext } from "./context-api.ts";
+import { DuplicateRegistrationError, RoutePathError } from "./errors.ts";
+import type {
+  CollectionCallbackSetters,
+  CustomCollectionCallbackSetters,
+} from "./federatable-api.ts";
+import type {
+  CollectionRegistration,
+  CustomCollectionRegistration,
+  FederationRegistry,
+  ObjectClass,
+} from "./registry-api.ts";
+
+/**
+ * The registry fields of the actor's collections.
+ * @since 0.3.0
+ */
+export type ActorCollectionName =
+  | "outbox"
+  | "inboxCollection"
+  | "followers"
+  | "following"
+  | "liked"
+  | "featured"
+  | "featuredTags";
+
+/** The route of each actor collection; the inbox collection shares the inbox's. */
+const ROUTE_NAMES: Record<ActorCollectionName, string> = {
+  outbox: "outbox",
+  inboxCollection: "inbox",
+  followers: "followers",
+  following: "following",
+  liked: "liked",
+  featured: "featured",
+  featuredTags: "featuredTags",
+};
+
+function assertCallback(callback: unknown, method: string): void {
+  if (typeof callback !== "function") {
+    throw new TypeError(`The callback given to ${method}() must be a function.`);
+  }
+}
+
+/**
+ * Checks that the inbox collection and the inbox listeners, which share a
+ * route, have one path.
+ * @param registry The registry.
+ * @param path The path being registered.
+ * @param method The registration method.
+ * @returns Whether the inbox route is already in the route table.
+ * @throws {RoutePathError} When the other one has another path.
+ * @since 0.3.0
+ */
+export function checkSharedInboxRoute<TContextData>(
+  registry: FederationRegistry<TContextData>,
+  path: string,
+  method: "setInboxListeners" | "setInboxDispatcher",
+): boolean {
+  const existing = method === "setInboxListeners"
+    ? registry.inboxCollection?.path
+    : registry.inboxPath;
+  if (existing == null) return false;
+  if (existing !== path) {
+    throw new RoutePathError(
+      path,
+      `The path ${JSON.stringify(path)} given to ${method}() must be the inbox path ` +
+        `${JSON.stringify(existing)}: the inbox collection is served on GET where the inbox ` +
+        "listeners take POSTs.",
+    );
+  }
+  return true;
+}
+
+/**
+ * Registers one of the actor's collections.
+ * @param registry The registry.
+ * @param name The collection's registry field.
+ * @param method The registration method, for error messages.
+ * @param path The path template, with one `{identifier}`.
+ * @param dispatcher The dispatcher.
+ * @param validatePath Checks the path (`validateRoutePath()`).
+ * @returns The setters.
+ * @throws {RoutePathError} When the path is malformed.
+ * @throws {DuplicateRegistrationError} When already registered.
+ * @since 0.3.0
+ */
+export function registerActorCollection<
+  TItem,
+  TContextData,
+  TContext extends Context<TContextData>,
+>(
+  registry: FederationRegistry<TContextData>,
+  name: ActorCollectionName,
+  method: string,
+  path: string,
+  dispatcher: CollectionDispatcher<TItem, TContextData, TContext>,
+  validatePath: (path: string, placeholder: boolean, method: string) => void,
+): CollectionCallbackSetters<TContextData, TContext> {
+  validatePath(path, true, method);
+  assertCallback(dispatcher, method);
+  if (registry[name] != null) {
+    throw new DuplicateRegistrationError(
+      `${name === "inboxCollection" ? "inbox" : name} dispatcher`,
+      method,
+    );
+  }
+  const routed = name === "inboxCollection" &&
+    checkSharedInboxRoute(registry, path, "setInboxDispatcher");
+  if (!routed) registry.routes.add(ROUTE_NAMES[name], path, method);
+  const fields = registry as unknown as Record<
+    string,
+    CollectionRegistration<TItem, TContextData, TContext>
+  >;
+  fields[name] = { path, dispatcher };
+  // Each setter replaces the registration, so that a builder's copy made
+  // in between keeps what it had.
+  const update = (
+    method: string,
+    change: Partial<CollectionRegistration<TItem, TContextData, TContext>>,
+  ) => {
+    assertCallback(Object.values(change)[0], method);
+    fields[name] = { ...fields[name], ...change };
+    return setters;
+  };
+  const setters: CollectionCallbackSetters<TContextData, TContext> = {
+    setCounter: (counter) => update("setCounter", { counter }),
+    setFirstCursor: (firstCursor) => update("setFirstCursor", { firstCursor }),
+    setLastCursor: (lastCursor) => update("setLastCursor", { lastCursor }),
+    authorize: (authorize) => update("authorize", { authorize }),
+  };
+  return setters;
+}
+
+/**
+ * Registers a custom collection.
+ * @param registry The registry.
+ * @param ordered Whether it is served as an `OrderedCollection`.
+ * @param name Its name.
+ * @param itemType Its item class.
+ * @param path Its path template, with at least one variable.
+ * @param dispatcher Its dispatcher.
+ * @returns The setters.
+ * @throws {TypeError} When the name, class or dispatcher is malformed.
+ * @throws {RoutePathError} When the path is malformed or has no variable.
+ * @throws {RouteConflictError} When the path could match another route's.
+ * @throws {DuplicateRegistrationError} When the name is taken.
+ * @since 0.3.0
+ */
+export function registerCustomCollection<TContextData, TParam extends string>(
+  registry: FederationRegistry<TContextData>,
+  ordered: boolean,
+  name: string | symbol,
+  itemType: ObjectClass<APObject>,
+  path: string,
+  dispatcher: CustomCollectionDispatcher<
+    unknown,
+    TParam,
+    RequestContext<TContextData>,
+    TContextData
+  >,
+): CustomCollectionCallbackSetters<TParam, RequestContext<TContextData>, TContextData> {
+  const method = ordered ? "setOrderedCollectionDispatcher" : "setCollectionDispatcher";
+  if (typeof name !== "string" && typeof name !== "symbol") {
+    throw new TypeError(`The name given to ${method}() must be a string or a symbol.`);
+  }
+  if (typeof itemType !== "function" || !(itemType.typeId instanceof URL)) {
+    throw new TypeError(
+      `The item type given to ${method}() must be a vocabulary class, e.g. Note.`,
+    );
+  }
+  assertCallback(dispatcher, method);
+  let variables: readonly string[];
+  try {
+    variables = parseUriTemplate(path).variables;
+  } catch (error) {
+    throw new RoutePathError(String(path), `${(error as Error).message} (given to ${method}())`);
+  }
+  if (variables.length === 0) {
+    throw new RoutePathError(
+      path,
+      `The path ${JSON.stringify(path)} given to ${method}() must have a variable, ` +
+        'e.g. "/users/{identifier}/tags/{tag}".',
+    );
+  }
+  const { collections } = registry;
+  if (collections.has(name)) {
+    throw new DuplicateRegistrationError(`collection dispatcher ${describeName(name)}`, method);
+  }
+  // Names may be symbols: the route table keys routes by string.
+  const routeName = `collection:${collections.size}`;
+  registry.routes.add(routeName, path, method);
+  collections.set(name, {
+    name,
+    itemType,
+    ordered,
+    routeName,
+    path,
+    dispatcher: dispatcher as CustomCollectionRegistration<TContextData>["dispatcher"],
+  });
+  const update = (method: string, change: Partial<CustomCollectionRegistration<TContextData>>) => {
+    assertCallback(Object.values(change)[0], method);
+    collections.set(name, { ...collections.get(name)!, ...change });
+    return setters;
+  };
+  const setters: CustomCollectionCallbackSetters<
+    TParam,
+    RequestContext<TContextData>,
+    TContextData
+  > = {
+    setCounter: (counter) =>
+      update("setCounter", {
+        counter: counter as CustomCollectionRegistration<TContextData>["counter"],
+      }),
+    setFirstCursor: (firstCursor) =>
+      update("setFirstCursor", {
+        firstCursor: firstCursor as CustomCollectionRegistration<TContextData>["firstCursor"],
+      }),
+    setLastCursor: (lastCursor) =>
+      update("setLastCursor", {
+        lastCursor: lastCursor as CustomCollectionRegistration<TContextData>["lastCursor"],
+      }),
+    authorize: (authorize) => update("authorize", { authorize }),
+  };
+  return setters;
+}
+
+/**
+ * A collection's name as error messages show it: `"tagged"` or
+ * `Symbol(bookmarks)`.
+ * @param name The name.
+ * @returns The text.
+ * @since 0.3.0
+ */
+export function describeName(name: string | symbol): string {
+  return typeof name === "string" ? JSON.stringify(name) : name.toString();
+}
