@@ -119,7 +119,7 @@ test("the ported app's Fedwork build is its Fedify source with only its imports 
   assertEquals(changed, ['} from "@fedify/fedify";']);
 });
 
-test("the ported app serves WebFinger, actors, NodeInfo and collections from Express", async () => {
+test("the ported app serves WebFinger, actors, NodeInfo and its collections from Express", async () => {
   await using fedwork = await serveFedwork("rfc9421");
   const host = fedwork.url.host;
   const webFinger = await getJson(
@@ -160,11 +160,68 @@ test("the ported app serves WebFinger, actors, NodeInfo and collections from Exp
   assertEquals(served.content, "Hello, world");
   assertEquals(served.attributedTo, actorUrl);
 
+  // The custom collections: one per hashtag, paged; one for signed readers.
+  await fedwork.app.post(fedwork.url, "alice", "Second #Fedi post");
+  await fedwork.app.post(fedwork.url, "alice", "Third #fedi post");
+  const taggedUrl = fedwork.app.federation.createContext(fedwork.url, undefined)
+    .getCollectionUri("tagged", { identifier: "alice", tag: "fedi" });
+  assertEquals(taggedUrl.href, new URL("/users/alice/tags/fedi", fedwork.url).href);
+  const tagged = await getJson(taggedUrl);
+  assertEquals(tagged.type, "OrderedCollection");
+  assertEquals(tagged.totalItems, 2);
+  const first = await getJson(new URL(tagged.first as string));
+  assertEquals(
+    (first.orderedItems as { content: string }[]).map((note) => note.content),
+    ["Third #fedi post", "Second #Fedi post"],
+  );
+  const drafts = await fetch(new URL("/users/alice/drafts", fedwork.url), {
+    headers: { accept: "application/activity+json" },
+  });
+  await drafts.body?.cancel();
+  assertEquals(drafts.status, 401);
+
   const missing = await fetch(new URL("/users/carol", fedwork.url), {
     headers: { accept: "application/activity+json" },
   });
   await missing.body?.cancel();
   assertEquals(missing.status, 404);
+});
+
+test("the ported app answers the same documents on Fedwork as on Fedify", async () => {
+  await using fedwork = await serveFedwork("rfc9421");
+  await using fedify = await serveFedify("rfc9421");
+  const documents = async (app: FedworkMicroblog | FedifyMicroblog, base: URL) => {
+    await app.post(base, "alice", "One #fedi");
+    await app.post(base, "alice", "Two #fedi");
+    const answers: Record<string, unknown> = {};
+    for (
+      const path of [
+        "/users/alice/tags/fedi",
+        "/users/alice/tags/fedi?cursor=0",
+        "/users/alice/outbox",
+        "/users/alice/followers",
+        "/users/alice/drafts",
+        "/users/carol",
+        "/nodeinfo/2.1",
+      ]
+    ) {
+      const response = await fetch(new URL(path, base), {
+        headers: { accept: "application/activity+json" },
+      });
+      // Post ids are random UUIDs; the origins are the two servers'.
+      const text = (await response.text()).replaceAll(base.origin, "https://example.com")
+        .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<uuid>");
+      const body = response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : "";
+      // The one known difference: Fedify names NodeInfo's JSON schema.
+      if (path.startsWith("/nodeinfo/")) delete body.$schema;
+      answers[path] = { status: response.status, body };
+    }
+    return answers;
+  };
+  assertEquals(
+    await documents(fedwork.app, fedwork.url),
+    await documents(fedify.app, fedify.url),
+  );
 });
 
 for (const spec of SPECS) {

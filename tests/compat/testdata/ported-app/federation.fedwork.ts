@@ -40,6 +40,7 @@ export interface MicroblogOptions {
 interface Post {
   readonly id: string;
   readonly content: string;
+  readonly tags: readonly string[];
 }
 
 /** The app: its federation and what its inboxes received. */
@@ -51,7 +52,10 @@ export interface Microblog extends AsyncDisposable {
   followersOf(identifier: string): string[];
   /** Sends a Follow from a local actor to a remote one, found by its URI. */
   follow(base: URL, identifier: string, target: URL): Promise<void>;
-  /** Writes a public note and sends it to the actor's followers. */
+  /**
+   * Writes a public note and sends it to the actor's followers; its
+   * `#hashtags` file it in the actor's tag collections.
+   */
   post(base: URL, identifier: string, content: string): Promise<URL>;
 }
 
@@ -138,6 +142,41 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
     }))
     .setCounter((_ctx, identifier) => posts.get(identifier)?.length ?? 0);
 
+  // A custom collection per hashtag, newest first, paged by index.
+  federation
+    .setOrderedCollectionDispatcher(
+      "tagged",
+      Note,
+      "/users/{identifier}/tags/{tag}",
+      (ctx, values, cursor) => {
+        if (!USERS.has(values.identifier)) return null;
+        const tagged = (posts.get(values.identifier) ?? [])
+          .filter((post) => post.tags.includes(values.tag))
+          .reverse()
+          .map((post) => noteOf(ctx, values.identifier, post));
+        if (cursor == null) return { items: tagged };
+        const start = Number(cursor);
+        return {
+          items: tagged.slice(start, start + 2),
+          nextCursor: start + 2 < tagged.length ? String(start + 2) : null,
+        };
+      },
+    )
+    .setCounter((_ctx, values) =>
+      (posts.get(values.identifier) ?? []).filter((post) => post.tags.includes(values.tag)).length
+    )
+    .setFirstCursor(() => "0");
+
+  // A collection only signed requests may read.
+  federation
+    .setCollectionDispatcher(
+      "drafts",
+      Note,
+      "/users/{identifier}/drafts",
+      () => ({ items: [] }),
+    )
+    .authorize(async (ctx) => await ctx.getSignedKey() != null);
+
   federation.setObjectDispatcher(
     Note,
     "/users/{identifier}/posts/{id}",
@@ -219,6 +258,7 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
       const post: Post = {
         id: crypto.randomUUID(),
         content,
+        tags: [...content.matchAll(/#(\w+)/g)].map((match) => match[1].toLowerCase()),
       };
       posts.set(identifier, [...(posts.get(identifier) ?? []), post]);
       await ctx.sendActivity({ identifier }, "followers", createOf(ctx, identifier, post));
