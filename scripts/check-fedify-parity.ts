@@ -27,8 +27,9 @@
 // its two parity-table markers, is generated from that list.
 //
 // Usage: node scripts/check-fedify-parity.ts [--update] [--json]
-//   --update  rewrites the manual's table from the list (the list itself is
-//             written by hand)
+//   --update  takes the names Fedwork has gained off the list and rewrites
+//             the manual's table from it (entries are otherwise written by
+//             hand)
 //   --json    prints the comparison (every Fedify name and its status)
 import { spawnSync } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
@@ -199,7 +200,7 @@ export async function compare(): Promise<{
       if (key != null && key.split(/,\s*/).includes(name)) {
         problems.push(
           `${name} is listed as "${difference!.kind}" in ${relative(root, LIST)}, but ${where} ` +
-            "has it now: take it off the list (and run with --update).",
+            "has it now: run with --update to take it off the list.",
         );
       }
     } else if (difference != null) {
@@ -339,7 +340,27 @@ function withTable(page: string, generated: string): string {
 
 if (import.meta.main) {
   const update = process.argv.includes("--update");
-  const { fedify, statuses, list, problems } = await compare();
+  let { fedify, statuses, list, problems } = await compare();
+  if (update) {
+    // Names Fedwork has gained leave the list: that much is mechanical.
+    const names: Record<string, Difference> = {};
+    for (const [key, difference] of Object.entries(list.names)) {
+      const kept = key.split(/,\s*/).filter((part) =>
+        fedify.some(({ name }) =>
+          globMatches(part, name) && statuses.get(name)?.status !== "present"
+        )
+      );
+      if (kept.length > 0) names[kept.join(", ")] = difference;
+    }
+    if (
+      Object.keys(names).length !== Object.keys(list.names).length ||
+      Object.keys(names).some((key) => !Object.hasOwn(list.names, key))
+    ) {
+      await writeFile(LIST, `${JSON.stringify({ ...list, names }, null, 2)}\n`);
+      console.log(`${relative(root, LIST)}: the names Fedwork has now taken off.`);
+      ({ fedify, statuses, list, problems } = await compare());
+    }
+  }
   if (process.argv.includes("--json")) {
     const rows = fedify.map(({ name }) => ({ name, ...statuses.get(name) }));
     console.log(JSON.stringify(rows, null, 2));
