@@ -12,7 +12,12 @@ import {
 import { Collection, Note, OrderedCollection } from "@fedify/vocab";
 import { UnknownOptionError } from "../../options/known-options.ts";
 import { createFetchDocumentLoader } from "../network/document-loader.ts";
-import { PrivateAddressError, RemoteBodyTooLargeError } from "../network/errors.ts";
+import {
+  PrivateAddressError,
+  RemoteBodyTooLargeError,
+  RemoteTimeoutError,
+} from "../network/errors.ts";
+import { startHostileServer } from "../network/testdata/hostile-server.ts";
 import { CollectionTraversalError, traverseCollection } from "./traverse.ts";
 
 const AS = "https://www.w3.org/ns/activitystreams";
@@ -210,6 +215,23 @@ test("a page too big for the loader fails with the loader's error", async () => 
     });
     for await (const _ of pages) { /* nothing */ }
   }, RemoteBodyTooLargeError);
+});
+
+test("a page that never comes ends the traversal at the loader's time limit", async () => {
+  await using tarpit = await startHostileServer({ kind: "hang" });
+  const collection = new OrderedCollection({
+    id: new URL("/outbox", tarpit.url),
+    first: new URL("/outbox?page=1", tarpit.url),
+  });
+  const documentLoader = createFetchDocumentLoader({
+    userAgent: "FedworkTest/1.0",
+    allowPrivateAddress: true,
+    timeout: { milliseconds: 200 },
+  });
+  await assertRejects(async () => {
+    for await (const _ of traverseCollection(collection, { documentLoader })) { /* nothing */ }
+  }, RemoteTimeoutError);
+  assertEquals(tarpit.requests, 1);
 });
 
 test("without a document loader, traverseCollection() refuses private addresses", async () => {
