@@ -2,6 +2,7 @@ import { assert, assertEquals, assertRejects, assertThrows, test } from "@fedify
 import { Collection, Create, Hashtag, Like, Note, OrderedCollection, Person } from "@fedify/vocab";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { DuplicateRegistrationError, RouteNotRegisteredError, RoutePathError } from "./errors.ts";
+import { createFederationBuilder } from "./builder.ts";
 import { createFederation, type Federation } from "./federation.ts";
 import type { RequestContext } from "./context-api.ts";
 import { serveFederation } from "./testdata/test-support.ts";
@@ -267,6 +268,29 @@ test("the inbox dispatcher's path must be the inbox listeners' path", () => {
     "/users/{identifier}/inbox",
   );
   reversed.setInboxListeners("/users/{identifier}/inbox", "/inbox");
+});
+
+test("a builder's custom collections reach each federation it builds, and no further", async () => {
+  const builder = createFederationBuilder<void>();
+  builder.setCollectionDispatcher("tagged", Note, "/tags/{tag}", () => ({ items: [] }));
+  const first = await builder.build({ kv: new MemoryKvStore() });
+  first.setOrderedCollectionDispatcher("only-first", Note, "/only/{id}", () => null);
+  const second = await builder.build({ kv: new MemoryKvStore() });
+  const base = new URL("https://example.com/");
+  for (const federation of [first, second]) {
+    const ctx = federation.createContext(base, undefined);
+    assertEquals(ctx.getCollectionUri("tagged", { tag: "a" }).href, "https://example.com/tags/a");
+    const response = await federation.fetch(
+      new Request("https://example.com/tags/a", { headers: JSON_LD }),
+      { contextData: undefined },
+    );
+    assertEquals((await response.json()).type, "Collection");
+  }
+  assertThrows(
+    () => second.createContext(base, undefined).getCollectionUri("only-first", { id: "1" }),
+    RouteNotRegisteredError,
+  );
+  second.setOrderedCollectionDispatcher("only-first", Note, "/only/{id}", () => null);
 });
 
 test("ctx.traverseCollection() walks a collection served by a real Fedwork server", async () => {
