@@ -181,6 +181,26 @@ export async function prepareTaskMessages<TContextData>(
 }
 
 /**
+ * The priority fields of a task message that is rebuilt rather than
+ * prepared (a schedule's tick, a retried failed task): the task's own
+ * default, for both the message and the queue options.  Internal.
+ * @param task The task.
+ * @param queue The queue it goes into.
+ * @returns `{ priority }`, or nothing for priority 0.
+ * @throws {TypeError} When the task has a priority and the queue does not
+ *         order by priority.
+ * @since 0.3.0
+ */
+export function defaultTaskPriority(
+  task: { readonly name: string; readonly priority?: number },
+  queue: MessageQueue,
+): { readonly priority?: number } {
+  const priority = task.priority ?? 0;
+  assertPrioritySupported(priority, queue, `The queue of the task ${JSON.stringify(task.name)}`);
+  return priority === 0 ? {} : { priority };
+}
+
+/**
  * The deduplication key of each payload, checked.
  * @throws {TypeError} When a key is not a non-empty string.
  */

@@ -6,6 +6,7 @@ import { createFederation } from "../federation/federation.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
+import { PermanentError } from "../processing/errors.ts";
 import { TaskDefinitionError } from "./errors.ts";
 
 const base = new URL("https://web.example/");
@@ -106,4 +107,49 @@ test("a priority is refused for a queue that cannot order by priority", async ()
   // Priority 0 is what every queue does.
   await ctx.enqueueTask(plain, { label: "z" }, { priority: 0 });
   assertEquals((await inner.getDepth()).queued, 1);
+});
+
+test("a failed task replayed with retryFailedTask() keeps its task's priority", async () => {
+  // The real queue, with its enqueue options recorded.
+  const inner = new InProcessMessageQueue();
+  const given: (number | undefined)[] = [];
+  const queue: MessageQueue = {
+    nativePriority: true,
+    enqueue: (message, options) => {
+      given.push(options?.priority);
+      return inner.enqueue(message, options);
+    },
+    listen: (handler, options) => inner.listen(handler, options),
+  };
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+  });
+  let fail = true;
+  const task = federation.defineTask("flaky", {
+    schema: z.object({}),
+    handler: () => {
+      if (fail) throw new PermanentError("not yet");
+    },
+    priority: 2,
+  });
+  const failed = deferred<void>();
+  const completed = deferred<void>();
+  federation.on("failed", () => failed.resolve());
+  federation.on("completed", () => completed.resolve());
+  const controller = new AbortController();
+  const worker = federation.startQueue(undefined, { signal: controller.signal });
+  try {
+    const result = await federation.createContext(base, undefined).enqueueTask(task, {});
+    assertEquals(result.status, "enqueued");
+    await within(failed.promise, "the task to fail");
+    fail = false;
+    await federation.retryFailedTask(result.status === "enqueued" ? result.messageId : "");
+    await within(completed.promise, "the replay to complete");
+  } finally {
+    controller.abort();
+    await worker;
+  }
+  assertEquals(given, [2, 2]);
 });

@@ -14,7 +14,7 @@ import type { PubSub } from "../../pubsub/pubsub.ts";
 import { decodeTaskPayload } from "../../tasks/codec/mod.ts";
 import { releaseTaskDeduplication } from "../../tasks/dedup.ts";
 import type { TaskDefinition, TaskEnqueueResult } from "../../tasks/definition.ts";
-import type { PreparedTaskMessages } from "../../tasks/enqueue.ts";
+import { defaultTaskPriority, type PreparedTaskMessages } from "../../tasks/enqueue.ts";
 import { TaskEnqueuer } from "../../tasks/enqueuer.ts";
 import {
   FailedTaskNotFoundError,
@@ -358,6 +358,8 @@ export class FederationOperations<TContextData> {
     // than have the worker drop it.
     await validateTaskPayload(task, await this.#decode(record));
     const queue = resolveTaskQueue(task, this.#port.routing);
+    // The failed attempt's priority is not recorded: the task's own.
+    const priority = defaultTaskPriority(task, queue);
     const message: TaskMessage = {
       type: "task",
       id: record.id as TaskMessage["id"],
@@ -368,8 +370,11 @@ export class FederationOperations<TContextData> {
       attempt: 0,
       ...(record.orderingKey == null ? {} : { orderingKey: record.orderingKey }),
       traceContext: {},
+      ...priority,
     };
-    const queueOptions = record.orderingKey == null ? {} : { orderingKey: record.orderingKey };
+    const queueOptions = record.orderingKey == null
+      ? priority
+      : { orderingKey: record.orderingKey, ...priority };
     await this.taskEnqueuer.enqueue({
       queue,
       messages: [message],

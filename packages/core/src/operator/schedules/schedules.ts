@@ -10,6 +10,7 @@ import type { TaskEnqueuer } from "../../tasks/enqueuer.ts";
 import { TaskNotDefinedError } from "../../tasks/errors.ts";
 import type { TaskMessage } from "../../tasks/message.ts";
 import type { TaskStore } from "../../tasks/registry.ts";
+import { defaultTaskPriority } from "../../tasks/enqueue.ts";
 import { resolveTaskQueue, type TaskQueueRoutingOptions } from "../../tasks/routing.ts";
 import {
   listStoredSchedules,
@@ -189,6 +190,8 @@ export class TaskSchedules<TContextData> {
       throw new TaskNotDefinedError(schedule.taskName);
     }
     const queue = resolveTaskQueue(task, this.#port.routing);
+    // A tick runs at the task's own priority.
+    const priority = defaultTaskPriority(task, queue);
     const message: TaskMessage = {
       type: "task",
       id: crypto.randomUUID(),
@@ -199,11 +202,12 @@ export class TaskSchedules<TContextData> {
       attempt: 0,
       traceContext: {},
       schedule: { id: schedule.id, tick: new Date(tick).toISOString() },
+      ...priority,
     };
     await this.#port.taskEnqueuer.enqueue({
       queue,
       messages: [message],
-      queueOptions: {},
+      queueOptions: priority,
       deduplicated: false,
     });
   }
