@@ -207,6 +207,25 @@ test("with suppressError, a bound ends the traversal with a warning instead of a
   });
 });
 
+test("with suppressError, a page that cannot be fetched ends the traversal with a warning", async () => {
+  await using server = await startRemote();
+  await withLogs(async (records) => {
+    const collection = new OrderedCollection({
+      id: new URL("/outbox", server.url),
+      first: new URL("/missing?page=1", server.url),
+    });
+    const items = await collect(
+      traverseCollection(collection, { documentLoader: loader(), suppressError: true }),
+    );
+    assertEquals(items, []);
+    const warning = records.find((record) =>
+      record.level === "warning" && record.category.join(".") === "fedwork.activitypub.collections"
+    );
+    assert(warning != null, "a warning is logged under fedwork");
+    assert(String(warning.properties.reason).includes("404"), String(warning.properties.reason));
+  });
+});
+
 test("a page too big for the loader fails with the loader's error", async () => {
   await using server = await startRemote();
   await assertRejects(async () => {

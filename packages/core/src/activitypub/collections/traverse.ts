@@ -56,7 +56,8 @@ export interface TraverseCollectionOptions {
   readonly contextLoader?: DocumentLoader;
   /**
    * Ends the traversal (with a warning in the log) instead of throwing
-   * when a page cannot be fetched or a bound is reached.
+   * when a page cannot be fetched or a bound is reached, and skips an item
+   * that cannot be fetched.
    * @default false
    */
   readonly suppressError?: boolean;
@@ -211,11 +212,14 @@ async function* traverse(
 ): AsyncGenerator<APObject | Link> {
   const collectionId = collection.id?.href ?? "(a collection without id)";
   // A fresh context budget per page: one page naming a hundred remote
-  // contexts costs at most eight loads.
-  const loaderOptions = () => ({
+  // contexts costs at most eight loads.  A page that cannot be fetched is
+  // caught here, so that suppressError logs it under Fedwork's category; an
+  // item that cannot be fetched is skipped by the vocabulary's getter, as
+  // in Fedify.
+  const loaderOptions = (forItems = false) => ({
     documentLoader: bounds.documentLoader,
     contextLoader: withDocumentLoadBudget(bounds.contextLoader),
-    suppressError: bounds.suppressError,
+    suppressError: forItems && bounds.suppressError,
   });
   let items = 0;
   const refuse = (url: string, message: string): boolean => {
@@ -245,7 +249,7 @@ async function* traverse(
     return;
   }
   if (page == null) {
-    for await (const item of collection.getItems(loaderOptions())) {
+    for await (const item of collection.getItems(loaderOptions(true))) {
       if (!take()) return;
       yield item;
     }
@@ -255,7 +259,7 @@ async function* traverse(
   let pages = 1;
   while (page != null) {
     if (page.id != null) seen.add(page.id.href);
-    for await (const item of page.getItems(loaderOptions())) {
+    for await (const item of page.getItems(loaderOptions(true))) {
       if (!take()) return;
       yield item;
     }
