@@ -1,154 +1,19 @@
-import { Activity, type Recipient } from "@fedify/vocab";
-import { getLogger } from "@logtape/logtape";
-import { signActivityObject } from "../activitypub/proofs/sign-activity.ts";
-import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
+// The federation's side of sending: the registry and queues that the
+// generic sending code (activitypub/outbox/send-activity.ts) works through.
+import type { Activity, Recipient } from "@fedify/vocab";
+import type { OutboxMessage } from "../activitypub/outbox/messages.ts";
+import {
+  type ActivityTransport as DeliveryTransport,
+  forwardActivity as forwardThrough,
+  sendActivity as sendThrough,
+} from "../activitypub/outbox/send-activity.ts";
 import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { Context } from "./context-api.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { FederationRegistry } from "./registry-api.ts";
-import type { FanoutInbox, FanoutMessage, OutboxMessage } from "../activitypub/outbox/messages.ts";
-
-const logger = getLogger(["fedwork", "federation"]);
-
-/**
- * Above this many inboxes, `fanout: "auto"` enqueues a single fan-out
- * message instead of one delivery per inbox.
- * @since 0.1.0
- */
-export const FANOUT_THRESHOLD = 5;
-
-/**
- * Maps recipients to the inboxes to deliver to, merging recipients that
- * share an inbox.  Recipients without any inbox are skipped.
- * @param recipients The recipients.
- * @param preferSharedInbox Whether to use shared inboxes when available.
- * @returns The inboxes, keyed by inbox URL.
- * @since 0.1.0
- */
-export function collectInboxes(
-  recipients: readonly Recipient[],
-  preferSharedInbox: boolean,
-): Record<string, FanoutInbox> {
-  const inboxes: Record<string, { actorIds: string[]; sharedInbox: boolean }> = {};
-  for (const recipient of recipients) {
-    const shared = preferSharedInbox ? recipient.endpoints?.sharedInbox ?? null : null;
-    const inbox = shared ?? recipient.inboxId;
-    if (inbox == null) continue;
-    const entry = inboxes[inbox.href] ??= { actorIds: [], sharedInbox: shared != null };
-    if (recipient.id != null && !entry.actorIds.includes(recipient.id.href)) {
-      entry.actorIds.push(recipient.id.href);
-    }
-  }
-  return inboxes;
-}
-
-/**
- * Checks the arguments of `sendActivity()` and normalizes the recipients.
- * @param sender The sender.
- * @param recipients One recipient or several.
- * @param activity The activity.
- * @returns The recipients as an array.
- * @throws {TypeError} When an argument is malformed; the message names it.
- * @since 0.1.0
- */
-export function validateSendActivityArguments(
-  sender: SenderIdentity,
-  recipients: Recipient | readonly Recipient[],
-  activity: Activity,
-): Recipient[] {
-  if (
-    typeof sender !== "object" || sender == null || typeof sender.identifier !== "string" ||
-    sender.identifier === ""
-  ) {
-    throw new TypeError(
-      "The sender given to sendActivity() must be { identifier: string } naming one of your actors.",
-    );
-  }
-  if (!(activity instanceof Activity)) {
-    throw new TypeError(
-      "The activity given to sendActivity() must be an Activity from @fedify/vocab (e.g. a Create).",
-    );
-  }
-  if (activity.actorId == null) {
-    throw new TypeError("The activity given to sendActivity() must have an actor.");
-  }
-  const list = Array.isArray(recipients) ? recipients : [recipients as Recipient];
-  for (const [index, recipient] of list.entries()) {
-    if (
-      typeof recipient !== "object" || recipient == null ||
-      !(recipient.inboxId == null || recipient.inboxId instanceof URL)
-    ) {
-      throw new TypeError(
-        `The recipient #${index} given to sendActivity() must be an actor or ` +
-          "{ id: URL, inboxId: URL, endpoints?: { sharedInbox: URL } }.",
-      );
-    }
-  }
-  return list;
-}
-
-/**
- * What a delivery message is built from.
- * @since 0.1.0
- */
-export interface DeliveryDraft {
-  readonly baseUrl: string;
-  readonly activity: unknown;
-  readonly activityId?: string;
-  readonly activityType: string;
-  readonly senderIdentifier: string;
-  readonly orderingKey?: string;
-}
-
-/**
- * Builds one outbox message per inbox.  Trace context is filled in when
- * they are enqueued.
- * @param draft The activity and its metadata.
- * @param inboxes The inboxes.
- * @returns The messages.
- * @since 0.1.0
- */
-export function createOutboxMessages(
-  draft: DeliveryDraft,
-  inboxes: Readonly<Record<string, FanoutInbox>>,
-): OutboxMessage[] {
-  const started = new Date().toISOString();
-  return Object.entries(inboxes).map(([inbox, { actorIds, sharedInbox }]) => ({
-    type: "outbox",
-    id: crypto.randomUUID(),
-    started,
-    attempt: 0,
-    traceContext: {},
-    inbox,
-    sharedInbox,
-    actorIds: [...actorIds],
-    ...draft,
-  }));
-}
-
-/**
- * Builds the fan-out message for all inboxes.
- * @param draft The activity and its metadata.
- * @param inboxes The inboxes.
- * @returns The message.
- * @since 0.1.0
- */
-export function createFanoutMessage(
-  draft: DeliveryDraft,
-  inboxes: Readonly<Record<string, FanoutInbox>>,
-): FanoutMessage {
-  return {
-    type: "fanout",
-    id: crypto.randomUUID(),
-    started: new Date().toISOString(),
-    attempt: 0,
-    traceContext: {},
-    inboxes,
-    ...draft,
-  };
-}
 
 /**
  * What {@link sendActivity} needs from the federation.  Internal.
@@ -167,25 +32,21 @@ export interface ActivityTransport<TContextData> {
 }
 
 /**
- * Implements `Context.sendActivity()`: validates the arguments, serializes
- * the activity, signs it once, before the fan-out, with an Object
- * Integrity Proof and a Linked Data signature when the sender has an
- * Ed25519 and an RSA key (`signActivityObject()`), and enqueues one
- * fan-out message or one delivery per inbox (or delivers now without an
- * outbox queue).  Deliveries carry the sender's identifier, never keys: the
- * worker signs each request when it makes it.
+ * Implements `Context.sendActivity()` for a federation; see the function
+ * of the same name in activitypub/outbox/send-activity.ts.
  * @param transport The federation.
  * @param ctx The sending context.
  * @param sender The sending actor.
  * @param recipients The recipients, or `"followers"`.
  * @param activity The activity.
  * @param options Shared inbox preference, fan-out and ordering.
+ * @returns Resolves once enqueued (or delivered, without an outbox queue).
  * @throws {TypeError} When an argument is malformed.
  * @throws {RouteNotRegisteredError} With `"followers"` but no followers
  *         dispatcher, or without a key pairs dispatcher to sign with.
  * @since 0.1.0
  */
-export async function sendActivity<TContextData>(
+export function sendActivity<TContextData>(
   transport: ActivityTransport<TContextData>,
   ctx: Context<TContextData>,
   sender: SenderIdentity,
@@ -193,49 +54,24 @@ export async function sendActivity<TContextData>(
   activity: Activity,
   options: SendActivityOptions,
 ): Promise<void> {
-  checkFanoutOption(options);
-  const list = validateSendActivityArguments(
-    sender,
-    recipients === "followers" ? [] : recipients,
-    activity,
-  );
-  checkKeyPairsDispatcher(transport.registry);
-  if (recipients === "followers") {
-    list.push(...await listFollowers(transport.registry, ctx, sender.identifier));
-  }
-  if (activity.id == null) {
-    // Fedify's shape: an https id on the sender's origin, so that receivers
-    // which refuse ids on another origin than the actor's accept it.
-    const id = new URL(
-      `/#${activity.constructor.name}/${crypto.randomUUID()}`,
-      ctx.canonicalOrigin,
-    );
-    logger.debug("The activity to send has no id; it was given {id}.", { id: id.href });
-    activity = activity.clone({ id });
-  }
-  const jsonLd = await activity.toJsonLd() as Record<string, unknown>;
-  const activityType = typeof jsonLd.type === "string" ? jsonLd.type : activity.constructor.name;
-  await enqueueDeliveries(transport, ctx, sender, list, {
-    activity: await signActivityObject(jsonLd, await ctx.getActorKeyPairs(sender.identifier)),
-    activityId: activity.id!.href,
-    activityType,
-  }, options);
+  return sendThrough(deliveryTransport(transport), ctx, sender, recipients, activity, options);
 }
 
 /**
- * Implements `InboxContext.forwardActivity()`: delivers a received activity
- * as it was received, signed by the forwarder.
+ * Implements `InboxContext.forwardActivity()` for a federation; see the
+ * function of the same name in activitypub/outbox/send-activity.ts.
  * @param transport The federation.
  * @param ctx The context.
  * @param forwarder The forwarding actor.
  * @param recipients The recipients, or `"followers"`.
  * @param activity The activity as received (JSON).
  * @param options Shared inbox preference, fan-out and ordering.
+ * @returns Resolves once enqueued (or delivered, without an outbox queue).
  * @throws {TypeError} When an argument is malformed.
  * @throws {RouteNotRegisteredError} As {@link sendActivity}.
  * @since 0.2.0
  */
-export async function forwardActivity<TContextData>(
+export function forwardActivity<TContextData>(
   transport: ActivityTransport<TContextData>,
   ctx: Context<TContextData>,
   forwarder: SenderIdentity,
@@ -243,48 +79,27 @@ export async function forwardActivity<TContextData>(
   activity: Readonly<Record<string, unknown>>,
   options: SendActivityOptions,
 ): Promise<void> {
-  checkFanoutOption(options);
-  if (
-    typeof forwarder !== "object" || forwarder == null ||
-    typeof forwarder.identifier !== "string" || forwarder.identifier === ""
-  ) {
-    throw new TypeError(
-      "The forwarder given to forwardActivity() must be { identifier: string } naming one of " +
-        "your actors.",
-    );
-  }
-  checkKeyPairsDispatcher(transport.registry);
-  const list = recipients === "followers"
-    ? await listFollowers(transport.registry, ctx, forwarder.identifier)
-    : Array.isArray(recipients)
-    ? [...recipients]
-    : [recipients as Recipient];
-  const id = typeof activity.id === "string" ? activity.id : undefined;
-  if (activity.proof == null && activity.signature == null) {
-    // As Fedify warns: only the forwarder's HTTP signature vouches for it,
-    // and receivers (Fedwork, Fedify, Mastodon) refuse that from a third party.
-    logger.warn(
-      "Forwarding activity {activityId}, which carries neither a proof nor a Linked Data " +
-        "signature: receivers will likely refuse it.",
-      { activityId: id, forwarder: forwarder.identifier },
-    );
-  }
-  await enqueueDeliveries(transport, ctx, forwarder, list, {
+  return forwardThrough(
+    deliveryTransport(transport),
+    ctx,
+    forwarder,
+    recipients,
     activity,
-    ...(id == null ? {} : { activityId: id }),
-    activityType: typeof activity.type === "string" ? activity.type : "Activity",
-  }, options);
+    options,
+  );
 }
 
-function checkFanoutOption(options: SendActivityOptions): void {
-  const fanout = options.fanout ?? "auto";
-  if (fanout !== "auto" && fanout !== "skip" && fanout !== "force") {
-    throw new TypeError(
-      `The fanout option of sendActivity() must be "auto", "skip" or "force"; got ${
-        JSON.stringify(fanout)
-      }.`,
-    );
-  }
+function deliveryTransport<TContextData>(
+  transport: ActivityTransport<TContextData>,
+): DeliveryTransport<Context<TContextData>> {
+  return {
+    assertCanSign: () => checkKeyPairsDispatcher(transport.registry),
+    listFollowers: (ctx, identifier) => listFollowers(transport.registry, ctx, identifier),
+    fanoutQueue: () => transport.options.queues.fanout,
+    enqueueFanout: (queue, message, ctx, options) =>
+      transport.enqueue(queue, [message], ctx.data, options),
+    deliverOrEnqueue: (messages, ctx) => transport.deliverOrEnqueue(messages, ctx.data),
+  };
 }
 
 function checkKeyPairsDispatcher<TContextData>(registry: FederationRegistry<TContextData>): void {
@@ -296,53 +111,6 @@ function checkKeyPairsDispatcher<TContextData>(registry: FederationRegistry<TCon
       "setActorDispatcher(…).setKeyPairsDispatcher",
     );
   }
-}
-
-async function enqueueDeliveries<TContextData>(
-  transport: ActivityTransport<TContextData>,
-  ctx: Context<TContextData>,
-  sender: SenderIdentity,
-  list: readonly Recipient[],
-  activity: Pick<DeliveryDraft, "activity" | "activityId" | "activityType">,
-  options: SendActivityOptions,
-): Promise<void> {
-  const fanout = options.fanout ?? "auto";
-  const inboxes = collectInboxes(list, options.preferSharedInbox ?? false);
-  const inboxCount = Object.keys(inboxes).length;
-  if (inboxCount === 0) {
-    logger.warn("Sent activity {activityId} to no one: no recipient has an inbox.", {
-      activityId: activity.activityId,
-      activityType: activity.activityType,
-    });
-    return;
-  }
-  const draft: DeliveryDraft = {
-    baseUrl: ctx.origin,
-    ...activity,
-    senderIdentifier: sender.identifier,
-    ...(options.orderingKey == null ? {} : { orderingKey: options.orderingKey }),
-  };
-  const enqueueOptions = options.orderingKey == null ? {} : { orderingKey: options.orderingKey };
-  const fanoutQueue = transport.options.queues.fanout;
-  if (
-    fanoutQueue != null &&
-    (fanout === "force" || (fanout === "auto" && inboxCount > FANOUT_THRESHOLD))
-  ) {
-    await transport.enqueue(
-      fanoutQueue,
-      [createFanoutMessage(draft, inboxes)],
-      ctx.data,
-      enqueueOptions,
-    );
-  } else {
-    await transport.deliverOrEnqueue(createOutboxMessages(draft, inboxes), ctx.data);
-  }
-  logger.info("Sent activity {activityId} ({activityType}) to {inboxCount} inboxes.", {
-    activityId: draft.activityId,
-    activityType: draft.activityType,
-    inboxCount,
-    sender: sender.identifier,
-  });
 }
 
 async function listFollowers<TContextData>(

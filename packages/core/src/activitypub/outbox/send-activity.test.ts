@@ -1,11 +1,11 @@
 import { assert, assertEquals, assertRejects, test } from "@fedify/fixture";
 import { Create, Endpoints, Note, Person } from "@fedify/vocab";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { RouteNotRegisteredError } from "./errors.ts";
-import { createFederation, type Federation } from "./federation.ts";
-import type { FanoutMessage, OutboxMessage } from "../activitypub/outbox/messages.ts";
-import type { FederationQueueOptions } from "../processing/queue-roles.ts";
-import { RecordingQueue, registerTestActor } from "./testdata/test-support.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { RouteNotRegisteredError } from "../../federation/errors.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import type { FanoutMessage, OutboxMessage } from "./messages.ts";
+import type { FederationQueueOptions } from "../../processing/queue-roles.ts";
+import { RecordingQueue, registerTestActor } from "../../federation/testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 
