@@ -99,7 +99,7 @@ test("AmqpMessageQueue rejects invalid options naming the option", () => {
   assertThrows(
     () => new AmqpMessageQueue({ redeliveryDelay: { seconds: 0 } }),
     RangeError,
-    "redeliveryDelay must be a positive duration",
+    "The redeliveryDelay option must be a positive duration",
   );
   assertThrows(
     () => new AmqpMessageQueue({ keyedHoldLimit: { seconds: -1 } }),

@@ -1,4 +1,5 @@
-import { type DurationInput, durationToMilliseconds } from "@fedwork/core";
+import type { DurationInput } from "@fedwork/core";
+import { positiveDurationOption, positiveIntegerOption } from "@fedwork/core/queue-kit";
 import { delayStepFor } from "./topology.ts";
 
 /**
@@ -152,45 +153,48 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
   if (queue.startsWith("amq.")) {
     throw new RangeError(`queue must not start with "amq.", which the broker reserves.`);
   }
-  const concurrency = options.concurrency ?? 1;
-  if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 65535) {
-    throw new RangeError(`concurrency must be an integer from 1 to 65535; got ${concurrency}.`);
-  }
-  const prefetch = options.prefetch ?? defaultPrefetch(concurrency);
-  if (!Number.isSafeInteger(prefetch) || prefetch < 1 || prefetch > 65535) {
-    throw new RangeError(`prefetch must be an integer from 1 to 65535; got ${prefetch}.`);
-  }
-  const orderingPartitions = options.orderingPartitions ?? 16;
-  if (
-    !Number.isSafeInteger(orderingPartitions) || orderingPartitions < 1 ||
-    orderingPartitions > 1024
-  ) {
-    throw new RangeError(
-      `orderingPartitions must be an integer from 1 to 1024; got ${orderingPartitions}.`,
-    );
-  }
+  // AMQP's channel prefetch is a 16-bit count.
+  const concurrency = positiveIntegerOption(
+    options.concurrency ?? undefined,
+    "concurrency",
+    1,
+    65535,
+  );
+  const prefetch = positiveIntegerOption(
+    options.prefetch ?? undefined,
+    "prefetch",
+    defaultPrefetch(concurrency),
+    65535,
+  );
+  const orderingPartitions = positiveIntegerOption(
+    options.orderingPartitions ?? undefined,
+    "orderingPartitions",
+    16,
+    1024,
+  );
   const nativeRetrial = options.nativeRetrial ?? false;
   if (typeof nativeRetrial !== "boolean") {
     throw new TypeError(`nativeRetrial must be a boolean.`);
   }
   // Zero would hand a failing message straight back out: a hot loop.
-  const redeliveryDelayMs = positiveDuration(
-    options.redeliveryDelay ?? { seconds: 30 },
+  const redeliveryDelayMs = positiveDurationOption(
+    options.redeliveryDelay ?? undefined,
     "redeliveryDelay",
+    30_000,
   );
   delayStepFor(redeliveryDelayMs, "redeliveryDelay");
-  const keyedHoldLimitMs = positiveDuration(
-    options.keyedHoldLimit ?? { minutes: 15 },
+  const keyedHoldLimitMs = positiveDurationOption(
+    options.keyedHoldLimit ?? undefined,
     "keyedHoldLimit",
+    15 * 60_000,
   );
   const durable = options.durable ?? true;
   if (typeof durable !== "boolean") throw new TypeError(`durable must be a boolean.`);
-  const maxReconnectDelayMs = options.maxReconnectDelay == null
-    ? 10_000
-    : durationToMilliseconds(options.maxReconnectDelay, "maxReconnectDelay");
-  if (maxReconnectDelayMs < 1) {
-    throw new RangeError(`maxReconnectDelay must be a positive duration.`);
-  }
+  const maxReconnectDelayMs = positiveDurationOption(
+    options.maxReconnectDelay ?? undefined,
+    "maxReconnectDelay",
+    10_000,
+  );
   const priorities = options.priorities ?? false;
   if (typeof priorities !== "boolean") throw new TypeError(`priorities must be a boolean.`);
   return {
@@ -215,10 +219,4 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
  */
 export function defaultPrefetch(concurrency: number): number {
   return Math.min(65535, Math.max(16, 2 * concurrency));
-}
-
-function positiveDuration(value: DurationInput, optionName: string): number {
-  const ms = durationToMilliseconds(value, optionName);
-  if (ms < 1) throw new RangeError(`${optionName} must be a positive duration.`);
-  return ms;
 }

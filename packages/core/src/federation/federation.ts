@@ -404,6 +404,11 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         new TypeError("fetch() needs options with contextData, e.g. { contextData: undefined }."),
       );
     }
+    try {
+      assertKnownOptions(options, FETCH_OPTION_NAMES, { where: "fetch()" });
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return handleFederationRequest(this, request, options);
   }
 
@@ -793,6 +798,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 }
 
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
+const FETCH_OPTION_NAMES: readonly string[] = [
+  "contextData",
+  "onNotFound",
+  "onNotAcceptable",
+  "onUnauthorized",
+];
 
 function checkWorkerCapabilities(capabilities: unknown): ReadonlySet<string> {
   if (capabilities == null) return new Set();

@@ -1,3 +1,4 @@
+import { assertKnownOptions } from "../options/known-options.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "./kv-store.ts";
 
@@ -36,6 +37,18 @@ interface MemoryEntry {
 export class MemoryKvStore implements KvStore, AsyncDisposable {
   #entries = new Map<string, MemoryEntry>();
   #writesSinceSweep = 0;
+
+  /**
+   * Creates an empty store.  It takes no options: one given anyway (a
+   * size limit or a default TTL meant for another store) throws rather
+   * than being ignored.
+   * @throws {UnknownOptionError} When called with an options object that
+   *         holds any option.
+   * @since 0.1.0
+   */
+  constructor(...args: []) {
+    assertKnownOptions((args as unknown[])[0], [], { where: "new MemoryKvStore()" });
+  }
 
   /**
    * Reads a value.

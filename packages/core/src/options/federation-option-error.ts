@@ -17,3 +17,22 @@ export class FederationOptionError extends TypeError {
     this.option = option;
   }
 }
+
+/**
+ * Runs the check of one federation option (one of the value checks of
+ * `options/`, so that every option is worded alike) and rethrows its
+ * error as a {@link FederationOptionError} naming the option.
+ * @param option The option's name, e.g. `"webhooks.timeout"`.
+ * @param check The check.
+ * @returns What the check returns.
+ * @throws {FederationOptionError} When the check throws.
+ * @since 0.3.0
+ */
+export function checkFederationOption<T>(option: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof FederationOptionError) throw error;
+    throw new FederationOptionError(option, (error as Error).message);
+  }
+}

@@ -11,23 +11,31 @@ import { type DurationInput, durationToMilliseconds } from "../time/duration.ts"
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * Checks an option that must be a positive safe integer.
+ * Checks an option that must be a positive safe integer, at most `max`
+ * when given.
  * @param value The option's value; `undefined` takes the default.
  * @param optionName The option's name, for the error message.
  * @param defaultValue The default.
+ * @param max The largest value allowed (since 0.3.0); none by default.
  * @returns The value.
- * @throws {RangeError} When the value is not a positive integer.
+ * @throws {RangeError} When the value is not a positive integer, or is
+ *         above `max`.
  * @since 0.2.0
  */
 export function positiveIntegerOption(
   value: unknown,
   optionName: string,
   defaultValue: number,
+  max: number = Number.MAX_SAFE_INTEGER,
 ): number {
   if (value === undefined) return defaultValue;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+  if (
+    typeof value !== "number" || !Number.isSafeInteger(value) || value < 1 || value > max
+  ) {
     throw new RangeError(
-      `The ${optionName} option must be a positive integer; got ${describe(value)}.`,
+      `The ${optionName} option must be ` +
+        (max === Number.MAX_SAFE_INTEGER ? "a positive integer" : `an integer from 1 to ${max}`) +
+        `; got ${describe(value)}.`,
     );
   }
   return value;

@@ -4,7 +4,7 @@ import {
   timeLimitToMilliseconds,
 } from "./time-limit.ts";
 import type { DurationInput } from "../time/duration.ts";
-import { FederationOptionError } from "../options/federation-option-error.ts";
+import { checkFederationOption } from "../options/federation-option-error.ts";
 
 /**
  * The default time limit of one task attempt: 15 minutes.  Tasks are where
@@ -108,7 +108,7 @@ export function resolveTimeoutOptions(options: FederationTimeoutOptions): Resolv
     outboxTimeoutMs: timeLimit("outboxTimeout", options.outboxTimeout, DEFAULT_OUTBOX_TIMEOUT_MS),
     timeoutGracePeriodMs: options.timeoutGracePeriod === undefined
       ? DEFAULT_TIMEOUT_GRACE_PERIOD_MS
-      : checked(
+      : checkFederationOption(
         "timeoutGracePeriod",
         () => gracePeriodToMilliseconds(options.timeoutGracePeriod!, "timeoutGracePeriod"),
       ),
@@ -121,13 +121,5 @@ function timeLimit(
   defaultMs: number,
 ): number | null {
   if (value === undefined) return defaultMs;
-  return checked(name, () => timeLimitToMilliseconds(value, name));
-}
-
-function checked<T>(name: string, check: () => T): T {
-  try {
-    return check();
-  } catch (error) {
-    throw new FederationOptionError(name, (error as Error).message);
-  }
+  return checkFederationOption(name, () => timeLimitToMilliseconds(value, name));
 }

@@ -1,4 +1,5 @@
 import { getLogger } from "@logtape/logtape";
+import { assertKnownOptions } from "../options/known-options.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { setTimerRef } from "../time/timer-ref.ts";
 import { isHandedOver } from "./message-ownership.ts";
@@ -248,11 +249,14 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
   /**
    * Creates an empty queue.
    * @param options The redelivery delay.
+   * @throws {UnknownOptionError} When `options` holds another name (e.g.
+   *         Fedify's `pollInterval`, which this queue does not need).
    * @throws {TypeError} When `redeliveryDelay` is not a duration.
    * @throws {RangeError} When `redeliveryDelay` is negative.
    * @since 0.1.0
    */
   constructor(options: InProcessMessageQueueOptions = {}) {
+    assertKnownOptions(options, ["redeliveryDelay"], { where: "new InProcessMessageQueue()" });
     this.#redeliveryDelayMs = options.redeliveryDelay == null
       ? DEFAULT_REDELIVERY_DELAY_MS
       : durationToMilliseconds(options.redeliveryDelay, "redeliveryDelay");

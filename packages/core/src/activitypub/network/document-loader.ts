@@ -1,5 +1,6 @@
 import type { DocumentLoader, RemoteDocument } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
+import { assertKnownOptions } from "../../options/known-options.ts";
 import { signRequest } from "../signatures/sign.ts";
 import { type HttpSignatureSpec, otherHttpSignatureSpec } from "../signatures/spec.ts";
 import {
@@ -32,6 +33,15 @@ export interface FetchDocumentLoaderOptions extends RemoteRequestLimits {
   };
 }
 
+const DOCUMENT_LOADER_OPTION_NAMES: readonly (keyof FetchDocumentLoaderOptions)[] = [
+  "timeout",
+  "maxBodyBytes",
+  "maxRedirects",
+  "userAgent",
+  "allowPrivateAddress",
+  "signer",
+];
+
 /**
  * Creates a JSON-LD document loader on top of {@link fetchRemote}, so
  * every load keeps its limits: a total time limit (`timeout`, 10 seconds by
@@ -47,20 +57,26 @@ export interface FetchDocumentLoaderOptions extends RemoteRequestLimits {
  * is signed (authorized fetch).
  * @param options The user agent, address policy, limits and signer.
  * @returns The document loader.
+ * @throws {UnknownOptionError} When `options` holds a name it does not know.
  * @throws {TypeError} When a limit has the wrong type.
  * @throws {RangeError} When a limit is out of range.
  * @since 0.1.0
  */
 export function createFetchDocumentLoader(options: FetchDocumentLoaderOptions): DocumentLoader {
   // Checked once, here, so that a wrong option fails at definition time.
+  assertKnownOptions(options, DOCUMENT_LOADER_OPTION_NAMES, {
+    where: "createFetchDocumentLoader()",
+  });
   resolveRemoteRequestLimits(options);
+  // What fetchRemote() takes: everything but the signer, which signs below.
+  const { signer: _signer, ...fetchOptions } = options;
   return async (url, loaderOptions): Promise<RemoteDocument> => {
     if (Object.hasOwn(preloadedContexts, url)) {
       return { documentUrl: url, document: preloadedContexts[url], contextUrl: null };
     }
     const get = (sign?: (request: Request) => Promise<Request>) =>
       fetchRemote(url, {
-        ...options,
+        ...fetchOptions,
         headers: { Accept: "application/activity+json, application/ld+json" },
         acceptContentTypes: JSON_LD_CONTENT_TYPES,
         sign,

@@ -1,4 +1,5 @@
 import { readBodyCapped } from "../../http/capped-body.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
 import { nonNegativeIntegerOption, positiveDurationOption } from "../../options/value-options.ts";
 import type { DurationInput } from "../../time/duration.ts";
 import {
@@ -125,6 +126,22 @@ export interface FetchRemoteOptions extends RemoteRequestLimits {
   readonly signal?: AbortSignal;
 }
 
+const FETCH_REMOTE_OPTION_NAMES: readonly (keyof FetchRemoteOptions)[] = [
+  "timeout",
+  "maxBodyBytes",
+  "maxRedirects",
+  "method",
+  "headers",
+  "body",
+  "userAgent",
+  "allowPrivateAddress",
+  "redirect",
+  "oversizedBody",
+  "acceptContentTypes",
+  "sign",
+  "signal",
+];
+
 /**
  * A remote server's answer, with its body read (up to the limit).
  * @since 0.3.0
@@ -173,6 +190,8 @@ const POST_REDIRECTS = [301, 302, 307, 308];
  *         content type than `acceptContentTypes`.
  * @throws {PrivateAddressError} When a hop is on a non-public address and
  *         `allowPrivateAddress` is `false`.
+ * @throws {UnknownOptionError} When `options` holds a name it does not
+ *         know (a typo, or another library's option).
  * @throws {TypeError} On a network error, or an invalid option.
  * @since 0.3.0
  * @example
@@ -192,6 +211,7 @@ export async function fetchRemote(
   url: URL | string,
   options: FetchRemoteOptions,
 ): Promise<RemoteResponse> {
+  assertKnownOptions(options, FETCH_REMOTE_OPTION_NAMES, { where: "fetchRemote()" });
   const limits = resolveRemoteRequestLimits(options);
   const requested = new URL(url);
   const method = options.method ?? "GET";

@@ -1,8 +1,12 @@
 import type { RetryPolicy } from "../../retry/retry-policy.ts";
-import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+import type { DurationInput } from "../../time/duration.ts";
 import type { Webhook } from "./types.ts";
 import type { ResolvedWebhookOptions } from "./mod.ts";
-import { FederationOptionError } from "../../options/federation-option-error.ts";
+import {
+  checkFederationOption,
+  FederationOptionError,
+} from "../../options/federation-option-error.ts";
+import { positiveDurationOption, positiveIntegerOption } from "../../options/value-options.ts";
 
 /**
  * How the federation sends webhooks (the `webhooks` option).
@@ -46,14 +50,15 @@ export function resolveWebhookOptions(
   if (options != null && typeof options !== "object") {
     throw new FederationOptionError("webhooks", "The webhooks option must be an object.");
   }
-  const disableAfterFailures = options?.disableAfterFailures ?? 10;
-  if (!Number.isInteger(disableAfterFailures) || disableAfterFailures < 1) {
-    throw new FederationOptionError(
-      "webhooks.disableAfterFailures",
-      "The webhooks.disableAfterFailures option must be a positive integer; got " +
-        `${JSON.stringify(disableAfterFailures)}.`,
-    );
-  }
+  const disableAfterFailures = checkFederationOption(
+    "webhooks.disableAfterFailures",
+    () =>
+      positiveIntegerOption(
+        options?.disableAfterFailures ?? undefined,
+        "webhooks.disableAfterFailures",
+        10,
+      ),
+  );
   if (options?.onDisabled != null && typeof options.onDisabled !== "function") {
     throw new FederationOptionError(
       "webhooks.onDisabled",
@@ -67,18 +72,10 @@ export function resolveWebhookOptions(
         "createExponentialBackoffPolicy().",
     );
   }
-  let timeoutMs: number;
-  try {
-    timeoutMs = durationToMilliseconds(options?.timeout ?? { seconds: 10 }, "webhooks.timeout");
-  } catch (error) {
-    throw new FederationOptionError("webhooks.timeout", (error as Error).message);
-  }
-  if (timeoutMs <= 0) {
-    throw new FederationOptionError(
-      "webhooks.timeout",
-      "The webhooks.timeout option must be a positive duration.",
-    );
-  }
+  const timeoutMs = checkFederationOption(
+    "webhooks.timeout",
+    () => positiveDurationOption(options?.timeout ?? undefined, "webhooks.timeout", 10_000),
+  );
   return {
     disableAfterFailures,
     ...(options?.onDisabled == null ? {} : { onDisabled: options.onDisabled }),
