@@ -252,7 +252,7 @@ test("a collection name registered twice is refused, naming it", () => {
   );
 });
 
-test("the inbox dispatcher's path must be the inbox listeners' path", () => {
+test("the inbox dispatcher's path must be the inbox listeners' path", async () => {
   const federation = createFederation<void>({ kv: new MemoryKvStore() });
   federation.setInboxListeners("/users/{identifier}/inbox");
   assertThrows(
@@ -267,6 +267,11 @@ test("the inbox dispatcher's path must be the inbox listeners' path", () => {
     RoutePathError,
     "/users/{identifier}/inbox",
   );
+  const post = await reversed.fetch(
+    new Request("https://example.com/users/alice/inbox", { method: "POST", body: "{}" }),
+    { contextData: undefined },
+  );
+  assertEquals([post.status, post.headers.get("allow")], [405, "GET, HEAD"]);
   reversed.setInboxListeners("/users/{identifier}/inbox", "/inbox");
 });
 
