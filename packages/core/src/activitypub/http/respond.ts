@@ -1,4 +1,5 @@
 import type { DocumentLoader, Object as APObject } from "@fedify/vocab";
+import { assertKnownOptions } from "../../options/known-options.ts";
 import { createFetchDocumentLoader } from "../network/document-loader.ts";
 import { acceptsJsonLd } from "./negotiation.ts";
 import { createActivityJsonResponse } from "./responses.ts";
@@ -29,6 +30,7 @@ let defaultContextLoader: DocumentLoader | undefined;
  * @param options The context loader.
  * @returns The response.
  * @throws {Error} When a context the object needs cannot be loaded.
+ * @throws {UnknownOptionError} When an option is not `contextLoader`.
  * @since 0.3.0
  * @example
  * ```ts
@@ -44,6 +46,7 @@ export async function respondWithObject(
   object: APObject,
   options: RespondWithObjectOptions = {},
 ): Promise<Response> {
+  assertKnownOptions(options, ["contextLoader"], { where: "respondWithObject()" });
   defaultContextLoader ??= createFetchDocumentLoader({
     userAgent: "Fedwork/0.3.0",
     allowPrivateAddress: false,

@@ -1,4 +1,5 @@
 import { assertEquals, assertRejects, startTestServer, test } from "@fedify/fixture";
+import { UnknownOptionError } from "../../options/known-options.ts";
 import { PrivateAddressError } from "../network/errors.ts";
 import type { NodeInfo as FedifyNodeInfo } from "@fedify/fedify";
 import { type NodeInfo, nodeInfoToJson } from "./document.ts";
@@ -142,4 +143,13 @@ test("a NodeInfo typed for Fedify, without openRegistrations, serves as closed r
   // And parseNodeInfo() reads it back.
   const parsed = parseNodeInfo(nodeInfoToJson(fedwork));
   assertEquals(parsed?.software, fedify.software);
+});
+
+test("getNodeInfo() refuses a misspelt option before asking anything", async () => {
+  await assertRejects(
+    // @ts-expect-error: a misspelt option
+    () => getNodeInfo("https://example.com/", { parsed: "none" }),
+    UnknownOptionError,
+    "parse",
+  );
 });

@@ -1,5 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import { messageOf } from "../json-values.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
 import { PrivateAddressError } from "../network/errors.ts";
 import { fetchRemote, type RemoteRequestLimits } from "../network/outgoing-http.ts";
 import type { JsonValue, NodeInfo, NodeInfoProtocol } from "./document.ts";
@@ -84,6 +85,8 @@ export interface ParseNodeInfoOptions {
  *          answers an invalid document.
  * @throws {PrivateAddressError} When the server is on a loopback or private
  *         address and `allowPrivateAddress` is not set.
+ * @throws {UnknownOptionError} When an option is not one it takes.
+ * @throws {TypeError} When `userAgent` is not a string.
  * @since 0.3.0
  * @example
  * ```ts
@@ -114,6 +117,10 @@ export async function getNodeInfo(
   url: URL | string,
   options: GetNodeInfoOptions = {},
 ): Promise<JsonValue | NodeInfo | undefined> {
+  assertKnownOptions(options, GET_NODE_INFO_OPTIONS, { where: "getNodeInfo()" });
+  if (options.userAgent != null && typeof options.userAgent !== "string") {
+    throw new TypeError("The userAgent option of getNodeInfo() must be a string.");
+  }
   const target = new URL(url);
   let json: unknown;
   try {
@@ -180,6 +187,17 @@ async function fetchJson(url: URL, options: GetNodeInfoOptions): Promise<unknown
   }
   return response.json();
 }
+
+const GET_NODE_INFO_OPTIONS: readonly (keyof GetNodeInfoOptions)[] = [
+  "direct",
+  "parse",
+  "userAgent",
+  "allowPrivateAddress",
+  "signal",
+  "timeout",
+  "maxBodyBytes",
+  "maxRedirects",
+];
 
 type Json = Record<string, unknown>;
 

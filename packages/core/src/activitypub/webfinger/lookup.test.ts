@@ -1,4 +1,5 @@
 import { assertEquals, assertRejects, startTestServer, test } from "@fedify/fixture";
+import { UnknownOptionError } from "../../options/known-options.ts";
 import { PrivateAddressError } from "../network/errors.ts";
 import { lookupWebFinger } from "./lookup.ts";
 
@@ -48,4 +49,13 @@ test("lookupWebFinger() refuses a loopback host without allowPrivateAddress, its
   } finally {
     await server.close();
   }
+});
+
+test("lookupWebFinger() refuses Fedify's maxRedirection, pointing to maxRedirects", async () => {
+  await assertRejects(
+    // @ts-expect-error: Fedify's name of the option
+    () => lookupWebFinger("acct:alice@example.com", { maxRedirection: 3 }),
+    UnknownOptionError,
+    "maxRedirects",
+  );
 });

@@ -6,6 +6,7 @@ import { fetchRemote, type RemoteResponse } from "../network/outgoing-http.ts";
 import { isNonPublicAddress } from "../network/private-address.ts";
 import type { WebFingerLink } from "./handler.ts";
 import { messageOf } from "../json-values.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "webfinger"]);
 
@@ -61,6 +62,15 @@ export interface LookupWebFingerOptions {
   readonly signal?: AbortSignal;
 }
 
+const LOOKUP_WEBFINGER_OPTIONS: readonly (keyof LookupWebFingerOptions)[] = [
+  "timeout",
+  "maxBodyBytes",
+  "maxRedirects",
+  "userAgent",
+  "allowPrivateAddress",
+  "signal",
+];
+
 /**
  * Parses a fediverse handle: `@user@host`, `user@host` or
  * `acct:user@host`.
@@ -83,6 +93,9 @@ export function parseFediverseHandle(handle: string): { user: string; host: stri
  * @returns The descriptor, or `null` when the host has none (or fails).
  * @throws {PrivateAddressError} When the host is not public and
  *         `allowPrivateAddress` is `false`.
+ * @throws {UnknownOptionError} When an option is not one it takes (since
+ *         0.3.0), e.g. Fedify's `maxRedirection` (here `maxRedirects`).
+ * @throws {TypeError} When `userAgent` is not a string.
  * @since 0.2.0
  * @example
  * ```ts
@@ -99,6 +112,10 @@ export async function lookupWebFinger(
   resource: URL | string,
   options: LookupWebFingerOptions = {},
 ): Promise<ResourceDescriptor | null> {
+  assertKnownOptions(options, LOOKUP_WEBFINGER_OPTIONS, { where: "lookupWebFinger()" });
+  if (options.userAgent != null && typeof options.userAgent !== "string") {
+    throw new TypeError("The userAgent option of lookupWebFinger() must be a string.");
+  }
   if (resource instanceof URL) resource = resource.href;
   const allowPrivateAddress = options.allowPrivateAddress ?? false;
   let host: string;
