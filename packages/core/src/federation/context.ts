@@ -1,23 +1,21 @@
-import { getLogger } from "@logtape/logtape";
-import {
-  type Activity,
-  type Collection,
-  type DocumentLoader,
-  type Link,
+import type {
+  Activity,
+  Collection,
+  DocumentLoader,
+  Link,
   Object as APObject,
-  type Recipient,
+  Recipient,
 } from "@fedify/vocab";
 import {
   traverseCollection,
   type TraverseCollectionOptions,
 } from "../activitypub/collections/traverse.ts";
-import { withDocumentLoadBudget } from "../activitypub/network/document-budget.ts";
+import { lookupObject } from "../activitypub/lookup-object.ts";
 import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
 import { signatureAlgorithmOf } from "../activitypub/signatures/spec.ts";
 import {
   lookupWebFinger,
   type LookupWebFingerOptions,
-  parseFediverseHandle,
   type ResourceDescriptor,
 } from "../activitypub/webfinger/lookup.ts";
 import { getNodeInfo, type GetNodeInfoOptions } from "../activitypub/nodeinfo/lookup.ts";
@@ -46,8 +44,6 @@ import {
   type TaskEnqueueResult,
 } from "../tasks/definition.ts";
 import { type PreparedTaskMessages, prepareTaskMessages } from "../tasks/enqueue.ts";
-
-const lookupLogger = getLogger(["fedwork", "federation", "lookup"]);
 
 /**
  * What a {@link ContextImpl} needs from its federation.  Internal.
@@ -330,66 +326,17 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     identifier: string | URL,
     options: { readonly documentLoader?: DocumentLoader } = {},
   ): Promise<APObject | null> {
-    const documentLoader = options.documentLoader ?? this.documentLoader;
-    let url: URL | null = null;
-    const text = identifier instanceof URL ? null : identifier.trim();
-    const handle = text == null || (/^https?:/i.test(text)) ? null : parseFediverseHandle(text);
-    try {
-      if (identifier instanceof URL) url = identifier;
-      else if (handle != null) {
-        const { userAgent, allowPrivateAddress, remoteRequests } = this.#host.options;
-        const jrd = await lookupWebFinger(`acct:${handle.user}@${handle.host}`, {
-          userAgent,
-          allowPrivateAddress,
-          timeout: { milliseconds: remoteRequests.timeoutMs },
-          maxBodyBytes: remoteRequests.maxBodyBytes,
-        });
-        const self = jrd?.links?.find((link) =>
-          link.rel === "self" && link.href != null &&
-          (link.type === "application/activity+json" ||
-            link.type?.startsWith("application/ld+json"))
-        );
-        if (self?.href == null) {
-          lookupLogger.debug("lookupObject({identifier}): no ActivityPub link in WebFinger.", {
-            identifier: String(identifier),
-          });
-          return null;
-        }
-        url = new URL(self.href);
-      } else if (text != null && URL.canParse(text)) url = new URL(text);
-      if (url == null) {
-        lookupLogger.debug("lookupObject({identifier}): neither a URL nor a handle.", {
-          identifier: String(identifier),
-        });
-        return null;
-      }
-      const { document, documentUrl } = await documentLoader(url.href);
-      const object = await APObject.fromJsonLd(document, {
-        documentLoader: withDocumentLoadBudget(documentLoader),
-        contextLoader: withDocumentLoadBudget(this.documentLoader),
-      });
-      // A server may only speak for its own objects.
-      if (object.id != null && object.id.origin !== new URL(documentUrl).origin) {
-        lookupLogger.debug(
-          "lookupObject({identifier}): {documentUrl} served {id}, another origin.",
-          {
-            identifier: String(identifier),
-            documentUrl,
-            id: object.id.href,
-          },
-        );
-        return null;
-      }
-      return object;
-    } catch (error) {
-      // A remote party's failure, or a refused address: why, without a
-      // stack trace.
-      lookupLogger.debug("lookupObject({identifier}) failed: {reason}", {
-        identifier: String(identifier),
-        reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      });
-      return null;
-    }
+    const { userAgent, allowPrivateAddress, remoteRequests } = this.#host.options;
+    return await lookupObject(identifier, {
+      documentLoader: options.documentLoader ?? this.documentLoader,
+      contextLoader: this.documentLoader,
+      webFinger: {
+        userAgent,
+        allowPrivateAddress,
+        timeout: { milliseconds: remoteRequests.timeoutMs },
+        maxBodyBytes: remoteRequests.maxBodyBytes,
+      },
+    });
   }
 
   // deno-lint-ignore no-explicit-any
