@@ -28,6 +28,7 @@ import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
+import { claimReceivedActivity, idempotencyKey } from "./inbox-handler.ts";
 import { describeName } from "./collection-registration.ts";
 import { parseCollectionUri } from "./collections.ts";
 import type { Message } from "./message.ts";
@@ -388,6 +389,18 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
       fetchKey: this.#host.fetchPublicKey,
     });
     if (!verified.ok) return false;
+    // Deduplicated with the activities inboxes receive: a Create that came
+    // directly and again inside an Announce runs once.
+    const activityId = verified.activity.id;
+    const claimed = typeof activityId !== "string" ? null : idempotencyKey(
+      this.#host.registry.inboxIdempotency ?? "per-inbox",
+      recipient == null ? this.getInboxUri() : this.getInboxUri(recipient),
+      verified.signer.origin,
+      { id: activityId },
+    );
+    if (claimed != null && !await claimReceivedActivity(this.#host.options, claimed)) {
+      return true;
+    }
     const message: InboxMessage = {
       type: "inbox",
       id: crypto.randomUUID(),
@@ -399,10 +412,20 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
       identifier: recipient,
       signer: verified.signer.href,
     };
-    const outcome = await this.#host.receive(message, this.data, {
-      immediate: options.immediate ?? false,
-    });
-    return outcome?.type !== "dropped";
+    let outcome: Outcome | undefined;
+    try {
+      outcome = await this.#host.receive(message, this.data, {
+        immediate: options.immediate ?? false,
+      });
+    } catch (error) {
+      if (claimed != null) await this.#host.options.kv.delete(claimed);
+      throw error;
+    }
+    if (outcome?.type === "dropped") {
+      if (claimed != null) await this.#host.options.kv.delete(claimed);
+      return false;
+    }
+    return true;
   }
 
   sendActivity(

@@ -199,7 +199,7 @@ export async function handleInboxRequest<TContextData>(
     senderOrigin,
     activityId == null ? { bodySha256: await sha256Hex(body) } : { id: activityId },
   );
-  if (!await claim(host, claimed)) {
+  if (!await claimReceivedActivity(options, claimed)) {
     logger.debug("Skipped activity {activityId}: already received at {inbox} from {sender}.", {
       activityId,
       inbox: inboxUrl.href,
@@ -284,8 +284,19 @@ function keyFetcherFor<TContextData>(
   };
 }
 
-async function claim<TContextData>(host: InboxRequestHost<TContextData>, key: KvKey) {
-  const { kv, inboxIdempotencyTtlMs } = host.options;
+/**
+ * Records that an activity was received under its idempotency key, for
+ * `inboxIdempotencyTtl`.  Internal; also used by `ctx.routeActivity()`.
+ * @param options The federation's KV store and idempotency TTL.
+ * @param key The key, from {@link idempotencyKey}.
+ * @returns `false` when it was already recorded (a duplicate).
+ * @since 0.3.0
+ */
+export async function claimReceivedActivity(
+  options: Pick<ResolvedFederationOptions, "kv" | "inboxIdempotencyTtlMs">,
+  key: KvKey,
+): Promise<boolean> {
+  const { kv, inboxIdempotencyTtlMs } = options;
   const ttl = { milliseconds: inboxIdempotencyTtlMs };
   // With compare-and-swap, two copies arriving at once still run once.
   if (kv.cas != null) return await kv.cas(key, undefined, true, { ttl });

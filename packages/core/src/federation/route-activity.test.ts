@@ -127,10 +127,23 @@ test("routeActivity() enqueues into the inbox queue unless immediate", async () 
     };
     assertEquals(await ctx.routeActivity("bob", created(url("/"), "x")), true);
     assertEquals([enqueued.length, received.length], [1, 0]);
+    // Another inbox, so that it is not a duplicate of the first.
     assertEquals(
-      await ctx.routeActivity("bob", created(url("/"), "x"), { immediate: true }),
+      await ctx.routeActivity("carol", created(url("/"), "x"), { immediate: true }),
       true,
     );
     assertEquals([enqueued.length, received.length], [1, 1]);
+  });
+});
+
+test("routeActivity() runs an activity once, however often it is routed to the same inbox", async () => {
+  await withOrigin(async (url) => {
+    const { ctx, received } = localFederation();
+    assertEquals(await ctx.routeActivity("bob", created(url("/"), "x")), true);
+    assertEquals(await ctx.routeActivity("bob", created(url("/"), "x")), true);
+    assertEquals(received.length, 1);
+    // Another personal inbox is another recipient (the default "per-inbox").
+    assertEquals(await ctx.routeActivity("carol", created(url("/"), "x")), true);
+    assertEquals(received.map((r) => r.recipient), ["bob", "carol"]);
   });
 });
