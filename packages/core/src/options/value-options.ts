@@ -66,10 +66,13 @@ export function nonNegativeIntegerOption(
 
 /**
  * Checks a duration option that must be positive and fit a timer (at most
- * about 24.8 days), and converts it to milliseconds.
+ * about 24.8 days), and converts it to milliseconds.  A duration that no
+ * timer holds (a time to live in a store) passes `maxMs: Infinity`.
  * @param value The option's value; `undefined` takes the default.
  * @param optionName The option's name, for the error message.
  * @param defaultMs The default, in milliseconds.
+ * @param maxMs The longest duration allowed, in milliseconds (since
+ *              0.3.0); {@link MAX_TIMER_MS} by default.
  * @returns Milliseconds.
  * @throws {TypeError} When the value is not a duration.
  * @throws {RangeError} When the value is zero, negative or too long.
@@ -79,6 +82,7 @@ export function positiveDurationOption(
   value: DurationInput | undefined,
   optionName: string,
   defaultMs: number,
+  maxMs: number = MAX_TIMER_MS,
 ): number {
   if (value === undefined) return defaultMs;
   let ms: number;
@@ -93,10 +97,15 @@ export function positiveDurationOption(
     }
     throw error;
   }
-  if (ms <= 0 || ms > MAX_TIMER_MS) {
+  if (ms <= 0 || ms > maxMs) {
     throw new RangeError(
-      `The ${optionName} option must be a positive duration of at most about 24 days; ` +
-        `got ${ms} ms.`,
+      `The ${optionName} option must be a positive duration` +
+        (maxMs === MAX_TIMER_MS
+          ? " of at most about 24 days"
+          : maxMs === Infinity
+          ? ""
+          : ` of at most ${maxMs} ms`) +
+        `; got ${ms} ms.`,
     );
   }
   return ms;

@@ -3,7 +3,11 @@ import { type DurationInput, durationToMilliseconds } from "../../time/duration.
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { ResolvedHostHealthOptions } from "./mod.ts";
 import type { MessageQueue } from "../../queue/message-queue.ts";
-import { FederationOptionError } from "../../options/federation-option-error.ts";
+import {
+  checkFederationOption,
+  FederationOptionError,
+} from "../../options/federation-option-error.ts";
+import { positiveDurationOption, positiveIntegerOption } from "../../options/value-options.ts";
 import { assertKnownOptions } from "../../options/federation-option-names.ts";
 
 /**
@@ -134,36 +138,22 @@ export function resolveHostHealthOptions(
     );
   }
   assertKnownOptions(options, HOST_HEALTH_OPTION_NAMES, "hostHealth.");
-  const failureThreshold = options.failureThreshold ?? 10;
-  if (!Number.isInteger(failureThreshold) || failureThreshold < 1) {
-    throw new FederationOptionError(
-      "hostHealth.failureThreshold",
-      "The hostHealth.failureThreshold option must be a positive integer; got " +
-        `${JSON.stringify(failureThreshold)}.`,
-    );
-  }
-  const initialProbeDelayMs = duration("initialProbeDelay", options.initialProbeDelay, {
+  const failureThreshold = positiveInteger("failureThreshold", options.failureThreshold, 10);
+  const initialProbeDelayMs = positiveDuration("initialProbeDelay", options.initialProbeDelay, {
     minutes: 1,
   });
-  const maxProbeDelayMs = duration("maxProbeDelay", options.maxProbeDelay, { hours: 6 });
-  const probeTimeoutMs = duration("probeTimeout", options.probeTimeout, { seconds: 10 });
-  if (initialProbeDelayMs <= 0) {
-    throw new FederationOptionError(
-      "hostHealth.initialProbeDelay",
-      "The hostHealth.initialProbeDelay option must be a positive duration.",
-    );
-  }
+  const maxProbeDelayMs = positiveDuration("maxProbeDelay", options.maxProbeDelay, { hours: 6 });
+  // The one that a timer holds: the probe's request.
+  const probeTimeoutMs = checkFederationOption(
+    "hostHealth.probeTimeout",
+    () =>
+      positiveDurationOption(options.probeTimeout ?? undefined, "hostHealth.probeTimeout", 10_000),
+  );
   if (maxProbeDelayMs < initialProbeDelayMs) {
     throw new FederationOptionError(
       "hostHealth.maxProbeDelay",
       `The hostHealth.maxProbeDelay option (${maxProbeDelayMs} ms) must not be shorter than ` +
         `hostHealth.initialProbeDelay (${initialProbeDelayMs} ms).`,
-    );
-  }
-  if (probeTimeoutMs <= 0) {
-    throw new FederationOptionError(
-      "hostHealth.probeTimeout",
-      "The hostHealth.probeTimeout option must be a positive duration.",
     );
   }
   const maxProbeAttempts = positiveInteger("maxProbeAttempts", options.maxProbeAttempts, 10);
@@ -203,14 +193,6 @@ export function resolveHostHealthOptions(
   };
 }
 
-function duration(name: string, value: DurationInput | undefined, fallback: DurationInput) {
-  try {
-    return durationToMilliseconds(value ?? fallback, `hostHealth.${name}`);
-  } catch (error) {
-    throw new FederationOptionError(`hostHealth.${name}`, (error as Error).message);
-  }
-}
-
 const HOST_HEALTH_OPTION_NAMES = [
   "failureThreshold",
   "initialProbeDelay",
@@ -225,28 +207,28 @@ const HOST_HEALTH_OPTION_NAMES = [
 ];
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
-  const resolved = value ?? fallback;
-  if (!Number.isInteger(resolved) || resolved < 1) {
-    throw new FederationOptionError(
-      `hostHealth.${name}`,
-      `The hostHealth.${name} option must be a positive integer; got ` +
-        `${JSON.stringify(resolved)}.`,
-    );
-  }
-  return resolved;
+  const option = `hostHealth.${name}`;
+  return checkFederationOption(
+    option,
+    () => positiveIntegerOption(value ?? undefined, option, fallback),
+  );
 }
 
+/** A positive duration without a timer's bound: delays and times to live. */
 function positiveDuration(
   name: string,
   value: DurationInput | undefined,
   fallback: DurationInput,
 ): number {
-  const ms = duration(name, value, fallback);
-  if (ms <= 0) {
-    throw new FederationOptionError(
-      `hostHealth.${name}`,
-      `The hostHealth.${name} option must be a positive duration.`,
-    );
-  }
-  return ms;
+  const option = `hostHealth.${name}`;
+  return checkFederationOption(
+    option,
+    () =>
+      positiveDurationOption(
+        value ?? undefined,
+        option,
+        durationToMilliseconds(fallback, option),
+        Infinity,
+      ),
+  );
 }

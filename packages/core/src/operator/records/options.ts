@@ -3,7 +3,11 @@ import { InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
 import type { PubSub } from "../../pubsub/pubsub.ts";
 import { DEFAULT_TASK_DEDUPLICATION_TTL_MS } from "../../tasks/dedup.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
-import { FederationOptionError } from "../../options/federation-option-error.ts";
+import {
+  checkFederationOption,
+  FederationOptionError,
+} from "../../options/federation-option-error.ts";
+import { positiveDurationOption } from "../../options/value-options.ts";
 
 /**
  * The federation options for operating tasks and observing messages:
@@ -96,15 +100,17 @@ const DEFAULT_TASK_STATUS_RETENTION_MS = 24 * 60 * 60 * 1000;
 export function resolveFederationOperationsOptions(
   options: FederationOperationsOptions,
 ): ResolvedFederationOperationsOptions {
-  const taskDeduplicationTtlMs = options.taskDeduplicationTtl == null
-    ? DEFAULT_TASK_DEDUPLICATION_TTL_MS
-    : duration("taskDeduplicationTtl", options.taskDeduplicationTtl);
-  if (taskDeduplicationTtlMs <= 0) {
-    throw new FederationOptionError(
-      "taskDeduplicationTtl",
-      "The taskDeduplicationTtl option must be a positive duration, e.g. { hours: 1 }.",
-    );
-  }
+  // A time to live in the store, which no timer holds: no upper bound.
+  const taskDeduplicationTtlMs = checkFederationOption(
+    "taskDeduplicationTtl",
+    () =>
+      positiveDurationOption(
+        options.taskDeduplicationTtl ?? undefined,
+        "taskDeduplicationTtl",
+        DEFAULT_TASK_DEDUPLICATION_TTL_MS,
+        Infinity,
+      ),
+  );
   const meterProvider = options.meterProvider ?? metrics.getMeterProvider();
   if (typeof meterProvider?.getMeter !== "function") {
     throw new FederationOptionError(
@@ -147,11 +153,7 @@ function resolvePubSub(pubsub: unknown): PubSub {
 
 function duration(name: string, value: DurationInput | 0): number {
   if (value === 0) return 0;
-  try {
-    return durationToMilliseconds(value, name);
-  } catch (error) {
-    throw new FederationOptionError(name, (error as Error).message);
-  }
+  return checkFederationOption(name, () => durationToMilliseconds(value, name));
 }
 
 function resolveKeepFailedDeliveries(value: unknown): boolean {
