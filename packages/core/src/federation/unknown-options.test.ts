@@ -3,8 +3,10 @@
 // misspelt or foreign option throws an UnknownOptionError naming it and
 // suggesting the nearest known name.
 import { assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture";
+import { Follow } from "@fedify/vocab";
 import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
 import { fetchRemote } from "../activitypub/network/outgoing-http.ts";
+import type { SendActivityOptions } from "../activitypub/outbox/send-options.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { UnknownOptionError } from "../options/known-options.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
@@ -97,6 +99,48 @@ function setUp() {
   const ctx = federation.createContext(new URL("https://local.example/"), undefined);
   return { queue, federation, ctx };
 }
+
+test("sendActivity() refuses an unknown option, suggesting the nearest name, and sends nothing", async () => {
+  const { queue, ctx } = setUp();
+  const recipient = {
+    id: new URL("https://remote.example/users/bob"),
+    inboxId: new URL("https://remote.example/users/bob/inbox"),
+  };
+  const follow = new Follow({
+    id: new URL("https://local.example/follows/1"),
+    actor: new URL("https://local.example/users/alice"),
+    object: recipient.id,
+  });
+  const error = await assertRejects(
+    () =>
+      ctx.sendActivity(
+        { identifier: "alice" },
+        recipient,
+        follow,
+        { preferSharedInbx: true } as SendActivityOptions,
+      ),
+    UnknownOptionError,
+  );
+  assertEquals(error.option, "preferSharedInbx");
+  assertEquals(
+    error.message,
+    "Unknown option preferSharedInbx of sendActivity(); did you mean preferSharedInbox? " +
+      "The options are fanout, orderingKey, preferSharedInbox.",
+  );
+  // Fedify's immediate option has no effect here: refused, not ignored.
+  await assertRejects(
+    () =>
+      ctx.sendActivity(
+        { identifier: "alice" },
+        recipient,
+        follow,
+        { immediate: true } as SendActivityOptions,
+      ),
+    UnknownOptionError,
+    "Unknown option immediate of sendActivity()",
+  );
+  assertEquals(queue.enqueued.length, 0);
+});
 
 test("fetch() refuses an unknown option, suggesting the nearest name", async () => {
   const { federation } = setUp();

@@ -1,5 +1,6 @@
 import { Activity, type Recipient } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
+import { assertKnownOptions } from "../../options/known-options.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../../queue/message-queue.ts";
 import type { ActorKeyPair } from "../actors/key-pairs.ts";
 import { signActivityObject } from "../proofs/sign-activity.ts";
@@ -222,6 +223,7 @@ export interface ActivityTransport<TContext extends SendingContext> {
  * @param recipients The recipients, or `"followers"`.
  * @param activity The activity.
  * @param options Shared inbox preference, fan-out and ordering.
+ * @throws {UnknownOptionError} When `options` holds a name it does not know.
  * @throws {TypeError} When an argument is malformed.
  * @throws What `transport.assertCanSign()` and `listFollowers()` throw
  *         (the federation's `RouteNotRegisteredError`).
@@ -235,7 +237,7 @@ export async function sendActivity<TContext extends SendingContext>(
   activity: Activity,
   options: SendActivityOptions,
 ): Promise<void> {
-  checkFanoutOption(options);
+  checkSendActivityOptions(options, "sendActivity()");
   const list = validateSendActivityArguments(
     sender,
     recipients === "followers" ? [] : recipients,
@@ -273,6 +275,7 @@ export async function sendActivity<TContext extends SendingContext>(
  * @param recipients The recipients, or `"followers"`.
  * @param activity The activity as received (JSON).
  * @param options Shared inbox preference, fan-out and ordering.
+ * @throws {UnknownOptionError} When `options` holds a name it does not know.
  * @throws {TypeError} When an argument is malformed.
  * @throws What {@link sendActivity} throws.
  * @since 0.2.0
@@ -285,7 +288,7 @@ export async function forwardActivity<TContext extends SendingContext>(
   activity: Readonly<Record<string, unknown>>,
   options: SendActivityOptions,
 ): Promise<void> {
-  checkFanoutOption(options);
+  checkSendActivityOptions(options, "forwardActivity()");
   if (
     typeof forwarder !== "object" || forwarder == null ||
     typeof forwarder.identifier !== "string" || forwarder.identifier === ""
@@ -318,11 +321,18 @@ export async function forwardActivity<TContext extends SendingContext>(
   }, options);
 }
 
-function checkFanoutOption(options: SendActivityOptions): void {
+const SEND_ACTIVITY_OPTION_NAMES: readonly (keyof SendActivityOptions)[] = [
+  "preferSharedInbox",
+  "fanout",
+  "orderingKey",
+];
+
+function checkSendActivityOptions(options: SendActivityOptions, where: string): void {
+  assertKnownOptions(options, SEND_ACTIVITY_OPTION_NAMES, { where });
   const fanout = options.fanout ?? "auto";
   if (fanout !== "auto" && fanout !== "skip" && fanout !== "force") {
     throw new TypeError(
-      `The fanout option of sendActivity() must be "auto", "skip" or "force"; got ${
+      `The fanout option of ${where} must be "auto", "skip" or "force"; got ${
         JSON.stringify(fanout)
       }.`,
     );
