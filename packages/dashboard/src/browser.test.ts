@@ -370,6 +370,8 @@ test("in a browser, deliveries to an inbox down past the give-up limit show as f
       await hostRow.getByRole("button", { name: "Release" }).click();
       await hostRow.waitFor({ state: "detached", timeout: 30_000 });
       assertEquals((await federation.getHostHealth(inbox.url.host))?.healthy, true);
+      // Parking completed these messages once already; count the replays only.
+      completed.clear();
       for (let left = 3; left > 0; left--) {
         await rows.first().getByRole("button", { name: "Replay" }).click();
         await waitUntil(async () => await rows.count() === left - 1, {
