@@ -1,7 +1,9 @@
 import { assert, assertEquals, assertStrictEquals, assertThrows, test } from "@fedify/fixture";
 import { Temporal } from "@js-temporal/polyfill";
 import { durationToMilliseconds } from "../time/duration.ts";
+import { UnknownOptionError } from "../options/known-options.ts";
 import { createExponentialBackoffPolicy } from "./exponential-backoff.ts";
+import type { ExponentialBackoffPolicyOptions } from "./exponential-backoff.ts";
 import type { RetryPolicy } from "./retry-policy.ts";
 
 const elapsedTime = Temporal.Duration.from({ seconds: 0 });
@@ -158,4 +160,17 @@ test("createExponentialBackoffPolicy rejects a factor below 1", () => {
   for (const factor of [0.5, 0, -2, Number.NaN, Number.POSITIVE_INFINITY]) {
     assertThrows(() => createExponentialBackoffPolicy({ factor }), RangeError, "factor");
   }
+});
+
+test("createExponentialBackoffPolicy() refuses an unknown option, suggesting the nearest name", () => {
+  const error = assertThrows(
+    () => createExponentialBackoffPolicy({ maxAttemps: 3 } as ExponentialBackoffPolicyOptions),
+    UnknownOptionError,
+  );
+  assertEquals(error.option, "maxAttemps");
+  assertEquals(
+    error.message,
+    "Unknown option maxAttemps of createExponentialBackoffPolicy(); did you mean maxAttempts? " +
+      "The options are factor, initialDelay, jitter, maxAttempts, maxDelay.",
+  );
 });

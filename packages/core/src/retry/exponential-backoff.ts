@@ -3,6 +3,7 @@ import {
   durationToMilliseconds,
   millisecondsToDuration,
 } from "../time/duration.ts";
+import { assertKnownOptions } from "../options/known-options.ts";
 import type { RetryPolicy } from "./retry-policy.ts";
 
 /**
@@ -60,6 +61,8 @@ export interface ExponentialBackoffPolicyOptions {
  * @param options The delays, the attempt limit, the growth factor and
  *                whether to add jitter.
  * @returns The retry policy.
+ * @throws {UnknownOptionError} When `options` holds a name it does not
+ *         know (a typo such as `maxAttemps`).
  * @throws {TypeError} When a duration option is not a duration, or a
  *                     number option is not a number.
  * @throws {RangeError} When a delay is negative, `maxDelay` is shorter than
@@ -70,6 +73,11 @@ export interface ExponentialBackoffPolicyOptions {
 export function createExponentialBackoffPolicy(
   options: ExponentialBackoffPolicyOptions = {},
 ): RetryPolicy {
+  assertKnownOptions(
+    options,
+    ["initialDelay", "maxDelay", "maxAttempts", "factor", "jitter"],
+    { where: "createExponentialBackoffPolicy()" },
+  );
   const initialDelay = durationToMilliseconds(
     options.initialDelay ?? { seconds: 1 },
     "initialDelay",
