@@ -1,4 +1,5 @@
 import { assertEquals, assertRejects, startTestServer, test } from "@fedify/fixture";
+import { Follow } from "@fedify/vocab";
 import { PrivateAddressError } from "../activitypub/network/errors.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { createFederation } from "./federation.ts";
@@ -92,4 +93,33 @@ test("ctx.clone() gives a context with other data and leaves the original alone"
   assertEquals(clone.getActorUri("alice").href, "https://example.com/users/alice");
   const base = federation.createContext(new URL("https://example.com/"), { user: "c" });
   assertEquals(base.clone({ user: "d" }).data, { user: "d" });
+});
+
+test("an inbox context's clone() keeps the recipient and the signal, with other data", async () => {
+  const federation = createFederation<{ user: string }>({
+    kv: new MemoryKvStore(),
+    skipSignatureVerification: true,
+  });
+  federation.setActorDispatcher("/users/{identifier}", () => null);
+  const seen: unknown[] = [];
+  federation.setInboxListeners("/users/{identifier}/inbox", "/inbox").on(Follow, (ctx) => {
+    const clone = ctx.clone({ user: "b" });
+    seen.push([ctx.data.user, clone.data.user, clone.recipient, clone.signal === ctx.signal]);
+  });
+  const response = await federation.fetch(
+    new Request("https://example.com/inbox", {
+      method: "POST",
+      headers: { "Content-Type": "application/activity+json" },
+      body: JSON.stringify({
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: "https://remote.example/follows/1",
+        type: "Follow",
+        actor: "https://remote.example/users/bob",
+        object: "https://example.com/users/alice",
+      }),
+    }),
+    { contextData: { user: "a" } },
+  );
+  assertEquals(response.status, 202);
+  assertEquals(seen, [["a", "b", null, true]]);
 });
