@@ -77,7 +77,11 @@ export type {
   UserAgentOptions,
 } from "./option-forms.ts";
 export type { TaskContext, TaskDefinitionOptions, TaskRegistry } from "./context-api.ts";
-export { type FederationQueueOptions, QUEUE_ROLES, type QueueRole } from "../processing/queue-roles.ts";
+export {
+  type FederationQueueOptions,
+  QUEUE_ROLES,
+  type QueueRole,
+} from "../processing/queue-roles.ts";
 export type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry-api.ts";
 export type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 export type { TaskStatusOperations, WatchTaskOptions } from "../operator/status/mod.ts";
