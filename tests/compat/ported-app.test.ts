@@ -1,8 +1,9 @@
 // A Fedify 2.3 app ported to Fedwork by changing its imports only
 // (testdata/ported-app/): its Fedwork build, served by Express through
 // @fedwork/express, answers WebFinger, its actors, NodeInfo and its
-// collections, and federates over loopback HTTP with its own Fedify build,
-// in both signature specs.
+// collections as its Fedify build does, and federates with that build over
+// loopback HTTP (follow, accept, a note to followers, unfollow) in both
+// signature specs.
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { readFile } from "node:fs/promises";
@@ -15,7 +16,7 @@ import {
   waitUntil,
 } from "@fedify/fixture";
 import { integrateFederation } from "@fedwork/express";
-import { Accept, Create } from "@fedify/vocab";
+import { Accept, Create, Undo } from "@fedify/vocab";
 import express from "express";
 import {
   createMicroblog as createOnFedify,
@@ -225,7 +226,7 @@ test("the ported app answers the same documents on Fedwork as on Fedify", async 
 });
 
 for (const spec of SPECS) {
-  test(`the ported app on Fedwork and on Fedify follow each other and share a note (${spec} first)`, async () => {
+  test(`the ported app on Fedwork and on Fedify follow each other, share a note and unfollow (${spec} first)`, async () => {
     await using fedwork = await serveFedwork(spec);
     await using fedify = await serveFedify(spec);
 
@@ -250,9 +251,17 @@ for (const spec of SPECS) {
     });
     assertEquals(received(fedify.app, Create)[0].objectId?.href, note.href);
 
+    // Fedify's alice unfollows; Fedwork's bob forgets her.
+    await fedify.app.unfollow(fedify.url, "alice", new URL("/users/bob", fedwork.url));
+    await waitUntil(() => received(fedwork.app, Undo).length === 1, {
+      what: "Fedwork's bob to receive the Undo",
+    });
+    assertEquals(fedwork.app.followersOf("bob"), []);
+
     // Every POST was signed with the spec tried first and accepted.
-    await waitUntil(() => fedwork.posts.length === 2, { what: "Fedwork's two POSTs recorded" });
+    await waitUntil(() => fedwork.posts.length === 3, { what: "Fedwork's three POSTs recorded" });
     assertEquals(fedwork.posts.map((post) => [post.spec, post.status < 300]), [
+      [spec, true],
       [spec, true],
       [spec, true],
     ]);

@@ -52,6 +52,8 @@ export interface Microblog extends AsyncDisposable {
   followersOf(identifier: string): string[];
   /** Sends a Follow from a local actor to a remote one, found by its URI. */
   follow(base: URL, identifier: string, target: URL): Promise<void>;
+  /** Undoes that Follow. */
+  unfollow(base: URL, identifier: string, target: URL): Promise<void>;
   /**
    * Writes a public note and sends it to the actor's followers; its
    * `#hashtags` file it in the actor's tag collections.
@@ -80,6 +82,7 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
   const followers = new Map<string, Map<string, Actor>>();
   const posts = new Map<string, Post[]>();
   const received: (Accept | Create | Follow | Undo)[] = [];
+  const following = new Map<string, { follow: Follow; actor: Actor }>();
 
   federation
     .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
@@ -243,13 +246,26 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
       const ctx = federation.createContext(base, undefined);
       const actor = await ctx.lookupObject(target);
       if (!isActor(actor)) throw new Error(`${target.href} is not an actor.`);
+      const follow = new Follow({
+        id: new URL(`#follows/${crypto.randomUUID()}`, ctx.getActorUri(identifier)),
+        actor: ctx.getActorUri(identifier),
+        object: actor.id,
+      });
+      following.set(`${identifier} ${target.href}`, { follow, actor });
+      await ctx.sendActivity({ identifier }, actor, follow);
+    },
+    async unfollow(base, identifier, target) {
+      const ctx = federation.createContext(base, undefined);
+      const entry = following.get(`${identifier} ${target.href}`);
+      if (entry == null) throw new Error(`${identifier} does not follow ${target.href}.`);
+      following.delete(`${identifier} ${target.href}`);
       await ctx.sendActivity(
         { identifier },
-        actor,
-        new Follow({
-          id: new URL(`#follows/${crypto.randomUUID()}`, ctx.getActorUri(identifier)),
+        entry.actor,
+        new Undo({
+          id: new URL(`#undos/${crypto.randomUUID()}`, ctx.getActorUri(identifier)),
           actor: ctx.getActorUri(identifier),
-          object: actor.id,
+          object: entry.follow,
         }),
       );
     },
