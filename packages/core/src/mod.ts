@@ -14,6 +14,7 @@ export * from "./retry/mod.ts";
 export {
   type GetThroughputOptions,
   HandlerTimeoutError,
+  type MessageCancelledEvent,
   type MessageCompletedEvent,
   type MessageDroppedEvent,
   type MessageEvent,

@@ -7,6 +7,7 @@ import {
   TaskProgressError,
   type TaskUpdate,
 } from "@fedwork/core";
+import { testPerTaskCapabilities, testTaskCancellation } from "./cancellation-suite.ts";
 import { createTestNamespace } from "./namespace.ts";
 import { assert, assertEquals, assertInstanceOf, test } from "./test-runner.ts";
 import { deferred, waitUntil, within } from "./wait.ts";
@@ -95,13 +96,22 @@ async function withBackends(
  *   with `TaskProgressError` (unless `progress` is `false`);
  * - with two workers of different capabilities, each runs only the tasks
  *   it can, none is lost, and a task needing a capability no worker has
- *   stays queued until a capable worker starts.
+ *   stays queued until a capable worker starts;
+ * - `enqueueTask()`'s `capabilities` add to the task's own (since 0.3.0);
+ * - cancellation (since 0.3.0, unless `progress` is `false`): a queued
+ *   task cancelled on one federation never runs on the other's worker; a
+ *   running one has its signal aborted there and ends `cancelled`
+ *   without a retry (see `testTaskCancellation()`).
  * @param options The backend's name and how to open it.
  * @since 0.2.0
  */
 export function testTaskProgressAndRouting(options: ProgressRoutingConformanceOptions): void {
-  if (options.progress ?? true) testProgress(options);
+  if (options.progress ?? true) {
+    testProgress(options);
+    testTaskCancellation(options);
+  }
   testRouting(options);
+  testPerTaskCapabilities(options);
 }
 
 function testProgress(options: ProgressRoutingConformanceOptions): void {

@@ -5,6 +5,7 @@ import type { MessageEventListener, MessageEventType } from "../processing/event
 import type { HostHealthOperations } from "../operator/host-health/mod.ts";
 import type { TaskOperations } from "../operator/records/mod.ts";
 import type { TaskStatusOperations } from "../operator/status/mod.ts";
+import type { TaskCancelOperations } from "../operator/cancellation/mod.ts";
 import type { WebhookOperations } from "../operator/webhooks/mod.ts";
 import type { DurationInput } from "../time/duration.ts";
 import type { Context, RequestContext } from "./context-api.ts";
@@ -60,6 +61,7 @@ export interface Federation<TContextData>
     Federatable<TContextData>,
     TaskOperations<TContextData>,
     TaskStatusOperations,
+    TaskCancelOperations,
     QueueMonitoring,
     WebhookOperations,
     HostHealthOperations {
@@ -138,7 +140,9 @@ export interface Federation<TContextData>
    * workers process: `completed`, `retrying` (with the next delay and
    * whether the attempt threw or ran out of time), `failed` (once, when a
    * message fails for good: `exhausted`, `timeout` or `permanent`) and
-   * `dropped` (with the reason).  Each event carries the
+   * `dropped` (with the reason), and `cancelled` (since 0.3.0; a task
+   * cancelled with `cancelTask()`, taken off its queue or ended after its
+   * signal aborted).  Each event carries the
    * message id, kind, task name (for tasks), attempt, enqueue time and run
    * duration.  A listener that throws is logged and changes nothing.
    * @example

@@ -44,6 +44,12 @@ import type { Outcome } from "../processing/outcome.ts";
 import { runWorkers } from "../processing/workers.ts";
 import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
+import { TaskCancellations } from "../tasks/cancellation.ts";
+import {
+  TaskCanceller,
+  type TaskCancelOptions,
+  type TaskCancelResult,
+} from "../operator/cancellation/mod.ts";
 import { resolveTaskQueue } from "../tasks/routing.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
 import { createFederationMessageHandler } from "../activitypub/message-kinds.ts";
@@ -99,6 +105,9 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #listening = new Set<MessageQueue>();
   /** Deduplication, metrics, failed tasks and status records.  Internal. */
   readonly operations: FederationOperations<TContextData>;
+  /** Cancellation markers and requests, and the runs watched for them. */
+  readonly cancellations: TaskCancellations;
+  readonly #canceller: TaskCanceller;
   /** Recurring tasks.  Internal. */
   readonly schedules: TaskSchedules<TContextData>;
   /** The one path messages take into queues.  Internal. */
@@ -176,6 +185,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         timeoutMs: this.options.taskTimeoutMs,
         retryQueue: (task) => this.#taskQueueOf(task),
         onStart: (message) => this.operations.taskStatus.started(message),
+        watchCancellation: (message) => this.cancellations.begin(message.id),
         reportProgress: async (message, progress) => {
           await this.operations.taskStatus.progress(message, progress);
           await this.webhooks.progress(message, progress);
@@ -216,6 +226,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       checkDeliveryHost: async (inbox) => await this.hostHealth?.checkReplay(inbox),
     });
     this.taskEnqueuer = this.operations.taskEnqueuer;
+    this.cancellations = new TaskCancellations(
+      kv,
+      this.options.pubsub,
+      this.operations.taskStatus.enabled,
+    );
+    this.#canceller = new TaskCanceller(this.operations.taskStatus, this.cancellations);
     this.schedules = new TaskSchedules({
       kv,
       tasks,
@@ -459,10 +475,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     if (typeof listener !== "function") {
       throw new TypeError(`The listener given to on(${JSON.stringify(type)}) must be a function.`);
     }
-    if (!["completed", "unhandled", "retrying", "failed", "dropped"].includes(type)) {
+    if (!["completed", "unhandled", "retrying", "failed", "dropped", "cancelled"].includes(type)) {
       throw new TypeError(
         `Unknown event type ${JSON.stringify(type)}; the events are completed, unhandled, ` +
-          "retrying, failed and dropped.",
+          "retrying, failed, dropped and cancelled.",
       );
     }
     return this.#events.on(type, listener);
@@ -531,17 +547,31 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       if (group == null) groups.set(queue, ["task"]);
       else if (!group.includes("task")) group.push("task");
     };
+    const routing = {
+      taskQueue: this.options.queues.task,
+      outboxQueue: this.options.queues.outbox,
+      resolution: this.options.taskQueueResolution,
+    } as const;
+    // Per-task capability sets this worker can run: the definition's own,
+    // and (for enqueueTask()'s capabilities, added to the definition's)
+    // the definition's joined with each combination of the worker's
+    // other capabilities.
+    const extra = combinationsOf([...capabilities].sort());
     for (const name of tasks.names) {
       const task = tasks.get(name)!;
       if (task.queue != null) add(task.queue);
+      if (!satisfiesCapabilities(task.capabilities, capabilities)) continue;
       // A task needing capabilities lives in a sibling queue, listened to
       // only by workers that have them all.
-      if (task.capabilities.length > 0 && satisfiesCapabilities(task.capabilities, capabilities)) {
-        add(resolveTaskQueue(task, {
-          taskQueue: this.options.queues.task,
-          outboxQueue: this.options.queues.outbox,
-          resolution: this.options.taskQueueResolution,
-        }));
+      if (task.capabilities.length > 0) add(resolveTaskQueue(task, routing));
+      for (const combination of extra) {
+        const set = [...new Set([...task.capabilities, ...combination])].sort();
+        if (set.length === task.capabilities.length) continue;
+        try {
+          add(resolveTaskQueue({ name, queue: task.queue, capabilities: set }, routing));
+        } catch {
+          // A queue that cannot derive siblings has no per-task sets either.
+        }
       }
     }
     return groups;
@@ -584,6 +614,14 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       this.#listening.add(queue);
       queues.set(queue, queueRoles.join(", "));
     }
+    // Running tasks hear of their cancellation while the workers run.
+    const cancelHold = new AbortController();
+    const outer = options.signal;
+    if (outer != null) {
+      if (outer.aborted) cancelHold.abort();
+      else outer.addEventListener("abort", () => cancelHold.abort(), { once: true });
+    }
+    if (roles.includes("task")) await this.cancellations.listen(cancelHold.signal);
     try {
       await Promise.all([
         runWorkers({
@@ -597,6 +635,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         roles.includes("task") ? this.schedules.run(options.signal) : undefined,
       ]);
     } finally {
+      cancelHold.abort();
       for (const queue of queues.keys()) this.#listening.delete(queue);
       // What the stopping workers counted, and the records of tasks they
       // left running, reach the other processes now.
@@ -647,6 +686,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   // Operating tasks (0.2.0): see operator/records/ and operator/schedules/.
+
+  cancelTask(id: string, options?: TaskCancelOptions): Promise<TaskCancelResult> {
+    return this.#canceller.cancelTask(id, options);
+  }
 
   listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
     return this.operations.listFailedTasks(options);
@@ -804,6 +847,26 @@ const FETCH_OPTION_NAMES: readonly string[] = [
   "onNotAcceptable",
   "onUnauthorized",
 ];
+
+/**
+ * The most capabilities a worker listens to every combination of (for
+ * `enqueueTask()`'s per-task `capabilities`): 2⁶ − 1 = 63 sibling queues
+ * per task queue.  A worker with more listens to each task's own set, and
+ * that set joined with each single capability of the worker.
+ */
+const MAX_COMBINED_CAPABILITIES = 6;
+
+/** Every non-empty combination of `capabilities` (see above for the bound). */
+function combinationsOf(capabilities: readonly string[]): string[][] {
+  if (capabilities.length > MAX_COMBINED_CAPABILITIES) {
+    return capabilities.map((capability) => [capability]);
+  }
+  const result: string[][] = [];
+  for (let mask = 1; mask < 1 << capabilities.length; mask++) {
+    result.push(capabilities.filter((_, i) => (mask & (1 << i)) !== 0));
+  }
+  return result;
+}
 
 function checkWorkerCapabilities(capabilities: unknown): ReadonlySet<string> {
   if (capabilities == null) return new Set();

@@ -85,3 +85,8 @@ export {
 export type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry-api.ts";
 export type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 export type { TaskStatusOperations, WatchTaskOptions } from "../operator/status/mod.ts";
+export type {
+  TaskCancelOperations,
+  TaskCancelOptions,
+  TaskCancelResult,
+} from "../operator/cancellation/mod.ts";

@@ -7,7 +7,12 @@ import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { durationToMilliseconds, millisecondsToDuration } from "../time/duration.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
 import { type BaseMessage, isBaseMessage } from "./envelope.ts";
-import { HandlerTimeoutError, MalformedMessageError, PermanentError } from "./errors.ts";
+import {
+  HandlerTimeoutError,
+  MalformedMessageError,
+  PermanentError,
+  RunCancelledError,
+} from "./errors.ts";
 import type {
   MessageEvent,
   MessageEventHub,
@@ -319,7 +324,16 @@ export class MessageDispatcher<TContextData> {
         ? { type: "completed" }
         : { type: "unhandled", reason: unhandled.reason };
     } catch (error) {
-      if (timedOut != null) {
+      if (error instanceof RunCancelledError) {
+        // Cancelled: whatever the handler did after its signal aborted
+        // (threw, returned, ran out of time) is set aside, and never retried.
+        if (timedOut?.abandoned) this.#logAbandoned(message, timedOut);
+        outcome = {
+          type: "cancelled",
+          ...(error.reason == null ? {} : { reason: error.reason }),
+          started: error.started,
+        };
+      } else if (timedOut != null) {
         if (timedOut.abandoned) this.#logAbandoned(message, timedOut);
         if (source.queue?.nativeRetrial || source.callerRetries) {
           outcome = {
@@ -500,6 +514,14 @@ export class MessageDispatcher<TContextData> {
         logger[drop?.level === "warning" ? "warn" : "error"](
           "Dropped message {messageId} ({messageType}): {reason}",
           { ...drop?.details, ...properties, reason: outcome.reason, error: outcome.error },
+        );
+        break;
+      case "cancelled":
+        logger.info(
+          outcome.started
+            ? "Message {messageId} ({messageType}) was cancelled while it ran."
+            : "Message {messageId} ({messageType}) was cancelled; it did not run.",
+          { ...properties, reason: outcome.reason },
         );
         break;
       case "failed":

@@ -30,6 +30,38 @@ export class PermanentError extends Error {
 }
 
 /**
+ * Thrown by a message kind's handler when its message was cancelled: before
+ * it ran (`started: false`), or while it ran (its signal aborted, and
+ * whatever the handler did after that is set aside).  The dispatcher ends
+ * the message as `cancelled` and never retries it.  Internal.
+ * @since 0.3.0
+ */
+export class RunCancelledError extends Error {
+  /** The reason given for the cancellation, if any. */
+  readonly reason: string | undefined;
+  /** Whether the handler had started. */
+  readonly started: boolean;
+
+  /**
+   * @param messageId The cancelled message.
+   * @param options The reason, whether the handler had started, and the
+   *                handler's own error, if it threw one.
+   */
+  constructor(
+    messageId: string,
+    options: { readonly reason?: string; readonly started: boolean; readonly cause?: unknown },
+  ) {
+    super(
+      `Message ${messageId} was cancelled${options.reason == null ? "" : `: ${options.reason}`}.`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.name = "RunCancelledError";
+    this.reason = options.reason;
+    this.started = options.started;
+  }
+}
+
+/**
  * Thrown by a message kind's handler when the message cannot be processed
  * as it is: malformed wire data, an unknown task, a payload that fails its
  * schema.  Running it again would fail the same way, so the dispatcher

@@ -119,12 +119,28 @@ export interface MessageDroppedEvent extends MessageEventBase {
  * Any lifecycle event.  Exactly one fires per attempt of a message.
  * @since 0.2.0
  */
+/**
+ * A task was cancelled (`cancelTask()`): a worker took it off its queue
+ * without running it, or its handler ended after its signal aborted.  It
+ * is not retried.
+ * @since 0.3.0
+ */
+export interface MessageCancelledEvent extends MessageEventBase {
+  /** Always `"cancelled"`. */
+  readonly type: "cancelled";
+  /** The reason given to `cancelTask()`, if any. */
+  readonly reason?: string;
+  /** Whether the handler had started (its signal aborted) or not. */
+  readonly started: boolean;
+}
+
 export type MessageEvent =
   | MessageCompletedEvent
   | MessageUnhandledEvent
   | MessageRetryingEvent
   | MessageFailedEvent
-  | MessageDroppedEvent;
+  | MessageDroppedEvent
+  | MessageCancelledEvent;
 
 /**
  * The `type` of a {@link MessageEvent}.

@@ -16,8 +16,14 @@ export {
   type UnhandledRun,
 } from "./dispatcher.ts";
 export { type BaseMessage, isBaseMessage } from "./envelope.ts";
-export { HandlerTimeoutError, MalformedMessageError, PermanentError } from "./errors.ts";
 export {
+  HandlerTimeoutError,
+  MalformedMessageError,
+  PermanentError,
+  RunCancelledError,
+} from "./errors.ts";
+export {
+  type MessageCancelledEvent,
   type MessageCompletedEvent,
   type MessageDroppedEvent,
   type MessageEvent,

@@ -16,7 +16,10 @@ import type { Temporal } from "@js-temporal/polyfill";
  * - `failed`: the message failed for good, because its error was a
  *   `PermanentError` (`reason: "permanent"`) or the retry policy gave up
  *   (`reason: "exhausted"`, or `"timeout"` when the last attempt ran out
- *   of time, since 0.3.0).
+ *   of time, since 0.3.0);
+ * - `cancelled` (since 0.3.0): the task was cancelled before it ran, or
+ *   its handler ended after its signal aborted for a cancellation; it is
+ *   not retried.
  * @since 0.2.0
  */
 export type Outcome =
@@ -29,6 +32,7 @@ export type Outcome =
     readonly error: unknown;
   }
   | { readonly type: "dropped"; readonly reason: string; readonly error?: unknown }
+  | { readonly type: "cancelled"; readonly reason?: string; readonly started: boolean }
   | {
     readonly type: "failed";
     readonly reason: "permanent" | "exhausted" | "timeout";

@@ -2,6 +2,7 @@ import { getLogger } from "@logtape/logtape";
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
 import { unrefTimer } from "../time/timer-ref.ts";
 import type { MessageEvent } from "./events.ts";
+import { assertKnownOptions } from "../options/known-options.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -100,6 +101,8 @@ export class ThroughputRecorder {
    * @param event The event.
    */
   readonly observe = (event: MessageEvent): void => {
+    // A cancellation is neither work done nor a failure.
+    if (event.type === "cancelled") return;
     const minute = Math.floor(Date.now() / MINUTE_MS);
     let counts = this.#counts.get(minute);
     if (counts == null) {
@@ -162,6 +165,7 @@ export class ThroughputRecorder {
    *         {@link THROUGHPUT_MAX_MINUTES}.
    */
   async read(options: GetThroughputOptions = {}): Promise<ThroughputBucket[]> {
+    assertKnownOptions(options, ["minutes"], { where: "getThroughput()" });
     const minutes = options.minutes ?? 60;
     if (!Number.isInteger(minutes) || minutes < 1 || minutes > THROUGHPUT_MAX_MINUTES) {
       throw new RangeError(

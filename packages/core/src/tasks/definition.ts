@@ -101,8 +101,9 @@ export interface TaskOptions<
   /**
    * Listeners for the lifecycle events of this task's messages:
    * `completed`, `retrying` (with the next delay), `failed` (once, when the
-   * task fails for good: exhausted, timeout or permanent) and `dropped`
-   * (with the reason).  They run after the federation's own listeners.
+   * task fails for good: exhausted, timeout or permanent), `dropped`
+   * (with the reason) and `cancelled` (since 0.3.0).  They run after the
+   * federation's own listeners.
    * @since 0.2.0
    */
   readonly on?: TaskEventListeners;
@@ -158,7 +159,13 @@ export interface TaskOptions<
   readonly maxResultBytes?: number;
 }
 
-const EVENT_TYPES: readonly MessageEventType[] = ["completed", "retrying", "failed", "dropped"];
+const EVENT_TYPES: readonly MessageEventType[] = [
+  "completed",
+  "retrying",
+  "failed",
+  "dropped",
+  "cancelled",
+];
 
 declare const taskContextData: unique symbol;
 declare const taskResultType: unique symbol;
@@ -211,6 +218,7 @@ const TASK_ENQUEUE_OPTION_NAMES: readonly string[] = [
   "orderingKey",
   "deduplicationKey",
   "priority",
+  "capabilities",
 ];
 
 /**
@@ -263,6 +271,17 @@ export interface TaskEnqueueOptions {
    * @since 0.3.0
    */
   readonly priority?: number;
+  /**
+   * Capabilities this one task needs besides its definition's own
+   * `capabilities`, e.g. `["model:sdxl"]`: it runs only on a worker whose
+   * `startQueue(data, { capabilities })` lists every one of both (the
+   * union).  It waits, untouched, while no such worker listens.  Like the
+   * definition's, it needs a queue that can derive siblings
+   * (`MessageQueue.derive()`).  Each is a non-empty string of at most 64
+   * characters.  None by default.
+   * @since 0.3.0
+   */
+  readonly capabilities?: readonly string[];
 }
 
 /**
@@ -526,6 +545,29 @@ function checkTimeout(name: string, timeout: unknown): number | null | undefined
       `The task ${JSON.stringify(name)} has an invalid time limit: ${(error as Error).message}`,
     );
   }
+}
+
+/**
+ * Checks the `capabilities` option of `enqueueTask()`.  Internal.
+ * @param capabilities The option's value.
+ * @param where The method, e.g. `"enqueueTask()"`.
+ * @returns The capabilities, sorted and without duplicates.
+ * @throws {TypeError} When it is not an array of non-empty strings of at
+ *         most 64 characters; the message names the option.
+ * @since 0.3.0
+ */
+export function checkEnqueueCapabilities(capabilities: unknown, where: string): readonly string[] {
+  if (capabilities == null) return [];
+  if (
+    !Array.isArray(capabilities) ||
+    !capabilities.every((c) => typeof c === "string" && c !== "" && c.length <= 64)
+  ) {
+    throw new TypeError(
+      `The capabilities option of ${where} must be an array of non-empty strings of at most ` +
+        `64 characters, e.g. ["gpu"]; got ${describe(capabilities)}.`,
+    );
+  }
+  return [...new Set(capabilities as string[])].sort();
 }
 
 function checkCapabilities(name: string, capabilities: unknown): readonly string[] {

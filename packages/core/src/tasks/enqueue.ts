@@ -3,7 +3,12 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-
 import { assertPrioritySupported, checkMessagePriority } from "../queue/priority.ts";
 import { toTemporalDuration } from "../time/duration.ts";
 import { encodeTaskPayloads, type TaskPayloadLimits } from "./codec/mod.ts";
-import type { TaskDefinition, TaskEnqueueManyOptions, TaskEnqueueOptions } from "./definition.ts";
+import {
+  checkEnqueueCapabilities,
+  type TaskDefinition,
+  type TaskEnqueueManyOptions,
+  type TaskEnqueueOptions,
+} from "./definition.ts";
 import { TaskNotDefinedError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
@@ -82,6 +87,8 @@ export interface PreparedTaskMessages {
  *         not a string.
  * @throws {RangeError} When `delay` is negative or `priority` is not an
  *         integer from -5 to 5.
+ * @throws {TypeError} When `capabilities` is not an array of non-empty
+ *         strings, or the queue cannot derive the sibling queue for them.
  * @throws {TaskQueueNotConfiguredError} When no queue is configured.
  * @throws {TypeError} When `priority` is not 0 and the queue does not order
  *         by priority.
@@ -120,7 +127,17 @@ export async function prepareTaskMessages<TContextData>(
     throw new TypeError("The payloads must be an array.");
   }
   const keys = deduplicationKeys(enqueueOptions.deduplicationKey, options.payloads);
-  const queue: MessageQueue = resolveTaskQueue(task, options.queues);
+  // The job's own capabilities add to the definition's: the union routes
+  // it to the sibling queue of that set, as a definition's set would.
+  const jobCapabilities = checkEnqueueCapabilities(enqueueOptions.capabilities, "enqueueTask()");
+  const queue: MessageQueue = resolveTaskQueue(
+    jobCapabilities.length === 0 ? task : {
+      name: task.name,
+      ...(task.queue == null ? {} : { queue: task.queue }),
+      capabilities: [...new Set([...task.capabilities, ...jobCapabilities])].sort(),
+    },
+    options.queues,
+  );
   assertPrioritySupported(priority, queue, `The queue of the task ${JSON.stringify(task.name)}`);
   const via = queue.nativeDeduplication && typeof queue.enqueueDeduplicated === "function"
     ? "queue"

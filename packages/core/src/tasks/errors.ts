@@ -182,6 +182,30 @@ export class TaskNotDefinedError extends Error {
 }
 
 /**
+ * The reason `ctx.task.signal` aborts with when `cancelTask()` cancelled
+ * the running task.  Whatever the handler does after that (returns,
+ * throws), the task ends as `cancelled` and is not retried.
+ * @since 0.3.0
+ */
+export class TaskCancelledError extends Error {
+  /** The task's id. */
+  readonly taskId: string;
+  /** The reason given to `cancelTask()`, if any. */
+  readonly reason: string | undefined;
+
+  /**
+   * @param taskId The task's id.
+   * @param reason The reason given to `cancelTask()`, if any.
+   */
+  constructor(taskId: string, reason?: string) {
+    super(`The task ${taskId} was cancelled${reason == null ? "" : `: ${reason}`}.`);
+    this.name = "TaskCancelledError";
+    this.taskId = taskId;
+    this.reason = reason;
+  }
+}
+
+/**
  * Formats a Standard Schema issue path the way it would be written in
  * JavaScript, e.g. `items[0].name`.  An empty path formats as `(root)`.
  * @param path The issue's path.

@@ -131,6 +131,8 @@ async function processTaskMessage(
       return outcome.reason === "permanent" ? "permanent" : "exhausted";
     case "unhandled":
       throw new Error("A task message cannot go unhandled.");
+    case "cancelled":
+      throw new Error("No task was cancelled.");
     default:
       return outcome.type;
   }

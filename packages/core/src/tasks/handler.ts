@@ -2,14 +2,15 @@ import type { DocumentLoader } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import type { MessageKindHandler, MessageRun } from "../processing/dispatcher.ts";
 import type { BaseMessage } from "../processing/envelope.ts";
-import { MalformedMessageError } from "../processing/errors.ts";
+import { MalformedMessageError, RunCancelledError } from "../processing/errors.ts";
 import type { MessageEventListener, MessageEventType } from "../processing/events.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
+import type { TaskCancelWatch } from "./cancellation.ts";
 import { decodeTaskPayload } from "./codec/mod.ts";
 import type { RegisteredTask } from "./definition.ts";
-import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
+import { TaskCancelledError, TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
 import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
@@ -74,6 +75,13 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
     message: TaskMessage,
     progress: { readonly percent?: number; readonly data?: unknown },
   ) => Promise<void>;
+  /**
+   * Watches a run for its cancellation (`cancelTask()`): called before
+   * anything else; a run already cancelled does not start.  Without it,
+   * tasks cannot be cancelled.
+   * @since 0.3.0
+   */
+  readonly watchCancellation?: (message: TaskMessage) => Promise<TaskCancelWatch | undefined>;
 }
 
 /**
@@ -120,96 +128,16 @@ export function createTaskMessageHandler<TContextData, TContext>(
     },
 
     async run(message: TaskMessage, run: MessageRun<TContextData>): Promise<void> {
-      const task = taskOf(message)!;
-      let decoded: unknown;
+      const watch = await options.watchCancellation?.(message);
+      if (watch == null) return await runTask(message, run, run.signal);
       try {
-        decoded = await decodeTaskPayload(message.data, {
-          documentLoader: options.documentLoader,
-          contextLoader: options.contextLoader,
-        });
-      } catch (error) {
-        if (error instanceof TaskPayloadDecodingError) {
-          throw new MalformedMessageError(`the payload cannot be decoded: ${error.message}`, {
-            cause: error,
-          });
-        }
-        // Anything else (a document that could not be loaded) is transient.
-        throw error;
-      }
-      let data: unknown;
-      try {
-        data = await validateTaskPayload(task, decoded);
-      } catch (error) {
-        if (error instanceof TaskValidationError) {
-          throw new MalformedMessageError(
-            `the payload does not match the schema: ${error.message}`,
-            {
-              cause: error,
-              details: {
-                issues: error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
-              },
-            },
-          );
-        }
-        // A schema that throws instead of reporting issues would throw again.
-        throw new MalformedMessageError(
-          `the schema threw: ${error instanceof Error ? error.message : String(error)}`,
-          { cause: error },
-        );
-      }
-      const started = parseTimestamp(message.started);
-      const info: TaskRunInfo = {
-        name: task.name,
-        id: message.id,
-        attempt: message.attempt,
-        enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
-        signal: run.signal,
-        ...scheduleOf(message),
-        reportProgress: async (progress: TaskProgressInput) => {
-          const normal = normalizeTaskProgress(progress);
-          await options.reportProgress?.(message, normal);
-        },
-      };
-      await options.onStart?.(message);
-      const ctx = await options.createContext(
-        message,
-        parseBaseUrl(message.baseUrl)!,
-        info,
-        run.contextData,
-      );
-      let returned: unknown;
-      try {
-        returned = await task.handler(ctx, data);
-      } catch (error) {
-        if (task.onError != null) {
-          try {
-            await task.onError(ctx, error, data);
-          } catch (onErrorError) {
-            logger.error("The onError hook of the task {taskName} threw: {error}", {
-              taskName: task.name,
-              messageId: message.id,
-              error: onErrorError,
-            });
-          }
-        }
-        throw error;
-      }
-      if (returned !== undefined) {
-        const checked = checkTaskResult(returned, task.maxResultBytes);
-        if (checked.omitted != null) {
-          logger.warn(
-            "The result of task {taskName} ({messageId}) is not kept: {reason}  The task " +
-              "completed; its status says resultOmitted instead.",
-            {
-              taskName: task.name,
-              messageId: message.id,
-              reason: checked.omitted.message,
-              bytes: checked.omitted.bytes,
-              limit: checked.omitted.limit,
-            },
-          );
-        }
-        setTaskResult(message, checked);
+        if (watch.signal.aborted) throw cancelled(message, watch, false);
+        await runTask(message, run, AbortSignal.any([run.signal, watch.signal]), watch);
+        // A handler that ignored its signal and returned is cancelled all
+        // the same: its result is not kept.
+        if (watch.signal.aborted) throw cancelled(message, watch, true);
+      } finally {
+        watch.end();
       }
     },
 
@@ -238,6 +166,124 @@ export function createTaskMessageHandler<TContextData, TContext>(
       return taskOf(message)?.on[type] as MessageEventListener | undefined;
     },
   };
+
+  async function runTask(
+    message: TaskMessage,
+    run: MessageRun<TContextData>,
+    signal: AbortSignal,
+    watch?: TaskCancelWatch,
+  ): Promise<void> {
+    const task = taskOf(message)!;
+    let decoded: unknown;
+    try {
+      decoded = await decodeTaskPayload(message.data, {
+        documentLoader: options.documentLoader,
+        contextLoader: options.contextLoader,
+      });
+    } catch (error) {
+      if (error instanceof TaskPayloadDecodingError) {
+        throw new MalformedMessageError(`the payload cannot be decoded: ${error.message}`, {
+          cause: error,
+        });
+      }
+      // Anything else (a document that could not be loaded) is transient.
+      throw error;
+    }
+    let data: unknown;
+    try {
+      data = await validateTaskPayload(task, decoded);
+    } catch (error) {
+      if (error instanceof TaskValidationError) {
+        throw new MalformedMessageError(
+          `the payload does not match the schema: ${error.message}`,
+          {
+            cause: error,
+            details: {
+              issues: error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
+            },
+          },
+        );
+      }
+      // A schema that throws instead of reporting issues would throw again.
+      throw new MalformedMessageError(
+        `the schema threw: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    const started = parseTimestamp(message.started);
+    const info: TaskRunInfo = {
+      name: task.name,
+      id: message.id,
+      attempt: message.attempt,
+      enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
+      signal,
+      ...scheduleOf(message),
+      reportProgress: async (progress: TaskProgressInput) => {
+        const normal = normalizeTaskProgress(progress);
+        await options.reportProgress?.(message, normal);
+      },
+    };
+    await options.onStart?.(message);
+    const ctx = await options.createContext(
+      message,
+      parseBaseUrl(message.baseUrl)!,
+      info,
+      run.contextData,
+    );
+    let returned: unknown;
+    try {
+      returned = await task.handler(ctx, data);
+    } catch (error) {
+      // A cancelled task's error is the cancellation's doing: no onError.
+      if (watch?.signal.aborted) throw cancelled(message, watch, true, error);
+      if (task.onError != null) {
+        try {
+          await task.onError(ctx, error, data);
+        } catch (onErrorError) {
+          logger.error("The onError hook of the task {taskName} threw: {error}", {
+            taskName: task.name,
+            messageId: message.id,
+            error: onErrorError,
+          });
+        }
+      }
+      throw error;
+    }
+    if (returned !== undefined) {
+      const checked = checkTaskResult(returned, task.maxResultBytes);
+      if (checked.omitted != null) {
+        logger.warn(
+          "The result of task {taskName} ({messageId}) is not kept: {reason}  The task " +
+            "completed; its status says resultOmitted instead.",
+          {
+            taskName: task.name,
+            messageId: message.id,
+            reason: checked.omitted.message,
+            bytes: checked.omitted.bytes,
+            limit: checked.omitted.limit,
+          },
+        );
+      }
+      setTaskResult(message, checked);
+    }
+  }
+}
+
+/** The error that ends a cancelled run as `cancelled`. */
+function cancelled(
+  message: TaskMessage,
+  watch: TaskCancelWatch,
+  started: boolean,
+  cause?: unknown,
+): RunCancelledError {
+  const reason = watch.signal.reason instanceof TaskCancelledError
+    ? watch.signal.reason.reason
+    : undefined;
+  return new RunCancelledError(message.id, {
+    ...(reason == null ? {} : { reason }),
+    started,
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
 function scheduleOf(message: TaskMessage): Pick<TaskRunInfo, "schedule"> {

@@ -23,6 +23,7 @@ export type {
 export type { TaskSchedule, TaskScheduleTiming } from "./schedule/mod.ts";
 export {
   FailedTaskNotFoundError,
+  TaskCancelledError,
   TaskDeduplicationNotSupportedError,
   TaskDefinitionError,
   TaskNotDefinedError,

@@ -20,7 +20,10 @@ export interface TaskRunInfo {
    * long handler should pass it on to what it awaits, or check it between
    * steps, and throw soon after it aborts: the attempt is then retried.  A
    * handler still running after the federation's `timeoutGracePeriod` is
-   * abandoned: the worker moves on and leaves it running.
+   * abandoned: the worker moves on and leaves it running.  Also aborted
+   * (since 0.3.0) when `cancelTask()` cancels the task, in whichever
+   * process runs it, with a `TaskCancelledError` as its reason; the task
+   * then ends as `cancelled` however the handler ends.
    */
   readonly signal: AbortSignal;
   /**

@@ -6,26 +6,39 @@ import type { TaskResultOmission } from "./result.ts";
 /**
  * Where a task is: `queued` (enqueued, not yet taken), `running`,
  * `retrying` (an attempt failed and another is scheduled), `completed`,
- * `failed` (for good) or `dropped` (cannot be processed).  The last three
- * are terminal.
+ * `failed` (for good), `dropped` (cannot be processed) or `cancelled`
+ * (by `cancelTask()`, since 0.3.0).  The last four are terminal.
  * @since 0.2.0
  */
-export type TaskState = "queued" | "running" | "retrying" | "completed" | "failed" | "dropped";
+export type TaskState =
+  | "queued"
+  | "running"
+  | "retrying"
+  | "completed"
+  | "failed"
+  | "dropped"
+  | "cancelled";
 
 /**
  * The states after which nothing more happens to a task.
  * @since 0.2.0
  */
-export const TERMINAL_TASK_STATES: readonly TaskState[] = ["completed", "failed", "dropped"];
+export const TERMINAL_TASK_STATES: readonly TaskState[] = [
+  "completed",
+  "failed",
+  "dropped",
+  "cancelled",
+];
 
 /**
  * Tells whether a state is terminal.
  * @param state The state.
- * @returns `true` for `completed`, `failed` and `dropped`.
+ * @returns `true` for `completed`, `failed`, `dropped` and `cancelled`.
  * @since 0.2.0
  */
 export function isTerminalTaskState(state: TaskState): boolean {
-  return state === "completed" || state === "failed" || state === "dropped";
+  return state === "completed" || state === "failed" || state === "dropped" ||
+    state === "cancelled";
 }
 
 /**
@@ -72,6 +85,11 @@ export interface TaskStatus<TResult = unknown> {
    * @since 0.3.0
    */
   readonly resultOmitted?: TaskResultOmission;
+  /**
+   * The reason given to `cancelTask()`, for `cancelled`, if one was given.
+   * @since 0.3.0
+   */
+  readonly reason?: string;
   /** When the record last changed. */
   readonly updatedAt: Date;
 }
@@ -101,6 +119,7 @@ interface StoredTaskStatus {
   readonly error?: string;
   readonly result?: unknown;
   readonly resultOmitted?: TaskResultOmission;
+  readonly reason?: string;
   readonly updatedAt: string;
 }
 
@@ -111,6 +130,7 @@ const STATES: readonly string[] = [
   "completed",
   "failed",
   "dropped",
+  "cancelled",
 ];
 
 function toStored(status: TaskStatus): StoredTaskStatus {
@@ -147,6 +167,7 @@ function fromStored(value: unknown): TaskStatus | undefined {
     ...(typeof v.error === "string" ? { error: v.error } : {}),
     ...(v.result === undefined ? {} : { result: v.result }),
     ...(isOmission(v.resultOmitted) ? { resultOmitted: v.resultOmitted } : {}),
+    ...(typeof v.reason === "string" ? { reason: v.reason } : {}),
     updatedAt: new Date(v.updatedAt),
   };
 }

@@ -113,7 +113,8 @@ export interface TaskStatusOperations {
    * Watches one task: yields its current status first (when it has one),
    * then each change of state and each progress report, live, from any
    * process sharing the federation's `pubsub`; ends after a terminal state
-   * (`completed`, `failed`, `dropped`) or when `options.signal` aborts.
+   * (`completed`, `failed`, `dropped`, `cancelled`) or when
+   * `options.signal` aborts.
    * Subscribes on the first `next()` and unsubscribes when the iteration
    * ends, breaks or aborts.  After 5 seconds without an update it reads
    * the task's record, so an update lost by the transport (pub/sub is
@@ -302,6 +303,30 @@ export class TaskStatusTracker implements TaskStatusOperations {
   }
 
   /**
+   * Records that a task not running was cancelled (`cancelTask()`): its
+   * record says `cancelled` at once, before a worker takes it off its
+   * queue.
+   * @param status The task's record as read.
+   * @param reason The reason given, if any.
+   * @since 0.3.0
+   */
+  async cancelled(status: TaskStatus, reason: string | undefined): Promise<void> {
+    if (!this.enabled) return;
+    const { error: _error, ...rest } = status;
+    await this.#write({
+      ...rest,
+      state: "cancelled",
+      ...(reason == null ? {} : { reason }),
+      updatedAt: new Date(),
+    }, "state");
+  }
+
+  /** How long records are kept after their last change, in milliseconds. */
+  get retentionMs(): number {
+    return this.#retentionMs;
+  }
+
+  /**
    * Records and publishes a checked progress report.
    * @param message The task message.
    * @param progress The percent and data.
@@ -356,6 +381,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
       ...(error == null ? {} : { error }),
       ...(result?.result === undefined ? {} : { result: result.result }),
       ...(result?.omitted == null ? {} : { resultOmitted: result.omitted }),
+      ...(event.type === "cancelled" && event.reason != null ? { reason: event.reason } : {}),
       updatedAt: new Date(),
     }, "state");
     if (this.#writing.size > MAX_WRITES_IN_FLIGHT) await written;

@@ -1,0 +1,214 @@
+// How a cancellation reaches the task it is for: a marker in the key–value
+// store, which a worker reads before it runs a task (a queued task is never
+// run), and a request on the pub/sub transport, which aborts the task's
+// signal in whichever process runs it right now.
+import { getLogger } from "@logtape/logtape";
+import type { Temporal } from "@js-temporal/polyfill";
+import type { KvKey, KvStore } from "../kv/kv-store.ts";
+import type { PubSub } from "../pubsub/pubsub.ts";
+import { toTemporalDuration } from "../time/duration.ts";
+import { TaskCancelledError } from "./errors.ts";
+
+const logger = getLogger(["fedwork", "task"]);
+
+/**
+ * The pub/sub topic cancellation requests are published on; the payload is
+ * `{"id": …, "reason": …}` as JSON.
+ * @since 0.3.0
+ */
+export const TASK_CANCEL_TOPIC = "fedwork:task-cancel";
+
+/**
+ * One run of a task, watched for its cancellation.  Internal.
+ * @since 0.3.0
+ */
+export interface TaskCancelWatch {
+  /** Aborts (with a `TaskCancelledError`) when the task is cancelled. */
+  readonly signal: AbortSignal;
+  /** Stops watching: the run ended. */
+  end(): void;
+}
+
+/** A cancellation marker as stored. */
+interface StoredCancellation {
+  readonly reason?: string;
+  readonly at: string;
+}
+
+/** The subscription to cancellation requests, and how many hold it. */
+interface Subscription {
+  readonly controller: AbortController;
+  readonly ready: Promise<void>;
+  holders: number;
+}
+
+/** A run of a task this process watches. */
+interface WatchedRun {
+  readonly controller: AbortController;
+}
+
+/**
+ * Cancellation markers and requests, and the runs of this process watched
+ * for them.  Internal.
+ * @since 0.3.0
+ */
+export class TaskCancellations {
+  readonly #kv: KvStore;
+  readonly #pubsub: PubSub;
+  readonly #enabled: boolean;
+  /** The runs of this process, by task id (a task may run twice at once). */
+  readonly #running = new Map<string, Set<WatchedRun>>();
+  /** The open subscription and how many worker groups hold it. */
+  #subscription: Subscription | undefined;
+
+  /**
+   * @param kv Where markers are kept.
+   * @param pubsub Where requests are published.
+   * @param enabled Whether cancellation is possible at all (the federation
+   *                keeps task status records); when not, runs are not
+   *                watched and cost nothing.
+   */
+  constructor(kv: KvStore, pubsub: PubSub, enabled: boolean) {
+    this.#kv = kv;
+    this.#pubsub = pubsub;
+    this.#enabled = enabled;
+  }
+
+  /**
+   * Marks a task cancelled and asks whichever process runs it to abort it.
+   * @param id The task's id.
+   * @param reason Why, if said.
+   * @param ttl How long the marker is kept.
+   */
+  async request(id: string, reason: string | undefined, ttl: Temporal.Duration): Promise<void> {
+    const stored: StoredCancellation = {
+      ...(reason == null ? {} : { reason }),
+      at: new Date().toISOString(),
+    };
+    // The marker first: a run that starts after the request was published
+    // reads it (see begin()).
+    await this.#kv.set(markerKey(id), stored, { ttl });
+    this.#abortLocal(id, reason);
+    await this.#pubsub.publish(TASK_CANCEL_TOPIC, JSON.stringify({ id, reason })).catch(
+      (error) => {
+        logger.warn("Could not publish the cancellation of task {messageId}: {error}", {
+          messageId: id,
+          error,
+        });
+      },
+    );
+  }
+
+  /**
+   * Subscribes to cancellation requests until `signal` aborts; the workers
+   * hold it while they run.  Resolves once the subscription is active.
+   * @param signal Ends this hold.
+   */
+  async listen(signal: AbortSignal | undefined): Promise<void> {
+    if (!this.#enabled || signal?.aborted) return;
+    let subscription = this.#subscription;
+    if (subscription == null) {
+      const controller = new AbortController();
+      const ready = this.#pubsub.subscribe(TASK_CANCEL_TOPIC, (payload) => {
+        const request = decodeRequest(payload);
+        if (request != null) this.#abortLocal(request.id, request.reason);
+      }, { signal: controller.signal });
+      subscription = this.#subscription = { controller, ready, holders: 0 };
+    }
+    subscription.holders++;
+    signal?.addEventListener("abort", () => this.#release(subscription), { once: true });
+    try {
+      await subscription.ready;
+    } catch (error) {
+      logger.warn(
+        "Could not subscribe to task cancellations; running tasks are cancelled only when " +
+          "they start: {error}",
+        { error },
+      );
+    }
+  }
+
+  /**
+   * Ends one hold of the subscription: the workers stopped.
+   * @param subscription The subscription held.
+   */
+  #release(subscription: Subscription): void {
+    if (--subscription.holders > 0 || this.#subscription !== subscription) return;
+    this.#subscription = undefined;
+    subscription.controller.abort();
+  }
+
+  /**
+   * Starts watching a run of a task: its signal aborts when the task is
+   * cancelled, already aborted when it was cancelled before.
+   * @param id The task's id.
+   * @returns The watch, or `undefined` when cancellation is off.
+   */
+  async begin(id: string): Promise<TaskCancelWatch | undefined> {
+    if (!this.#enabled) return undefined;
+    const run: WatchedRun = { controller: new AbortController() };
+    // Registered before the marker is read: a request published in between
+    // finds the run, and one published before left the marker.
+    let runs = this.#running.get(id);
+    if (runs == null) this.#running.set(id, runs = new Set());
+    runs.add(run);
+    const end = () => {
+      const set = this.#running.get(id);
+      if (set?.delete(run) && set.size === 0) this.#running.delete(id);
+    };
+    let marker: unknown;
+    try {
+      marker = await this.#kv.get(markerKey(id));
+    } catch (error) {
+      logger.warn("Could not read whether task {messageId} was cancelled: {error}", {
+        messageId: id,
+        error,
+      });
+    }
+    if (marker != null && !run.controller.signal.aborted) {
+      const reason = (marker as Partial<StoredCancellation>).reason;
+      run.controller.abort(
+        new TaskCancelledError(id, typeof reason === "string" ? reason : undefined),
+      );
+    }
+    return { signal: run.controller.signal, end };
+  }
+
+  #abortLocal(id: string, reason: string | undefined): void {
+    const runs = this.#running.get(id);
+    if (runs == null) return;
+    for (const run of runs) {
+      if (!run.controller.signal.aborted) run.controller.abort(new TaskCancelledError(id, reason));
+    }
+  }
+}
+
+/**
+ * How long a cancellation marker is kept: as long as the task's status
+ * record, and at least 30 days, for a task delayed that long.
+ * @param statusRetentionMs The status records' retention.
+ * @returns The marker's TTL.
+ * @since 0.3.0
+ */
+export function cancellationMarkerTtl(statusRetentionMs: number): Temporal.Duration {
+  return toTemporalDuration(
+    { milliseconds: Math.max(statusRetentionMs, 30 * 24 * 60 * 60 * 1000) },
+    "ttl",
+  );
+}
+
+function markerKey(id: string): KvKey {
+  return ["fedwork", "task-cancelled", id];
+}
+
+function decodeRequest(payload: string): { id: string; reason?: string } | undefined {
+  try {
+    const value = JSON.parse(payload) as { id?: unknown; reason?: unknown };
+    if (typeof value?.id !== "string") return undefined;
+    return typeof value.reason === "string" ? { id: value.id, reason: value.reason } : {
+      id: value.id,
+    };
+  } catch {
+    return undefined;
+  }
+}
