@@ -131,6 +131,7 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
       "durable",
       "maxReconnectDelay",
       "priorities",
+      "queueType",
     ], { where: "new AmqpMessageQueue()" });
     this.#given = options;
     this.#options = resolveAmqpOptions(options);

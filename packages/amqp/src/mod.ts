@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 export { AmqpMessageQueue } from "./message-queue.ts";
-export { type AmqpMessageQueueOptions, DEFAULT_AMQP_URL } from "./options.ts";
+export { type AmqpMessageQueueOptions, type AmqpQueueType, DEFAULT_AMQP_URL } from "./options.ts";
 export {
   AmqpConnectionError,
   AmqpMessageQueueClosedError,

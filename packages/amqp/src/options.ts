@@ -115,7 +115,31 @@ export interface AmqpMessageQueueOptions {
    * @since 0.3.0
    */
   readonly priorities?: boolean;
+
+  /**
+   * The RabbitMQ queue type of every queue this class declares (the main
+   * queue, the partition queues and the delay queues): `"classic"`, or
+   * `"quorum"` for RabbitMQ's replicated, Raft-based queues, its
+   * recommendation for durable data on a cluster of brokers.  Quorum
+   * queues are always durable (`durable: false` is refused with them) and
+   * have no priorities on RabbitMQ 3.x (`priorities: true` is refused with
+   * them); delay queues dead-letter at least once.  See the manual's
+   * "Scaling out" page for the trade-offs.  RabbitMQ cannot change the
+   * type of an existing queue: the type must be the same for every
+   * instance sharing the queue.  Defaults to `"classic"`.
+   * @since 0.3.0
+   */
+  readonly queueType?: AmqpQueueType;
 }
+
+/**
+ * The RabbitMQ queue types {@link AmqpMessageQueue} can declare (see
+ * {@link AmqpMessageQueueOptions.queueType}).
+ * @since 0.3.0
+ */
+export type AmqpQueueType = "classic" | "quorum";
+
+const QUEUE_TYPES: readonly AmqpQueueType[] = ["classic", "quorum"];
 
 /** Options after validation, with defaults filled in. */
 export interface ResolvedAmqpOptions {
@@ -130,6 +154,7 @@ export interface ResolvedAmqpOptions {
   readonly durable: boolean;
   readonly maxReconnectDelayMs: number;
   readonly priorities: boolean;
+  readonly queueType: AmqpQueueType;
 }
 
 /** The URL used when {@link AmqpMessageQueueOptions.url} is absent. */
@@ -197,6 +222,19 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
   );
   const priorities = options.priorities ?? false;
   if (typeof priorities !== "boolean") throw new TypeError(`priorities must be a boolean.`);
+  const queueType = queueTypeOption(options.queueType);
+  if (queueType === "quorum" && !durable) {
+    throw new RangeError(
+      'queueType "quorum" needs durable: true: RabbitMQ\'s quorum queues are always durable.',
+    );
+  }
+  if (queueType === "quorum" && priorities) {
+    throw new RangeError(
+      'priorities: true cannot be combined with queueType "quorum": RabbitMQ 3.x refuses ' +
+        "x-max-priority on a quorum queue, and 4.x quorum queues know only two priority " +
+        "levels without a strict order.  Use a classic queue for priorities.",
+    );
+  }
   return {
     url,
     queue,
@@ -209,7 +247,26 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
     durable,
     maxReconnectDelayMs,
     priorities,
+    queueType,
   };
+}
+
+/**
+ * Checks the `queueType` option.
+ * @throws {TypeError} When it is not one of {@link QUEUE_TYPES}, suggesting
+ *         the one meant when the value looks like a typo of it.
+ */
+function queueTypeOption(value: unknown): AmqpQueueType {
+  if (value == null) return "classic";
+  if (QUEUE_TYPES.includes(value as AmqpQueueType)) return value as AmqpQueueType;
+  const text = typeof value === "string" ? value.trim().toLowerCase() : "";
+  const suggestion = QUEUE_TYPES.find((type) =>
+    text.length >= 3 && (type.startsWith(text.slice(0, 3)) || text.includes(type))
+  );
+  throw new TypeError(
+    `queueType must be "classic" or "quorum"; got ${JSON.stringify(value)}` +
+      (suggestion == null ? "." : `; did you mean "${suggestion}"?`),
+  );
 }
 
 /**

@@ -107,14 +107,29 @@ export function consumedQueueArguments(
   options: ResolvedAmqpOptions,
   name: string,
 ): Options.AssertQueue {
+  const type = queueTypeArguments(options);
   if (name === options.queue) {
     return options.priorities
       ? { durable: options.durable, arguments: { "x-max-priority": MAX_AMQP_PRIORITY } }
-      : { durable: options.durable };
+      : type == null
+      ? { durable: options.durable }
+      : { durable: options.durable, arguments: type };
   }
   // A single active consumer with prefetch 1 is what keeps one partition's
   // messages from running at the same time, even across processes.
-  return { durable: options.durable, arguments: { "x-single-active-consumer": true } };
+  return {
+    durable: options.durable,
+    arguments: { ...type, "x-single-active-consumer": true },
+  };
+}
+
+/**
+ * The arguments that choose the queue type: none for classic queues (so
+ * that queues declared before the option existed stay equivalent), and
+ * `x-queue-type: quorum` for quorum queues.
+ */
+function queueTypeArguments(options: ResolvedAmqpOptions): Record<string, unknown> | undefined {
+  return options.queueType === "quorum" ? { "x-queue-type": "quorum" } : undefined;
 }
 
 /** The arguments of a delay queue. */
@@ -126,6 +141,14 @@ export function delayQueueArguments(
   return {
     durable: options.durable,
     arguments: {
+      ...queueTypeArguments(options),
+      // A quorum queue's dead-lettering is at most once by default: a
+      // message expiring while its target cannot take it would be dropped.
+      // At least once keeps it until the target confirmed it, which needs
+      // x-overflow reject-publish.
+      ...(options.queueType === "quorum"
+        ? { "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish" }
+        : {}),
       "x-message-ttl": delayMs,
       // The default exchange ("") routes by queue name, so expired messages
       // land in the target queue without any exchange of our own.
@@ -166,6 +189,17 @@ export function explainInequivalentQueue(error: unknown, options: ResolvedAmqpOp
   const text = String((error as { message?: unknown })?.message ?? error);
   if (!/PRECONDITION_FAILED|inequivalent arg/i.test(text)) return error;
   const priority = /x-max-priority/.test(text);
+  if (/x-queue-type/.test(text)) {
+    return new Error(
+      `The AMQP queue ${JSON.stringify(options.queue)} (or one of its partition or delay ` +
+        `queues) already exists with another queue type than this AmqpMessageQueue's ` +
+        `queueType, ${JSON.stringify(options.queueType)} (${text}).  RabbitMQ cannot change ` +
+        "the type of an existing queue: set queueType to match the queue, or drain it, " +
+        "delete it (for example with rabbitmqctl delete_queue) and let it be declared " +
+        "again, or use a new queue name.",
+      { cause: error },
+    );
+  }
   return new Error(
     `The AMQP queue ${JSON.stringify(options.queue)} already exists with other arguments ` +
       `than this AmqpMessageQueue declares (${text}).  RabbitMQ cannot change the ` +

@@ -1,0 +1,16 @@
+// The message-queue conformance suite (with its SIGKILL crash test) and the
+// federation-over-queue suite, on RabbitMQ quorum queues.
+import { testFederationOverQueue, testMessageQueue } from "@fedwork/testing";
+
+testMessageQueue({
+  name: "AmqpMessageQueue (quorum queues)",
+  factoryModule: new URL("./testdata/quorum-factory.ts", import.meta.url).href,
+  durable: true,
+  redelivery: true,
+});
+
+testFederationOverQueue({
+  name: "AmqpMessageQueue (quorum queues)",
+  factoryModule: new URL("./testdata/quorum-factory.ts", import.meta.url).href,
+  redelivery: true,
+});
