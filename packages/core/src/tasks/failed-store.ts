@@ -1,5 +1,7 @@
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
 import type { TaskMessage } from "./message.ts";
+import { assertKnownOptions } from "../options/known-options.ts";
+import { positiveIntegerOption } from "../options/value-options.ts";
 
 /**
  * The name failed deliveries are kept under in the failed-task store (their
@@ -306,6 +308,7 @@ export class TaskRecordStore {
    * @param status Failed or completed.
    * @param options A task name, a page size and a cursor.
    * @returns The page.
+   * @throws {UnknownOptionError} When `options` holds a name it does not know.
    * @throws {RangeError} When `limit` is not an integer from 1 to 1000.
    * @throws {TypeError} When `cursor` is not one this method returned, or
    *         `kind` is neither `"task"` nor `"delivery"`.
@@ -314,12 +317,15 @@ export class TaskRecordStore {
     status: "failed" | "completed",
     options: ListTaskRecordsOptions = {},
   ): Promise<TaskRecordPage> {
-    const limit = options.limit ?? DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-      throw new RangeError(
-        `The limit option must be an integer from 1 to ${MAX_LIMIT}; got ${limit}.`,
-      );
-    }
+    assertKnownOptions(options, ["taskName", "kind", "limit", "cursor"], {
+      where: status === "failed" ? "listFailedTasks()" : "listCompletedTasks()",
+    });
+    const limit = positiveIntegerOption(
+      options.limit ?? undefined,
+      "limit",
+      DEFAULT_LIMIT,
+      MAX_LIMIT,
+    );
     if (options.kind != null && options.kind !== "task" && options.kind !== "delivery") {
       throw new TypeError(
         `The kind option must be "task" or "delivery"; got ${JSON.stringify(options.kind)}.`,

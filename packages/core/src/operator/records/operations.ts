@@ -37,6 +37,7 @@ import type { TaskSchedule } from "../../tasks/schedule/mod.ts";
 import { validateTaskPayload } from "../../tasks/validation.ts";
 import type { TaskScheduleOptions } from "../schedules/mod.ts";
 import { TaskStatusTracker } from "../status/mod.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -434,6 +435,7 @@ export class FederationOperations<TContextData> {
   }
 
   countFailedTasks(options: CountFailedTasksOptions = {}): Promise<Map<string, number>> {
+    assertKnownOptions(options, ["kind"], { where: "countFailedTasks()" });
     const kind = options?.kind;
     if (kind != null && kind !== "task" && kind !== "delivery") {
       throw new TypeError(

@@ -16,6 +16,7 @@ import {
   TaskStatusStore,
   type TaskUpdate,
 } from "../../tasks/status.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -574,6 +575,7 @@ function checkSignal(options: WatchTaskOptions, method: string): void {
   if (options == null || typeof options !== "object") {
     throw new TypeError(`The options of ${method}() must be an object.`);
   }
+  assertKnownOptions(options, ["signal"], { where: `${method}()` });
   if (options.signal != null && !(options.signal instanceof AbortSignal)) {
     throw new TypeError(`The signal option of ${method}() must be an AbortSignal.`);
   }
