@@ -53,6 +53,7 @@ export {
   type WebhookEventType,
   type WebhookInit,
   type WebhookPayload,
+  type WebhookRetryPolicy,
   type WebhookTaskInfo,
   WebhookVerificationError,
   type WebhookVerificationFailure,

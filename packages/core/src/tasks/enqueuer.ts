@@ -50,12 +50,35 @@ export interface TaskEnqueuerOptions<TContextData> {
 }
 
 /**
+ * Sees task messages that reached their queue.  Internal.
+ * @param messages The messages, as prepared (before the producer stamped
+ *                 their trace context).
+ * @since 0.3.0
+ */
+export type TaskEnqueuedObserver = (messages: readonly TaskMessage[]) => void | Promise<void>;
+
+/**
  * Enqueues task messages.  Internal.
  * @typeParam TContextData The context data the workers are started with.
  * @since 0.2.0
  */
 export class TaskEnqueuer<TContextData> {
   readonly #options: TaskEnqueuerOptions<TContextData>;
+  readonly #enqueuedObservers = new Set<TaskEnqueuedObserver>();
+
+  /**
+   * Adds an internal observer of the task messages that reached their
+   * queue (not those deduplication turned into no-ops).  It runs in the
+   * enqueuer's async context, after the queue took them; an observer that
+   * throws fails the enqueue, so observers catch their own errors.
+   * @param observer The observer.
+   * @returns A function that removes it.
+   * @since 0.3.0
+   */
+  observeEnqueued(observer: TaskEnqueuedObserver): () => void {
+    this.#enqueuedObservers.add(observer);
+    return () => this.#enqueuedObservers.delete(observer);
+  }
 
   /**
    * @param options The store, the producer, the status records and the
@@ -98,6 +121,14 @@ export class TaskEnqueuer<TContextData> {
     const deduplicated = results.filter((result) => result.status === "deduplicated").length;
     if (prepared.messages.length > 0) {
       this.#options.metrics.recordDeduplicated(prepared.messages[0].taskName, deduplicated);
+    }
+    if (this.#enqueuedObservers.size > 0) {
+      const enqueued = prepared.messages.filter((_, index) =>
+        results[index]?.status === "enqueued"
+      );
+      if (enqueued.length > 0) {
+        for (const observer of [...this.#enqueuedObservers]) await observer(enqueued);
+      }
     }
     return results;
   }

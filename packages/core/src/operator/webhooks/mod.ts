@@ -27,6 +27,7 @@ export {
   type WebhookEventType,
   type WebhookInit,
   type WebhookPayload,
+  type WebhookRetryPolicy,
   type WebhookTaskInfo,
 } from "./types.ts";
 export {

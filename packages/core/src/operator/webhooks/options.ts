@@ -34,6 +34,20 @@ export interface FederationWebhookOptions {
    * `taskRetryPolicy` by default.
    */
   readonly retryPolicy?: RetryPolicy;
+  /**
+   * How long after a webhook is disabled it is first probed: the request
+   * that disabled it is sent again, and a 2xx answer enables the webhook.
+   * Each failed probe doubles the wait, up to `probeMaxDelay`.
+   * @default `{ minutes: 1 }`
+   * @since 0.3.0
+   */
+  readonly probeInitialDelay?: DurationInput;
+  /**
+   * The longest wait between two probes of a disabled webhook.
+   * @default `{ hours: 6 }`
+   * @since 0.3.0
+   */
+  readonly probeMaxDelay?: DurationInput;
 }
 
 export type { ResolvedWebhookOptions };
@@ -76,8 +90,34 @@ export function resolveWebhookOptions(
     "webhooks.timeout",
     () => positiveDurationOption(options?.timeout ?? undefined, "webhooks.timeout", 10_000),
   );
+  const probeInitialDelayMs = checkFederationOption(
+    "webhooks.probeInitialDelay",
+    () =>
+      positiveDurationOption(
+        options?.probeInitialDelay ?? undefined,
+        "webhooks.probeInitialDelay",
+        60_000,
+      ),
+  );
+  const probeMaxDelayMs = checkFederationOption(
+    "webhooks.probeMaxDelay",
+    () =>
+      positiveDurationOption(
+        options?.probeMaxDelay ?? undefined,
+        "webhooks.probeMaxDelay",
+        6 * 3_600_000,
+      ),
+  );
+  if (probeMaxDelayMs < probeInitialDelayMs) {
+    throw new FederationOptionError(
+      "webhooks.probeMaxDelay",
+      "The webhooks.probeMaxDelay option must not be shorter than webhooks.probeInitialDelay.",
+    );
+  }
   return {
     disableAfterFailures,
+    probeInitialDelayMs,
+    probeMaxDelayMs,
     ...(options?.onDisabled == null ? {} : { onDisabled: options.onDisabled }),
     timeoutMs,
     ...(options?.retryPolicy == null ? {} : { retryPolicy: options.retryPolicy }),

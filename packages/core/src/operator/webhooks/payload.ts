@@ -26,6 +26,10 @@ export function webhookPayloadOfEvent(
     if (result.result !== undefined) task.result = result.result;
     if (result.resultOmitted != null) task.resultOmitted = result.resultOmitted;
   }
+  if (event.type === "failed" && event.reason !== "permanent") {
+    // The retry policy was asked and said no more.
+    task.attemptsLeft = 0;
+  }
   if (event.type === "failed" || event.type === "dropped") {
     task.reason = event.reason;
     if (event.error !== undefined) task.error = describeError(event.error);
@@ -82,5 +86,25 @@ export function webhookPayloadOfProgress(
         ...(progress.data === undefined ? {} : { data: progress.data }),
       },
     },
+  };
+}
+
+/**
+ * Builds the payload of an `enqueued` event.
+ * @param message The task message that reached its queue.
+ * @param webhookId The webhook it is sent to.
+ * @returns The payload, with a fresh event id.
+ * @since 0.3.0
+ */
+export function webhookPayloadOfEnqueued(
+  message: { readonly id: string; readonly taskName: string; readonly started: string },
+  webhookId: string,
+): WebhookPayload {
+  return {
+    id: crypto.randomUUID(),
+    type: "enqueued",
+    createdAt: new Date().toISOString(),
+    webhookId,
+    task: { id: message.id, name: message.taskName, attempt: 0, enqueuedAt: message.started },
   };
 }

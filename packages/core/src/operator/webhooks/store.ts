@@ -14,6 +14,20 @@ export interface StoredWebhook {
   readonly createdAt: number;
   readonly disabledAt?: number;
   readonly lastError?: string;
+  /** Extra request headers (secret like the secret: never listed). */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly retryPolicy?: {
+    readonly maxAttempts: number;
+    readonly initialDelayMs: number;
+    readonly maxDelayMs: number;
+  };
+  readonly static?: boolean;
+  /** Epoch milliseconds. */
+  readonly lastSuccessAt?: number;
+  /** Epoch milliseconds. */
+  readonly lastFailureAt?: number;
+  /** The running re-probe of a disabled webhook: only that chain may enable it. */
+  readonly probe?: { readonly id: string; readonly round: number; readonly nextAt: number };
 }
 
 const PREFIX: KvKey = ["fedwork", "webhook"];
@@ -22,7 +36,7 @@ const PREFIX: KvKey = ["fedwork", "webhook"];
 const LIST_CACHE_MS = 5_000;
 
 /**
- * Strips the secret and turns times into dates.
+ * Strips the secret and the header values, and turns times into dates.
  * @param stored The stored webhook.
  * @returns The public view.
  */
@@ -37,6 +51,14 @@ export function toWebhook(stored: StoredWebhook): Webhook {
     createdAt: new Date(stored.createdAt),
     ...(stored.disabledAt == null ? {} : { disabledAt: new Date(stored.disabledAt) }),
     ...(stored.lastError == null ? {} : { lastError: stored.lastError }),
+    ...(stored.headers == null ? {} : { headerNames: Object.keys(stored.headers) }),
+    ...(stored.retryPolicy == null ? {} : { retryPolicy: { ...stored.retryPolicy } }),
+    static: stored.static === true,
+    ...(stored.lastSuccessAt == null ? {} : { lastSuccessAt: new Date(stored.lastSuccessAt) }),
+    ...(stored.lastFailureAt == null ? {} : { lastFailureAt: new Date(stored.lastFailureAt) }),
+    ...(stored.probe == null || stored.enabled
+      ? {}
+      : { nextProbeAt: new Date(stored.probe.nextAt) }),
   };
 }
 

@@ -1,16 +1,19 @@
+import type { DurationInput } from "../../time/duration.ts";
+
 /**
- * What a webhook can be told about: a task `completed`, `failed` for good
- * (exhausted or permanent), was `dropped` (could not be processed), or
- * reported `progress`.
+ * What a webhook can be told about: a task was `enqueued` (since 0.3.0),
+ * `completed`, `failed` for good (exhausted or permanent), was `dropped`
+ * (could not be processed), or reported `progress`.
  * @since 0.2.0
  */
-export type WebhookEventType = "completed" | "failed" | "dropped" | "progress";
+export type WebhookEventType = "enqueued" | "completed" | "failed" | "dropped" | "progress";
 
 /**
  * Every {@link WebhookEventType}, in documentation order.
  * @since 0.2.0
  */
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = Object.freeze([
+  "enqueued",
   "completed",
   "failed",
   "dropped",
@@ -34,6 +37,45 @@ export interface WebhookInit {
   readonly secret: string;
   /** Only events of these task names; every task by default. */
   readonly tasks?: readonly string[];
+  /**
+   * Extra request headers, such as an `X-API-Key` the receiver requires: at
+   * most 32, names HTTP tokens other than `Content-Type`, `Content-Length`,
+   * `Host`, `User-Agent`, `traceparent`, `tracestate` and the
+   * `Fedwork-Webhook-*` headers, values up to 4096 characters without line
+   * breaks.  Kept in the key–value store beside the secret; never logged,
+   * and `listWebhooks()` returns only their names (`headerNames`).
+   * @since 0.3.0
+   */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * When a failed request to this webhook is tried again, instead of the
+   * federation's `webhooks.retryPolicy`: an exponential back-off (with
+   * jitter) from `initialDelay` (1 second by default) up to `maxDelay` (1
+   * hour by default), giving up after `maxAttempts` attempts (10 by
+   * default).  Plain data, so that every process of the federation applies
+   * it.
+   * @since 0.3.0
+   */
+  readonly retryPolicy?: WebhookRetryPolicy;
+  /**
+   * A static webhook is never disabled, however many requests fail in a
+   * row.  `false` by default.
+   * @since 0.3.0
+   */
+  readonly static?: boolean;
+}
+
+/**
+ * A webhook's own retry policy (`WebhookInit.retryPolicy`).
+ * @since 0.3.0
+ */
+export interface WebhookRetryPolicy {
+  /** How many attempts a request gets in all; a positive integer.  10 by default. */
+  readonly maxAttempts?: number;
+  /** The delay before the first retry.  1 second by default. */
+  readonly initialDelay?: DurationInput;
+  /** The longest delay between two attempts.  1 hour by default. */
+  readonly maxDelay?: DurationInput;
 }
 
 /**
@@ -63,6 +105,42 @@ export interface Webhook {
   readonly disabledAt?: Date;
   /** Why the last request failed (a status or an error message), if one did. */
   readonly lastError?: string;
+  /**
+   * The names of its extra headers; their values are never returned.
+   * @since 0.3.0
+   */
+  readonly headerNames?: readonly string[];
+  /**
+   * Its own retry policy, when it has one.
+   * @since 0.3.0
+   */
+  readonly retryPolicy?: {
+    readonly maxAttempts: number;
+    readonly initialDelayMs: number;
+    readonly maxDelayMs: number;
+  };
+  /**
+   * Whether it is static (never disabled).
+   * @since 0.3.0
+   */
+  readonly static: boolean;
+  /**
+   * When a request to it last succeeded (updated at most once a minute
+   * while it keeps succeeding, and at once after a failure).
+   * @since 0.3.0
+   */
+  readonly lastSuccessAt?: Date;
+  /**
+   * When a request to it last failed.
+   * @since 0.3.0
+   */
+  readonly lastFailureAt?: Date;
+  /**
+   * While it is disabled: when it is next probed (the request that
+   * disabled it is sent again; a success enables it).
+   * @since 0.3.0
+   */
+  readonly nextProbeAt?: Date;
 }
 
 /**
@@ -76,6 +154,14 @@ export interface WebhookTaskInfo {
   readonly name: string;
   /** The attempt the event is about, from 0. */
   readonly attempt: number;
+  /**
+   * For `failed`: how many more attempts the retry policy would have
+   * allowed; `0` when it gave up (`"exhausted"`, `"timeout"`).  Absent when
+   * the policy was not asked (a `"permanent"` failure), since it cannot
+   * tell then without being run.
+   * @since 0.3.0
+   */
+  readonly attemptsLeft?: number;
   /** When the task was first enqueued, ISO 8601. */
   readonly enqueuedAt: string;
   /** How long the attempt ran, in milliseconds (not for `progress`). */

@@ -13,7 +13,11 @@ import { TaskQueueNotConfiguredError } from "../../tasks/errors.ts";
 import { taskResultOf } from "../../tasks/result.ts";
 import { resolveTaskQueue } from "../../tasks/routing.ts";
 import { WebhookDeliveryError } from "./errors.ts";
-import { webhookPayloadOfEvent, webhookPayloadOfProgress } from "./payload.ts";
+import {
+  webhookPayloadOfEnqueued,
+  webhookPayloadOfEvent,
+  webhookPayloadOfProgress,
+} from "./payload.ts";
 import { describeSecretProblem, signWebhookRequest } from "./signature.ts";
 import { type StoredWebhook, toWebhook, WebhookStore } from "./store.ts";
 import {
@@ -31,6 +35,9 @@ import {
   stringRecordSchema,
 } from "../internal-tasks/mod.ts";
 import type { RetryPolicy } from "../../retry/retry-policy.ts";
+import { context } from "@opentelemetry/api";
+import { injectTraceContext } from "../../processing/tracing.ts";
+import { checkWebhookHeaders, checkWebhookRetryPolicy, webhookRetryDelayMs } from "./headers.ts";
 
 const logger = getLogger(["fedwork", "webhook"]);
 
@@ -43,7 +50,23 @@ export const WEBHOOK_TASK_NAME = `${INTERNAL_TASK_PREFIX}webhook`;
 /** The least time between two progress events of one task sent to webhooks. */
 const PROGRESS_INTERVAL_MS = 1000;
 
-type WebhookTaskData = Record<"webhookId" | "eventId" | "eventType" | "body", string>;
+/**
+ * One request to send.  `attempt` counts the attempts made under the
+ * webhook's own retry policy; `probe` marks a probe of a disabled webhook
+ * (the id of its probe chain).
+ */
+type WebhookTaskData =
+  & Record<"webhookId" | "eventId" | "eventType" | "body", string>
+  & {
+    readonly attempt?: string;
+    readonly probe?: string;
+    /** The W3C trace context of the task the event is about. */
+    readonly traceparent?: string;
+    readonly tracestate?: string;
+  };
+
+/** How long a run of successes may leave `lastSuccessAt` behind. */
+const LAST_SUCCESS_PRECISION_MS = 60_000;
 
 /**
  * Managing webhooks from the federation.  `Federation` has these methods.
@@ -116,6 +139,8 @@ export interface ResolvedWebhookOptions {
   readonly onDisabled?: (webhook: Webhook) => void | Promise<void>;
   readonly timeoutMs: number;
   readonly retryPolicy?: RetryPolicy;
+  readonly probeInitialDelayMs: number;
+  readonly probeMaxDelayMs: number;
 }
 
 /**
@@ -141,6 +166,8 @@ export interface WebhooksPort<TContextData> {
 /** What the webhook task's handler reads of its context. */
 interface WebhookTaskContext {
   readonly task: { readonly signal: AbortSignal };
+  /** The base URL the task was enqueued with; retries and probes keep it. */
+  readonly origin: string;
 }
 
 /**
@@ -171,13 +198,18 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       ...(options.retryPolicy == null ? {} : { retryPolicy: options.retryPolicy }),
     }) as TaskDefinition<TContextData, WebhookTaskData, WebhookTaskData>;
     port.observe((event, message) => this.#observe(event, message));
+    port.internalTasks.taskEnqueuer.observeEnqueued((messages) => this.#observeEnqueued(messages));
   }
 
   async addWebhook(init: WebhookInit): Promise<Webhook> {
     if (typeof init !== "object" || init == null) {
       throw new TypeError("addWebhook() needs { url, events, secret }.");
     }
-    assertKnownOptions(init, ["url", "events", "secret", "tasks"], { where: "addWebhook()" });
+    assertKnownOptions(
+      init,
+      ["url", "events", "secret", "tasks", "headers", "retryPolicy", "static"],
+      { where: "addWebhook()" },
+    );
     const url = typeof init.url === "string" && URL.canParse(init.url)
       ? new URL(init.url)
       : init.url instanceof URL
@@ -218,6 +250,11 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     }
     const problem = describeSecretProblem(init.secret);
     if (problem != null) throw new TypeError(`The secret of addWebhook() ${problem}.`);
+    const headers = checkWebhookHeaders(init.headers);
+    const retryPolicy = checkWebhookRetryPolicy(init.retryPolicy);
+    if (init.static != null && typeof init.static !== "boolean") {
+      throw new TypeError("The static option of addWebhook() must be a boolean.");
+    }
     const { kv } = this.#port;
     if (typeof kv.list !== "function") {
       throw new TypeError(
@@ -232,15 +269,21 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       events: [...new Set(events)],
       ...(init.tasks == null ? {} : { tasks: [...init.tasks] }),
       secret: init.secret,
+      ...(headers == null ? {} : { headers }),
+      ...(retryPolicy == null ? {} : { retryPolicy }),
+      ...(init.static === true ? { static: true } : {}),
       enabled: true,
       consecutiveFailures: 0,
       createdAt: Date.now(),
     };
     await this.#store.add(stored);
+    // The header values are secret-like: only their names are logged.
     logger.info("Added the webhook {webhookId} for {events} to {url}.", {
       webhookId: stored.id,
       events: stored.events,
       url: stored.url,
+      headerNames: headers == null ? [] : Object.keys(headers),
+      static: stored.static === true,
     });
     return toWebhook(stored);
   }
@@ -256,7 +299,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
 
   async enableWebhook(id: string): Promise<Webhook | undefined> {
     const updated = await this.#store.update(String(id), (current) => {
-      const { disabledAt: _, ...rest } = current;
+      const { disabledAt: _, probe: __, ...rest } = current;
       return { ...rest, enabled: true, consecutiveFailures: 0 };
     });
     return updated == null ? undefined : toWebhook(updated);
@@ -292,15 +335,21 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     if (webhooks.length === 0) return;
     this.#progressSentAt.set(message.id, now);
     for (const webhook of webhooks) {
-      await this.#enqueue(webhookPayloadOfProgress(message, progress, webhook.id), message.baseUrl);
+      await this.#enqueue(
+        webhookPayloadOfProgress(message, progress, webhook.id),
+        message.baseUrl,
+        traceOf(message),
+      );
     }
   }
 
   async #observe(event: MessageEvent, message: BaseMessage): Promise<void> {
     if (event.kind !== "task") return;
     this.#progressSentAt.delete(event.messageId);
-    // A task never goes unhandled; the check is for the type.
-    if (event.type === "retrying" || event.type === "unhandled") return;
+    // Only the outcomes a webhook can subscribe to: not "retrying" nor
+    // "unhandled" (a task never goes unhandled); a new event kind (such as
+    // "cancelled") reaches webhooks by joining WEBHOOK_EVENT_TYPES.
+    if (!isWebhookEventType(event.type)) return;
     const taskName = event.taskName;
     if (taskName == null || taskName.startsWith(INTERNAL_TASK_PREFIX)) return;
     if (typeof this.#port.kv.list !== "function") return;
@@ -315,17 +364,51 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       await this.#enqueue(
         webhookPayloadOfEvent(event, webhook.id, resultInfo(message)),
         message.baseUrl,
+        traceOf(message),
       );
     }
   }
 
-  async #enqueue(payload: WebhookPayload, baseUrl: string): Promise<void> {
+  async #observeEnqueued(messages: readonly TaskMessage[]): Promise<void> {
+    if (typeof this.#port.kv.list !== "function") return;
+    const tasks = messages.filter((message) => !message.taskName.startsWith(INTERNAL_TASK_PREFIX));
+    if (tasks.length === 0) return;
+    let all: StoredWebhook[];
+    try {
+      all = this.#store.peekCached() ?? await this.#store.listCached();
+    } catch (error) {
+      logger.warn("Could not read the webhooks: {error}", { error });
+      return;
+    }
+    if (all.length === 0) return;
+    for (const message of tasks) {
+      for (const webhook of all) {
+        if (
+          !webhook.enabled || !webhook.events.includes("enqueued") ||
+          (webhook.tasks != null && !webhook.tasks.includes(message.taskName))
+        ) continue;
+        await this.#enqueue(
+          webhookPayloadOfEnqueued(message, webhook.id),
+          message.baseUrl,
+          traceOf(message),
+        );
+      }
+    }
+  }
+
+  async #enqueue(
+    payload: WebhookPayload,
+    baseUrl: string,
+    trace: Readonly<Record<string, string>>,
+  ): Promise<void> {
     try {
       await enqueueInternalTask(this.#port.internalTasks, this.#task, {
         webhookId: payload.webhookId,
         eventId: payload.id,
         eventType: payload.type,
         body: JSON.stringify(payload),
+        ...(trace.traceparent == null ? {} : { traceparent: trace.traceparent }),
+        ...(trace.tracestate == null ? {} : { tracestate: trace.tracestate }),
       }, { baseUrl });
     } catch (error) {
       const level = error instanceof TaskQueueNotConfiguredError ? "error" : "warn";
@@ -344,6 +427,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
 
   async #send(ctx: WebhookTaskContext, data: WebhookTaskData): Promise<void> {
     const webhook = await this.#store.get(data.webhookId);
+    if (data.probe != null) return await this.#probe(ctx, data, webhook);
     if (webhook == null || !webhook.enabled) {
       logger.info("Skipped the event {eventId}: the webhook {webhookId} is {state}.", {
         eventId: data.eventId,
@@ -352,17 +436,116 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       });
       return;
     }
+    const sent = await this.#request(ctx, webhook, data);
+    if (sent.ok) {
+      await this.#recordSuccess(webhook, false);
+      logger.debug("Sent the event {eventId} to the webhook {webhookId} (HTTP {status}).", {
+        eventId: data.eventId,
+        webhookId: webhook.id,
+        status: sent.status,
+      });
+      return;
+    }
+    const { failure, permanent } = sent;
+    const threshold = this.#options.disableAfterFailures;
+    let disabledNow = false;
+    const now = Date.now();
+    const probeId = crypto.randomUUID();
+    const updated = await this.#store.update(webhook.id, (current) => {
+      const consecutiveFailures = current.consecutiveFailures + 1;
+      const disable = current.enabled && current.static !== true &&
+        consecutiveFailures >= threshold;
+      disabledNow = disable;
+      return {
+        ...current,
+        consecutiveFailures,
+        lastError: describeFailure(failure),
+        lastFailureAt: now,
+        ...(disable
+          ? {
+            enabled: false,
+            disabledAt: now,
+            probe: { id: probeId, round: 0, nextAt: now + this.#options.probeInitialDelayMs },
+          }
+          : {}),
+      };
+    });
+    if (disabledNow && updated != null) {
+      logger.warn(
+        "Disabled the webhook {webhookId} ({url}) after {failures} failed requests in a row; " +
+          "it is probed again in {delayMs} ms.",
+        {
+          webhookId: webhook.id,
+          url: webhook.url,
+          failures: updated.consecutiveFailures,
+          delayMs: this.#options.probeInitialDelayMs,
+        },
+      );
+      await this.#scheduleProbe(
+        ctx,
+        data,
+        webhook.id,
+        probeId,
+        this.#options.probeInitialDelayMs,
+      );
+      try {
+        await this.#options.onDisabled?.(toWebhook(updated));
+      } catch (error) {
+        logger.error("The webhooks.onDisabled callback threw: {error}", { error });
+      }
+    }
+    if (permanent || (updated != null && !updated.enabled)) {
+      throw new PermanentError(failure.message, { cause: failure });
+    }
+    const policy = updated?.retryPolicy ?? webhook.retryPolicy;
+    if (policy == null) throw failure;
+    // The webhook's own policy: the retry is a new message with its delay,
+    // and the task-level policy is not used (it cannot tell webhooks apart).
+    const failedAttempts = Number(data.attempt ?? "0") + 1;
+    const delayMs = webhookRetryDelayMs(policy, failedAttempts);
+    if (delayMs == null) throw new PermanentError(failure.message, { cause: failure });
+    await this.#enqueueData(ctx, { ...data, attempt: String(failedAttempts) }, { delayMs });
+    logger.info(
+      "The event {eventId} to the webhook {webhookId} failed ({error}); attempt {attempt} " +
+        "follows in {delayMs} ms.",
+      {
+        eventId: data.eventId,
+        webhookId: webhook.id,
+        error: describeFailure(failure),
+        attempt: failedAttempts,
+        delayMs,
+      },
+    );
+  }
+
+  /**
+   * Sends one signed request, with the webhook's extra headers and the
+   * trace context of the active span (the webhook task's), and says how it
+   * went; never throws.
+   */
+  async #request(
+    ctx: WebhookTaskContext,
+    webhook: StoredWebhook,
+    data: WebhookTaskData,
+  ): Promise<
+    | { readonly ok: true; readonly status: number }
+    | { readonly ok: false; readonly failure: WebhookDeliveryError; readonly permanent: boolean }
+  > {
     const url = new URL(webhook.url);
     const { allowPrivateAddress, userAgent, maxRedirects } = this.#port.http;
-    let failure: WebhookDeliveryError;
-    let permanent = false;
     try {
-      const headers = await signWebhookRequest({
+      const signed = await signWebhookRequest({
         secret: webhook.secret,
         eventId: data.eventId,
         eventType: data.eventType,
         body: data.body,
       });
+      const headers = new Headers(webhook.headers);
+      for (const [name, value] of new Headers(signed)) headers.set(name, value);
+      // The receiver's span joins the trace of the task the event is
+      // about (its enqueuing span is the parent).
+      if (data.traceparent != null) headers.set("traceparent", data.traceparent);
+      if (data.tracestate != null) headers.set("tracestate", data.tracestate);
       const response = await fetchRemote(url, {
         method: "POST",
         headers,
@@ -379,67 +562,155 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
         signal: ctx.task.signal,
       });
       if (response.status >= 200 && response.status < 300) {
-        if (webhook.consecutiveFailures > 0) {
-          await this.#store.update(
-            webhook.id,
-            (current) =>
-              current.consecutiveFailures === 0
-                ? undefined
-                : { ...current, consecutiveFailures: 0 },
-          );
-        }
-        logger.debug("Sent the event {eventId} to the webhook {webhookId} (HTTP {status}).", {
-          eventId: data.eventId,
-          webhookId: webhook.id,
-          status: response.status,
-        });
-        return;
+        return { ok: true, status: response.status };
       }
-      failure = new WebhookDeliveryError(
-        webhook.id,
-        webhook.url,
-        response.status,
-        `HTTP ${response.status}`,
-      );
-    } catch (error) {
-      permanent = error instanceof PrivateAddressError;
-      failure = new WebhookDeliveryError(
-        webhook.id,
-        webhook.url,
-        null,
-        error instanceof Error ? error.message : String(error),
-        error,
-      );
-    }
-    const threshold = this.#options.disableAfterFailures;
-    let disabledNow = false;
-    const updated = await this.#store.update(webhook.id, (current) => {
-      const consecutiveFailures = current.consecutiveFailures + 1;
-      const disable = current.enabled && consecutiveFailures >= threshold;
-      disabledNow = disable;
       return {
-        ...current,
-        consecutiveFailures,
-        lastError: failure.status == null ? failure.message : `HTTP ${failure.status}`,
-        ...(disable ? { enabled: false, disabledAt: Date.now() } : {}),
+        ok: false,
+        permanent: false,
+        failure: new WebhookDeliveryError(
+          webhook.id,
+          webhook.url,
+          response.status,
+          `HTTP ${response.status}`,
+        ),
       };
-    });
-    if (disabledNow && updated != null) {
-      logger.warn(
-        "Disabled the webhook {webhookId} ({url}) after {failures} failed requests in a row.",
-        { webhookId: webhook.id, url: webhook.url, failures: updated.consecutiveFailures },
-      );
-      try {
-        await this.#options.onDisabled?.(toWebhook(updated));
-      } catch (error) {
-        logger.error("The webhooks.onDisabled callback threw: {error}", { error });
-      }
+    } catch (error) {
+      return {
+        ok: false,
+        permanent: error instanceof PrivateAddressError,
+        failure: new WebhookDeliveryError(
+          webhook.id,
+          webhook.url,
+          null,
+          error instanceof Error ? error.message : String(error),
+          error,
+        ),
+      };
     }
-    if (permanent || (updated != null && !updated.enabled)) {
-      throw new PermanentError(failure.message, { cause: failure });
-    }
-    throw failure;
   }
+
+  /**
+   * Records a success: resets the failure count, and moves
+   * `lastSuccessAt` when it is more than a minute old (so that a webhook
+   * that keeps succeeding costs no store write per request); a probe's
+   * success enables the webhook again.
+   */
+  async #recordSuccess(webhook: StoredWebhook, probe: boolean): Promise<StoredWebhook | undefined> {
+    const now = Date.now();
+    const stale = (current: StoredWebhook) =>
+      current.lastSuccessAt == null || now - current.lastSuccessAt >= LAST_SUCCESS_PRECISION_MS;
+    if (!probe && webhook.consecutiveFailures === 0 && !stale(webhook)) return webhook;
+    return await this.#store.update(webhook.id, (current) => {
+      if (probe) {
+        if (current.enabled) return undefined;
+        const { disabledAt: _, probe: __, ...rest } = current;
+        return { ...rest, enabled: true, consecutiveFailures: 0, lastSuccessAt: now };
+      }
+      if (current.consecutiveFailures === 0 && !stale(current)) return undefined;
+      return { ...current, consecutiveFailures: 0, lastSuccessAt: now };
+    });
+  }
+
+  /**
+   * Probes a disabled webhook: sends the request that disabled it again;
+   * a 2xx answer enables the webhook, any other schedules the next probe,
+   * twice as late (up to `probeMaxDelay`).  A probe whose chain is no
+   * longer the webhook's (it was enabled, removed, or disabled anew) does
+   * nothing.  Never throws: a probe is not retried nor kept as failed.
+   */
+  async #probe(
+    ctx: WebhookTaskContext,
+    data: WebhookTaskData,
+    webhook: StoredWebhook | undefined,
+  ): Promise<void> {
+    const chain = webhook?.probe;
+    if (webhook == null || webhook.enabled || chain == null || chain.id !== data.probe) return;
+    const sent = await this.#request(ctx, webhook, data);
+    if (sent.ok) {
+      const enabled = await this.#recordSuccess(webhook, true);
+      if (enabled == null || !enabled.enabled) return;
+      logger.info("Enabled the webhook {webhookId} ({url}) again: a probe succeeded.", {
+        webhookId: webhook.id,
+        url: webhook.url,
+        round: chain.round,
+      });
+      return;
+    }
+    const round = chain.round + 1;
+    const delayMs = Math.min(
+      this.#options.probeMaxDelayMs,
+      this.#options.probeInitialDelayMs * 2 ** round,
+    );
+    const now = Date.now();
+    const updated = await this.#store.update(
+      webhook.id,
+      (current) =>
+        current.enabled || current.probe?.id !== data.probe ? undefined : {
+          ...current,
+          lastError: describeFailure(sent.failure),
+          lastFailureAt: now,
+          probe: { id: data.probe!, round, nextAt: now + delayMs },
+        },
+    );
+    if (updated == null || updated.enabled || updated.probe?.round !== round) return;
+    logger.info(
+      "A probe of the disabled webhook {webhookId} failed ({error}); the next one is in " +
+        "{delayMs} ms.",
+      { webhookId: webhook.id, error: describeFailure(sent.failure), round, delayMs },
+    );
+    await this.#scheduleProbe(ctx, data, webhook.id, data.probe!, delayMs);
+  }
+
+  async #scheduleProbe(
+    ctx: WebhookTaskContext,
+    data: WebhookTaskData,
+    webhookId: string,
+    probeId: string,
+    delayMs: number,
+  ): Promise<void> {
+    const { attempt: _, ...rest } = data;
+    await this.#enqueueData(ctx, { ...rest, webhookId, probe: probeId }, { delayMs });
+  }
+
+  async #enqueueData(
+    ctx: WebhookTaskContext,
+    data: WebhookTaskData,
+    options: { readonly delayMs: number },
+  ): Promise<void> {
+    try {
+      await enqueueInternalTask(this.#port.internalTasks, this.#task, data, {
+        baseUrl: ctx.origin,
+        delay: { milliseconds: options.delayMs },
+      });
+    } catch (error) {
+      logger.error(
+        "Could not enqueue the next request of the event {eventId} for the webhook " +
+          "{webhookId}: {error}",
+        { eventId: data.eventId, webhookId: data.webhookId, error },
+      );
+    }
+  }
+}
+
+/**
+ * The trace context of the task an event is about: the one its message
+ * carries, else (a message not yet stamped, for `enqueued`) the active
+ * span's, when the application installed a context manager.
+ */
+function traceOf(message: { readonly traceContext?: Readonly<Record<string, string>> }) {
+  const carried = message.traceContext;
+  if (carried?.traceparent != null) return carried;
+  return injectTraceContext(context.active());
+}
+
+/** What a failed request's `lastError` says. */
+function describeFailure(failure: WebhookDeliveryError): string {
+  return failure.status == null ? failure.message : `HTTP ${failure.status}`;
+}
+
+/** Whether an event type is one webhooks can subscribe to. */
+function isWebhookEventType(type: string): type is WebhookEventType {
+  return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
 }
 
 /** The checked result of a completed task message, as the payload has it. */

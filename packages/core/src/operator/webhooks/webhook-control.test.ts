@@ -1,0 +1,220 @@
+// Webhooks as the seeds have them (0.3.0): enqueued events, extra headers,
+// their own retry policy, static webhooks, re-probing, last success and
+// failure, trace context and attemptsLeft; against real loopback receivers.
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  startTestServer,
+  test,
+  waitUntil,
+} from "@fedify/fixture";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import { z } from "zod";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
+import { millisecondsToDuration } from "../../time/duration.ts";
+import type { WebhookPayload } from "./types.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import type { FederationOptions } from "../../federation/options.ts";
+import { withWorkers } from "../../federation/testdata/test-support.ts";
+
+const base = new URL("https://example.com/");
+const secret = "webhook-test-secret-0123456789";
+const apiKey = "key-that-must-stay-secret-42";
+
+function federationOn(
+  queue: InProcessMessageQueue,
+  options: Partial<FederationOptions<void>> = {},
+): Federation<void> {
+  return createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+    allowPrivateAddress: true,
+    taskRetryPolicy: ({ attempts }) => attempts >= 1 ? null : millisecondsToDuration(1),
+    ...options,
+  });
+}
+
+test("enqueued events carry the webhook's headers, which listWebhooks() names but never shows", async () => {
+  await using server = await startTestServer(() => new Response(null, { status: 204 }));
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue);
+  const job = federation.defineTask("job", { schema: z.object({}), handler: () => {} });
+  const webhook = await federation.addWebhook({
+    url: server.url,
+    events: ["enqueued"],
+    secret,
+    headers: { "X-API-Key": apiKey },
+  });
+  assertEquals(webhook.headerNames, ["X-API-Key"]);
+  assertEquals(webhook.static, false);
+  assert(!JSON.stringify(await federation.listWebhooks()).includes(apiKey));
+  let id = "";
+  await withWorkers(federation, async () => {
+    const result = await federation.createContext(base, undefined).enqueueTask(job, {});
+    id = result.status === "enqueued" ? result.messageId : "";
+    await server.waitForRequests(1);
+    await waitUntil(async () => (await federation.listWebhooks())[0].lastSuccessAt != null, {
+      what: "lastSuccessAt to be set",
+    });
+  });
+  const [request] = server.requests;
+  assertEquals(request.headers.get("x-api-key"), apiKey);
+  assertEquals(request.headers.get("fedwork-webhook-event"), "enqueued");
+  const payload = JSON.parse(request.body) as WebhookPayload;
+  assertEquals([payload.type, payload.task.id, payload.task.name], ["enqueued", id, "job"]);
+});
+
+test("addWebhook refuses headers Fedwork sets and bad retry policies, without quoting values", async () => {
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue);
+  const url = "https://hooks.example/fedwork";
+  await assertRejects(
+    () => federation.addWebhook({ url, events: ["failed"], secret, headers: { Host: "x" } }),
+    TypeError,
+    "set by Fedwork",
+  );
+  const error = await assertRejects(
+    () =>
+      federation.addWebhook({
+        url,
+        events: ["failed"],
+        secret,
+        headers: { "X-Key": `${apiKey}\r\nX-Evil: 1` },
+      }),
+    TypeError,
+    "without line breaks",
+  );
+  assert(!(error as Error).message.includes(apiKey));
+  await assertRejects(
+    () =>
+      federation.addWebhook({ url, events: ["failed"], secret, retryPolicy: { maxAttempts: 0 } }),
+    TypeError,
+    "maxAttempts",
+  );
+  await assertRejects(
+    // @ts-expect-error: a function cannot be stored
+    () => federation.addWebhook({ url, events: ["failed"], secret, retryPolicy: () => null }),
+    TypeError,
+    "retryPolicy",
+  );
+});
+
+test("a webhook's own retry policy retries its requests and then gives up into the failed store", async () => {
+  await using server = await startTestServer(() => new Response("down", { status: 503 }));
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue);
+  const job = federation.defineTask("job", { schema: z.object({}), handler: () => {} });
+  await federation.addWebhook({
+    url: server.url,
+    events: ["completed"],
+    secret,
+    headers: { "X-API-Key": apiKey },
+    retryPolicy: {
+      maxAttempts: 3,
+      initialDelay: { milliseconds: 5 },
+      maxDelay: { milliseconds: 20 },
+    },
+  });
+  await withWorkers(federation, async () => {
+    await federation.createContext(base, undefined).enqueueTask(job, {});
+    await waitUntil(async () => (await federation.listFailedTasks()).records.length === 1, {
+      what: "the webhook task to fail for good",
+    });
+  });
+  assertEquals(server.requests.length, 3);
+  const [record] = (await federation.listFailedTasks()).records;
+  assertEquals([record.taskName, record.reason], ["fedwork:webhook", "permanent"]);
+  assert(!JSON.stringify(record).includes(apiKey), "no header value in the failed store");
+  const [listed] = await federation.listWebhooks();
+  assertEquals([listed.consecutiveFailures, listed.lastError], [3, "HTTP 503"]);
+  assert(listed.lastFailureAt instanceof Date);
+});
+
+test("a static webhook is never disabled; a disabled one is probed and enabled again", async () => {
+  let answer = 500;
+  await using server = await startTestServer(() => new Response(null, { status: answer }));
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue, {
+    webhooks: {
+      disableAfterFailures: 1,
+      retryPolicy: () => null,
+      probeInitialDelay: { milliseconds: 10 },
+      probeMaxDelay: { milliseconds: 40 },
+    },
+  });
+  const job = federation.defineTask("job", { schema: z.object({}), handler: () => {} });
+  const fixed = await federation.addWebhook({
+    url: new URL("/static", server.url),
+    events: ["completed"],
+    secret,
+    static: true,
+  });
+  const probed = await federation.addWebhook({
+    url: new URL("/probed", server.url),
+    events: ["completed"],
+    secret,
+  });
+  await withWorkers(federation, async () => {
+    const ctx = federation.createContext(base, undefined);
+    await ctx.enqueueTask(job, {});
+    await ctx.enqueueTask(job, {});
+    await waitUntil(
+      () => server.requests.filter((r) => new URL(r.url).pathname === "/probed").length >= 3,
+      { what: "the disabled webhook to be probed twice" },
+    );
+    const byId = new Map((await federation.listWebhooks()).map((hook) => [hook.id, hook]));
+    assertEquals(byId.get(fixed.id)?.enabled, true);
+    assertEquals(byId.get(fixed.id)?.consecutiveFailures, 2);
+    assertEquals(byId.get(probed.id)?.enabled, false);
+    answer = 204;
+    await waitUntil(
+      async () =>
+        (await federation.listWebhooks()).find((h) => h.id === probed.id)?.enabled === true,
+      { what: "a probe to enable the webhook" },
+    );
+  });
+  const [again] = (await federation.listWebhooks()).filter((hook) => hook.id === probed.id);
+  assertEquals([again.consecutiveFailures, again.nextProbeAt], [0, undefined]);
+  assert(again.lastSuccessAt instanceof Date);
+  // Only the first completed event reached it: the second found it disabled.
+  const probedBodies = server.requests.filter((r) => new URL(r.url).pathname === "/probed")
+    .map((r) => JSON.parse(r.body).id);
+  assertEquals(new Set(probedBodies).size, 1, "every probe re-sent the event that disabled it");
+});
+
+test("failed events say attemptsLeft, and requests carry the task's traceparent", async () => {
+  const exporter = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+  await using server = await startTestServer(() => new Response(null, { status: 204 }));
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue, { tracerProvider });
+  const flaky = federation.defineTask("flaky", {
+    schema: z.object({}),
+    handler: () => {
+      throw new Error("always");
+    },
+  });
+  await federation.addWebhook({ url: server.url, events: ["failed"], secret });
+  await withWorkers(federation, async () => {
+    await federation.createContext(base, undefined).enqueueTask(flaky, {});
+    await server.waitForRequests(1);
+  });
+  const [request] = server.requests;
+  const payload = JSON.parse(request.body) as WebhookPayload;
+  assertEquals([payload.task.reason, payload.task.attemptsLeft], ["exhausted", 0]);
+  const traceparent = request.headers.get("traceparent") ?? "";
+  const process = exporter.getFinishedSpans().find((span) =>
+    span.name === "fedwork.queue.process" && span.attributes["fedwork.task.name"] === "flaky"
+  );
+  assert(process != null, "the task's span was recorded");
+  assertEquals(traceparent.split("-")[1], process.spanContext().traceId);
+});
