@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the test suite needs is there: PostgreSQL on loopback
 # (5432, user "postgres" without a password, database "test"), Redis (6379),
+# a three-master Redis Cluster (127.0.0.1:7000-7002, nothing kept on disk),
 # RabbitMQ (5672, guest/guest) and Chromium (/usr/bin/chromium), which the
 # microblog example's browser test drives.  `npm test` runs it first.
 #
@@ -38,6 +39,21 @@ wait_port() { # port seconds
   return 1
 }
 
+# The Redis Cluster the cluster tests use: three masters, no replicas.
+CLUSTER_PORTS=(7000 7001 7002)
+CLUSTER_DIR=/var/lib/redis-cluster
+
+# Whether all three nodes answer and agree that every slot is served.
+cluster_ok() {
+  local port
+  command -v redis-cli >/dev/null || return 1
+  for port in "${CLUSTER_PORTS[@]}"; do
+    port_open "$port" || return 1
+  done
+  redis-cli -h 127.0.0.1 -p "${CLUSTER_PORTS[0]}" cluster info 2>/dev/null |
+    grep -q '^cluster_state:ok'
+}
+
 postgres_installed() {
   command -v pg_ctlcluster >/dev/null && [ -n "$(ls /etc/postgresql 2>/dev/null)" ]
 }
@@ -51,7 +67,7 @@ database_exists() {
 # Fills these from what is on the machine now.
 missing=()  # one line per missing thing, for people
 packages=() # what apt-get must install
-starts=()   # what must be started: postgres, redis, rabbitmq
+starts=()   # what must be started: postgres, redis, redis_cluster, rabbitmq
 survey() {
   missing=()
   packages=()
@@ -82,6 +98,15 @@ survey() {
       packages+=(redis-server)
     fi
     starts+=(redis)
+  fi
+  if ! cluster_ok; then
+    if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
+      missing+=("Redis Cluster on 127.0.0.1:${CLUSTER_PORTS[0]}-${CLUSTER_PORTS[2]}: not running (or not formed)")
+    else
+      missing+=("Redis Cluster on 127.0.0.1:${CLUSTER_PORTS[0]}-${CLUSTER_PORTS[2]}: redis-server not installed")
+      [[ " ${packages[*]} " == *" redis-server "* ]] || packages+=(redis-server)
+    fi
+    starts+=(redis_cluster)
   fi
   if ! port_open 5672; then
     if command -v rabbitmq-server >/dev/null; then
@@ -142,6 +167,35 @@ start_redis() {
   wait_port 6379 30 || echo "ensure-services: Redis did not start" >&2
 }
 
+# Starts the three cluster nodes afresh and forms the cluster.  The nodes
+# keep no data, so a cluster that is only partly up (a node died, or a
+# machine restarted) is torn down and formed again: its keys are test data.
+start_redis_cluster() {
+  local port i
+  cluster_ok && return 0
+  echo "ensure-services: starting a Redis Cluster on 127.0.0.1:${CLUSTER_PORTS[0]}-${CLUSTER_PORTS[2]}"
+  for port in "${CLUSTER_PORTS[@]}"; do
+    port_open "$port" && redis-cli -h 127.0.0.1 -p "$port" shutdown nosave >/dev/null 2>&1
+  done
+  for port in "${CLUSTER_PORTS[@]}"; do
+    for ((i = 0; i < 50; i++)); do port_open "$port" || break; sleep 0.1; done
+    rm -rf "${CLUSTER_DIR:?}/$port"
+    mkdir -p "$CLUSTER_DIR/$port"
+    redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --cluster-enabled yes \
+      --cluster-config-file nodes.conf --cluster-node-timeout 5000 --save "" \
+      --appendonly no --dir "$CLUSTER_DIR/$port" --logfile "$CLUSTER_DIR/$port/redis.log"
+  done
+  for port in "${CLUSTER_PORTS[@]}"; do
+    wait_port "$port" 30 || { echo "ensure-services: Redis Cluster node $port did not start" >&2; return 0; }
+  done
+  redis-cli --cluster create "${CLUSTER_PORTS[@]/#/127.0.0.1:}" --cluster-replicas 0 \
+    --cluster-yes >"$CLUSTER_DIR/create.log" 2>&1 ||
+    { echo "ensure-services: redis-cli --cluster create failed; see $CLUSTER_DIR/create.log" >&2; return 0; }
+  # The nodes agree on the slots a moment after the create returns.
+  for ((i = 0; i < 100; i++)); do cluster_ok && return 0; sleep 0.1; done
+  echo "ensure-services: the Redis Cluster did not reach cluster_state:ok" >&2
+}
+
 start_rabbitmq() {
   port_open 5672 && return 0
   echo "ensure-services: starting RabbitMQ"
@@ -151,7 +205,7 @@ start_rabbitmq() {
 
 survey
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "ensure-services: all present (Chromium, PostgreSQL, Redis, RabbitMQ)"
+  echo "ensure-services: all present (Chromium, PostgreSQL, Redis, Redis Cluster, RabbitMQ)"
   exit 0
 fi
 if [ "$check_only" = 1 ]; then

@@ -1,7 +1,12 @@
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedwork/core";
 import { durationToMilliseconds } from "@fedwork/core";
 import { assertKnownOptions } from "@fedwork/core/queue-kit";
-import { type RedisConnectionOptions, RedisConnectionSource } from "./connection.ts";
+import type { Cluster, Redis } from "ioredis";
+import {
+  type RedisClient,
+  type RedisConnectionOptions,
+  RedisConnectionSource,
+} from "./connection.ts";
 import { decodeKvKey, encodeKvKey, encodeKvValue, escapeGlob } from "./kv-codec.ts";
 import { LuaScript } from "./scripts/lua-script.ts";
 import { kvCasLua } from "./scripts/kv-cas.lua.ts";
@@ -21,6 +26,39 @@ export interface RedisKvStoreOptions extends RedisConnectionOptions {
 
 const casScript = new LuaScript(kvCasLua);
 
+/**
+ * The connections whose keys `list()` scans: the client itself, or every
+ * master of a Redis Cluster (once the cluster client knows them).
+ */
+async function scannedNodes(redis: RedisClient): Promise<Redis[]> {
+  if (!redis.isCluster) return [redis as Redis];
+  const cluster = redis as Cluster;
+  // A cluster client learns its nodes on connecting; a command waits for it.
+  if (cluster.status !== "ready") await cluster.ping();
+  return cluster.nodes("master");
+}
+
+/**
+ * The values of `keys`, found by SCAN on `node`.  MGET needs its keys in
+ * one slot on a cluster, so there they are read one by one in a pipeline to
+ * the node that holds them; a key whose slot moved meanwhile is read again
+ * through the cluster client, which follows the move.
+ */
+async function getValues(
+  redis: RedisClient,
+  node: Redis,
+  keys: string[],
+): Promise<(string | null)[]> {
+  if (!redis.isCluster) return await redis.mget(...keys);
+  const pipeline = node.pipeline();
+  for (const key of keys) pipeline.get(key);
+  const replies = (await pipeline.exec()) ?? [];
+  return await Promise.all(keys.map((key, index) => {
+    const [error, text] = replies[index] ?? [new Error("no reply")];
+    return error == null ? text as string | null : redis.get(key);
+  }));
+}
+
 // Keys fetched per SCAN page in list().
 const SCAN_COUNT = 500;
 
@@ -29,9 +67,8 @@ const SCAN_COUNT = 500;
  * text (with object keys sorted, so deep-equal values have equal text),
  * TTLs as Redis key expiry, and `cas()` is one Lua script, so it is atomic.
  *
- * `list()` walks the keys with `SCAN`; on Redis Cluster it sees only the
- * node the client's commands go to, so use it on standalone Redis (or
- * Sentinel) only.
+ * `list()` walks the keys with `SCAN`; on Redis Cluster it scans every
+ * master in turn (the keys of one store are spread over all of them).
  *
  * @example
  * ```ts ignore
@@ -124,19 +161,21 @@ export class RedisKvStore implements KvStore, AsyncDisposable {
       patterns.push(`${escapeGlob(exact.slice(0, -1))},*`);
     }
     for (const pattern of patterns) {
-      let cursor = "0";
-      do {
-        const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", SCAN_COUNT);
-        cursor = next;
-        if (keys.length === 0) continue;
-        const values = await redis.mget(...keys);
-        for (const [index, name] of keys.entries()) {
-          const text = values[index];
-          // Expired (or deleted) between SCAN and MGET.
-          if (text == null) continue;
-          yield { key: decodeKvKey(name.slice(this.#prefix.length)), value: JSON.parse(text) };
-        }
-      } while (cursor !== "0");
+      for (const node of await scannedNodes(redis)) {
+        let cursor = "0";
+        do {
+          const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", SCAN_COUNT);
+          cursor = next;
+          if (keys.length === 0) continue;
+          const values = await getValues(redis, node, keys);
+          for (const [index, name] of keys.entries()) {
+            const text = values[index];
+            // Expired (or deleted) between SCAN and reading it.
+            if (text == null) continue;
+            yield { key: decodeKvKey(name.slice(this.#prefix.length)), value: JSON.parse(text) };
+          }
+        } while (cursor !== "0");
+      }
     }
   }
 
