@@ -14,6 +14,7 @@ import {
   assertEquals,
   assertMatch,
   deferred,
+  delay,
   startTestServer,
   test,
   waitUntil,
@@ -385,6 +386,69 @@ test("in a browser, deliveries to an inbox down past the give-up limit show as f
       assertEquals([...received].sort(), [...ids].sort());
       assertEquals((await federation.countFailedTasks()).size, 0);
       await page.locator("#failed-empty").waitFor({ state: "visible", timeout: 30_000 });
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    await server.close();
+    controller.abort();
+    await worker;
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("in a browser, Cancel on a running task aborts its signal and the page shows it cancelled", async () => {
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: new InProcessMessageQueue(),
+    manuallyStartQueue: true,
+  });
+  const reasons: unknown[] = [];
+  const transcode = federation.defineTask("transcode", {
+    schema: z.object({ post: z.string() }),
+    async handler(ctx) {
+      // Reports until cancelled, so that the page sees it whenever it
+      // subscribed.
+      while (!ctx.task.signal.aborted) {
+        await ctx.task.reportProgress(10);
+        await delay(1000);
+      }
+      reasons.push(ctx.task.signal.reason);
+      throw ctx.task.signal.reason;
+    },
+  });
+  const controller = new AbortController();
+  const worker = federation.startQueue(undefined, { signal: controller.signal });
+  const dataDir = await mkdtemp(join(tmpdir(), "fedwork-dashboard-cancel-"));
+  const server = await serve(createDashboard(federation, {
+    basePath: "/admin",
+    refreshInterval: { seconds: 1 },
+    authorize: () => true,
+  }));
+  try {
+    const browser = await launchChromium(join(dataDir, "chromium-profile"), {
+      viewport: { width: 1280, height: 900 },
+    });
+    try {
+      const page = await browser.newPage();
+      assertEquals((await page.goto(`${server.url}/admin/`))?.status(), 200);
+      const ctx = federation.createContext(new URL(server.url), undefined);
+      const { messageId } = await ctx.enqueueTask(transcode, { post: "deleted" }) as {
+        messageId: string;
+      };
+      const row = page.locator(`tr.task-progress[data-id="${messageId}"]`);
+      await row.locator(".state", { hasText: "running" }).waitFor({ timeout: 30_000 });
+      await row.getByRole("button", { name: "Cancel" }).click();
+      await row.getByRole("button", { name: "Really cancel?" }).click();
+      await row.locator(".state", { hasText: "cancelled" }).waitFor({ timeout: 30_000 });
+      assertMatch(await page.locator("#notice").innerText(), /Cancelled transcode/);
+      // An ended task has no Cancel button.
+      assertEquals(await row.getByRole("button").count(), 0);
+      assertEquals((await federation.getTaskStatus(messageId))?.state, "cancelled");
+      assertEquals(
+        (reasons[0] as { reason?: string }).reason,
+        "cancelled from the dashboard",
+      );
     } finally {
       await browser.close();
     }

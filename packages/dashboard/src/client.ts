@@ -393,10 +393,55 @@ export const CLIENT_SCRIPT = String.raw`
           }),
         ]),
         el("td", { text: time(update.updatedAt) }),
+        el("td", null, cancelButton(update)),
       ]);
     }));
     $("progress").hidden = updates.length === 0;
     $("progress-empty").hidden = updates.length > 0;
+  }
+
+  const ENDED = ["completed", "failed", "dropped", "cancelled"];
+  // The ids whose Cancel was clicked once: the rows are rebuilt on every
+  // update, and the confirmation must outlive that.
+  const confirmingCancel = new Set();
+
+  function cancelButton(update) {
+    if (!config.features.cancel || ENDED.includes(update.state)) {
+      confirmingCancel.delete(update.id);
+      return [];
+    }
+    const confirming = confirmingCancel.has(update.id);
+    const button = el("button", {
+      text: confirming ? "Really cancel?" : "Cancel",
+      className: "cancel",
+      title: "Cancel the task: a queued one never runs; a running one has its signal aborted",
+    });
+    button.type = "button";
+    button.addEventListener("click", () => cancelTask(update, button));
+    return [button];
+  }
+
+  async function cancelTask(update, button) {
+    if (!confirmingCancel.has(update.id)) {
+      confirmingCancel.add(update.id);
+      button.textContent = "Really cancel?";
+      return;
+    }
+    confirmingCancel.delete(update.id);
+    button.disabled = true;
+    try {
+      const result = await post("/tasks/" + encodeURIComponent(update.id) + "/cancel");
+      notice(
+        result.status === "cancelled"
+          ? "Cancelled " + update.name + " " + update.id + "."
+          : result.status === "finished"
+          ? update.name + " " + update.id + " had already ended (" + result.state + ")."
+          : "No task " + update.id + " is known.",
+      );
+    } catch (error) {
+      button.disabled = false;
+      notice("Could not cancel " + update.id + ": " + error.message, true);
+    }
   }
 
   function watchProgress() {

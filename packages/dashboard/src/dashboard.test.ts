@@ -306,6 +306,36 @@ test("discarding removes the failed task", async () => {
   }
 });
 
+test("cancel needs the CSRF header and says what it did", async () => {
+  const setup = await setUp();
+  try {
+    const dashboard = createDashboard(setup.federation, { authorize: allow });
+    const post = (path: string, headers: Record<string, string>) =>
+      dashboard(new Request(new URL(path, base), { method: "POST", headers }));
+    // A delayed task waits in its queue: cancelled before it runs.
+    const result = await setup.federation.createContext(base, undefined).enqueueTask(
+      setup.deliver,
+      { note: "later", when: new Date() },
+      { delay: { hours: 1 } },
+    );
+    const id = (result as { messageId: string }).messageId;
+    const path = `/api/tasks/${id}/cancel`;
+    assertEquals((await post(path, {})).status, 403);
+    assertEquals((await setup.federation.getTaskStatus(id))?.state, "queued");
+    const cancelled = await post(path, { [DASHBOARD_CSRF_HEADER]: "1" });
+    assertEquals(await cancelled.json(), { status: "cancelled", state: "queued" });
+    const status = await setup.federation.getTaskStatus(id);
+    assertEquals(status?.state, "cancelled");
+    assertEquals(status?.reason, "cancelled from the dashboard");
+    const again = await post(path, { [DASHBOARD_CSRF_HEADER]: "1" });
+    assertEquals(await again.json(), { status: "finished", state: "cancelled" });
+    const unknown = await post("/api/tasks/nope/cancel", { [DASHBOARD_CSRF_HEADER]: "1" });
+    assertEquals(await unknown.json(), { status: "unknown", state: null });
+  } finally {
+    await setup.stop();
+  }
+});
+
 test("the events stream carries task updates until the client goes away", async () => {
   const setup = await setUp();
   try {
@@ -380,15 +410,27 @@ test("panels whose federation method is missing say they are not available", asy
     };
     const dashboard = createDashboard(partial, { authorize: allow });
     const overview = await (await dashboard(new Request(new URL("/api/overview", base)))).json();
-    assertEquals(overview.features, { progress: false, hosts: false, release: false });
+    assertEquals(overview.features, {
+      progress: false,
+      hosts: false,
+      release: false,
+      cancel: false,
+    });
     assertEquals(overview.hosts, null);
     assertEquals((await dashboard(new Request(new URL("/api/events", base)))).status, 404);
     const html = await (await dashboard(new Request(base))).text();
-    assert(html.includes('"features":{"progress":false,"hosts":false,"release":false}'));
+    assert(
+      html.includes('"features":{"progress":false,"hosts":false,"release":false,"cancel":false}'),
+    );
 
     const full = createDashboard(federation, { authorize: allow });
     const fullOverview = await (await full(new Request(new URL("/api/overview", base)))).json();
-    assertEquals(fullOverview.features, { progress: true, hosts: true, release: true });
+    assertEquals(fullOverview.features, {
+      progress: true,
+      hosts: true,
+      release: true,
+      cancel: true,
+    });
     assertEquals(fullOverview.hosts, []);
   } finally {
     await setup.stop();

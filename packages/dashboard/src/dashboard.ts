@@ -39,7 +39,8 @@ export type DashboardHandler = (request: Request) => Promise<Response>;
  * Discard buttons; failed deliveries among them, with their inbox and last
  * status), live task progress (when the federation has `watchTasks()`)
  * and unhealthy and dead remote hosts (when it has `listUnhealthyHosts()`),
- * with a Release button (when it has `releaseHost()`).
+ * with a Release button (when it has `releaseHost()`), and a Cancel
+ * button on each live task that has not ended (when it has `cancelTask()`).
  *
  * Every request goes through `authorize`, which must return `true`;
  * without it, every request is refused with 403.  Replay and discard are
@@ -49,7 +50,8 @@ export type DashboardHandler = (request: Request) => Promise<Response>;
  * Routes under `basePath`: `GET /` (the page), `GET /api/overview`,
  * `GET /api/failed?cursor=&task=`, `GET /api/failed/:id`,
  * `POST /api/failed/:id/replay`, `POST /api/failed/:id/discard`,
- * `POST /api/hosts/:host/release` and `GET /api/events` (server-sent
+ * `POST /api/hosts/:host/release`, `POST /api/tasks/:id/cancel` and
+ * `GET /api/events` (server-sent
  * events of task updates).
  * @param federation The federation (any `Federation` of `@fedwork/core`).
  * @param options `authorize`, `basePath`, `title`, `refreshInterval`,
@@ -136,11 +138,15 @@ export function createDashboard(
         const replay = matchId(path, /^\/api\/failed\/([^/]+)\/replay$/);
         const discard = matchId(path, /^\/api\/failed\/([^/]+)\/discard$/);
         const release = matchId(path, /^\/api\/hosts\/([^/]+)\/release$/);
-        if (replay == null && discard == null && release == null) return text(404, "Not Found");
+        const cancel = matchId(path, /^\/api\/tasks\/([^/]+)\/cancel$/);
+        if (replay == null && discard == null && release == null && cancel == null) {
+          return text(404, "Not Found");
+        }
         const refusal = checkCsrf(request);
         if (refusal != null) return json(403, { error: refusal });
         if (replay != null) return await api.replay(replay);
         if (release != null) return await api.release(release);
+        if (cancel != null) return await api.cancel(cancel);
         return json(200, { discarded: await federation.discardFailedTask(discard!) });
       }
       return new Response("Method Not Allowed", {
@@ -165,6 +171,7 @@ class DashboardApi {
     readonly progress: boolean;
     readonly hosts: boolean;
     readonly release: boolean;
+    readonly cancel: boolean;
   };
 
   constructor(federation: DashboardFederation, pageSize: number) {
@@ -174,6 +181,7 @@ class DashboardApi {
       progress: typeof federation.watchTasks === "function",
       hosts: typeof federation.listUnhealthyHosts === "function",
       release: typeof federation.releaseHost === "function",
+      cancel: typeof federation.cancelTask === "function",
     };
   }
 
@@ -273,6 +281,22 @@ class DashboardApi {
     const released = await releaseHost.call(this.#federation, host);
     logger.info("Released the host {host} from the dashboard.", { host, released });
     return json(200, { released });
+  }
+
+  async cancel(id: string): Promise<Response> {
+    const cancelTask = this.#federation.cancelTask;
+    if (typeof cancelTask !== "function") {
+      return json(404, { error: "Not available: the federation has no cancelTask()." });
+    }
+    const result = await cancelTask.call(this.#federation, id, {
+      reason: "cancelled from the dashboard",
+    });
+    logger.info("Cancelled task {messageId} from the dashboard: {status}.", {
+      messageId: id,
+      status: result.status,
+      state: result.state,
+    });
+    return json(200, { status: result.status, state: result.state ?? null });
   }
 
   events(request: Request): Response {

@@ -12,6 +12,7 @@ export interface PageOptions {
     readonly progress: boolean;
     readonly hosts: boolean;
     readonly release: boolean;
+    readonly cancel: boolean;
   };
 }
 
@@ -77,7 +78,7 @@ export function renderPage(options: PageOptions): string {
     <h2 id="progress-heading">Live progress</h2>
     <p id="progress-unavailable" class="empty" hidden>Not available: this federation has no watchTasks().</p>
     <table id="progress">
-      <thead><tr><th>Task</th><th>State</th><th>Progress</th><th>Updated</th></tr></thead>
+      <thead><tr><th>Task</th><th>State</th><th>Progress</th><th>Updated</th><th>Actions</th></tr></thead>
       <tbody></tbody>
     </table>
     <p id="progress-empty" class="empty">No task updates yet.</p>
@@ -157,6 +158,8 @@ button.discard { border-color: var(--bad); color: var(--bad); }
 .bar > span { display: block; height: 100%; background: var(--accent); }
 .state-completed { color: var(--ok); font-weight: 600; }
 .state-failed, .state-dropped { color: var(--bad); font-weight: 600; }
+.state-cancelled { color: var(--muted); font-weight: 600; }
+button.cancel { border-color: var(--bad); color: var(--bad); }
 .host.dead .host-state { color: var(--bad); font-weight: 600; }
 .state-retrying { color: var(--warn); font-weight: 600; }
 `;

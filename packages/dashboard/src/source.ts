@@ -89,4 +89,13 @@ export interface DashboardFederation {
    * @since 0.3.0
    */
   releaseHost?(host: string): Promise<boolean>;
+  /**
+   * See `Federation.cancelTask()`; optional (without it, live tasks have
+   * no Cancel button).
+   * @since 0.3.0
+   */
+  cancelTask?(
+    id: string,
+    options?: { readonly reason?: string },
+  ): Promise<{ readonly status: string; readonly state?: string }>;
 }

@@ -621,7 +621,9 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       if (outer.aborted) cancelHold.abort();
       else outer.addEventListener("abort", () => cancelHold.abort(), { once: true });
     }
-    if (roles.includes("task")) await this.cancellations.listen(cancelHold.signal);
+    // Not awaited: the workers start listening at once, and each run waits
+    // for the subscription before it starts (see TaskCancellations.begin()).
+    if (roles.includes("task")) void this.cancellations.listen(cancelHold.signal);
     try {
       await Promise.all([
         runWorkers({

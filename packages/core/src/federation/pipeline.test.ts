@@ -341,7 +341,7 @@ test("federation.on() rejects an unknown event type and a listener that is not a
     federation.on("finished", () => {});
   } catch (error) {
     threw++;
-    assert(String(error).includes("completed, retrying, failed and dropped"));
+    assert(String(error).includes("failed, dropped and cancelled"), String(error));
   }
   try {
     // @ts-expect-error: not a function.

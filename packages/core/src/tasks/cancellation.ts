@@ -112,20 +112,19 @@ export class TaskCancellations {
       const ready = this.#pubsub.subscribe(TASK_CANCEL_TOPIC, (payload) => {
         const request = decodeRequest(payload);
         if (request != null) this.#abortLocal(request.id, request.reason);
-      }, { signal: controller.signal });
+      }, { signal: controller.signal }).catch((error) => {
+        logger.warn(
+          "Could not subscribe to task cancellations; running tasks are cancelled only " +
+            "when they start: {error}",
+          { error },
+        );
+      });
       subscription = this.#subscription = { controller, ready, holders: 0 };
     }
     subscription.holders++;
-    signal?.addEventListener("abort", () => this.#release(subscription), { once: true });
-    try {
-      await subscription.ready;
-    } catch (error) {
-      logger.warn(
-        "Could not subscribe to task cancellations; running tasks are cancelled only when " +
-          "they start: {error}",
-        { error },
-      );
-    }
+    const held = subscription;
+    signal?.addEventListener("abort", () => this.#release(held), { once: true });
+    await subscription.ready;
   }
 
   /**
@@ -156,6 +155,10 @@ export class TaskCancellations {
       const set = this.#running.get(id);
       if (set?.delete(run) && set.size === 0) this.#running.delete(id);
     };
+    // A run waits for the subscription the workers opened: a request
+    // published once it runs reaches it.
+    const subscription = this.#subscription;
+    if (subscription != null) await subscription.ready;
     let marker: unknown;
     try {
       marker = await this.#kv.get(markerKey(id));
