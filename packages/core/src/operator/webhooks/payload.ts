@@ -2,7 +2,8 @@ import type { MessageEvent } from "../../processing/events.ts";
 import type { WebhookEventType, WebhookPayload, WebhookTaskInfo } from "./types.ts";
 
 /**
- * Builds the payload of a `completed`, `failed` or `dropped` event.
+ * Builds the payload of a `completed`, `failed`, `dropped` or (since 0.3.0)
+ * `cancelled` event.
  * @param event The lifecycle event of a task message.
  * @param webhookId The webhook it is sent to.
  * @param result The handler's checked result, for `completed` (since
@@ -33,6 +34,10 @@ export function webhookPayloadOfEvent(
   if (event.type === "failed" || event.type === "dropped") {
     task.reason = event.reason;
     if (event.error !== undefined) task.error = describeError(event.error);
+  }
+  if (event.type === "cancelled") {
+    if (event.reason != null) task.reason = event.reason;
+    task.started = event.started;
   }
   return {
     id: crypto.randomUUID(),

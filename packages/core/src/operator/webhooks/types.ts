@@ -3,10 +3,17 @@ import type { DurationInput } from "../../time/duration.ts";
 /**
  * What a webhook can be told about: a task was `enqueued` (since 0.3.0),
  * `completed`, `failed` for good (exhausted or permanent), was `dropped`
- * (could not be processed), or reported `progress`.
+ * (could not be processed), was `cancelled` (by `cancelTask()`, since
+ * 0.3.0), or reported `progress`.
  * @since 0.2.0
  */
-export type WebhookEventType = "enqueued" | "completed" | "failed" | "dropped" | "progress";
+export type WebhookEventType =
+  | "enqueued"
+  | "completed"
+  | "failed"
+  | "dropped"
+  | "cancelled"
+  | "progress";
 
 /**
  * Every {@link WebhookEventType}, in documentation order.
@@ -17,6 +24,7 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = Object.freeze([
   "completed",
   "failed",
   "dropped",
+  "cancelled",
   "progress",
 ]);
 
@@ -167,10 +175,16 @@ export interface WebhookTaskInfo {
   /** How long the attempt ran, in milliseconds (not for `progress`). */
   readonly durationMs?: number;
   /**
-   * Why it failed (`"permanent"` or `"exhausted"`) or was dropped (in
-   * words).
+   * Why it failed (`"permanent"` or `"exhausted"`), was dropped (in
+   * words), or was cancelled (the reason given to `cancelTask()`, if any).
    */
   readonly reason?: string;
+  /**
+   * For `cancelled`: whether its handler had started (its signal aborted)
+   * or it was taken off its queue without running.
+   * @since 0.3.0
+   */
+  readonly started?: boolean;
   /** The error's name and message, for `failed` and `dropped`. */
   readonly error?: { readonly name: string; readonly message: string };
   /** The progress reported, for `progress`. */

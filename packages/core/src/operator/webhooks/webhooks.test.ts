@@ -137,6 +137,37 @@ test("progress reports reach the webhooks that ask for them, signed like the res
   assertEquals(new Set(received.map((payload) => payload.task.name)), new Set(["transcode"]));
 });
 
+test("a cancelled task reaches the webhooks that ask for cancelled events", async () => {
+  const received: WebhookPayload[] = [];
+  await using server = await startTestServer(async (request) => {
+    received.push(await verifyWebhookRequest(request, { secret }));
+    return new Response(null, { status: 204 });
+  });
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue);
+  let ran = false;
+  const importFollowers = federation.defineTask("import-followers", {
+    schema: z.object({}),
+    handler: () => void (ran = true),
+  });
+  await federation.addWebhook({ url: server.url, events: ["cancelled"], secret });
+  const result = await federation.createContext(base, undefined).enqueueTask(importFollowers, {});
+  assert(result.status === "enqueued");
+  assertEquals(
+    await federation.cancelTask(result.messageId, { reason: "the user left" }),
+    { status: "cancelled", id: result.messageId, state: "queued" },
+  );
+  await withWorkers(federation, async () => {
+    await waitUntil(() => received.length >= 1, { what: "the cancelled event's request" });
+  });
+  assertEquals(ran, false);
+  assertEquals(received.length, 1);
+  assertEquals(received[0].type, "cancelled");
+  assertEquals(received[0].task.id, result.messageId);
+  assertEquals(received[0].task.reason, "the user left");
+  assertEquals(received[0].task.started, false);
+});
+
 test("a webhook receives only the events and tasks it names", async () => {
   await using server = await startTestServer(() => new Response(null, { status: 200 }));
   await using queue = new InProcessMessageQueue();
