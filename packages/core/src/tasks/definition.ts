@@ -9,7 +9,7 @@ import type { MessageQueue } from "../queue/message-queue.ts";
 import { checkMessagePriority } from "../queue/priority.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { timeLimitToMilliseconds } from "../processing/time-limit.ts";
-import type { DurationInput } from "../time/duration.ts";
+import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { TaskDefinitionError } from "./errors.ts";
 import {
   DEFAULT_MAX_TASK_RESULT_BYTES,
@@ -157,6 +157,26 @@ export interface TaskOptions<
    * @since 0.3.0
    */
   readonly maxResultBytes?: number;
+
+  /**
+   * How long this task's completed runs are kept (`listCompletedTasks()`),
+   * instead of the federation's `completedTaskRetention`; `0` keeps none.
+   * A task whose payloads are large can keep fewer, and a task worth
+   * auditing can be kept when the federation keeps none.
+   * @example
+   * ```ts ignore
+   * builder.defineTask("charge-card", { schema, handler, completedRetention: { days: 30 } });
+   * ```
+   * @since 0.3.0
+   */
+  readonly completedRetention?: DurationInput | 0;
+
+  /**
+   * How long this task's failed runs are kept in the failed-task store,
+   * instead of the federation's `failedTaskRetention`; `0` keeps none.
+   * @since 0.3.0
+   */
+  readonly failedRetention?: DurationInput | 0;
 }
 
 const EVENT_TYPES: readonly MessageEventType[] = [
@@ -210,6 +230,8 @@ const TASK_OPTION_NAMES: readonly string[] = [
   "timeout",
   "priority",
   "maxResultBytes",
+  "completedRetention",
+  "failedRetention",
 ];
 
 /** The names {@link TaskEnqueueOptions} has; any other is refused. */
@@ -370,6 +392,18 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
    * @since 0.3.0
    */
   readonly maxResultBytes: number;
+  /**
+   * How long completed runs are kept, in milliseconds (0: none), or
+   * `undefined` for the federation's `completedTaskRetention`.
+   * @since 0.3.0
+   */
+  readonly completedRetentionMs?: number;
+  /**
+   * How long failed runs are kept, in milliseconds (0: none), or
+   * `undefined` for the federation's `failedTaskRetention`.
+   * @since 0.3.0
+   */
+  readonly failedRetentionMs?: number;
 }
 
 /**
@@ -515,7 +549,38 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     priority,
     maxResultBytes: checkMaxResultBytes(name, options.maxResultBytes),
+    ...retention(name, "completedRetention", options.completedRetention),
+    ...retention(name, "failedRetention", options.failedRetention),
   };
+}
+
+/** Checks a task's retention option; `{}` when it is not given. */
+function retention(
+  name: string,
+  option: "completedRetention" | "failedRetention",
+  value: unknown,
+): { completedRetentionMs?: number; failedRetentionMs?: number } {
+  if (value == null) return {};
+  let ms: number;
+  try {
+    ms = value === 0 ? 0 : durationToMilliseconds(value as DurationInput, option);
+  } catch (error) {
+    throw new TaskDefinitionError(
+      name,
+      option,
+      `The ${option} option of the task ${JSON.stringify(name)} must be a duration such as ` +
+        `{ days: 7 }, or 0 to keep none: ${(error as Error).message}`,
+    );
+  }
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw new TaskDefinitionError(
+      name,
+      option,
+      `The ${option} option of the task ${JSON.stringify(name)} must be a finite duration ` +
+        `of zero or more.`,
+    );
+  }
+  return option === "completedRetention" ? { completedRetentionMs: ms } : { failedRetentionMs: ms };
 }
 
 function checkMaxResultBytes(name: string, value: unknown): number {

@@ -159,6 +159,14 @@ interface StoredRecord {
   readonly orderingKey?: string;
 }
 
+/**
+ * A task's own retention, in milliseconds, where it has one.  Internal.
+ * @since 0.3.0
+ */
+export type TaskRetentionLookup = (
+  taskName: string,
+) => { readonly failedMs?: number; readonly completedMs?: number } | undefined;
+
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 1000;
 
@@ -176,21 +184,51 @@ export class TaskRecordStore {
   readonly #kv: KvStore;
   readonly #failedRetentionMs: number;
   readonly #completedRetentionMs: number;
+  readonly #retentionOf?: TaskRetentionLookup;
 
   /**
    * @param kv The store.
    * @param retention How long to keep failed and completed records, in
-   *                  milliseconds; 0 keeps none.
+   *                  milliseconds; 0 keeps none.  `perTask` (since 0.3.0)
+   *                  gives a task's own retention, which overrides these.
    */
-  constructor(kv: KvStore, retention: { readonly failedMs: number; readonly completedMs: number }) {
+  constructor(
+    kv: KvStore,
+    retention: {
+      readonly failedMs: number;
+      readonly completedMs: number;
+      readonly perTask?: TaskRetentionLookup;
+    },
+  ) {
     this.#kv = kv;
     this.#failedRetentionMs = retention.failedMs;
     this.#completedRetentionMs = retention.completedMs;
+    this.#retentionOf = retention.perTask;
   }
 
-  /** Whether completed tasks are kept. */
+  /** Whether completed tasks are kept, unless a task says otherwise. */
   get keepsCompleted(): boolean {
     return this.#completedRetentionMs > 0;
+  }
+
+  /**
+   * How long a task's completed runs are kept, in milliseconds (0: none).
+   * @param taskName The task's name.
+   * @returns The task's own retention, else the federation's.
+   * @since 0.3.0
+   */
+  completedRetentionOf(taskName: string): number {
+    return this.#retentionOf?.(taskName)?.completedMs ?? this.#completedRetentionMs;
+  }
+
+  /**
+   * How long a task's failed runs are kept, in milliseconds (0: none).
+   * @param taskName The task's name.
+   * @returns The task's own retention, else the federation's.
+   * @since 0.3.0
+   */
+  failedRetentionOf(taskName: string): number {
+    return this.#retentionOf?.(taskName)?.failedMs ?? this.#failedRetentionMs;
   }
 
   /** Whether failed tasks are kept. */
@@ -210,11 +248,12 @@ export class TaskRecordStore {
     reason: "permanent" | "exhausted" | "timeout",
     error: unknown,
   ): Promise<void> {
-    if (!this.keepsFailed) return;
+    const retentionMs = this.failedRetentionOf(message.taskName);
+    if (retentionMs <= 0) return;
     await this.#kv.set(
       recordKey("failed", message.id),
       toStored(message, "failed", { reason, error: describeError(error) }),
-      { ttl: { milliseconds: this.#failedRetentionMs } },
+      { ttl: { milliseconds: retentionMs } },
     );
   }
 
@@ -271,9 +310,10 @@ export class TaskRecordStore {
    * @param message The task's message.
    */
   async recordCompleted(message: TaskMessage): Promise<void> {
-    if (!this.keepsCompleted) return;
+    const retentionMs = this.completedRetentionOf(message.taskName);
+    if (retentionMs <= 0) return;
     await this.#kv.set(recordKey("completed", message.id), toStored(message, "completed", {}), {
-      ttl: { milliseconds: this.#completedRetentionMs },
+      ttl: { milliseconds: retentionMs },
     });
   }
 

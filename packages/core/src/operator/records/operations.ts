@@ -266,6 +266,14 @@ export class FederationOperations<TContextData> {
     this.#records = new TaskRecordStore(port.kv, {
       failedMs: port.retention.failedMs,
       completedMs: port.retention.completedMs,
+      perTask: (name) => {
+        const task = port.tasks.get(name);
+        if (task == null) return undefined;
+        return {
+          ...(task.failedRetentionMs == null ? {} : { failedMs: task.failedRetentionMs }),
+          ...(task.completedRetentionMs == null ? {} : { completedMs: task.completedRetentionMs }),
+        };
+      },
     });
     this.throughput = new ThroughputRecorder(port.kv);
     this.taskStatus = new TaskStatusTracker(port.kv, port.pubsub, port.retention.statusMs);
@@ -300,7 +308,10 @@ export class FederationOperations<TContextData> {
     }
     // Every message passes here: check the message (a URL parse) only when
     // a record will be written.
-    if (event.type === "dropped" || (event.type === "completed" && !this.#records.keepsCompleted)) {
+    if (
+      event.type === "dropped" ||
+      (event.type === "completed" && this.#records.completedRetentionOf(task.taskName) <= 0)
+    ) {
       return;
     }
     if (!isTaskMessage(message)) return;
