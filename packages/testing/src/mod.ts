@@ -33,6 +33,7 @@ export {
   within,
 } from "./wait.ts";
 export { type RecordedRequest, startTestServer, type TestServer } from "./http-server.ts";
+export { type QueueSoakOptions, type QueueSoakReport, runQueueSoak } from "./soak.ts";
 export {
   type FailedDeliveryConformanceOptions,
   testFailedDeliveries,
