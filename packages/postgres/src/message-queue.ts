@@ -96,7 +96,9 @@ class PostgresLeaseEngine implements LeaseEngine<LeasedRow> {
     await this.#context.initialize();
     const keyed = request.acks.filter((row) => row.keyed).map((row) => row.id);
     const plain = request.acks.filter((row) => !row.keyed).map((row) => row.id);
-    if (keyed.length > 0) await sql.unsafe(statements.acknowledge, [keyed, channel], PREPARED);
+    if (keyed.length > 0) {
+      await sql.unsafe(statements.acknowledge, [keyed, channel, this.#owner], PREPARED);
+    }
     if (request.handBacks.length > 0) {
       await sql.unsafe(
         statements.handBack,
@@ -106,7 +108,9 @@ class PostgresLeaseEngine implements LeaseEngine<LeasedRow> {
     }
     const { count } = request;
     if (count === 0) {
-      if (plain.length > 0) await sql.unsafe(statements.acknowledge, [plain, channel], PREPARED);
+      if (plain.length > 0) {
+        await sql.unsafe(statements.acknowledge, [plain, channel, this.#owner], PREPARED);
+      }
       return { messages: [] };
     }
     const rows = await sql.unsafe<ClaimedRow[]>(

@@ -373,8 +373,8 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       ];
       for (const { id, token } of handBacks) args.push(id, token);
       for (const { id, token } of releases) args.push(id, token);
-      for (const { id } of unkeyed) args.push(id);
-      for (const { id, keyed } of acks) if (keyed) args.push(id);
+      for (const { id, token } of unkeyed) args.push(id, token);
+      for (const { id, token, keyed } of acks) if (keyed) args.push(id, token);
       const reply = await claimScript.run(this.#redis(), claimKeys, args);
       return parseClaim(reply as (string | number)[]);
     };
@@ -387,8 +387,9 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
         // Leases of a disposed queue run out: that is how its messages
         // come back.
         if (this.#closed) return;
-        const ids = messages.map((message) => message.id);
-        await heartbeatScript.run(this.#redis(), [keys.inflight], [opts.leaseMs, ...ids]);
+        const args: (string | number)[] = [opts.leaseMs];
+        for (const { id, token } of messages) args.push(id, token);
+        await heartbeatScript.run(this.#redis(), [keys.inflight, keys.delivery], args);
       },
       redeliver: async (message, payload, delayMs) => {
         const json = JSON.stringify(payload);

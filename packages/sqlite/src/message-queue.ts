@@ -104,7 +104,7 @@ class SqliteLeaseEngine implements LeaseEngine<LeasedRow> {
     setSynchronous(connection, "NORMAL");
     const now = Date.now();
     const claimed = runImmediateTransaction(database, () => {
-      if (acks.length > 0) statements.deleteMany.run(ids(acks));
+      if (acks.length > 0) statements.deleteMany.run(ids(acks), this.#owner);
       if (handBacks.length > 0) statements.handBack.run(now + leaseMs, ids(handBacks), this.#owner);
       if (count === 0) return [];
       return statements.claim.all(

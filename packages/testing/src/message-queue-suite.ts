@@ -2,6 +2,7 @@ import { assert, assertEquals, assertInstanceOf, fail, test } from "./test-runne
 import type { MessageQueueDepth, MessageRedelivery } from "@fedwork/core";
 import { QueueClosedError } from "@fedwork/core/queue-kit";
 import { runCrashTest } from "./crash-test.ts";
+import { runStaleAcknowledgementTest } from "./stale-ack-test.ts";
 import { defineDeduplicationTests } from "./deduplication-suite.ts";
 import { definePriorityTests } from "./priority-suite.ts";
 import { EVENT_TIMEOUT_MS, runQueueTest } from "./queue-harness.ts";
@@ -53,7 +54,11 @@ const DEFAULT_LEASE_MS = 1500;
  * - (durable only) a handler running longer than the lease is not handed
  *   to a second live worker;
  * - (durable only) a message whose worker process was killed mid-handler is
- *   delivered again to a new instance.
+ *   delivered again to a new instance;
+ * - (durable only) a worker whose lease ran out (its process frozen) and
+ *   whose message another worker has since been handed cannot acknowledge
+ *   it: the message stays queued and, when the other worker fails, is
+ *   handed out again.
  *
  * @example
  * ```ts ignore
@@ -478,4 +483,9 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     if (received === undefined) fail("The message was not redelivered.");
     assertEquals(received, message);
   });
+
+  define(
+    "a worker whose lease ran out cannot acknowledge the message another worker holds",
+    (run) => runStaleAcknowledgementTest(run, factoryModule),
+  );
 }

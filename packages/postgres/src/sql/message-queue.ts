@@ -34,10 +34,10 @@ export interface MessageQueueStatements {
   readonly claim: string;
   /**
    * Like `claim`, also deleting $4 (bigint[]), handled rows without an
-   * ordering key, in the same round trip.
+   * ordering key that the owner $3 still holds, in the same round trip.
    */
   readonly acknowledgeAndClaim: string;
-  /** $1 ids (bigint[]), $2 channel. */
+  /** $1 ids (bigint[]), $2 channel, $3 lease owner (uuid). */
   readonly acknowledge: string;
   /** $1 ids (bigint[]), $2 lease ms, $3 lease owner (uuid). */
   readonly heartbeat: string;
@@ -150,10 +150,13 @@ SELECT pg_notify($4::text, '') FROM inserted`,
     // the claim explicitly.  Only unkeyed rows are acknowledged this way:
     // a keyed successor would not be claimable in this snapshot, and
     // other listeners must be notified (see acknowledge).
+    // Acknowledgements are guarded by the owner: a listener whose lease ran
+    // out must not delete a row another worker has since claimed (it would
+    // be lost if that worker died).
     acknowledgeAndClaim: claimStatement(
       t,
       `WITH deleted AS (
-  DELETE FROM ${t} WHERE id = ANY($4::bigint[])
+  DELETE FROM ${t} WHERE id = ANY($4::bigint[]) AND lease_owner = $3::uuid
 ),
 `,
       "\n    AND NOT (c.id = ANY($4::bigint[]))",
@@ -161,7 +164,8 @@ SELECT pg_notify($4::text, '') FROM inserted`,
     // Deleting a keyed row may unblock the next row with that key in
     // another process, so listeners are told.
     acknowledge: `WITH deleted AS (
-  DELETE FROM ${t} WHERE id = ANY($1::bigint[]) RETURNING ordering_key
+  DELETE FROM ${t} WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid
+  RETURNING ordering_key
 )
 SELECT pg_notify($2::text, '')
 FROM (SELECT 1 FROM deleted WHERE ordering_key IS NOT NULL LIMIT 1) AS keyed`,

@@ -19,6 +19,9 @@ export const claimLua = `
 --
 -- The listener says which acknowledged messages have an ordering key (the
 -- claim told it): unkeyed ones are deleted with one command per batch.
+-- Acknowledgements carry the token too: a listener whose lease ran out
+-- must not delete a message another worker has since been handed (which
+-- would lose it if that worker then died).
 --
 -- Returns { wait, more, id1, json1, token1, keyed1, ... }: wait is how many
 -- ms until the next delayed message is due or a lease runs out (-1 when
@@ -38,9 +41,9 @@ export const claimLua = `
 -- ARGV[6] = R, the number of messages to release
 -- ARGV[7] = U, the number of unkeyed messages to acknowledge
 -- ARGV[8 ..] = H pairs of id and token to hand back, then R pairs of id
---              and token to release (front of the line first), then U ids
---              of unkeyed messages to acknowledge, then the ids of keyed
---              messages to acknowledge
+--              and token to release (front of the line first), then U
+--              pairs of id and token of unkeyed messages to acknowledge,
+--              then the pairs of keyed messages to acknowledge
 --
 -- Priorities: a message enqueued with a priority other than 0 has an id
 -- ending in ':p<priority>' and waits in B:ready:<priority> instead of
@@ -54,7 +57,7 @@ local count = math.min(tonumber(ARGV[3]), 1000)
 local redeliveryDelay = tonumber(ARGV[4])
 local firstRelease = 8 + 2 * tonumber(ARGV[5])
 local firstUnkeyed = firstRelease + 2 * tonumber(ARGV[6])
-local firstKeyed = firstUnkeyed + tonumber(ARGV[7])
+local firstKeyed = firstUnkeyed + 2 * tonumber(ARGV[7])
 ${serverNowMsLua}
 ${readyListLua}
 local now = serverNowMs()
@@ -67,33 +70,48 @@ local function batch(command, key, ids, from, to)
 end
 local readied = 0
 
--- Unkeyed acknowledgements: acknowledging twice is harmless.
+-- Unkeyed acknowledgements: only of the current hand-out (its token is
+-- the delivery count), looked up with one HMGET per 1000 messages.
 if firstKeyed > firstUnkeyed then
-  batch('ZREM', KEYS[3], ARGV, firstUnkeyed, firstKeyed - 1)
-  batch('HDEL', KEYS[4], ARGV, firstUnkeyed, firstKeyed - 1)
-  batch('HDEL', KEYS[6], ARGV, firstUnkeyed, firstKeyed - 1)
+  local owned = {}
+  for first = firstUnkeyed, firstKeyed - 1, 2000 do
+    local chunk = {}
+    for i = first, math.min(first + 1999, firstKeyed - 1), 2 do
+      table.insert(chunk, ARGV[i])
+    end
+    local current = redis.call('HMGET', KEYS[6], unpack(chunk))
+    for j, id in ipairs(chunk) do
+      if current[j] == ARGV[first + 2 * j - 1] then table.insert(owned, id) end
+    end
+  end
+  if #owned > 0 then
+    batch('ZREM', KEYS[3], owned, 1, #owned)
+    batch('HDEL', KEYS[4], owned, 1, #owned)
+    batch('HDEL', KEYS[6], owned, 1, #owned)
+  end
 end
 -- Keyed acknowledgements advance the key's pending list, but only in the
--- call that deletes the message (it may be acknowledged twice after its
--- lease was lost).
-for i = firstKeyed, #ARGV do
+-- call that deletes the message, and only of the current hand-out.
+for i = firstKeyed, #ARGV, 2 do
   local id = ARGV[i]
-  redis.call('ZREM', KEYS[3], id)
-  if redis.call('HDEL', KEYS[4], id) == 1 then
-    redis.call('HDEL', KEYS[6], id)
-    local orderingKey = redis.call('HGET', KEYS[5], id)
-    if orderingKey then
-      redis.call('HDEL', KEYS[5], id)
-      local pending = base .. ':pending:' .. orderingKey
-      if redis.call('LINDEX', pending, 0) == id then
-        redis.call('LPOP', pending)
-        local nextId = redis.call('LINDEX', pending, 0)
-        if nextId then
-          redis.call('LPUSH', readyList(nextId), nextId)
-          readied = readied + 1
+  if redis.call('HGET', KEYS[6], id) == ARGV[i + 1] then
+    redis.call('ZREM', KEYS[3], id)
+    if redis.call('HDEL', KEYS[4], id) == 1 then
+      redis.call('HDEL', KEYS[6], id)
+      local orderingKey = redis.call('HGET', KEYS[5], id)
+      if orderingKey then
+        redis.call('HDEL', KEYS[5], id)
+        local pending = base .. ':pending:' .. orderingKey
+        if redis.call('LINDEX', pending, 0) == id then
+          redis.call('LPOP', pending)
+          local nextId = redis.call('LINDEX', pending, 0)
+          if nextId then
+            redis.call('LPUSH', readyList(nextId), nextId)
+            readied = readied + 1
+          end
+        else
+          redis.call('LREM', pending, 1, id)
         end
-      else
-        redis.call('LREM', pending, 1, id)
       end
     end
   end

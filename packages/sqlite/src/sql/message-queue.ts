@@ -101,7 +101,10 @@ export interface QueueStatements {
   readonly claim: SqliteStatement;
   /** (lease_until, JSON array of ids, lease_owner) */
   readonly extendLeases: SqliteStatement;
-  /** (JSON array of ids) */
+  /**
+   * (JSON array of ids, lease_owner): acknowledges handled rows that
+   * `lease_owner` still holds.
+   */
   readonly deleteMany: SqliteStatement;
   /**
    * (ready_at, JSON array of ids, lease_owner): hands back failed rows,
@@ -170,8 +173,11 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
       `UPDATE ${t} SET lease_until = ?
        WHERE id IN (SELECT value FROM json_each(?)) AND lease_owner = ?`,
     ),
+    // Guarded by the owner like the statements below: a listener whose
+    // lease ran out must not delete a row another worker has since
+    // claimed, which would lose it if that worker then died.
     deleteMany: database.prepare(
-      `DELETE FROM ${t} WHERE id IN (SELECT value FROM json_each(?))`,
+      `DELETE FROM ${t} WHERE id IN (SELECT value FROM json_each(?)) AND lease_owner = ?`,
     ),
     handBack: database.prepare(
       `UPDATE ${t} SET ready_at = ?, lease_until = NULL, lease_owner = NULL
