@@ -22,6 +22,7 @@ export const PUBLISHED_PACKAGES = [
   "core",
   "testing",
   "sqlite",
+  "denokv",
   "redis",
   "postgres",
   "amqp",
