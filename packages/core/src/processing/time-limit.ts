@@ -117,14 +117,12 @@ export function runWithinTimeLimit(
   const { limitMs, signal: parent } = options;
   if (limitMs == null) return run(parent).then(() => undefined);
   const controller = new AbortController();
-  const forward = () => controller.abort(parent.reason);
-  if (parent.aborted) forward();
-  else parent.addEventListener("abort", forward, { once: true });
+  const unfollow = followSignal(parent, controller);
   let running: Promise<void>;
   try {
     running = run(controller.signal);
   } catch (error) {
-    parent.removeEventListener("abort", forward);
+    unfollow();
     return Promise.reject(error);
   }
   return new Promise((resolve, reject) => {
@@ -135,7 +133,7 @@ export function runWithinTimeLimit(
     const decide = () => {
       state = "decided";
       clearTimeout(timer);
-      parent.removeEventListener("abort", forward);
+      unfollow();
     };
     let timer = setTimeout(() => {
       if (state !== "running") return;
@@ -163,4 +161,32 @@ export function runWithinTimeLimit(
     };
     running.then(() => settled(false), (reason) => settled(true, reason));
   });
+}
+
+/** The controllers of the running handlers under each worker signal. */
+const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/**
+ * Aborts `controller` when `parent` aborts, with its reason.  One listener
+ * per worker signal serves all of its runs: adding and removing a listener
+ * on every run cost about a microsecond each time.
+ * @returns Stops following.
+ */
+function followSignal(parent: AbortSignal, controller: AbortController): () => void {
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return () => {};
+  }
+  let runs = followers.get(parent);
+  if (runs == null) {
+    const created = new Set<AbortController>();
+    followers.set(parent, runs = created);
+    parent.addEventListener("abort", () => {
+      followers.delete(parent);
+      for (const run of created) run.abort(parent.reason);
+    }, { once: true });
+  }
+  const own = runs;
+  own.add(controller);
+  return () => own.delete(controller);
 }

@@ -1,6 +1,21 @@
 import type { PubSub, PubSubSubscribeOptions } from "./pubsub.ts";
 import { checkPublication, checkSubscription, TopicListeners } from "./topic-listeners.ts";
 
+/** How many subscriptions each transport has, by topic. */
+const subscriptionsByTopic = new WeakMap<InProcessPubSub, Map<string, number>>();
+
+/**
+ * Tells whether an in-process transport has a subscriber for a topic, so
+ * that a publisher can skip building a payload nobody would receive.
+ * @param pubsub The transport.
+ * @param topic The topic.
+ * @returns `true` when the topic has at least one subscription.
+ * @since 0.3.0
+ */
+export function hasInProcessSubscriber(pubsub: InProcessPubSub, topic: string): boolean {
+  return (subscriptionsByTopic.get(pubsub)?.get(topic) ?? 0) > 0;
+}
+
 /**
  * A {@link PubSub} inside one process: what a federation uses when no
  * `pubsub` option is given.  Payloads are delivered asynchronously (in a
@@ -23,6 +38,12 @@ import { checkPublication, checkSubscription, TopicListeners } from "./topic-lis
  */
 export class InProcessPubSub implements PubSub {
   readonly #listeners = new TopicListeners();
+  readonly #counts = new Map<string, number>();
+
+  /** Creates a transport with no subscriptions. */
+  constructor() {
+    subscriptionsByTopic.set(this, this.#counts);
+  }
 
   /**
    * Delivers the payload to the topic's current subscribers.
@@ -55,7 +76,13 @@ export class InProcessPubSub implements PubSub {
     // subscriptions that end separately.
     const own = (payload: string) => listener(payload);
     this.#listeners.add(topic, own);
-    signal?.addEventListener("abort", () => this.#listeners.remove(topic, own), { once: true });
+    this.#counts.set(topic, (this.#counts.get(topic) ?? 0) + 1);
+    signal?.addEventListener("abort", () => {
+      this.#listeners.remove(topic, own);
+      const left = this.#counts.get(topic)! - 1;
+      if (left > 0) this.#counts.set(topic, left);
+      else this.#counts.delete(topic);
+    }, { once: true });
     return Promise.resolve();
   }
 

@@ -2,7 +2,7 @@ import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import type { MessageEvent } from "../../processing/events.ts";
-import { InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
+import { hasInProcessSubscriber, InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
 import type { PubSub } from "../../pubsub/pubsub.ts";
 import type { TaskDefinition } from "../../tasks/definition.ts";
 import type { TaskMessage } from "../../tasks/message.ts";
@@ -425,9 +425,10 @@ export class TaskStatusTracker implements TaskStatusOperations {
   #publish(status: TaskStatus, kind: TaskUpdate["kind"]): Promise<void> {
     // Nobody in this process can receive an in-process update that nobody
     // subscribed to: skip encoding it (the default transport, on every
-    // task run).
+    // task run).  By topic: the workers' own subscription to cancellation
+    // requests on the same transport is no reader of status updates.
     const pubsub = this.#pubsub;
-    if (pubsub instanceof InProcessPubSub && pubsub.subscriptionCount === 0) {
+    if (pubsub instanceof InProcessPubSub && !hasInProcessSubscriber(pubsub, TASK_UPDATES_TOPIC)) {
       return Promise.resolve();
     }
     return pubsub.publish(TASK_UPDATES_TOPIC, encodeTaskUpdate({ id: status.id, status, kind }))
