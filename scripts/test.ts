@@ -196,6 +196,12 @@ if (!skipChecks) {
     ["tsc", bin("tsc"), ["-p", "tsconfig.json"]],
     // No import cycles; no upward imports between core's layers.
     ["layers", process.execPath, [join(root, "scripts", "check-layers.ts")]],
+    // Loading @fedwork/core reaches no node: module, so that it starts on
+    // runtimes without them (Cloudflare Workers); Node-only code imports
+    // them lazily.
+    ["core loads without node: modules", process.execPath, [
+      join(root, "scripts", "check-core-load.ts"),
+    ]],
     // Every published entry point exports what the committed snapshot
     // lists; on a difference it says to run
     // `node scripts/check-exports.ts --update` and review the diff.

@@ -1,4 +1,3 @@
-import { lookup } from "node:dns/promises";
 import { PrivateAddressError } from "./errors.ts";
 
 // The parser below is written by hand on purpose.  The guard must read an
@@ -269,7 +268,45 @@ export function normalizeIpAddress(address: string): string | null {
 /** How long a host name may take to resolve before the request is given up. */
 const DNS_LOOKUP_TIMEOUT_MS = 5_000;
 
+type LookupAll = (
+  hostname: string,
+  options: { all: true },
+) => Promise<{ address: string; family: number }[]>;
+
+let resolver: Promise<LookupAll | null> | undefined;
+
+/**
+ * `node:dns`'s `lookup()`, imported on first use rather than when the
+ * module loads, so that Fedwork loads on runtimes without `node:dns`;
+ * `null` there.
+ */
+function loadResolver(): Promise<LookupAll | null> {
+  resolver ??= import("node:dns/promises").then(
+    (dns) => dns.lookup as LookupAll,
+    () => null,
+  );
+  return resolver;
+}
+
+/**
+ * Whether this is Cloudflare Workers (workerd), whose `fetch()` resolves
+ * names itself and refuses private and internal addresses: there the
+ * guard checks IP literals and `localhost` but leaves names to the
+ * platform.
+ */
+function isCloudflareWorkers(): boolean {
+  const navigator = (globalThis as { navigator?: { userAgent?: string } }).navigator;
+  return navigator?.userAgent === "Cloudflare-Workers";
+}
+
 async function lookupAll(hostname: string): Promise<{ address: string; family: number }[]> {
+  const lookup = await loadResolver();
+  if (lookup == null) {
+    throw new Error(
+      `Cannot check the addresses of ${hostname}: this runtime has no DNS resolver ` +
+        "(node:dns), so the address guard cannot tell whether the host is public.",
+    );
+  }
   const pending = lookup(hostname, { all: true });
   // getaddrinfo() cannot be cancelled; a late failure must not go unhandled.
   pending.catch(() => {});
@@ -320,6 +357,8 @@ async function resolveOrRefuse(
     if (isNonPublic(literal)) throw new PrivateAddressError(subject, address);
     return [{ address, family: literal.family }];
   }
+  // The platform's own fetch() refuses private addresses there.
+  if (isCloudflareWorkers()) return [];
   const resolved = await lookupAll(host);
   if (resolved.length < 1) throw new Error(`The host ${host} resolved to no address.`);
   const result: { address: string; family: 4 | 6 }[] = [];
@@ -341,7 +380,10 @@ async function resolveOrRefuse(
  * in canonical form.  Use it as the DNS lookup of a connection, so that the
  * address checked is the address connected to.
  * @param hostname A host name or IP literal, as in `URL.hostname`.
- * @returns The addresses, in the resolver's order.
+ * @returns The addresses, in the resolver's order; on Cloudflare Workers,
+ *          where the platform's `fetch()` refuses private addresses itself
+ *          and there is no resolver, an empty list for a name (literals and
+ *          `localhost` are still judged).
  * @throws {PrivateAddressError} When the host is `localhost` or under
  *         `.localhost`, or any of its addresses is non-public; its `url` is
  *         the host name.
@@ -359,7 +401,9 @@ export function resolvePublicAddresses(
 }
 
 /**
- * Throws unless the URL's host resolves only to public addresses.
+ * Throws unless the URL's host resolves only to public addresses.  On
+ * Cloudflare Workers it checks IP literals and `localhost` only and leaves
+ * names to the platform, whose `fetch()` refuses private addresses.
  * @param url The URL about to be contacted.
  * @throws {PrivateAddressError} When the host is or resolves to a
  *         non-public address.

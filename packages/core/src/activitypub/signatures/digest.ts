@@ -1,4 +1,4 @@
-import { Buffer } from "node:buffer";
+import { decodeBase64Leniently, encodeBase64 } from "./base64.ts";
 import { type Item, parseDictionary, serializeDictionary } from "structured-headers";
 
 /**
@@ -39,7 +39,7 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
  * @since 0.2.0
  */
 export async function createDigestHeader(body: Uint8Array): Promise<string> {
-  return `SHA-256=${Buffer.from(await hash("SHA-256", body)).toString("base64")}`;
+  return `SHA-256=${encodeBase64(await hash("SHA-256", body))}`;
 }
 
 /**
@@ -78,7 +78,7 @@ export async function checkDigestHeader(header: string, body: Uint8Array): Promi
     supported++;
     let digest = hashes.get(algorithm);
     if (digest == null) hashes.set(algorithm, digest = hash(algorithm, body));
-    if (!equalBytes(await digest, Buffer.from(value, "base64"))) return "mismatch";
+    if (!equalBytes(await digest, decodeBase64Leniently(value))) return "mismatch";
   }
   return supported > 0 ? "match" : "unsupported";
 }

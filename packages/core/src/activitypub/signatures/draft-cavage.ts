@@ -1,4 +1,4 @@
-import { Buffer } from "node:buffer";
+import { decodeBase64Leniently, encodeBase64 } from "./base64.ts";
 import { checkDigestHeader, createDigestHeader } from "./digest.ts";
 import { type SignatureAlgorithm, signatureAlgorithmOf, signBytes } from "./spec.ts";
 import {
@@ -109,7 +109,7 @@ export async function signRequestDraftCavage(
   headers.set(
     "Signature",
     `keyId="${keyId.href}",algorithm="rsa-sha256",headers="${names.join(" ")}",` +
-      `signature="${Buffer.from(signature).toString("base64")}"`,
+      `signature="${encodeBase64(signature)}"`,
   );
   return new Request(request, { headers, body: body as Uint8Array<ArrayBuffer> | null });
 }
@@ -232,6 +232,6 @@ export async function prepareDraftCavage(
     keyId,
     algorithm,
     data: encoder.encode(data),
-    signature: new Uint8Array(Buffer.from(parameters.signature, "base64")),
+    signature: decodeBase64Leniently(parameters.signature),
   };
 }

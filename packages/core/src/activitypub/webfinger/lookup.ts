@@ -1,9 +1,8 @@
-import { isIP } from "node:net";
 import { getLogger } from "@logtape/logtape";
 import type { DurationInput } from "../../time/duration.ts";
 import { PrivateAddressError } from "../network/errors.ts";
 import { fetchRemote, type RemoteResponse } from "../network/outgoing-http.ts";
-import { isNonPublicAddress } from "../network/private-address.ts";
+import { isNonPublicAddress, normalizeIpAddress } from "../network/private-address.ts";
 import type { WebFingerLink } from "./handler.ts";
 import { messageOf } from "../json-values.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
@@ -128,7 +127,8 @@ export async function lookupWebFinger(
   }
   const hostname = new URL(`http://${host}`).hostname.replace(/^\[|\]$/g, "");
   const plain = allowPrivateAddress &&
-    (hostname === "localhost" || (isIP(hostname) !== 0 && isNonPublicAddress(hostname)));
+    (hostname === "localhost" ||
+      (normalizeIpAddress(hostname) !== null && isNonPublicAddress(hostname)));
   const url = new URL(`${plain ? "http" : "https"}://${host}/.well-known/webfinger`);
   url.searchParams.set("resource", resource);
   let response: RemoteResponse;
