@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import process from "node:process";
 import { childCommand, childEnvironment } from "./child-process.ts";
 import { HANDLING_PREFIX } from "./crash-test.ts";
@@ -25,15 +28,18 @@ export async function runStaleAcknowledgementTest(
   const message = { kind: "stale-ack", id: run.namespace };
   const producer = await run.createQueue();
   await producer.enqueue(message);
+  // The child finishes its handler once this file exists.
+  const finishFile = join(tmpdir(), `${run.namespace}.finish`);
   const { command, args } = childCommand(new URL("./stale-ack-worker.ts", import.meta.url), [
     factoryModule,
     run.namespace,
     String(run.leaseMs),
+    finishFile,
   ]);
   const child: ChildProcess = spawn(command, args, {
     cwd: process.cwd(),
     env: childEnvironment(),
-    stdio: ["pipe", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
   let stderr = "";
@@ -68,8 +74,9 @@ export async function runStaleAcknowledgementTest(
       CHILD_START_TIMEOUT_MS,
     );
     if ("reason" in outcome) fail(`The first worker ${outcome.reason} too early.${output()}`);
-    // Frozen, the first worker renews nothing: its lease runs out.
-    child.kill("SIGSTOP");
+    // Frozen, the first worker renews nothing: its lease runs out.  Sent by
+    // pid: Deno's ChildProcess.kill() refuses a second signal (SIGCONT).
+    process.kill(child.pid!, "SIGSTOP");
     const second = await run.createQueue();
     const taken = deferred<unknown>();
     const again = deferred<unknown>();
@@ -88,8 +95,8 @@ export async function runStaleAcknowledgementTest(
       ),
       message,
     );
-    child.kill("SIGCONT");
-    child.stdin!.end("finish\n");
+    process.kill(child.pid!, "SIGCONT");
+    await writeFile(finishFile, "");
     await within(
       Promise.race([stopped.promise, exited.promise]),
       () => `the first worker to acknowledge and stop${output()}`,
@@ -119,8 +126,13 @@ export async function runStaleAcknowledgementTest(
     );
   } finally {
     fail2.resolve();
+    await rm(finishFile, { force: true });
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGCONT");
+      try {
+        process.kill(child.pid!, "SIGCONT");
+      } catch {
+        // Already gone.
+      }
       child.kill("SIGKILL");
       await within(exited.promise, "the first worker to exit", EVENT_TIMEOUT_MS).catch(() => {});
     }
