@@ -14,6 +14,12 @@ import { writeFile } from "node:fs/promises";
 import process from "node:process";
 import { type QueueSoakReport, runQueueSoak } from "@fedwork/testing";
 
+// The worker processes inherit the environment: make them run the
+// workspace's sources, as this process does, not its built dist/.
+if (!(process.env.NODE_OPTIONS ?? "").includes("fedwork-source")) {
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --conditions=fedwork-source`.trim();
+}
+
 const FACTORIES: Record<string, string> = {
   "redis": "../packages/redis/src/testdata/conformance-factory.ts",
   "redis-cluster": "../packages/redis/src/testdata/cluster-factory.ts",

@@ -145,6 +145,10 @@ export async function runQueueSoak(options: QueueSoakOptions): Promise<QueueSoak
     const id = Number(line.slice(2));
     if (!(id >= 0 && id < tasks)) return;
     if (line.startsWith("S ")) {
+      // A start read after its worker's kill may arrive after the start of
+      // the same task in the worker that took over (two pipes, no order
+      // between them): it says nothing new.
+      if (worker.killedAt !== undefined) return;
       const previous = lastStarter[id];
       if (previous >= 0 && previous !== worker.index) {
         const killedAt = allWorkers[previous].killedAt;
