@@ -47,3 +47,29 @@ test("DenoKvMessageQueue keeps queues with different prefixes apart", async () =
     await cleanup(namespace);
   }
 });
+
+test("DenoKvMessageQueue enqueues more messages than one Deno KV atomic operation holds", async () => {
+  const namespace = `fedwork-denokv-queue-test-${crypto.randomUUID()}`;
+  const opened = await openKvFile(databasePath(namespace));
+  try {
+    await using queue = new DenoKvMessageQueue({ kv: opened.kv, concurrency: 4 });
+    const count = 1_200;
+    await queue.enqueueMany(Array.from({ length: count }, (_, index) => ({ index })));
+    assertEquals((await queue.getDepth()).queued, count);
+    const seen: number[] = [];
+    const controller = new AbortController();
+    const all = Promise.withResolvers<void>();
+    const listening = queue.listen((message: { index: number }) => {
+      seen.push(message.index);
+      if (seen.length === count) all.resolve();
+    }, { signal: controller.signal });
+    await all.promise;
+    controller.abort();
+    await listening;
+    assertEquals(new Set(seen).size, count);
+    assertEquals((await queue.getDepth()).queued, 0);
+  } finally {
+    opened.close();
+    await cleanup(namespace);
+  }
+});

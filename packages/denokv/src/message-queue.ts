@@ -71,6 +71,10 @@ function nextMessageId(now: number): string {
   }-${PROCESS_TOKEN}`;
 }
 
+// Deno KV refuses an atomic operation of more than 1,000 mutations (and
+// 800 KiB); enqueueMany() writes larger batches in several, in order.
+const ENQUEUE_BATCH_SIZE = 500;
+
 // In-process wake-ups, by queue prefix: Deno KV cannot notify other
 // processes, which poll.
 const wakeups = new Map<string, Set<() => void>>();
@@ -344,7 +348,9 @@ export class DenoKvMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   /**
-   * Adds several messages in one atomic operation, in order.
+   * Adds several messages in order, in one atomic operation per 500
+   * messages (Deno KV allows at most 1,000 mutations in one): a batch of
+   * up to 500 is stored whole or not at all.
    * @param messages JSON-compatible values.
    * @param options The delay and ordering key, applied to every message.
    * @returns Resolves once Deno KV committed them.
@@ -363,23 +369,25 @@ export class DenoKvMessageQueue implements MessageQueue, AsyncDisposable {
     const encoded = messages.map((message, index) => encodeMessage(message, index));
     if (encoded.length === 0) return;
     const now = Date.now();
-    const operation = this.#options.kv.atomic();
-    for (const json of encoded) {
-      operation.set(
-        this.#keys.message(nextMessageId(now)),
-        {
-          json,
-          orderingKey,
-          readyAt: now + delayMs,
-          owner: null,
-          leaseUntil: 0,
-          deduplicationKey: null,
-        } satisfies StoredMessage,
-      );
+    for (let start = 0; start < encoded.length; start += ENQUEUE_BATCH_SIZE) {
+      const operation = this.#options.kv.atomic();
+      for (const json of encoded.slice(start, start + ENQUEUE_BATCH_SIZE)) {
+        operation.set(
+          this.#keys.message(nextMessageId(now)),
+          {
+            json,
+            orderingKey,
+            readyAt: now + delayMs,
+            owner: null,
+            leaseUntil: 0,
+            deduplicationKey: null,
+          } satisfies StoredMessage,
+        );
+      }
+      const result = await operation.commit();
+      if (!result.ok) throw new Error("Deno KV did not commit the enqueued messages.");
+      notifyWakeup(this.#channel);
     }
-    const result = await operation.commit();
-    if (!result.ok) throw new Error("Deno KV did not commit the enqueued messages.");
-    notifyWakeup(this.#channel);
   }
 
   /**
