@@ -58,12 +58,13 @@ test("DenoKvMessageQueue enqueues more messages than one Deno KV atomic operatio
     assertEquals((await queue.getDepth()).queued, count);
     const seen: number[] = [];
     const controller = new AbortController();
-    const all = Promise.withResolvers<void>();
+    let allSeen!: () => void;
+    const all = new Promise<void>((resolve) => allSeen = resolve);
     const listening = queue.listen((message: { index: number }) => {
       seen.push(message.index);
-      if (seen.length === count) all.resolve();
+      if (seen.length === count) allSeen();
     }, { signal: controller.signal });
-    await all.promise;
+    await all;
     controller.abort();
     await listening;
     assertEquals(new Set(seen).size, count);
