@@ -100,12 +100,8 @@ const STAGES: [stage: string, test: (url: string, fn: string) => boolean][] = [
     (url) => url.includes("/tasks/handler") || url.includes("/tasks/result"),
   ],
   ["dispatch, outcome (processing/)", (url) => url.includes("/processing/")],
-  [
-    "claim, ack (queue)",
-    (url) =>
-      url.includes("/core/src/queue/") || url.includes("/packages/sqlite/") ||
-      url.includes("/federation/"),
-  ],
+  ["claim, ack (queue)", (url) => url.includes("/core/src/queue/") || url.includes("/sqlite/")],
+  ["federation wiring (workers, hooks)", (url) => url.includes("/federation/")],
   ["bench driver", (url) => url.endsWith("/bench/task-path.ts")],
 ];
 
