@@ -38,6 +38,14 @@ export {
   type HostHealthChange,
 } from "./operator/host-health/mod.ts";
 export * from "./tasks/mod.ts";
+export type {
+  WorkerCounts,
+  WorkerEvent,
+  WorkerInfo,
+  WorkerPresenceOptions,
+  WorkerQueueInfo,
+  WorkerState,
+} from "./operator/workers/mod.ts";
 export {
   computeWebhookSignature,
   signWebhookRequest,

@@ -13,6 +13,7 @@ import type { Federatable } from "./federatable-api.ts";
 import type { Message } from "./message.ts";
 import type { QueueMonitoring } from "../operator/monitoring/mod.ts";
 import type { QueueRole } from "../processing/queue-roles.ts";
+import type { WorkerEvent, WorkerInfo, WorkerPresenceOptions } from "../operator/workers/mod.ts";
 
 /**
  * Options for {@link Federation.startQueue}.
@@ -47,6 +48,31 @@ export interface FederationStartQueueOptions {
    * @since 0.2.0
    */
   readonly capabilities?: readonly string[];
+  /**
+   * How this worker registers in the key–value store, for
+   * `listWorkers()`: its heartbeat interval (15 seconds by default; one
+   * store write per interval, never per message), after how many missed
+   * heartbeats it is shown offline (3), and how long an offline worker
+   * stays listed (1 hour).  `false` keeps it unlisted.  Needs a store
+   * with `list()` to be seen.
+   * @since 0.3.0
+   */
+  readonly presence?: WorkerPresenceOptions | false;
+  /**
+   * Called with this worker's lifecycle events: `ready` (registered and
+   * listening), `stopping` (its signal aborted) and `error` (a queue's
+   * listener stopped with an error, or its heartbeat could not be
+   * written).  A listener that throws is logged.
+   * @example
+   * ```ts ignore
+   * await federation.startQueue(undefined, {
+   *   signal,
+   *   onWorkerEvent: (event) => console.log(event.type, event.worker.id, event.error),
+   * });
+   * ```
+   * @since 0.3.0
+   */
+  readonly onWorkerEvent?: (event: WorkerEvent) => void;
 }
 
 /**
@@ -157,6 +183,25 @@ export interface Federation<TContextData>
    * @since 0.2.0
    */
   on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void;
+
+  /**
+   * Lists the workers every process of the federation started with
+   * `startQueue()` (unless `presence: false`), oldest first: host, pid,
+   * runtime, queues, capabilities, state (`busy`, `idle`, `stopping`, or
+   * `offline` after missing its heartbeats), the ids of the messages it
+   * runs and what it counted since it started, as of its last heartbeat.
+   * A worker that stopped is gone at once; one that vanished is listed
+   * `offline` until its record expires.
+   * @returns The workers; none when the key–value store has no `list()`.
+   * @example
+   * ```ts ignore
+   * for (const worker of await federation.listWorkers()) {
+   *   console.log(worker.host, worker.pid, worker.state, worker.currentTaskIds);
+   * }
+   * ```
+   * @since 0.3.0
+   */
+  listWorkers(): Promise<WorkerInfo[]>;
 }
 
 /**

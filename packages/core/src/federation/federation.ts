@@ -42,6 +42,12 @@ import {
 } from "../processing/events.ts";
 import type { Outcome } from "../processing/outcome.ts";
 import { runWorkers } from "../processing/workers.ts";
+import {
+  listWorkers,
+  resolveWorkerPresenceOptions,
+  type WorkerInfo,
+  WorkerPresence,
+} from "../operator/workers/mod.ts";
 import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
 import { TaskCancellations } from "../tasks/cancellation.ts";
@@ -581,9 +587,15 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     contextData: TContextData,
     options: FederationStartQueueOptions = {},
   ): Promise<void> {
-    assertKnownOptions(options, ["signal", "queue", "shutdownTimeout", "capabilities"], {
-      where: "startQueue()",
-    });
+    assertKnownOptions(
+      options,
+      ["signal", "queue", "shutdownTimeout", "capabilities", "presence", "onWorkerEvent"],
+      { where: "startQueue()" },
+    );
+    const presenceOptions = resolveWorkerPresenceOptions(options.presence);
+    if (options.onWorkerEvent != null && typeof options.onWorkerEvent !== "function") {
+      throw new TypeError("The onWorkerEvent option of startQueue() must be a function.");
+    }
     if (options.queue != null && !QUEUE_ROLES.includes(options.queue)) {
       throw new TypeError(
         `The queue option of startQueue() must be one of ${QUEUE_ROLES.join(", ")}; got ${
@@ -624,7 +636,28 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     // Not awaited: the workers start listening at once, and each run waits
     // for the subscription before it starts (see TaskCancellations.begin()).
     if (roles.includes("task")) void this.cancellations.listen(cancelHold.signal);
+    const presence = presenceOptions == null || typeof this.options.kv.list !== "function"
+      ? undefined
+      : new WorkerPresence(
+        this.options.kv,
+        {
+          queues: [...queues].map(([queue, label]) => ({
+            roles: label,
+            type: queue.constructor?.name ?? "MessageQueue",
+            concurrency: concurrencyOf(queue),
+          })),
+          capabilities: [...capabilities],
+        },
+        presenceOptions,
+        options.onWorkerEvent ?? (() => {}),
+      );
+    const onStopping = () => void presence?.stopping();
     try {
+      if (presence != null) {
+        await presence.start();
+        if (outer?.aborted) onStopping();
+        else outer?.addEventListener("abort", onStopping, { once: true });
+      }
       await Promise.all([
         runWorkers({
           dispatcher: this.dispatcher,
@@ -632,12 +665,15 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           contextData,
           signal: options.signal,
           shutdownTimeoutMs,
+          ...(presence == null ? {} : { observer: presence.observer }),
         }),
         // Recurring tasks are enqueued by the workers of the task role.
         roles.includes("task") ? this.schedules.run(options.signal) : undefined,
       ]);
     } finally {
       cancelHold.abort();
+      outer?.removeEventListener("abort", onStopping);
+      await presence?.stop();
       for (const queue of queues.keys()) this.#listening.delete(queue);
       // What the stopping workers counted, and the records of tasks they
       // left running, reach the other processes now.
@@ -646,6 +682,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         this.operations.taskStatus.flush(),
       ]);
     }
+  }
+
+  listWorkers(): Promise<WorkerInfo[]> {
+    return listWorkers(this.options.kv);
   }
 
   async processQueuedMessage(contextData: TContextData, message: Message): Promise<void> {
@@ -905,4 +945,10 @@ export function createFederation<TContextData>(
   options: FederationOptions<TContextData>,
 ): Federation<TContextData> {
   return new FederationImpl(options);
+}
+
+/** A queue's `concurrency`, when it exposes one as a number. */
+function concurrencyOf(queue: MessageQueue): number | null {
+  const value = (queue as { readonly concurrency?: unknown }).concurrency;
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }

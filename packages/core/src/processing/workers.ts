@@ -1,6 +1,7 @@
 import { getLogger } from "@logtape/logtape";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { MessageDispatcher } from "./dispatcher.ts";
+import type { OutcomeType } from "./outcome.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -23,6 +24,39 @@ export interface RunWorkersOptions<TContextData> {
    * finish before resolving anyway, in milliseconds.
    */
   readonly shutdownTimeoutMs: number;
+  /**
+   * Sees each message start and end on these workers, and a listener that
+   * stops with an error: what worker presence counts.  Its calls must not
+   * throw.
+   * @since 0.3.0
+   */
+  readonly observer?: WorkerRunObserver;
+}
+
+/**
+ * What {@link runWorkers} tells about the messages its workers run.
+ * Internal.
+ * @since 0.3.0
+ */
+export interface WorkerRunObserver {
+  /**
+   * A message was handed to the dispatcher.
+   * @param messageId Its id (`""` for a message that is not Fedwork's).
+   */
+  started(messageId: string): void;
+  /**
+   * The dispatcher is done with it.
+   * @param messageId Its id.
+   * @param outcome What became of it; `"retrying"` when the dispatcher
+   *                threw for the queue to redeliver.
+   */
+  finished(messageId: string, outcome: OutcomeType): void;
+  /**
+   * The listener of a queue stopped with an error.
+   * @param error The error.
+   * @param roles The queue's roles, for logs.
+   */
+  failed(error: unknown, roles: string): void;
 }
 
 /**
@@ -38,18 +72,33 @@ export interface RunWorkersOptions<TContextData> {
 export async function runWorkers<TContextData>(
   options: RunWorkersOptions<TContextData>,
 ): Promise<void> {
-  const { dispatcher, contextData, signal, shutdownTimeoutMs } = options;
+  const { dispatcher, contextData, signal, shutdownTimeoutMs, observer } = options;
   const listeners: Promise<void>[] = [];
   for (const [queue, label] of options.queues) {
     logger.info("Starting the worker for the {roles} queue.", { roles: label });
     listeners.push(
       queue.listen(
         async (message, redelivery) => {
-          await dispatcher.dispatch(
-            message,
-            { contextData, signal: signal ?? NEVER_ABORTED },
-            { queue, redelivery },
-          );
+          if (observer == null) {
+            await dispatcher.dispatch(
+              message,
+              { contextData, signal: signal ?? NEVER_ABORTED },
+              { queue, redelivery },
+            );
+            return;
+          }
+          const id = messageIdOf(message);
+          observer.started(id);
+          let outcome: OutcomeType = "retrying";
+          try {
+            outcome = (await dispatcher.dispatch(
+              message,
+              { contextData, signal: signal ?? NEVER_ABORTED },
+              { queue, redelivery },
+            )).type;
+          } finally {
+            observer.finished(id, outcome);
+          }
         },
         { signal },
       ).then(
@@ -59,6 +108,7 @@ export async function runWorkers<TContextData>(
             roles: label,
             error,
           });
+          observer?.failed(error, label);
           throw error;
         },
       ),
@@ -100,3 +150,8 @@ export async function runWorkers<TContextData>(
 }
 
 const NEVER_ABORTED = new AbortController().signal;
+
+function messageIdOf(message: unknown): string {
+  const id = (message as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? id : "";
+}

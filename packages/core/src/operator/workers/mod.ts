@@ -1,0 +1,16 @@
+/**
+ * Worker presence: each `startQueue()` registers in the key–value store
+ * and heartbeats; `listWorkers()` reads who runs what.
+ * @module
+ * @since 0.3.0
+ */
+export { listWorkers, type ResolvedWorkerPresenceOptions, WorkerPresence } from "./presence.ts";
+export { resolveWorkerPresenceOptions } from "./options.ts";
+export type {
+  WorkerCounts,
+  WorkerEvent,
+  WorkerInfo,
+  WorkerPresenceOptions,
+  WorkerQueueInfo,
+  WorkerState,
+} from "./types.ts";
