@@ -37,6 +37,17 @@ export {
   type HostHealth,
   type HostHealthChange,
 } from "./operator/host-health/mod.ts";
+export {
+  type BatchCompletion,
+  type BatchEnqueueResult,
+  type BatchMember,
+  BatchSealedError,
+  type BatchState,
+  type BatchStatus,
+  type BatchStatusOperations,
+  type EnqueueBatchOptions,
+  type WatchBatchOptions,
+} from "./operator/batches/mod.ts";
 export * from "./tasks/mod.ts";
 export type {
   WorkerCounts,

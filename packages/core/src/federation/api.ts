@@ -6,6 +6,7 @@ import type { HostHealthOperations } from "../operator/host-health/mod.ts";
 import type { TaskOperations } from "../operator/records/mod.ts";
 import type { TaskStatusOperations } from "../operator/status/mod.ts";
 import type { TaskCancelOperations } from "../operator/cancellation/mod.ts";
+import type { BatchStatusOperations } from "../operator/batches/types.ts";
 import type { WebhookOperations } from "../operator/webhooks/mod.ts";
 import type { DurationInput } from "../time/duration.ts";
 import type { Context, RequestContext } from "./context-api.ts";
@@ -88,6 +89,7 @@ export interface Federation<TContextData>
     TaskOperations<TContextData>,
     TaskStatusOperations,
     TaskCancelOperations,
+    BatchStatusOperations,
     QueueMonitoring,
     WebhookOperations,
     HostHealthOperations {

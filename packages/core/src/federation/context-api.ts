@@ -34,6 +34,11 @@ import type {
 import type { TaskRegistry as GenericTaskRegistry } from "../tasks/registry.ts";
 import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskRunInfo } from "../tasks/run-info.ts";
+import type {
+  BatchEnqueueResult,
+  BatchMember,
+  EnqueueBatchOptions,
+} from "../operator/batches/types.ts";
 import type { Federation } from "./api.ts";
 import type { ObjectClass } from "./registry-api.ts";
 
@@ -479,6 +484,41 @@ export interface Context<TContextData> {
     payloads: readonly NoInfer<TInput>[],
     options?: TaskEnqueueManyOptions<NoInfer<TInput>>,
   ): Promise<TaskEnqueueResult[]>;
+
+  /**
+   * Enqueues a batch of tasks and, exactly once, a completion task when
+   * every member has completed or failed for good (a member that will be
+   * retried is not done yet).  The completion task receives a
+   * `BatchCompletion`: the counts, the ids of the failed members and
+   * `options.data`.  A running member may add members with
+   * `ctx.addToBatch()`; the batch is sealed when every member is done, and
+   * it cannot be before this call returns (its members are recorded as
+   * pending before any is enqueued), nor while an adding member runs.
+   * Needs a key–value store with `cas()`.  Called from a task, the batch's
+   * and members' ids derive from the task's id, so that the task run again
+   * after a crash finds the same batch rather than starting another.
+   * @param members The members: a task, its payload and its options each.
+   * @param options The completion task and its JSON-compatible data.
+   * @returns The batch's id and its members' task ids.
+   * @throws {TaskNotDefinedError} When a task is from another federation.
+   * @throws {TaskValidationError} When a payload, or the completion task's
+   *         payload, does not match its schema.
+   * @throws {TypeError} When an option is malformed, or the store has no
+   *         `cas()`.
+   * @throws {UnknownOptionError} When an option is not one this method takes.
+   * @example
+   * ```ts ignore
+   * const { batchId } = await ctx.enqueueBatch(
+   *   accounts.map((handle) => ({ task: lookUpAccount, data: { handle } })),
+   *   { onComplete: importFinished, data: { userId: "alice" } },
+   * );
+   * ```
+   * @since 0.3.0
+   */
+  enqueueBatch<TData = null>(
+    members: readonly BatchMember<TContextData>[],
+    options: EnqueueBatchOptions<TContextData, TData>,
+  ): Promise<BatchEnqueueResult>;
 }
 
 /**
@@ -634,6 +674,24 @@ export interface InboxContext<TContextData> extends Context<TContextData> {
 export interface TaskContext<TContextData> extends Context<TContextData> {
   /** The run this handler is in. */
   readonly task: TaskRunInfo;
+
+  /**
+   * Adds members to the batch this task is a member of (a fan-out): they
+   * are recorded as pending before this task can be counted done, so the
+   * batch's completion task waits for them too.  Called again by a run of
+   * the same task after a crash, it adds the same members (their ids
+   * derive from this task's id and the call's order), not new ones.
+   * @param members The new members.
+   * @returns The batch's id and the new members' task ids.
+   * @throws {TypeError} When this task is not a batch member.
+   * @throws {BatchSealedError} When this task was already counted done.
+   * @example
+   * ```ts ignore
+   * await ctx.addToBatch(page.map((handle) => ({ task: lookUpAccount, data: { handle } })));
+   * ```
+   * @since 0.3.0
+   */
+  addToBatch(members: readonly BatchMember<TContextData>[]): Promise<BatchEnqueueResult>;
 
   /**
    * A context for the same run with other application data.

@@ -45,6 +45,12 @@ import {
   type TaskEnqueueResult,
 } from "../tasks/definition.ts";
 import { type PreparedTaskMessages, prepareTaskMessages } from "../tasks/enqueue.ts";
+import type { BatchEnqueueOrigin, FederationBatches } from "../operator/batches/batches.ts";
+import type {
+  BatchEnqueueResult,
+  BatchMember,
+  EnqueueBatchOptions,
+} from "../operator/batches/types.ts";
 
 /**
  * What a {@link ContextImpl} needs from its federation.  Internal.
@@ -70,6 +76,8 @@ export interface ContextHost<TContextData> {
     contextData: TContextData,
     options?: MessageQueueEnqueueOptions,
   ): Promise<void>;
+  /** Task batches (since 0.3.0). */
+  readonly batches?: FederationBatches<TContextData>;
   /** Enqueues prepared task messages, holding their deduplication keys. */
   enqueueTaskMessages(
     prepared: PreparedTaskMessages,
@@ -461,6 +469,36 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
       return Promise.reject(error);
     }
     return this.#enqueueTasks(task, payloads, options as TaskEnqueueManyOptions<unknown>);
+  }
+
+  enqueueBatch<TData = null>(
+    members: readonly BatchMember<TContextData>[],
+    options: EnqueueBatchOptions<TContextData, TData>,
+  ): Promise<BatchEnqueueResult> {
+    return this.batchesOf().create(
+      members,
+      options as EnqueueBatchOptions<TContextData, unknown>,
+      this.batchOrigin("batch"),
+    );
+  }
+
+  /** The federation's batches.  Internal. */
+  protected batchesOf(): FederationBatches<TContextData> {
+    const batches = this.#host.batches;
+    if (batches == null) throw new TypeError("This federation has no task batches.");
+    return batches;
+  }
+
+  /**
+   * Where an enqueue into a batch comes from; a task context derives ids
+   * from its run.  Internal.
+   * @param _kind `"batch"` for `enqueueBatch()`, `"add"` for `addToBatch()`.
+   */
+  protected batchOrigin(_kind: "batch" | "add"): BatchEnqueueOrigin {
+    return {
+      baseUrl: new URL("/", this.origin),
+      enqueue: (prepared) => this.#host.enqueueTaskMessages(prepared, this.data),
+    };
   }
 
   async #enqueueTasks<TData, TInput>(

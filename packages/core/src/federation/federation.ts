@@ -91,6 +91,8 @@ import type { Webhook, WebhookInit } from "../operator/webhooks/types.ts";
 import { FederationHostHealth } from "../operator/host-health/mod.ts";
 import { hostHealthOutbox } from "../operator/host-health/options.ts";
 import { FederationWebhooks } from "../operator/webhooks/mod.ts";
+import { FederationBatches } from "../operator/batches/batches.ts";
+import type { BatchStatus, WatchBatchOptions } from "../operator/batches/types.ts";
 
 import type { Federation, FederationStartQueueOptions } from "./api.ts";
 
@@ -127,6 +129,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #senderKeys: ActorKeyPairsCache<Context<TContextData>>;
   /** The webhooks.  Internal. */
   readonly webhooks: FederationWebhooks<TContextData>;
+  /** Task batches.  Internal. */
+  readonly batches: FederationBatches<TContextData>;
   /** Remote-server health, when the `hostHealth` option is on.  Internal. */
   readonly hostHealth?: FederationHostHealth<TContextData>;
 
@@ -190,7 +194,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         retryPolicy: this.options.taskRetryPolicy,
         timeoutMs: this.options.taskTimeoutMs,
         retryQueue: (task) => this.#taskQueueOf(task),
-        onStart: (message) => this.operations.taskStatus.started(message),
+        onStart: async (message) => {
+          await this.batches.starting(message);
+          await this.operations.taskStatus.started(message);
+        },
         watchCancellation: (message) => this.cancellations.begin(message.id),
         reportProgress: async (message, progress) => {
           await this.operations.taskStatus.progress(message, progress);
@@ -246,6 +253,15 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       ...(origin == null ? {} : { origin }),
     });
     this.internalTasks = { tasks, routing, taskEnqueuer: this.taskEnqueuer };
+    this.batches = new FederationBatches({
+      kv,
+      pubsub: this.options.pubsub,
+      internalTasks: this.internalTasks,
+      observe: (observer) => this.dispatcher.observe(observer),
+      retentionMs: this.options.taskStatusRetentionMs > 0
+        ? this.options.taskStatusRetentionMs
+        : 24 * 60 * 60 * 1000,
+    });
     this.webhooks = new FederationWebhooks({
       kv,
       internalTasks: this.internalTasks,
@@ -331,6 +347,14 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return typeof taskOrId === "string"
       ? this.operations.taskStatus.getTaskStatus(taskOrId)
       : this.operations.taskStatus.getTaskStatus(taskOrId, id!);
+  }
+
+  getBatchStatus(id: string): Promise<BatchStatus | undefined> {
+    return this.batches.getBatchStatus(id);
+  }
+
+  watchBatch(id: string, options?: WatchBatchOptions): AsyncIterable<BatchStatus> {
+    return this.batches.watchBatch(id, options);
   }
 
   watchTask(id: string, options?: WatchTaskOptions): AsyncIterable<TaskUpdate>;

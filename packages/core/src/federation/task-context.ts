@@ -1,6 +1,14 @@
+import type { BatchEnqueueOrigin } from "../operator/batches/batches.ts";
+import type { BatchEnqueueResult, BatchMember } from "../operator/batches/types.ts";
 import type { TaskRunInfo } from "../tasks/run-info.ts";
 import { type ContextHost, ContextImpl } from "./context.ts";
 import type { TaskContext } from "./context-api.ts";
+
+/**
+ * How many batch calls each run made so far, shared by a run's clones: the
+ * calls' numbers make the ids a run derives.
+ */
+const batchCalls = new WeakMap<TaskRunInfo, { batch: number; add: number }>();
 
 /**
  * The {@link TaskContext} implementation.  Internal.
@@ -23,5 +31,29 @@ export class TaskContextImpl<TContextData> extends ContextImpl<TContextData>
 
   override clone(data: TContextData): TaskContextImpl<TContextData> {
     return new TaskContextImpl(this.federationHost, this.url, data, this.task);
+  }
+
+  addToBatch(members: readonly BatchMember<TContextData>[]): Promise<BatchEnqueueResult> {
+    const batchId = this.task.batchId;
+    if (batchId == null) {
+      return Promise.reject(
+        new TypeError(
+          `The task ${JSON.stringify(this.task.name)} (${this.task.id}) is not a batch member; ` +
+            "only members of a batch may call addToBatch().",
+        ),
+      );
+    }
+    try {
+      return this.batchesOf().add(batchId, this.task.id, members, this.batchOrigin("add"));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  protected override batchOrigin(kind: "batch" | "add"): BatchEnqueueOrigin {
+    let calls = batchCalls.get(this.task);
+    if (calls == null) batchCalls.set(this.task, calls = { batch: 0, add: 0 });
+    const call = calls[kind]++;
+    return { ...super.batchOrigin(kind), seed: `${this.task.id}:${kind}:${call}` };
   }
 }

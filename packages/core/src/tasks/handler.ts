@@ -218,6 +218,9 @@ export function createTaskMessageHandler<TContextData, TContext>(
       enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
       signal,
       ...scheduleOf(message),
+      ...(message.batch?.role === "member" && typeof message.batch.id === "string"
+        ? { batchId: message.batch.id }
+        : {}),
       reportProgress: async (progress: TaskProgressInput) => {
         const normal = normalizeTaskProgress(progress);
         await options.reportProgress?.(message, normal);

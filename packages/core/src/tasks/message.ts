@@ -41,6 +41,12 @@ export interface TaskMessage extends BaseMessage {
    * @since 0.2.0
    */
   readonly schedule?: { readonly id: string; readonly tick: string };
+  /**
+   * The batch the task belongs to: as one of its members, or as the
+   * completion task enqueued when every member is done.
+   * @since 0.3.0
+   */
+  readonly batch?: { readonly id: string; readonly role: "member" | "completion" };
 }
 
 /**

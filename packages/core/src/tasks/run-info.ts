@@ -34,6 +34,12 @@ export interface TaskRunInfo {
    */
   readonly schedule?: { readonly id: string; readonly tick: Date };
   /**
+   * For a member of a batch (`enqueueBatch()`): the batch's id, to which
+   * `ctx.addToBatch()` adds.  Absent for other tasks.
+   * @since 0.3.0
+   */
+  readonly batchId?: string;
+  /**
    * Reports how far the task is: a percentage from 0 to 100, or
    * `{ percent?, data? }` with small JSON-compatible data (at most
    * `MAX_TASK_PROGRESS_DATA_BYTES`, 4096 bytes as JSON).  The progress is
