@@ -7,6 +7,7 @@ testMessageQueue({
   name: "PostgresMessageQueue",
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   durable: true,
+  leases: true,
   redelivery: true,
   deduplication: true,
   prefetch: true,

@@ -57,6 +57,7 @@ testMessageQueue({
   name: "RedisMessageQueue (Cluster)",
   factoryModule,
   durable: true,
+  leases: true,
   redelivery: true,
   deduplication: true,
   prefetch: true,

@@ -6,6 +6,7 @@ testMessageQueue({
   name: "RedisMessageQueue",
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   durable: true,
+  leases: true,
   redelivery: true,
   deduplication: true,
   prefetch: true,

@@ -98,6 +98,18 @@ export interface MessageQueueConformanceOptions {
    */
   readonly priority?: boolean;
 
+  /**
+   * `true` when the queue hands messages out under leases that run out
+   * (a worker that stops renewing its lease loses the message to the next
+   * claim), as the SQLite, PostgreSQL and Redis queues do: enables the test
+   * that a worker whose lease ran out cannot acknowledge the message
+   * another worker has since been handed.  `false` (the default) for
+   * queues whose broker binds a delivery to the consumer's connection,
+   * such as RabbitMQ.
+   * @since 0.3.0
+   */
+  readonly leases?: boolean;
+
   /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
   readonly leaseMs?: number;
 }
