@@ -17,7 +17,7 @@
 //   redelivered member enqueued one after the first had finished) finds
 //   another id there and is dropped before its handler runs.
 import { getLogger } from "@logtape/logtape";
-import type { KvKey, KvStore } from "../../kv/kv-store.ts";
+import type { KvStore } from "../../kv/kv-store.ts";
 import type { MessageObserver } from "../../processing/dispatcher.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import { MalformedMessageError } from "../../processing/errors.ts";
@@ -29,6 +29,17 @@ import type { TaskMessage } from "../../tasks/message.ts";
 import type { InternalTaskPort } from "../internal-tasks/internal-tasks.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
 import { BatchSealedError } from "./errors.ts";
+import {
+  addMembers,
+  batchKvKey,
+  type BatchRecord,
+  isBatchRecord,
+  jsonCopy,
+  type MemberState,
+  seededUuid,
+  statusOf,
+  swapBatchRecord,
+} from "./record.ts";
 import type {
   BatchCompletion,
   BatchEnqueueResult,
@@ -50,43 +61,6 @@ export const BATCH_UPDATES_TOPIC = "fedwork:batch-updates";
 
 /** How often `watchBatch()` rereads a record when no update arrives. */
 const WATCH_RECHECK_MS = 1_000;
-
-/** How many times a swap is tried before the store is deemed unavailable. */
-const MAX_SWAP_ROUNDS = 200;
-
-/** A member's state in its batch's record: pending, completed, failed. */
-type MemberState = "p" | "c" | "f";
-
-/** A batch as the key–value store keeps it. */
-interface BatchRecord {
-  readonly id: string;
-  readonly baseUrl: string;
-  readonly onComplete: string;
-  readonly data: unknown;
-  readonly members: Readonly<Record<string, MemberState>>;
-  readonly state: "open" | "calling" | "called";
-  readonly completionTaskId?: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
-
-function isBatchRecord(value: unknown): value is BatchRecord {
-  if (typeof value !== "object" || value == null) return false;
-  const record = value as Partial<BatchRecord>;
-  return typeof record.id === "string" && typeof record.onComplete === "string" &&
-    typeof record.members === "object" && record.members != null &&
-    (record.state === "open" || record.state === "calling" || record.state === "called");
-}
-
-/**
- * The key–value store key of a batch's record.
- * @param id The batch's id.
- * @returns The key.
- * @since 0.3.0
- */
-export function batchKvKey(id: string): KvKey {
-  return ["fedwork", "batch", id];
-}
 
 /**
  * Where an enqueue into a batch comes from, so that a task run again after
@@ -182,7 +156,7 @@ export class FederationBatches<TContextData> implements BatchStatusOperations {
     const prepared = await this.#prepareMembers(members, batchId, origin, "enqueueBatch()");
     const ids = prepared.flatMap((group) => group.messages.map((message) => message.id));
     const now = new Date().toISOString();
-    const record = await this.#swap(kv, batchId, (current) => {
+    const record = await swapBatchRecord(kv, batchId, (current) => {
       if (current == null) {
         return {
           id: batchId,
@@ -230,7 +204,7 @@ export class FederationBatches<TContextData> implements BatchStatusOperations {
     const prepared = await this.#prepareMembers(members, batchId, origin, "addToBatch()");
     const ids = prepared.flatMap((group) => group.messages.map((message) => message.id));
     const now = new Date().toISOString();
-    const record = await this.#swap(kv, batchId, (current) => {
+    const record = await swapBatchRecord(kv, batchId, (current) => {
       if (current == null) throw new BatchSealedError(batchId, "it does not exist any more");
       const fresh = ids.filter((id) => current.members[id] === undefined);
       if (fresh.length > 0 && current.members[memberId] !== "p") {
@@ -257,7 +231,7 @@ export class FederationBatches<TContextData> implements BatchStatusOperations {
     const batch = message.batch;
     if (batch?.role !== "completion" || this.#options.kv.cas == null) return;
     let duplicate = false;
-    await this.#swap(this.#options.kv, batch.id, (current) => {
+    await swapBatchRecord(this.#options.kv, batch.id, (current) => {
       if (current == null) return undefined;
       if (current.state === "called") {
         duplicate = current.completionTaskId !== message.id;
@@ -458,7 +432,7 @@ export class FederationBatches<TContextData> implements BatchStatusOperations {
     memberId: string,
     state: MemberState,
   ): Promise<void> {
-    const record = await this.#swap(kv, batchId, (current) => {
+    const record = await swapBatchRecord(kv, batchId, (current) => {
       if (current == null) return undefined;
       const known = current.members[memberId];
       let next = current;
@@ -521,35 +495,6 @@ export class FederationBatches<TContextData> implements BatchStatusOperations {
     });
   }
 
-  /**
-   * Reads a batch's record and writes `update(current)` in its place with
-   * `cas()`, reading again whenever another process changed it first.
-   * @returns The record as it now is (the written one, or the current one
-   *          when `update` returned `undefined`); `undefined` when there is
-   *          none.
-   */
-  async #swap(
-    kv: KvStore,
-    batchId: string,
-    update: (current: BatchRecord | undefined) => BatchRecord | undefined,
-    options: { readonly retentionMs?: number } = {},
-  ): Promise<BatchRecord | undefined> {
-    const key = batchKvKey(batchId);
-    for (let round = 0; round < MAX_SWAP_ROUNDS; round++) {
-      const value = await kv.get(key);
-      const current = isBatchRecord(value) ? value : undefined;
-      const next = update(current);
-      if (next === undefined) return current;
-      const ttl = options.retentionMs == null || options.retentionMs <= 0
-        ? undefined
-        : { milliseconds: options.retentionMs };
-      if (await kv.cas!(key, value, next, ttl == null ? undefined : { ttl })) return next;
-      // Another worker wrote first; a short random pause spreads the rounds.
-      if (round > 2) await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
-    }
-    throw new Error(`The record of batch ${batchId} changed ${MAX_SWAP_ROUNDS} times in a row.`);
-  }
-
   async #publish(batchId: string): Promise<void> {
     try {
       await this.#options.pubsub.publish(BATCH_UPDATES_TOPIC, batchId);
@@ -557,73 +502,4 @@ export class FederationBatches<TContextData> implements BatchStatusOperations {
       logger.debug("Could not publish an update of batch {batchId}: {error}", { batchId, error });
     }
   }
-}
-
-function addMembers(current: BatchRecord, ids: readonly string[], now: string): BatchRecord {
-  const fresh = ids.filter((id) => current.members[id] === undefined);
-  if (fresh.length === 0) return current;
-  if (current.state !== "open") {
-    throw new BatchSealedError(current.id, "every member is done and it is completing");
-  }
-  const members = { ...current.members };
-  for (const id of fresh) members[id] = "p";
-  return { ...current, members, updatedAt: now };
-}
-
-function statusOf(record: BatchRecord): BatchStatus {
-  let completed = 0;
-  const failedIds: string[] = [];
-  let total = 0;
-  for (const [id, state] of Object.entries(record.members)) {
-    total++;
-    if (state === "c") completed++;
-    else if (state === "f") failedIds.push(id);
-  }
-  const done = completed + failedIds.length;
-  return {
-    id: record.id,
-    state: record.state === "open"
-      ? "running"
-      : record.state === "calling"
-      ? "completing"
-      : "completed",
-    total,
-    completed,
-    failed: failedIds.length,
-    pending: total - done,
-    progress: total === 0 ? 1 : done / total,
-    failedIds,
-    onComplete: record.onComplete,
-    ...(record.completionTaskId == null ? {} : { completionTaskId: record.completionTaskId }),
-    createdAt: new Date(record.createdAt),
-    updatedAt: new Date(record.updatedAt),
-  };
-}
-
-function jsonCopy(value: unknown, what: string): unknown {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch (error) {
-    throw new TypeError(`${what} must be JSON-compatible.`, { cause: error });
-  }
-  if (text === undefined) throw new TypeError(`${what} must be JSON-compatible.`);
-  return JSON.parse(text);
-}
-
-/**
- * A UUID derived from `seed` (the SHA-256 of it, shaped as a version 8
- * UUID), so that a task run again derives the same ids.
- */
-async function seededUuid(seed: string): Promise<ReturnType<typeof crypto.randomUUID>> {
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`fedwork-batch:${seed}`)),
-  );
-  digest[6] = (digest[6] & 0x0f) | 0x80;
-  digest[8] = (digest[8] & 0x3f) | 0x80;
-  const hex = [...digest.subarray(0, 16)].map((byte) => byte.toString(16).padStart(2, "0"))
-    .join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${
-    hex.slice(20, 32)
-  }`;
 }

@@ -3,11 +3,11 @@
 export {
   BATCH_UPDATES_TOPIC,
   type BatchEnqueueOrigin,
-  batchKvKey,
   FederationBatches,
   type FederationBatchesOptions,
 } from "./batches.ts";
 export { BatchSealedError } from "./errors.ts";
+export { batchKvKey } from "./record.ts";
 export type {
   BatchCompletion,
   BatchEnqueueResult,
