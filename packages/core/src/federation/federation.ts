@@ -598,7 +598,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         const set = [...new Set([...task.capabilities, ...combination])].sort();
         if (set.length === task.capabilities.length) continue;
         try {
-          add(resolveTaskQueue({ name, queue: task.queue, capabilities: set }, routing));
+          add(resolveTaskQueue({ ...task, capabilities: set }, routing));
         } catch {
           // A queue that cannot derive siblings has no per-task sets either.
         }
