@@ -24,6 +24,15 @@ const logger = getLogger(["fedwork", "amqp"]);
  */
 const DELAY_QUEUE_REDECLARE_MS = DELAY_QUEUE_GRACE_MS / 2;
 
+/** How many times a refused (nacked) tail of a batch is published again. */
+const NACK_RETRIES = 3;
+
+/** The wait before the first republish of refused messages; doubles each time. */
+const NACK_RETRY_DELAY_MS = 50;
+
+/** amqplib's error for a nacked message (it has no class of its own). */
+const NACKED_MESSAGE = "message nacked";
+
 interface PublisherState {
   readonly model: ChannelModel;
   readonly channel: ConfirmChannel;
@@ -86,29 +95,45 @@ export class AmqpPublisher {
           rememberDelayQueue(this.#options.queue, queue);
         }
       }
-      const confirms: Promise<void>[] = [];
-      for (const content of encoded) {
-        let writable = true;
-        const messageId = `${this.#nextMessageId++}`;
-        ids.push(messageId);
-        confirms.push(
-          new Promise<void>((resolve, reject) => {
-            writable = channel.sendToQueue(queue, content, {
-              persistent: this.#options.durable,
-              contentType: "application/json",
-              messageId,
-              ...(priority == null ? {} : { priority }),
-              // An unroutable message comes back (before its confirm) instead
-              // of being confirmed and dropped.
-              mandatory: true,
-            }, (error) => error == null ? resolve() : reject(error));
-          }),
+      // A nack means the broker refused the message without losing the
+      // channel: a quorum queue does so while its leader is busy or not yet
+      // elected (seen right after declaring one on a loaded machine).  The
+      // refused messages are published again, a few times, when they are
+      // the batch's tail: republishing a refused message that has confirmed
+      // ones after it would put it behind them, out of order.
+      let pending = encoded;
+      for (let attempt = 0;; attempt++) {
+        const refused = await publishConfirmed(
+          channel,
+          queue,
+          pending,
+          this.#options.durable,
+          priority,
+          () => {
+            const messageId = `${this.#nextMessageId++}`;
+            ids.push(messageId);
+            return messageId;
+          },
         );
-        // The socket's buffer is full: wait before writing more, so that a
-        // large enqueueMany() does not hold every frame in memory.
-        if (!writable) await waitForDrain(channel);
+        if (refused < 0) break;
+        if (attempt >= NACK_RETRIES) {
+          throw new Error(
+            `the broker refused (nacked) ${pending.length - refused} message(s) ${
+              attempt + 1
+            } times`,
+          );
+        }
+        logger.debug(
+          "The AMQP broker refused {count} message(s) for queue {queue}; publishing them again.",
+          {
+            count: pending.length - refused,
+            queue,
+            attempt,
+          },
+        );
+        await new Promise((resolve) => setTimeout(resolve, NACK_RETRY_DELAY_MS * 2 ** attempt));
+        pending = pending.slice(refused);
       }
-      await Promise.all(confirms);
     } catch (error) {
       for (const id of ids) state.returned.delete(id);
       throw new AmqpConnectionError(
@@ -186,6 +211,57 @@ export class AmqpPublisher {
       );
     }
   }
+}
+
+/**
+ * Publishes `contents` in order to `queue` and waits for every confirm.
+ * @returns The index of the first refused (nacked) message when every message
+ *          from it on was refused, or -1 when all were confirmed.
+ * @throws {Error} When the channel closed before every confirm, or when a
+ *         refused message has confirmed ones after it (its order is lost).
+ */
+async function publishConfirmed(
+  channel: ConfirmChannel,
+  queue: string,
+  contents: readonly Buffer[],
+  durable: boolean,
+  priority: number | undefined,
+  nextMessageId: () => string,
+): Promise<number> {
+  const confirms: Promise<boolean>[] = [];
+  for (const content of contents) {
+    let writable = true;
+    const messageId = nextMessageId();
+    confirms.push(
+      new Promise<boolean>((resolve, reject) => {
+        writable = channel.sendToQueue(queue, content, {
+          persistent: durable,
+          contentType: "application/json",
+          messageId,
+          ...(priority == null ? {} : { priority }),
+          // An unroutable message comes back (before its confirm) instead
+          // of being confirmed and dropped.
+          mandatory: true,
+        }, (error) => {
+          if (error == null) resolve(true);
+          else if (error instanceof Error && error.message === NACKED_MESSAGE) resolve(false);
+          else reject(error);
+        });
+      }),
+    );
+    // The socket's buffer is full: wait before writing more, so that a
+    // large enqueueMany() does not hold every frame in memory.
+    if (!writable) await waitForDrain(channel);
+  }
+  const confirmed = await Promise.all(confirms);
+  const firstRefused = confirmed.indexOf(false);
+  if (firstRefused < 0) return -1;
+  if (confirmed.slice(firstRefused).some((ok) => ok)) {
+    throw new Error(
+      "the broker refused (nacked) a message but confirmed later ones of the same batch",
+    );
+  }
+  return firstRefused;
 }
 
 /** Waits until the channel's write buffer has room again (or it closed). */
