@@ -153,9 +153,15 @@ for (const engine of FEDWORK_ENGINES) {
           assertEquals(status?.completionTaskId, runs[0].taskId);
         }
         // Measured numbers for the report; the assertions above decide.
+        const memberRuns = (await readFile(`${log}.members`, "utf8")).split("\n")
+          .filter((line) => line !== "");
+        const members = new Set(memberRuns).size;
+        assertEquals(members, batches.length * (BATCH_MEMBERS + FANNED_OUT));
         process.stdout.write(
           `batch-crash ${engine.name}: ${KILLS} kills, ${batches.length} batches, ` +
-            `${batches.length} completion tasks, ${reruns} completion run(s) redelivered\n`,
+            `${batches.length} completion tasks, ${reruns} completion run(s) redelivered, ` +
+            `${memberRuns.length} member runs for ${members} members ` +
+            `(${memberRuns.length - members} run again)\n`,
         );
       } finally {
         for (const worker of workers) {
@@ -167,6 +173,7 @@ for (const engine of FEDWORK_ENGINES) {
         await instance.close();
         await engine.cleanup(namespace);
         await rm(log, { force: true });
+        await rm(`${log}.members`, { force: true });
       }
     },
   );

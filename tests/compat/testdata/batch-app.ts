@@ -56,6 +56,9 @@ export function createBatchApp(instance: EngineInstance, log: string): BatchApp 
   const member: TaskDefinition<void, { n: number }> = federation.defineTask("batch-member", {
     schema: z.object({ n: z.number() }),
     async handler(ctx, { n }) {
+      // One line per run, so that the test can tell how many runs the
+      // kills interrupted (a member run again after its worker died).
+      appendFileSync(`${log}.members`, `${ctx.task.id}\n`);
       await new Promise((resolve) => setTimeout(resolve, 40 + Math.random() * 120));
       if (n === FANNING_MEMBER) {
         await ctx.addToBatch(
