@@ -2,6 +2,7 @@ import type { Activity, Actor, Object as APObject, Recipient, Tombstone } from "
 import type { NodeInfo } from "../activitypub/nodeinfo/document.ts";
 import type { WebFingerLink } from "../activitypub/webfinger/handler.ts";
 import type { PageItems } from "../activitypub/collections/build.ts";
+import type { SignatureFailureReason } from "../activitypub/signatures/verification.ts";
 import type { Context } from "./context-api.ts";
 import type { InboxContext } from "./context-api.ts";
 import type { RequestContext } from "./context-api.ts";
@@ -199,6 +200,57 @@ export type InboxErrorHandler<TContextData> = (
   ctx: InboxContext<TContextData>,
   error: Error,
 ) => void | Promise<void>;
+
+/**
+ * Why an inbox refused an activity's signature, as told to an
+ * {@link UnverifiedActivityHandler}.  `type` takes Fedify's three values:
+ * `"noSignature"` (the request is not signed), `"keyFetchError"` (the key
+ * it names could not be fetched) and `"invalidSignature"` (anything else:
+ * a malformed or expired signature, a wrong digest, a signature that does
+ * not verify).  `detail` is Fedwork's finer reason, `message` the reason
+ * for people and logs.  Unlike Fedify's, a `"keyFetchError"` carries no
+ * `result` (the fetch's status or error): the key fetcher logs it.
+ * @since 0.3.0
+ */
+export type UnverifiedActivityReason =
+  | {
+    readonly type: "noSignature";
+    readonly detail: "noSignature";
+    readonly message: string;
+  }
+  | {
+    readonly type: "keyFetchError";
+    readonly detail: "keyNotFound";
+    readonly keyId: URL;
+    readonly message: string;
+  }
+  | {
+    readonly type: "invalidSignature";
+    readonly detail: Exclude<SignatureFailureReason, "noSignature" | "bodyTooLarge">;
+    readonly keyId?: URL;
+    readonly message: string;
+  };
+
+/**
+ * Sees an activity that an inbox received with a missing or failing HTTP
+ * signature, before the inbox refuses it.  Return a `Response` to answer
+ * with it instead of the default 401 (e.g. 202 for a `Delete` of an actor
+ * whose key is gone), or nothing to keep the 401.  The inbox listeners
+ * never see such an activity, whatever this returns; it is not
+ * deduplicated or queued.
+ * @typeParam TContextData The context data type.
+ * @param ctx The request's context.
+ * @param activity The activity as sent, unverified: anyone could have
+ *                 written it.
+ * @param reason Why its signature was refused.
+ * @returns A response to answer with, or nothing for the default 401.
+ * @since 0.3.0
+ */
+export type UnverifiedActivityHandler<TContextData> = (
+  ctx: RequestContext<TContextData>,
+  activity: Activity,
+  reason: UnverifiedActivityReason,
+) => void | Response | Promise<void | Response>;
 
 /**
  * Names the actor whose key signs an inbox's key fetches, or `null` to

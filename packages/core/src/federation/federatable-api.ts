@@ -20,6 +20,7 @@ import type {
   ObjectDispatcher,
   OutboxPermanentFailureHandler,
   SharedInboxKeyDispatcher,
+  UnverifiedActivityHandler,
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
 import type { Context, RequestContext, TaskRegistry } from "./context-api.ts";
@@ -52,6 +53,22 @@ export interface InboxListenerSetters<TContextData> {
    * @returns These setters, for chaining.
    */
   onError(handler: InboxErrorHandler<TContextData>): InboxListenerSetters<TContextData>;
+
+  /**
+   * Registers the hook that sees activities whose HTTP signature is missing
+   * or fails, before the inbox answers 401 (`onUnauthorized`); it may answer
+   * otherwise.  The listeners never see them.  The body of an unsigned
+   * request is read for it (within `inboxMaxBytes`); an activity that is
+   * not a JSON object or cannot be parsed as an `Activity` skips the hook.
+   * A hook that throws is logged and the inbox answers 401.
+   * @param handler The hook.
+   * @returns These setters, for chaining.
+   * @throws {DuplicateRegistrationError} When one is already registered.
+   * @since 0.3.0
+   */
+  onUnverifiedActivity(
+    handler: UnverifiedActivityHandler<TContextData>,
+  ): InboxListenerSetters<TContextData>;
 
   /**
    * Sets how received activities are deduplicated by id: the same activity

@@ -243,6 +243,17 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
         registry.inboxErrorHandler = handler;
         return setters;
       },
+      onUnverifiedActivity(handler) {
+        assertCallback(handler, "onUnverifiedActivity");
+        if (registry.unverifiedActivityHandler != null) {
+          throw new DuplicateRegistrationError(
+            "unverified activity handler",
+            "onUnverifiedActivity",
+          );
+        }
+        registry.unverifiedActivityHandler = handler;
+        return setters;
+      },
       withIdempotency(strategy) {
         if (strategy !== "per-inbox" && strategy !== "per-origin" && strategy !== "global") {
           throw new TypeError(

@@ -1,7 +1,7 @@
-import { Tombstone } from "@fedify/vocab";
+import { Activity, Tombstone } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import { parseActivityBody } from "../activitypub/inbox/parse-activity.ts";
-import { verifyInboxRequest } from "../activitypub/inbox/verify.ts";
+import { type InboxVerification, verifyInboxRequest } from "../activitypub/inbox/verify.ts";
 import {
   consumeSignatureNonce,
   withAcceptSignatureChallenge,
@@ -17,6 +17,7 @@ import type { InboxMessage } from "../activitypub/inbox/message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { FederationRegistry, IdempotencyStrategy } from "./registry-api.ts";
 import type { RequestContext } from "./context-api.ts";
+import type { UnverifiedActivityReason } from "./callbacks.ts";
 
 const logger = getLogger(["fedwork", "federation", "inbox"]);
 
@@ -164,9 +165,12 @@ export async function handleInboxRequest<TContextData>(
       timeWindow: options.signatureTimeWindow,
       maxBodySize: options.inboxMaxBytes,
       ...(options.origin == null ? {} : { origin: options.origin }),
+      ...(registry.unverifiedActivityHandler == null ? {} : { readUnsignedBody: true }),
     });
     if (!verification.ok) {
       if (verification.status !== 401) return text(verification.status, verification.message);
+      const answered = await runUnverifiedActivityHandler(host, ctx, verification);
+      if (answered != null) return answered;
       const refused = await callbacks.onUnauthorized(request);
       // A challenge says how to sign; a signer who is not the actor
       // signed well enough, and no other signature would help.
@@ -254,6 +258,74 @@ export async function handleInboxRequest<TContextData>(
     return text(400, `The activity is malformed: ${outcome.reason}`);
   }
   return text(202, "Accepted.");
+}
+
+/**
+ * Gives an activity whose signature failed to the `onUnverifiedActivity()`
+ * hook, if any: its response, or `undefined` for the default 401.  An
+ * activity signed by someone else than its actor (`actorMismatch`) had a
+ * good signature, and is not the hook's.
+ */
+async function runUnverifiedActivityHandler<TContextData>(
+  host: InboxRequestHost<TContextData>,
+  ctx: RequestContext<TContextData>,
+  verification: InboxVerification & { readonly ok: false },
+): Promise<Response | undefined> {
+  const handler = host.registry.unverifiedActivityHandler;
+  if (handler == null || verification.activity == null) return undefined;
+  const reason = unverifiedReason(verification);
+  if (reason == null) return undefined;
+  let activity: Activity;
+  try {
+    activity = await Activity.fromJsonLd(verification.activity, {
+      documentLoader: host.options.documentLoader,
+      contextLoader: host.options.documentLoader,
+    });
+  } catch (error) {
+    logger.debug(
+      "Skipped the unverified activity hook: the activity could not be parsed: {error}",
+      {
+        error,
+      },
+    );
+    return undefined;
+  }
+  try {
+    const response = await handler(ctx, activity, reason);
+    return response instanceof Response ? response : undefined;
+  } catch (error) {
+    logger.error("The unverified activity hook failed on {activityId}: {error}", {
+      activityId: activity.id?.href ?? null,
+      error,
+    });
+    return undefined;
+  }
+}
+
+/** Fedify's shape of a signature failure, or `null` when it is not one. */
+function unverifiedReason(
+  verification: InboxVerification & { readonly ok: false },
+): UnverifiedActivityReason | null {
+  const { reason, message, keyId } = verification;
+  switch (reason) {
+    case "noSignature":
+      return { type: "noSignature", detail: reason, message };
+    case "keyNotFound":
+      if (keyId != null) return { type: "keyFetchError", detail: reason, keyId, message };
+      return { type: "invalidSignature", detail: reason, message };
+    case "malformedSignature":
+    case "unsupportedAlgorithm":
+    case "missingRequiredComponent":
+    case "missingDigest":
+    case "digestMismatch":
+    case "outsideTimeWindow":
+    case "invalidSignature":
+      return keyId == null
+        ? { type: "invalidSignature", detail: reason, message }
+        : { type: "invalidSignature", detail: reason, keyId, message };
+    default:
+      return null;
+  }
 }
 
 /**

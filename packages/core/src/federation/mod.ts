@@ -26,6 +26,8 @@ export type {
   OutboxPermanentFailureHandler,
   PageItems,
   SharedInboxKeyDispatcher,
+  UnverifiedActivityHandler,
+  UnverifiedActivityReason,
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
 export type { Context, ParseUriResult } from "./context-api.ts";

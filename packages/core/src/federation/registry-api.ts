@@ -22,6 +22,7 @@ import type {
   ObjectDispatcher,
   OutboxPermanentFailureHandler,
   SharedInboxKeyDispatcher,
+  UnverifiedActivityHandler,
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
 import type { Context, RequestContext, TaskContext } from "./context-api.ts";
@@ -145,6 +146,8 @@ export interface FederationRegistry<TContextData> {
   sharedKeyDispatcher?: SharedInboxKeyDispatcher<TContextData>;
   readonly inboxListeners: Map<ActivityClass, InboxListener<TContextData, Activity>>;
   inboxErrorHandler?: InboxErrorHandler<TContextData>;
+  /** Since 0.3.0. */
+  unverifiedActivityHandler?: UnverifiedActivityHandler<TContextData>;
   outbox?: CollectionRegistration<Activity, TContextData, RequestContext<TContextData>>;
   followers?: CollectionRegistration<FollowerItem, TContextData>;
   following?: CollectionRegistration<Actor | URL, TContextData, RequestContext<TContextData>>;

@@ -62,6 +62,14 @@ export interface VerifyInboxRequestOptions {
    * @default the request URL's origin
    */
   readonly origin?: string | URL;
+  /**
+   * Whether to read and parse the body of a request that carries no
+   * signature at all (still capped at `maxBodySize`), so that the refusal
+   * holds its `activity`, e.g. for an `onUnverifiedActivity()` hook.
+   * @default `false`: an unsigned request's body is not read
+   * @since 0.3.0
+   */
+  readonly readUnsignedBody?: boolean;
 }
 
 /**
@@ -121,6 +129,18 @@ export type InboxVerification =
     readonly reason: InboxRejectionReason;
     /** For people and logs; fine to send as the response body. */
     readonly message: string;
+    /**
+     * For a 401 whose body was read (a signature that failed, or no
+     * signature with `readUnsignedBody`): the activity as it was sent,
+     * unverified.
+     * @since 0.3.0
+     */
+    readonly activity?: Record<string, unknown>;
+    /**
+     * For a signature that failed: the key it names, when it could be read.
+     * @since 0.3.0
+     */
+    readonly keyId?: URL;
   };
 
 /**
@@ -176,15 +196,16 @@ export async function verifyInboxRequest(
     status: 400 | 401 | 413,
     reason: InboxRejectionReason,
     message: string,
+    extra: { readonly activity?: Record<string, unknown>; readonly keyId?: URL } = {},
   ): InboxVerification => {
     logger.debug("Refused an inbox request to {url}: {reason}: {message}", {
       url: request.url,
       reason,
       message,
     });
-    return { ok: false, status, reason, message };
+    return { ok: false, status, reason, message, ...extra };
   };
-  if (!hasSignatureHeader(request.headers)) {
+  if (!hasSignatureHeader(request.headers) && !options.readUnsignedBody) {
     // Nothing to verify: not worth reading the body.
     await request.body?.cancel().catch(() => {});
     return refuse(401, "noSignature", "The request is not signed.");
@@ -203,6 +224,9 @@ export async function verifyInboxRequest(
   const parsed = parseActivityBody(body);
   if (!parsed.ok) return refuse(400, parsed.reason, parsed.message);
   const { activity } = parsed;
+  if (!hasSignatureHeader(request.headers)) {
+    return refuse(401, "noSignature", "The request is not signed.", { activity });
+  }
   const fetchKey = options.fetchKey ??
     createPublicKeyFetcher({ kv: options.kv, documentLoader: options.documentLoader });
   const verification = await verifyRequest(request, {
@@ -212,7 +236,12 @@ export async function verifyInboxRequest(
     ...(options.currentTime === undefined ? {} : { currentTime: options.currentTime }),
     ...(options.origin === undefined ? {} : { origin: options.origin }),
   });
-  if (!verification.verified) return refuse(401, verification.reason, verification.message);
+  if (!verification.verified) {
+    return refuse(401, verification.reason, verification.message, {
+      activity,
+      ...(verification.keyId == null ? {} : { keyId: verification.keyId }),
+    });
+  }
   const { key } = verification;
   if (!doesKeyOwnerMatchActor(activity, key)) {
     const signedBy = `The request is signed by ${
