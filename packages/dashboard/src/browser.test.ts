@@ -220,6 +220,14 @@ test("in a browser, Replay on a failed task runs it again and the page sees it c
       const hostRow = page.locator("#hosts tbody tr");
       await hostRow.first().waitFor({ timeout: 30_000 });
       assertEquals(await hostRow.locator("td").first().textContent(), downInbox.url.host);
+      // The workers panel lists this process's worker, from its heartbeat.
+      const workerRow = page.locator("#workers tbody tr.worker");
+      await workerRow.first().waitFor({ timeout: 30_000 });
+      const [listed] = await federation.listWorkers();
+      assertEquals(await workerRow.count(), 1);
+      assertEquals(await workerRow.getAttribute("data-worker"), listed.id);
+      assertEquals(await workerRow.locator("td").nth(1).textContent(), String(process.pid));
+      assertMatch(await workerRow.locator(".worker-state").innerText(), /^(busy|idle)$/);
 
       // The payload shows as text: the <script> is not markup and never ran.
       await row.getByRole("button", { name: "Details" }).click();

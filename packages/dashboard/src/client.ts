@@ -144,6 +144,32 @@ export const CLIENT_SCRIPT = String.raw`
     $("chart").replaceChildren(chart);
   }
 
+  // Workers -----------------------------------------------------------------
+
+  function renderWorkers(workers) {
+    if (workers == null) {
+      $("workers-unavailable").hidden = false;
+      $("workers").hidden = true;
+      $("workers-empty").hidden = true;
+      return;
+    }
+    $("workers").tBodies[0].replaceChildren(...workers.map((worker) =>
+      el("tr", { className: "worker " + worker.state, data: { worker: worker.id } }, [
+        el("td", { text: worker.host, className: "mono" }),
+        el("td", { text: String(worker.pid), className: "num" }),
+        el("td", { text: worker.runtime }),
+        el("td", { text: worker.queues.join("; ") }),
+        el("td", { text: worker.state, className: "worker-state" }),
+        el("td", { text: worker.currentTaskIds.join(", "), className: "mono worker-running" }),
+        el("td", { text: number(worker.completed), className: "num" }),
+        el("td", { text: number(worker.failed), className: "num" }),
+        el("td", { text: time(worker.lastHeartbeatAt) }),
+      ])
+    ));
+    $("workers").hidden = workers.length === 0;
+    $("workers-empty").hidden = workers.length > 0;
+  }
+
   // Unhealthy hosts ---------------------------------------------------------
 
   function renderHosts(hosts) {
@@ -486,6 +512,7 @@ export const CLIENT_SCRIPT = String.raw`
         renderQueues(overview.queues);
         renderChart(overview.throughput);
         renderHosts(overview.hosts);
+        renderWorkers(overview.workers);
         let count = 0;
         for (const key of Object.keys(overview.failedCounts)) count += overview.failedCounts[key];
         $("failed-count").textContent = String(count);

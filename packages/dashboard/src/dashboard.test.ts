@@ -415,12 +415,16 @@ test("panels whose federation method is missing say they are not available", asy
       hosts: false,
       release: false,
       cancel: false,
+      workers: false,
     });
     assertEquals(overview.hosts, null);
+    assertEquals(overview.workers, null);
     assertEquals((await dashboard(new Request(new URL("/api/events", base)))).status, 404);
     const html = await (await dashboard(new Request(base))).text();
     assert(
-      html.includes('"features":{"progress":false,"hosts":false,"release":false,"cancel":false}'),
+      html.includes(
+        '"features":{"progress":false,"hosts":false,"release":false,"cancel":false,"workers":false}',
+      ),
     );
 
     const full = createDashboard(federation, { authorize: allow });
@@ -430,8 +434,10 @@ test("panels whose federation method is missing say they are not available", asy
       hosts: true,
       release: true,
       cancel: true,
+      workers: true,
     });
     assertEquals(fullOverview.hosts, []);
+    assert(Array.isArray(fullOverview.workers));
   } finally {
     await setup.stop();
   }

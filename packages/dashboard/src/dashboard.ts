@@ -172,6 +172,7 @@ class DashboardApi {
     readonly hosts: boolean;
     readonly release: boolean;
     readonly cancel: boolean;
+    readonly workers: boolean;
   };
 
   constructor(federation: DashboardFederation, pageSize: number) {
@@ -182,16 +183,18 @@ class DashboardApi {
       hosts: typeof federation.listUnhealthyHosts === "function",
       release: typeof federation.releaseHost === "function",
       cancel: typeof federation.cancelTask === "function",
+      workers: typeof federation.listWorkers === "function",
     };
   }
 
   async overview(): Promise<unknown> {
     const federation = this.#federation;
-    const [queues, throughput, counts, hosts] = await Promise.all([
+    const [queues, throughput, counts, hosts, workers] = await Promise.all([
       federation.getQueueDepths(),
       federation.getThroughput({ minutes: 60 }),
       federation.countFailedTasks(),
       this.features.hosts ? federation.listUnhealthyHosts!() : undefined,
+      this.features.workers ? federation.listWorkers!() : undefined,
     ]);
     return {
       generatedAt: new Date().toISOString(),
@@ -218,6 +221,19 @@ class DashboardApi {
         nextProbeAt: isoOrNull(host.nextProbeAt),
         parkedDeliveries: host.parkedDeliveries,
         dead: host.dead === true,
+      })),
+      workers: workers == null ? null : workers.map((worker) => ({
+        id: String(worker.id),
+        host: String(worker.host),
+        pid: worker.pid,
+        runtime: String(worker.runtime),
+        queues: worker.queues.map((queue) => String(queue.roles)),
+        capabilities: worker.capabilities.map(String),
+        state: String(worker.state),
+        lastHeartbeatAt: isoOrNull(worker.lastHeartbeatAt),
+        currentTaskIds: worker.currentTaskIds.map(String),
+        completed: worker.counts.completed,
+        failed: worker.counts.failed,
       })),
     };
   }

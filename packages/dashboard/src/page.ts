@@ -13,6 +13,7 @@ export interface PageOptions {
     readonly hosts: boolean;
     readonly release: boolean;
     readonly cancel: boolean;
+    readonly workers: boolean;
   };
 }
 
@@ -91,6 +92,15 @@ export function renderPage(options: PageOptions): string {
       <tbody></tbody>
     </table>
     <p id="hosts-empty" class="empty">Every host is healthy.</p>
+  </section>
+  <section id="workers-panel" aria-labelledby="workers-heading">
+    <h2 id="workers-heading">Workers</h2>
+    <p id="workers-unavailable" class="empty" hidden>Not available: this federation has no listWorkers().</p>
+    <table id="workers">
+      <thead><tr><th>Host</th><th class="num">PID</th><th>Runtime</th><th>Queues</th><th>State</th><th>Running</th><th class="num">Completed</th><th class="num">Failed</th><th>Last heartbeat</th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <p id="workers-empty" class="empty">No worker is registered.</p>
   </section>
 </main>
 <script type="application/json" id="dashboard-config">${config}</script>

@@ -98,4 +98,38 @@ export interface DashboardFederation {
     id: string,
     options?: { readonly reason?: string },
   ): Promise<{ readonly status: string; readonly state?: string }>;
+  /**
+   * See `Federation.listWorkers()`; optional (without it, the workers
+   * panel says it is not available).
+   * @since 0.3.0
+   */
+  listWorkers?(): Promise<readonly DashboardWorker[]>;
+}
+
+/**
+ * A worker as the dashboard shows it: what `Federation.listWorkers()`
+ * returns.
+ * @since 0.3.0
+ */
+export interface DashboardWorker {
+  /** The worker's id. */
+  readonly id: string;
+  /** Its machine's host name. */
+  readonly host: string;
+  /** Its process id. */
+  readonly pid: number;
+  /** Its runtime. */
+  readonly runtime: string;
+  /** The queues it listens to. */
+  readonly queues: readonly { readonly roles: string }[];
+  /** Its capabilities. */
+  readonly capabilities: readonly string[];
+  /** `busy`, `idle`, `stopping` or `offline`. */
+  readonly state: string;
+  /** When it last wrote its heartbeat. */
+  readonly lastHeartbeatAt: Date;
+  /** The messages it runs. */
+  readonly currentTaskIds: readonly string[];
+  /** What it counted since it started. */
+  readonly counts: { readonly completed: number; readonly failed: number };
 }
