@@ -28,13 +28,13 @@ import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
-import { claimReceivedActivity, idempotencyKey } from "./inbox-handler.ts";
+import { claimReceivedActivity, receivedActivityKey } from "./inbox-handler.ts";
 import { describeName } from "./collection-registration.ts";
 import { parseCollectionUri } from "./collections.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./api.ts";
-import type { Context, ParseUriResult } from "./context-api.ts";
+import type { Context, InboxContext, ParseUriResult } from "./context-api.ts";
 import type { FederationRegistry, ObjectClass } from "./registry-api.ts";
 import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 import {
@@ -94,6 +94,13 @@ export interface ContextHost<TContextData> {
   getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]>;
   /** Fetches and caches public keys (since 0.3.0). */
   readonly fetchPublicKey: PublicKeyFetcher;
+  /** The context an idempotency key callback gets (since 0.3.0). */
+  createInboxContext(
+    baseUrl: URL,
+    data: TContextData,
+    recipient: string | null,
+    activity: Readonly<Record<string, unknown>>,
+  ): InboxContext<TContextData>;
   /**
    * Takes a verified inbox message: enqueues it or, without an inbox queue
    * or with `immediate`, dispatches it now (since 0.3.0).
@@ -400,12 +407,15 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     // Deduplicated with the activities inboxes receive: a Create that came
     // directly and again inside an Announce runs once.
     const activityId = verified.activity.id;
-    const claimed = typeof activityId !== "string" ? null : idempotencyKey(
-      this.#host.registry.inboxIdempotency ?? "per-inbox",
-      recipient == null ? this.getInboxUri() : this.getInboxUri(recipient),
-      verified.signer.origin,
-      { id: activityId },
-    );
+    const claimed = typeof activityId !== "string" ? null : await receivedActivityKey(this.#host, {
+      baseUrl: new URL(this.origin),
+      data: this.data,
+      recipient,
+      inboxUrl: recipient == null ? this.getInboxUri() : this.getInboxUri(recipient),
+      senderOrigin: verified.signer.origin,
+      activity: verified.activity,
+      identity: { id: activityId },
+    });
     if (claimed != null && !await claimReceivedActivity(this.#host.options, claimed)) {
       return true;
     }

@@ -24,7 +24,12 @@ import type {
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
 import type { Context, RequestContext, TaskRegistry } from "./context-api.ts";
-import type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry-api.ts";
+import type {
+  ActivityClass,
+  IdempotencyKeyCallback,
+  IdempotencyStrategy,
+  ObjectClass,
+} from "./registry-api.ts";
 
 /**
  * Registers inbox listeners, as returned by
@@ -77,13 +82,17 @@ export interface InboxListenerSetters<TContextData> {
    * claim another's activity ids first; an activity without an id is
    * recognised by the SHA-256 digest of its body.  `"per-inbox"` by
    * default (an activity delivered to two personal inboxes runs once for
-   * each); `"per-origin"` once per receiving origin; `"global"` once.
-   * @param strategy The strategy.
+   * each); `"per-origin"` once per receiving origin; `"global"` once.  A
+   * callback (since 0.3.0) returns the key itself, or `null` not to
+   * deduplicate; see {@link IdempotencyKeyCallback}.
+   * @param strategy The strategy, or a callback.
    * @returns These setters, for chaining.
    * @throws {TypeError} When the strategy is unknown.
    * @since 0.2.0
    */
-  withIdempotency(strategy: IdempotencyStrategy): InboxListenerSetters<TContextData>;
+  withIdempotency(
+    strategy: IdempotencyStrategy | IdempotencyKeyCallback<TContextData>,
+  ): InboxListenerSetters<TContextData>;
 
   /**
    * Names the actor (typically an instance actor) whose key signs the GETs

@@ -255,9 +255,12 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
         return setters;
       },
       withIdempotency(strategy) {
-        if (strategy !== "per-inbox" && strategy !== "per-origin" && strategy !== "global") {
+        if (
+          typeof strategy !== "function" && strategy !== "per-inbox" &&
+          strategy !== "per-origin" && strategy !== "global"
+        ) {
           throw new TypeError(
-            'withIdempotency() takes "per-inbox", "per-origin" or "global"; got ' +
+            'withIdempotency() takes "per-inbox", "per-origin", "global" or a callback; got ' +
               `${JSON.stringify(strategy)}.`,
           );
         }

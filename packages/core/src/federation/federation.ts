@@ -14,7 +14,7 @@ import type { RequestContext } from "./context-api.ts";
 import type { Tracer } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { type ContextHost, ContextImpl } from "./context.ts";
-import type { Context } from "./context-api.ts";
+import type { Context, InboxContext } from "./context-api.ts";
 import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
 import { FederatableImpl } from "./federatable.ts";
 import { handleInboxMessage } from "./inbox.ts";
@@ -466,6 +466,23 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
    */
   createRequestContext(request: Request, data: TContextData): RequestContext<TContextData> {
     return new RequestContextImpl(this, request, data);
+  }
+
+  /**
+   * Creates the inbox context an idempotency key callback gets.  Internal.
+   * @param baseUrl The base URL the activity was received at.
+   * @param data The context data.
+   * @param recipient The personal inbox's identifier, or `null`.
+   * @param activity The activity as received.
+   * @returns The context.
+   */
+  createInboxContext(
+    baseUrl: URL,
+    data: TContextData,
+    recipient: string | null,
+    activity: Readonly<Record<string, unknown>>,
+  ): InboxContext<TContextData> {
+    return new InboxContextImpl(this, baseUrl, data, recipient, activity);
   }
 
   async getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]> {

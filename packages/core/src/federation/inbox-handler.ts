@@ -15,8 +15,12 @@ import type { KvKey } from "../kv/kv-store.ts";
 import type { Outcome } from "../processing/outcome.ts";
 import type { InboxMessage } from "../activitypub/inbox/message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
-import type { FederationRegistry, IdempotencyStrategy } from "./registry-api.ts";
-import type { RequestContext } from "./context-api.ts";
+import type {
+  FederationRegistry,
+  IdempotencyKeyCallback,
+  IdempotencyStrategy,
+} from "./registry-api.ts";
+import type { InboxContext, RequestContext } from "./context-api.ts";
 import type { UnverifiedActivityReason } from "./callbacks.ts";
 
 const logger = getLogger(["fedwork", "federation", "inbox"]);
@@ -36,6 +40,13 @@ export interface InboxRequestHost<TContextData> {
    * rejects when it could not be enqueued or the attempt failed.
    */
   receive(message: InboxMessage, contextData: TContextData): Promise<Outcome | undefined>;
+  /** The context an idempotency key callback gets (since 0.3.0). */
+  createInboxContext(
+    baseUrl: URL,
+    data: TContextData,
+    recipient: string | null,
+    activity: Readonly<Record<string, unknown>>,
+  ): InboxContext<TContextData>;
 }
 
 /**
@@ -96,6 +107,77 @@ export function idempotencyKey(
         senderOrigin,
         ...identity,
       ];
+  }
+}
+
+/**
+ * The KV key recording that an activity was received, by the inbox's
+ * idempotency setting: {@link idempotencyKey} for a strategy name or, for
+ * an {@link IdempotencyKeyCallback}, `[...prefix, "custom", senderOrigin,
+ * key]` with the key it returns (so that a decoy from another origin still
+ * cannot shadow the genuine activity), or `null` when it returns `null`
+ * (no deduplication).  A callback that throws, or an activity it cannot
+ * be given (not parsable), falls back to the `"per-inbox"` key.
+ * Internal; also used by `ctx.routeActivity()`.
+ * @param host The federation.
+ * @param received Where and from whom the activity came, and what it is.
+ * @returns The key, or `null` not to deduplicate.
+ * @since 0.3.0
+ */
+export async function receivedActivityKey<TContextData>(
+  host: Pick<InboxRequestHost<TContextData>, "registry" | "options" | "createInboxContext">,
+  received: {
+    readonly baseUrl: URL;
+    readonly data: TContextData;
+    readonly recipient: string | null;
+    readonly inboxUrl: URL;
+    readonly senderOrigin: string;
+    readonly activity: Record<string, unknown>;
+    readonly identity: ReceivedActivityIdentity;
+  },
+): Promise<KvKey | null> {
+  const strategy = host.registry.inboxIdempotency ?? "per-inbox";
+  const { inboxUrl, senderOrigin, identity } = received;
+  if (typeof strategy !== "function") {
+    return idempotencyKey(strategy, inboxUrl, senderOrigin, identity);
+  }
+  const key = await callIdempotencyKeyCallback(host, strategy, received);
+  if (key === undefined) return idempotencyKey("per-inbox", inboxUrl, senderOrigin, identity);
+  return key == null ? null : [...IDEMPOTENCY_PREFIX, "custom", senderOrigin, key];
+}
+
+/** The callback's key, or `undefined` when it could not give one. */
+async function callIdempotencyKeyCallback<TContextData>(
+  host: Pick<InboxRequestHost<TContextData>, "options" | "createInboxContext">,
+  callback: IdempotencyKeyCallback<TContextData>,
+  received: Parameters<typeof receivedActivityKey<TContextData>>[1],
+): Promise<string | null | undefined> {
+  let activity: Activity;
+  try {
+    activity = await Activity.fromJsonLd(received.activity, {
+      documentLoader: host.options.documentLoader,
+      contextLoader: host.options.documentLoader,
+    });
+  } catch {
+    // The worker drops it with the reason; the default key will do.
+    return undefined;
+  }
+  const ctx = host.createInboxContext(
+    received.baseUrl,
+    received.data,
+    received.recipient,
+    received.activity,
+  );
+  try {
+    const key = await callback(ctx, activity);
+    if (key === null || typeof key === "string") return key;
+    throw new TypeError(`it returned ${typeof key}, not a string or null`);
+  } catch (error) {
+    logger.error(
+      "The idempotency key callback failed on {activityId}; using the per-inbox key: {error}",
+      { activityId: activity.id?.href ?? null, error },
+    );
+    return undefined;
   }
 }
 
@@ -197,13 +279,16 @@ export async function handleInboxRequest<TContextData>(
   }
   const activityId = typeof activity.id === "string" ? activity.id : null;
   const inboxUrl = new URL(new URL(request.url).pathname, ctx.canonicalOrigin);
-  const claimed = idempotencyKey(
-    registry.inboxIdempotency ?? "per-inbox",
+  const claimed = await receivedActivityKey(host, {
+    baseUrl: new URL(ctx.origin),
+    data: ctx.data,
+    recipient: identifier,
     inboxUrl,
     senderOrigin,
-    activityId == null ? { bodySha256: await sha256Hex(body) } : { id: activityId },
-  );
-  if (!await claimReceivedActivity(options, claimed)) {
+    activity,
+    identity: activityId == null ? { bodySha256: await sha256Hex(body) } : { id: activityId },
+  });
+  if (claimed != null && !await claimReceivedActivity(options, claimed)) {
     logger.debug("Skipped activity {activityId}: already received at {inbox} from {sender}.", {
       activityId,
       inbox: inboxUrl.href,
@@ -232,7 +317,7 @@ export async function handleInboxRequest<TContextData>(
     outcome = await host.receive(message, ctx.data);
   } catch (error) {
     // Let the sender's retry through: it was not handled.
-    await options.kv.delete(claimed);
+    if (claimed != null) await options.kv.delete(claimed);
     if (options.queues.inbox == null) {
       // The attempt ran in the request and failed; the dispatcher logged
       // it, and the sender is the one to retry.
@@ -254,7 +339,7 @@ export async function handleInboxRequest<TContextData>(
   if (outcome?.type === "dropped") {
     // Sending the same activity again fails the same way, but a corrected
     // one with the same id must get through.
-    await options.kv.delete(claimed);
+    if (claimed != null) await options.kv.delete(claimed);
     return text(400, `The activity is malformed: ${outcome.reason}`);
   }
   return text(202, "Accepted.");

@@ -84,7 +84,12 @@ export {
   QUEUE_ROLES,
   type QueueRole,
 } from "../processing/queue-roles.ts";
-export type { ActivityClass, IdempotencyStrategy, ObjectClass } from "./registry-api.ts";
+export type {
+  ActivityClass,
+  IdempotencyKeyCallback,
+  IdempotencyStrategy,
+  ObjectClass,
+} from "./registry-api.ts";
 export type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 export type { TaskStatusOperations, WatchTaskOptions } from "../operator/status/mod.ts";
 export type {

@@ -25,7 +25,7 @@ import type {
   UnverifiedActivityHandler,
   WebFingerLinksDispatcher,
 } from "./callbacks.ts";
-import type { Context, RequestContext, TaskContext } from "./context-api.ts";
+import type { Context, InboxContext, RequestContext, TaskContext } from "./context-api.ts";
 import type { RouteTable } from "../activitypub/http/route-table.ts";
 
 /**
@@ -129,6 +129,23 @@ export type ObjectClass<TObject extends APObject = APObject> =
 export type IdempotencyStrategy = "per-inbox" | "per-origin" | "global";
 
 /**
+ * Returns the key that identifies a received activity for deduplication,
+ * in place of an {@link IdempotencyStrategy}, or `null` not to deduplicate
+ * it.  Called in the inbox request, after its signature was verified.
+ * The key is recorded together with the sender's origin, so that two
+ * servers cannot collide.
+ * @typeParam TContextData The context data type.
+ * @param ctx The inbox context (`recipient` is set).
+ * @param activity The activity.
+ * @returns The key, or `null`.
+ * @since 0.3.0
+ */
+export type IdempotencyKeyCallback<TContextData> = (
+  ctx: InboxContext<TContextData>,
+  activity: Activity,
+) => string | null | Promise<string | null>;
+
+/**
  * Everything registered on a federation or builder.  Internal: the builder
  * copies it on `build()` with `cloneRegistry()` (registry.ts), so every field must be
  * immutable, a `Map`/`Set` (copied one level deep) or an object with a
@@ -142,7 +159,7 @@ export interface FederationRegistry<TContextData> {
   actor?: ActorRegistration<TContextData>;
   inboxPath?: string;
   sharedInboxPath?: string;
-  inboxIdempotency?: IdempotencyStrategy;
+  inboxIdempotency?: IdempotencyStrategy | IdempotencyKeyCallback<TContextData>;
   sharedKeyDispatcher?: SharedInboxKeyDispatcher<TContextData>;
   readonly inboxListeners: Map<ActivityClass, InboxListener<TContextData, Activity>>;
   inboxErrorHandler?: InboxErrorHandler<TContextData>;
