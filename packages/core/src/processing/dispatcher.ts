@@ -1,5 +1,5 @@
 import { getLogger } from "@logtape/logtape";
-import { SpanKind, type Tracer } from "@opentelemetry/api";
+import { isSpanContextValid, type Span, SpanKind, type Tracer } from "@opentelemetry/api";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { MessageQueue, MessageRedelivery } from "../queue/message-queue.ts";
 import { handOverMessage } from "../queue/message-ownership.ts";
@@ -26,7 +26,7 @@ import {
   runWithinTimeLimit,
   type TimedOutRun,
 } from "./time-limit.ts";
-import { extractTraceContext, withSpan } from "./tracing.ts";
+import { extractTraceContext, traceContextOf, withSpan } from "./tracing.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -151,12 +151,16 @@ export interface MessageDispatcherOptions {
  * @param message The message as it was dispatched (this attempt).
  * @param startedAt When the dispatcher took the message, in epoch
  *                  milliseconds.
+ * @param trace The W3C trace context of the span the attempt ran in
+ *              (`{}` when it was not traced), so that work an observer
+ *              starts is a child of it (since 0.3.0).
  * @since 0.2.0
  */
 export type MessageObserver = (
   event: MessageEvent,
   message: BaseMessage,
   startedAt: number,
+  trace: Readonly<Record<string, string>>,
 ) => void | Promise<void>;
 
 /**
@@ -276,6 +280,7 @@ export class MessageDispatcher<TContextData> {
     let timedOut: TimedOutRun | undefined;
     let unhandled: UnhandledRun | undefined;
     const token = {};
+    let processSpan: Span | undefined;
     this.#inFlight.set(token, { id: message.id, kind: message.type });
     try {
       if (handler == null) {
@@ -297,7 +302,8 @@ export class MessageDispatcher<TContextData> {
             ...(spanTaskName == null ? {} : { "fedwork.task.name": spanTaskName }),
           },
         },
-        async () => {
+        async (span) => {
+          processSpan = span;
           timedOut = await runWithinTimeLimit(
             (signal) =>
               handler.run(checked!, { contextData: run.contextData, signal }).then((result) => {
@@ -375,11 +381,16 @@ export class MessageDispatcher<TContextData> {
     const listener = checked == null ? undefined : handler?.listener?.(checked, outcome.type);
     if (this.#observers.size > 0 || listener != null || this.#events.has(outcome.type)) {
       const event = toEvent(message, taskName, duration, outcome, timedOut);
+      // The span has ended by now, so it is asked for a valid context, not
+      // whether it records.
+      const trace = processSpan != null && isSpanContextValid(processSpan.spanContext())
+        ? traceContextOf(processSpan)
+        : NO_TRACE;
       // Observers first, so that listeners see their bookkeeping done (a
       // failed task already listed, a deduplication key already free).
       for (const observer of [...this.#observers]) {
         try {
-          await observer(event, message, startedAt);
+          await observer(event, message, startedAt, trace);
         } catch (error) {
           logger.error("An observer of message {messageId} threw; the outcome stands: {error}", {
             messageId: message.id,
@@ -600,3 +611,5 @@ function toEvent(
   if (timedOut == null) return { ...base, ...outcome } as MessageEvent;
   return { ...base, ...outcome, abandoned: timedOut.abandoned } as MessageEvent;
 }
+
+const NO_TRACE: Readonly<Record<string, string>> = Object.freeze({});

@@ -1,6 +1,6 @@
-// addWebhook() refuses a name it does not know, such as the headers or
-// filters of other webhook systems, rather than store a webhook that
-// silently ignores them.
+// addWebhook() refuses a name it does not know, such as the filters of
+// other webhook systems or a misspelt header option, rather than store a
+// webhook that silently ignores them.
 import { assertEquals, assertMatch, assertRejects, test } from "@fedify/fixture";
 import { createFederation } from "../../federation/federation.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";

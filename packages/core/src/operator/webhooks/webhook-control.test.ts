@@ -189,7 +189,7 @@ test("a static webhook is never disabled; a disabled one is probed and enabled a
   assertEquals(new Set(probedBodies).size, 1, "every probe re-sent the event that disabled it");
 });
 
-test("failed events say attemptsLeft, and requests carry the task's traceparent", async () => {
+test("failed events say attemptsLeft, and a request's traceparent is the span the task ran in", async () => {
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({
     spanProcessors: [new SimpleSpanProcessor(exporter)],
@@ -216,5 +216,7 @@ test("failed events say attemptsLeft, and requests carry the task's traceparent"
     span.name === "fedwork.queue.process" && span.attributes["fedwork.task.name"] === "flaky"
   );
   assert(process != null, "the task's span was recorded");
+  // The request's parent is the span the task ran in.
   assertEquals(traceparent.split("-")[1], process.spanContext().traceId);
+  assertEquals(traceparent.split("-")[2], process.spanContext().spanId);
 });

@@ -197,7 +197,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       handler: (ctx, data) => this.#send(ctx as WebhookTaskContext, data),
       ...(options.retryPolicy == null ? {} : { retryPolicy: options.retryPolicy }),
     }) as TaskDefinition<TContextData, WebhookTaskData, WebhookTaskData>;
-    port.observe((event, message) => this.#observe(event, message));
+    port.observe((event, message, _startedAt, trace) => this.#observe(event, message, trace));
     port.internalTasks.taskEnqueuer.observeEnqueued((messages) => this.#observeEnqueued(messages));
   }
 
@@ -343,7 +343,11 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     }
   }
 
-  async #observe(event: MessageEvent, message: BaseMessage): Promise<void> {
+  async #observe(
+    event: MessageEvent,
+    message: BaseMessage,
+    trace: Readonly<Record<string, string>>,
+  ): Promise<void> {
     if (event.kind !== "task") return;
     this.#progressSentAt.delete(event.messageId);
     // Only the outcomes a webhook can subscribe to: not "retrying" nor
@@ -364,7 +368,8 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       await this.#enqueue(
         webhookPayloadOfEvent(event, webhook.id, resultInfo(message)),
         message.baseUrl,
-        traceOf(message),
+        // The task's processing span is the request's parent.
+        trace.traceparent == null ? traceOf(message) : trace,
       );
     }
   }
