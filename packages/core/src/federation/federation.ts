@@ -198,7 +198,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           await this.batches.starting(message);
           await this.operations.taskStatus.started(message);
         },
-        watchCancellation: (message) => this.cancellations.begin(message.id),
+        watchCancellation: (message, signal) => this.cancellations.begin(message.id, signal),
         reportProgress: async (message, progress) => {
           await this.operations.taskStatus.progress(message, progress);
           await this.webhooks.progress(message, progress);

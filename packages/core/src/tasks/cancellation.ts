@@ -23,8 +23,15 @@ export const TASK_CANCEL_TOPIC = "fedwork:task-cancel";
  * @since 0.3.0
  */
 export interface TaskCancelWatch {
-  /** Aborts (with a `TaskCancelledError`) when the task is cancelled. */
+  /**
+   * The run's signal: aborts when the worker's does, or (with a
+   * `TaskCancelledError`) when the task is cancelled.
+   */
   readonly signal: AbortSignal;
+  /** Whether the task was cancelled (not merely its worker stopping). */
+  readonly cancelled: boolean;
+  /** The reason given to `cancelTask()`, if any. */
+  readonly reason: string | undefined;
   /** Stops watching: the run ended. */
   end(): void;
 }
@@ -45,6 +52,10 @@ interface Subscription {
 /** A run of a task this process watches. */
 interface WatchedRun {
   readonly controller: AbortController;
+  /** Set when the task is cancelled, even if the signal had aborted already. */
+  cancelled: boolean;
+  /** The cancellation's reason, if given. */
+  reason?: string;
 }
 
 /**
@@ -138,20 +149,30 @@ export class TaskCancellations {
   }
 
   /**
-   * Starts watching a run of a task: its signal aborts when the task is
-   * cancelled, already aborted when it was cancelled before.
+   * Starts watching a run of a task: its signal aborts when `parent` does
+   * or the task is cancelled, and is already aborted when it was cancelled
+   * before.
    * @param id The task's id.
+   * @param parent The worker's signal for the run.
    * @returns The watch, or `undefined` when cancellation is off.
    */
-  async begin(id: string): Promise<TaskCancelWatch | undefined> {
+  async begin(id: string, parent: AbortSignal): Promise<TaskCancelWatch | undefined> {
     if (!this.#enabled) return undefined;
-    const run: WatchedRun = { controller: new AbortController() };
+    // One controller linked to the parent by hand: AbortSignal.any() costs
+    // several times as much, on every task.
+    const run: WatchedRun = { controller: new AbortController(), cancelled: false };
+    const onParentAbort = () => {
+      if (!run.controller.signal.aborted) run.controller.abort(parent.reason);
+    };
+    if (parent.aborted) onParentAbort();
+    else parent.addEventListener("abort", onParentAbort, { once: true });
     // Registered before the marker is read: a request published in between
     // finds the run, and one published before left the marker.
     let runs = this.#running.get(id);
     if (runs == null) this.#running.set(id, runs = new Set());
     runs.add(run);
     const end = () => {
+      parent.removeEventListener("abort", onParentAbort);
       const set = this.#running.get(id);
       if (set?.delete(run) && set.size === 0) this.#running.delete(id);
     };
@@ -168,22 +189,35 @@ export class TaskCancellations {
         error,
       });
     }
-    if (marker != null && !run.controller.signal.aborted) {
+    if (marker != null) {
       const reason = (marker as Partial<StoredCancellation>).reason;
-      run.controller.abort(
-        new TaskCancelledError(id, typeof reason === "string" ? reason : undefined),
-      );
+      cancelRun(run, id, typeof reason === "string" ? reason : undefined);
     }
-    return { signal: run.controller.signal, end };
+    const signal = run.controller.signal;
+    return {
+      signal,
+      get cancelled() {
+        return run.cancelled;
+      },
+      get reason() {
+        return run.reason;
+      },
+      end,
+    };
   }
 
   #abortLocal(id: string, reason: string | undefined): void {
     const runs = this.#running.get(id);
     if (runs == null) return;
-    for (const run of runs) {
-      if (!run.controller.signal.aborted) run.controller.abort(new TaskCancelledError(id, reason));
-    }
+    for (const run of runs) cancelRun(run, id, reason);
   }
+}
+
+function cancelRun(run: WatchedRun, id: string, reason: string | undefined): void {
+  if (run.cancelled) return;
+  run.cancelled = true;
+  if (reason != null) run.reason = reason;
+  if (!run.controller.signal.aborted) run.controller.abort(new TaskCancelledError(id, reason));
 }
 
 /**

@@ -10,7 +10,7 @@ import { parseTimestamp } from "../time/timestamp.ts";
 import type { TaskCancelWatch } from "./cancellation.ts";
 import { decodeTaskPayload } from "./codec/mod.ts";
 import type { RegisteredTask } from "./definition.ts";
-import { TaskCancelledError, TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
+import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
 import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
@@ -81,7 +81,10 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
    * tasks cannot be cancelled.
    * @since 0.3.0
    */
-  readonly watchCancellation?: (message: TaskMessage) => Promise<TaskCancelWatch | undefined>;
+  readonly watchCancellation?: (
+    message: TaskMessage,
+    signal: AbortSignal,
+  ) => Promise<TaskCancelWatch | undefined>;
 }
 
 /**
@@ -128,14 +131,14 @@ export function createTaskMessageHandler<TContextData, TContext>(
     },
 
     async run(message: TaskMessage, run: MessageRun<TContextData>): Promise<void> {
-      const watch = await options.watchCancellation?.(message);
+      const watch = await options.watchCancellation?.(message, run.signal);
       if (watch == null) return await runTask(message, run, run.signal);
       try {
-        if (watch.signal.aborted) throw cancelled(message, watch, false);
-        await runTask(message, run, AbortSignal.any([run.signal, watch.signal]), watch);
+        if (watch.cancelled) throw cancelled(message, watch, false);
+        await runTask(message, run, watch.signal, watch);
         // A handler that ignored its signal and returned is cancelled all
         // the same: its result is not kept.
-        if (watch.signal.aborted) throw cancelled(message, watch, true);
+        if (watch.cancelled) throw cancelled(message, watch, true);
       } finally {
         watch.end();
       }
@@ -238,7 +241,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
       returned = await task.handler(ctx, data);
     } catch (error) {
       // A cancelled task's error is the cancellation's doing: no onError.
-      if (watch?.signal.aborted) throw cancelled(message, watch, true, error);
+      if (watch?.cancelled) throw cancelled(message, watch, true, error);
       if (task.onError != null) {
         try {
           await task.onError(ctx, error, data);
@@ -279,9 +282,7 @@ function cancelled(
   started: boolean,
   cause?: unknown,
 ): RunCancelledError {
-  const reason = watch.signal.reason instanceof TaskCancelledError
-    ? watch.signal.reason.reason
-    : undefined;
+  const reason = watch.reason;
   return new RunCancelledError(message.id, {
     ...(reason == null ? {} : { reason }),
     started,
