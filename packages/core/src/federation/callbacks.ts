@@ -33,6 +33,26 @@ export type ActorKeyPairsDispatcher<TContextData> = (
 ) => readonly CryptoKeyPair[] | Promise<readonly CryptoKeyPair[]>;
 
 /**
+ * Maps a WebFinger resource that is neither a handle nor an actor's URI
+ * (e.g. a profile page's URL, `https://example.com/@alice`) to the actor it
+ * stands for: by identifier, or by username (then mapped as a handle, by
+ * the handle mapper if any), or `null` for none.
+ * @typeParam TContextData The context data type.
+ * @param ctx The WebFinger request's context.
+ * @param resource The resource asked for.
+ * @returns The actor's identifier or username, or `null`.
+ * @since 0.3.0
+ */
+export type ActorAliasMapper<TContextData> = (
+  ctx: RequestContext<TContextData>,
+  resource: URL,
+) =>
+  | { readonly identifier: string }
+  | { readonly username: string }
+  | null
+  | Promise<{ readonly identifier: string } | { readonly username: string } | null>;
+
+/**
  * Maps a WebFinger username (`alice` of `acct:alice@example.com`) to an
  * actor's identifier, or `null` when there is no such user.
  * @typeParam TContextData The context data type.

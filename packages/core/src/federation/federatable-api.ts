@@ -2,6 +2,7 @@
 // setters they return: interfaces only (federatable.ts implements them).
 import type { Activity, Actor, Hashtag, Object as APObject } from "@fedify/vocab";
 import type {
+  ActorAliasMapper,
   ActorDispatcher,
   ActorHandleMapper,
   ActorKeyPairsDispatcher,
@@ -136,6 +137,18 @@ export interface ActorCallbackSetters<TContextData> {
    * @throws {TypeError} When `mapper` is not a function.
    */
   mapHandle(mapper: ActorHandleMapper<TContextData>): ActorCallbackSetters<TContextData>;
+
+  /**
+   * Lets WebFinger resolve other resources to actors, as Fedify's does: a
+   * resource that is neither a handle nor an actor's URI (say, a profile
+   * page's URL) goes to the mapper, and the JRD answers for the actor it
+   * names.  Without it, such resources get 404.
+   * @param mapper Returns the actor's identifier or username, or `null`.
+   * @returns These setters, for chaining.
+   * @throws {TypeError} When `mapper` is not a function.
+   * @since 0.3.0
+   */
+  mapAlias(mapper: ActorAliasMapper<TContextData>): ActorCallbackSetters<TContextData>;
 
   /**
    * Restricts who may fetch actors: a request the predicate refuses gets

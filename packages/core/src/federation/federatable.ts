@@ -116,6 +116,11 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
         registry.actor = { ...registry.actor!, handleMapper };
         return setters;
       },
+      mapAlias(aliasMapper) {
+        assertCallback(aliasMapper, "mapAlias");
+        registry.actor = { ...registry.actor!, aliasMapper };
+        return setters;
+      },
       authorize(authorize) {
         assertCallback(authorize, "authorize");
         registry.actor = { ...registry.actor!, authorize };

@@ -162,14 +162,30 @@ async function handleWebFingerRequest<TContextData>(
       ],
     };
   };
+  const lookupUsername = async (username: string) => {
+    const identifier = actor.handleMapper == null
+      ? username
+      : await actor.handleMapper(ctx, username);
+    return identifier == null ? null : await describe(identifier, username);
+  };
+  const { aliasMapper } = actor;
   return await handleWebFinger(ctx.request, {
     host: host.options.handleHost ?? ctx.host,
-    lookupUsername: async (username) => {
-      const identifier = actor.handleMapper == null
-        ? username
-        : await actor.handleMapper(ctx, username);
-      return identifier == null ? null : await describe(identifier, username);
-    },
+    lookupUsername,
+    ...(aliasMapper == null ? {} : {
+      lookupAlias: async (uri: URL) => {
+        const mapped = await aliasMapper(ctx, uri);
+        if (mapped != null && typeof mapped === "object") {
+          if ("identifier" in mapped && typeof mapped.identifier === "string") {
+            return await describe(mapped.identifier, mapped.identifier);
+          }
+          if ("username" in mapped && typeof mapped.username === "string") {
+            return await lookupUsername(mapped.username);
+          }
+        }
+        return null;
+      },
+    }),
     lookupActorUri: async (uri) => {
       const parsed = ctx.parseUri(uri);
       if (parsed?.type !== "actor") return null;

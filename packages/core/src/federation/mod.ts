@@ -6,6 +6,7 @@
  */
 export { createFederationBuilder, type FederationBuilder } from "./builder.ts";
 export type {
+  ActorAliasMapper,
   ActorDispatcher,
   ActorHandleMapper,
   ActorKeyPairsDispatcher,

@@ -4,6 +4,7 @@
 import type { Activity, Actor, Hashtag, Object as APObject } from "@fedify/vocab";
 import type { TaskStore } from "../tasks/registry.ts";
 import type {
+  ActorAliasMapper,
   ActorDispatcher,
   ActorHandleMapper,
   ActorKeyPairsDispatcher,
@@ -47,6 +48,8 @@ export interface ActorRegistration<TContextData>
   extends RouteRegistration<ActorDispatcher<TContextData>> {
   readonly keyPairsDispatcher?: ActorKeyPairsDispatcher<TContextData>;
   readonly handleMapper?: ActorHandleMapper<TContextData>;
+  /** Since 0.3.0. */
+  readonly aliasMapper?: ActorAliasMapper<TContextData>;
   readonly authorize?: AuthorizePredicate<TContextData>;
 }
 

@@ -43,6 +43,13 @@ export interface WebFingerHandlerOptions {
   /** Finds an actor by its URI (a resource given as an http(s) URL). */
   readonly lookupActorUri: (uri: URL) => WebFingerActor | null | Promise<WebFingerActor | null>;
   /**
+   * Finds an actor by another http(s) URI that stands for it (a profile
+   * page's URL, say), asked when `lookupActorUri` finds none.
+   * @default none: such resources get 404
+   * @since 0.3.0
+   */
+  readonly lookupAlias?: (uri: URL) => WebFingerActor | null | Promise<WebFingerActor | null>;
+  /**
    * The host of `acct:` handles (e.g. `example.com` when the server runs at
    * `ap.example.com`).
    * @default the request URL's host
@@ -141,7 +148,8 @@ export async function handleWebFinger(
     }
     actor = await options.lookupUsername(resource.acct.user);
   } else {
-    actor = await options.lookupActorUri(resource.uri);
+    actor = await options.lookupActorUri(resource.uri) ??
+      await options.lookupAlias?.(resource.uri) ?? null;
   }
   if (actor == null) return plain(404, "No such account on this server.");
   const subject = `acct:${actor.username}@${host}`;
