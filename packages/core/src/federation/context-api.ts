@@ -12,7 +12,7 @@ import type {
   Object as APObject,
   Recipient,
 } from "@fedify/vocab";
-import type { TracerProvider } from "@opentelemetry/api";
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { TraverseCollectionOptions } from "../activitypub/collections/traverse.ts";
@@ -75,6 +75,13 @@ export interface Context<TContextData> {
   readonly contextLoader: DocumentLoader;
   /** The tracer provider the federation uses. */
   readonly tracerProvider: TracerProvider;
+  /**
+   * The meter provider the federation records its metrics with (the
+   * `meterProvider` option, else OpenTelemetry's global one), for the
+   * application's own metrics.
+   * @since 0.3.0
+   */
+  readonly meterProvider: MeterProvider;
 
   /**
    * Builds an actor's URI from the actor dispatcher's path.

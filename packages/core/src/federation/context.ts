@@ -25,7 +25,7 @@ import type { PublicKeyFetcher } from "../activitypub/signatures/key-cache.ts";
 import { assertKnownOptions } from "../options/known-options.ts";
 import type { Outcome } from "../processing/outcome.ts";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
-import type { TracerProvider } from "@opentelemetry/api";
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
 import { claimReceivedActivity, receivedActivityKey } from "./inbox-handler.ts";
@@ -162,6 +162,10 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
 
   get tracerProvider(): TracerProvider {
     return this.#host.tracerProvider;
+  }
+
+  get meterProvider(): MeterProvider {
+    return this.#host.options.meterProvider;
   }
 
   #build(name: string, values: Readonly<Record<string, string>>, missing: [string, string]): URL {
