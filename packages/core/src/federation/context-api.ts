@@ -11,6 +11,7 @@ import type {
   Link,
   Object as APObject,
   Recipient,
+  Tombstone,
 } from "@fedify/vocab";
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
@@ -562,6 +563,36 @@ export type ParseUriResult =
  * @typeParam TContextData The type of the application data.
  * @since 0.2.0
  */
+/**
+ * Options for `ctx.getActor()`, as in Fedify.
+ * @since 0.3.0
+ */
+export interface GetActorOptions {
+  /**
+   * What a `Tombstone` from the actor dispatcher comes back as:
+   * `"suppress"` makes it `null`, `"passthrough"` returns it.
+   * @default `"suppress"`
+   */
+  readonly tombstone?: "suppress" | "passthrough";
+}
+
+/**
+ * Options for `ctx.getSignedKey()`, as in Fedify.
+ * @since 0.3.0
+ */
+export interface GetSignedKeyOptions {
+  /**
+   * Loads the signing key's document, in place of the federation's
+   * (cached) key fetcher; the KV store's key cache is still used.
+   * @default the federation's key fetcher
+   */
+  documentLoader?: DocumentLoader;
+  /** Accepted for Fedify compatibility; keys need no JSON-LD contexts. */
+  contextLoader?: DocumentLoader;
+  /** Accepted for Fedify compatibility; the federation's is used. */
+  tracerProvider?: TracerProvider;
+}
+
 export interface RequestContext<TContextData> extends Context<TContextData> {
   /** The request. */
   readonly request: Request;
@@ -575,7 +606,30 @@ export interface RequestContext<TContextData> extends Context<TContextData> {
    *          `Tombstone`).
    * @throws {RouteNotRegisteredError} Without an actor dispatcher.
    */
-  getActor(identifier: string): Promise<Actor | null>;
+  getActor(
+    identifier: string,
+    options?: GetActorOptions & { readonly tombstone?: "suppress" | undefined },
+  ): Promise<Actor | null>;
+  /**
+   * Returns one of your actors, or its `Tombstone` (since 0.3.0).
+   * @param identifier The actor's identifier.
+   * @param options `{ tombstone: "passthrough" }`.
+   * @returns The actor, its `Tombstone`, or `null` when there is none.
+   * @throws {RouteNotRegisteredError} Without an actor dispatcher.
+   */
+  getActor(
+    identifier: string,
+    options: GetActorOptions & { readonly tombstone: "passthrough" },
+  ): Promise<Actor | Tombstone | null>;
+  /**
+   * Returns one of your actors, or, with `tombstone: "passthrough"`, its
+   * `Tombstone` (since 0.3.0).
+   * @param identifier The actor's identifier.
+   * @param options What to do with a `Tombstone`.
+   * @returns The actor, a `Tombstone`, or `null`.
+   * @throws {RouteNotRegisteredError} Without an actor dispatcher.
+   */
+  getActor(identifier: string, options: GetActorOptions): Promise<Actor | Tombstone | null>;
 
   /**
    * Returns one of your objects, as its object dispatcher makes it.
@@ -595,9 +649,11 @@ export interface RequestContext<TContextData> extends Context<TContextData> {
    * fetch ("secure mode"): the key that signed it, or `null` when the
    * request is unsigned or the signature does not verify.  Computed once
    * per context.
+   * @param options How to load the key (since 0.3.0); only the first
+   *                call's options count.
    * @returns The key, with its owner.
    */
-  getSignedKey(): Promise<CryptographicKey | null>;
+  getSignedKey(options?: GetSignedKeyOptions): Promise<CryptographicKey | null>;
 
   /**
    * The actor that owns the key that signed the request, fetched by the

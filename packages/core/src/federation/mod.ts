@@ -34,7 +34,7 @@ export type {
 export type { Context, ParseUriResult } from "./context-api.ts";
 export type { FederationFetchOptions } from "./api.ts";
 export type { InboxContext } from "./context-api.ts";
-export type { RequestContext } from "./context-api.ts";
+export type { GetActorOptions, GetSignedKeyOptions, RequestContext } from "./context-api.ts";
 export {
   DeliveryError,
   DuplicateRegistrationError,

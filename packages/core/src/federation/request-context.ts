@@ -5,10 +5,14 @@ import {
   Object as APObject,
   Tombstone,
 } from "@fedify/vocab";
-import type { PublicKeyFetcher } from "../activitypub/signatures/key-cache.ts";
+import {
+  createPublicKeyFetcher,
+  type PublicKeyFetcher,
+} from "../activitypub/signatures/key-cache.ts";
+import { assertKnownOptions } from "../options/known-options.ts";
 import { verifyRequest } from "../activitypub/signatures/verify.ts";
 import { type ContextHost, ContextImpl } from "./context.ts";
-import type { RequestContext } from "./context-api.ts";
+import type { GetActorOptions, GetSignedKeyOptions, RequestContext } from "./context-api.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
 import type { ObjectClass } from "./registry-api.ts";
 
@@ -48,11 +52,32 @@ export class RequestContextImpl<TContextData> extends ContextImpl<TContextData>
     return new RequestContextImpl(this.#host, this.request, data);
   }
 
-  async getActor(identifier: string): Promise<Actor | null> {
+  getActor(
+    identifier: string,
+    options?: GetActorOptions & { readonly tombstone?: "suppress" | undefined },
+  ): Promise<Actor | null>;
+  getActor(
+    identifier: string,
+    options: GetActorOptions & { readonly tombstone: "passthrough" },
+  ): Promise<Actor | Tombstone | null>;
+  getActor(identifier: string, options: GetActorOptions): Promise<Actor | Tombstone | null>;
+  async getActor(
+    identifier: string,
+    options: GetActorOptions = {},
+  ): Promise<Actor | Tombstone | null> {
+    assertKnownOptions(options, ["tombstone"], { where: "getActor()" });
+    const mode = options.tombstone ?? "suppress";
+    if (mode !== "suppress" && mode !== "passthrough") {
+      throw new TypeError(
+        `The tombstone option of getActor() must be "suppress" or "passthrough"; got ${
+          JSON.stringify(mode)
+        }.`,
+      );
+    }
     const actor = this.#host.registry.actor;
     if (actor == null) throw new RouteNotRegisteredError("actor dispatcher", "setActorDispatcher");
     const found = await actor.dispatcher(this, identifier);
-    return found instanceof Tombstone ? null : found;
+    return found instanceof Tombstone && mode === "suppress" ? null : found;
   }
 
   async getObject<TObject extends APObject>(
@@ -69,11 +94,17 @@ export class RequestContextImpl<TContextData> extends ContextImpl<TContextData>
     return await registration.dispatcher(this, values) as TObject | null;
   }
 
-  getSignedKey(): Promise<CryptographicKey | null> {
+  getSignedKey(keyOptions: GetSignedKeyOptions = {}): Promise<CryptographicKey | null> {
+    assertKnownOptions(keyOptions, ["documentLoader", "contextLoader", "tracerProvider"], {
+      where: "getSignedKey()",
+    });
     this.#signedKey ??= (async () => {
       const { options } = this.#host;
+      const { documentLoader } = keyOptions;
       const result = await verifyRequest(this.request, {
-        fetchKey: this.#host.fetchPublicKey,
+        fetchKey: documentLoader == null
+          ? this.#host.fetchPublicKey
+          : createPublicKeyFetcher({ kv: options.kv, documentLoader }),
         timeWindow: options.signatureTimeWindow,
         ...(options.origin == null ? {} : { origin: options.origin }),
       });
