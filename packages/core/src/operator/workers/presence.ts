@@ -1,8 +1,6 @@
 // Worker presence: each startQueue() keeps one record in the key–value
 // store, written once per heartbeat interval (never per message), from
 // which listWorkers() tells who is running, busy, idle or gone.
-import { hostname } from "node:os";
-import process from "node:process";
 import { getLogger } from "@logtape/logtape";
 import type { KvKey, KvStore } from "../../kv/kv-store.ts";
 import type { OutcomeType } from "../../processing/outcome.ts";
@@ -56,6 +54,26 @@ function runtimeName(): string {
 }
 
 /**
+ * The machine's host name, from `node:os` loaded on first use: importing it
+ * when the module loads would keep core from loading where there is no
+ * `node:os` (Cloudflare Workers).  Empty where it cannot be had.
+ */
+async function localHostName(): Promise<string> {
+  try {
+    const os = await import("node:os");
+    return os.hostname();
+  } catch {
+    return "";
+  }
+}
+
+/** The process id, where the runtime has a `process` global; else 0. */
+function processId(): number {
+  const pid = (globalThis as { process?: { pid?: unknown } }).process?.pid;
+  return typeof pid === "number" ? pid : 0;
+}
+
+/**
  * One worker's presence: its identity, what it runs and has counted, and
  * the heartbeat that writes them to the store.  Internal.
  * @since 0.3.0
@@ -64,10 +82,10 @@ export class WorkerPresence {
   readonly #kv: KvStore;
   readonly #options: ResolvedWorkerPresenceOptions;
   readonly #onEvent: (event: WorkerEvent) => void;
-  readonly #identity: Pick<
-    StoredWorker,
-    "id" | "host" | "pid" | "runtime" | "queues" | "capabilities" | "startedAt"
-  >;
+  // `host` is filled in by start(): reading it means loading node:os.
+  readonly #identity:
+    & Pick<StoredWorker, "id" | "pid" | "runtime" | "queues" | "capabilities" | "startedAt">
+    & { host: string };
   readonly #running = new Map<string, number>();
   readonly #counts = { completed: 0, retried: 0, failed: 0, dropped: 0, cancelled: 0 };
   #stopping = false;
@@ -97,8 +115,8 @@ export class WorkerPresence {
     this.#onEvent = onEvent;
     this.#identity = {
       id: crypto.randomUUID(),
-      host: hostname(),
-      pid: process.pid,
+      host: "",
+      pid: processId(),
       runtime: runtimeName(),
       queues: settings.queues.map((queue) => ({ ...queue })),
       capabilities: [...settings.capabilities],
@@ -205,6 +223,7 @@ export class WorkerPresence {
    * Registers the worker, starts its heartbeat and emits `ready`.
    */
   async start(): Promise<void> {
+    this.#identity.host = await localHostName();
     await this.#write();
     this.#timer = setInterval(() => {
       if (!this.#stopped) void this.#write();
