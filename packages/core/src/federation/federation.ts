@@ -693,10 +693,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         options.onWorkerEvent ?? (() => {}),
       );
     const onStopping = () => void presence?.stopping();
+    // Not awaited either: the first heartbeat write (never rejecting) runs
+    // beside the workers, which start listening at once.
+    const presenceStarted = presence?.start();
     try {
       if (presence != null) {
-        await presence.start();
-        if (outer?.aborted) onStopping();
+        if (outer?.aborted) void presenceStarted?.then(onStopping);
         else outer?.addEventListener("abort", onStopping, { once: true });
       }
       await Promise.all([
@@ -714,6 +716,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     } finally {
       cancelHold.abort();
       outer?.removeEventListener("abort", onStopping);
+      await presenceStarted;
       await presence?.stop();
       for (const queue of queues.keys()) this.#listening.delete(queue);
       // What the stopping workers counted, and the records of tasks they

@@ -12,6 +12,7 @@ import type {
   WorkerQueueInfo,
   WorkerState,
 } from "./types.ts";
+import { unrefTimer } from "../../time/timer-ref.ts";
 
 const logger = getLogger(["fedwork", "workers"]);
 
@@ -228,6 +229,10 @@ export class WorkerPresence {
     this.#timer = setInterval(() => {
       if (!this.#stopped) void this.#write();
     }, this.#options.heartbeatIntervalMs);
+    // The heartbeat alone must not keep a process alive: workers started on
+    // the first enqueue are never stopped, and a script that is done must
+    // still exit.
+    unrefTimer(this.#timer);
     logger.info("Worker {workerId} is ready on {host} (pid {pid}), listening to {queues}.", {
       workerId: this.#identity.id,
       host: this.#identity.host,
