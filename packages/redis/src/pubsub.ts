@@ -7,6 +7,7 @@ import {
 } from "@fedwork/core/queue-kit";
 import type { PubSubSubscribeOptions } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
+import type { Cluster } from "ioredis";
 import {
   type RedisClient,
   type RedisConnectionOptions,
@@ -14,6 +15,26 @@ import {
 } from "./connection.ts";
 
 const logger = getLogger(["fedwork", "redis"]);
+
+/**
+ * The connection to publish `channel` through.  On a Redis Cluster, ioredis
+ * sends a command without a key, such as `PUBLISH`, to a random node, and
+ * the other nodes' subscribers get it over the cluster bus: two payloads of
+ * one channel published through two nodes can arrive out of order (a task's
+ * last progress after its `completed`).  So each channel is published
+ * through one master, chosen from the channel's name among the masters
+ * sorted by address; on a single server, the client itself.
+ */
+function publisherOf(client: RedisClient, channel: string): RedisClient {
+  if (client.isCluster !== true) return client;
+  const masters = (client as Cluster).nodes("master");
+  if (masters.length === 0) return client;
+  const address = (node: (typeof masters)[number]) => `${node.options.host}:${node.options.port}`;
+  const sorted = [...masters].sort((a, b) => address(a) < address(b) ? -1 : 1);
+  let hash = 0;
+  for (let i = 0; i < channel.length; i++) hash = (hash * 31 + channel.charCodeAt(i)) >>> 0;
+  return sorted[hash % sorted.length];
+}
 
 /**
  * Options for {@link RedisPubSub}: how to connect (exactly one of
@@ -85,7 +106,8 @@ export class RedisPubSub implements PubSub, AsyncDisposable {
   async publish(topic: string, payload: string): Promise<void> {
     checkPublication(topic, payload);
     this.#checkOpen();
-    await this.#connections.main.publish(this.#prefix + topic, payload);
+    const channel = this.#prefix + topic;
+    await publisherOf(this.#connections.main, channel).publish(channel, payload);
   }
 
   /**
