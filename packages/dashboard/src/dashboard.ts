@@ -323,7 +323,7 @@ class DashboardApi {
       });
     }
     return new Response(
-      streamTaskUpdates((signal) => watchTasks.call(this.#federation, { signal }), request.signal),
+      streamTaskUpdates((signal) => watchTasks.call(this.#federation, { signal }), request),
       {
         headers: {
           "Content-Type": "text/event-stream; charset=utf-8",

@@ -20,13 +20,19 @@ const MAX_STREAM_MS = 5 * 60_000;
  * away (`requestSignal`), the stream is cancelled, or after five minutes
  * (the browser's `EventSource` reconnects by itself).  Internal.
  * @param watch Starts watching until the signal aborts.
- * @param requestSignal The request's signal.
+ * @param request The request; the stream holds it while it lasts.
  * @returns The body.
  */
 export function streamTaskUpdates(
   watch: (signal: AbortSignal) => AsyncIterable<DashboardTaskUpdate>,
-  requestSignal: AbortSignal | undefined,
+  request: Request,
 ): ReadableStream<Uint8Array> {
+  // Node.js's Request reaches its own signal's controller through a weak
+  // reference: once the Request is collected, the caller's abort no longer
+  // reaches `request.signal`.  Holding the Request until the stream ends
+  // keeps "the client went away" working however long the stream lives.
+  const held: { request?: Request } = { request };
+  const requestSignal = request.signal as AbortSignal | undefined;
   const controller = new AbortController();
   const stop = () => controller.abort();
   requestSignal?.addEventListener("abort", stop, { once: true });
@@ -40,6 +46,7 @@ export function streamTaskUpdates(
         clearInterval(heartbeat);
         clearTimeout(lifetime);
         requestSignal?.removeEventListener("abort", stop);
+        delete held.request;
         stop();
         if (finished) return;
         finished = true;
@@ -78,6 +85,7 @@ export function streamTaskUpdates(
     cancel() {
       clearInterval(heartbeat);
       clearTimeout(lifetime);
+      delete held.request;
       stop();
     },
   });
