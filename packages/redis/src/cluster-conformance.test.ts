@@ -12,13 +12,12 @@ import {
 } from "@fedwork/testing";
 import { Socket } from "node:net";
 import { RedisKvStore } from "./kv-store.ts";
-import { RedisMessageQueue } from "./message-queue.ts";
-import { RedisPubSub } from "./pubsub.ts";
 import {
   createCluster,
   deleteClusterKeys,
   REDIS_CLUSTER_NODES,
 } from "./testdata/cluster-factory.ts";
+import { openRedisBackend, redisBackendPrefixes } from "./testdata/progress-backend.ts";
 
 /** Whether a TCP connection to host:port opens within two seconds. */
 function reachable(host: string, port: number): Promise<boolean> {
@@ -78,23 +77,8 @@ testFederationOverQueue({
 
 testTaskProgressAndRouting({
   name: "RedisMessageQueue (Cluster)",
-  open(namespace) {
-    const queue = new RedisMessageQueue({ createClient: createCluster, queue: namespace });
-    const kv = new RedisKvStore({ createClient: createCluster, prefix: namespace });
-    const pubsub = new RedisPubSub({ createClient: createCluster, prefix: `${namespace}:` });
-    return {
-      queue,
-      kv,
-      pubsub,
-      async dispose() {
-        await queue[Symbol.asyncDispose]();
-        await kv[Symbol.asyncDispose]();
-        await pubsub[Symbol.asyncDispose]();
-      },
-    };
-  },
+  open: (namespace) => openRedisBackend({ createClient: createCluster }, namespace),
   async cleanup(namespace) {
-    await deleteClusterKeys(`{fedwork:${namespace}`);
-    await deleteClusterKeys(`${namespace}:`);
+    for (const prefix of redisBackendPrefixes(namespace)) await deleteClusterKeys(prefix);
   },
 });

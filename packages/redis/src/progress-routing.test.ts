@@ -4,30 +4,14 @@
 import { assertEquals, test, within } from "@fedify/fixture";
 import { testTaskProgressAndRouting } from "@fedwork/testing";
 import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
-import { RedisKvStore } from "./kv-store.ts";
-import { RedisMessageQueue } from "./message-queue.ts";
 import { RedisPubSub } from "./pubsub.ts";
+import { openRedisBackend, redisBackendPrefixes } from "./testdata/progress-backend.ts";
 
 testTaskProgressAndRouting({
   name: "RedisMessageQueue",
-  open(namespace) {
-    const queue = new RedisMessageQueue({ url: REDIS_URL, queue: namespace });
-    const kv = new RedisKvStore({ url: REDIS_URL, prefix: namespace });
-    const pubsub = new RedisPubSub({ url: REDIS_URL, prefix: `${namespace}:` });
-    return {
-      queue,
-      kv,
-      pubsub,
-      async dispose() {
-        await queue[Symbol.asyncDispose]();
-        await kv[Symbol.asyncDispose]();
-        await pubsub[Symbol.asyncDispose]();
-      },
-    };
-  },
+  open: (namespace) => openRedisBackend({ url: REDIS_URL }, namespace),
   async cleanup(namespace) {
-    await deleteKeys(`{fedwork:${namespace}`);
-    await deleteKeys(`${namespace}:`);
+    for (const prefix of redisBackendPrefixes(namespace)) await deleteKeys(prefix);
   },
 });
 

@@ -8,7 +8,7 @@ import {
   type TaskUpdate,
 } from "@fedwork/core";
 import { testPerTaskCapabilities, testTaskCancellation } from "./cancellation-suite.ts";
-import { createTestNamespace } from "./namespace.ts";
+import { numberSchema, SUITE_TIMEOUT_MS, withBackends } from "./backend-set.ts";
 import { assert, assertEquals, assertInstanceOf, test } from "./test-runner.ts";
 import { deferred, waitUntil, within } from "./wait.ts";
 
@@ -54,36 +54,7 @@ export interface ProgressRoutingConformanceOptions {
   readonly progress?: boolean;
 }
 
-const TIMEOUT_MS = 30_000;
-
-interface Schema<T> {
-  readonly "~standard": {
-    readonly version: 1;
-    readonly vendor: string;
-    readonly validate: (value: unknown) => { readonly value: T };
-    readonly types?: { readonly input: T; readonly output: T };
-  };
-}
-
-const numberSchema: Schema<{ n: number }> = {
-  "~standard": { version: 1, vendor: "fedwork-testing", validate: (value) => ({ value }) as never },
-};
-
-async function withBackends(
-  options: ProgressRoutingConformanceOptions,
-  count: number,
-  body: (backends: ProgressRoutingBackend[]) => Promise<void>,
-): Promise<void> {
-  const namespace = createTestNamespace();
-  const backends: ProgressRoutingBackend[] = [];
-  try {
-    for (let i = 0; i < count; i++) backends.push(await options.open(namespace));
-    await body(backends);
-  } finally {
-    await Promise.all(backends.map((backend) => backend.dispose()));
-    await options.cleanup?.(namespace);
-  }
-}
+const TIMEOUT_MS = SUITE_TIMEOUT_MS;
 
 /**
  * Registers the tests of task progress and capability routing over a
