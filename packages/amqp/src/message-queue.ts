@@ -98,6 +98,17 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    */
   readonly nativeRetrial: boolean;
 
+  /**
+   * How many handlers one `listen()` call runs at once: the
+   * `concurrency` option.  `listWorkers()` shows it for the workers that
+   * listen to this queue.
+   * @returns The resolved `concurrency` option.
+   * @since 0.3.0
+   */
+  get concurrency(): number {
+    return this.#options.concurrency;
+  }
+
   readonly #options: ResolvedAmqpOptions;
   readonly #given: AmqpMessageQueueOptions;
   readonly #siblings: SiblingQueues<AmqpMessageQueue> = new SiblingQueues(

@@ -258,6 +258,17 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
    */
   readonly nativePriority = true;
 
+  /**
+   * How many handlers one `listen()` call runs at once: the
+   * `concurrency` option.  `listWorkers()` shows it for the workers that
+   * listen to this queue.
+   * @returns The resolved `concurrency` option.
+   * @since 0.3.0
+   */
+  get concurrency(): number {
+    return this.#concurrency;
+  }
+
   readonly #sql: Sql;
   readonly #ownsClient: boolean;
   readonly #given: PostgresMessageQueueOptions;

@@ -267,6 +267,17 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    */
   readonly nativePriority = true;
 
+  /**
+   * How many handlers one `listen()` call runs at once: the
+   * `concurrency` option.  `listWorkers()` shows it for the workers that
+   * listen to this queue.
+   * @returns The resolved `concurrency` option.
+   * @since 0.3.0
+   */
+  get concurrency(): number {
+    return this.#options.concurrency;
+  }
+
   readonly #options: ResolvedQueueOptions;
   readonly #given: SqliteMessageQueueOptions;
   readonly #siblings: SiblingQueues<SqliteMessageQueue> = new SiblingQueues(

@@ -44,6 +44,7 @@ import type { Outcome } from "../processing/outcome.ts";
 import { runWorkers } from "../processing/workers.ts";
 import {
   listWorkers,
+  queueConcurrency,
   resolveWorkerPresenceOptions,
   type WorkerInfo,
   WorkerPresence,
@@ -685,7 +686,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           queues: [...queues].map(([queue, label]) => ({
             roles: label,
             type: queue.constructor?.name ?? "MessageQueue",
-            concurrency: concurrencyOf(queue),
+            concurrency: queueConcurrency(queue),
           })),
           capabilities: [...capabilities],
         },
@@ -989,10 +990,4 @@ export function createFederation<TContextData>(
   options: FederationOptions<TContextData>,
 ): Federation<TContextData> {
   return new FederationImpl(options);
-}
-
-/** A queue's `concurrency`, when it exposes one as a number. */
-function concurrencyOf(queue: MessageQueue): number | null {
-  const value = (queue as { readonly concurrency?: unknown }).concurrency;
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }

@@ -6,6 +6,7 @@
  */
 export { listWorkers, type ResolvedWorkerPresenceOptions, WorkerPresence } from "./presence.ts";
 export { resolveWorkerPresenceOptions } from "./options.ts";
+export { queueConcurrency } from "./concurrency.ts";
 export type {
   WorkerCounts,
   WorkerEvent,

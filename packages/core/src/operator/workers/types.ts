@@ -36,8 +36,11 @@ export interface WorkerQueueInfo {
   /** The queue's class name, e.g. `"PostgresMessageQueue"`. */
   readonly type: string;
   /**
-   * How many messages it runs at once, when the queue says
-   * (a numeric `concurrency` property); `null` otherwise.
+   * How many messages it runs at once on this queue: the queue's
+   * `concurrency` option for the durable backends (SQLite, Redis,
+   * PostgreSQL, AMQP) and any queue with a numeric `concurrency` property,
+   * 1 for `InProcessMessageQueue`, and `workers` times the inner queue's
+   * for `ParallelMessageQueue`; `null` when the queue does not tell.
    */
   readonly concurrency: number | null;
 }
