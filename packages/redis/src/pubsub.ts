@@ -76,6 +76,12 @@ export class RedisPubSub implements PubSub, AsyncDisposable {
   #subscriber: RedisClient | undefined;
   /** The last SUBSCRIBE/UNSUBSCRIBE sent, so that they apply in order. */
   #pending: Promise<unknown> = Promise.resolve();
+  /**
+   * On a cluster, settles once the client knows the masters: every publish
+   * waits on it, so the first payloads too go through their channel's one
+   * master, and publishes leave in the order they were called.
+   */
+  #mastersKnown: Promise<void> | undefined;
   #closed = false;
 
   /**
@@ -107,7 +113,16 @@ export class RedisPubSub implements PubSub, AsyncDisposable {
     checkPublication(topic, payload);
     this.#checkOpen();
     const channel = this.#prefix + topic;
-    await publisherOf(this.#connections.main, channel).publish(channel, payload);
+    const main = this.#connections.main;
+    if (main.isCluster === true) {
+      // A first command makes ioredis load the cluster's slots and nodes.
+      this.#mastersKnown ??= (main as Cluster).ping().then(() => {}, (error) => {
+        this.#mastersKnown = undefined;
+        throw error;
+      });
+      await this.#mastersKnown;
+    }
+    await publisherOf(main, channel).publish(channel, payload);
   }
 
   /**
