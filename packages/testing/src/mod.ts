@@ -38,3 +38,4 @@ export {
   type FailedDeliveryConformanceOptions,
   testFailedDeliveries,
 } from "./failed-delivery-suite.ts";
+export { testWebhooks, type WebhookConformanceOptions } from "./webhook-suite.ts";

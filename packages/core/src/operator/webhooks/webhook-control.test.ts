@@ -1,6 +1,8 @@
-// Webhooks as the seeds have them (0.3.0): enqueued events, extra headers,
-// their own retry policy, static webhooks, re-probing, last success and
-// failure, trace context and attemptsLeft; against real loopback receivers.
+// Webhooks as the seeds have them (0.3.0): header and retry-policy checks,
+// their own retry policy, trace context and attemptsLeft; against real
+// loopback receivers.  Enqueued events, headers on the request, static
+// webhooks, re-probing and lastSuccessAt/lastFailureAt are tested on every
+// store by @fedwork/testing's testWebhooks() (packages/testing/src/webhook-suite.ts).
 import {
   assert,
   assertEquals,
@@ -40,36 +42,6 @@ function federationOn(
     ...options,
   });
 }
-
-test("enqueued events carry the webhook's headers, which listWebhooks() names but never shows", async () => {
-  await using server = await startTestServer(() => new Response(null, { status: 204 }));
-  await using queue = new InProcessMessageQueue();
-  const federation = federationOn(queue);
-  const job = federation.defineTask("job", { schema: z.object({}), handler: () => {} });
-  const webhook = await federation.addWebhook({
-    url: server.url,
-    events: ["enqueued"],
-    secret,
-    headers: { "X-API-Key": apiKey },
-  });
-  assertEquals(webhook.headerNames, ["X-API-Key"]);
-  assertEquals(webhook.static, false);
-  assert(!JSON.stringify(await federation.listWebhooks()).includes(apiKey));
-  let id = "";
-  await withWorkers(federation, async () => {
-    const result = await federation.createContext(base, undefined).enqueueTask(job, {});
-    id = result.status === "enqueued" ? result.messageId : "";
-    await server.waitForRequests(1);
-    await waitUntil(async () => (await federation.listWebhooks())[0].lastSuccessAt != null, {
-      what: "lastSuccessAt to be set",
-    });
-  });
-  const [request] = server.requests;
-  assertEquals(request.headers.get("x-api-key"), apiKey);
-  assertEquals(request.headers.get("fedwork-webhook-event"), "enqueued");
-  const payload = JSON.parse(request.body) as WebhookPayload;
-  assertEquals([payload.type, payload.task.id, payload.task.name], ["enqueued", id, "job"]);
-});
 
 test("addWebhook refuses headers Fedwork sets and bad retry policies, without quoting values", async () => {
   await using queue = new InProcessMessageQueue();
@@ -135,58 +107,6 @@ test("a webhook's own retry policy retries its requests and then gives up into t
   const [listed] = await federation.listWebhooks();
   assertEquals([listed.consecutiveFailures, listed.lastError], [3, "HTTP 503"]);
   assert(listed.lastFailureAt instanceof Date);
-});
-
-test("a static webhook is never disabled; a disabled one is probed and enabled again", async () => {
-  let answer = 500;
-  await using server = await startTestServer(() => new Response(null, { status: answer }));
-  await using queue = new InProcessMessageQueue();
-  const federation = federationOn(queue, {
-    webhooks: {
-      disableAfterFailures: 1,
-      retryPolicy: () => null,
-      probeInitialDelay: { milliseconds: 10 },
-      probeMaxDelay: { milliseconds: 40 },
-    },
-  });
-  const job = federation.defineTask("job", { schema: z.object({}), handler: () => {} });
-  const fixed = await federation.addWebhook({
-    url: new URL("/static", server.url),
-    events: ["completed"],
-    secret,
-    static: true,
-  });
-  const probed = await federation.addWebhook({
-    url: new URL("/probed", server.url),
-    events: ["completed"],
-    secret,
-  });
-  await withWorkers(federation, async () => {
-    const ctx = federation.createContext(base, undefined);
-    await ctx.enqueueTask(job, {});
-    await ctx.enqueueTask(job, {});
-    await waitUntil(
-      () => server.requests.filter((r) => new URL(r.url).pathname === "/probed").length >= 3,
-      { what: "the disabled webhook to be probed twice" },
-    );
-    const byId = new Map((await federation.listWebhooks()).map((hook) => [hook.id, hook]));
-    assertEquals(byId.get(fixed.id)?.enabled, true);
-    assertEquals(byId.get(fixed.id)?.consecutiveFailures, 2);
-    assertEquals(byId.get(probed.id)?.enabled, false);
-    answer = 204;
-    await waitUntil(
-      async () =>
-        (await federation.listWebhooks()).find((h) => h.id === probed.id)?.enabled === true,
-      { what: "a probe to enable the webhook" },
-    );
-  });
-  const [again] = (await federation.listWebhooks()).filter((hook) => hook.id === probed.id);
-  assertEquals([again.consecutiveFailures, again.nextProbeAt], [0, undefined]);
-  assert(again.lastSuccessAt instanceof Date);
-  // Only the first completed event reached it: the second found it disabled.
-  const probedBodies = server.requests.filter((r) => new URL(r.url).pathname === "/probed")
-    .map((r) => JSON.parse(r.body).id);
-  assertEquals(new Set(probedBodies).size, 1, "every probe re-sent the event that disabled it");
 });
 
 test("failed events say attemptsLeft, and a request's traceparent is the span the task ran in", async () => {
