@@ -39,3 +39,4 @@ export {
   testFailedDeliveries,
 } from "./failed-delivery-suite.ts";
 export { testWebhooks, type WebhookConformanceOptions } from "./webhook-suite.ts";
+export { testWorkerPresence, type WorkerPresenceConformanceOptions } from "./presence-suite.ts";
