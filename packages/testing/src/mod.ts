@@ -40,3 +40,4 @@ export {
 } from "./failed-delivery-suite.ts";
 export { testWebhooks, type WebhookConformanceOptions } from "./webhook-suite.ts";
 export { testWorkerPresence, type WorkerPresenceConformanceOptions } from "./presence-suite.ts";
+export { type TaskRetentionConformanceOptions, testTaskRetention } from "./retention-suite.ts";
