@@ -199,7 +199,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           await this.batches.starting(message);
           await this.operations.taskStatus.started(message);
         },
-        watchCancellation: (message, signal) => this.cancellations.begin(message.id, signal),
+        watchCancellation: (message, signal, controller) =>
+          this.cancellations.begin(message.id, signal, controller),
         reportProgress: async (message, progress) => {
           await this.operations.taskStatus.progress(message, progress);
           await this.webhooks.progress(message, progress);

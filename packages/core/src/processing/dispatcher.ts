@@ -44,6 +44,13 @@ export interface MessageRun<TContextData> {
    * {@link HandlerTimeoutError}).
    */
   readonly signal: AbortSignal;
+  /**
+   * The controller of `signal` when the run has a signal of its own (it has
+   * a time limit): a kind handler that ends its run early (a cancelled
+   * task) aborts it instead of making one more signal.  Otherwise absent.
+   * @since 0.3.0
+   */
+  readonly controller?: AbortController;
 }
 
 /**
@@ -305,8 +312,13 @@ export class MessageDispatcher<TContextData> {
         async (span) => {
           processSpan = span;
           timedOut = await runWithinTimeLimit(
-            (signal) =>
-              handler.run(checked!, { contextData: run.contextData, signal }).then((result) => {
+            (signal, controller) =>
+              handler.run(
+                checked!,
+                controller == null
+                  ? { contextData: run.contextData, signal }
+                  : { contextData: run.contextData, signal, controller },
+              ).then((result) => {
                 if (isUnhandledRun(result)) unhandled = result;
               }),
             {

@@ -105,13 +105,14 @@ export interface TimeLimitOptions {
  * grace period for the handler to settle, whatever it settles with, and
  * resolves to a {@link TimedOutRun}; a handler that settles later changes
  * nothing (its rejection is caught).
- * @param run Starts the handler with its signal.
+ * @param run Starts the handler with its signal and, when the run has a
+ *            signal of its own (a limit), the controller that aborts it.
  * @param options The limit, grace period, worker's signal and abort reason.
  * @returns `undefined`, or how the run timed out.
  * @since 0.3.0
  */
 export function runWithinTimeLimit(
-  run: (signal: AbortSignal) => Promise<void>,
+  run: (signal: AbortSignal, controller?: AbortController) => Promise<void>,
   options: TimeLimitOptions,
 ): Promise<TimedOutRun | undefined> {
   const { limitMs, signal: parent } = options;
@@ -120,7 +121,7 @@ export function runWithinTimeLimit(
   const unfollow = followSignal(parent, controller);
   let running: Promise<void>;
   try {
-    running = run(controller.signal);
+    running = run(controller.signal, controller);
   } catch (error) {
     unfollow();
     return Promise.reject(error);

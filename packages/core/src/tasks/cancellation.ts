@@ -32,6 +32,14 @@ export interface TaskCancelWatch {
   readonly cancelled: boolean;
   /** The reason given to `cancelTask()`, if any. */
   readonly reason: string | undefined;
+  /**
+   * Settles once the run's cancellation marker has been read (never
+   * rejects): from then on, `cancelled` says whether the task was cancelled
+   * before this run began.  The read is under way while the run decodes
+   * and validates its payload; the handler must not start before this
+   * settles.
+   */
+  readonly checked: Promise<void>;
   /** Stops watching: the run ended. */
   end(): void;
 }
@@ -46,6 +54,8 @@ interface StoredCancellation {
 interface Subscription {
   readonly controller: AbortController;
   readonly ready: Promise<void>;
+  /** Whether `ready` has settled: runs then need not wait for it. */
+  active: boolean;
   holders: number;
 }
 
@@ -130,7 +140,9 @@ export class TaskCancellations {
           { error },
         );
       });
-      subscription = this.#subscription = { controller, ready, holders: 0 };
+      const created: Subscription = { controller, ready, active: false, holders: 0 };
+      void ready.then(() => created.active = true);
+      subscription = this.#subscription = created;
     }
     subscription.holders++;
     const held = subscription;
@@ -150,60 +162,85 @@ export class TaskCancellations {
 
   /**
    * Starts watching a run of a task: its signal aborts when `parent` does
-   * or the task is cancelled, and is already aborted when it was cancelled
-   * before.
+   * or the task is cancelled, and `cancelled` becomes true, once `checked`
+   * settles, when it was cancelled before.  The marker is read without
+   * waiting for it here, so that the read overlaps the run's decoding and
+   * validation; the run registers first, so that a request published
+   * while the read is under way reaches it (and one published before left
+   * the marker the read finds).
    * @param id The task's id.
    * @param parent The worker's signal for the run.
+   * @param own The controller of `parent` when that signal is the run's own
+   *            (see `MessageRun.controller`): a cancellation aborts it, and
+   *            no other signal is made.
    * @returns The watch, or `undefined` when cancellation is off.
    */
-  async begin(id: string, parent: AbortSignal): Promise<TaskCancelWatch | undefined> {
+  begin(id: string, parent: AbortSignal, own?: AbortController): TaskCancelWatch | undefined {
     if (!this.#enabled) return undefined;
-    // One controller linked to the parent by hand: AbortSignal.any() costs
-    // several times as much, on every task.
-    const run: WatchedRun = { controller: new AbortController(), cancelled: false };
-    const onParentAbort = () => {
-      if (!run.controller.signal.aborted) run.controller.abort(parent.reason);
-    };
-    if (parent.aborted) onParentAbort();
-    else parent.addEventListener("abort", onParentAbort, { once: true });
-    // Registered before the marker is read: a request published in between
-    // finds the run, and one published before left the marker.
+    let run: WatchedRun;
+    let onParentAbort: (() => void) | undefined;
+    if (own != null && own.signal === parent) {
+      run = { controller: own, cancelled: false };
+    } else {
+      // One controller linked to the parent by hand: AbortSignal.any()
+      // costs several times as much, on every task.
+      const linked: WatchedRun = run = { controller: new AbortController(), cancelled: false };
+      onParentAbort = () => {
+        if (!linked.controller.signal.aborted) linked.controller.abort(parent.reason);
+      };
+      if (parent.aborted) onParentAbort();
+      else parent.addEventListener("abort", onParentAbort, { once: true });
+    }
     let runs = this.#running.get(id);
     if (runs == null) this.#running.set(id, runs = new Set());
     runs.add(run);
-    const end = () => {
-      parent.removeEventListener("abort", onParentAbort);
-      const set = this.#running.get(id);
-      if (set?.delete(run) && set.size === 0) this.#running.delete(id);
-    };
-    // A run waits for the subscription the workers opened: a request
-    // published once it runs reaches it.
+    // A run waits for the subscription the workers opened (only while it
+    // is being opened): a request published once it runs reaches it.
     const subscription = this.#subscription;
-    if (subscription != null) await subscription.ready;
-    let marker: unknown;
-    try {
-      marker = await this.#kv.get(markerKey(id));
-    } catch (error) {
-      logger.warn("Could not read whether task {messageId} was cancelled: {error}", {
-        messageId: id,
-        error,
-      });
-    }
-    if (marker != null) {
-      const reason = (marker as Partial<StoredCancellation>).reason;
-      cancelRun(run, id, typeof reason === "string" ? reason : undefined);
-    }
-    const signal = run.controller.signal;
+    const checked = subscription == null || subscription.active
+      ? this.#readMarker(id, run)
+      : subscription.ready.then(() => this.#readMarker(id, run));
     return {
-      signal,
+      signal: run.controller.signal,
       get cancelled() {
         return run.cancelled;
       },
       get reason() {
         return run.reason;
       },
-      end,
+      checked,
+      end: () => {
+        if (onParentAbort != null) parent.removeEventListener("abort", onParentAbort);
+        const set = this.#running.get(id);
+        if (set?.delete(run) && set.size === 0) this.#running.delete(id);
+      },
     };
+  }
+
+  /**
+   * Reads a task's cancellation marker and cancels the run when there is
+   * one; a failed read is logged (the run goes ahead).
+   * @param id The task's id.
+   * @param run The run.
+   * @returns Settles once read; never rejects.
+   */
+  #readMarker(id: string, run: WatchedRun): Promise<void> {
+    let read: Promise<unknown>;
+    try {
+      read = this.#kv.get(markerKey(id));
+    } catch (error) {
+      read = Promise.reject(error);
+    }
+    return read.then((marker) => {
+      if (marker == null) return;
+      const reason = (marker as Partial<StoredCancellation>).reason;
+      cancelRun(run, id, typeof reason === "string" ? reason : undefined);
+    }, (error) => {
+      logger.warn("Could not read whether task {messageId} was cancelled: {error}", {
+        messageId: id,
+        error,
+      });
+    });
   }
 
   #abortLocal(id: string, reason: string | undefined): void {

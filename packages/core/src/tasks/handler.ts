@@ -77,14 +77,17 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
   ) => Promise<void>;
   /**
    * Watches a run for its cancellation (`cancelTask()`): called before
-   * anything else; a run already cancelled does not start.  Without it,
-   * tasks cannot be cancelled.
+   * anything else; the payload is decoded and validated while the watch
+   * finds out whether the task was cancelled (`checked`), and a run
+   * already cancelled does not start.  Without it, tasks cannot be
+   * cancelled.
    * @since 0.3.0
    */
   readonly watchCancellation?: (
     message: TaskMessage,
     signal: AbortSignal,
-  ) => Promise<TaskCancelWatch | undefined>;
+    controller: AbortController | undefined,
+  ) => TaskCancelWatch | undefined;
 }
 
 /**
@@ -131,10 +134,9 @@ export function createTaskMessageHandler<TContextData, TContext>(
     },
 
     async run(message: TaskMessage, run: MessageRun<TContextData>): Promise<void> {
-      const watch = await options.watchCancellation?.(message, run.signal);
+      const watch = options.watchCancellation?.(message, run.signal, run.controller);
       if (watch == null) return await runTask(message, run, run.signal);
       try {
-        if (watch.cancelled) throw cancelled(message, watch, false);
         await runTask(message, run, watch.signal, watch);
         // A handler that ignored its signal and returned is cancelled all
         // the same: its result is not kept.
@@ -170,13 +172,18 @@ export function createTaskMessageHandler<TContextData, TContext>(
     },
   };
 
-  async function runTask(
+  /**
+   * Decodes and validates a task message's payload.
+   * @param task The message's task.
+   * @param message The message.
+   * @returns The payload.
+   * @throws {MalformedMessageError} When it cannot be decoded or does not
+   *         match the task's schema.
+   */
+  async function payloadOf(
+    task: RegisteredTask<TContextData, TContext>,
     message: TaskMessage,
-    run: MessageRun<TContextData>,
-    signal: AbortSignal,
-    watch?: TaskCancelWatch,
-  ): Promise<void> {
-    const task = taskOf(message)!;
+  ): Promise<unknown> {
     let decoded: unknown;
     try {
       decoded = await decodeTaskPayload(message.data, {
@@ -192,9 +199,8 @@ export function createTaskMessageHandler<TContextData, TContext>(
       // Anything else (a document that could not be loaded) is transient.
       throw error;
     }
-    let data: unknown;
     try {
-      data = await validateTaskPayload(task, decoded);
+      return await validateTaskPayload(task, decoded);
     } catch (error) {
       if (error instanceof TaskValidationError) {
         throw new MalformedMessageError(
@@ -212,6 +218,30 @@ export function createTaskMessageHandler<TContextData, TContext>(
         `the schema threw: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },
       );
+    }
+  }
+
+  async function runTask(
+    message: TaskMessage,
+    run: MessageRun<TContextData>,
+    signal: AbortSignal,
+    watch?: TaskCancelWatch,
+  ): Promise<void> {
+    const task = taskOf(message)!;
+    let data: unknown;
+    if (watch == null) data = await payloadOf(task, message);
+    else {
+      try {
+        data = await payloadOf(task, message);
+      } catch (error) {
+        // A task cancelled before this run ends cancelled, whatever its
+        // payload holds.
+        await watch.checked;
+        if (watch.cancelled) throw cancelled(message, watch, false);
+        throw error;
+      }
+      await watch.checked;
+      if (watch.cancelled) throw cancelled(message, watch, false);
     }
     const started = parseTimestamp(message.started);
     const info: TaskRunInfo = {

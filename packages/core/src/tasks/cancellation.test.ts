@@ -1,0 +1,123 @@
+import { assertEquals, test } from "@fedify/fixture";
+import { trace } from "@opentelemetry/api";
+import type { Context } from "../federation/context-api.ts";
+import type { KvKey } from "../kv/kv-store.ts";
+import { MemoryKvStore } from "../kv/memory-kv-store.ts";
+import { MessageDispatcher } from "../processing/dispatcher.ts";
+import { MessageEventHub } from "../processing/events.ts";
+import { getFedworkTracer } from "../processing/tracing.ts";
+import { InProcessPubSub } from "../pubsub/in-process-pubsub.ts";
+import { createExponentialBackoffPolicy } from "../retry/exponential-backoff.ts";
+import { cancellationMarkerTtl, TaskCancellations } from "./cancellation.ts";
+import { encodeTaskPayload } from "./codec/mod.ts";
+import { createTaskMessageHandler } from "./handler.ts";
+import type { TaskMessage } from "./message.ts";
+import { TaskStore } from "./registry.ts";
+
+/** A store whose reads wait until `release()` is called. */
+class HeldReadsKvStore extends MemoryKvStore {
+  #release!: () => void;
+  readonly #released = new Promise<void>((resolve) => this.#release = resolve);
+  reads = 0;
+
+  release(): void {
+    this.#release();
+  }
+
+  override async get<T = unknown>(key: KvKey): Promise<T | undefined> {
+    this.reads++;
+    await this.#released;
+    return await super.get<T>(key);
+  }
+}
+
+async function taskMessage(payload: unknown): Promise<TaskMessage> {
+  return {
+    type: "task",
+    id: crypto.randomUUID(),
+    baseUrl: "https://example.com/",
+    taskName: "import",
+    data: await encodeTaskPayload(payload),
+    started: new Date().toISOString(),
+    attempt: 0,
+    traceContext: {},
+  };
+}
+
+/**
+ * Dispatches one task message to a task whose schema and handler say when
+ * they ran, watching it with `cancellations`; the store's reads are let
+ * through once the schema has run, so that the marker arrives after the
+ * payload was validated.
+ */
+async function runWatched(
+  kv: HeldReadsKvStore,
+  cancellations: TaskCancellations,
+  msg: TaskMessage,
+): Promise<{ outcome: unknown; validated: boolean; handled: boolean }> {
+  const seen = { validated: false, handled: false };
+  const registry = new TaskStore<void, Context<void>>();
+  registry.defineTask("import", {
+    schema: {
+      "~standard": {
+        version: 1,
+        vendor: "test",
+        validate(value: unknown) {
+          seen.validated = true;
+          kv.release();
+          return { value: value as { n: number } };
+        },
+      },
+    },
+    handler() {
+      seen.handled = true;
+    },
+  });
+  const dispatcher = new MessageDispatcher<void>(
+    getFedworkTracer(trace.getTracerProvider()),
+    new MessageEventHub(),
+  );
+  dispatcher.register(
+    "task",
+    createTaskMessageHandler<void, Context<void>>({
+      registry,
+      createContext: () => ({}) as Context<void>,
+      documentLoader: () => Promise.reject(new Error("no documents here")),
+      retryPolicy: createExponentialBackoffPolicy(),
+      retryQueue: () => undefined,
+      watchCancellation: (message, signal, controller) =>
+        cancellations.begin(message.id, signal, controller),
+    }),
+  );
+  const outcome = await dispatcher.dispatch(msg, {
+    contextData: undefined,
+    signal: new AbortController().signal,
+  }, {});
+  return { outcome, ...seen };
+}
+
+test("a task cancelled before its run does not start when its marker is read after its payload", async () => {
+  const kv = new HeldReadsKvStore();
+  const cancellations = new TaskCancellations(kv, new InProcessPubSub(), true);
+  const msg = await taskMessage({ n: 1 });
+  await cancellations.request(msg.id, "abandoned", cancellationMarkerTtl(0));
+  const { outcome, validated, handled } = await runWatched(kv, cancellations, msg);
+  assertEquals(kv.reads, 1);
+  assertEquals(validated, true);
+  assertEquals(handled, false);
+  assertEquals(outcome, { type: "cancelled", reason: "abandoned", started: false });
+});
+
+test("a task not cancelled runs once its marker has been read", async () => {
+  const kv = new HeldReadsKvStore();
+  const cancellations = new TaskCancellations(kv, new InProcessPubSub(), true);
+  const { outcome, validated, handled } = await runWatched(
+    kv,
+    cancellations,
+    await taskMessage({ n: 2 }),
+  );
+  assertEquals(kv.reads, 1);
+  assertEquals(validated, true);
+  assertEquals(handled, true);
+  assertEquals((outcome as { type: string }).type, "completed");
+});
