@@ -23,6 +23,7 @@ export const PUBLISHED_PACKAGES = [
   "testing",
   "sqlite",
   "denokv",
+  "cfworkers",
   "redis",
   "postgres",
   "amqp",

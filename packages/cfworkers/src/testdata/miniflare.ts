@@ -1,0 +1,116 @@
+// Runs the test Worker (worker.ts, bundled with `deno bundle` as a Worker
+// would be deployed) in Miniflare: Cloudflare's workerd with Workers KV and
+// Cloudflare Queues simulated locally.  The bundle is made once per test
+// file; each test gets its own Miniflare, so its KV namespace and queue
+// start empty.
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import process from "node:process";
+import { Miniflare } from "miniflare";
+
+const root = resolve(import.meta.dirname!, "..", "..", "..", "..");
+
+// Miniflare pins the workerd release it was built with, which is older than
+// the `workerd` package the tests install, and older releases refuse some
+// things at a Worker's top level that Cloudflare now allows (creating an
+// AbortController, which @fedwork/core does when it loads).  Run the newer
+// binary, as Cloudflare would.
+process.env.MINIFLARE_WORKERD_PATH ??= join(root, "node_modules", ".bin", "workerd");
+
+/** The name of the test queue. */
+const QUEUE_NAME = "fedwork-tests";
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk);
+    child.on("error", fail);
+    child.on("exit", (code) => {
+      if (code === 0) done();
+      else fail(new Error(`${command} ${args.join(" ")} exited with ${code}:\n${stderr}`));
+    });
+  });
+}
+
+let bundle: Promise<string> | undefined;
+
+/** The test Worker as one ES module, bundled on first use. */
+function bundleWorker(): Promise<string> {
+  bundle ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), "fedwork-cfworkers-"));
+    try {
+      const output = join(dir, "worker.js");
+      await run(join(root, "node_modules", ".bin", "deno"), [
+        "bundle",
+        "--quiet",
+        "--platform",
+        "browser",
+        "-o",
+        output,
+        join(import.meta.dirname!, "worker.ts"),
+      ]);
+      return await readFile(output, "utf8");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  })();
+  return bundle;
+}
+
+/** A running test Worker. */
+export interface TestWorker extends AsyncDisposable {
+  /** Sends a request to the Worker's fetch() handler. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Sends a JSON body with POST and returns the JSON answer. */
+  post<T>(path: string, body: unknown): Promise<T>;
+  /** Gets a JSON answer. */
+  get<T>(path: string): Promise<T>;
+  /** The Miniflare instance, for its bindings. */
+  readonly miniflare: Miniflare;
+}
+
+/** Starts the test Worker in a fresh Miniflare. */
+export async function startWorker(): Promise<TestWorker> {
+  const code = await bundleWorker();
+  const miniflare = new Miniflare({
+    modules: [{ type: "ESModule", path: join(root, "worker.js"), contents: code }],
+    compatibilityDate: "2025-09-01",
+    compatibilityFlags: ["nodejs_compat"],
+    kvNamespaces: ["KV"],
+    queueProducers: { QUEUE: { queueName: QUEUE_NAME } },
+    queueConsumers: {
+      // Batches leave at once rather than after Cloudflare's default five
+      // seconds; max_retries is generous so that Cloudflare's own retries
+      // never run out in a test.
+      [QUEUE_NAME]: { maxBatchSize: 10, maxBatchTimeout: 0, maxRetries: 10 },
+    },
+  });
+  await miniflare.ready;
+  const fetchWorker = async (path: string, init?: RequestInit): Promise<Response> =>
+    await miniflare.dispatchFetch(
+      `http://localhost${path}`,
+      init as Parameters<Miniflare["dispatchFetch"]>[1],
+    ) as unknown as Response;
+  const json = async <T>(response: Response): Promise<T> => {
+    const text = await response.text();
+    if (!response.ok) throw new Error(`The test Worker answered ${response.status}: ${text}`);
+    return JSON.parse(text) as T;
+  };
+  return {
+    miniflare,
+    fetch: fetchWorker,
+    post: async <T>(path: string, body: unknown) =>
+      await json<T>(
+        await fetchWorker(path, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      ),
+    get: async <T>(path: string) => await json<T>(await fetchWorker(path)),
+    [Symbol.asyncDispose]: () => miniflare.dispose(),
+  };
+}

@@ -1,0 +1,210 @@
+// The Worker the cfworkers tests run in Miniflare (workerd with local KV and
+// Queues).  Routes:
+//   POST /kv       runs one WorkersKvStore call: { prefix, op, key, value, ttlMs }
+//   POST /cleanup  deletes every KV key under { prefix }
+//   POST /enqueue  enqueues a typed task carrying a Note:
+//                  { task, run, content, failTimes, delaySeconds }
+//   GET  /runs?run=…  what the task's attempts recorded
+//   GET  /retried  how many messages processQueueBatch() handed back with retry()
+// The queue() handler passes each batch to processQueueBatch().  The
+// federation is built in the first event, not at the top level, because
+// Workers forbid timers and random values in the global scope.
+import { Note } from "@fedify/vocab";
+import {
+  createFederation,
+  type Federation,
+  type KvKey,
+  type RetryPolicy,
+  toTemporalDuration,
+} from "@fedwork/core";
+import { z } from "zod";
+import {
+  processQueueBatch,
+  type WorkersKvNamespace,
+  WorkersKvStore,
+  type WorkersMessageBatch,
+  WorkersMessageQueue,
+  type WorkersQueue,
+} from "../mod.ts";
+
+interface Env {
+  readonly KV: WorkersKvNamespace & { get(key: string): Promise<string | null> };
+  readonly QUEUE: WorkersQueue;
+}
+
+/** A test's request for one KvStore call. */
+interface KvCall {
+  readonly prefix: string;
+  readonly op: "get" | "set" | "delete" | "list";
+  readonly key?: KvKey;
+  readonly value?: unknown;
+  readonly ttlMs?: number;
+}
+
+/** What one attempt of a task recorded. */
+interface RunRecord {
+  readonly attempt: number;
+  readonly at: number;
+  readonly content: string;
+  readonly noteId: string | null;
+}
+
+const payload = z.object({
+  run: z.string(),
+  note: z.instanceof(Note),
+  failTimes: z.number(),
+});
+
+// The failing attempt's retry comes back after a second.
+const retryAfterASecond: RetryPolicy = ({ attempts }) =>
+  attempts <= 3 ? toTemporalDuration({ seconds: 1 }) : null;
+
+// A delay no Cloudflare queue takes, so that the retry cannot be sent and
+// processQueueBatch() hands the message back with message.retry().
+const retryAfterADay: RetryPolicy = () => toTemporalDuration({ hours: 24 });
+
+let built: ReturnType<typeof buildFederation> | undefined;
+
+function build(env: Env): ReturnType<typeof buildFederation> {
+  built ??= buildFederation(env);
+  return built;
+}
+
+function buildFederation(env: Env) {
+  const federation = createFederation<Env>({
+    kv: new WorkersKvStore(env.KV, { prefix: "fedwork/" }),
+    queue: new WorkersMessageQueue(env.QUEUE),
+    manuallyStartQueue: true,
+  });
+  const handler = async (ctx: { data: Env }, data: z.infer<typeof payload>) => {
+    const kv = ctx.data.KV;
+    const attempt = Number(await kv.get(`count/${data.run}`) ?? "0") + 1;
+    await kv.put(`count/${data.run}`, String(attempt));
+    const record: RunRecord = {
+      attempt,
+      at: Date.now(),
+      content: String(data.note.content),
+      noteId: data.note.id?.href ?? null,
+    };
+    await kv.put(`run/${data.run}/${attempt}`, JSON.stringify(record));
+    if (attempt <= data.failTimes) throw new Error(`Planned failure of attempt ${attempt}.`);
+  };
+  const tasks = {
+    flaky: federation.defineTask("flaky-note", {
+      schema: payload,
+      retryPolicy: retryAfterASecond,
+      handler,
+    }),
+    unsendable: federation.defineTask("unsendable-retry-note", {
+      schema: payload,
+      retryPolicy: retryAfterADay,
+      handler,
+    }),
+  };
+  return { federation: federation as Federation<Env>, tasks };
+}
+
+async function callKv(env: Env, call: KvCall): Promise<unknown> {
+  const store = new WorkersKvStore(env.KV, { prefix: call.prefix });
+  switch (call.op) {
+    case "get":
+      return { value: await store.get(call.key!) };
+    case "set":
+      await store.set(
+        call.key!,
+        call.value,
+        call.ttlMs == null ? {} : { ttl: { milliseconds: call.ttlMs } },
+      );
+      return {};
+    case "delete":
+      await store.delete(call.key!);
+      return {};
+    case "list": {
+      const entries = [];
+      for await (const entry of call.key == null ? store.list() : store.list(call.key)) {
+        entries.push(entry);
+      }
+      return { entries };
+    }
+  }
+}
+
+async function listNames(env: Env, prefix: string): Promise<string[]> {
+  const names: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.KV.list({ prefix, ...(cursor ? { cursor } : {}) });
+    names.push(...page.keys.map((key) => key.name));
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
+  return names;
+}
+
+async function route(request: Request, env: Env): Promise<Response> {
+  const url = new URL(request.url);
+  if (request.method === "POST" && url.pathname === "/kv") {
+    return Response.json(await callKv(env, await request.json() as KvCall));
+  }
+  if (request.method === "POST" && url.pathname === "/cleanup") {
+    const { prefix } = await request.json() as { prefix: string };
+    for (const name of await listNames(env, prefix)) await env.KV.delete(name);
+    return Response.json({});
+  }
+  if (request.method === "POST" && url.pathname === "/enqueue") {
+    const body = await request.json() as {
+      task: "flaky" | "unsendable";
+      run: string;
+      content: string;
+      failTimes: number;
+      delaySeconds?: number;
+    };
+    const { federation, tasks } = build(env);
+    const ctx = federation.createContext(new URL(request.url), env);
+    const note = new Note({
+      id: new URL(`https://example.com/notes/${body.run}`),
+      content: body.content,
+    });
+    const enqueuedAt = Date.now();
+    await ctx.enqueueTask(
+      tasks[body.task],
+      { run: body.run, note, failTimes: body.failTimes },
+      body.delaySeconds == null ? {} : { delay: { seconds: body.delaySeconds } },
+    );
+    return Response.json({ enqueuedAt });
+  }
+  if (request.method === "GET" && url.pathname === "/runs") {
+    const run = url.searchParams.get("run")!;
+    const records: RunRecord[] = [];
+    for (const name of await listNames(env, `run/${run}/`)) {
+      records.push(JSON.parse((await env.KV.get(name))!));
+    }
+    return Response.json(records.sort((a, b) => a.attempt - b.attempt));
+  }
+  if (request.method === "GET" && url.pathname === "/retried") {
+    return Response.json((await listNames(env, "retried/")).length);
+  }
+  return new Response("Not found", { status: 404 });
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    try {
+      return await route(request, env);
+    } catch (error) {
+      return Response.json({ error: String(error), stack: (error as Error).stack }, {
+        status: 500,
+      });
+    }
+  },
+
+  async queue(batch: WorkersMessageBatch, env: Env): Promise<void> {
+    const results = await processQueueBatch(batch, {
+      federation: build(env).federation,
+      contextData: env,
+      retryDelay: { seconds: 1 },
+    });
+    for (const result of results) {
+      if (result.result === "retried") await env.KV.put(`retried/${result.id}`, "1");
+    }
+  },
+};
