@@ -94,6 +94,7 @@ export function testWebhooks(options: WebhookConformanceOptions): void {
         secret,
         headers: { "X-API-Key": apiKey },
         retryPolicy: { maxAttempts: 3, initialDelay: { milliseconds: 10 } },
+        deliveries: true,
       });
 
       await using queue = new InProcessMessageQueue();
@@ -101,7 +102,7 @@ export function testWebhooks(options: WebhookConformanceOptions): void {
       const listed = await worker.listWebhooks();
       assertEquals(listed, [added]);
       assertEquals(listed[0].headerNames, ["X-API-Key"]);
-      assertEquals(listed[0].retryPolicy?.maxAttempts, 3);
+      assertEquals([listed[0].retryPolicy?.maxAttempts, listed[0].deliveries], [3, true]);
       const shown = JSON.stringify(listed);
       assert(
         !shown.includes(secret) && !shown.includes(apiKey),

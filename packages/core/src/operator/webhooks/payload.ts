@@ -1,4 +1,6 @@
-import type { MessageEvent } from "../../processing/events.ts";
+import type { OutboxMessage } from "../../activitypub/outbox/messages.ts";
+import type { BaseMessage } from "../../processing/envelope.ts";
+import type { MessageEvent, MessageFailedEvent } from "../../processing/events.ts";
 import type { WebhookEventType, WebhookPayload, WebhookTaskInfo } from "./types.ts";
 
 /**
@@ -111,5 +113,71 @@ export function webhookPayloadOfEnqueued(
     createdAt: new Date().toISOString(),
     webhookId,
     task: { id: message.id, name: message.taskName, attempt: 0, enqueuedAt: message.started },
+  };
+}
+
+/** The name failed deliveries have in webhook events and the failed-task store. */
+const FAILED_DELIVERY_NAME = "fedwork:delivery";
+
+/**
+ * Whether a message is an outgoing delivery with the fields a webhook
+ * event reports.
+ * @param message A message that failed.
+ * @returns `true` for a well-formed outbox message.
+ */
+export function isOutboxMessage(message: BaseMessage): message is OutboxMessage {
+  const delivery = message as Partial<OutboxMessage>;
+  return delivery.type === "outbox" && typeof delivery.inbox === "string" &&
+    typeof delivery.activityType === "string";
+}
+
+/** The last HTTP status in an error's cause chain, if any. */
+function statusCodeOf(error: unknown): number | undefined {
+  for (let current = error, depth = 0; current != null && depth < 5; depth++) {
+    const status = (current as { status?: unknown }).status;
+    if (typeof status === "number" && Number.isInteger(status)) return status;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * Builds the payload of the `failed` event of an outgoing delivery that
+ * failed for good.
+ * @param event The delivery's `failed` event.
+ * @param message The outbox message.
+ * @param webhookId The webhook it is sent to.
+ * @returns The payload, with a fresh event id.
+ * @since 0.3.0
+ */
+export function webhookPayloadOfFailedDelivery(
+  event: MessageFailedEvent,
+  message: OutboxMessage,
+  webhookId: string,
+): WebhookPayload {
+  const statusCode = statusCodeOf(event.error);
+  return {
+    id: crypto.randomUUID(),
+    type: "failed",
+    createdAt: new Date().toISOString(),
+    webhookId,
+    task: {
+      kind: "delivery",
+      id: event.messageId,
+      name: FAILED_DELIVERY_NAME,
+      attempt: event.attempt,
+      ...(event.reason === "permanent" ? {} : { attemptsLeft: 0 }),
+      enqueuedAt: event.enqueuedAt.toISOString(),
+      durationMs: Math.round(event.duration),
+      reason: event.reason,
+      ...(event.error === undefined ? {} : { error: describeError(event.error) }),
+      delivery: {
+        inbox: message.inbox,
+        sharedInbox: message.sharedInbox === true,
+        ...(message.activityId == null ? {} : { activityId: message.activityId }),
+        activityType: message.activityType,
+        ...(statusCode == null ? {} : { statusCode }),
+      },
+    },
   };
 }

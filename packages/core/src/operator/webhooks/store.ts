@@ -22,6 +22,8 @@ export interface StoredWebhook {
     readonly maxDelayMs: number;
   };
   readonly static?: boolean;
+  /** Also the failed events of outgoing deliveries (since 0.3.0). */
+  readonly deliveries?: boolean;
   /** Epoch milliseconds. */
   readonly lastSuccessAt?: number;
   /** Epoch milliseconds. */
@@ -54,6 +56,7 @@ export function toWebhook(stored: StoredWebhook): Webhook {
     ...(stored.headers == null ? {} : { headerNames: Object.keys(stored.headers) }),
     ...(stored.retryPolicy == null ? {} : { retryPolicy: { ...stored.retryPolicy } }),
     static: stored.static === true,
+    deliveries: stored.deliveries === true,
     ...(stored.lastSuccessAt == null ? {} : { lastSuccessAt: new Date(stored.lastSuccessAt) }),
     ...(stored.lastFailureAt == null ? {} : { lastFailureAt: new Date(stored.lastFailureAt) }),
     ...(stored.probe == null || stored.enabled

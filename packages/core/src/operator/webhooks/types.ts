@@ -71,6 +71,17 @@ export interface WebhookInit {
    * @since 0.3.0
    */
   readonly static?: boolean;
+  /**
+   * Also tell a webhook that receives `failed` events about each outgoing
+   * ActivityPub delivery that fails for good (given up, refused for good,
+   * or to a host declared dead): such an event has `task.kind` set to
+   * `"delivery"`, `task.name` `"fedwork:delivery"`, `task.id` the id of
+   * its record in the failed-task store (for `retryFailedTask()`), and
+   * `task.delivery` saying where it went.  `tasks` does not filter these.
+   * `false` by default.
+   * @since 0.3.0
+   */
+  readonly deliveries?: boolean;
 }
 
 /**
@@ -133,6 +144,11 @@ export interface Webhook {
    */
   readonly static: boolean;
   /**
+   * Whether it also receives the `failed` events of outgoing deliveries.
+   * @since 0.3.0
+   */
+  readonly deliveries: boolean;
+  /**
    * When a request to it last succeeded (updated at most once a minute
    * while it keeps succeeding, and at once after a failure).
    * @since 0.3.0
@@ -156,6 +172,13 @@ export interface Webhook {
  * @since 0.2.0
  */
 export interface WebhookTaskInfo {
+  /**
+   * `"delivery"` when the event is about an outgoing ActivityPub delivery
+   * that failed for good (see `WebhookInit.deliveries`); absent for a
+   * task.
+   * @since 0.3.0
+   */
+  readonly kind?: "delivery";
   /** The task's message id (what `enqueueTask()` returned, `ctx.task.id`). */
   readonly id: string;
   /** The task's name. */
@@ -185,6 +208,18 @@ export interface WebhookTaskInfo {
    * @since 0.3.0
    */
   readonly started?: boolean;
+  /**
+   * For a failed delivery (`kind: "delivery"`): the inbox, the activity,
+   * and the last HTTP status the inbox answered, when it answered.
+   * @since 0.3.0
+   */
+  readonly delivery?: {
+    readonly inbox: string;
+    readonly sharedInbox: boolean;
+    readonly activityId?: string;
+    readonly activityType: string;
+    readonly statusCode?: number;
+  };
   /** The error's name and message, for `failed` and `dropped`. */
   readonly error?: { readonly name: string; readonly message: string };
   /** The progress reported, for `progress`. */

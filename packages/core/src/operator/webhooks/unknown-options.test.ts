@@ -27,7 +27,7 @@ test("addWebhook refuses an unknown option, suggesting the nearest name", async 
   assertEquals(error.option, "task");
   assertMatch(
     error.message,
-    /^Unknown option task of addWebhook\(\); did you mean tasks\? The options are events, headers, retryPolicy, secret, static, tasks, url\.$/,
+    /^Unknown option task of addWebhook\(\); did you mean tasks\? The options are deliveries, events, headers, retryPolicy, secret, static, tasks, url\.$/,
   );
   for (const name of ["filters", "header"]) {
     const refused = await assertRejects(

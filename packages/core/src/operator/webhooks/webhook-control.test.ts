@@ -1,6 +1,6 @@
 // Webhooks as the seeds have them (0.3.0): header and retry-policy checks,
 // their own retry policy, trace context and attemptsLeft; against real
-// loopback receivers.  Enqueued events, headers on the request, static
+// loopback receivers; and failed events of deliveries.  Enqueued events, headers on the request, static
 // webhooks, re-probing and lastSuccessAt/lastFailureAt are tested on every
 // store by @fedwork/testing's testWebhooks() (packages/testing/src/webhook-suite.ts).
 import {
@@ -16,7 +16,9 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
+import { Create, Note, Person } from "@fedify/vocab";
 import { z } from "zod";
+import { generateCryptoKeyPair } from "../../activitypub/actors/keys.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
 import { millisecondsToDuration } from "../../time/duration.ts";
@@ -139,4 +141,84 @@ test("failed events say attemptsLeft, and a request's traceparent is the span th
   // The request's parent is the span the task ran in.
   assertEquals(traceparent.split("-")[1], process.spanContext().traceId);
   assertEquals(traceparent.split("-")[2], process.spanContext().spanId);
+});
+
+test("a webhook with deliveries: true gets the failed event of a delivery that failed for good", async () => {
+  const received: WebhookPayload[] = [];
+  await using receiver = await startTestServer(async (request) => {
+    received.push(JSON.parse(await request.text()));
+    return new Response(null, { status: 204 });
+  });
+  await using inbox = await startTestServer(() => new Response("gone", { status: 410 }));
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue);
+  const keyPair = await generateCryptoKeyPair();
+  federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) =>
+    new Person({
+      id: ctx.getActorUri(identifier),
+      preferredUsername: identifier,
+      publicKey: (await ctx.getActorKeyPairs(identifier))[0].cryptographicKey,
+    })).setKeyPairsDispatcher(() => [keyPair]);
+  const job = federation.defineTask("job", {
+    schema: z.object({}),
+    handler: () => {
+      throw new Error("always");
+    },
+  });
+  const operator = await federation.addWebhook({
+    url: new URL("/operator", receiver.url),
+    events: ["failed"],
+    secret,
+    deliveries: true,
+    tasks: ["other"],
+  });
+  assertEquals(operator.deliveries, true);
+  await federation.addWebhook({ url: new URL("/tasks", receiver.url), events: ["failed"], secret });
+  const to = new URL("/inbox", inbox.url);
+  await withWorkers(federation, async () => {
+    const ctx = federation.createContext(base, undefined);
+    await ctx.sendActivity(
+      { identifier: "alice" },
+      { id: new URL("https://remote.example/users/bob"), inboxId: to },
+      new Create({
+        id: new URL("https://example.com/activities/1"),
+        actor: ctx.getActorUri("alice"),
+        object: new Note({ content: "Hello" }),
+      }),
+    );
+    await waitUntil(
+      async () =>
+        received.length >= 1 &&
+        (await federation.countFailedTasks({ kind: "delivery" })).size === 1,
+      { what: "the failed delivery's record and webhook request" },
+    );
+    // Enqueued after the delivery's events: had one gone to the webhook
+    // without deliveries, it would have arrived before the task's.
+    await ctx.enqueueTask(job, {});
+    await waitUntil(() => received.some((payload) => payload.task.name === "job"), {
+      what: "the task's failed event",
+    });
+  });
+  const toOperator = receiver.requests.filter((r) => new URL(r.url).pathname === "/operator");
+  assertEquals(toOperator.length, 1, "the task failure is filtered out by tasks");
+  const payload = JSON.parse(toOperator[0].body) as WebhookPayload;
+  const [record] = (await federation.listFailedTasks({ kind: "delivery" })).records;
+  assertEquals(payload.type, "failed");
+  assertEquals(
+    [payload.task.kind, payload.task.name, payload.task.id, payload.task.reason],
+    ["delivery", "fedwork:delivery", record.id, "permanent"],
+  );
+  assertEquals(payload.task.delivery, {
+    inbox: to.href,
+    sharedInbox: false,
+    activityId: "https://example.com/activities/1",
+    activityType: "Create",
+    statusCode: 410,
+  });
+  const toTasks = receiver.requests.filter((r) => new URL(r.url).pathname === "/tasks");
+  assertEquals(
+    toTasks.map((r) => (JSON.parse(r.body) as WebhookPayload).task.name),
+    ["job"],
+    "a webhook without deliveries gets no delivery events",
+  );
 });

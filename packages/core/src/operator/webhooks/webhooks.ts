@@ -6,7 +6,7 @@ import { assertKnownOptions } from "../../options/known-options.ts";
 import type { MessageObserver } from "../../processing/dispatcher.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import { PermanentError } from "../../processing/errors.ts";
-import type { MessageEvent } from "../../processing/events.ts";
+import type { MessageEvent, MessageFailedEvent } from "../../processing/events.ts";
 import type { TaskDefinition } from "../../tasks/definition.ts";
 import type { TaskMessage } from "../../tasks/message.ts";
 import { TaskQueueNotConfiguredError } from "../../tasks/errors.ts";
@@ -14,8 +14,10 @@ import { taskResultOf } from "../../tasks/result.ts";
 import { resolveTaskQueue } from "../../tasks/routing.ts";
 import { WebhookDeliveryError } from "./errors.ts";
 import {
+  isOutboxMessage,
   webhookPayloadOfEnqueued,
   webhookPayloadOfEvent,
+  webhookPayloadOfFailedDelivery,
   webhookPayloadOfProgress,
 } from "./payload.ts";
 import { describeSecretProblem, signWebhookRequest } from "./signature.ts";
@@ -207,7 +209,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     }
     assertKnownOptions(
       init,
-      ["url", "events", "secret", "tasks", "headers", "retryPolicy", "static"],
+      ["url", "events", "secret", "tasks", "headers", "retryPolicy", "static", "deliveries"],
       { where: "addWebhook()" },
     );
     const url = typeof init.url === "string" && URL.canParse(init.url)
@@ -255,6 +257,9 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     if (init.static != null && typeof init.static !== "boolean") {
       throw new TypeError("The static option of addWebhook() must be a boolean.");
     }
+    if (init.deliveries != null && typeof init.deliveries !== "boolean") {
+      throw new TypeError("The deliveries option of addWebhook() must be a boolean.");
+    }
     const { kv } = this.#port;
     if (typeof kv.list !== "function") {
       throw new TypeError(
@@ -272,6 +277,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       ...(headers == null ? {} : { headers }),
       ...(retryPolicy == null ? {} : { retryPolicy }),
       ...(init.static === true ? { static: true } : {}),
+      ...(init.deliveries === true ? { deliveries: true } : {}),
       enabled: true,
       consecutiveFailures: 0,
       createdAt: Date.now(),
@@ -284,6 +290,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       url: stored.url,
       headerNames: headers == null ? [] : Object.keys(headers),
       static: stored.static === true,
+      deliveries: stored.deliveries === true,
     });
     return toWebhook(stored);
   }
@@ -348,6 +355,9 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     message: BaseMessage,
     trace: Readonly<Record<string, string>>,
   ): Promise<void> {
+    if (event.type === "failed" && message.type === "outbox") {
+      return await this.#observeFailedDelivery(event, message, trace);
+    }
     if (event.kind !== "task") return;
     this.#progressSentAt.delete(event.messageId);
     // Only the outcomes a webhook can subscribe to: not "retrying" nor
@@ -369,6 +379,31 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
         webhookPayloadOfEvent(event, webhook.id, resultInfo(message)),
         message.baseUrl,
         // The task's processing span is the request's parent.
+        trace.traceparent == null ? traceOf(message) : trace,
+      );
+    }
+  }
+
+  async #observeFailedDelivery(
+    event: MessageFailedEvent,
+    message: BaseMessage,
+    trace: Readonly<Record<string, string>>,
+  ): Promise<void> {
+    if (typeof this.#port.kv.list !== "function" || !isOutboxMessage(message)) return;
+    let all: StoredWebhook[];
+    try {
+      all = this.#store.peekCached() ?? await this.#store.listCached();
+    } catch (error) {
+      logger.warn("Could not read the webhooks: {error}", { error });
+      return;
+    }
+    for (const webhook of all) {
+      if (!webhook.enabled || webhook.deliveries !== true || !webhook.events.includes("failed")) {
+        continue;
+      }
+      await this.#enqueue(
+        webhookPayloadOfFailedDelivery(event, message, webhook.id),
+        message.baseUrl,
         trace.traceparent == null ? traceOf(message) : trace,
       );
     }
