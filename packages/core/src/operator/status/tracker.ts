@@ -373,27 +373,32 @@ export class TaskStatusTracker implements TaskStatusOperations {
     // waiting for the store, which would otherwise cost every task a round
     // trip to it (see flush() for stopping workers).  Only when the store
     // falls far behind does a task wait for it.
-    const written = this.#write({
+    // Field by field: a spread per optional field built an object each, for
+    // every task.
+    const status: { -readonly [K in keyof TaskStatus]: TaskStatus[K] } = {
       id: event.messageId,
       name: event.taskName,
       state,
       attempt: event.attempt,
-      ...(previous?.progress == null ? {} : { progress: previous.progress }),
-      ...(error == null ? {} : { error }),
-      ...(result?.result === undefined ? {} : { result: result.result }),
-      ...(result?.omitted == null ? {} : { resultOmitted: result.omitted }),
-      ...(event.type === "cancelled" && event.reason != null ? { reason: event.reason } : {}),
       updatedAt: new Date(),
-    }, "state");
+    };
+    if (previous?.progress != null) status.progress = previous.progress;
+    if (error != null) status.error = error;
+    if (result?.result !== undefined) status.result = result.result;
+    if (result?.omitted != null) status.resultOmitted = result.omitted;
+    if (event.type === "cancelled" && event.reason != null) status.reason = event.reason;
+    const written = this.#write(status, "state");
     if (this.#writing.size > MAX_WRITES_IN_FLIGHT) await written;
   };
 
-  async #write(status: TaskStatus, kind: TaskUpdate["kind"], extraTtlMs = 0): Promise<void> {
+  #write(status: TaskStatus, kind: TaskUpdate["kind"], extraTtlMs = 0): Promise<void> {
     // This record replaces a `running` one not written yet.
     this.#unwritten.delete(status.id);
     // Stored and published at once: a watcher that gets the update before
     // the record lands reads an older record first and keeps the update.
-    await Promise.all([this.#storeInOrder(status, extraTtlMs), this.#publish(status, kind)]);
+    const stored = this.#storeInOrder(status, extraTtlMs);
+    const published = this.#publish(status, kind);
+    return published === undefined ? stored : Promise.all([stored, published]).then(() => {});
   }
 
   /**
@@ -403,8 +408,14 @@ export class TaskStatusTracker implements TaskStatusOperations {
    */
   #storeInOrder(status: TaskStatus, extraTtlMs = 0): Promise<void> {
     const id = status.id;
-    const before = this.#writing.get(id)?.done ?? Promise.resolve();
-    const done: Promise<void> = before.then(() => this.#store(status, extraTtlMs)).finally(() => {
+    const before = this.#writing.get(id)?.done;
+    // Most records have no earlier write in flight (a task's `queued`
+    // record was written at the enqueue): store at once.
+    const storing = before === undefined
+      ? this.#store(status, extraTtlMs)
+      : before.then(() => this.#store(status, extraTtlMs));
+    // #store() never rejects.
+    const done: Promise<void> = storing.then(() => {
       if (this.#writing.get(id)?.done === done) this.#writing.delete(id);
     });
     this.#writing.set(id, { status, done });
@@ -421,15 +432,19 @@ export class TaskStatusTracker implements TaskStatusOperations {
     });
   }
 
-  /** Publishes an update; a failure is logged. */
-  #publish(status: TaskStatus, kind: TaskUpdate["kind"]): Promise<void> {
+  /**
+   * Publishes an update; a failure is logged.
+   * @returns Settles once published (never rejects), or `undefined` when
+   *          nobody could receive the update and nothing was published.
+   */
+  #publish(status: TaskStatus, kind: TaskUpdate["kind"]): Promise<void> | undefined {
     // Nobody in this process can receive an in-process update that nobody
     // subscribed to: skip encoding it (the default transport, on every
     // task run).  By topic: the workers' own subscription to cancellation
     // requests on the same transport is no reader of status updates.
     const pubsub = this.#pubsub;
     if (pubsub instanceof InProcessPubSub && !hasInProcessSubscriber(pubsub, TASK_UPDATES_TOPIC)) {
-      return Promise.resolve();
+      return undefined;
     }
     return pubsub.publish(TASK_UPDATES_TOPIC, encodeTaskUpdate({ id: status.id, status, kind }))
       .catch((error) => {
