@@ -121,3 +121,27 @@ test("a task not cancelled runs once its marker has been read", async () => {
   assertEquals(handled, true);
   assertEquals((outcome as { type: string }).type, "completed");
 });
+
+test("a cancellation request aborts every run of the task in the process, and only those", async () => {
+  const cancellations = new TaskCancellations(new MemoryKvStore(), new InProcessPubSub(), true);
+  const worker = new AbortController().signal;
+  const first = cancellations.begin("task-1", worker)!;
+  const second = cancellations.begin("task-1", worker)!;
+  const other = cancellations.begin("task-2", worker)!;
+  await Promise.all([first.checked, second.checked, other.checked]);
+  second.end();
+  const third = cancellations.begin("task-1", worker)!;
+  await third.checked;
+  await cancellations.request("task-1", "stop", cancellationMarkerTtl(0));
+  assertEquals([first.cancelled, second.cancelled, third.cancelled], [true, false, true]);
+  assertEquals([first.signal.aborted, second.signal.aborted, third.signal.aborted], [
+    true,
+    false,
+    true,
+  ]);
+  assertEquals(first.reason, "stop");
+  assertEquals([other.cancelled, other.signal.aborted], [false, false]);
+  first.end();
+  third.end();
+  other.end();
+});

@@ -77,8 +77,11 @@ export class TaskCancellations {
   readonly #kv: KvStore;
   readonly #pubsub: PubSub;
   readonly #enabled: boolean;
-  /** The runs of this process, by task id (a task may run twice at once). */
-  readonly #running = new Map<string, Set<WatchedRun>>();
+  /**
+   * The runs of this process, by task id: the run, or a set of them when a
+   * task runs twice at once (rare: no set is made for the usual one).
+   */
+  readonly #running = new Map<string, WatchedRun | Set<WatchedRun>>();
   /** The open subscription and how many worker groups hold it. */
   #subscription: Subscription | undefined;
 
@@ -191,9 +194,10 @@ export class TaskCancellations {
       if (parent.aborted) onParentAbort();
       else parent.addEventListener("abort", onParentAbort, { once: true });
     }
-    let runs = this.#running.get(id);
-    if (runs == null) this.#running.set(id, runs = new Set());
-    runs.add(run);
+    const runs = this.#running.get(id);
+    if (runs == null) this.#running.set(id, run);
+    else if (runs instanceof Set) runs.add(run);
+    else this.#running.set(id, new Set([runs, run]));
     // A run waits for the subscription the workers opened (only while it
     // is being opened): a request published once it runs reaches it.
     const subscription = this.#subscription;
@@ -211,8 +215,11 @@ export class TaskCancellations {
       checked,
       end: () => {
         if (onParentAbort != null) parent.removeEventListener("abort", onParentAbort);
-        const set = this.#running.get(id);
-        if (set?.delete(run) && set.size === 0) this.#running.delete(id);
+        const runs = this.#running.get(id);
+        if (runs === run) this.#running.delete(id);
+        else if (runs instanceof Set && runs.delete(run) && runs.size === 0) {
+          this.#running.delete(id);
+        }
       },
     };
   }
@@ -245,8 +252,8 @@ export class TaskCancellations {
 
   #abortLocal(id: string, reason: string | undefined): void {
     const runs = this.#running.get(id);
-    if (runs == null) return;
-    for (const run of runs) cancelRun(run, id, reason);
+    if (runs instanceof Set) { for (const run of runs) cancelRun(run, id, reason); }
+    else if (runs != null) cancelRun(runs, id, reason);
   }
 }
 
