@@ -229,6 +229,13 @@ for (const spec of SPECS) {
   test(`the ported app on Fedwork and on Fedify follow each other, share a note and unfollow (${spec} first)`, async () => {
     await using fedwork = await serveFedwork(spec);
     await using fedify = await serveFedify(spec);
+    // Each app makes its actors' keys on first use; an RSA key takes
+    // seconds to generate on a busy machine, longer than a lookup waits.
+    // Make them first, without a time limit, so that only federation is
+    // under test below.
+    for (const base of [fedwork.url, fedify.url]) {
+      for (const user of ["alice", "bob"]) await getJson(new URL(`/users/${user}`, base));
+    }
 
     // Fedify's alice follows Fedwork's bob, who accepts.
     await fedify.app.follow(fedify.url, "alice", new URL("/users/bob", fedwork.url));
