@@ -50,6 +50,9 @@ const RUNNING_RECORD_DELAY_MS = 50;
  */
 const MAX_WRITES_IN_FLIGHT = 1_000;
 
+/** A settled promise, for the paths that have nothing to wait for. */
+const RESOLVED: Promise<void> = Promise.resolve();
+
 /** How long stopping workers wait for the records still being written. */
 const FLUSH_TIMEOUT_MS = 10_000;
 
@@ -241,12 +244,27 @@ export class TaskStatusTracker implements TaskStatusOperations {
    * earlier attempt.
    * @param message The task message.
    */
-  async started(message: TaskMessage): Promise<void> {
-    if (!this.enabled) return;
-    let previous = this.#running.get(message.id);
+  started(message: TaskMessage): Promise<void> {
+    if (!this.enabled) return RESOLVED;
+    // Not async: on every task run, the usual first attempt needs no
+    // promise of its own.
+    const previous = this.#running.get(message.id);
     if (previous == null && message.attempt > 0) {
-      previous = await this.#read(message.id).catch(() => undefined);
+      return this.#read(message.id).catch(() => undefined).then((read) =>
+        this.#start(message, read)
+      );
     }
+    return this.#start(message, previous);
+  }
+
+  /**
+   * Keeps a started task's `running` record (written later, see
+   * {@link RUNNING_RECORD_DELAY_MS}) and publishes it.
+   * @param message The task message.
+   * @param previous The task's record before this attempt, if known.
+   * @returns Settles once published (never rejects).
+   */
+  #start(message: TaskMessage, previous: TaskStatus | undefined): Promise<void> {
     const status: TaskStatus = {
       id: message.id,
       name: message.taskName,
@@ -258,7 +276,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
     this.#running.set(message.id, status);
     this.#unwritten.set(message.id, status);
     this.#flushTimer ??= setTimeout(() => this.#writeRunning(), RUNNING_RECORD_DELAY_MS);
-    await this.#publish(status, "state");
+    return this.#publish(status, "state") ?? RESOLVED;
   }
 
   /**
