@@ -116,3 +116,42 @@ export interface WorkersMessageBatch {
   /** The messages. */
   readonly messages: readonly WorkersQueueMessage[];
 }
+
+/**
+ * What {@link WorkersD1PreparedStatement.run} resolves to, as far as
+ * {@link D1KvStore} reads it.
+ * @since 0.3.0
+ */
+export interface WorkersD1RunResult {
+  /** What the statement did. */
+  readonly meta: {
+    /** How many rows it changed. */
+    readonly changes: number;
+  };
+}
+
+/**
+ * A prepared D1 statement (`D1PreparedStatement` in
+ * `@cloudflare/workers-types`), as far as {@link D1KvStore} uses it.
+ * @since 0.3.0
+ */
+export interface WorkersD1PreparedStatement {
+  /** Binds the `?` parameters, in order. */
+  bind(...values: unknown[]): WorkersD1PreparedStatement;
+  /** The first row, or `null`. */
+  first<T = Record<string, unknown>>(): Promise<T | null>;
+  /** Every row. */
+  all<T = Record<string, unknown>>(): Promise<{ readonly results: T[] }>;
+  /** Runs the statement. */
+  run(): Promise<WorkersD1RunResult>;
+}
+
+/**
+ * A D1 database binding (`D1Database` in `@cloudflare/workers-types`), as
+ * far as {@link D1KvStore} uses it.
+ * @since 0.3.0
+ */
+export interface WorkersD1Database {
+  /** Prepares a statement. */
+  prepare(query: string): WorkersD1PreparedStatement;
+}

@@ -50,7 +50,7 @@ const encoder = new TextEncoder();
  *   that two Workers could both win.  What in Fedwork needs `cas()`
  *   (task deduplication through the store, schedules, batches' completion
  *   tasks, webhook and host-health bookkeeping) refuses or degrades as it
- *   does on any store without it.
+ *   does on any store without it.  {@link D1KvStore} has an atomic one.
  * - **TTLs under a minute.**  Workers KV's shortest `expirationTtl` is 60
  *   seconds.  A shorter TTL is written as 60 seconds, and the expiry time in
  *   the metadata makes `get()` and `list()` treat the entry as absent once

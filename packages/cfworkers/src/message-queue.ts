@@ -60,9 +60,10 @@ const encoder = new TextEncoder();
  *   messages to several consumer invocations at once and retries go to the
  *   back.  {@link processQueueBatch} runs the messages of one batch that
  *   share a key one after another, in the batch's order.
- * - **No native deduplication**; Fedwork's fallback needs `cas()`, which
- *   {@link WorkersKvStore} lacks, so tasks with deduplication keys are
- *   refused.
+ * - **No native deduplication**; Fedwork's fallback, a reservation in the
+ *   federation's store, needs `cas()`: it works with {@link D1KvStore},
+ *   and tasks with deduplication keys are refused with
+ *   {@link WorkersKvStore}, which lacks it.
  * - **Sizes**: a message's JSON text must fit in 128 KiB;
  *   `enqueueMany()` sends batches of at most 100 messages and 256 KiB, one
  *   `sendBatch()` after another (not atomic across batches).

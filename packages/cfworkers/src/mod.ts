@@ -1,6 +1,6 @@
 /**
- * `@fedwork/cfworkers`: a key–value store on Workers KV and a message queue
- * on Cloudflare Queues, and the glue that runs Fedwork's queued messages
+ * `@fedwork/cfworkers`: key–value stores on Workers KV and on D1 (with an
+ * atomic `cas()`), a message queue on Cloudflare Queues, and the glue that runs Fedwork's queued messages
  * (typed tasks included) in a Worker's `queue()` handler.
  *
  * @example
@@ -26,6 +26,7 @@
  * @since 0.3.0
  */
 export { WorkersKvStore, type WorkersKvStoreOptions } from "./kv-store.ts";
+export { D1KvStore, type D1KvStoreOptions } from "./d1-kv-store.ts";
 export { WorkersMessageQueue, type WorkersMessageQueueOptions } from "./message-queue.ts";
 export {
   type ProcessedQueueMessage,
@@ -33,6 +34,9 @@ export {
   type ProcessQueueBatchOptions,
 } from "./queue-consumer.ts";
 export type {
+  WorkersD1Database,
+  WorkersD1PreparedStatement,
+  WorkersD1RunResult,
   WorkersKvListKey,
   WorkersKvListResult,
   WorkersKvNamespace,

@@ -1,8 +1,9 @@
 // Runs the test Worker (worker.ts, bundled with `deno bundle` as a Worker
-// would be deployed) in Miniflare: Cloudflare's workerd with Workers KV and
-// Cloudflare Queues simulated locally.  The bundle is made once per test
-// file; each test gets its own Miniflare, so its KV namespace and queue
-// start empty.
+// would be deployed) in Miniflare: Cloudflare's workerd with Workers KV, D1
+// and Cloudflare Queues simulated locally.  The bundle is made once per test
+// file.  startWorker() gives a test its own Miniflare, whose KV namespace
+// and queue start empty; sharedWorker() lends the key–value suites, which
+// keep each test's keys apart by prefix or table, one Miniflare in turn.
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -80,6 +81,7 @@ export async function startWorker(): Promise<TestWorker> {
     compatibilityDate: "2025-09-01",
     compatibilityFlags: ["nodejs_compat"],
     kvNamespaces: ["KV"],
+    d1Databases: ["DB"],
     queueProducers: { QUEUE: { queueName: QUEUE_NAME } },
     queueConsumers: {
       // Batches leave at once rather than after Cloudflare's default five
@@ -112,5 +114,47 @@ export async function startWorker(): Promise<TestWorker> {
       ),
     get: async <T>(path: string) => await json<T>(await fetchWorker(path)),
     [Symbol.asyncDispose]: () => miniflare.dispose(),
+  };
+}
+
+let shared:
+  | { worker: Promise<TestWorker>; users: number; timer?: ReturnType<typeof setTimeout> }
+  | undefined;
+
+// How long an unused shared Miniflare waits for the next test before it is
+// disposed of.  Miniflare also stops workerd when the process exits.
+const SHARED_IDLE_MS = 2_000;
+
+/**
+ * A test Worker shared by the tests of a file that need no fresh state:
+ * disposing of it gives it back, and it stops once unused for a while.
+ */
+export async function sharedWorker(): Promise<TestWorker> {
+  if (shared == null) {
+    const worker = startWorker();
+    shared = { worker, users: 0 };
+    // A failed start is not kept for the next test.
+    worker.catch(() => shared = undefined);
+  }
+  const entry = shared;
+  clearTimeout(entry.timer);
+  entry.users++;
+  const worker = await entry.worker;
+  let returned = false;
+  return {
+    ...worker,
+    [Symbol.asyncDispose]: () => {
+      if (returned) return Promise.resolve();
+      returned = true;
+      if (--entry.users === 0) {
+        entry.timer = setTimeout(() => {
+          if (shared === entry) shared = undefined;
+          void worker[Symbol.asyncDispose]();
+        }, SHARED_IDLE_MS);
+        // Deno's and Bun's runners, and node's, must not wait for it.
+        (entry.timer as { unref?: () => void }).unref?.();
+      }
+      return Promise.resolve();
+    },
   };
 }

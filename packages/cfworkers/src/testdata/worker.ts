@@ -1,7 +1,9 @@
 // The Worker the cfworkers tests run in Miniflare (workerd with local KV and
 // Queues).  Routes:
-//   POST /kv       runs one WorkersKvStore call: { prefix, op, key, value, ttlMs }
-//   POST /cleanup  deletes every KV key under { prefix }
+//   POST /kv       runs one KvStore call: { store, prefix, op, key, value, expected, ttlMs }
+//                  on a WorkersKvStore (store "kv", keys under prefix) or a
+//                  D1KvStore (store "d1", prefix is the table)
+//   POST /cleanup  deletes every KV key under { prefix }, or drops the D1 table
 //   POST /enqueue  enqueues a typed task carrying a Note:
 //                  { task, run, content, failTimes, delaySeconds }
 //   GET  /runs?run=…  what the task's attempts recorded
@@ -19,7 +21,9 @@ import {
 } from "@fedwork/core";
 import { z } from "zod";
 import {
+  D1KvStore,
   processQueueBatch,
+  type WorkersD1Database,
   type WorkersKvNamespace,
   WorkersKvStore,
   type WorkersMessageBatch,
@@ -30,14 +34,17 @@ import {
 interface Env {
   readonly KV: WorkersKvNamespace & { get(key: string): Promise<string | null> };
   readonly QUEUE: WorkersQueue;
+  readonly DB: WorkersD1Database;
 }
 
 /** A test's request for one KvStore call. */
 interface KvCall {
+  readonly store: "kv" | "d1";
   readonly prefix: string;
-  readonly op: "get" | "set" | "delete" | "list";
+  readonly op: "get" | "set" | "delete" | "list" | "cas";
   readonly key?: KvKey;
   readonly value?: unknown;
+  readonly expected?: unknown;
   readonly ttlMs?: number;
 }
 
@@ -105,17 +112,19 @@ function buildFederation(env: Env) {
 }
 
 async function callKv(env: Env, call: KvCall): Promise<unknown> {
-  const store = new WorkersKvStore(env.KV, { prefix: call.prefix });
+  const store = call.store === "d1"
+    ? new D1KvStore(env.DB, { table: call.prefix })
+    : new WorkersKvStore(env.KV, { prefix: call.prefix });
+  const ttl = call.ttlMs == null ? {} : { ttl: { milliseconds: call.ttlMs } };
   switch (call.op) {
     case "get":
       return { value: await store.get(call.key!) };
     case "set":
-      await store.set(
-        call.key!,
-        call.value,
-        call.ttlMs == null ? {} : { ttl: { milliseconds: call.ttlMs } },
-      );
+      await store.set(call.key!, call.value, ttl);
       return {};
+    case "cas":
+      if (!("cas" in store)) throw new TypeError("This store has no cas().");
+      return { swapped: await store.cas(call.key!, call.expected, call.value, ttl) };
     case "delete":
       await store.delete(call.key!);
       return {};
@@ -146,8 +155,9 @@ async function route(request: Request, env: Env): Promise<Response> {
     return Response.json(await callKv(env, await request.json() as KvCall));
   }
   if (request.method === "POST" && url.pathname === "/cleanup") {
-    const { prefix } = await request.json() as { prefix: string };
-    for (const name of await listNames(env, prefix)) await env.KV.delete(name);
+    const { store, prefix } = await request.json() as { store: "kv" | "d1"; prefix: string };
+    if (store === "d1") await env.DB.prepare(`DROP TABLE IF EXISTS ${prefix}`).run();
+    else for (const name of await listNames(env, prefix)) await env.KV.delete(name);
     return Response.json({});
   }
   if (request.method === "POST" && url.pathname === "/enqueue") {
