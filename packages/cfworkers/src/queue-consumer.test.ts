@@ -87,3 +87,45 @@ test("a delayed task runs no earlier than its delay", async () => {
   const waited = run.at - enqueuedAt;
   assert(waited >= 2000 - CLOCK_SLACK_MS, `the task ran ${waited} ms after it was enqueued`);
 });
+
+test("a deduplication key holds in D1KvStore until its task has run", async () => {
+  await using worker = await startWorker({ store: "d1" });
+  const enqueue = (delaySeconds?: number) =>
+    worker.post<{ status: string }>("/enqueue", {
+      task: "flaky",
+      run: "dedup",
+      content: "Once",
+      failTimes: 0,
+      deduplicationKey: "the-key",
+      ...(delaySeconds == null ? {} : { delaySeconds }),
+    });
+  // Delayed, so that the first task is still pending when the second comes.
+  const first = await enqueue(5);
+  const second = await enqueue();
+  assertEquals([first.status, second.status], ["enqueued", "deduplicated"]);
+  await runsOf(worker, "dedup", 1);
+  // The run freed the key: the next enqueue with it goes through.
+  await waitUntil(async () => (await enqueue()).status === "enqueued", {
+    what: "the deduplication key to be freed after the run",
+    timeoutMs: TIMEOUT_MS,
+  });
+  assertEquals((await runsOf(worker, "dedup", 2)).length, 2);
+});
+
+test("a deduplication key is refused with WorkersKvStore, which has no cas()", async () => {
+  await using worker = await startWorker();
+  const response = await worker.fetch("/enqueue", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      task: "flaky",
+      run: "refused",
+      content: "Never",
+      failTimes: 0,
+      deduplicationKey: "the-key",
+    }),
+  });
+  assertEquals(response.status, 500);
+  const { name } = await response.json() as { name: string };
+  assertEquals(name, "TaskDeduplicationNotSupportedError");
+});

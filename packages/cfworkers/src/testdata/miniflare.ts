@@ -73,8 +73,14 @@ export interface TestWorker extends AsyncDisposable {
   readonly miniflare: Miniflare;
 }
 
+/** Options for {@link startWorker}. */
+export interface StartWorkerOptions {
+  /** The federation's key–value store: Workers KV (the default) or D1. */
+  readonly store?: "kv" | "d1";
+}
+
 /** Starts the test Worker in a fresh Miniflare. */
-export async function startWorker(): Promise<TestWorker> {
+export async function startWorker(options: StartWorkerOptions = {}): Promise<TestWorker> {
   const code = await bundleWorker();
   const miniflare = new Miniflare({
     modules: [{ type: "ESModule", path: join(root, "worker.js"), contents: code }],
@@ -82,6 +88,7 @@ export async function startWorker(): Promise<TestWorker> {
     compatibilityFlags: ["nodejs_compat"],
     kvNamespaces: ["KV"],
     d1Databases: ["DB"],
+    bindings: { FEDERATION_STORE: options.store ?? "kv" },
     queueProducers: { QUEUE: { queueName: QUEUE_NAME } },
     queueConsumers: {
       // Batches leave at once rather than after Cloudflare's default five

@@ -5,7 +5,7 @@
 //                  D1KvStore (store "d1", prefix is the table)
 //   POST /cleanup  deletes every KV key under { prefix }, or drops the D1 table
 //   POST /enqueue  enqueues a typed task carrying a Note:
-//                  { task, run, content, failTimes, delaySeconds }
+//                  { task, run, content, failTimes, delaySeconds, deduplicationKey }
 //   GET  /runs?run=…  what the task's attempts recorded
 //   GET  /retried  how many messages processQueueBatch() handed back with retry()
 // The queue() handler passes each batch to processQueueBatch().  The
@@ -35,6 +35,8 @@ interface Env {
   readonly KV: WorkersKvNamespace & { get(key: string): Promise<string | null> };
   readonly QUEUE: WorkersQueue;
   readonly DB: WorkersD1Database;
+  /** `"d1"` to give the federation a D1KvStore instead of a WorkersKvStore. */
+  readonly FEDERATION_STORE?: string;
 }
 
 /** A test's request for one KvStore call. */
@@ -79,7 +81,9 @@ function build(env: Env): ReturnType<typeof buildFederation> {
 
 function buildFederation(env: Env) {
   const federation = createFederation<Env>({
-    kv: new WorkersKvStore(env.KV, { prefix: "fedwork/" }),
+    kv: env.FEDERATION_STORE === "d1"
+      ? new D1KvStore(env.DB)
+      : new WorkersKvStore(env.KV, { prefix: "fedwork/" }),
     queue: new WorkersMessageQueue(env.QUEUE),
     manuallyStartQueue: true,
   });
@@ -167,6 +171,7 @@ async function route(request: Request, env: Env): Promise<Response> {
       content: string;
       failTimes: number;
       delaySeconds?: number;
+      deduplicationKey?: string;
     };
     const { federation, tasks } = build(env);
     const ctx = federation.createContext(new URL(request.url), env);
@@ -175,12 +180,15 @@ async function route(request: Request, env: Env): Promise<Response> {
       content: body.content,
     });
     const enqueuedAt = Date.now();
-    await ctx.enqueueTask(
+    const result = await ctx.enqueueTask(
       tasks[body.task],
       { run: body.run, note, failTimes: body.failTimes },
-      body.delaySeconds == null ? {} : { delay: { seconds: body.delaySeconds } },
+      {
+        ...(body.delaySeconds == null ? {} : { delay: { seconds: body.delaySeconds } }),
+        ...(body.deduplicationKey == null ? {} : { deduplicationKey: body.deduplicationKey }),
+      },
     );
-    return Response.json({ enqueuedAt });
+    return Response.json({ enqueuedAt, status: result.status });
   }
   if (request.method === "GET" && url.pathname === "/runs") {
     const run = url.searchParams.get("run")!;
@@ -201,7 +209,7 @@ export default {
     try {
       return await route(request, env);
     } catch (error) {
-      return Response.json({ error: String(error), stack: (error as Error).stack }, {
+      return Response.json({ error: String(error), name: (error as Error).name }, {
         status: 500,
       });
     }
