@@ -44,6 +44,12 @@ export interface WorkerPresenceConformanceOptions extends FailedDeliveryConforma
 
 const base = new URL("https://app.example/");
 const heartbeatInterval = { milliseconds: 100 };
+/**
+ * Presence for the tests that read states other than `offline`: a worker
+ * is shown offline only after 10 s without a heartbeat, so that a busy
+ * machine delaying a timer never makes it look offline.
+ */
+const presence = { heartbeatInterval, offlineAfterMissedHeartbeats: 100 };
 
 function federationOn(kv: KvStore, queue: MessageQueue): Federation<void> {
   return createFederation<void>({
@@ -157,8 +163,8 @@ export function testWorkerPresence(options: WorkerPresenceConformanceOptions): v
           throw new PermanentError("no");
         },
       });
-      const workerA = startWorker(a, { capabilities: ["gpu"], presence: { heartbeatInterval } });
-      const workerB = startWorker(b, { presence: { heartbeatInterval } });
+      const workerA = startWorker(a, { capabilities: ["gpu"], presence });
+      const workerB = startWorker(b, { presence });
       try {
         const idA = (await workerA.ready).worker.id;
         const idB = (await workerB.ready).worker.id;
@@ -223,6 +229,7 @@ export function testWorkerPresence(options: WorkerPresenceConformanceOptions): v
 
         await workerB.stop();
         assertEquals(workerB.events.map((event) => event.type), ["ready", "stopping"]);
+        assertEquals(workerB.events[1].worker.state, "stopping");
         assertEquals(
           (await a.listWorkers()).map((worker) => worker.id),
           [idA],
@@ -276,7 +283,7 @@ export function testWorkerPresence(options: WorkerPresenceConformanceOptions): v
       const queue = await openQueue(namespace, { concurrency: 3 });
       try {
         const federation = federationOn(await open(), queue);
-        const worker = startWorker(federation, { presence: { heartbeatInterval } });
+        const worker = startWorker(federation, { presence });
         try {
           const id = (await worker.ready).worker.id;
           const listed = find(await federation.listWorkers(), id);

@@ -105,3 +105,54 @@ test("presence: false keeps a worker unlisted", async () => {
   await within(worker, "the worker to stop");
   assertEquals(kv.workerWrites, 0);
 });
+
+/** A MemoryKvStore whose worker records take `delayMs` to write. */
+class SlowWorkerWritesKvStore extends MemoryKvStore {
+  readonly pending = new Set<Promise<void>>();
+  readonly delayMs: number;
+  writing = false;
+  constructor(delayMs: number) {
+    super();
+    this.delayMs = delayMs;
+  }
+  override set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
+    if (key[0] !== "fedwork" || key[1] !== "worker") return super.set(key, value, options);
+    this.writing = true;
+    const write = new Promise((resolve) => setTimeout(resolve, this.delayMs))
+      .then(() => super.set(key, value, options))
+      .finally(() => {
+        this.writing = false;
+        this.pending.delete(write);
+      });
+    this.pending.add(write);
+    return write;
+  }
+}
+
+test("a worker stopped while a heartbeat is being written stays removed", async () => {
+  await using queue = new InProcessMessageQueue();
+  const kv = new SlowWorkerWritesKvStore(150);
+  const federation = federationOn(kv, queue);
+  const controller = new AbortController();
+  const ready = deferred();
+  const worker = federation.startQueue(undefined, {
+    signal: controller.signal,
+    presence: { heartbeatInterval: { milliseconds: 100 } },
+    onWorkerEvent: (event) => {
+      if (event.type === "ready") ready.resolve();
+    },
+  });
+  try {
+    await within(ready.promise, "the worker to be ready");
+    // Stop while a heartbeat write is on its way.
+    const writing = deferred();
+    const poll = setInterval(() => kv.writing && writing.resolve(), 5);
+    await within(writing.promise, "a heartbeat write").finally(() => clearInterval(poll));
+  } finally {
+    controller.abort();
+    await within(worker, "the worker to stop");
+  }
+  // Every write the worker started has landed: none may bring it back.
+  while (kv.pending.size > 0) await Promise.all([...kv.pending]);
+  assertEquals(await federation.listWorkers(), []);
+});

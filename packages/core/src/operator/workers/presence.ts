@@ -199,6 +199,10 @@ export class WorkerPresence {
 
   /** Writes the record, at most one write at a time; logs and reports failures. */
   #write(): Promise<void> {
+    // Once stop() began, nothing may be written: stop() waits for the write
+    // in flight and then deletes the record, and a write queued behind that
+    // one (the stopping() write waits for it too) would bring it back.
+    if (this.#stopped) return Promise.resolve();
     if (this.#writing != null) return this.#writing;
     const { offlineAfterMissedHeartbeats, heartbeatIntervalMs, removeAfterMs } = this.#options;
     const ttlMs = heartbeatIntervalMs * offlineAfterMissedHeartbeats + removeAfterMs;
