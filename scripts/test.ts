@@ -314,7 +314,11 @@ async function runNode(): Promise<Counts> {
     "skipped",
     "todo",
   ].map((word) => summary(word));
-  if ([tests, pass, fail, cancelled, skipped, todo].every((n) => n != null)) {
+  // With a name pattern, Node counts a file none of whose tests ran as a
+  // passing test; only the summary reporter leaves those out.
+  if (
+    namePattern == null && [tests, pass, fail, cancelled, skipped, todo].every((n) => n != null)
+  ) {
     const counts = {
       passed: +pass!,
       failed: +fail! + +cancelled!,
