@@ -43,6 +43,20 @@ export interface KvStore {
   get<T = unknown>(key: KvKey): Promise<T | undefined>;
 
   /**
+   * Reads several values at once, in as few round trips as the store
+   * allows (one `MGET` on Redis, one statement on PostgreSQL and SQLite).
+   * Optional: a caller that finds it absent calls {@link KvStore.get} for
+   * each key.  The values are those `get()` would return, though not
+   * necessarily read at one instant: a write made while the call runs may
+   * be seen for some keys and not for others.
+   * @param keys The keys; may be empty and may repeat a key.
+   * @returns The values in the order of `keys`, `undefined` where a key is
+   *          absent or expired.
+   * @since 0.3.0
+   */
+  getMany?<T = unknown>(keys: readonly KvKey[]): Promise<(T | undefined)[]>;
+
+  /**
    * Writes a value.
    * @param key The key.
    * @param value A JSON-compatible value.

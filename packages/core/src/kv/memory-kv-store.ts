@@ -67,6 +67,26 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
   }
 
   /**
+   * Reads several values in one call.
+   * @param keys The keys; may be empty and may repeat a key.
+   * @returns Copies of the values in the order of `keys`, `undefined` where
+   *          a key is absent or expired.
+   * @throws {TypeError} When a key is not a non-empty array of strings.
+   * @since 0.3.0
+   */
+  getMany<T = unknown>(keys: readonly KvKey[]): Promise<(T | undefined)[]> {
+    try {
+      const values = keys.map((key) => {
+        const entry = this.#read(key);
+        return entry == null ? undefined : structuredClone(entry.value) as T;
+      });
+      return Promise.resolve(values);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
    * Writes a value; writing `undefined` removes the entry.
    * @param key The key.
    * @param value The value; it is copied with `structuredClone()`.

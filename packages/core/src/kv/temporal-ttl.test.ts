@@ -50,3 +50,17 @@ test("withTemporalTtl offers cas() only when the store has it", () => {
   assertEquals(withTemporalTtl(withoutCas).cas, undefined);
   assertEquals(typeof withTemporalTtl(new MemoryKvStore()).cas, "function");
 });
+
+test("withTemporalTtl passes getMany() on when the store has it, and only then", async () => {
+  const inner = new MemoryKvStore();
+  await inner.set(["a"], 1);
+  const store = withTemporalTtl(inner);
+  assertEquals(await store.getMany!([["a"], ["b"], ["a"]]), [1, undefined, 1]);
+  const bare = withTemporalTtl({
+    get: (key) => inner.get(key),
+    set: (key, value, options) => inner.set(key, value, options),
+    delete: (key) => inner.delete(key),
+    list: (prefix) => inner.list(prefix),
+  });
+  assertEquals("getMany" in bare, false);
+});

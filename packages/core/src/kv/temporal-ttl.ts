@@ -8,7 +8,8 @@ import type { KvKey, KvStore, KvStoreSetOptions } from "./kv-store.ts";
  * written for Fedify, which calls methods such as `round()` on a TTL, works
  * with every part of Fedwork that writes to it.  Internal.
  * @param store The store, as the user passed it.
- * @returns A store with the same methods (`cas` only when `store` has it).
+ * @returns A store with the same methods (`getMany` and `cas` only when
+ *          `store` has them).
  * @since 0.2.0
  */
 export function withTemporalTtl(store: KvStore): KvStore {
@@ -18,6 +19,11 @@ export function withTemporalTtl(store: KvStore): KvStore {
     delete: (key) => store.delete(key),
     list: (prefix) => store.list(prefix),
   };
+  const getMany = store.getMany;
+  if (typeof getMany === "function") {
+    wrapped.getMany = <T>(keys: readonly KvKey[]) =>
+      getMany.call(store, keys) as Promise<(T | undefined)[]>;
+  }
   const cas = store.cas;
   if (typeof cas === "function") {
     wrapped.cas = (key, expectedValue, newValue, options) =>

@@ -7,6 +7,7 @@ import { MessageDispatcher } from "../processing/dispatcher.ts";
 import { MessageEventHub } from "../processing/events.ts";
 import { getFedworkTracer } from "../processing/tracing.ts";
 import { InProcessPubSub } from "../pubsub/in-process-pubsub.ts";
+import { type LeasedMessage, type LeaseEngine, runLeaseListener } from "../queue/lease-listener.ts";
 import { createExponentialBackoffPolicy } from "../retry/exponential-backoff.ts";
 import { cancellationMarkerTtl, TaskCancellations } from "./cancellation.ts";
 import { encodeTaskPayload } from "./codec/mod.ts";
@@ -29,6 +30,41 @@ class HeldReadsKvStore extends MemoryKvStore {
     await this.#released;
     return await super.get<T>(key);
   }
+}
+
+/** A store that counts its reads, one by one and batched. */
+class CountingKvStore extends MemoryKvStore {
+  gets = 0;
+  batches: number[] = [];
+
+  override get<T = unknown>(key: KvKey): Promise<T | undefined> {
+    this.gets++;
+    return super.get<T>(key);
+  }
+
+  override getMany<T = unknown>(keys: readonly KvKey[]): Promise<(T | undefined)[]> {
+    this.batches.push(keys.length);
+    return super.getMany<T>(keys);
+  }
+}
+
+/** A lease engine that hands out `messages` in its first claim, then nothing. */
+function oneBatchEngine(
+  messages: readonly TaskMessage[],
+): LeaseEngine<LeasedMessage & { msg: TaskMessage }> {
+  let claimed = false;
+  return {
+    claim: (request) => {
+      const batch = claimed ? [] : messages.map((msg) => ({ id: msg.id, msg }));
+      claimed = true;
+      return Promise.resolve({ messages: batch.slice(0, request.count) });
+    },
+    release: () => Promise.resolve(),
+    extendLeases: () => Promise.resolve(),
+    redeliver: () => Promise.reject(new Error("not here")),
+    decode: (message) => message.msg,
+    subscribe: () => () => {},
+  };
 }
 
 async function taskMessage(payload: unknown): Promise<TaskMessage> {
@@ -144,4 +180,100 @@ test("a cancellation request aborts every run of the task in the process, and on
   first.end();
   third.end();
   other.end();
+});
+
+test("the markers of a claimed batch are read with one getMany(), and a cancelled task of it never starts", async () => {
+  const kv = new CountingKvStore();
+  const cancellations = new TaskCancellations(kv, new InProcessPubSub(), true);
+  const messages = await Promise.all([1, 2, 3, 4, 5].map((n) => taskMessage({ n })));
+  await cancellations.request(messages[2].id, "not this one", cancellationMarkerTtl(0));
+  const handled: number[] = [];
+  const registry = new TaskStore<void, Context<void>>();
+  registry.defineTask("import", {
+    schema: {
+      "~standard": {
+        version: 1,
+        vendor: "test",
+        validate: (value: unknown) => ({ value: value as { n: number } }),
+      },
+    },
+    handler(_ctx, data) {
+      handled.push((data as { n: number }).n);
+    },
+  });
+  const dispatcher = new MessageDispatcher<void>(
+    getFedworkTracer(trace.getTracerProvider()),
+    new MessageEventHub(),
+  );
+  dispatcher.register(
+    "task",
+    createTaskMessageHandler<void, Context<void>>({
+      registry,
+      createContext: () => ({}) as Context<void>,
+      documentLoader: () => Promise.reject(new Error("no documents here")),
+      retryPolicy: createExponentialBackoffPolicy(),
+      retryQueue: () => undefined,
+      watchCancellation: (message, signal, controller) =>
+        cancellations.begin(message.id, signal, controller),
+    }),
+  );
+  const stop = new AbortController();
+  const outcomes = new Map<string, string>();
+  const listening = runLeaseListener(
+    oneBatchEngine(messages),
+    async (payload: unknown) => {
+      const msg = payload as TaskMessage;
+      const outcome = await dispatcher.dispatch(msg, {
+        contextData: undefined,
+        signal: stop.signal,
+      }, {});
+      outcomes.set(msg.id, (outcome as { type: string }).type);
+      if (outcomes.size === messages.length) stop.abort();
+    },
+    {
+      concurrency: 5,
+      prefetch: 0,
+      heartbeatMs: 60_000,
+      pollMs: 60_000,
+      handBackDelayMs: 0,
+      queueName: "a test batch",
+      signal: stop.signal,
+    },
+  );
+  await listening;
+  assertEquals(kv.batches, [5]);
+  assertEquals(kv.gets, 0);
+  assertEquals(handled.sort(), [1, 2, 4, 5]);
+  assertEquals(messages.map((msg) => outcomes.get(msg.id)), [
+    "completed",
+    "completed",
+    "cancelled",
+    "completed",
+    "completed",
+  ]);
+});
+
+test("a marker read that getMany() fails lets the runs of the batch go ahead", async () => {
+  const kv = new CountingKvStore();
+  kv.getMany = () => Promise.reject(new Error("the store is down"));
+  const cancellations = new TaskCancellations(kv, new InProcessPubSub(), true);
+  const worker = new AbortController().signal;
+  const watches = ["a", "b", "c"].map((id) => cancellations.begin(id, worker)!);
+  await Promise.all(watches.map((watch) => watch.checked));
+  assertEquals(watches.map((watch) => watch.cancelled), [false, false, false]);
+  assertEquals(kv.gets, 0);
+  for (const watch of watches) watch.end();
+});
+
+test("runs that begin together have their markers read in one batch, each applied to its own run", async () => {
+  const kv = new CountingKvStore();
+  const cancellations = new TaskCancellations(kv, new InProcessPubSub(), true);
+  await cancellations.request("b", "because", cancellationMarkerTtl(0));
+  const worker = new AbortController().signal;
+  const watches = ["a", "b", "c", "b"].map((id) => cancellations.begin(id, worker)!);
+  await Promise.all(watches.map((watch) => watch.checked));
+  assertEquals(kv.batches, [4]);
+  assertEquals(watches.map((watch) => watch.cancelled), [false, true, false, true]);
+  assertEquals(watches[1].reason, "because");
+  for (const watch of watches) watch.end();
 });
