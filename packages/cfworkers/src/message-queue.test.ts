@@ -88,3 +88,15 @@ test("new WorkersMessageQueue() explains why @fedify/cfworkers's orderingKv is r
     "Cloudflare Queues producer binding",
   );
 });
+
+test("WorkersMessageQueue refuses a priority other than 0, which Cloudflare Queues would ignore", async () => {
+  const sent: unknown[] = [];
+  const mq = new WorkersMessageQueue({
+    send: (body) => Promise.resolve(void sent.push(body)),
+    sendBatch: (messages) => Promise.resolve(void sent.push(...messages)),
+  });
+  await assertRejects(() => mq.enqueue({}, { priority: 1 }), RangeError, "priority");
+  await assertRejects(() => mq.enqueueMany([{}], { priority: -2 }), RangeError, "priority");
+  await mq.enqueue({}, { priority: 0 });
+  assertEquals(sent.length, 1);
+});

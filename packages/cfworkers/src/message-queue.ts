@@ -5,7 +5,7 @@ import {
   type MessageQueueHandler,
   type MessageQueueListenOptions,
 } from "@fedwork/core";
-import { assertKnownOptions } from "@fedwork/core/queue-kit";
+import { assertKnownOptions, checkMessagePriority } from "@fedwork/core/queue-kit";
 import type { WorkersQueue, WorkersQueueSendRequest } from "./bindings.ts";
 
 /**
@@ -129,7 +129,8 @@ export class WorkersMessageQueue implements MessageQueue {
    * @throws {TypeError} When the message is not JSON-compatible or an
    *                     option is unknown.
    * @throws {RangeError} When the delay is negative or longer than 12 hours,
-   *                      or the message is larger than 128 KiB.
+   *                      the message is larger than 128 KiB, or the
+   *                      priority is not 0 (Cloudflare Queues has none).
    * @since 0.3.0
    */
   // deno-lint-ignore no-explicit-any
@@ -148,7 +149,8 @@ export class WorkersMessageQueue implements MessageQueue {
    * @throws {TypeError} When a message is not JSON-compatible or an option
    *                     is unknown.
    * @throws {RangeError} When the delay is negative or longer than 12 hours,
-   *                      or a message is larger than 128 KiB.
+   *                      a message is larger than 128 KiB, or the priority
+   *                      is not 0 (Cloudflare Queues has none).
    * @since 0.3.0
    */
   // deno-lint-ignore no-explicit-any
@@ -201,6 +203,13 @@ function checkEnqueueOptions(options: MessageQueueEnqueueOptions, method: string
   assertKnownOptions(options, ["delay", "orderingKey", "priority"], {
     where: `WorkersMessageQueue.${method}`,
   });
+  if (checkMessagePriority(options.priority) !== 0) {
+    throw new RangeError(
+      `WorkersMessageQueue.${method} got a priority of ${options.priority}; Cloudflare Queues ` +
+        "does not order messages by priority (nativePriority is false), so leave the priority " +
+        "option at 0 or use a queue that supports it.",
+    );
+  }
   if (options.delay === undefined) return 0;
   const delayMs = durationToMilliseconds(options.delay, "delay");
   const delaySeconds = Math.ceil(delayMs / 1000);
