@@ -129,6 +129,20 @@ export class WorkersKvStore implements KvStore {
     return await this.#read(this.#encodeKey(key)) as T | undefined;
   }
 
+  /**
+   * Reads several values, one Workers KV read per key, all sent at once
+   * (a Worker's reads of one namespace run concurrently).
+   * @param keys The keys; may be empty and may repeat a key.
+   * @returns The values in the order of `keys`, `undefined` where a key is
+   *          absent or expired.
+   * @throws {RangeError} When an encoded key is longer than 512 bytes.
+   * @since 0.3.0
+   */
+  async getMany<T = unknown>(keys: readonly KvKey[]): Promise<(T | undefined)[]> {
+    const names = keys.map((key) => this.#encodeKey(key));
+    return await Promise.all(names.map((name) => this.#read(name))) as (T | undefined)[];
+  }
+
   async #read(name: string): Promise<unknown> {
     const { value, metadata } = await this.#namespace.getWithMetadata(name, "text");
     if (value == null || isExpired(metadata)) return undefined;

@@ -52,6 +52,11 @@ export interface DenoKvAtomicOperation {
 export interface DenoKv {
   /** Reads one entry. */
   get(key: DenoKvKey, options?: { consistency?: "strong" | "eventual" }): Promise<DenoKvEntry>;
+  /** Reads up to 10 entries at once (Deno KV's limit); absent from stand-ins. */
+  getMany?(
+    keys: readonly DenoKvKey[],
+    options?: { consistency?: "strong" | "eventual" },
+  ): Promise<DenoKvEntry[]>;
   /** Lists the entries under a prefix, in key order. */
   list(
     selector: { prefix: DenoKvKey },

@@ -105,6 +105,34 @@ WHERE key = $1::text[] AND (expires IS NULL OR expires > now())`,
   }
 
   /**
+   * Reads several values with one statement.
+   * @param keys The keys; may be empty and may repeat a key.
+   * @returns The values in the order of `keys`, `undefined` where a key is
+   *          absent or expired.
+   * @since 0.3.0
+   */
+  async getMany<T = unknown>(keys: readonly KvKey[]): Promise<(T | undefined)[]> {
+    if (keys.length === 0) return [];
+    const checked = keys.map(checkKey);
+    await this.#ready();
+    // Keys of different lengths make no rectangular text[][], so they go
+    // as one JSON array of arrays, turned back into text[] for the primary
+    // key index to find each.
+    const rows = await this.#sql.unsafe(
+      `SELECT key, value::text AS value FROM ${this.#table}
+WHERE key IN (
+  SELECT ARRAY(SELECT jsonb_array_elements_text(asked))
+  FROM jsonb_array_elements($1::text::jsonb) AS asked
+) AND (expires IS NULL OR expires > now())`,
+      [JSON.stringify(checked)],
+      PREPARED,
+    );
+    const found = new Map<string, T>();
+    for (const row of rows) found.set(JSON.stringify(row.key), JSON.parse(row.value) as T);
+    return checked.map((key) => found.get(JSON.stringify(key)));
+  }
+
+  /**
    * Writes a value.
    * @param key The key.
    * @param value A JSON-compatible value.

@@ -115,6 +115,27 @@ export class RedisKvStore implements KvStore, AsyncDisposable {
   }
 
   /**
+   * Reads several values in one round trip: one `MGET`, or on Redis
+   * Cluster (where one `MGET` must keep to one hash slot) a `GET` per key,
+   * all sent at once.
+   * @param keys The keys; may be empty and may repeat a key.
+   * @returns The values in the order of `keys`, `undefined` where a key is
+   *          absent or expired.
+   * @since 0.3.0
+   */
+  async getMany<T = unknown>(keys: readonly KvKey[]): Promise<(T | undefined)[]> {
+    if (keys.length === 0) return [];
+    const names = keys.map((key) => this.#key(key));
+    const redis = this.#connections.main;
+    // The cluster client sends each GET to the node of its slot; sent in
+    // the same tick, they travel as pipelines, one per node.
+    const texts = redis.isCluster
+      ? await Promise.all(names.map((name) => redis.get(name)))
+      : await redis.mget(...names);
+    return texts.map((text) => text == null ? undefined : JSON.parse(text) as T);
+  }
+
+  /**
    * Writes a value.
    * @param key The key.
    * @param value A JSON-compatible value.

@@ -76,7 +76,8 @@ function compareKeys(a: KvKey, b: KvKey): number {
  * overwrite and delete; JSON values round-tripping deep-equal; keys that
  * would collide if naively joined staying distinct; list by element-wise
  * prefix (and everything with no prefix), with prefix characters taken
- * literally; TTL expiry; and `cas()` (when present) on absent keys,
+ * literally; TTL expiry; `getMany()` (when present: order, absent,
+ * repeated and expired keys); and `cas()` (when present) on absent keys,
  * mismatches, matches and deep-equal objects.
  *
  * Every test uses a fresh store instance on a fresh namespace, disposes it
@@ -228,6 +229,42 @@ export function testKvStore(options: KvStoreConformanceOptions): void {
     ];
     if (durationInputs) staying.push({ key: ["ttl", "long-iso"], value: "stays" });
     assertEquals(await listEntries(store, ["ttl"]), staying);
+  });
+
+  define("getMany returns the values in the order of the keys", async (store) => {
+    if (store.getMany == null) return; // Optional method; nothing to check.
+    // Keys with different first elements land in different hash slots of
+    // a Redis Cluster, so a store must not send them in one MGET there.
+    const keys: KvKey[] = [];
+    for (let i = 0; i < 24; i++) keys.push([`many-${i}`, "x"]);
+    for (const [index, key] of keys.entries()) {
+      if (index % 3 !== 1) await store.set(key, { index });
+    }
+    const asked: KvKey[] = [...keys, ["absent"], keys[0], ["many-0"]];
+    const expected = asked.map((key) => {
+      const index = keys.indexOf(key);
+      return index < 0 || index % 3 === 1 ? undefined : { index };
+    });
+    assertEquals(await store.getMany(asked), expected);
+    assertEquals(await store.getMany([]), []);
+  });
+
+  define("getMany leaves out expired entries and tells similar keys apart", async (store) => {
+    if (store.getMany == null) return;
+    await store.set(["a", "b"], 1);
+    await store.set(["a:b"], 2);
+    await store.set(["gone"], "soon", { ttl: toTemporalDuration({ seconds: 1 }) });
+    await waitUntil(async () => await store.get(["gone"]) === undefined, {
+      timeoutMs: TTL_EXPIRY_TIMEOUT_MS,
+      intervalMs: 250,
+      what: "the entry with a one-second TTL to expire",
+    });
+    assertEquals(await store.getMany([["a:b"], ["gone"], ["a", "b"], ["a"]]), [
+      2,
+      undefined,
+      1,
+      undefined,
+    ]);
   });
 
   define("cas on an absent key with expected undefined stores the value", async (store) => {

@@ -31,6 +31,11 @@ class WorkerKvStoreClient implements KvStore, AsyncDisposable {
     return (await this.#call<{ value?: T }>({ op: "get", key })).value;
   }
 
+  async getMany<T = unknown>(keys: readonly KvKey[]): Promise<(T | undefined)[]> {
+    const { found } = await this.#call<{ found: T[][] }>({ op: "getMany", keys });
+    return found.map((value) => value[0]);
+  }
+
   async set(key: KvKey, value: unknown, options: KvStoreSetOptions = {}): Promise<void> {
     await this.#call({
       op: "set",

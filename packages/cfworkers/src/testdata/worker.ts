@@ -43,8 +43,9 @@ interface Env {
 interface KvCall {
   readonly store: "kv" | "d1";
   readonly prefix: string;
-  readonly op: "get" | "set" | "delete" | "list" | "cas";
+  readonly op: "get" | "getMany" | "set" | "delete" | "list" | "cas";
   readonly key?: KvKey;
+  readonly keys?: readonly KvKey[];
   readonly value?: unknown;
   readonly expected?: unknown;
   readonly ttlMs?: number;
@@ -123,6 +124,12 @@ async function callKv(env: Env, call: KvCall): Promise<unknown> {
   switch (call.op) {
     case "get":
       return { value: await store.get(call.key!) };
+    case "getMany":
+      // JSON has no undefined: each value travels in a one-element array,
+      // an absent one as an empty array.
+      return {
+        found: (await store.getMany(call.keys!)).map((value) => value === undefined ? [] : [value]),
+      };
     case "set":
       await store.set(call.key!, call.value, ttl);
       return {};
