@@ -1,14 +1,16 @@
 // The project's whole check, as CI runs it: set-up (the services and the
 // browser the tests need, through scripts/ensure-services.sh), formatting,
 // lint, type checks (Deno and tsc against the Node.js types), then every
-// *.test.ts file under Deno, Node.js and Bun.  Prints one summary line per
-// runtime and a final plain "N passed, N failed" line; exits non-zero on
-// any failure.
+// *.test.ts file under Deno, Node.js and Bun, and the files listed in
+// tests/workerd/suites.ts inside Cloudflare's workerd (scripts/
+// workerd-tests.ts).  Prints one summary line per runtime and a final plain
+// "N passed, N failed" line; exits non-zero on any failure.
 //
-// Usage: node scripts/test.ts [--only deno|node|bun] [--skip-checks]
+// Usage: node scripts/test.ts [--only deno|node|bun|workerd] [--skip-checks]
 //                             [--skip-setup] [--filter <test name pattern>]
 //                             [path…]
 //   path…         runs only the test files whose path contains one of these
+//                 (for workerd, those of tests/workerd/suites.ts)
 //   --filter      runs only the tests whose name matches this regular
 //                 expression (Deno's --filter, Node.js's
 //                 --test-name-pattern, Bun's --test-name-pattern)
@@ -19,6 +21,7 @@ import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import process from "node:process";
 import { PUBLISHED_PACKAGES } from "./build.ts";
+import { WORKERD_TEST_FILES } from "../tests/workerd/suites.ts";
 
 const root = resolve(import.meta.dirname!, "..");
 
@@ -33,7 +36,11 @@ const sourceEnvironment: Record<string, string> = {
   BUN_OPTIONS: `${process.env.BUN_OPTIONS ?? ""} --conditions=${SOURCE_CONDITION}`.trim(),
 };
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
-const RUNTIMES = ["deno", "node", "bun"] as const;
+const RUNTIMES = ["deno", "node", "bun", "workerd"] as const;
+// Deno, Node.js and Bun run every test file; workerd runs the subset
+// tests/workerd/suites.ts lists (what makes sense on Workers), so its count
+// is its own and is not compared with theirs.
+const FULL_RUNTIMES: readonly RuntimeName[] = ["deno", "node", "bun"];
 type RuntimeName = typeof RUNTIMES[number];
 
 interface Counts {
@@ -262,7 +269,13 @@ for (const dir of roots) {
 if (filters.length > 0) {
   files = files.filter((f) => filters.some((filter) => f.includes(filter)));
 }
-if (files.length === 0) {
+const workerdFiles = filters.length === 0
+  ? WORKERD_TEST_FILES
+  : WORKERD_TEST_FILES.filter((f) => filters.some((filter) => f.includes(filter)));
+// A runtime with no file to run is left out, rather than given no path
+// (which would make Deno, say, run every test it finds).
+only = only.filter((name) => (name === "workerd" ? workerdFiles : files).length > 0);
+if (only.length === 0) {
   console.error("No test files found.");
   process.exit(1);
 }
@@ -360,14 +373,33 @@ async function runBun(): Promise<Counts> {
   return counts;
 }
 
+// scripts/workerd-tests.ts bundles the files of tests/workerd/suites.ts
+// the path filters leave, runs them in one Worker and ends with the line
+// "workerd: N passed, M failed, K skipped".
+async function runWorkerd(): Promise<Counts> {
+  const { code, output } = await run(process.execPath, [
+    `--conditions=${SOURCE_CONDITION}`,
+    join(root, "scripts", "workerd-tests.ts"),
+    ...(namePattern == null ? [] : ["--filter", namePattern]),
+    ...filters,
+  ], { capture: true, limitMs: TEST_RUN_LIMIT_MS });
+  const match = output.match(/^workerd: (\d+) passed, (\d+) failed, (\d+) skipped$/m);
+  if (match == null) return { passed: 0, failed: 1, skipped: 0 };
+  const counts = { passed: +match[1], failed: +match[2], skipped: +match[3] };
+  if (code !== 0 && counts.failed === 0) counts.failed = 1;
+  return counts;
+}
+
 const runners: Record<RuntimeName, () => Promise<Counts>> = {
   deno: runDeno,
   node: runNode,
   bun: runBun,
+  workerd: runWorkerd,
 };
 const results: [RuntimeName, Counts][] = [];
 for (const name of only) {
-  console.log(`\n=== tests on ${name} (${files.length} files)`);
+  const count = (name === "workerd" ? workerdFiles : files).length;
+  console.log(`\n=== tests on ${name} (${count} files)`);
   results.push([name, await runners[name]()]);
 }
 
@@ -382,9 +414,12 @@ for (const [name, counts] of results) {
   failed += counts.failed;
 }
 // Runtimes count the tests a name filter leaves out differently (Bun as
-// skipped, the others not at all), so compare what ran.
+// skipped, the others not at all), so compare what ran.  workerd runs a
+// subset of the files, so it is not compared.
 const totals = new Set(
-  results.map(([, c]) => c.passed + c.failed + (namePattern == null ? c.skipped : 0)),
+  results.filter(([name]) => FULL_RUNTIMES.includes(name)).map(([, c]) =>
+    c.passed + c.failed + (namePattern == null ? c.skipped : 0)
+  ),
 );
 if (namePattern != null && passed + failed === 0) {
   console.error(`No test name matches --filter ${namePattern}.`);
