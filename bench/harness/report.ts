@@ -166,7 +166,8 @@ function fmtChartRatio(v: number): string {
 export function renderSvg(run: RunResults): string {
   // Peers and engine limits only: Fedwork's own variants are in the tables.
   const comps: Comparison[] = comparisons(run).filter((c) =>
-    c.other.kind !== "fedwork-raw" && c.other.kind !== "fedwork-no-records"
+    c.other.kind !== "fedwork-raw" && c.other.kind !== "fedwork-no-records" &&
+    c.other.kind !== "fedwork-kv"
   );
   const labelWidth = 400;
   const plotWidth = 480;

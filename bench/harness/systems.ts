@@ -12,6 +12,12 @@ export type SystemKind =
    * (`taskStatusRetention: 0`): what the records cost.
    */
   | "fedwork-no-records"
+  /**
+   * Fedwork typed tasks with the records (and cancellation markers) in a
+   * key–value store on the same engine rather than in memory: what they
+   * cost in round trips.
+   */
+  | "fedwork-kv"
   /** Fedwork's raw MessageQueue API on the same engine. */
   | "fedwork-raw"
   /** Another job queue library. */
@@ -64,6 +70,18 @@ export const SYSTEMS: readonly SystemSpec[] = [
       ),
   },
   {
+    id: "fedwork-redis-kv",
+    scenario: "redis",
+    label: "Fedwork typed tasks, RedisKvStore (Redis)",
+    kind: "fedwork-kv",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await redis()).fedworkRedisSource((await redis()).REDIS_DATABASES["fedwork-kv"], {
+          kv: true,
+        }),
+      ),
+  },
+  {
     id: "fedwork-redis-raw",
     scenario: "redis",
     label: "Fedwork RedisMessageQueue (raw)",
@@ -108,6 +126,16 @@ export const SYSTEMS: readonly SystemSpec[] = [
       (await fedwork()).typedTaskDriver(
         (await pg()).fedworkPostgresSource(namespaced("bench_fedwork_no_records")),
         NO_RECORDS,
+      ),
+  },
+  {
+    id: "fedwork-postgres-kv",
+    scenario: "postgres",
+    label: "Fedwork typed tasks, PostgresKvStore (PostgreSQL)",
+    kind: "fedwork-kv",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await pg()).fedworkPostgresSource(namespaced("bench_fedwork_kv"), { kv: true }),
       ),
   },
   {

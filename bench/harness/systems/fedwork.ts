@@ -5,6 +5,7 @@ import {
   createFederation,
   type Federation,
   type FederationOptions,
+  type KvStore,
   MemoryKvStore,
   type MessageQueue,
   type TaskDefinition,
@@ -22,6 +23,11 @@ export interface QueueSource {
   consumer(concurrency: number): MessageQueue;
   /** Closes every queue and connection it opened. */
   close(): Promise<void>;
+  /**
+   * The key–value store a federation on this source keeps its records in
+   * (closed by `close()`); a `MemoryKvStore` per federation when absent.
+   */
+  kv?(): KvStore;
 }
 
 // A Standard Schema by hand, so that the measurement is of Fedwork rather
@@ -93,10 +99,11 @@ function side(
   queue: MessageQueue,
   handler: (payload: Payload) => void,
   variant: FederationVariant,
+  kv: KvStore = new MemoryKvStore(),
 ): Side {
   const federation = createFederation<void>({
     ...variant,
-    kv: new MemoryKvStore(),
+    kv,
     queue: { task: queue },
     manuallyStartQueue: true,
   });
@@ -114,7 +121,7 @@ function side(
 export function typedTaskDriver(source: QueueSource, variant: FederationVariant = {}): Driver {
   // The sending side: a federation whose task handler is never run.
   let sender: Side | undefined;
-  const senderFor = () => sender ??= side(source.producer(), () => {}, variant);
+  const senderFor = () => sender ??= side(source.producer(), () => {}, variant, source.kv?.());
   const context = () =>
     senderFor().federation.createContext(new URL("https://bench.example/"), undefined);
   return {
@@ -133,7 +140,7 @@ export function typedTaskDriver(source: QueueSource, variant: FederationVariant 
       await context().enqueueTask(senderFor().task, payload, priorityOf(payload.i));
     },
     work(concurrency, handler) {
-      const { federation } = side(source.consumer(concurrency), handler, variant);
+      const { federation } = side(source.consumer(concurrency), handler, variant, source.kv?.());
       const controller = new AbortController();
       const running = federation.startQueue(undefined, { signal: controller.signal });
       return Promise.resolve<Workers>({

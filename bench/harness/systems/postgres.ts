@@ -3,7 +3,7 @@
 // loop.  Each system lives in a schema of its own (`bench_<system>`),
 // dropped before every measurement, so that nothing it leaves behind meets
 // the tests (which use tables in the search path) or another system.
-import { PostgresMessageQueue } from "@fedwork/postgres";
+import { PostgresKvStore, PostgresMessageQueue } from "@fedwork/postgres";
 import { Logger, makeWorkerUtils, run, type WorkerUtils } from "graphile-worker";
 import process from "node:process";
 import { PgBoss } from "pg-boss";
@@ -24,8 +24,8 @@ async function recreateSchema(schema: string, create = true): Promise<void> {
 }
 
 /** PostgresMessageQueue instances on a table in `schema`. */
-export function fedworkPostgresSource(schema: string): QueueSource {
-  const open: PostgresMessageQueue[] = [];
+export function fedworkPostgresSource(schema: string, options: { kv?: boolean } = {}): QueueSource {
+  const open: AsyncDisposable[] = [];
   let producer: PostgresMessageQueue | undefined;
   const make = (concurrency?: number) => {
     const queue = new PostgresMessageQueue(POSTGRES_URL, {
@@ -36,6 +36,13 @@ export function fedworkPostgresSource(schema: string): QueueSource {
     open.push(queue);
     return queue;
   };
+  // Records, markers and the queue in one schema: a deployment on
+  // PostgreSQL alone.
+  const makeKv = () => {
+    const kv = new PostgresKvStore(POSTGRES_URL, { schema });
+    open.push(kv);
+    return kv;
+  };
   const closeAll = async () => {
     producer = undefined;
     await Promise.all(open.splice(0).map((q) => q[Symbol.asyncDispose]()));
@@ -44,12 +51,14 @@ export function fedworkPostgresSource(schema: string): QueueSource {
     async reset() {
       await closeAll();
       await recreateSchema(schema);
-      // Create the table now, so that no measurement pays for it.
+      // Create the tables now, so that no measurement pays for them.
       await make().initialize();
+      if (options.kv) await makeKv().get(["bench"]);
     },
     producer: () => producer ??= make(),
     consumer: (concurrency) => make(concurrency),
     close: closeAll,
+    ...(options.kv ? { kv: makeKv } : {}),
   };
 }
 

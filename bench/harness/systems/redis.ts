@@ -1,8 +1,8 @@
 // Redis: Fedwork's RedisMessageQueue, BullMQ, and a bare LPUSH / RPOP loop.
 // Each system has a Redis database of its own (REDIS_URL's host, databases
-// 10–14, or 5–9 at the smoke size), flushed before every measurement, so that nothing they leave
+// 10–15, or 4–9 at the smoke size), flushed before every measurement, so that nothing they leave
 // behind meets the tests (database 0) or another system.
-import { RedisMessageQueue } from "@fedwork/redis";
+import { RedisKvStore, RedisMessageQueue } from "@fedwork/redis";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import process from "node:process";
@@ -12,7 +12,7 @@ import type { QueueSource } from "./fedwork.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
-/** The database number of each system: 10–14, or 5–9 for a smoke run. */
+/** The database number of each system: 10–15, or 4–9 for a smoke run. */
 export const REDIS_DATABASES = {
   get "fedwork-tasks"() {
     return isSmoke() ? 6 : 10;
@@ -28,6 +28,9 @@ export const REDIS_DATABASES = {
   },
   get "ioredis-list"() {
     return isSmoke() ? 9 : 13;
+  },
+  get "fedwork-kv"() {
+    return isSmoke() ? 4 : 15;
   },
 };
 
@@ -47,11 +50,11 @@ async function flush(db: number): Promise<void> {
 }
 
 /** RedisMessageQueue instances on database `db`. */
-export function fedworkRedisSource(db: number): QueueSource {
+export function fedworkRedisSource(db: number, options: { kv?: boolean } = {}): QueueSource {
   const url = urlFor(db);
-  const open: RedisMessageQueue[] = [];
+  const open: AsyncDisposable[] = [];
   let producer: RedisMessageQueue | undefined;
-  const track = (queue: RedisMessageQueue) => (open.push(queue), queue);
+  const track = <T extends AsyncDisposable>(opened: T) => (open.push(opened), opened);
   const closeAll = async () => {
     producer = undefined;
     await Promise.all(open.splice(0).map((q) => q[Symbol.asyncDispose]()));
@@ -64,6 +67,9 @@ export function fedworkRedisSource(db: number): QueueSource {
     producer: () => producer ??= track(new RedisMessageQueue({ url, queue: "bench" })),
     consumer: (concurrency) => track(new RedisMessageQueue({ url, queue: "bench", concurrency })),
     close: closeAll,
+    // Records, markers and the queue in one database: what a deployment
+    // on Redis alone does.
+    ...(options.kv ? { kv: () => track(new RedisKvStore({ url })) } : {}),
   };
 }
 
