@@ -1,12 +1,18 @@
-// The key–value conformance suite on WorkersKvStore and D1KvStore, run
-// inside the Worker on its real KV and D1 bindings (packages/cfworkers runs
+// The key–value conformance suite inside the Worker: on MemoryKvStore, and
+// on WorkersKvStore and D1KvStore over the Worker's real KV and D1 bindings (packages/cfworkers runs
 // the same suite from Deno, Node.js and Bun, each call sent to a Worker).
 // Each test's namespace is a key prefix on Workers KV and a table on D1.
 // The suite's TTL test writes a one-second TTL, below Workers KV's
 // 60-second minimum: it checks the store's own expiry.
 import { D1KvStore, WorkersKvStore } from "@fedwork/cfworkers";
+import { MemoryKvStore } from "@fedwork/core";
 import { testKvStore } from "@fedwork/testing";
 import { workerEnv } from "../harness/bindings.ts";
+
+testKvStore({
+  name: "MemoryKvStore inside workerd",
+  createStore: () => new MemoryKvStore(),
+});
 
 testKvStore({
   name: "WorkersKvStore inside workerd",
