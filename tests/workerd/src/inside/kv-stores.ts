@@ -1,9 +1,10 @@
 // The key–value conformance suite inside the Worker: on MemoryKvStore, and
-// on WorkersKvStore and D1KvStore over the Worker's real KV and D1 bindings (packages/cfworkers runs
-// the same suite from Deno, Node.js and Bun, each call sent to a Worker).
-// Each test's namespace is a key prefix on Workers KV and a table on D1.
-// The suite's TTL test writes a one-second TTL, below Workers KV's
-// 60-second minimum: it checks the store's own expiry.
+// on WorkersKvStore and D1KvStore over the Worker's real KV and D1
+// bindings (packages/cfworkers runs the suite on those two from Deno,
+// Node.js and Bun, each call sent to a Worker).  Each test's namespace is a
+// key prefix on Workers KV and a table on D1.  The suite's TTL test writes
+// a one-second TTL, below Workers KV's 60-second minimum: it checks the
+// store's own expiry.
 import { D1KvStore, WorkersKvStore } from "@fedwork/cfworkers";
 import { MemoryKvStore } from "@fedwork/core";
 import { testKvStore } from "@fedwork/testing";
