@@ -154,4 +154,9 @@ export interface WorkersD1PreparedStatement {
 export interface WorkersD1Database {
   /** Prepares a statement. */
   prepare(query: string): WorkersD1PreparedStatement;
+  /**
+   * Runs statements in one round trip, as one transaction.  Optional, so
+   * that a stand-in without it still fits; `D1Database` has it.
+   */
+  batch?(statements: WorkersD1PreparedStatement[]): Promise<unknown[]>;
 }

@@ -3,6 +3,7 @@ import {
   type KvKey,
   type KvStore,
   type KvStoreListEntry,
+  type KvStoreSetManyEntry,
   type KvStoreSetOptions,
 } from "@fedwork/core";
 import { assertKnownOptions } from "@fedwork/core/queue-kit";
@@ -177,6 +178,37 @@ export class D1KvStore implements KvStore {
       `INSERT INTO ${this.#table} (key, value, expires) VALUES (?, ?, ?) ` +
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires = excluded.expires",
     ).bind(JSON.stringify(key), text, expires).run();
+  }
+
+  /**
+   * Writes several values with one D1 `batch()` (one round trip, one
+   * transaction), or one write after another with a binding that has no
+   * `batch()`.
+   * @param entries The writes; a later entry for the same key wins.
+   * @throws {TypeError} When a value cannot be encoded as JSON (nothing is
+   *                     written then).
+   * @throws {RangeError} When a TTL is negative (nothing is written).
+   * @since 0.3.0
+   */
+  async setMany(entries: readonly KvStoreSetManyEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = entries.map((entry) => [
+      JSON.stringify(entry.key),
+      encodeJson(entry.value, "value"),
+      expiresAt(entry.options ?? {}),
+    ]);
+    await this.#prepared();
+    const statements = rows.map((row) =>
+      this.#database.prepare(
+        `INSERT INTO ${this.#table} (key, value, expires) VALUES (?, ?, ?) ` +
+          "ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires = excluded.expires",
+      ).bind(...row)
+    );
+    if (typeof this.#database.batch === "function") {
+      await this.#database.batch(statements);
+      return;
+    }
+    for (const statement of statements) await statement.run();
   }
 
   /**

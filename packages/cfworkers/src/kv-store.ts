@@ -3,6 +3,7 @@ import {
   type KvKey,
   type KvStore,
   type KvStoreListEntry,
+  type KvStoreSetManyEntry,
   type KvStoreSetOptions,
 } from "@fedwork/core";
 import { assertKnownOptions } from "@fedwork/core/queue-kit";
@@ -177,6 +178,27 @@ export class WorkersKvStore implements KvStore {
       expirationTtl: Math.max(MIN_EXPIRATION_TTL_SECONDS, Math.ceil(ttlMs / 1000)),
       metadata,
     });
+  }
+
+  /**
+   * Writes several values, one Workers KV write per key, all sent at once.
+   * @param entries The writes; a later entry for the same key wins.
+   * @throws {TypeError} When a value cannot be encoded as JSON.
+   * @throws {RangeError} When an encoded key is longer than 512 bytes or a
+   *                      TTL is negative.
+   * @since 0.3.0
+   */
+  async setMany(entries: readonly KvStoreSetManyEntry[]): Promise<void> {
+    // Writes to one key sent at once may land in any order: keep the last.
+    const last = new Map<string, KvStoreSetManyEntry>();
+    for (const entry of entries) {
+      const name = this.#encodeKey(entry.key);
+      last.delete(name);
+      last.set(name, entry);
+    }
+    await Promise.all(
+      [...last.values()].map((entry) => this.set(entry.key, entry.value, entry.options)),
+    );
   }
 
   /**

@@ -3,6 +3,7 @@ import {
   type KvKey,
   type KvStore,
   type KvStoreListEntry,
+  type KvStoreSetManyEntry,
   type KvStoreSetOptions,
 } from "@fedwork/core";
 import { assertKnownOptions } from "@fedwork/core/queue-kit";
@@ -44,6 +45,8 @@ interface StoredValue {
 const WHERE = "new DenoKvStore()";
 // The most keys one getMany() call of Deno KV takes.
 const DENO_KV_GET_MANY_LIMIT = 10;
+// The most writes setMany() puts in one atomic operation.
+const DENO_KV_SET_MANY_CHUNK = 10;
 
 /**
  * A {@link KvStore} on Deno KV (`Deno.openKv()`): a local SQLite-backed
@@ -141,6 +144,39 @@ export class DenoKvStore implements KvStore, AsyncDisposable {
     const { stored, expireIn } = storedValue(value, options);
     const result = await this.#kv.atomic().set(fullKey, stored, expireIn).commit();
     if (!result.ok) throw new Error(`Deno KV did not commit the write of ${JSON.stringify(key)}.`);
+  }
+
+  /**
+   * Writes several values with Deno KV atomic operations of up to ten
+   * writes each (ten values of Deno KV's largest size fit in one), sent at
+   * once.
+   * @param entries The writes; a later entry for the same key wins.
+   * @throws {TypeError} When a value cannot be encoded as JSON (nothing is
+   *                     written then).
+   * @throws {DenoKvClosedError} When the store was closed.
+   * @since 0.3.0
+   */
+  async setMany(entries: readonly KvStoreSetManyEntry[]): Promise<void> {
+    // One write per key, its last: the chunks commit in no set order.
+    const last = new Map<string, { key: string[]; value: ReturnType<typeof storedValue> }>();
+    for (const entry of entries) {
+      const key = this.#key(entry.key);
+      const name = JSON.stringify(key);
+      last.delete(name);
+      last.set(name, { key, value: storedValue(entry.value, entry.options ?? {}) });
+    }
+    const writes = [...last.values()];
+    const commits: Promise<{ readonly ok: boolean }>[] = [];
+    for (let i = 0; i < writes.length; i += DENO_KV_SET_MANY_CHUNK) {
+      const atomic = this.#kv.atomic();
+      for (const { key, value } of writes.slice(i, i + DENO_KV_SET_MANY_CHUNK)) {
+        atomic.set(key, value.stored, value.expireIn);
+      }
+      commits.push(atomic.commit());
+    }
+    for (const result of await Promise.all(commits)) {
+      if (!result.ok) throw new Error("Deno KV did not commit a write of setMany().");
+    }
   }
 
   /**

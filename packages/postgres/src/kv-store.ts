@@ -1,4 +1,10 @@
-import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedwork/core";
+import type {
+  KvKey,
+  KvStore,
+  KvStoreListEntry,
+  KvStoreSetManyEntry,
+  KvStoreSetOptions,
+} from "@fedwork/core";
 import { durationToMilliseconds } from "@fedwork/core";
 import { assertKnownOptions } from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
@@ -148,6 +154,36 @@ WHERE key IN (
 VALUES ($1::text[], $2::text::jsonb, now() + $3::bigint * interval '1 millisecond')
 ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires = excluded.expires`,
       [checkKey(key), json, ttl],
+      PREPARED,
+    );
+    this.#maybePrune();
+  }
+
+  /**
+   * Writes several values with one statement.
+   * @param entries The writes; a later entry for the same key wins.
+   * @throws {TypeError} When a value is not JSON-serializable or a `ttl`
+   *                     is not a duration (nothing is written then).
+   * @since 0.3.0
+   */
+  async setMany(entries: readonly KvStoreSetManyEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    // One INSERT may not touch a row twice: keep each key's last entry.
+    const last = new Map<string, string>();
+    for (const entry of entries) {
+      const key = JSON.stringify(checkKey(entry.key));
+      const ttl = ttlMilliseconds(entry.options ?? {});
+      last.delete(key);
+      last.set(key, `{"k":${key},"v":${encodeJson(entry.value, "value")},"t":${ttl}}`);
+    }
+    await this.#ready();
+    await this.#sql.unsafe(
+      `INSERT INTO ${this.#table} (key, value, expires)
+SELECT ARRAY(SELECT jsonb_array_elements_text(e->'k')), e->'v',
+  now() + (e->>'t')::bigint * interval '1 millisecond'
+FROM jsonb_array_elements($1::text::jsonb) AS e
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires = excluded.expires`,
+      [`[${[...last.values()].join(",")}]`],
       PREPARED,
     );
     this.#maybePrune();

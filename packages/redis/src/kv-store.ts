@@ -1,4 +1,10 @@
-import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedwork/core";
+import type {
+  KvKey,
+  KvStore,
+  KvStoreListEntry,
+  KvStoreSetManyEntry,
+  KvStoreSetOptions,
+} from "@fedwork/core";
 import { durationToMilliseconds } from "@fedwork/core";
 import { assertKnownOptions } from "@fedwork/core/queue-kit";
 import type { Cluster, Redis } from "ioredis";
@@ -151,6 +157,43 @@ export class RedisKvStore implements KvStore, AsyncDisposable {
     const redis = this.#connections.main;
     if (ttlMs > 0) await redis.set(this.#key(key), text, "PX", ttlMs);
     else await redis.set(this.#key(key), text);
+  }
+
+  /**
+   * Writes several values in one round trip: one pipeline of `SET`s, or on
+   * Redis Cluster (where a pipeline must keep to one node) a `SET` per
+   * entry, all sent at once.
+   * @param entries The writes; a later entry for the same key wins.
+   * @throws {TypeError} When a value is not JSON-serializable or a `ttl`
+   *                     is not a duration (nothing is written then).
+   * @throws {RangeError} When a `ttl` is negative (nothing is written).
+   * @since 0.3.0
+   */
+  async setMany(entries: readonly KvStoreSetManyEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const writes = entries.map((entry) => ({
+      name: this.#key(entry.key),
+      text: encodeKvValue(entry.value),
+      ttlMs: this.#ttl(entry.options ?? {}),
+    }));
+    const redis = this.#connections.main;
+    if (redis.isCluster) {
+      // Sent in order on each node's connection, so a repeated key (one
+      // slot, one node) ends with its last value.
+      await Promise.all(
+        writes.map(({ name, text, ttlMs }) =>
+          ttlMs > 0 ? redis.set(name, text, "PX", ttlMs) : redis.set(name, text)
+        ),
+      );
+      return;
+    }
+    const pipeline = redis.pipeline();
+    for (const { name, text, ttlMs } of writes) {
+      if (ttlMs > 0) pipeline.set(name, text, "PX", ttlMs);
+      else pipeline.set(name, text);
+    }
+    const replies = await pipeline.exec();
+    for (const [error] of replies ?? []) if (error != null) throw error;
   }
 
   /**

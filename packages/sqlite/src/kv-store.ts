@@ -4,6 +4,7 @@ import {
   type KvKey,
   type KvStore,
   type KvStoreListEntry,
+  type KvStoreSetManyEntry,
   type KvStoreSetOptions,
 } from "@fedwork/core";
 import { assertKnownOptions } from "@fedwork/core/queue-kit";
@@ -216,6 +217,31 @@ export class SqliteKvStore implements KvStore, AsyncDisposable {
     const expires = expiryOf(options);
     const { statements } = await this.#connect();
     statements.upsert.run(encoded, text, expires);
+    this.#maybeSweep(statements);
+  }
+
+  /**
+   * Writes several values in one `BEGIN IMMEDIATE` transaction: one
+   * commit (and one wait for the write lock) for all of them.
+   * @param entries The writes; a later entry for the same key wins.
+   * @throws {TypeError} When a value cannot be encoded as JSON (nothing is
+   *                     written then).
+   * @throws {SqliteClosedError} When the store was closed.
+   * @since 0.3.0
+   */
+  async setMany(entries: readonly KvStoreSetManyEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = entries.map((entry) =>
+      [
+        encodeKvKey(entry.key),
+        encodeValue(entry.value),
+        expiryOf(entry.options ?? {}),
+      ] as const
+    );
+    const { database, statements } = await this.#connect();
+    runImmediateTransaction(database, () => {
+      for (const [key, text, expires] of rows) statements.upsert.run(key, text, expires);
+    });
     this.#maybeSweep(statements);
   }
 

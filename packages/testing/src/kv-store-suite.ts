@@ -76,8 +76,8 @@ function compareKeys(a: KvKey, b: KvKey): number {
  * overwrite and delete; JSON values round-tripping deep-equal; keys that
  * would collide if naively joined staying distinct; list by element-wise
  * prefix (and everything with no prefix), with prefix characters taken
- * literally; TTL expiry; `getMany()` (when present: order, absent,
- * repeated and expired keys); and `cas()` (when present) on absent keys,
+ * literally; TTL expiry; `getMany()` and `setMany()` (when present: order, absent,
+ * repeated and expired keys, per-entry TTLs); and `cas()` (when present) on absent keys,
  * mismatches, matches and deep-equal objects.
  *
  * Every test uses a fresh store instance on a fresh namespace, disposes it
@@ -265,6 +265,51 @@ export function testKvStore(options: KvStoreConformanceOptions): void {
       1,
       undefined,
     ]);
+  });
+
+  define(
+    "setMany writes every entry as set would, the last one winning for a key",
+    async (store) => {
+      if (store.setMany == null) return; // Optional method; nothing to check.
+      await store.set(["many", "old"], "before");
+      const entries = [];
+      for (let i = 0; i < 24; i++) entries.push({ key: [`set-${i}`, "x"] as KvKey, value: { i } });
+      await store.setMany([
+        ...entries,
+        { key: ["many", "old"], value: "overwritten" },
+        { key: ["many", "twice"], value: 1 },
+        { key: ["many", "twice"], value: [2, { deep: null }] },
+        {
+          key: ["many", "kept"],
+          value: "stays",
+          options: { ttl: toTemporalDuration({ hours: 1 }) },
+        },
+      ]);
+      for (const { key, value } of entries) assertEquals(await store.get(key), value);
+      assertEquals(await store.get(["many", "old"]), "overwritten");
+      assertEquals(await store.get(["many", "twice"]), [2, { deep: null }]);
+      assertEquals(await store.get(["many", "kept"]), "stays");
+      await store.setMany([]);
+      assertEquals(await store.get(["many", "kept"]), "stays");
+    },
+  );
+
+  define("setMany gives each entry its own TTL", async (store) => {
+    if (store.setMany == null) return;
+    await store.setMany([
+      {
+        key: ["ttl", "short"],
+        value: "soon gone",
+        options: { ttl: toTemporalDuration({ seconds: 1 }) },
+      },
+      { key: ["ttl", "forever"], value: "stays" },
+    ]);
+    await waitUntil(async () => await store.get(["ttl", "short"]) === undefined, {
+      timeoutMs: TTL_EXPIRY_TIMEOUT_MS,
+      intervalMs: 250,
+      what: "the entry with a one-second TTL to expire",
+    });
+    assertEquals(await listEntries(store, ["ttl"]), [{ key: ["ttl", "forever"], value: "stays" }]);
   });
 
   define("cas on an absent key with expected undefined stores the value", async (store) => {

@@ -7,6 +7,7 @@ import {
   type KvKey,
   type KvStore,
   type KvStoreListEntry,
+  type KvStoreSetManyEntry,
   type KvStoreSetOptions,
 } from "@fedwork/core";
 import { sharedWorker, type TestWorker } from "./miniflare.ts";
@@ -42,6 +43,19 @@ class WorkerKvStoreClient implements KvStore, AsyncDisposable {
       key,
       value,
       ...(options.ttl === undefined ? {} : { ttlMs: durationToMilliseconds(options.ttl, "ttl") }),
+    });
+  }
+
+  async setMany(entries: readonly KvStoreSetManyEntry[]): Promise<void> {
+    await this.#call({
+      op: "setMany",
+      entries: entries.map(({ key, value, options }) => ({
+        key,
+        value,
+        ...(options?.ttl === undefined
+          ? {}
+          : { ttlMs: durationToMilliseconds(options.ttl, "ttl") }),
+      })),
     });
   }
 

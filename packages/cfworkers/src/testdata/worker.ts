@@ -43,9 +43,10 @@ interface Env {
 interface KvCall {
   readonly store: "kv" | "d1";
   readonly prefix: string;
-  readonly op: "get" | "getMany" | "set" | "delete" | "list" | "cas";
+  readonly op: "get" | "getMany" | "set" | "setMany" | "delete" | "list" | "cas";
   readonly key?: KvKey;
   readonly keys?: readonly KvKey[];
+  readonly entries?: readonly { key: KvKey; value: unknown; ttlMs?: number }[];
   readonly value?: unknown;
   readonly expected?: unknown;
   readonly ttlMs?: number;
@@ -132,6 +133,13 @@ async function callKv(env: Env, call: KvCall): Promise<unknown> {
       };
     case "set":
       await store.set(call.key!, call.value, ttl);
+      return {};
+    case "setMany":
+      await store.setMany(call.entries!.map(({ key, value, ttlMs }) => ({
+        key,
+        value,
+        ...(ttlMs == null ? {} : { options: { ttl: { milliseconds: ttlMs } } }),
+      })));
       return {};
     case "cas":
       if (!("cas" in store)) throw new TypeError("This store has no cas().");

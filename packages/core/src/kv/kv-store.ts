@@ -18,6 +18,19 @@ export interface KvStoreSetOptions {
 }
 
 /**
+ * One write of {@link KvStore.setMany}: what {@link KvStore.set} takes.
+ * @since 0.3.0
+ */
+export interface KvStoreSetManyEntry {
+  /** The key. */
+  readonly key: KvKey;
+  /** A JSON-compatible value. */
+  readonly value: unknown;
+  /** The time to live; forever when absent. */
+  readonly options?: KvStoreSetOptions;
+}
+
+/**
  * One entry yielded by {@link KvStore.list}.
  * @since 0.1.0
  */
@@ -63,6 +76,18 @@ export interface KvStore {
    * @param options The time to live.
    */
   set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void>;
+
+  /**
+   * Writes several values, in as few round trips as the store allows (one
+   * pipeline on Redis, one statement on PostgreSQL, one transaction on
+   * SQLite).  Each entry is written as {@link KvStore.set} would write it;
+   * where a key repeats, the last entry wins.  Optional: a caller that
+   * finds it absent calls `set()` for each entry.  Not atomic: when it
+   * rejects, some entries may have been written.
+   * @param entries The writes; may be empty.
+   * @since 0.3.0
+   */
+  setMany?(entries: readonly KvStoreSetManyEntry[]): Promise<void>;
 
   /**
    * Removes a value; removing an absent key is not an error.

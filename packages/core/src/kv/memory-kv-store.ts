@@ -1,6 +1,12 @@
 import { assertKnownOptions } from "../options/known-options.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
-import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "./kv-store.ts";
+import type {
+  KvKey,
+  KvStore,
+  KvStoreListEntry,
+  KvStoreSetManyEntry,
+  KvStoreSetOptions,
+} from "./kv-store.ts";
 
 interface MemoryEntry {
   readonly key: KvKey;
@@ -100,6 +106,25 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
   set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
     try {
       this.#write(key, value, options);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Writes several values in one call, in order; writing `undefined`
+   * removes the entry.
+   * @param entries The writes; values are copied with `structuredClone()`.
+   * @throws {TypeError} When a key is not a non-empty array of strings, a
+   *                     `ttl` is not a duration or a value cannot be cloned
+   *                     (the entries before it are written).
+   * @throws {RangeError} When a `ttl` is negative.
+   * @since 0.3.0
+   */
+  setMany(entries: readonly KvStoreSetManyEntry[]): Promise<void> {
+    try {
+      for (const entry of entries) this.#write(entry.key, entry.value, entry.options);
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);

@@ -1,2 +1,8 @@
-export type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "./kv-store.ts";
+export type {
+  KvKey,
+  KvStore,
+  KvStoreListEntry,
+  KvStoreSetManyEntry,
+  KvStoreSetOptions,
+} from "./kv-store.ts";
 export { MemoryKvStore } from "./memory-kv-store.ts";

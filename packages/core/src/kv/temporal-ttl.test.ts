@@ -64,3 +64,26 @@ test("withTemporalTtl passes getMany() on when the store has it, and only then",
   });
   assertEquals("getMany" in bare, false);
 });
+
+test("withTemporalTtl hands setMany() a Temporal.Duration for each entry's TTL", async () => {
+  const seen: unknown[] = [];
+  const inner = new MemoryKvStore();
+  const store = withTemporalTtl({
+    get: (key) => inner.get(key),
+    set: (key, value, options) => inner.set(key, value, options),
+    delete: (key) => inner.delete(key),
+    list: (prefix) => inner.list(prefix),
+    setMany(entries) {
+      for (const entry of entries) seen.push(entry.options?.ttl);
+      return inner.setMany(entries);
+    },
+  });
+  await store.setMany!([
+    { key: ["a"], value: 1, options: { ttl: { hours: 1 } } },
+    { key: ["b"], value: 2 },
+  ]);
+  assertEquals(Object.prototype.toString.call(seen[0]), "[object Temporal.Duration]");
+  assertEquals((seen[0] as Temporal.Duration).total("minute"), 60);
+  assertEquals(seen[1], undefined);
+  assertEquals([await store.get(["a"]), await store.get(["b"])], [1, 2]);
+});

@@ -8,8 +8,8 @@ import type { KvKey, KvStore, KvStoreSetOptions } from "./kv-store.ts";
  * written for Fedify, which calls methods such as `round()` on a TTL, works
  * with every part of Fedwork that writes to it.  Internal.
  * @param store The store, as the user passed it.
- * @returns A store with the same methods (`getMany` and `cas` only when
- *          `store` has them).
+ * @returns A store with the same methods (`getMany`, `setMany` and `cas`
+ *          only when `store` has them).
  * @since 0.2.0
  */
 export function withTemporalTtl(store: KvStore): KvStore {
@@ -23,6 +23,16 @@ export function withTemporalTtl(store: KvStore): KvStore {
   if (typeof getMany === "function") {
     wrapped.getMany = <T>(keys: readonly KvKey[]) =>
       getMany.call(store, keys) as Promise<(T | undefined)[]>;
+  }
+  const setMany = store.setMany;
+  if (typeof setMany === "function") {
+    wrapped.setMany = (entries) =>
+      setMany.call(
+        store,
+        entries.map((entry) =>
+          entry.options?.ttl == null ? entry : { ...entry, options: temporalTtl(entry.options) }
+        ),
+      );
   }
   const cas = store.cas;
   if (typeof cas === "function") {
