@@ -58,3 +58,21 @@ export class DeliveryError extends Error {
     this.status = status;
   }
 }
+
+/**
+ * The HTTP status a failed delivery ended with, looked up along the error's
+ * `cause` chain (a {@link DeliveryError} may be wrapped by the retry
+ * machinery); `undefined` when no status is found within five links.
+ * Internal: used by the failed-delivery records and the webhook payloads.
+ * @param error The error a delivery failed with.
+ * @returns The HTTP status, or `undefined`.
+ * @since 0.3.0
+ */
+export function httpStatusOf(error: unknown): number | undefined {
+  for (let current = error, depth = 0; current != null && depth < 5; depth++) {
+    const status = (current as { status?: unknown }).status;
+    if (typeof status === "number" && Number.isInteger(status)) return status;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

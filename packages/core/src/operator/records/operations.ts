@@ -3,6 +3,7 @@
 // dispatcher's events feed.
 import type { DocumentLoader } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
+import { httpStatusOf } from "../../activitypub/outbox/errors.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { MessageObserver } from "../../processing/dispatcher.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
@@ -467,12 +468,8 @@ function isQueuedDelivery(message: BaseMessage): message is QueuedDelivery {
     Array.isArray(delivery.actorIds) && typeof delivery.baseUrl === "string";
 }
 
-/** The last HTTP status of a delivery error, found in its cause chain. */
+/** The last HTTP status of a delivery error, as a record field. */
 function statusCodeOf(error: unknown): { statusCode?: number } {
-  for (let current = error, depth = 0; current != null && depth < 5; depth++) {
-    const status = (current as { status?: unknown }).status;
-    if (typeof status === "number" && Number.isInteger(status)) return { statusCode: status };
-    current = (current as { cause?: unknown }).cause;
-  }
-  return {};
+  const statusCode = httpStatusOf(error);
+  return statusCode == null ? {} : { statusCode };
 }

@@ -1,3 +1,4 @@
+import { httpStatusOf } from "../../activitypub/outbox/errors.ts";
 import type { OutboxMessage } from "../../activitypub/outbox/messages.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import type { MessageEvent, MessageFailedEvent } from "../../processing/events.ts";
@@ -131,16 +132,6 @@ export function isOutboxMessage(message: BaseMessage): message is OutboxMessage 
     typeof delivery.activityType === "string";
 }
 
-/** The last HTTP status in an error's cause chain, if any. */
-function statusCodeOf(error: unknown): number | undefined {
-  for (let current = error, depth = 0; current != null && depth < 5; depth++) {
-    const status = (current as { status?: unknown }).status;
-    if (typeof status === "number" && Number.isInteger(status)) return status;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
 /**
  * Builds the payload of the `failed` event of an outgoing delivery that
  * failed for good.
@@ -155,7 +146,7 @@ export function webhookPayloadOfFailedDelivery(
   message: OutboxMessage,
   webhookId: string,
 ): WebhookPayload {
-  const statusCode = statusCodeOf(event.error);
+  const statusCode = httpStatusOf(event.error);
   return {
     id: crypto.randomUUID(),
     type: "failed",
