@@ -442,3 +442,40 @@ test("panels whose federation method is missing say they are not available", asy
     await setup.stop();
   }
 });
+
+test("the workers panel shows how many messages each queue runs at once", async () => {
+  const setup = await setUp();
+  try {
+    const { federation } = setup;
+    await waitUntil(async () => (await federation.listWorkers()).length > 0, {
+      what: "the worker to register",
+    });
+    const dashboard = createDashboard(federation, { authorize: allow });
+    const overview = await (await dashboard(new Request(new URL("/api/overview", base)))).json();
+    // The set-up's worker listens to the task role of one InProcessMessageQueue.
+    assertEquals(overview.workers.map((worker: { queues: string[] }) => worker.queues), [[
+      "task × 1",
+    ]]);
+
+    // A source whose queues do not tell their concurrency shows the roles alone.
+    const [listed] = await federation.listWorkers();
+    const untold = createDashboard({
+      getQueueDepths: () => federation.getQueueDepths(),
+      getThroughput: (options?: { minutes?: number }) => federation.getThroughput(options),
+      listFailedTasks: federation.listFailedTasks.bind(federation),
+      getFailedTask: federation.getFailedTask.bind(federation),
+      retryFailedTask: federation.retryFailedTask.bind(federation),
+      discardFailedTask: federation.discardFailedTask.bind(federation),
+      countFailedTasks: federation.countFailedTasks.bind(federation),
+      listWorkers: () =>
+        Promise.resolve([{
+          ...listed,
+          queues: [{ roles: "inbox, outbox", concurrency: null }, { roles: "task" }],
+        }]),
+    }, { authorize: allow });
+    const plain = await (await untold(new Request(new URL("/api/overview", base)))).json();
+    assertEquals(plain.workers[0].queues, ["inbox, outbox", "task"]);
+  } finally {
+    await setup.stop();
+  }
+});

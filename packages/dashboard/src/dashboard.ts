@@ -227,7 +227,12 @@ class DashboardApi {
         host: String(worker.host),
         pid: worker.pid,
         runtime: String(worker.runtime),
-        queues: worker.queues.map((queue) => String(queue.roles)),
+        // "task × 8": what a worker can take on, beside what it runs.
+        queues: worker.queues.map((queue) =>
+          typeof queue.concurrency === "number" && Number.isFinite(queue.concurrency)
+            ? `${String(queue.roles)} × ${queue.concurrency}`
+            : String(queue.roles)
+        ),
         capabilities: worker.capabilities.map(String),
         state: String(worker.state),
         lastHeartbeatAt: isoOrNull(worker.lastHeartbeatAt),

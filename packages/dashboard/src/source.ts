@@ -120,8 +120,12 @@ export interface DashboardWorker {
   readonly pid: number;
   /** Its runtime. */
   readonly runtime: string;
-  /** The queues it listens to. */
-  readonly queues: readonly { readonly roles: string }[];
+  /**
+   * The queues it listens to, each with how many messages it runs at once
+   * there (`null` or absent when the queue does not tell; shown since
+   * 0.3.0).
+   */
+  readonly queues: readonly { readonly roles: string; readonly concurrency?: number | null }[];
   /** Its capabilities. */
   readonly capabilities: readonly string[];
   /** `busy`, `idle`, `stopping` or `offline`. */
