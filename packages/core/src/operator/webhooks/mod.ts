@@ -8,7 +8,6 @@
  */
 export {
   FederationWebhooks,
-  type ResolvedWebhookOptions,
   WEBHOOK_TASK_NAME,
   type WebhookOperations,
   type WebhooksPort,

@@ -1,7 +1,6 @@
 import type { RetryPolicy } from "../../retry/retry-policy.ts";
 import type { DurationInput } from "../../time/duration.ts";
 import type { Webhook } from "./types.ts";
-import type { ResolvedWebhookOptions } from "./mod.ts";
 import {
   checkFederationOption,
   FederationOptionError,
@@ -50,7 +49,18 @@ export interface FederationWebhookOptions {
   readonly probeMaxDelay?: DurationInput;
 }
 
-export type { ResolvedWebhookOptions };
+/**
+ * The federation's `webhooks` option checked, with defaults.  Internal.
+ * @since 0.2.0
+ */
+export interface ResolvedWebhookOptions {
+  readonly disableAfterFailures: number;
+  readonly onDisabled?: (webhook: Webhook) => void | Promise<void>;
+  readonly timeoutMs: number;
+  readonly retryPolicy?: RetryPolicy;
+  readonly probeInitialDelayMs: number;
+  readonly probeMaxDelayMs: number;
+}
 
 /**
  * Checks the `webhooks` option.
