@@ -5,6 +5,7 @@
 import { getLogger } from "@logtape/logtape";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
+import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
 import type { PubSub } from "../pubsub/pubsub.ts";
 import { toTemporalDuration } from "../time/duration.ts";
 import { TaskCancelledError } from "./errors.ts";
@@ -57,10 +58,6 @@ interface PendingRead {
   readonly done: () => void;
 }
 
-// How many microtask hops a batch of marker reads waits, at most, for runs
-// that begin a few awaits after the first one (see #readMarker()).
-const MAX_GATHER_HOPS = 8;
-
 /** The subscription to cancellation requests, and how many hold it. */
 interface Subscription {
   readonly controller: AbortController;
@@ -95,8 +92,11 @@ export class TaskCancellations {
   readonly #running = new Map<string, WatchedRun | Set<WatchedRun>>();
   /** The open subscription and how many worker groups hold it. */
   #subscription: Subscription | undefined;
-  /** Marker reads asked for in this turn and not sent yet. */
-  #pendingReads: PendingRead[] | undefined;
+  /** Gathers the marker reads asked for in one turn (see #readMarker()). */
+  readonly #reads = new MicrotaskBatcher<PendingRead>((reads) => {
+    if (reads.length > 1) this.#readBatch(reads);
+    else void this.#readOne(reads[0].id, reads[0].run).then(reads[0].done);
+  });
 
   /**
    * @param kv Where markers are kept.
@@ -242,52 +242,19 @@ export class TaskCancellations {
    * one; a failed read is logged (the run goes ahead).
    *
    * On a store with `getMany()`, the reads asked for in the same turn go
-   * out as one call: the runs a queue starts together (the handlers a
-   * lease listener starts from one claimed batch, the slots a parallel
-   * queue fills, the runs whose previous tasks finished on the same reply)
-   * each reach this point within a few microtask hops of the first, so the
-   * batch waits for hops until a hop adds no read (at most
-   * `MAX_GATHER_HOPS`), and never for a timer or I/O.  That needs no hook
-   * in any queue, and a lone run costs one hop more than its own `get()`.
-   * The guarantee is unchanged: the run is registered before its read is
-   * sent, and its handler waits for the read.
+   * out as one call (see `MicrotaskBatcher`): the runs a lease listener
+   * starts from one claimed batch, or that a parallel queue starts
+   * together, have their markers read in one round trip.  That needs no
+   * hook in any queue, and a lone run waits one microtask hop more than
+   * its own `get()`.  The guarantee is unchanged: the run is registered
+   * before its read is sent, and its handler waits for the read.
    * @param id The task's id.
    * @param run The run.
    * @returns Settles once read; never rejects.
    */
   #readMarker(id: string, run: WatchedRun): Promise<void> {
     if (typeof this.#kv.getMany !== "function") return this.#readOne(id, run);
-    return new Promise<void>((done) => {
-      let reads = this.#pendingReads;
-      if (reads == null) {
-        reads = this.#pendingReads = [];
-        this.#gather(reads, 1, 1);
-      }
-      reads.push({ id, run, done });
-    });
-  }
-
-  /**
-   * Sends the gathered reads after a microtask hop, or waits one more hop
-   * when the last one added reads.
-   * @param reads The batch.
-   * @param seen How many reads it held when this hop was scheduled.
-   * @param hops How many hops it has waited, this one included.
-   */
-  #gather(reads: PendingRead[], seen: number, hops: number): void {
-    queueMicrotask(() => {
-      if (reads.length > seen && hops < MAX_GATHER_HOPS) {
-        this.#gather(reads, reads.length, hops + 1);
-        return;
-      }
-      this.#pendingReads = undefined;
-      if (reads.length === 1) {
-        const [read] = reads;
-        void this.#readOne(read.id, read.run).then(read.done);
-        return;
-      }
-      this.#readBatch(reads);
-    });
+    return new Promise<void>((done) => this.#reads.push({ id, run, done }));
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Temporal } from "@js-temporal/polyfill";
-import type { KvKey, KvStore } from "../kv/kv-store.ts";
+import type { KvKey, KvStore, KvStoreSetManyEntry } from "../kv/kv-store.ts";
+import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
 import { toTemporalDuration } from "../time/duration.ts";
 import type { TaskResultOmission } from "./result.ts";
 
@@ -238,6 +239,26 @@ export class TaskStatusStore {
    * polyfill makes building one cost more than the write itself.
    */
   readonly #ttls = new Map<number, Temporal.Duration>();
+  /**
+   * Gathers the records written in one turn (the outcomes of the tasks
+   * that finished together, the `queued` records of one
+   * `enqueueTaskMany()`) into one `setMany()`, where the store has it.
+   */
+  readonly #writes = new MicrotaskBatcher<PendingWrite>((writes) => {
+    let written: Promise<void>;
+    try {
+      written = writes.length === 1
+        ? this.#kv.set(writes[0].key, writes[0].value, writes[0].options)
+        : this.#kv.setMany!(writes);
+    } catch (error) {
+      written = Promise.reject(error);
+    }
+    written.then(() => {
+      for (const write of writes) write.resolve();
+    }, (error) => {
+      for (const write of writes) write.reject(error);
+    });
+  });
 
   /**
    * @param kv The key–value store.
@@ -262,8 +283,8 @@ export class TaskStatusStore {
    * @param ttlMs How long the store keeps it, in milliseconds.
    */
   set(status: TaskStatus, ttlMs: number): Promise<void> {
-    // Not async: one promise less per record, and the store's own is
-    // returned as it is.
+    // Not async: one promise less per record, and without setMany() the
+    // store's own is returned as it is.
     try {
       const ms = Math.max(1, Math.round(ttlMs));
       let ttl = this.#ttls.get(ms);
@@ -272,7 +293,12 @@ export class TaskStatusStore {
         ttl = toTemporalDuration({ milliseconds: ms }, "ttl");
         this.#ttls.set(ms, ttl);
       }
-      return this.#kv.set(statusKey(status.id), toStored(status), { ttl });
+      const key = statusKey(status.id);
+      const value = toStored(status);
+      if (typeof this.#kv.setMany !== "function") return this.#kv.set(key, value, { ttl });
+      return new Promise<void>((resolve, reject) =>
+        this.#writes.push({ key, value, options: { ttl }, resolve, reject })
+      );
     } catch (error) {
       return Promise.reject(error);
     }
@@ -285,6 +311,12 @@ export class TaskStatusStore {
   async delete(id: string): Promise<void> {
     await this.#kv.delete(statusKey(id));
   }
+}
+
+/** A record write waiting to go out with the others of its turn. */
+interface PendingWrite extends KvStoreSetManyEntry {
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
 }
 
 function statusKey(id: string): KvKey {

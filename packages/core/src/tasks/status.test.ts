@@ -1,0 +1,69 @@
+import { assertEquals, assertRejects, test } from "@fedify/fixture";
+import type { KvKey, KvStoreSetManyEntry, KvStoreSetOptions } from "../kv/kv-store.ts";
+import { MemoryKvStore } from "../kv/memory-kv-store.ts";
+import { type TaskStatus, TaskStatusStore } from "./status.ts";
+
+/** A store that counts its writes, one by one and batched. */
+class CountingKvStore extends MemoryKvStore {
+  sets = 0;
+  batches: number[] = [];
+
+  override set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
+    this.sets++;
+    return super.set(key, value, options);
+  }
+
+  override setMany(entries: readonly KvStoreSetManyEntry[]): Promise<void> {
+    this.batches.push(entries.length);
+    return super.setMany(entries);
+  }
+}
+
+function status(id: string, state: TaskStatus["state"]): TaskStatus {
+  return { id, name: "import", state, attempt: 0, updatedAt: new Date() };
+}
+
+test("TaskStatusStore writes the records set in one turn with one setMany()", async () => {
+  const kv = new CountingKvStore();
+  const store = new TaskStatusStore(kv);
+  await Promise.all([
+    store.set(status("a", "completed"), 60_000),
+    store.set(status("b", "failed"), 60_000),
+    // A few awaits later, as an outcome listener of a task that finished
+    // on the same reply would.
+    (async () => {
+      await null;
+      await null;
+      await store.set(status("c", "completed"), 60_000);
+    })(),
+  ]);
+  assertEquals(kv.batches, [3]);
+  assertEquals(kv.sets, 0);
+  assertEquals((await store.get("b"))?.state, "failed");
+  assertEquals((await store.get("c"))?.state, "completed");
+  await store.set(status("d", "running"), 60_000);
+  assertEquals([kv.batches, kv.sets], [[3], 1]);
+  assertEquals((await store.get("d"))?.state, "running");
+});
+
+test("TaskStatusStore rejects each write of a batch that setMany() failed", async () => {
+  const kv = new CountingKvStore();
+  kv.setMany = () => Promise.reject(new Error("the store is down"));
+  const store = new TaskStatusStore(kv);
+  const writes = [store.set(status("a", "completed"), 1_000), store.set(status("b", "failed"), 1)];
+  for (const write of writes) await assertRejects(() => write, Error, "the store is down");
+});
+
+test("TaskStatusStore writes one by one on a store without setMany()", async () => {
+  const inner = new MemoryKvStore();
+  let sets = 0;
+  const store = new TaskStatusStore({
+    get: (key) => inner.get(key),
+    set: (key, value, options) => (sets++, inner.set(key, value, options)),
+    delete: (key) => inner.delete(key),
+    list: (prefix) => inner.list(prefix),
+  });
+  await Promise.all([store.set(status("a", "queued"), 1_000), store.set(status("b", "queued"), 1)]);
+  assertEquals(sets, 2);
+  assertEquals((await store.get("a"))?.state, "queued");
+});
