@@ -55,7 +55,6 @@ interface StoredCancellation {
 interface PendingRead {
   readonly id: string;
   readonly run: WatchedRun;
-  readonly done: () => void;
 }
 
 /** The subscription to cancellation requests, and how many hold it. */
@@ -93,10 +92,9 @@ export class TaskCancellations {
   /** The open subscription and how many worker groups hold it. */
   #subscription: Subscription | undefined;
   /** Gathers the marker reads asked for in one turn (see #readMarker()). */
-  readonly #reads = new MicrotaskBatcher<PendingRead>((reads) => {
-    if (reads.length > 1) this.#readBatch(reads);
-    else void this.#readOne(reads[0].id, reads[0].run).then(reads[0].done);
-  });
+  readonly #reads = new MicrotaskBatcher<PendingRead>((reads) =>
+    reads.length > 1 ? this.#readBatch(reads) : this.#readOne(reads[0].id, reads[0].run)
+  );
 
   /**
    * @param kv Where markers are kept.
@@ -241,27 +239,30 @@ export class TaskCancellations {
    * Reads a task's cancellation marker and cancels the run when there is
    * one; a failed read is logged (the run goes ahead).
    *
-   * On a store with `getMany()`, the reads asked for in the same turn go
-   * out as one call (see `MicrotaskBatcher`): the runs a lease listener
+   * On a store with `getMany()`, the reads asked for in the same turn
+   * share a round trip (see `MicrotaskBatcher`): the runs a lease listener
    * starts from one claimed batch, or that a parallel queue starts
-   * together, have their markers read in one round trip.  That needs no
-   * hook in any queue, and a lone run waits one microtask hop more than
-   * its own `get()`.  The guarantee is unchanged: the run is registered
-   * before its read is sent, and its handler waits for the read.
+   * together, have their markers read with one `get()` (the first, sent at
+   * once) and one `getMany()` for the rest, in flight together.  That
+   * needs no hook in any queue, and a lone run (concurrency 1) reads with
+   * its own `get()` as before, at no extra cost.  The guarantee is
+   * unchanged: the run is registered before its read is sent, and its
+   * handler waits for the read.
    * @param id The task's id.
    * @param run The run.
    * @returns Settles once read; never rejects.
    */
   #readMarker(id: string, run: WatchedRun): Promise<void> {
     if (typeof this.#kv.getMany !== "function") return this.#readOne(id, run);
-    return new Promise<void>((done) => this.#reads.push({ id, run, done }));
+    return this.#reads.push({ id, run });
   }
 
   /**
    * Reads the markers of a batch of runs with one `getMany()` call.
    * @param reads The batch; more than one read.
+   * @returns Settles once read; never rejects.
    */
-  #readBatch(reads: readonly PendingRead[]): void {
+  #readBatch(reads: readonly PendingRead[]): Promise<void> {
     const keys = reads.map((read) => markerKey(read.id));
     let batch: Promise<readonly unknown[]>;
     try {
@@ -269,7 +270,7 @@ export class TaskCancellations {
     } catch (error) {
       batch = Promise.reject(error);
     }
-    batch.then((markers) => {
+    return batch.then((markers) => {
       if (!Array.isArray(markers)) throw new TypeError("getMany() did not return an array.");
       for (let i = 0; i < reads.length; i++) applyMarker(reads[i].run, reads[i].id, markers[i]);
     }).catch((error) => {
@@ -278,8 +279,6 @@ export class TaskCancellations {
         messageIds: reads.map((read) => read.id),
         error,
       });
-    }).finally(() => {
-      for (const read of reads) read.done();
     });
   }
 

@@ -240,25 +240,16 @@ export class TaskStatusStore {
    */
   readonly #ttls = new Map<number, Temporal.Duration>();
   /**
-   * Gathers the records written in one turn (the outcomes of the tasks
-   * that finished together, the `queued` records of one
-   * `enqueueTaskMany()`) into one `setMany()`, where the store has it.
+   * Sends the records written in one turn (the outcomes of the tasks that
+   * finished together, the `queued` records of one `enqueueTaskMany()`)
+   * with one `set()` for the first and one `setMany()` for the rest, where
+   * the store has it.
    */
-  readonly #writes = new MicrotaskBatcher<PendingWrite>((writes) => {
-    let written: Promise<void>;
-    try {
-      written = writes.length === 1
-        ? this.#kv.set(writes[0].key, writes[0].value, writes[0].options)
-        : this.#kv.setMany!(writes);
-    } catch (error) {
-      written = Promise.reject(error);
-    }
-    written.then(() => {
-      for (const write of writes) write.resolve();
-    }, (error) => {
-      for (const write of writes) write.reject(error);
-    });
-  });
+  readonly #writes = new MicrotaskBatcher<KvStoreSetManyEntry>((writes) =>
+    writes.length === 1
+      ? this.#kv.set(writes[0].key, writes[0].value, writes[0].options)
+      : this.#kv.setMany!(writes)
+  );
 
   /**
    * @param kv The key–value store.
@@ -296,9 +287,8 @@ export class TaskStatusStore {
       const key = statusKey(status.id);
       const value = toStored(status);
       if (typeof this.#kv.setMany !== "function") return this.#kv.set(key, value, { ttl });
-      return new Promise<void>((resolve, reject) =>
-        this.#writes.push({ key, value, options: { ttl }, resolve, reject })
-      );
+      // Settles with its batch: a failed setMany() rejects every write.
+      return this.#writes.push({ key, value, options: { ttl } });
     } catch (error) {
       return Promise.reject(error);
     }
@@ -311,12 +301,6 @@ export class TaskStatusStore {
   async delete(id: string): Promise<void> {
     await this.#kv.delete(statusKey(id));
   }
-}
-
-/** A record write waiting to go out with the others of its turn. */
-interface PendingWrite extends KvStoreSetManyEntry {
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
 }
 
 function statusKey(id: string): KvKey {
