@@ -8,6 +8,11 @@
 // Third-party packages are not followed: their own entry points are their
 // business, and the workerd smoke test would catch them.
 //
+// It also fails on what Cloudflare Workers refuse at a module's top level
+// (outside any request), which some workerd releases enforce: creating an
+// AbortController, starting a timer, drawing random values.  Such objects
+// are made on first use instead.
+//
 // The TypeScript parser reads the files, so that strings and comments that
 // look like imports are not mistaken for them.
 //
@@ -39,7 +44,47 @@ function loadTimeImports(path: string, text: string): string[] {
   return specifiers;
 }
 
+/** What Workers refuse outside a request, as `new X` or a call to `X`. */
+const REFUSED_AT_LOAD = new Set([
+  "new AbortController",
+  "setTimeout",
+  "setInterval",
+  "crypto.randomUUID",
+  "crypto.getRandomValues",
+]);
+
+/**
+ * The expressions in REFUSED_AT_LOAD a module evaluates when it loads:
+ * those outside functions (a class's static initializers run at load, its
+ * methods do not).
+ */
+function loadTimeEffects(path: string, text: string): string[] {
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node)) return;
+    if (
+      ts.isPropertyDeclaration(node) &&
+      (ts.getCombinedModifierFlags(node) & ts.ModifierFlags.Static) === 0
+    ) {
+      // An instance field initializer runs in the constructor.
+      return;
+    }
+    let name: string | undefined;
+    if (ts.isNewExpression(node)) name = `new ${node.expression.getText(source)}`;
+    else if (ts.isCallExpression(node)) name = node.expression.getText(source);
+    if (name != null && REFUSED_AT_LOAD.has(name.replace(/^globalThis\./, ""))) {
+      const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
+      found.push(`${name} at ${relative(root, path)}:${line + 1}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  ts.forEachChild(source, visit);
+  return found;
+}
+
 const offenders: string[] = [];
+const effects: string[] = [];
 const parents = new Map<string, string | null>();
 const queue: string[] = [];
 for (const entry of ENTRY_POINTS) {
@@ -50,6 +95,7 @@ for (const entry of ENTRY_POINTS) {
 while (queue.length > 0) {
   const path = queue.shift()!;
   const text = await readFile(path, "utf8");
+  effects.push(...loadTimeEffects(path, text));
   for (const specifier of loadTimeImports(path, text)) {
     if (specifier.startsWith(".")) {
       const target = resolve(dirname(path), specifier);
@@ -75,4 +121,15 @@ if (offenders.length > 0) {
   for (const offender of offenders) console.error(`  ${offender}`);
   process.exit(1);
 }
-console.log(`check-core-load: ${parents.size} modules load without a Node.js built-in module.`);
+if (effects.length > 0) {
+  console.error(
+    "Loading @fedwork/core does what Cloudflare Workers refuse outside a request; make " +
+      "these on first use:",
+  );
+  for (const effect of effects) console.error(`  ${effect}`);
+  process.exit(1);
+}
+console.log(
+  `check-core-load: ${parents.size} modules load without a Node.js built-in module, ` +
+    "a timer, an AbortController or random values.",
+);

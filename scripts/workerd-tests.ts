@@ -33,8 +33,9 @@ import { startNodePeer } from "../tests/workerd/src/node-peer.ts";
 const root = resolve(import.meta.dirname!, "..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
 
-// Miniflare pins an older workerd, which refuses what @fedwork/core does at
-// a Worker's top level (creating an AbortController); run the one the
+// Miniflare pins an older workerd (2026-07-30 here), which does not know
+// the compatibility date the test Worker needs (one that turns on
+// node:child_process, which @fedwork/testing imports); run the one the
 // `workerd` package installs, as Cloudflare would run the current release.
 process.env.MINIFLARE_WORKERD_PATH ??= bin("workerd");
 

@@ -13,11 +13,12 @@ import { Miniflare } from "miniflare";
 
 const root = resolve(import.meta.dirname!, "..", "..", "..", "..");
 
-// Miniflare pins the workerd release it was built with, which is older than
-// the `workerd` package the tests install, and older releases refuse some
-// things at a Worker's top level that Cloudflare now allows (creating an
-// AbortController, which @fedwork/core does when it loads).  Run the newer
-// binary, as Cloudflare would.
+// Miniflare pins the workerd release it was built with (2026-07-30 here),
+// older than the `workerd` package the tests install.  @fedwork/core loads
+// in it (nothing is made at a module's top level), but in our runs the
+// retries this suite sends with a delay never came back through that
+// release's queue simulation.  Run the newer binary, as Cloudflare runs its
+// current release.
 process.env.MINIFLARE_WORKERD_PATH ??= join(root, "node_modules", ".bin", "workerd");
 
 /** The name of the test queue. */

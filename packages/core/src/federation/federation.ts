@@ -96,6 +96,7 @@ import { FederationBatches } from "../operator/batches/batches.ts";
 import type { BatchStatus, WatchBatchOptions } from "../operator/batches/types.ts";
 
 import type { Federation, FederationStartQueueOptions } from "./api.ts";
+import { neverAborted } from "../processing/never-aborted.ts";
 
 export type { Federation, FederationStartQueueOptions };
 
@@ -438,7 +439,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       await this.enqueue(queue, [message], contextData);
       return undefined;
     }
-    return await this.dispatcher.dispatch(message, { contextData, signal: NEVER_ABORTED }, {
+    return await this.dispatcher.dispatch(message, { contextData, signal: neverAborted() }, {
       callerRetries: true,
     });
   }
@@ -746,7 +747,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
    * @returns The outcome.
    */
   dispatch(message: unknown, contextData: TContextData): Promise<Outcome> {
-    return this.dispatcher.dispatch(message, { contextData, signal: NEVER_ABORTED });
+    return this.dispatcher.dispatch(message, { contextData, signal: neverAborted() });
   }
 
   /**
@@ -885,7 +886,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   async deliverOrEnqueue(
     messages: OutboxMessage[],
     contextData: TContextData,
-    signal: AbortSignal = NEVER_ABORTED,
+    signal: AbortSignal = neverAborted(),
   ): Promise<void> {
     const queue = this.options.queues.outbox;
     const orderingKey = messages[0]?.orderingKey;
@@ -969,7 +970,6 @@ function checkWorkerCapabilities(capabilities: unknown): ReadonlySet<string> {
   }
   return new Set(capabilities);
 }
-const NEVER_ABORTED = new AbortController().signal;
 
 /**
  * Creates a federation.

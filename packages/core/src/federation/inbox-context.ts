@@ -2,6 +2,7 @@ import type { Recipient } from "@fedify/vocab";
 import { type ContextHost, ContextImpl } from "./context.ts";
 import type { Context, InboxContext } from "./context-api.ts";
 import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import { neverAborted } from "../processing/never-aborted.ts";
 
 /**
  * What an {@link InboxContextImpl} needs besides a context's host.
@@ -43,7 +44,7 @@ export class InboxContextImpl<TContextData> extends ContextImpl<TContextData>
     data: TContextData,
     recipient: string | null,
     activity: Readonly<Record<string, unknown>>,
-    signal: AbortSignal = NEVER_ABORTED,
+    signal: AbortSignal = neverAborted(),
   ) {
     super(host, url, data);
     this.#host = host;
@@ -71,5 +72,3 @@ export class InboxContextImpl<TContextData> extends ContextImpl<TContextData>
     return this.#host.forwardActivity(this, forwarder, recipients, this.#activity, options);
   }
 }
-
-const NEVER_ABORTED = new AbortController().signal;

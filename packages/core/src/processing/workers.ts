@@ -2,6 +2,7 @@ import { getLogger } from "@logtape/logtape";
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { MessageDispatcher } from "./dispatcher.ts";
 import type { OutcomeType } from "./outcome.ts";
+import { neverAborted } from "./never-aborted.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -82,7 +83,7 @@ export async function runWorkers<TContextData>(
           if (observer == null) {
             await dispatcher.dispatch(
               message,
-              { contextData, signal: signal ?? NEVER_ABORTED },
+              { contextData, signal: signal ?? neverAborted() },
               { queue, redelivery },
             );
             return;
@@ -93,7 +94,7 @@ export async function runWorkers<TContextData>(
           try {
             outcome = (await dispatcher.dispatch(
               message,
-              { contextData, signal: signal ?? NEVER_ABORTED },
+              { contextData, signal: signal ?? neverAborted() },
               { queue, redelivery },
             )).type;
           } finally {
@@ -148,8 +149,6 @@ export async function runWorkers<TContextData>(
     clearTimeout(timer);
   }
 }
-
-const NEVER_ABORTED = new AbortController().signal;
 
 function messageIdOf(message: unknown): string {
   const id = (message as { id?: unknown } | null)?.id;
