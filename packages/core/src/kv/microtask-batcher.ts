@@ -10,48 +10,71 @@ const QUIET_HOPS = 2;
 const MAX_HOPS = 16;
 
 /**
- * Sends store calls as they come, gathering those made in the same turn of
- * the event loop into one batch.  The first call of a turn goes out at
- * once, on its own (so a lone call costs nothing: no wait, no promise of
- * ours); the calls made while its turn lasts are gathered and go out
- * together when it ends, right behind it.  A turn ends after two
- * microtask hops in a row with no call (or after `MAX_HOPS` hops), never
- * after a timer or I/O: the work a queue starts together (the handlers of
- * one claimed batch, the slots a parallel queue fills, the runs whose
- * previous tasks finished on one reply) reaches the store within a few
- * hops of the first call.  So N calls in a turn cost two store calls sent
- * back to back, in flight together: one round trip of waiting.  Internal.
+ * Gathers the store calls made in the same turn of the event loop behind
+ * the first one.  The first call of a turn goes out at once, sent by its
+ * caller (`first()` says which call that is), so a lone call costs nothing
+ * more than it did; the calls made while its turn lasts are gathered
+ * (`push()`) and go out together when it ends, right behind it.  A turn
+ * ends after two microtask hops in a row with no call (or after
+ * `MAX_HOPS` hops), never after a timer or I/O: the work a queue starts
+ * together (the handlers of one claimed batch, the slots a parallel queue
+ * fills, the runs whose previous tasks finished on one reply) reaches the
+ * store within a few hops of the first call.  So N calls in a turn cost
+ * two store calls sent back to back, in flight together: one round trip
+ * of waiting.  Internal.
+ * @example
+ * ```ts ignore
+ * if (batcher.first()) return kv.get(key);
+ * return batcher.push(key); // settles once the batch's getMany() has
+ * ```
  * @since 0.3.0
  */
 export class MicrotaskBatcher<T> {
   readonly #flush: (items: T[]) => Promise<void>;
-  /** Whether a turn is open: a call was sent and the hops go on. */
+  /** Whether a turn is open: its first call was sent and the hops go on. */
   #open = false;
   /** The calls gathered in the open turn, and what settles them. */
   #batch: { items: T[]; settled: Promise<void>; settle: (p: Promise<void>) => void } | undefined;
+  /** How many items were gathered when the pending hop was scheduled. */
+  #seen = 0;
+  /** How many hops in a row gathered nothing before the pending one. */
+  #quiet = 0;
+  /** How many hops the open turn has lasted. */
+  #hops = 0;
+  /** The hop, made once: no closure per hop. */
+  readonly #hop = () => this.#onHop();
 
   /**
-   * @param flush Sends a batch, never empty: one item alone, or the items
-   *              gathered in a turn.  What it returns settles their
-   *              `push()`es; it may throw.
+   * @param flush Sends the items gathered in a turn, never empty; what it
+   *              returns settles their `push()`es; it may throw.
    */
   constructor(flush: (items: T[]) => Promise<void>) {
     this.#flush = flush;
   }
 
   /**
-   * Sends an item at once when it is the first of its turn, or gathers it
-   * with the others of the turn.
+   * Opens a turn when none is open.
+   * @returns `true` when the caller's call is the first of its turn: the
+   *          caller sends it at once, itself.  `false`: `push()` it.
+   */
+  first(): boolean {
+    if (this.#open) return false;
+    this.#open = true;
+    this.#seen = this.#quiet = 0;
+    this.#hops = 1;
+    queueMicrotask(this.#hop);
+    return true;
+  }
+
+  /**
+   * Gathers an item with the others of the open turn (opening one when
+   * none is, whose first call it then is not).
    * @param item The item.
-   * @returns Settles as the item's call does (one promise for a whole
-   *          batch, not one per item).
+   * @returns Settles as the batch's flush does: one promise for the whole
+   *          batch, not one per item.
    */
   push(item: T): Promise<void> {
-    if (!this.#open) {
-      this.#open = true;
-      this.#wait(0, 0, 1);
-      return this.#send([item]);
-    }
+    this.first();
     let batch = this.#batch;
     if (batch == null) {
       let settle!: (p: Promise<void>) => void;
@@ -62,31 +85,25 @@ export class MicrotaskBatcher<T> {
     return batch.settled;
   }
 
-  #send(items: T[]): Promise<void> {
-    try {
-      return this.#flush(items);
-    } catch (error) {
-      return Promise.reject(error);
+  #onHop(): void {
+    const gathered = this.#batch?.items.length ?? 0;
+    this.#quiet = gathered > this.#seen ? 0 : this.#quiet + 1;
+    this.#seen = gathered;
+    if (this.#quiet < QUIET_HOPS && this.#hops < MAX_HOPS) {
+      this.#hops++;
+      queueMicrotask(this.#hop);
+      return;
     }
-  }
-
-  /**
-   * @param seen How many items were gathered when this hop was scheduled.
-   * @param quiet How many hops in a row gathered nothing before this one.
-   * @param hops How many hops the turn has lasted, this one included.
-   */
-  #wait(seen: number, quiet: number, hops: number): void {
-    queueMicrotask(() => {
-      const gathered = this.#batch?.items.length ?? 0;
-      const stillQuiet = gathered > seen ? 0 : quiet + 1;
-      if (stillQuiet < QUIET_HOPS && hops < MAX_HOPS) {
-        this.#wait(gathered, stillQuiet, hops + 1);
-        return;
-      }
-      const batch = this.#batch;
-      this.#batch = undefined;
-      this.#open = false;
-      if (batch != null) batch.settle(this.#send(batch.items));
-    });
+    const batch = this.#batch;
+    this.#batch = undefined;
+    this.#open = false;
+    if (batch == null) return;
+    let flushed: Promise<void>;
+    try {
+      flushed = this.#flush(batch.items);
+    } catch (error) {
+      flushed = Promise.reject(error);
+    }
+    batch.settle(flushed);
   }
 }

@@ -254,6 +254,7 @@ export class TaskCancellations {
    */
   #readMarker(id: string, run: WatchedRun): Promise<void> {
     if (typeof this.#kv.getMany !== "function") return this.#readOne(id, run);
+    if (this.#reads.first()) return this.#readOne(id, run);
     return this.#reads.push({ id, run });
   }
 

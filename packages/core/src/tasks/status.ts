@@ -287,6 +287,7 @@ export class TaskStatusStore {
       const key = statusKey(status.id);
       const value = toStored(status);
       if (typeof this.#kv.setMany !== "function") return this.#kv.set(key, value, { ttl });
+      if (this.#writes.first()) return this.#kv.set(key, value, { ttl });
       // Settles with its batch: a failed setMany() rejects every write.
       return this.#writes.push({ key, value, options: { ttl } });
     } catch (error) {
