@@ -21,23 +21,21 @@
 //   path…     runs only the listed files whose path contains one of these
 //   --filter  runs only the tests whose name matches this regular expression
 // Exits non-zero when a test failed or the Worker could not be run.
-import { spawn } from "node:child_process";
 import { mkdir, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join, relative, resolve } from "node:path";
 import process from "node:process";
 import { Miniflare } from "miniflare";
+import { bundleWorker, freeLoopbackPort, workspaceBinary } from "@fedify/fixture/workerd";
 import { WORKERD_TEST_FILES } from "../tests/workerd/suites.ts";
 import { startNodePeer } from "../tests/workerd/src/node-peer.ts";
 
 const root = resolve(import.meta.dirname!, "..");
-const bin = (name: string) => join(root, "node_modules", ".bin", name);
 
 // Miniflare pins an older workerd (2026-07-30 here), which does not know
 // the compatibility date the test Worker needs (one that turns on
 // node:child_process, which @fedwork/testing imports); run the one the
 // `workerd` package installs, as Cloudflare would run the current release.
-process.env.MINIFLARE_WORKERD_PATH ??= bin("workerd");
+process.env.MINIFLARE_WORKERD_PATH ??= workspaceBinary("workerd");
 
 // Bounds a hanging test (one waiting on an event that never comes), not a
 // speed check: each test runs in its own request, cut off after this long.
@@ -53,30 +51,6 @@ for (let i = 0; i < args.length; i++) {
     if (pattern == null || pattern === "") throw new Error("--filter: give a pattern");
     namePattern = new RegExp(pattern);
   } else filters.push(args[i]);
-}
-
-function run(command: string, commandArgs: string[]): Promise<void> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, commandArgs, { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk);
-    child.on("error", fail);
-    child.on("exit", (code) => {
-      if (code === 0) done();
-      else fail(new Error(`${command} ${commandArgs.join(" ")} exited with ${code}:\n${stderr}`));
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.on("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
 }
 
 interface Counts {
@@ -118,12 +92,12 @@ try {
       `export { default } from ${specifier("tests/workerd/src/harness/worker.ts")};\n`,
   );
   const bundle = join(dir, "worker.js");
-  await run(bin("deno"), ["bundle", "--quiet", "--platform", "browser", "-o", bundle, entry]);
+  await bundleWorker(entry, bundle);
   const bundled = performance.now();
 
   const peer = await startNodePeer();
   cleanups.push(() => peer.close());
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const workerOrigin = `http://127.0.0.1:${port}`;
   const miniflare = new Miniflare({
     modules: [{ type: "ESModule", path: bundle }],

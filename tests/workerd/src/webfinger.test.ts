@@ -5,42 +5,20 @@
 // imports node: modules when it loads; core itself reaches none
 // (scripts/check-core-load.ts checks that).
 import { assertEquals, test } from "@fedify/fixture";
+import {
+  bundleWorker,
+  freeLoopbackPort,
+  WORKSPACE_ROOT,
+  workspaceBinary,
+} from "@fedify/fixture/workerd";
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-
-const root = resolve(import.meta.dirname!, "..", "..", "..");
-const bin = (name: string) => join(root, "node_modules", ".bin", name);
+import { join } from "node:path";
 
 // Starting workerd and bundling can be slow on a busy machine; this only
 // bounds how long a broken setup takes to fail.
 const START_TIMEOUT_MS = 60_000;
-
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, args, { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk);
-    child.on("error", fail);
-    child.on("exit", (code) => {
-      if (code === 0) done();
-      else fail(new Error(`${command} ${args.join(" ")} exited with ${code}:\n${stderr}`));
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.on("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
 
 const CONFIG = `using Workerd = import "/workerd/workerd.capnp";
 
@@ -59,20 +37,15 @@ const worker :Workerd.Worker = (
 test("@fedwork/core loads in workerd and serves WebFinger and an actor", async () => {
   const dir = await mkdtemp(join(tmpdir(), "fedwork-workerd-"));
   try {
-    await run(bin("deno"), [
-      "bundle",
-      "--quiet",
-      "--platform",
-      "browser",
-      "-o",
+    await bundleWorker(
+      join(WORKSPACE_ROOT, "tests", "workerd", "src", "testdata", "worker.ts"),
       join(dir, "worker.js"),
-      join(root, "tests", "workerd", "src", "testdata", "worker.ts"),
-    ]);
+    );
     await writeFile(join(dir, "config.capnp"), CONFIG);
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const origin = `http://127.0.0.1:${port}`;
     const workerd = spawn(
-      bin("workerd"),
+      workspaceBinary("workerd"),
       ["serve", join(dir, "config.capnp"), `--socket-addr=http=127.0.0.1:${port}`],
       { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
     );

@@ -4,14 +4,16 @@
 // file.  startWorker() gives a test its own Miniflare, whose KV namespace
 // and queue start empty; sharedWorker() lends the key–value suites, which
 // keep each test's keys apart by prefix or table, one Miniflare in turn.
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import process from "node:process";
 import { Miniflare } from "miniflare";
-
-const root = resolve(import.meta.dirname!, "..", "..", "..", "..");
+import {
+  bundleWorker as bundleWorkerModule,
+  WORKSPACE_ROOT,
+  workspaceBinary,
+} from "@fedify/fixture/workerd";
 
 // Miniflare pins the workerd release it was built with (2026-07-30 here),
 // older than the `workerd` package the tests install.  @fedwork/core loads
@@ -19,23 +21,10 @@ const root = resolve(import.meta.dirname!, "..", "..", "..", "..");
 // retries this suite sends with a delay never came back through that
 // release's queue simulation.  Run the newer binary, as Cloudflare runs its
 // current release.
-process.env.MINIFLARE_WORKERD_PATH ??= join(root, "node_modules", ".bin", "workerd");
+process.env.MINIFLARE_WORKERD_PATH ??= workspaceBinary("workerd");
 
 /** The name of the test queue. */
 const QUEUE_NAME = "fedwork-tests";
-
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, args, { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => stderr += chunk);
-    child.on("error", fail);
-    child.on("exit", (code) => {
-      if (code === 0) done();
-      else fail(new Error(`${command} ${args.join(" ")} exited with ${code}:\n${stderr}`));
-    });
-  });
-}
 
 let bundle: Promise<string> | undefined;
 
@@ -45,15 +34,7 @@ function bundleWorker(): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), "fedwork-cfworkers-"));
     try {
       const output = join(dir, "worker.js");
-      await run(join(root, "node_modules", ".bin", "deno"), [
-        "bundle",
-        "--quiet",
-        "--platform",
-        "browser",
-        "-o",
-        output,
-        join(import.meta.dirname!, "worker.ts"),
-      ]);
+      await bundleWorkerModule(join(import.meta.dirname!, "worker.ts"), output);
       return await readFile(output, "utf8");
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -84,7 +65,7 @@ export interface StartWorkerOptions {
 export async function startWorker(options: StartWorkerOptions = {}): Promise<TestWorker> {
   const code = await bundleWorker();
   const miniflare = new Miniflare({
-    modules: [{ type: "ESModule", path: join(root, "worker.js"), contents: code }],
+    modules: [{ type: "ESModule", path: join(WORKSPACE_ROOT, "worker.js"), contents: code }],
     compatibilityDate: "2025-09-01",
     compatibilityFlags: ["nodejs_compat"],
     kvNamespaces: ["KV"],
