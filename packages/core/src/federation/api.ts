@@ -164,6 +164,18 @@ export interface Federation<TContextData>
   processQueuedMessage(contextData: TContextData, message: Message): Promise<void>;
 
   /**
+   * Fedify's name for {@link Federation.processQueuedMessage}, so that a
+   * Fedify app that hands its queue's messages over itself (a Cloudflare
+   * Worker's `queue()` handler) ports unchanged.
+   * @param contextData The application data.
+   * @param message The message, as it was enqueued.
+   * @throws {RetryNotStoredError} When the message failed and its retry
+   *         could not be enqueued.
+   * @since 0.3.0
+   */
+  processQueuedTask(contextData: TContextData, message: Message): Promise<void>;
+
+  /**
    * Listens to the lifecycle events of every message the federation's
    * workers process: `completed`, `retrying` (with the next delay and
    * whether the attempt threw or ran out of time), `failed` (once, when a

@@ -739,6 +739,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     await this.dispatch(message, contextData);
   }
 
+  processQueuedTask(contextData: TContextData, message: Message): Promise<void> {
+    return this.processQueuedMessage(contextData, message);
+  }
+
   /**
    * Processes one message without a source queue and returns its outcome.
    * Internal.

@@ -221,6 +221,23 @@ test("a payload that fails the schema on the worker is dropped without retry", a
   });
 });
 
+test("processQueuedTask(), Fedify's name, runs a queued task as processQueuedMessage() does", async () => {
+  const queue = new RecordingQueue({ deliver: false });
+  const federation = federationWith({ queue: { task: queue }, manuallyStartQueue: true });
+  const seen: [number, unknown][] = [];
+  federation.defineTask("ported", {
+    schema: z.object({ n: z.number() }),
+    handler(ctx, data) {
+      seen.push([data.n, ctx.data]);
+    },
+  });
+  await federation.processQueuedTask(
+    { app: "worker" },
+    taskMessage("ported", await encodeTaskPayload({ n: 7 })),
+  );
+  assertEquals(seen, [[7, { app: "worker" }]]);
+});
+
 test("a malformed wire string is dropped without retry", async () => {
   const queue = new RecordingQueue({ deliver: false });
   const federation = federationWith({ queue: { task: queue }, manuallyStartQueue: true });
