@@ -203,6 +203,11 @@ if (!skipChecks) {
     ["tsc", bin("tsc"), ["-p", "tsconfig.json"]],
     // No import cycles; no upward imports between core's layers.
     ["layers", process.execPath, [join(root, "scripts", "check-layers.ts")]],
+    // No test file awaits at its top level once it has registered a test:
+    // Node.js's runner (--test-force-exit) would end it before the rest.
+    ["tests registered in time", process.execPath, [
+      join(root, "scripts", "check-test-registration.ts"),
+    ]],
     // Loading @fedwork/core reaches no node: module, so that it starts on
     // runtimes without them (Cloudflare Workers); Node-only code imports
     // them lazily.

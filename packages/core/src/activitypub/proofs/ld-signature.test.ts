@@ -18,6 +18,27 @@ const mastodonDocuments = {
   [mastodonActor]: { id: mastodonActor, type: "Person", publicKey: mastodon.key },
 };
 
+// Made before any test is registered: with --test-force-exit, Node.js
+// ends a file once the tests it knows of have finished, so a top-level
+// await between two test() calls could end it before the later ones.
+const actorId = "https://remote.example/users/alice";
+const keyId = new URL(`${actorId}#main-key`);
+const rsa = await generateCryptoKeyPair();
+const documents = {
+  [actorId]: {
+    id: actorId,
+    type: "Person",
+    publicKey: { id: keyId.href, owner: actorId, publicKeyPem: await exportSpki(rsa.publicKey) },
+  },
+};
+const create = {
+  "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
+  id: `${actorId}/create/1`,
+  type: "Create",
+  actor: actorId,
+  object: { id: `${actorId}/notes/1`, type: "Note", attributedTo: actorId, content: "Hi" },
+};
+
 test("verifyLdSignature accepts a Create signed by Mastodon", async () => {
   const result = await verifyLdSignature(mastodon.activity, {
     documentLoader: loaderOf(mastodonDocuments),
@@ -40,24 +61,6 @@ test("verifyLdSignature refuses the Mastodon Create once its content is changed"
   });
   assertEquals(result.verified ? null : result.reason, "invalidSignature");
 });
-
-const actorId = "https://remote.example/users/alice";
-const keyId = new URL(`${actorId}#main-key`);
-const rsa = await generateCryptoKeyPair();
-const documents = {
-  [actorId]: {
-    id: actorId,
-    type: "Person",
-    publicKey: { id: keyId.href, owner: actorId, publicKeyPem: await exportSpki(rsa.publicKey) },
-  },
-};
-const create = {
-  "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
-  id: `${actorId}/create/1`,
-  type: "Create",
-  actor: actorId,
-  object: { id: `${actorId}/notes/1`, type: "Note", attributedTo: actorId, content: "Hi" },
-};
 
 test("signJsonLd makes a signature verifyLdSignature accepts", async () => {
   const signed = await signJsonLd(create, rsa.privateKey, keyId, {

@@ -82,6 +82,33 @@ async function importFepSecretKey(multibase: string): Promise<CryptoKey> {
   return await crypto.subtle.importKey("pkcs8", pkcs8, "Ed25519", false, ["sign"]);
 }
 
+// Made before any test is registered: with --test-force-exit, Node.js
+// ends a file once the tests it knows of have finished, so a top-level
+// await between two test() calls could end it before the later ones.
+const actorId = "https://remote.example/users/alice";
+const multikeyId = new URL(`${actorId}#multikey-1`);
+const ed25519 = await generateCryptoKeyPair("Ed25519");
+const actor = {
+  id: actorId,
+  type: "Person",
+  assertionMethod: [{
+    id: multikeyId.href,
+    type: "Multikey",
+    controller: actorId,
+    publicKeyMultibase: await exportMultibaseKey(ed25519.publicKey),
+  }],
+};
+const note = {
+  "@context": [
+    "https://www.w3.org/ns/activitystreams",
+    "https://w3id.org/security/data-integrity/v1",
+  ],
+  id: `${actorId}/create/1`,
+  type: "Create",
+  actor: actorId,
+  object: { id: `${actorId}/notes/1`, type: "Note", attributedTo: actorId, content: "Hi" },
+};
+
 test("canonicalizeJson writes RFC 8785's canonical form", () => {
   assertEquals(
     canonicalizeJson({ b: [1e21, 0.1, -0, 1e-7, "\u20ac\n"], a: { z: null, "\u00e9": true } }),
@@ -133,30 +160,6 @@ test("verifyObject accepts the FEP-8b32 test vector's signed document", async ()
   });
   assertEquals(refused.verified ? null : refused.reason, "invalidProof");
 });
-
-const actorId = "https://remote.example/users/alice";
-const multikeyId = new URL(`${actorId}#multikey-1`);
-const ed25519 = await generateCryptoKeyPair("Ed25519");
-const actor = {
-  id: actorId,
-  type: "Person",
-  assertionMethod: [{
-    id: multikeyId.href,
-    type: "Multikey",
-    controller: actorId,
-    publicKeyMultibase: await exportMultibaseKey(ed25519.publicKey),
-  }],
-};
-const note = {
-  "@context": [
-    "https://www.w3.org/ns/activitystreams",
-    "https://w3id.org/security/data-integrity/v1",
-  ],
-  id: `${actorId}/create/1`,
-  type: "Create",
-  actor: actorId,
-  object: { id: `${actorId}/notes/1`, type: "Note", attributedTo: actorId, content: "Hi" },
-};
 
 test("signObject adds a proof that verifyObject accepts, after a JSON round trip", async () => {
   const signed = await signObject(note, { privateKey: ed25519.privateKey, keyId: multikeyId });
