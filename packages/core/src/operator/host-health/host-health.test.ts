@@ -111,10 +111,14 @@ test("a host that is down gets its deliveries parked, is probed with growing del
       what: "the host to be healthy",
     });
     // A delivery answered 503 just before the host came back may count
-    // against it after the recovery; its retry's success sets it back.
+    // against it after the recovery; its retry's success sets it back.  So
+    // the count is read once the queue holds nothing, not even a retry or
+    // a delivery in flight, that could still move it.
     await waitUntil(
-      async () => (await federation.getHostHealth(host))?.consecutiveFailures === 0,
-      { what: "the host's failure count to settle at 0" },
+      async () =>
+        (await queue.getDepth()).queued === 0 &&
+        (await federation.getHostHealth(host))?.consecutiveFailures === 0,
+      { what: "the queue to drain and the host's failure count to settle at 0" },
     );
   });
   assertEquals([...delivered].sort(), [...ids].sort());
