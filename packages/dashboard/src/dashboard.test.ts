@@ -91,6 +91,19 @@ async function setUp(): Promise<Setup> {
 
 const allow = () => true;
 
+/** Only what every Fedwork 0.2 federation has for the panels before 0.3's. */
+function panelsOf02(federation: Federation<void>) {
+  return {
+    getQueueDepths: () => federation.getQueueDepths(),
+    getThroughput: (options?: { minutes?: number }) => federation.getThroughput(options),
+    listFailedTasks: federation.listFailedTasks.bind(federation),
+    getFailedTask: federation.getFailedTask.bind(federation),
+    retryFailedTask: federation.retryFailedTask.bind(federation),
+    discardFailedTask: federation.discardFailedTask.bind(federation),
+    countFailedTasks: federation.countFailedTasks.bind(federation),
+  };
+}
+
 test("without authorize, or when it says no or throws, every request gets 403", async () => {
   const setup = await setUp();
   try {
@@ -398,16 +411,7 @@ test("panels whose federation method is missing say they are not available", asy
   const setup = await setUp();
   try {
     const { federation } = setup;
-    // Only what every Fedwork 0.2 federation has for the other panels.
-    const partial = {
-      getQueueDepths: () => federation.getQueueDepths(),
-      getThroughput: (options?: { minutes?: number }) => federation.getThroughput(options),
-      listFailedTasks: federation.listFailedTasks.bind(federation),
-      getFailedTask: federation.getFailedTask.bind(federation),
-      retryFailedTask: federation.retryFailedTask.bind(federation),
-      discardFailedTask: federation.discardFailedTask.bind(federation),
-      countFailedTasks: federation.countFailedTasks.bind(federation),
-    };
+    const partial = panelsOf02(federation);
     const dashboard = createDashboard(partial, { authorize: allow });
     const overview = await (await dashboard(new Request(new URL("/api/overview", base)))).json();
     assertEquals(overview.features, {
@@ -460,13 +464,7 @@ test("the workers panel shows how many messages each queue runs at once", async 
     // A source whose queues do not tell their concurrency shows the roles alone.
     const [listed] = await federation.listWorkers();
     const untold = createDashboard({
-      getQueueDepths: () => federation.getQueueDepths(),
-      getThroughput: (options?: { minutes?: number }) => federation.getThroughput(options),
-      listFailedTasks: federation.listFailedTasks.bind(federation),
-      getFailedTask: federation.getFailedTask.bind(federation),
-      retryFailedTask: federation.retryFailedTask.bind(federation),
-      discardFailedTask: federation.discardFailedTask.bind(federation),
-      countFailedTasks: federation.countFailedTasks.bind(federation),
+      ...panelsOf02(federation),
       listWorkers: () =>
         Promise.resolve([{
           ...listed,

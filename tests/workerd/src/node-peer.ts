@@ -4,11 +4,10 @@
 // inbox has already verified the HTTP signature (fetching the follower's
 // key from the Worker over HTTP), and the listener answers with an Accept
 // signed with bob's key, delivered to the follower's inbox at once (no
-// queue).  The address guard is opened for loopback, as in the other
-// tests that federate over 127.0.0.1.
-import { Accept, Follow, Person } from "@fedify/vocab";
-import { createFederation, generateCryptoKeyPair, MemoryKvStore } from "@fedwork/core";
+// queue).  The federation itself comes from one-actor-federation.ts.
+import { Accept, Follow } from "@fedify/vocab";
 import { startTestServer } from "@fedwork/testing";
+import { oneActorFederation } from "./one-actor-federation.ts";
 
 /** The running Node.js server. */
 export interface NodePeer {
@@ -20,23 +19,7 @@ export interface NodePeer {
 
 /** Starts the Node.js server on a free loopback port. */
 export async function startNodePeer(): Promise<NodePeer> {
-  const keyPair = await generateCryptoKeyPair();
-  const federation = createFederation<void>({
-    kv: new MemoryKvStore(),
-    allowPrivateAddress: true,
-  });
-  federation
-    .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
-      if (identifier !== "bob") return null;
-      const [pair] = await ctx.getActorKeyPairs(identifier);
-      return new Person({
-        id: ctx.getActorUri(identifier),
-        preferredUsername: identifier,
-        inbox: ctx.getInboxUri(identifier),
-        publicKey: pair.cryptographicKey,
-      });
-    })
-    .setKeyPairsDispatcher((_ctx, identifier) => identifier === "bob" ? [keyPair] : []);
+  const federation = await oneActorFederation("bob");
   federation.setInboxListeners("/users/{identifier}/inbox", "/inbox")
     .on(Follow, async (ctx, follow) => {
       const followee = ctx.parseUri(follow.objectId);

@@ -10,13 +10,9 @@
 import { assert, assertEquals, deferred, test, within } from "@fedify/fixture";
 import { Accept, Follow, isActor, Note, Person } from "@fedify/vocab";
 import { processQueueBatch, WorkersMessageQueue } from "@fedwork/cfworkers";
-import {
-  createFederation,
-  generateCryptoKeyPair,
-  MemoryKvStore,
-  toTemporalDuration,
-} from "@fedwork/core";
+import { createFederation, MemoryKvStore, toTemporalDuration } from "@fedwork/core";
 import { consumeQueue, serveRequests, workerEnv } from "../harness/bindings.ts";
+import { oneActorFederation } from "../one-actor-federation.ts";
 
 // Bounds an event that never comes; not a speed check.
 const EVENT_TIMEOUT_MS = 30_000;
@@ -139,23 +135,7 @@ test("a typed task carrying a Note runs in the Worker's queue() consumer, retrie
 
 test("the Worker follows an actor on a Fedwork server on Node.js and verifies its signed Accept", async () => {
   const { WORKER_ORIGIN, NODE_ORIGIN } = workerEnv();
-  const keyPair = await generateCryptoKeyPair();
-  const federation = createFederation<void>({
-    kv: new MemoryKvStore(),
-    allowPrivateAddress: true,
-  });
-  federation
-    .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
-      if (identifier !== "alice") return null;
-      const [pair] = await ctx.getActorKeyPairs(identifier);
-      return new Person({
-        id: ctx.getActorUri(identifier),
-        preferredUsername: identifier,
-        inbox: ctx.getInboxUri(identifier),
-        publicKey: pair.cryptographicKey,
-      });
-    })
-    .setKeyPairsDispatcher((_ctx, identifier) => identifier === "alice" ? [keyPair] : []);
+  const federation = await oneActorFederation("alice");
   const accepted = deferred<Accept>();
   federation.setInboxListeners("/users/{identifier}/inbox", "/inbox")
     .on(Accept, (_ctx, accept) => accepted.resolve(accept));
