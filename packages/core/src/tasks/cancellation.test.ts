@@ -109,6 +109,19 @@ async function runWatched(
       seen.handled = true;
     },
   });
+  const dispatcher = taskDispatcher(registry, cancellations);
+  const outcome = await dispatcher.dispatch(msg, {
+    contextData: undefined,
+    signal: new AbortController().signal,
+  }, {});
+  return { outcome, ...seen };
+}
+
+/** A dispatcher running the registry's tasks, watched by `cancellations`. */
+function taskDispatcher(
+  registry: Parameters<typeof createTaskMessageHandler<void, Context<void>>>[0]["registry"],
+  cancellations: TaskCancellations,
+): MessageDispatcher<void> {
   const dispatcher = new MessageDispatcher<void>(
     getFedworkTracer(trace.getTracerProvider()),
     new MessageEventHub(),
@@ -125,11 +138,7 @@ async function runWatched(
         cancellations.begin(message.id, signal, controller),
     }),
   );
-  const outcome = await dispatcher.dispatch(msg, {
-    contextData: undefined,
-    signal: new AbortController().signal,
-  }, {});
-  return { outcome, ...seen };
+  return dispatcher;
 }
 
 test("a task cancelled before its run does not start when its marker is read after its payload", async () => {
@@ -201,22 +210,7 @@ test("the markers of a claimed batch are read in one round trip, and a cancelled
       handled.push((data as { n: number }).n);
     },
   });
-  const dispatcher = new MessageDispatcher<void>(
-    getFedworkTracer(trace.getTracerProvider()),
-    new MessageEventHub(),
-  );
-  dispatcher.register(
-    "task",
-    createTaskMessageHandler<void, Context<void>>({
-      registry,
-      createContext: () => ({}) as Context<void>,
-      documentLoader: () => Promise.reject(new Error("no documents here")),
-      retryPolicy: createExponentialBackoffPolicy(),
-      retryQueue: () => undefined,
-      watchCancellation: (message, signal, controller) =>
-        cancellations.begin(message.id, signal, controller),
-    }),
-  );
+  const dispatcher = taskDispatcher(registry, cancellations);
   const stop = new AbortController();
   const outcomes = new Map<string, string>();
   const listening = runLeaseListener(
