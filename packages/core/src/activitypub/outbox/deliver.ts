@@ -9,7 +9,9 @@ import {
   fetchRemote,
   type RemoteResponse,
 } from "../network/outgoing-http.ts";
-import { signRequest } from "../signatures/sign.ts";
+import { signRequestWithBody } from "../signatures/sign.ts";
+import type { SignedBody } from "../signatures/signed-body.ts";
+import { signedBodyOf } from "./body-cache.ts";
 import {
   type HttpSignatureSpec,
   otherHttpSignatureSpec,
@@ -171,7 +173,7 @@ export async function deliverSignedActivity(
   const { inbox, kv } = options;
   const key = options.keys.find((k) => signatureAlgorithmOf(k.privateKey) === "rsa-v1_5-sha256");
   if (key == null) throw new MissingSigningKeyError(inbox.href);
-  const body = new TextEncoder().encode(
+  const body = signedBodyOf(
     typeof options.activity === "string" ? options.activity : JSON.stringify(options.activity),
   );
   const permanent = options.permanentFailureStatusCodes ?? [404, 410];
@@ -237,7 +239,7 @@ export async function deliverSignedActivity(
 async function post(
   options: DeliverSignedActivityOptions,
   key: SenderKey,
-  body: Uint8Array,
+  body: SignedBody,
   spec: HttpSignatureSpec,
 ): Promise<Attempt> {
   try {
@@ -247,7 +249,7 @@ async function post(
         "Content-Type": ACTIVITY_JSON_MEDIA_TYPE,
         Accept: `${ACTIVITY_JSON_MEDIA_TYPE}, application/ld+json`,
       },
-      body,
+      body: body.bytes,
       userAgent: options.userAgent ?? "Fedwork/0.2.0",
       allowPrivateAddress: options.allowPrivateAddress ?? false,
       timeout: options.timeout ?? { milliseconds: DEFAULT_DELIVERY_TIMEOUT_MS },
@@ -257,7 +259,8 @@ async function post(
       oversizedBody: "truncate",
       // Signed at each hop, for its URL and this moment: never ahead of
       // time.  A moved inbox still wants the activity: POSTed again.
-      sign: (request) => signRequest(request, key.privateKey, key.keyId, { spec, body }),
+      sign: (request) =>
+        signRequestWithBody(request, key.privateKey, key.keyId, spec, body, Date.now()),
       signal: options.signal,
     });
     return { response };

@@ -39,7 +39,12 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
  * @since 0.2.0
  */
 export async function createDigestHeader(body: Uint8Array): Promise<string> {
-  return `SHA-256=${encodeBase64(await hash("SHA-256", body))}`;
+  return digestHeaderOf(await hash("SHA-256", body));
+}
+
+/** The `Digest` header for a body whose SHA-256 is known. */
+export function digestHeaderOf(sha256: Uint8Array): string {
+  return `SHA-256=${encodeBase64(sha256)}`;
 }
 
 /**
@@ -50,7 +55,12 @@ export async function createDigestHeader(body: Uint8Array): Promise<string> {
  * @since 0.2.0
  */
 export async function createContentDigestHeader(body: Uint8Array): Promise<string> {
-  return serializeDictionary(new Map([["sha-256", [await hash("SHA-256", body), new Map()]]]));
+  return contentDigestHeaderOf(await hash("SHA-256", body));
+}
+
+/** The `Content-Digest` header for a body whose SHA-256 is known. */
+export function contentDigestHeaderOf(sha256: Uint8Array<ArrayBuffer>): string {
+  return serializeDictionary(new Map([["sha-256", [sha256, new Map()]]]));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { decodeBase64Leniently, encodeBase64 } from "./base64.ts";
-import { checkDigestHeader, createDigestHeader } from "./digest.ts";
+import { checkDigestHeader, digestHeaderOf } from "./digest.ts";
+import type { SignedBody } from "./signed-body.ts";
 import { type SignatureAlgorithm, signatureAlgorithmOf, signBytes } from "./spec.ts";
 import {
   checkCreated,
@@ -84,7 +85,7 @@ export async function signRequestDraftCavage(
   request: Request,
   privateKey: CryptoKey,
   keyId: URL,
-  body: Uint8Array | null,
+  body: SignedBody | null,
   nowMs: number,
 ): Promise<Request> {
   const algorithm = signatureAlgorithmOf(privateKey);
@@ -101,7 +102,7 @@ export async function signRequestDraftCavage(
   headers.set("Date", new Date(nowMs).toUTCString());
   const names = ["(request-target)", "host", "date"];
   if (body != null) {
-    headers.set("Digest", await createDigestHeader(body));
+    headers.set("Digest", digestHeaderOf(await body.sha256()));
     names.push("digest");
   }
   const data = signingString(request.method, url, headers, names, {}) as string;
@@ -111,7 +112,7 @@ export async function signRequestDraftCavage(
     `keyId="${keyId.href}",algorithm="rsa-sha256",headers="${names.join(" ")}",` +
       `signature="${encodeBase64(signature)}"`,
   );
-  return new Request(request, { headers, body: body as Uint8Array<ArrayBuffer> | null });
+  return new Request(request, { headers, body: body?.bytes ?? null });
 }
 
 /**

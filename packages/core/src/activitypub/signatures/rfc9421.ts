@@ -6,7 +6,8 @@ import {
   serializeDictionary,
   serializeInnerList,
 } from "structured-headers";
-import { checkContentDigestHeader, createContentDigestHeader } from "./digest.ts";
+import { checkContentDigestHeader, contentDigestHeaderOf } from "./digest.ts";
+import type { SignedBody } from "./signed-body.ts";
 import { type SignatureAlgorithm, signatureAlgorithmOf, signBytes } from "./spec.ts";
 import {
   checkCreated,
@@ -81,7 +82,7 @@ export async function signRequestRfc9421(
   request: Request,
   privateKey: CryptoKey,
   keyId: URL,
-  body: Uint8Array | null,
+  body: SignedBody | null,
   nowMs: number,
 ): Promise<Request> {
   const algorithm = signatureAlgorithmOf(privateKey);
@@ -96,7 +97,7 @@ export async function signRequestRfc9421(
   headers.set("Date", new Date(nowMs).toUTCString());
   const components = ["@method", "@target-uri", "@authority"];
   if (body != null) {
-    headers.set("Content-Digest", await createContentDigestHeader(body));
+    headers.set("Content-Digest", contentDigestHeaderOf(await body.sha256()));
     components.push("content-digest");
   }
   components.push("date");
@@ -118,7 +119,7 @@ export async function signRequestRfc9421(
   const signature = await signBytes(privateKey, encoder.encode(base));
   headers.set("Signature-Input", serializeDictionary(new Map([["sig1", input]])));
   headers.set("Signature", serializeDictionary(new Map([["sig1", [signature, new Map()]]])));
-  return new Request(request, { headers, body: body as Uint8Array<ArrayBuffer> | null });
+  return new Request(request, { headers, body: body?.bytes ?? null });
 }
 
 /**

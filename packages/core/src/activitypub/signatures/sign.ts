@@ -1,6 +1,7 @@
 import type { Temporal } from "@js-temporal/polyfill";
 import { signRequestDraftCavage } from "./draft-cavage.ts";
 import { signRequestRfc9421 } from "./rfc9421.ts";
+import { SignedBody } from "./signed-body.ts";
 import type { HttpSignatureSpec } from "./spec.ts";
 
 /**
@@ -82,13 +83,34 @@ export async function signRequest(
   keyId: URL,
   options: SignRequestOptions = {},
 ): Promise<Request> {
-  const body = options.body === undefined
+  const bytes = options.body === undefined
     ? await readRequestBody(request)
     : options.body == null
     ? null
     : new Uint8Array(options.body);
-  const nowMs = options.currentTime?.epochMilliseconds ?? Date.now();
-  const spec = options.spec ?? "draft-cavage-http-signatures-12";
+  return signRequestWithBody(
+    request,
+    privateKey,
+    keyId,
+    options.spec ?? "draft-cavage-http-signatures-12",
+    bytes == null ? null : new SignedBody(bytes as Uint8Array<ArrayBuffer>),
+    options.currentTime?.epochMilliseconds ?? Date.now(),
+  );
+}
+
+/**
+ * {@link signRequest} for a caller that holds the body as a
+ * {@link SignedBody}, so that its digest is hashed once for many requests
+ * (the outbox, for both knocks and every inbox of a fan-out).  Internal.
+ */
+export function signRequestWithBody(
+  request: Request,
+  privateKey: CryptoKey,
+  keyId: URL,
+  spec: HttpSignatureSpec,
+  body: SignedBody | null,
+  nowMs: number,
+): Promise<Request> {
   if (spec === "rfc9421") return signRequestRfc9421(request, privateKey, keyId, body, nowMs);
   if (spec === "draft-cavage-http-signatures-12") {
     return signRequestDraftCavage(request, privateKey, keyId, body, nowMs);
