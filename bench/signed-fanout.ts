@@ -4,7 +4,8 @@
 // second.  Fedwork and Fedify 2.3.6 do the same fan-out in the same run,
 // with the same key, the same receiving server (answering 202 at once) and
 // the same queue setup (an in-process queue, one at a time or 8 at once);
-// the ratio is reported.
+// the ratio is reported.  At concurrency 1 it also runs Fedwork with the
+// fanoutDeliveries option (first attempts from the fan-out worker, 8 at once).
 // Run with node, deno run -A, or bun: bench/signed-fanout.ts [N]
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -78,12 +79,17 @@ async function fanOut(
 
 const senderOrigin = "https://sender.example";
 
-async function fedwork(queue: MessageQueue, label: string): Promise<number> {
+async function fedwork(
+  queue: MessageQueue,
+  label: string,
+  fanoutDeliveries: number | false = false,
+): Promise<number> {
   const federation = createFederation<void>({
     kv: new MemoryKvStore(),
     queue,
     manuallyStartQueue: true,
     allowPrivateAddress: true,
+    fanoutDeliveries: fanoutDeliveries === false ? false : { concurrency: fanoutDeliveries },
   });
   federation.setActorDispatcher(
     "/users/{identifier}",
@@ -150,6 +156,15 @@ for (const concurrency of [1, 8]) {
     `concurrency ${concurrency}: Fedwork ${fmt(ours)}, Fedify 2.3.6 ${fmt(theirs)}, ` +
       `ratio ${(ours / theirs).toFixed(2)}×`,
   );
+  if (concurrency === 1) {
+    // The same one-at-a-time queue, with the fan-out worker making the
+    // first attempts itself, 8 at once (the fanoutDeliveries option).
+    const direct = await fedwork(new InProcessMessageQueue(), "fedwork-direct", 8);
+    console.log(
+      `concurrency 1, fanoutDeliveries 8: Fedwork ${fmt(direct)}, ratio to Fedify at ` +
+        `concurrency 1 ${(direct / theirs).toFixed(2)}×`,
+    );
+  }
 }
 server.closeAllConnections?.();
 server.close();

@@ -16,6 +16,7 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-
 import { type ContextHost, ContextImpl } from "./context.ts";
 import type { Context, InboxContext } from "./context-api.ts";
 import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
+import { fanOutDirectly } from "./fanout.ts";
 import { FederatableImpl } from "./federatable.ts";
 import { handleInboxMessage } from "./inbox.ts";
 import type { Message } from "./message.ts";
@@ -34,7 +35,7 @@ import { forwardActivity, sendActivity } from "./send-activity.ts";
 import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 import { getFedworkTracer } from "../processing/tracing.ts";
 import { MessageProducer } from "../processing/producer.ts";
-import { MessageDispatcher, type UnhandledRun } from "../processing/dispatcher.ts";
+import { MessageDispatcher, type MessageRun, type UnhandledRun } from "../processing/dispatcher.ts";
 import {
   MessageEventHub,
   type MessageEventListener,
@@ -170,8 +171,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.dispatcher.register(
       "fanout",
       createFederationMessageHandler<TContextData, "fanout">("fanout", {
-        run: (message, run) =>
-          this.deliverOrEnqueue(expandFanoutMessage(message), run.contextData, run.signal),
+        run: (message, run) => this.#fanOut(expandFanoutMessage(message), run),
         retryPolicy: () => this.options.outboxRetryPolicy,
         timeout: () => this.options.outboxTimeoutMs,
         queue: () => queues.fanout,
@@ -875,6 +875,26 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   releaseHost(host: string): Promise<boolean> {
     return this.hostHealth?.releaseHost(host) ?? Promise.resolve(false);
+  }
+
+  /**
+   * Runs a fan-out: with `fanoutDeliveries` on, an outbox queue and no
+   * ordering key, makes the first attempts here and enqueues the rest;
+   * otherwise enqueues every delivery (see {@link deliverOrEnqueue}).
+   */
+  #fanOut(messages: OutboxMessage[], run: MessageRun<TContextData>): Promise<void> {
+    const direct = this.options.fanoutDeliveries;
+    const queue = this.options.queues.outbox;
+    if (direct == null || queue == null || messages[0]?.orderingKey != null) {
+      return this.deliverOrEnqueue(messages, run.contextData, run.signal);
+    }
+    const { contextData, signal } = run;
+    return fanOutDirectly(messages, {
+      ...direct,
+      signal,
+      deliver: (message) => this.dispatcher.dispatch(message, { contextData, signal }),
+      enqueue: (rest) => this.enqueue(queue, rest, contextData, {}),
+    }).then(() => {});
   }
 
   /**

@@ -14,6 +14,11 @@ import {
 } from "../activitypub/inbox/challenge.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
+import {
+  type FanoutDeliveriesOptions,
+  type ResolvedFanoutDeliveries,
+  resolveFanoutDeliveries,
+} from "./fanout.ts";
 import { assertKnownOptions } from "../options/federation-option-names.ts";
 import {
   DEFAULT_USER_AGENT,
@@ -238,6 +243,17 @@ export interface FederationOptions<TContextData>
    * @since 0.2.0
    */
   readonly hostHealth?: FederationHostHealthOptions | false;
+
+  /**
+   * Lets the fan-out worker make the first attempt of a fan-out's
+   * deliveries itself, `concurrency` at once for up to `budget`, and
+   * enqueue only the rest and the retries into the outbox queue.  See
+   * {@link FanoutDeliveriesOptions} for what that changes.  Needs an outbox
+   * queue.  Off by default.
+   * @default `false`
+   * @since 0.3.0
+   */
+  readonly fanoutDeliveries?: FanoutDeliveriesOptions | false;
 }
 
 /**
@@ -284,6 +300,7 @@ const OPTION_NAMES: Record<
   inboxMaxBytes: true,
   webhooks: true,
   hostHealth: true,
+  fanoutDeliveries: true,
 };
 
 /**
@@ -323,6 +340,8 @@ export interface ResolvedFederationOptions
   // Operator features, since 0.2.0.
   readonly webhooks: ResolvedWebhookOptions;
   readonly hostHealth?: ResolvedHostHealthOptions;
+  /** Direct first attempts of fan-out deliveries, when on (0.3.0). */
+  readonly fanoutDeliveries?: ResolvedFanoutDeliveries;
 }
 
 /**
@@ -402,9 +421,15 @@ export function resolveFederationOptions<TContextData>(
       "The tracerProvider option must be an OpenTelemetry TracerProvider.",
     );
   }
+  const timeouts = resolveTimeoutOptions(options);
+  const fanoutDeliveries = resolveFanoutDeliveries(
+    options.fanoutDeliveries,
+    timeouts.outboxTimeoutMs,
+    remoteRequests.deliveryTimeoutMs,
+  );
   return {
     ...resolveFederationOperationsOptions(options),
-    ...resolveTimeoutOptions(options),
+    ...timeouts,
     // Parts of Fedwork that write to the store may give a TTL in any form;
     // the store gets a Temporal.Duration, the form Fedify's stores expect.
     kv: withTemporalTtl(kv),
@@ -424,6 +449,7 @@ export function resolveFederationOptions<TContextData>(
     ...resolveActivityPubOptions(options),
     webhooks: resolveWebhookOptions(options.webhooks),
     ...resolveOptionalHostHealth(options.hostHealth),
+    ...(fanoutDeliveries == null ? {} : { fanoutDeliveries }),
   };
 }
 
