@@ -1,6 +1,7 @@
 import {
   type Context as OtelContext,
   context,
+  isSpanContextValid,
   type Span,
   type SpanKind,
   SpanStatusCode,
@@ -85,31 +86,42 @@ export function withSpan<T>(
   // Chained with then() rather than written as async functions: this runs
   // once per message, and each async layer costs promises and turns.
   try {
-    const parent = options.parent ?? context.active();
-    return tracer.startActiveSpan(
+    const active = context.active();
+    const parent = options.parent ?? active;
+    const span = tracer.startSpan(
       name,
       { kind: options.kind, attributes: options.attributes },
       parent,
-      (span) => {
-        let running: Promise<T>;
-        try {
-          running = fn(span);
-        } catch (error) {
-          failSpan(span, error);
-          return Promise.reject(error);
-        }
-        return running.then((value) => {
-          span.end();
-          return value;
-        }, (error) => {
-          failSpan(span, error);
-          throw error;
-        });
-      },
     );
+    // A span nothing records and no trace to pass on (no tracer provider
+    // registered, the usual case): `fn` runs in the context it would see
+    // anyway, without one made for the span.  This is on every message's
+    // path.
+    if (parent === active && !span.isRecording() && !isSpanContextValid(span.spanContext())) {
+      return settleInSpan(span, fn);
+    }
+    return context.with(trace.setSpan(parent, span), settleInSpan<T>, undefined, span, fn);
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/** Runs `fn`, then ends `span`, recording on it what `fn` threw. */
+function settleInSpan<T>(span: Span, fn: (span: Span) => Promise<T>): Promise<T> {
+  let running: Promise<T>;
+  try {
+    running = fn(span);
+  } catch (error) {
+    failSpan(span, error);
+    return Promise.reject(error);
+  }
+  return running.then((value) => {
+    span.end();
+    return value;
+  }, (error) => {
+    failSpan(span, error);
+    throw error;
+  });
 }
 
 /** Records an error on a span and ends it. */
