@@ -211,6 +211,8 @@ export class MessageDispatcher<TContextData> {
   readonly #events: MessageEventHub;
   readonly #inFlight = new Map<object, { readonly id: string; readonly kind: string }>();
   readonly #observers = new Set<MessageObserver>();
+  /** The observers as an array, rebuilt when one is added or removed. */
+  #observerList: readonly MessageObserver[] = [];
   readonly #graceMs: number;
 
   /**
@@ -243,7 +245,11 @@ export class MessageDispatcher<TContextData> {
    */
   observe(observer: MessageObserver): () => void {
     this.#observers.add(observer);
-    return () => this.#observers.delete(observer);
+    this.#observerList = [...this.#observers];
+    return () => {
+      this.#observers.delete(observer);
+      this.#observerList = [...this.#observers];
+    };
   }
 
   /** The ids and kinds of the messages being processed right now. */
@@ -400,9 +406,12 @@ export class MessageDispatcher<TContextData> {
         : NO_TRACE;
       // Observers first, so that listeners see their bookkeeping done (a
       // failed task already listed, a deduplication key already free).
-      for (const observer of [...this.#observers]) {
+      // Awaited only when an observer returns a promise: most return at
+      // once for most messages, and each await is a turn of the loop.
+      for (const observer of this.#observerList) {
         try {
-          await observer(event, message, startedAt, trace);
+          const observed = observer(event, message, startedAt, trace);
+          if (observed != null) await observed;
         } catch (error) {
           logger.error("An observer of message {messageId} threw; the outcome stands: {error}", {
             messageId: message.id,
@@ -410,7 +419,8 @@ export class MessageDispatcher<TContextData> {
           });
         }
       }
-      await this.#events.emit(event, listener);
+      const emitted = this.#events.emit(event, listener);
+      if (emitted != null) await emitted;
     }
     if (rethrow != null) throw rethrow.error;
     return outcome;

@@ -189,9 +189,21 @@ export class MessageEventHub {
    * waiting for each.  Errors are logged, never thrown.
    * @param event The event.
    * @param extra One more listener, if any.
+   * @returns When the listeners are done, or `undefined` at once when
+   *          there is none (no promise made on a message's path for
+   *          nobody).
    */
-  async emit(event: MessageEvent, extra?: MessageEventListener): Promise<void> {
+  emit(event: MessageEvent, extra?: MessageEventListener): Promise<void> | undefined {
     const listeners = this.#listeners.get(event.type);
+    if ((listeners == null || listeners.size === 0) && extra == null) return undefined;
+    return this.#emit(event, listeners, extra);
+  }
+
+  async #emit(
+    event: MessageEvent,
+    listeners: ReadonlySet<MessageEventListener> | undefined,
+    extra: MessageEventListener | undefined,
+  ): Promise<void> {
     if (listeners != null) {
       for (const listener of [...listeners]) await callSafely(listener, event);
     }

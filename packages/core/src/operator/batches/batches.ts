@@ -110,7 +110,13 @@ export class FederationBatches<TContextData> implements BatchStatusOperations {
   /** @param options The store, pub/sub, tasks and dispatcher. */
   constructor(options: FederationBatchesOptions<TContextData>) {
     this.#options = options;
-    options.observe((event, message) => this.#observed(event, message));
+    // Most messages are no batch's members: they return here at once,
+    // without a promise.
+    options.observe((event, message) => {
+      const batch = (message as Partial<TaskMessage>).batch;
+      if (batch?.role !== "member" || typeof batch.id !== "string") return;
+      return this.#observed(event, message);
+    });
   }
 
   /**

@@ -7,7 +7,7 @@ import { httpStatusOf } from "../../activitypub/outbox/errors.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { MessageObserver } from "../../processing/dispatcher.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
-import type { MessageEvent } from "../../processing/events.ts";
+import type { MessageEvent, MessageFailedEvent } from "../../processing/events.ts";
 import type { MessageMetrics } from "../../processing/metrics.ts";
 import type { MessageProducer } from "../../processing/producer.ts";
 import { ThroughputRecorder } from "../../processing/throughput.ts";
@@ -291,22 +291,39 @@ export class FederationOperations<TContextData> {
     port.observe(this.taskStatus.observe);
   }
 
-  async #observeTask(event: MessageEvent, message: BaseMessage): Promise<void> {
+  // Not async: most messages need nothing here (a completed task with no
+  // deduplication key and no completed-task retention), and this runs for
+  // every message.
+  #observeTask(event: MessageEvent, message: BaseMessage): Promise<void> | undefined {
     if (message.type === "outbox" && event.type === "failed") {
-      if (this.#port.keepFailedDeliveries !== false && isQueuedDelivery(message)) {
-        await this.#records.recordFailedDelivery(
-          { ...message, ...statusCodeOf(event.error) },
-          event.reason,
-          event.error,
-        );
-      }
-      return;
+      return this.#recordFailedDelivery(event, message);
     }
     if (message.type !== "task" || event.type === "retrying") return;
     const task = message as TaskMessage;
-    if (task.deduplication != null && typeof task.taskName === "string") {
-      await releaseTaskDeduplication(this.#port.kv, task);
+    const deduplicated = task.deduplication != null && typeof task.taskName === "string";
+    if (
+      !deduplicated &&
+      (event.type === "dropped" ||
+        (event.type === "completed" && this.#records.completedRetentionOf(task.taskName) <= 0))
+    ) {
+      return;
     }
+    return this.#recordTask(event, task, deduplicated);
+  }
+
+  async #recordFailedDelivery(event: MessageFailedEvent, message: BaseMessage): Promise<void> {
+    if (this.#port.keepFailedDeliveries !== false && isQueuedDelivery(message)) {
+      await this.#records.recordFailedDelivery(
+        { ...message, ...statusCodeOf(event.error) },
+        event.reason,
+        event.error,
+      );
+    }
+  }
+
+  async #recordTask(event: MessageEvent, task: TaskMessage, deduplicated: boolean): Promise<void> {
+    const message: BaseMessage = task;
+    if (deduplicated) await releaseTaskDeduplication(this.#port.kv, task);
     // Every message passes here: check the message (a URL parse) only when
     // a record will be written.
     if (

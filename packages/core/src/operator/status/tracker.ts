@@ -374,7 +374,9 @@ export class TaskStatusTracker implements TaskStatusOperations {
    * @param event The event.
    * @param message The message.
    */
-  readonly observe = async (event: MessageEvent, message: BaseMessage): Promise<void> => {
+  // Not async: it returns at once for every message that is not a task, and
+  // waits for the store only when it falls far behind.
+  readonly observe = (event: MessageEvent, message: BaseMessage): Promise<void> | undefined => {
     if (!this.enabled || message.type !== "task" || event.taskName == null) return;
     // A task message always has its handler; only inbox messages go unhandled.
     if (event.type === "unhandled") return;
@@ -406,7 +408,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if (result?.omitted != null) status.resultOmitted = result.omitted;
     if (event.type === "cancelled" && event.reason != null) status.reason = event.reason;
     const written = this.#write(status, "state");
-    if (this.#writing.size > MAX_WRITES_IN_FLIGHT) await written;
+    return this.#writing.size > MAX_WRITES_IN_FLIGHT ? written : undefined;
   };
 
   #write(status: TaskStatus, kind: TaskUpdate["kind"], extraTtlMs = 0): Promise<void> {

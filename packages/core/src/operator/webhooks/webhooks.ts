@@ -315,13 +315,16 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     }
   }
 
-  async #observe(
+  // Not async: for most messages there is nothing to send (no webhook is
+  // registered, or the event is not one a webhook hears of), and this runs
+  // for every message.
+  #observe(
     event: MessageEvent,
     message: BaseMessage,
     trace: Readonly<Record<string, string>>,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     if (event.type === "failed" && message.type === "outbox") {
-      return await this.#observeFailedDelivery(event, message, trace);
+      return this.#observeFailedDelivery(event, message, trace);
     }
     if (event.kind !== "task") return;
     this.#progressSentAt.delete(event.messageId);
@@ -332,7 +335,17 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     const taskName = event.taskName;
     if (taskName == null || taskName.startsWith(INTERNAL_TASK_PREFIX)) return;
     if (typeof this.#port.kv.list !== "function") return;
-    const type: WebhookEventType = event.type;
+    if (this.#store.peekCached()?.length === 0) return;
+    return this.#sendEvent(event, event.type, taskName, message, trace);
+  }
+
+  async #sendEvent(
+    event: MessageEvent,
+    type: WebhookEventType,
+    taskName: string,
+    message: BaseMessage,
+    trace: Readonly<Record<string, string>>,
+  ): Promise<void> {
     const all = this.#store.peekCached() ?? await this.#store.listCached();
     if (all.length === 0) return;
     const webhooks = all.filter((webhook) =>
