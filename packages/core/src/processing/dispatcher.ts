@@ -302,22 +302,25 @@ export class MessageDispatcher<TContextData> {
       checked = handler.check(message);
       const spanTaskName = handler.taskName?.(checked!);
       const limitMs = handler.timeout?.(checked!) ?? null;
+      const attributes: Record<string, string | number> = {
+        "fedwork.message.id": message.id,
+        "fedwork.message.type": message.type,
+        "fedwork.message.attempt": message.attempt,
+      };
+      if (spanTaskName != null) attributes["fedwork.task.name"] = spanTaskName;
       await withSpan(
         this.#tracer,
         "fedwork.queue.process",
         {
           kind: SpanKind.CONSUMER,
           parent: extractTraceContext(message.traceContext),
-          attributes: {
-            "fedwork.message.id": message.id,
-            "fedwork.message.type": message.type,
-            "fedwork.message.attempt": message.attempt,
-            ...(spanTaskName == null ? {} : { "fedwork.task.name": spanTaskName }),
-          },
+          attributes,
         },
-        async (span) => {
+        // Not async: a then() on the run rather than one more async layer,
+        // on every message's path.
+        (span) => {
           processSpan = span;
-          timedOut = await runWithinTimeLimit(
+          return runWithinTimeLimit(
             (signal, controller) =>
               handler.run(
                 checked!,
@@ -339,9 +342,11 @@ export class MessageDispatcher<TContextData> {
                   timeoutMs: limitMs!,
                 }),
             },
-          );
-          // Thrown for the span to record it; the outcome is decided below.
-          if (timedOut != null) throw timedOut.error;
+          ).then((result) => {
+            timedOut = result;
+            // Thrown for the span to record it; the outcome is decided below.
+            if (result != null) throw result.error;
+          });
         },
       );
       outcome = unhandled == null
