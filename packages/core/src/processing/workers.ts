@@ -75,28 +75,24 @@ export async function runWorkers<TContextData>(
 ): Promise<void> {
   const { dispatcher, contextData, signal, shutdownTimeoutMs, observer } = options;
   const listeners: Promise<void>[] = [];
+  // The same for every message of a worker: made once, not per message.
+  const run = { contextData, signal: signal ?? neverAborted() };
   for (const [queue, label] of options.queues) {
     logger.info("Starting the worker for the {roles} queue.", { roles: label });
+    const plainSource = { queue };
     listeners.push(
       queue.listen(
         async (message, redelivery) => {
+          const source = redelivery == null ? plainSource : { queue, redelivery };
           if (observer == null) {
-            await dispatcher.dispatch(
-              message,
-              { contextData, signal: signal ?? neverAborted() },
-              { queue, redelivery },
-            );
+            await dispatcher.dispatch(message, run, source);
             return;
           }
           const id = messageIdOf(message);
           observer.started(id);
           let outcome: OutcomeType = "retrying";
           try {
-            outcome = (await dispatcher.dispatch(
-              message,
-              { contextData, signal: signal ?? neverAborted() },
-              { queue, redelivery },
-            )).type;
+            outcome = (await dispatcher.dispatch(message, run, source)).type;
           } finally {
             observer.finished(id, outcome);
           }

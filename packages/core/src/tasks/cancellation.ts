@@ -76,6 +76,58 @@ interface WatchedRun {
 }
 
 /**
+ * The {@link TaskCancelWatch} of one run: a class rather than an object
+ * literal with getters and an `end` closure, made for every task run.
+ */
+class RunWatch implements TaskCancelWatch {
+  readonly #running: Map<string, WatchedRun | Set<WatchedRun>>;
+  readonly #id: string;
+  readonly #run: WatchedRun;
+  readonly #parent: AbortSignal;
+  readonly #onParentAbort: (() => void) | undefined;
+  readonly checked: Promise<void>;
+
+  constructor(
+    running: Map<string, WatchedRun | Set<WatchedRun>>,
+    id: string,
+    run: WatchedRun,
+    checked: Promise<void>,
+    parent: AbortSignal,
+    onParentAbort: (() => void) | undefined,
+  ) {
+    this.#running = running;
+    this.#id = id;
+    this.#run = run;
+    this.checked = checked;
+    this.#parent = parent;
+    this.#onParentAbort = onParentAbort;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.controller.signal;
+  }
+
+  get cancelled(): boolean {
+    return this.#run.cancelled;
+  }
+
+  get reason(): string | undefined {
+    return this.#run.reason;
+  }
+
+  end(): void {
+    if (this.#onParentAbort != null) {
+      this.#parent.removeEventListener("abort", this.#onParentAbort);
+    }
+    const runs = this.#running.get(this.#id);
+    if (runs === this.#run) this.#running.delete(this.#id);
+    else if (runs instanceof Set && runs.delete(this.#run) && runs.size === 0) {
+      this.#running.delete(this.#id);
+    }
+  }
+}
+
+/**
  * Cancellation markers and requests, and the runs of this process watched
  * for them.  Internal.
  * @since 0.3.0
@@ -215,24 +267,7 @@ export class TaskCancellations {
     const checked = subscription == null || subscription.active
       ? this.#readMarker(id, run)
       : subscription.ready.then(() => this.#readMarker(id, run));
-    return {
-      signal: run.controller.signal,
-      get cancelled() {
-        return run.cancelled;
-      },
-      get reason() {
-        return run.reason;
-      },
-      checked,
-      end: () => {
-        if (onParentAbort != null) parent.removeEventListener("abort", onParentAbort);
-        const runs = this.#running.get(id);
-        if (runs === run) this.#running.delete(id);
-        else if (runs instanceof Set && runs.delete(run) && runs.size === 0) {
-          this.#running.delete(id);
-        }
-      },
-    };
+    return new RunWatch(this.#running, id, run, checked, parent, onParentAbort);
   }
 
   /**
