@@ -252,21 +252,24 @@ export function createTaskMessageHandler<TContextData, TContext>(
       if (watch.cancelled) throw cancelled(message, watch, false);
     }
     const started = parseTimestamp(message.started);
-    const info: TaskRunInfo = {
+    // Field by field: a spread of each optional field made an object for
+    // every task run.
+    const info: { -readonly [K in keyof TaskRunInfo]: TaskRunInfo[K] } = {
       name: task.name,
       id: message.id,
       attempt: message.attempt,
       enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
       signal,
-      ...scheduleOf(message),
-      ...(message.batch?.role === "member" && typeof message.batch.id === "string"
-        ? { batchId: message.batch.id }
-        : {}),
       reportProgress: async (progress: TaskProgressInput) => {
         const normal = normalizeTaskProgress(progress);
         await options.reportProgress?.(message, normal);
       },
     };
+    const schedule = scheduleOf(message);
+    if (schedule != null) info.schedule = schedule;
+    if (message.batch?.role === "member" && typeof message.batch.id === "string") {
+      info.batchId = message.batch.id;
+    }
     const starting = options.onStart?.(message);
     if (starting instanceof Promise) await starting;
     const ctx = await options.createContext(
@@ -329,11 +332,11 @@ function cancelled(
   });
 }
 
-function scheduleOf(message: TaskMessage): Pick<TaskRunInfo, "schedule"> {
+function scheduleOf(message: TaskMessage): TaskRunInfo["schedule"] {
   const schedule = message.schedule;
-  if (typeof schedule?.id !== "string" || typeof schedule.tick !== "string") return {};
+  if (typeof schedule?.id !== "string" || typeof schedule.tick !== "string") return undefined;
   const tick = new Date(schedule.tick);
-  return Number.isNaN(tick.getTime()) ? {} : { schedule: { id: schedule.id, tick } };
+  return Number.isNaN(tick.getTime()) ? undefined : { id: schedule.id, tick };
 }
 
 /**
