@@ -1,4 +1,3 @@
-import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { DocumentLoader } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import type { MessageKindHandler, MessageRun } from "../processing/dispatcher.ts";
@@ -9,8 +8,7 @@ import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
 import type { TaskCancelWatch } from "./cancellation.ts";
-import { decodePayloadNow } from "./codec/decode.ts";
-import { resolveLimits } from "./codec/limits.ts";
+import { decodeTaskPayload } from "./codec/mod.ts";
 import type { RegisteredTask } from "./definition.ts";
 import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
@@ -18,6 +16,7 @@ import type { TaskStore } from "./registry.ts";
 import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
 import { checkTaskResult, setTaskResult } from "./result.ts";
 import type { TaskRunInfo } from "./run-info.ts";
+import { validateTaskPayload } from "./validation.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -120,13 +119,6 @@ export function createTaskMessageHandler<TContextData, TContext>(
     }
     return url;
   };
-  // Built once: the loaders every payload is decoded with.
-  const loaders = {
-    documentLoader: options.documentLoader,
-    contextLoader: options.contextLoader ?? options.documentLoader,
-  };
-  const limits = resolveLimits(undefined);
-
   return {
     check(message: BaseMessage): TaskMessage {
       if (!hasTaskMessageFields(message) || parseBaseUrl(message.baseUrl) == null) {
@@ -181,48 +173,52 @@ export function createTaskMessageHandler<TContextData, TContext>(
   };
 
   /**
-   * Decodes and validates a task message's payload: the payload at once
-   * when decoding and the schema are synchronous (the usual case, on every
-   * task run), a promise of it otherwise.  A payload is never a `Promise`
-   * (the codec cannot carry one), so `instanceof Promise` tells them apart.
+   * Decodes and validates a task message's payload.
    * @param task The message's task.
    * @param message The message.
-   * @returns The payload, or a promise of it.
+   * @returns The payload.
    * @throws {MalformedMessageError} When it cannot be decoded or does not
-   *         match the task's schema (thrown, or as a rejection).
+   *         match the task's schema.
    */
-  function payloadOf(
+  async function payloadOf(
     task: RegisteredTask<TContextData, TContext>,
     message: TaskMessage,
-  ): unknown {
+  ): Promise<unknown> {
     let decoded: unknown;
     try {
-      decoded = decodePayloadNow(message.data, limits, loaders);
-    } catch (error) {
-      throw decodingFailure(error);
-    }
-    if (decoded instanceof Promise) {
-      return decoded.then((value) => validated(task, value), (error) => {
-        throw decodingFailure(error);
+      decoded = await decodeTaskPayload(message.data, {
+        documentLoader: options.documentLoader,
+        contextLoader: options.contextLoader,
       });
+    } catch (error) {
+      if (error instanceof TaskPayloadDecodingError) {
+        throw new MalformedMessageError(`the payload cannot be decoded: ${error.message}`, {
+          cause: error,
+        });
+      }
+      // Anything else (a document that could not be loaded) is transient.
+      throw error;
     }
-    return validated(task, decoded);
-  }
-
-  function validated(task: RegisteredTask<TContextData, TContext>, value: unknown): unknown {
-    let result;
     try {
-      result = task.schema["~standard"].validate(value);
+      return await validateTaskPayload(task, decoded);
     } catch (error) {
-      throw schemaFailure(error);
+      if (error instanceof TaskValidationError) {
+        throw new MalformedMessageError(
+          `the payload does not match the schema: ${error.message}`,
+          {
+            cause: error,
+            details: {
+              issues: error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
+            },
+          },
+        );
+      }
+      // A schema that throws instead of reporting issues would throw again.
+      throw new MalformedMessageError(
+        `the schema threw: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
     }
-    // validate() may return a promise (async refinements).
-    if (result instanceof Promise) {
-      return result.then((settled) => validResult(task, settled), (error) => {
-        throw schemaFailure(error);
-      });
-    }
-    return validResult(task, result);
   }
 
   async function runTask(
@@ -233,14 +229,10 @@ export function createTaskMessageHandler<TContextData, TContext>(
   ): Promise<void> {
     const task = taskOf(message)!;
     let data: unknown;
-    // Awaited only when it is a promise: on every task run.
-    if (watch == null) {
-      data = payloadOf(task, message);
-      if (data instanceof Promise) data = await data;
-    } else {
+    if (watch == null) data = await payloadOf(task, message);
+    else {
       try {
-        data = payloadOf(task, message);
-        if (data instanceof Promise) data = await data;
+        data = await payloadOf(task, message);
       } catch (error) {
         // A task cancelled before this run ends cancelled, whatever its
         // payload holds.
@@ -270,8 +262,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
     if (message.batch?.role === "member" && typeof message.batch.id === "string") {
       info.batchId = message.batch.id;
     }
-    const starting = options.onStart?.(message);
-    if (starting instanceof Promise) await starting;
+    await options.onStart?.(message);
     const ctx = await options.createContext(
       message,
       parseBaseUrl(message.baseUrl)!,
@@ -358,38 +349,4 @@ function hasTaskMessageFields(message: unknown): message is TaskMessage {
     Number.isInteger(m.attempt) && m.attempt >= 0 &&
     (m.orderingKey == null || typeof m.orderingKey === "string") &&
     m.traceContext != null && typeof m.traceContext === "object";
-}
-
-/** The malformed-message error for a payload that cannot be decoded. */
-function decodingFailure(error: unknown): unknown {
-  if (error instanceof TaskPayloadDecodingError) {
-    return new MalformedMessageError(`the payload cannot be decoded: ${error.message}`, {
-      cause: error,
-    });
-  }
-  // Anything else (a document that could not be loaded) is transient.
-  return error;
-}
-
-/** The value of a schema's result, or the malformed-message error of its issues. */
-function validResult(
-  task: { readonly name: string },
-  result: StandardSchemaV1.Result<unknown>,
-): unknown {
-  if (result.issues == null) return result.value;
-  const error = new TaskValidationError(task.name, result.issues);
-  throw new MalformedMessageError(`the payload does not match the schema: ${error.message}`, {
-    cause: error,
-    details: {
-      issues: error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
-    },
-  });
-}
-
-/** A schema that throws instead of reporting issues would throw again. */
-function schemaFailure(error: unknown): MalformedMessageError {
-  return new MalformedMessageError(
-    `the schema threw: ${error instanceof Error ? error.message : String(error)}`,
-    { cause: error },
-  );
 }
