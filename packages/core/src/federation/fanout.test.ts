@@ -12,11 +12,10 @@ import type { OutboxMessage } from "../activitypub/outbox/messages.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { FederationOptionError } from "../options/federation-option-error.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
-import { millisecondsToDuration } from "../time/duration.ts";
 import { fanOutDirectly, resolveFanoutDeliveries } from "./fanout.ts";
 import { createFederation, type Federation } from "./federation.ts";
 import type { FederationOptions } from "./options.ts";
-import { registerTestActor, withWorkers } from "./testdata/test-support.ts";
+import { loopbackFederation, withWorkers } from "./testdata/test-support.ts";
 
 function deliveries(count: number): OutboxMessage[] {
   return Array.from(
@@ -135,16 +134,7 @@ function federationOn(
   queue: InProcessMessageQueue,
   options: Partial<FederationOptions<void>>,
 ): Federation<void> {
-  const federation = createFederation<void>({
-    kv: new MemoryKvStore(),
-    queue,
-    manuallyStartQueue: true,
-    allowPrivateAddress: true,
-    outboxRetryPolicy: ({ attempts }) => attempts >= 5 ? null : millisecondsToDuration(10),
-    ...options,
-  });
-  registerTestActor(federation);
-  return federation;
+  return loopbackFederation(queue, options, { attempts: 5, delayMs: 10 });
 }
 
 /**

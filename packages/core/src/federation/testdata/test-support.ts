@@ -4,7 +4,10 @@ import { type RecordedRequest, startTestServer, type TestServer, within } from "
 import { Person } from "@fedify/vocab";
 import { generateCryptoKeyPair } from "../../activitypub/actors/keys.ts";
 import type { Federatable } from "../federatable-api.ts";
-import type { Federation } from "../federation.ts";
+import { createFederation, type Federation } from "../federation.ts";
+import type { FederationOptions } from "../options.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { millisecondsToDuration } from "../../time/duration.ts";
 import type { FederationFetchOptions } from "../api.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../../queue/message-queue.ts";
@@ -225,4 +228,27 @@ export async function withWorkers<T>(
     controller.abort();
     await within(running, "the workers to stop");
   }
+}
+
+/**
+ * A federation on `queue` that may deliver to loopback inboxes, with the
+ * test actor registered and deliveries retried up to `retry.attempts`
+ * times, `retry.delayMs` apart; `options` override the rest.
+ */
+export function loopbackFederation(
+  queue: MessageQueue,
+  options: Partial<FederationOptions<void>> = {},
+  retry: { readonly attempts: number; readonly delayMs: number } = { attempts: 20, delayMs: 10 },
+): Federation<void> {
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+    allowPrivateAddress: true,
+    outboxRetryPolicy: ({ attempts }) =>
+      attempts >= retry.attempts ? null : millisecondsToDuration(retry.delayMs),
+    ...options,
+  });
+  registerTestActor(federation);
+  return federation;
 }

@@ -12,12 +12,11 @@ import {
 import { Create, Note } from "@fedify/vocab";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
-import { millisecondsToDuration } from "../../time/duration.ts";
 import { FederationOptionError } from "../../options/federation-option-error.ts";
 import { createFederation, type Federation } from "../../federation/federation.ts";
 import type { FederationOptions } from "../../federation/options.ts";
 import type { MessageFailedEvent } from "../../processing/events.ts";
-import { registerTestActor, withWorkers } from "../../federation/testdata/test-support.ts";
+import { loopbackFederation, withWorkers } from "../../federation/testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 
@@ -25,16 +24,7 @@ function federationOn(
   queue: InProcessMessageQueue,
   options: Partial<FederationOptions<void>>,
 ): Federation<void> {
-  const federation = createFederation<void>({
-    kv: new MemoryKvStore(),
-    queue,
-    manuallyStartQueue: true,
-    allowPrivateAddress: true,
-    outboxRetryPolicy: ({ attempts }) => attempts >= 20 ? null : millisecondsToDuration(10),
-    ...options,
-  });
-  registerTestActor(federation);
-  return federation;
+  return loopbackFederation(queue, options, { attempts: 20, delayMs: 10 });
 }
 
 function send(federation: Federation<void>, n: number, inbox: URL): Promise<void> {

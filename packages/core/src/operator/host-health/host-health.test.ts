@@ -20,7 +20,7 @@ import { millisecondsToDuration } from "../../time/duration.ts";
 import { FederationOptionError } from "../../federation/errors.ts";
 import { createFederation, type Federation } from "../../federation/federation.ts";
 import type { FederationOptions } from "../../federation/options.ts";
-import { registerTestActor, withWorkers } from "../../federation/testdata/test-support.ts";
+import { loopbackFederation, withWorkers } from "../../federation/testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 const alice = new URL("https://example.com/users/alice");
@@ -37,16 +37,7 @@ function federationOn(
   queue: InProcessMessageQueue | ParallelMessageQueue,
   options: Partial<FederationOptions<void>>,
 ): Federation<void> {
-  const federation = createFederation<void>({
-    kv: new MemoryKvStore(),
-    queue,
-    manuallyStartQueue: true,
-    allowPrivateAddress: true,
-    outboxRetryPolicy: ({ attempts }) => attempts >= 50 ? null : millisecondsToDuration(20),
-    ...options,
-  });
-  registerTestActor(federation);
-  return federation;
+  return loopbackFederation(queue, options, { attempts: 50, delayMs: 20 });
 }
 
 test("a host that is down gets its deliveries parked, is probed with growing delays and gets them all when back", async () => {
