@@ -301,14 +301,12 @@ export class FederationOperations<TContextData> {
     if (message.type !== "task" || event.type === "retrying") return;
     const task = message as TaskMessage;
     const deduplicated = task.deduplication != null && typeof task.taskName === "string";
-    if (
-      !deduplicated &&
-      (event.type === "dropped" ||
-        (event.type === "completed" && this.#records.completedRetentionOf(task.taskName) <= 0))
-    ) {
-      return;
-    }
-    return this.#recordTask(event, task, deduplicated);
+    // A record is kept of a task that failed, or completed with a
+    // completed-task retention; decided once, here.
+    const recorded = event.type === "failed" ||
+      (event.type === "completed" && this.#records.completedRetentionOf(task.taskName) > 0);
+    if (!deduplicated && !recorded) return;
+    return this.#recordTask(event, task, deduplicated, recorded);
   }
 
   async #recordFailedDelivery(event: MessageFailedEvent, message: BaseMessage): Promise<void> {
@@ -321,21 +319,17 @@ export class FederationOperations<TContextData> {
     }
   }
 
-  async #recordTask(event: MessageEvent, task: TaskMessage, deduplicated: boolean): Promise<void> {
-    const message: BaseMessage = task;
+  async #recordTask(
+    event: MessageEvent,
+    task: TaskMessage,
+    deduplicated: boolean,
+    recorded: boolean,
+  ): Promise<void> {
     if (deduplicated) await releaseTaskDeduplication(this.#port.kv, task);
-    // Every message passes here: check the message (a URL parse) only when
-    // a record will be written.
-    if (
-      event.type === "dropped" ||
-      (event.type === "completed" && this.#records.completedRetentionOf(task.taskName) <= 0)
-    ) {
-      return;
-    }
-    if (!isTaskMessage(message)) return;
-    if (event.type === "failed") {
-      await this.#records.recordFailed(message, event.reason, event.error);
-    } else if (event.type === "completed") await this.#records.recordCompleted(message);
+    // Check the message (a URL parse) only when a record will be written.
+    if (!recorded || !isTaskMessage(task)) return;
+    if (event.type === "failed") await this.#records.recordFailed(task, event.reason, event.error);
+    else await this.#records.recordCompleted(task);
   }
 
   /**
