@@ -6,7 +6,10 @@ import type { OutboxMessage } from "../activitypub/outbox/messages.ts";
 import { assertKnownOptions } from "../options/federation-option-names.ts";
 import { positiveDurationOption, positiveIntegerOption } from "../options/value-options.ts";
 import type { DurationInput } from "../time/duration.ts";
-import { FederationOptionError } from "./errors.ts";
+import {
+  checkFederationOption,
+  FederationOptionError,
+} from "../options/federation-option-error.ts";
 
 /**
  * The `fanoutDeliveries` federation option: the fan-out worker makes the
@@ -86,26 +89,21 @@ export function resolveFanoutDeliveries(
     );
   }
   assertKnownOptions(option, ["concurrency", "budget"], "fanoutDeliveries.");
-  let concurrency: number;
-  let budgetMs: number;
-  try {
+  const concurrency = checkFederationOption("fanoutDeliveries.concurrency", () => {
     if (option.concurrency === undefined) {
       throw new RangeError("The fanoutDeliveries.concurrency option is required.");
     }
-    concurrency = positiveIntegerOption(
+    return positiveIntegerOption(
       option.concurrency,
       "fanoutDeliveries.concurrency",
       1,
       MAX_CONCURRENCY,
     );
-  } catch (error) {
-    throw new FederationOptionError("fanoutDeliveries.concurrency", (error as Error).message);
-  }
-  try {
-    budgetMs = positiveDurationOption(option.budget, "fanoutDeliveries.budget", DEFAULT_BUDGET_MS);
-  } catch (error) {
-    throw new FederationOptionError("fanoutDeliveries.budget", (error as Error).message);
-  }
+  });
+  const budgetMs = checkFederationOption(
+    "fanoutDeliveries.budget",
+    () => positiveDurationOption(option.budget, "fanoutDeliveries.budget", DEFAULT_BUDGET_MS),
+  );
   if (fanoutTimeLimitMs != null && budgetMs + deliveryTimeoutMs >= fanoutTimeLimitMs) {
     throw new FederationOptionError(
       "fanoutDeliveries.budget",
