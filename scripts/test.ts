@@ -47,6 +47,18 @@ interface Counts {
   passed: number;
   failed: number;
   skipped: number;
+  /** The failed tests' lines, repeated at the end of the run. */
+  failures?: string[];
+}
+
+/**
+ * The lines of `output` that name a failed test, at most 20: repeated at
+ * the end of the run, so that the tail of a CI log (often all that is
+ * kept) says which tests failed, not only how many.
+ */
+function failureLines(output: string, pattern: RegExp): string[] {
+  // A set: Deno and Node.js name each failure twice, inline and in a summary.
+  return [...new Set(output.split("\n").filter((line) => pattern.test(line)))].slice(0, 20);
 }
 
 const args = process.argv.slice(2);
@@ -300,7 +312,13 @@ async function runDeno(): Promise<Counts> {
     /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?(?: \| (\d+) ignored)?/,
   );
   if (match == null) return { passed: 0, failed: 1, skipped: 0 };
-  return { passed: +match[1], failed: +match[2], skipped: +(match[3] ?? 0) };
+  return {
+    passed: +match[1],
+    failed: +match[2],
+    skipped: +(match[3] ?? 0),
+    // Deno's FAILURES list: "name => ./file.ts:1:2".
+    failures: failureLines(output, / => \.?\/?\S+\.ts:\d+:\d+$/),
+  };
 }
 
 async function runNode(): Promise<Counts> {
@@ -326,6 +344,7 @@ async function runNode(): Promise<Counts> {
   // across runtimes is the summary reporter's: top-level tests only.
   try {
     const counts = JSON.parse(await readFile(summaryFile, "utf8")) as Counts;
+    counts.failures = failureLines(output, /^\s*✖ (?!failing tests:)/);
     if (code !== 0 && counts.failed === 0) {
       // Say so: a crash after the last test, or a file killed before it
       // reported, shows nowhere else.
@@ -355,7 +374,12 @@ async function runBun(): Promise<Counts> {
   );
   const count = (word: string) =>
     +(output.match(new RegExp(`^\\s*(\\d+) ${word}$`, "m"))?.[1] ?? 0);
-  const counts = { passed: count("pass"), failed: count("fail"), skipped: count("skip") };
+  const counts = {
+    passed: count("pass"),
+    failed: count("fail"),
+    skipped: count("skip"),
+    failures: failureLines(output, /^\(fail\) /),
+  };
   if (code !== 0 && counts.failed === 0) counts.failed = 1;
   return counts;
 }
@@ -399,6 +423,11 @@ for (const [name, counts] of results) {
   );
   passed += counts.passed;
   failed += counts.failed;
+}
+for (const [name, counts] of results) {
+  if (counts.failed === 0 || counts.failures == null || counts.failures.length === 0) continue;
+  console.log(`\nFailed on ${name}:`);
+  for (const line of counts.failures) console.log(`  ${line.trim()}`);
 }
 // Runtimes count the tests a name filter leaves out differently (Bun as
 // skipped, the others not at all), so compare what ran.  workerd runs a

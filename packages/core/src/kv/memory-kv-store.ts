@@ -10,7 +10,6 @@ import type {
 } from "./kv-store.ts";
 
 interface MemoryEntry {
-  readonly key: KvKey;
   readonly value: unknown;
   /** When the entry expires, on the `performance.now()` clock. */
   readonly expiresAt: number;
@@ -159,20 +158,29 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
    * @since 0.1.0
    */
   async *list(prefix?: KvKey): AsyncIterable<KvStoreListEntry> {
-    if (prefix != null) encodeKey(prefix);
+    // An entry's key starts with the prefix, element by element, exactly
+    // when its encoding starts with the prefix's, less the closing bracket,
+    // followed by a comma or a bracket: each element's JSON string ends at
+    // its one unescaped closing quote.
+    const head = prefix == null ? undefined : encodeKey(prefix).slice(0, -1);
     const now = performance.now();
-    const matches: MemoryEntry[] = [];
+    const matches: { readonly key: KvKey; readonly entry: MemoryEntry }[] = [];
     for (const [encoded, entry] of this.#entries) {
       if (entry.expiresAt <= now) {
         this.#entries.delete(encoded);
         continue;
       }
-      if (prefix == null || startsWith(entry.key, prefix)) matches.push(entry);
+      if (head != null) {
+        if (!encoded.startsWith(head)) continue;
+        const next = encoded.charCodeAt(head.length);
+        if (next !== COMMA && next !== CLOSING_BRACKET) continue;
+      }
+      // Keys are kept encoded only (no copy of the array per write), and
+      // parsed back for the entries listed.
+      matches.push({ key: JSON.parse(encoded), entry });
     }
     matches.sort((a, b) => compareKeys(a.key, b.key));
-    for (const entry of matches) {
-      yield { key: [...entry.key] as unknown as KvKey, value: copyValue(entry.value) };
-    }
+    for (const { key, entry } of matches) yield { key, value: copyValue(entry.value) };
   }
 
   /**
@@ -238,7 +246,6 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
       return;
     }
     this.#entries.set(encoded, {
-      key: Object.freeze([...key]) as unknown as KvKey,
       value: copyValue(value),
       expiresAt: ttl == null ? Infinity : performance.now() + ttl,
     });
@@ -256,21 +263,19 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
   }
 }
 
+const COMMA = 0x2c;
+const CLOSING_BRACKET = 0x5d;
+
 function encodeKey(key: KvKey): string {
-  if (
-    !Array.isArray(key) || key.length < 1 ||
-    !key.every((element) => typeof element === "string")
-  ) {
+  // A loop rather than every(): this runs for every read and write.
+  let valid = Array.isArray(key) && key.length >= 1;
+  for (let i = 0; valid && i < key.length; i++) valid = typeof key[i] === "string";
+  if (!valid) {
     throw new TypeError(
       `A KvStore key must be a non-empty array of strings; got ${JSON.stringify(key)}.`,
     );
   }
   return JSON.stringify(key);
-}
-
-function startsWith(key: KvKey, prefix: KvKey): boolean {
-  if (key.length < prefix.length) return false;
-  return prefix.every((element, index) => key[index] === element);
 }
 
 function compareKeys(a: KvKey, b: KvKey): number {

@@ -44,5 +44,7 @@ export function withTemporalTtl(store: KvStore): KvStore {
 
 function temporalTtl(options: KvStoreSetOptions | undefined): KvStoreSetOptions | undefined {
   if (options?.ttl == null) return options;
-  return { ...options, ttl: toTemporalDuration(options.ttl, "ttl") };
+  const ttl = toTemporalDuration(options.ttl, "ttl");
+  // Most TTLs are Durations already (Fedwork's own records): no copy.
+  return ttl === options.ttl ? options : { ...options, ttl };
 }

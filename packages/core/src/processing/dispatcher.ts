@@ -1,5 +1,5 @@
 import { getLogger } from "@logtape/logtape";
-import { isSpanContextValid, type Span, SpanKind, type Tracer } from "@opentelemetry/api";
+import { type Span, SpanKind, type Tracer } from "@opentelemetry/api";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { MessageQueue, MessageRedelivery } from "../queue/message-queue.ts";
 import { handOverMessage } from "../queue/message-ownership.ts";
@@ -26,7 +26,7 @@ import {
   runWithinTimeLimit,
   type TimedOutRun,
 } from "./time-limit.ts";
-import { extractTraceContext, traceContextOf, withSpan } from "./tracing.ts";
+import { extractTraceContext, hasTraceContext, traceContextOf, withSpan } from "./tracing.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -406,7 +406,7 @@ export class MessageDispatcher<TContextData> {
       const event = toEvent(message, taskName, duration, outcome, timedOut);
       // The span has ended by now, so it is asked for a valid context, not
       // whether it records.
-      const trace = processSpan != null && isSpanContextValid(processSpan.spanContext())
+      const trace = processSpan != null && hasTraceContext(processSpan)
         ? traceContextOf(processSpan)
         : NO_TRACE;
       // Observers first, so that listeners see their bookkeeping done (a

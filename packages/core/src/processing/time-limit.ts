@@ -4,6 +4,7 @@
 // the dispatcher decides, as for any failure.
 import { MAX_TIMER_MS, positiveDurationOption } from "../options/value-options.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import { type Deadline, DeadlineList } from "./deadlines.ts";
 import type { HandlerTimeoutError } from "./errors.ts";
 
 /**
@@ -118,50 +119,91 @@ export function runWithinTimeLimit(
   const { limitMs, signal: parent } = options;
   if (limitMs == null) return run(parent).then(() => undefined);
   const controller = new AbortController();
-  const unfollow = followSignal(parent, controller);
+  const followers = followSignal(parent, controller);
   let running: Promise<void>;
   try {
     running = run(controller.signal, controller);
   } catch (error) {
-    unfollow();
+    followers?.delete(controller);
     return Promise.reject(error);
   }
-  return new Promise((resolve, reject) => {
-    let state: "running" | "grace" | "decided" = "running";
-    let error: HandlerTimeoutError | undefined;
-    let limitPassedAt = 0;
-    let resolveLate: ((ms: number) => void) | undefined;
-    const decide = () => {
-      state = "decided";
-      clearTimeout(timer);
-      unfollow();
-    };
-    let timer = setTimeout(() => {
-      if (state !== "running") return;
-      state = "grace";
-      limitPassedAt = performance.now();
-      error = options.timeoutError();
-      controller.abort(error);
-      timer = setTimeout(() => {
-        if (state !== "grace") return;
-        decide();
-        const late = new Promise<number>((r) => resolveLate = r);
-        resolve({ error: error!, abandoned: true, late });
-      }, options.graceMs);
-    }, limitMs);
-    const settled = (failed: boolean, reason?: unknown) => {
-      if (state === "decided") {
-        resolveLate?.(performance.now() - limitPassedAt);
-        return;
-      }
-      const timedOut = state === "grace";
-      decide();
-      if (timedOut) resolve({ error: error!, abandoned: false });
-      else if (failed) reject(reason);
-      else resolve(undefined);
-    };
-    running.then(() => settled(false), (reason) => settled(true, reason));
-  });
+  return new Promise((resolve, reject) =>
+    new TimedRun(running, limitMs, options, controller, followers, resolve, reject)
+  );
+}
+
+/** The deadlines of every run with a time limit, in this process. */
+const deadlines = new DeadlineList();
+
+/**
+ * The state of one run with a time limit, from its start until it settles
+ * (or is abandoned).  A class rather than closures over shared variables:
+ * one is made for every message with a time limit.
+ */
+class TimedRun {
+  #state: "running" | "grace" | "decided" = "running";
+  readonly #options: TimeLimitOptions;
+  readonly #controller: AbortController;
+  readonly #followers: Set<AbortController> | undefined;
+  readonly #resolve: (result: TimedOutRun | undefined) => void;
+  readonly #reject: (reason: unknown) => void;
+  readonly #deadline: Deadline;
+  #graceTimer: ReturnType<typeof setTimeout> | undefined;
+  #error: HandlerTimeoutError | undefined;
+  #limitPassedAt = 0;
+  #resolveLate: ((ms: number) => void) | undefined;
+
+  constructor(
+    running: Promise<void>,
+    limitMs: number,
+    options: TimeLimitOptions,
+    controller: AbortController,
+    followers: Set<AbortController> | undefined,
+    resolve: (result: TimedOutRun | undefined) => void,
+    reject: (reason: unknown) => void,
+  ) {
+    this.#options = options;
+    this.#controller = controller;
+    this.#followers = followers;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#deadline = deadlines.after(limitMs, () => this.#limitPassed());
+    running.then(() => this.#settled(false), (reason) => this.#settled(true, reason));
+  }
+
+  #limitPassed(): void {
+    if (this.#state !== "running") return;
+    this.#state = "grace";
+    this.#limitPassedAt = performance.now();
+    const error = this.#error = this.#options.timeoutError();
+    this.#controller.abort(error);
+    // Rare (the limit passed), so a timer of its own.
+    this.#graceTimer = setTimeout(() => {
+      if (this.#state !== "grace") return;
+      this.#decide();
+      const late = new Promise<number>((resolve) => this.#resolveLate = resolve);
+      this.#resolve({ error, abandoned: true, late });
+    }, this.#options.graceMs);
+  }
+
+  #decide(): void {
+    this.#state = "decided";
+    this.#deadline.cancel();
+    if (this.#graceTimer != null) clearTimeout(this.#graceTimer);
+    this.#followers?.delete(this.#controller);
+  }
+
+  #settled(failed: boolean, reason?: unknown): void {
+    if (this.#state === "decided") {
+      this.#resolveLate?.(performance.now() - this.#limitPassedAt);
+      return;
+    }
+    const timedOut = this.#state === "grace";
+    this.#decide();
+    if (timedOut) this.#resolve({ error: this.#error!, abandoned: false });
+    else if (failed) this.#reject(reason);
+    else this.#resolve(undefined);
+  }
 }
 
 /** The controllers of the running handlers under each worker signal. */
@@ -171,12 +213,16 @@ const followers = new WeakMap<AbortSignal, Set<AbortController>>();
  * Aborts `controller` when `parent` aborts, with its reason.  One listener
  * per worker signal serves all of its runs: adding and removing a listener
  * on every run cost about a microsecond each time.
- * @returns Stops following.
+ * @returns The set to delete `controller` from when its run ends, or
+ *          `undefined` when `parent` had aborted already.
  */
-function followSignal(parent: AbortSignal, controller: AbortController): () => void {
+function followSignal(
+  parent: AbortSignal,
+  controller: AbortController,
+): Set<AbortController> | undefined {
   if (parent.aborted) {
     controller.abort(parent.reason);
-    return () => {};
+    return undefined;
   }
   let runs = followers.get(parent);
   if (runs == null) {
@@ -187,7 +233,6 @@ function followSignal(parent: AbortSignal, controller: AbortController): () => v
       for (const run of created) run.abort(parent.reason);
     }, { once: true });
   }
-  const own = runs;
-  own.add(controller);
-  return () => own.delete(controller);
+  runs.add(controller);
+  return runs;
 }

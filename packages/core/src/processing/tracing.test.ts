@@ -5,7 +5,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { withSpan } from "./tracing.ts";
+import { hasTraceContext, withSpan } from "./tracing.ts";
 
 test("withSpan() ends a recorded span when the work settles and records what it threw", async () => {
   const exporter = new InMemorySpanExporter();
@@ -56,4 +56,29 @@ test("withSpan() runs the work with a span that records nothing when no provider
     Error,
     "z",
   );
+  // A throw, too, comes back as a rejection rather than out of the call.
+  const thrown = withSpan(tracer, "noop", { kind: SpanKind.CONSUMER }, () => {
+    throw new Error("w");
+  });
+  await assertRejects(() => thrown, Error, "w");
+});
+
+test("hasTraceContext() tells a span with a trace to pass on from the no-op tracer's", () => {
+  const noop = trace.getTracer("test").startSpan("noop");
+  assertEquals(hasTraceContext(noop), false);
+  const recorded = new BasicTracerProvider().getTracer("test").startSpan("recorded");
+  assertEquals(hasTraceContext(recorded), true);
+  // Not recording, but inside a remote trace: its context is passed on.
+  const remote = trace.wrapSpanContext({
+    traceId: "0af7651916cd43dd8448eb211c80319c",
+    spanId: "b7ad6b7169203331",
+    traceFlags: 0,
+  });
+  assertEquals([remote.isRecording(), hasTraceContext(remote)], [false, true]);
+  const malformed = trace.wrapSpanContext({
+    traceId: "0af7651916cd43dd8448eb211c80319z",
+    spanId: "b7ad6b7169203331",
+    traceFlags: 0,
+  });
+  assertEquals(hasTraceContext(malformed), false);
 });

@@ -1,6 +1,7 @@
 import {
   type Context as OtelContext,
   context,
+  INVALID_TRACEID,
   isSpanContextValid,
   type Span,
   type SpanKind,
@@ -97,13 +98,29 @@ export function withSpan<T>(
     // registered, the usual case): `fn` runs in the context it would see
     // anyway, without one made for the span.  This is on every message's
     // path.
-    if (parent === active && !span.isRecording() && !isSpanContextValid(span.spanContext())) {
-      return settleInSpan(span, fn);
+    if (parent === active && !span.isRecording() && !hasTraceContext(span)) {
+      // Nor anything to end or record on: a span that is not recording
+      // ignores both, as the OpenTelemetry API specifies.
+      return fn(span);
     }
     return context.with(trace.setSpan(parent, span), settleInSpan<T>, undefined, span, fn);
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/**
+ * Whether a span has a trace context to pass on (a valid span context).
+ * The span of the no-op tracer, on every message's path when no tracer
+ * provider is registered, is told apart by its trace id alone, without
+ * the hexadecimal checks of `isSpanContextValid()`.
+ * @param span The span, ended or not.
+ * @returns `true` when its trace context is valid.
+ * @since 0.3.0
+ */
+export function hasTraceContext(span: Span): boolean {
+  const spanContext = span.spanContext();
+  return spanContext.traceId !== INVALID_TRACEID && isSpanContextValid(spanContext);
 }
 
 /** Runs `fn`, then ends `span`, recording on it what `fn` threw. */

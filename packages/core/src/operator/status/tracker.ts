@@ -265,14 +265,14 @@ export class TaskStatusTracker implements TaskStatusOperations {
    * @returns Settles once published (never rejects).
    */
   #start(message: TaskMessage, previous: TaskStatus | undefined): Promise<void> {
-    const status: TaskStatus = {
+    const status: { -readonly [K in keyof TaskStatus]: TaskStatus[K] } = {
       id: message.id,
       name: message.taskName,
       state: "running",
       attempt: message.attempt,
-      ...(previous?.progress == null ? {} : { progress: previous.progress }),
       updatedAt: new Date(),
     };
+    if (previous?.progress != null) status.progress = previous.progress;
     this.#running.set(message.id, status);
     this.#unwritten.set(message.id, status);
     this.#flushTimer ??= setTimeout(() => this.#writeRunning(), RUNNING_RECORD_DELAY_MS);
@@ -431,25 +431,29 @@ export class TaskStatusTracker implements TaskStatusOperations {
     const before = this.#writing.get(id)?.done;
     // Most records have no earlier write in flight (a task's `queued`
     // record was written at the enqueue): store at once.
-    const storing = before === undefined
-      ? this.#store(status, extraTtlMs)
-      : before.then(() => this.#store(status, extraTtlMs));
-    // #store() never rejects.
-    const done: Promise<void> = storing.then(() => {
-      if (this.#writing.get(id)?.done === done) this.#writing.delete(id);
-    });
-    this.#writing.set(id, { status, done });
-    return done;
-  }
-
-  /** Stores a record; a failure is logged. */
-  #store(status: TaskStatus, extraTtlMs = 0): Promise<void> {
-    return this.#records.set(status, this.#retentionMs + extraTtlMs).catch((error) => {
+    const write: { readonly status: TaskStatus; done: Promise<void> } = { status, done: RESOLVED };
+    // One then() that both logs a failure and forgets the write: this runs
+    // for every record.  Never rejects.
+    const forget = () => {
+      if (this.#writing.get(id) === write) this.#writing.delete(id);
+    };
+    const failed = (error: unknown) => {
       logger.warn("Could not store the status of task {messageId}: {error}", {
-        messageId: status.id,
+        messageId: id,
         error,
       });
-    });
+      forget();
+    };
+    write.done = before === undefined
+      ? this.#store(status, extraTtlMs).then(forget, failed)
+      : before.then(() => this.#store(status, extraTtlMs)).then(forget, failed);
+    this.#writing.set(id, write);
+    return write.done;
+  }
+
+  /** Stores a record. */
+  #store(status: TaskStatus, extraTtlMs = 0): Promise<void> {
+    return this.#records.set(status, this.#retentionMs + extraTtlMs);
   }
 
   /**
