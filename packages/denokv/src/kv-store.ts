@@ -14,6 +14,7 @@ import {
   type DenoKvEntry,
   jsonValuesEqual,
 } from "./deno-kv.ts";
+import { withLockRetries } from "./lock-retries.ts";
 import { DenoKvClosedError } from "./errors.ts";
 
 /**
@@ -83,7 +84,7 @@ export class DenoKvStore implements KvStore, AsyncDisposable {
       throw new TypeError(`${WHERE} needs an options object with a kv database.`);
     }
     assertKnownOptions(options, ["kv", "prefix"], { where: WHERE });
-    this.#kv = checkKvOption(options.kv, WHERE);
+    this.#kv = withLockRetries(checkKvOption(options.kv, WHERE));
     this.#prefix = checkPrefixOption(options.prefix, ["fedwork", "kv"], WHERE);
   }
 

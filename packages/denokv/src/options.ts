@@ -1,6 +1,7 @@
 import type { DurationInput } from "@fedwork/core";
 import { assertKnownOptions, resolveLeaseOptions } from "@fedwork/core/queue-kit";
 import { checkKvOption, checkPrefixOption, type DenoKv } from "./deno-kv.ts";
+import { withLockRetries } from "./lock-retries.ts";
 
 /**
  * Options for {@link DenoKvMessageQueue}.
@@ -78,7 +79,7 @@ export function resolveQueueOptions(options: DenoKvMessageQueueOptions): Resolve
   );
   const lease = resolveLeaseOptions(options, { prefetch: 4, leaseMs: 30_000, pollMs: 1_000 });
   return {
-    kv: checkKvOption(options.kv, WHERE),
+    kv: withLockRetries(checkKvOption(options.kv, WHERE)),
     prefix: checkPrefixOption(options.prefix, ["fedwork", "queue"], WHERE),
     leaseMs: lease.leaseMs,
     pollMs: lease.pollMs,
