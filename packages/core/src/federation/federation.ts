@@ -196,10 +196,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         retryPolicy: this.options.taskRetryPolicy,
         timeoutMs: this.options.taskTimeoutMs,
         retryQueue: (task) => this.#taskQueueOf(task),
-        onStart: async (message) => {
-          await this.batches.starting(message);
-          await this.operations.taskStatus.started(message);
-        },
+        // Not async: on every task run; only a batch's completion task has
+        // a batch record to swap first.
+        onStart: (message) =>
+          message.batch?.role === "completion"
+            ? this.batches.starting(message).then(() => this.operations.taskStatus.started(message))
+            : this.operations.taskStatus.started(message),
         watchCancellation: (message, signal, controller) =>
           this.cancellations.begin(message.id, signal, controller),
         reportProgress: async (message, progress) => {

@@ -1,3 +1,4 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { DocumentLoader } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import type { MessageKindHandler, MessageRun } from "../processing/dispatcher.ts";
@@ -8,7 +9,8 @@ import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
 import type { TaskCancelWatch } from "./cancellation.ts";
-import { decodeTaskPayload } from "./codec/mod.ts";
+import { decodePayloadNow } from "./codec/decode.ts";
+import { resolveLimits } from "./codec/limits.ts";
 import type { RegisteredTask } from "./definition.ts";
 import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
@@ -16,7 +18,6 @@ import type { TaskStore } from "./registry.ts";
 import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
 import { checkTaskResult, setTaskResult } from "./result.ts";
 import type { TaskRunInfo } from "./run-info.ts";
-import { validateTaskPayload } from "./validation.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -119,6 +120,13 @@ export function createTaskMessageHandler<TContextData, TContext>(
     }
     return url;
   };
+  // Built once: the loaders every payload is decoded with.
+  const loaders = {
+    documentLoader: options.documentLoader,
+    contextLoader: options.contextLoader ?? options.documentLoader,
+  };
+  const limits = resolveLimits(undefined);
+
   return {
     check(message: BaseMessage): TaskMessage {
       if (!hasTaskMessageFields(message) || parseBaseUrl(message.baseUrl) == null) {
@@ -173,52 +181,48 @@ export function createTaskMessageHandler<TContextData, TContext>(
   };
 
   /**
-   * Decodes and validates a task message's payload.
+   * Decodes and validates a task message's payload: the payload at once
+   * when decoding and the schema are synchronous (the usual case, on every
+   * task run), a promise of it otherwise.  A payload is never a `Promise`
+   * (the codec cannot carry one), so `instanceof Promise` tells them apart.
    * @param task The message's task.
    * @param message The message.
-   * @returns The payload.
+   * @returns The payload, or a promise of it.
    * @throws {MalformedMessageError} When it cannot be decoded or does not
-   *         match the task's schema.
+   *         match the task's schema (thrown, or as a rejection).
    */
-  async function payloadOf(
+  function payloadOf(
     task: RegisteredTask<TContextData, TContext>,
     message: TaskMessage,
-  ): Promise<unknown> {
+  ): unknown {
     let decoded: unknown;
     try {
-      decoded = await decodeTaskPayload(message.data, {
-        documentLoader: options.documentLoader,
-        contextLoader: options.contextLoader,
+      decoded = decodePayloadNow(message.data, limits, loaders);
+    } catch (error) {
+      throw decodingFailure(error);
+    }
+    if (decoded instanceof Promise) {
+      return decoded.then((value) => validated(task, value), (error) => {
+        throw decodingFailure(error);
       });
-    } catch (error) {
-      if (error instanceof TaskPayloadDecodingError) {
-        throw new MalformedMessageError(`the payload cannot be decoded: ${error.message}`, {
-          cause: error,
-        });
-      }
-      // Anything else (a document that could not be loaded) is transient.
-      throw error;
     }
+    return validated(task, decoded);
+  }
+
+  function validated(task: RegisteredTask<TContextData, TContext>, value: unknown): unknown {
+    let result;
     try {
-      return await validateTaskPayload(task, decoded);
+      result = task.schema["~standard"].validate(value);
     } catch (error) {
-      if (error instanceof TaskValidationError) {
-        throw new MalformedMessageError(
-          `the payload does not match the schema: ${error.message}`,
-          {
-            cause: error,
-            details: {
-              issues: error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
-            },
-          },
-        );
-      }
-      // A schema that throws instead of reporting issues would throw again.
-      throw new MalformedMessageError(
-        `the schema threw: ${error instanceof Error ? error.message : String(error)}`,
-        { cause: error },
-      );
+      throw schemaFailure(error);
     }
+    // validate() may return a promise (async refinements).
+    if (result instanceof Promise) {
+      return result.then((settled) => validResult(task, settled), (error) => {
+        throw schemaFailure(error);
+      });
+    }
+    return validResult(task, result);
   }
 
   async function runTask(
@@ -229,10 +233,14 @@ export function createTaskMessageHandler<TContextData, TContext>(
   ): Promise<void> {
     const task = taskOf(message)!;
     let data: unknown;
-    if (watch == null) data = await payloadOf(task, message);
-    else {
+    // Awaited only when it is a promise: on every task run.
+    if (watch == null) {
+      data = payloadOf(task, message);
+      if (data instanceof Promise) data = await data;
+    } else {
       try {
-        data = await payloadOf(task, message);
+        data = payloadOf(task, message);
+        if (data instanceof Promise) data = await data;
       } catch (error) {
         // A task cancelled before this run ends cancelled, whatever its
         // payload holds.
@@ -262,7 +270,8 @@ export function createTaskMessageHandler<TContextData, TContext>(
     if (message.batch?.role === "member" && typeof message.batch.id === "string") {
       info.batchId = message.batch.id;
     }
-    await options.onStart?.(message);
+    const starting = options.onStart?.(message);
+    if (starting instanceof Promise) await starting;
     const ctx = await options.createContext(
       message,
       parseBaseUrl(message.baseUrl)!,
@@ -349,4 +358,38 @@ function hasTaskMessageFields(message: unknown): message is TaskMessage {
     Number.isInteger(m.attempt) && m.attempt >= 0 &&
     (m.orderingKey == null || typeof m.orderingKey === "string") &&
     m.traceContext != null && typeof m.traceContext === "object";
+}
+
+/** The malformed-message error for a payload that cannot be decoded. */
+function decodingFailure(error: unknown): unknown {
+  if (error instanceof TaskPayloadDecodingError) {
+    return new MalformedMessageError(`the payload cannot be decoded: ${error.message}`, {
+      cause: error,
+    });
+  }
+  // Anything else (a document that could not be loaded) is transient.
+  return error;
+}
+
+/** The value of a schema's result, or the malformed-message error of its issues. */
+function validResult(
+  task: { readonly name: string },
+  result: StandardSchemaV1.Result<unknown>,
+): unknown {
+  if (result.issues == null) return result.value;
+  const error = new TaskValidationError(task.name, result.issues);
+  throw new MalformedMessageError(`the payload does not match the schema: ${error.message}`, {
+    cause: error,
+    details: {
+      issues: error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
+    },
+  });
+}
+
+/** A schema that throws instead of reporting issues would throw again. */
+function schemaFailure(error: unknown): MalformedMessageError {
+  return new MalformedMessageError(
+    `the schema threw: ${error instanceof Error ? error.message : String(error)}`,
+    { cause: error },
+  );
 }

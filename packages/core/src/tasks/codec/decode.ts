@@ -408,11 +408,31 @@ function stringAt(raw: unknown[], i: number, tag: string): string {
  * @throws {TaskPayloadLoadError} When a loader failed while rebuilding a
  *         vocabulary object.
  */
-export async function decodePayload(
+export function decodePayload(
   text: string,
   limits: ResolvedLimits,
   loaders: Loaders,
 ): Promise<unknown> {
+  try {
+    return Promise.resolve(decodePayloadNow(text, limits, loaders));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * {@link decodePayload} without a promise when none is needed: the value
+ * at once, or a promise of it when Activity Vocabulary objects must be
+ * rebuilt with the loaders.  A decoded value is never a `Promise` (the
+ * format cannot hold one), so `instanceof Promise` tells the two apart.
+ * On every task run.  Internal.
+ * @throws {TaskPayloadDecodingError} When the text is not a valid payload.
+ */
+export function decodePayloadNow(
+  text: string,
+  limits: ResolvedLimits,
+  loaders: Loaders,
+): unknown {
   if (typeof text !== "string") invalid(`expected a string, got ${typeof text}.`);
   if (text.length > limits.maxSize) {
     invalid(`it is ${text.length} characters long, more than ${limits.maxSize} (maxSize).`);
@@ -442,5 +462,5 @@ export async function decodePayload(
     invalid(`${(error as Error)?.name}: ${(error as Error)?.message}`, error);
   }
   if (decoder.placeholders.list.length === 0) return root;
-  return await decoder.placeholders.rebuild(root, loaders);
+  return decoder.placeholders.rebuild(root, loaders);
 }
