@@ -1,8 +1,9 @@
 // Measures what the lease listener's `prefetch` option buys on SQLite and
-// PostgreSQL (not a test): drain throughput of a backlog at concurrency 1
-// and 10 with prefetch 0, 4, 16 and 64.  Every trial runs each setting once,
-// in a rotating order, and the table shows the median of the trials and the
-// ratio to prefetch 0.  The numbers chose the default prefetch of
+// PostgreSQL (not a test): drain throughput of a backlog at concurrency 1,
+// 10 and 50 with prefetch 0, 4, 16, 64 and 256, each fixed (PostgreSQL's
+// adaptive prefetch is turned off with `maxPrefetch` equal to `prefetch`).
+// Every trial runs each setting once, in a rotating order, and the table
+// shows the median of the trials and the ratio to prefetch 0.  The numbers chose the default prefetch of
 // SqliteMessageQueue and PostgresMessageQueue (see docs/manual).
 //
 // Usage: node -C fedwork-source bench/lease-prefetch.ts [--trials 3]
@@ -26,8 +27,8 @@ const SQLITE_MESSAGES = option("sqlite-messages", 5_000);
 const POSTGRES_MESSAGES = option("postgres-messages", 3_000);
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
 const POSTGRES_URL = process.env.POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const PREFETCHES = [0, 4, 16, 64];
-const CONCURRENCIES = [1, 10];
+const PREFETCHES = [0, 4, 16, 64, 256];
+const CONCURRENCIES = [1, 10, 50];
 
 type Engine = "sqlite" | "postgres";
 
@@ -54,7 +55,12 @@ function createQueue(
     };
   }
   const tableName = `fedwork_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-  const queue = new PostgresMessageQueue(POSTGRES_URL, { tableName, concurrency, prefetch });
+  const queue = new PostgresMessageQueue(POSTGRES_URL, {
+    tableName,
+    concurrency,
+    prefetch,
+    maxPrefetch: prefetch,
+  });
   return {
     queue,
     async cleanup() {

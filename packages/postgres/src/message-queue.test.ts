@@ -58,6 +58,16 @@ test("PostgresMessageQueue rejects invalid options naming the option", () => {
     "The prefetch option must be a non-negative integer; got -1.",
   );
   assertThrows(
+    () => new PostgresMessageQueue(POSTGRES_URL, { prefetch: 32, maxPrefetch: 8 }),
+    RangeError,
+    "The maxPrefetch option (8) must be at least the prefetch option (32)",
+  );
+  assertThrows(
+    () => new PostgresMessageQueue(POSTGRES_URL, { maxPrefetch: 1.5 }),
+    RangeError,
+    "maxPrefetch",
+  );
+  assertThrows(
     () => new PostgresMessageQueue(POSTGRES_URL, { pollInterval: { seconds: -1 } }),
     RangeError,
     "pollInterval",

@@ -14,6 +14,7 @@ import {
   type LeaseClaimResult,
   type LeasedMessage,
   type LeaseEngine,
+  nonNegativeIntegerOption,
   resolveLeaseOptions,
   runLeaseListener,
   RunningListeners,
@@ -37,6 +38,10 @@ const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_POLL_INTERVAL_MS = 5_000;
 // Chosen from bench/lease-prefetch.ts; see the manual's PostgreSQL page.
 const DEFAULT_PREFETCH = 16;
+// How far the prefetch may grow while draining a backlog: near the 500
+// jobs graphile-worker's local queue fetches at once, while keeping one
+// heartbeat statement per listener short.
+const DEFAULT_MAX_PREFETCH = 256;
 const PREPARED = { prepare: true } as const;
 
 interface ClaimedRow {
@@ -288,6 +293,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
   readonly #heartbeatMs: number;
   readonly #concurrency: number;
   readonly #prefetch: number;
+  readonly #maxPrefetch: number;
   #initialized: Promise<void> | undefined;
   #closed = false;
   /** The running listen() loops, stopped and awaited on dispose. */
@@ -311,6 +317,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
       "pollInterval",
       "concurrency",
       "prefetch",
+      "maxPrefetch",
       "initialized",
     ], { where: "new PostgresMessageQueue()" });
     this.#given = options;
@@ -336,6 +343,17 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     this.#heartbeatMs = lease.heartbeatMs;
     this.#concurrency = lease.concurrency;
     this.#prefetch = lease.prefetch;
+    this.#maxPrefetch = nonNegativeIntegerOption(
+      options.maxPrefetch,
+      "maxPrefetch",
+      Math.max(lease.prefetch, DEFAULT_MAX_PREFETCH),
+    );
+    if (this.#maxPrefetch < lease.prefetch) {
+      throw new RangeError(
+        `The maxPrefetch option (${this.#maxPrefetch}) must be at least the prefetch option ` +
+          `(${lease.prefetch}); set it equal to prefetch to keep the prefetch fixed.`,
+      );
+    }
     this.#statements = buildMessageQueueStatements(table, schema);
     this.#lockName = qualifiedName(table, schema);
     if (options.initialized === true) this.#initialized = Promise.resolve();
@@ -485,6 +503,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     const loop = runLeaseListener(engine, handler, {
       concurrency: this.#concurrency,
       prefetch: this.#prefetch,
+      maxPrefetch: this.#maxPrefetch,
       heartbeatMs: this.#heartbeatMs,
       pollMs: this.#pollIntervalMs,
       handBackDelayMs: this.#leaseMs,

@@ -45,6 +45,19 @@ export interface PostgresMessageQueueOptions {
    */
   readonly prefetch?: number;
   /**
+   * How far a listener's prefetch may grow while it drains a backlog.
+   * When its handlers use up the prefetched messages before the next claim
+   * comes back (a handler slot waits for PostgreSQL) and that claim comes
+   * back full, the listener claims twice as far ahead, up to this many
+   * beyond its slots; a claim that comes back short returns it to
+   * `prefetch`.  Quick handlers then drain a backlog with a few large
+   * claims instead of many small ones; slow handlers, and `prefetch: 0`,
+   * never make it grow.  At least `prefetch`; equal to it to keep the
+   * prefetch fixed.  256 by default (or `prefetch` if that is larger).
+   * @since 0.3.0
+   */
+  readonly maxPrefetch?: number;
+  /**
    * Set to `true` when the table already exists (e.g. created by a
    * migration) to skip `CREATE TABLE IF NOT EXISTS` on first use.  `false`
    * by default.

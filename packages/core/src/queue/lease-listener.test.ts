@@ -369,3 +369,70 @@ test("runLeaseListener sends an acknowledgement after ackDelayMs while prefetche
   finish.resolve();
   await within(listening, "the listener to stop");
 });
+
+test("runLeaseListener claims further ahead, up to maxPrefetch, while quick handlers drain a backlog", async () => {
+  const engine = new MemoryEngine();
+  engine.add(...Array.from({ length: 400 }, (_, n) => n));
+  const controller = new AbortController();
+  let handled = 0;
+  const all = deferred();
+  const listening = runLeaseListener(engine, () => {
+    if (++handled === 400) all.resolve();
+  }, options({ concurrency: 2, prefetch: 4, maxPrefetch: 64, signal: controller.signal }));
+  await within(all.promise, () => `400 messages; got ${handled}`);
+  controller.abort();
+  await listening;
+  const counts = engine.claims.map((claim) => claim.count);
+  assertEquals(counts[0], 6, "the first claim asks for concurrency + prefetch");
+  assert(counts.some((count) => count > 6), `the claims grew: ${counts}`);
+  assert(
+    counts.every((count) => count <= 2 + 64),
+    `never past concurrency + maxPrefetch: ${counts}`,
+  );
+  assertEquals(engine.rows.size, 0, "every message was acknowledged");
+});
+
+test("runLeaseListener goes back to its prefetch once a claim comes back short", async () => {
+  const engine = new MemoryEngine();
+  engine.add(...Array.from({ length: 200 }, (_, n) => n));
+  const controller = new AbortController();
+  let handled = 0;
+  const drained = deferred();
+  const more = deferred();
+  const listening = runLeaseListener(engine, () => {
+    handled++;
+    if (handled === 200) drained.resolve();
+    if (handled === 203) more.resolve();
+  }, options({ concurrency: 1, prefetch: 2, maxPrefetch: 32, signal: controller.signal }));
+  await within(drained.promise, () => `200 messages; got ${handled}`);
+  assert(engine.claims.some((claim) => claim.count > 3), "the claims grew during the backlog");
+  // The backlog is gone: a claim came back short, and the next ones ask
+  // for concurrency + prefetch again.
+  await waitUntil(() => engine.claims.at(-1)!.count <= 3, { what: "a claim back at 3" });
+  const before = engine.claims.length;
+  engine.add(1, 2, 3);
+  await within(more.promise, () => `203 messages; got ${handled}`);
+  controller.abort();
+  await listening;
+  const after = engine.claims.slice(before).filter((claim) => claim.count > 0);
+  assert(after.length > 0 && after.every((claim) => claim.count <= 3), "back at the prefetch");
+});
+
+test("runLeaseListener never grows a prefetch of 0 or one that slow handlers leave waiting", async () => {
+  for (const { prefetch, slow } of [{ prefetch: 0, slow: false }, { prefetch: 4, slow: true }]) {
+    const engine = new MemoryEngine();
+    engine.add(...Array.from({ length: 40 }, (_, n) => n));
+    const controller = new AbortController();
+    let handled = 0;
+    const all = deferred();
+    const listening = runLeaseListener(engine, async () => {
+      if (slow) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (++handled === 40) all.resolve();
+    }, options({ concurrency: 2, prefetch, maxPrefetch: 64, signal: controller.signal }));
+    await within(all.promise, () => `40 messages; got ${handled}`);
+    controller.abort();
+    await listening;
+    const counts = engine.claims.map((claim) => claim.count);
+    assert(counts.every((count) => count <= 2 + prefetch), `prefetch ${prefetch}: ${counts}`);
+  }
+});

@@ -157,6 +157,20 @@ export interface LeaseListenerOptions {
    * released when the listener stops.  `0` claims only for free slots.
    */
   readonly prefetch: number;
+  /**
+   * How far the prefetch may grow while there is a backlog: when a
+   * handler slot runs out of work although the last claim came back full
+   * (the handlers outrun the round trips), the next claims ask for
+   * twice as many, up to `concurrency + maxPrefetch`; a claim that comes
+   * back short (the backlog is gone) returns to `prefetch`.  So a worker
+   * with quick handlers drains a backlog with few round trips, and holds
+   * no more than `prefetch` messages from other workers otherwise; slow
+   * handlers, which leave the prefetched messages waiting, and a
+   * `prefetch` of 0 never make it grow.  At least `prefetch`; `prefetch`
+   * itself (the default) never grows.
+   * @since 0.3.0
+   */
+  readonly maxPrefetch?: number;
   /** How often held leases are renewed, in milliseconds. */
   readonly heartbeatMs: number;
   /** The longest an idle listener sleeps, in milliseconds. */
@@ -204,7 +218,9 @@ interface Delivery<M> {
  * Runs one `listen()` call of a lease-based queue until `options.signal`
  * aborts or the engine reports a {@link QueueClosedError}:
  *
- * - claims up to `concurrency + prefetch` messages per round trip, handing
+ * - claims up to `concurrency + prefetch` messages per round trip (more,
+ *   up to `concurrency + maxPrefetch`, while a backlog starves the
+ *   handlers), handing
  *   the acknowledgements and hand-backs of finished handlers to the same
  *   {@link LeaseEngine.claim} call; the next round trip comes when a free
  *   handler slot has nothing to run, when half of `concurrency + prefetch`
@@ -249,7 +265,11 @@ export async function runLeaseListener<M extends LeasedMessage>(
   let sending: readonly M[] = [];
   /** When the oldest outcome in `acks`/`handBacks` was recorded. */
   let pendingSince = Infinity;
-  const refillAt = Math.max(1, Math.ceil((concurrency + prefetch) / 2));
+  const maxPrefetch = Math.max(prefetch, options.maxPrefetch ?? prefetch);
+  /** The prefetch now: `prefetch`, doubled while a backlog starves the slots. */
+  let currentPrefetch = prefetch;
+  /** Whether the last claim brought all it asked for: a backlog, likely. */
+  let lastClaimFull = false;
   let closed = false;
   const stopped = () => closed || signal?.aborted === true;
 
@@ -419,13 +439,20 @@ export async function runLeaseListener<M extends LeasedMessage>(
     let failures = 0;
     while (!stopped()) {
       woken = false;
-      const want = concurrency + prefetch - running.size - buffer.length;
+      const starving = running.size + buffer.length < concurrency;
+      if (starving && lastClaimFull && prefetch > 0 && currentPrefetch < maxPrefetch) {
+        // A slot has nothing to run although the queue had more when last
+        // asked: the handlers outrun the round trips, so claim further ahead.
+        currentPrefetch = Math.min(maxPrefetch, currentPrefetch * 2);
+        lastClaimFull = false;
+      }
+      const refillAt = Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
+      const want = concurrency + currentPrefetch - running.size - buffer.length;
       // A round trip is due when a free slot has nothing to run, or half of
       // `concurrency + prefetch` can be claimed (so that one round trip
       // refills and acknowledges many), or outcomes have waited
       // `ackDelayMs` (so that slow handlers do not hold keys for long).
       const pending = acks.length + handBacks.length > 0;
-      const starving = running.size + buffer.length < concurrency;
       const refill = want >= refillAt;
       const overdue = pending && performance.now() - pendingSince >= ackDelayMs;
       if (!starving && !refill && !overdue) {
@@ -440,6 +467,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
       handBacks = [];
       pendingSince = Infinity;
       sending = acking.concat(handingBack);
+      lastClaimFull = false;
       let result: LeaseClaimResult<M>;
       try {
         result = await engine.claim({ count, acks: acking, handBacks: handingBack, held: held() });
@@ -469,7 +497,19 @@ export async function runLeaseListener<M extends LeasedMessage>(
         logger.info("Claiming messages from {queue} works again.", { queue: queueName });
         failures = 0;
       }
+      // A slot ran out of work while the claim was in flight.
+      const ranDry = buffer.length === 0 && running.size < concurrency;
       for (const message of result.messages) buffer.push(message);
+      if (count > 0) {
+        lastClaimFull = result.messages.length >= count;
+        if (!lastClaimFull) {
+          // No backlog (any more): hold no more than `prefetch` from others.
+          currentPrefetch = prefetch;
+        } else if (ranDry && prefetch > 0 && currentPrefetch < maxPrefetch) {
+          currentPrefetch = Math.min(maxPrefetch, currentPrefetch * 2);
+          lastClaimFull = false;
+        }
+      }
       pump();
       if (count > 0 && result.messages.length < count) {
         const waitMs = result.waitMs == null ? pollMs : Math.min(pollMs, result.waitMs);
