@@ -3,8 +3,9 @@
 // 10 and 50 with prefetch 0, 4, 16, 64 and 256, each fixed (PostgreSQL's
 // adaptive prefetch is turned off with `maxPrefetch` equal to `prefetch`).
 // Every trial runs each setting once, in a rotating order, and the table
-// shows the median of the trials and the ratio to prefetch 0.  The numbers chose the default prefetch of
-// SqliteMessageQueue and PostgresMessageQueue (see docs/manual).
+// shows the median of the trials and the ratio to prefetch 0.  The numbers
+// chose the default prefetch of SqliteMessageQueue and PostgresMessageQueue
+// (see docs/manual).
 //
 // Usage: node -C fedwork-source bench/lease-prefetch.ts [--trials 3]
 //          [--sqlite-messages 5000] [--postgres-messages 3000] [--only sqlite|postgres]
