@@ -1,7 +1,7 @@
 import { assertEquals, assertRejects, test } from "@fedify/fixture";
 import type { KvKey, KvStoreSetManyEntry, KvStoreSetOptions } from "../kv/kv-store.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { type TaskStatus, TaskStatusStore } from "./status.ts";
+import { decodeTaskUpdate, encodeTaskUpdate, type TaskStatus, TaskStatusStore } from "./status.ts";
 
 /** A store that counts its writes, one by one and batched. */
 class CountingKvStore extends MemoryKvStore {
@@ -68,4 +68,31 @@ test("TaskStatusStore writes one by one on a store without setMany()", async () 
   await Promise.all([store.set(status("a", "queued"), 1_000), store.set(status("b", "queued"), 1)]);
   assertEquals(sets, 2);
   assertEquals((await store.get("a"))?.state, "queued");
+});
+
+test("encodeTaskUpdate() writes each record's own time, whether or not it repeats the last", () => {
+  const at = (iso: string): TaskStatus => ({
+    id: "t",
+    name: "n",
+    state: "completed",
+    attempt: 0,
+    updatedAt: new Date(iso),
+  });
+  const times = [
+    "2026-11-27T06:00:00.000Z",
+    "2026-11-27T06:00:00.000Z",
+    "2026-11-27T06:00:00.001Z",
+    "2026-11-27T06:00:00.000Z",
+  ];
+  const written = times.map((iso) =>
+    (JSON.parse(encodeTaskUpdate({ id: "t", kind: "state", status: at(iso) })) as {
+      status: { updatedAt: string };
+    }).status.updatedAt
+  );
+  assertEquals(written, times);
+  assertEquals(
+    decodeTaskUpdate(encodeTaskUpdate({ id: "t", kind: "state", status: at(times[2]) }))
+      ?.status.updatedAt.toISOString(),
+    times[2],
+  );
 });

@@ -134,6 +134,25 @@ const STATES: readonly string[] = [
   "cancelled",
 ];
 
+/** The last timestamp {@link isoTimestamp} formatted, and its text. */
+let lastTimestamp = NaN;
+let lastIso = "";
+
+/**
+ * `date.toISOString()`, remembering the last one: the tasks that finish
+ * within one millisecond (dozens, on a busy worker) share their records'
+ * `updatedAt`, and formatting a date costs more than the rest of the
+ * record's conversion.
+ */
+function isoTimestamp(date: Date): string {
+  const time = date.getTime();
+  if (time !== lastTimestamp) {
+    lastIso = date.toISOString();
+    lastTimestamp = time;
+  }
+  return lastIso;
+}
+
 function toStored(status: TaskStatus): StoredTaskStatus {
   // Field by field rather than with spreads: this runs for every record
   // of every task, and each spread of an optional field built an object.
@@ -142,7 +161,7 @@ function toStored(status: TaskStatus): StoredTaskStatus {
     name: status.name,
     state: status.state,
     attempt: status.attempt,
-    updatedAt: status.updatedAt.toISOString(),
+    updatedAt: isoTimestamp(status.updatedAt),
   };
   const { progress } = status;
   if (progress != null) stored.progress = { ...progress, at: progress.at.toISOString() };
