@@ -14,7 +14,6 @@ import {
   type LeaseClaimResult,
   type LeasedMessage,
   type LeaseEngine,
-  nonNegativeIntegerOption,
   resolveLeaseOptions,
   runLeaseListener,
   RunningListeners,
@@ -335,6 +334,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     );
     const lease = resolveLeaseOptions(options, {
       prefetch: DEFAULT_PREFETCH,
+      maxPrefetch: DEFAULT_MAX_PREFETCH,
       leaseMs: DEFAULT_LEASE_MS,
       pollMs: DEFAULT_POLL_INTERVAL_MS,
     });
@@ -343,17 +343,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     this.#heartbeatMs = lease.heartbeatMs;
     this.#concurrency = lease.concurrency;
     this.#prefetch = lease.prefetch;
-    this.#maxPrefetch = nonNegativeIntegerOption(
-      options.maxPrefetch,
-      "maxPrefetch",
-      Math.max(lease.prefetch, DEFAULT_MAX_PREFETCH),
-    );
-    if (this.#maxPrefetch < lease.prefetch) {
-      throw new RangeError(
-        `The maxPrefetch option (${this.#maxPrefetch}) must be at least the prefetch option ` +
-          `(${lease.prefetch}); set it equal to prefetch to keep the prefetch fixed.`,
-      );
-    }
+    this.#maxPrefetch = lease.maxPrefetch;
     this.#statements = buildMessageQueueStatements(table, schema);
     this.#lockName = qualifiedName(table, schema);
     if (options.initialized === true) this.#initialized = Promise.resolve();

@@ -69,6 +69,11 @@ test("RedisMessageQueue validates its options, naming the option", () => {
   );
   assertThrows(() => new RedisMessageQueue({ url, prefetch: 0.5 }), RangeError, "prefetch");
   assertThrows(
+    () => new RedisMessageQueue({ url, prefetch: 32, maxPrefetch: 8 }),
+    RangeError,
+    "The maxPrefetch option (8) must be at least the prefetch option (32)",
+  );
+  assertThrows(
     () => new RedisMessageQueue({ url, redeliveryDelay: { seconds: 0 } }),
     RangeError,
     "redeliveryDelay option must be a positive duration",

@@ -167,6 +167,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       "heartbeatInterval",
       "concurrency",
       "prefetch",
+      "maxPrefetch",
       "pollInterval",
     ], { where: "new RedisMessageQueue()" });
     this.#given = options;
@@ -341,6 +342,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       {
         concurrency: opts.concurrency,
         prefetch: opts.prefetch,
+        maxPrefetch: opts.maxPrefetch,
         heartbeatMs: opts.heartbeatMs,
         pollMs: opts.pollMs,
         handBackDelayMs: opts.redeliveryDelayMs,

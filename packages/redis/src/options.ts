@@ -63,6 +63,17 @@ export interface RedisMessageQueueOptions extends RedisConnectionOptions {
    */
   readonly prefetch?: number;
   /**
+   * How far a listener's prefetch may grow while it drains a backlog: when
+   * a handler slot runs out of work although the last claim came back
+   * full, the listener claims twice as far ahead, up to this many beyond
+   * its slots, and returns to `prefetch` at the first claim that comes
+   * back short.  Slow handlers and `prefetch: 0` never make it grow.  At
+   * least `prefetch`; equal to it to keep the prefetch fixed.  256 by
+   * default (or `prefetch` if that is larger).
+   * @since 0.3.0
+   */
+  readonly maxPrefetch?: number;
+  /**
    * The longest a listener waits without a wake-up before it checks the
    * queue anyway.  Listeners are woken through Redis pub/sub on enqueue and
    * by timers for delayed messages and leases; this only bounds how long a
@@ -77,6 +88,9 @@ export interface RedisMessageQueueOptions extends RedisConnectionOptions {
  * for the measurements behind it).
  */
 export const DEFAULT_PREFETCH = 16;
+
+/** How far the prefetch grows while quick handlers drain a backlog. */
+const DEFAULT_MAX_PREFETCH = 256;
 
 /** The validated, normalised options of a queue. */
 export interface ResolvedQueueOptions extends ResolvedLeaseOptions {
@@ -96,6 +110,7 @@ export function resolveQueueOptions(options: RedisMessageQueueOptions): Resolved
   const prefix = checkName(options.prefix ?? "fedwork", "prefix");
   const lease = resolveLeaseOptions(options, {
     prefetch: DEFAULT_PREFETCH,
+    maxPrefetch: DEFAULT_MAX_PREFETCH,
     leaseMs: 30_000,
     pollMs: 5_000,
   });

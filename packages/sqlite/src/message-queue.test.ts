@@ -55,6 +55,11 @@ test("SqliteMessageQueue rejects invalid options naming the option", () => {
     RangeError,
     "The prefetch option must be a non-negative integer; got -1.",
   );
+  assertThrows(
+    () => new SqliteMessageQueue({ path, prefetch: 32, maxPrefetch: 8 }),
+    RangeError,
+    "The maxPrefetch option (8) must be at least the prefetch option (32)",
+  );
 });
 
 test("SqliteMessageQueue deletes the handled messages when it is closed", async () => {

@@ -311,6 +311,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
       "pollInterval",
       "concurrency",
       "prefetch",
+      "maxPrefetch",
       "busyTimeout",
     ], { where: "new SqliteMessageQueue()" });
     this.#given = options;
@@ -514,7 +515,8 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   #listen(handler: MessageQueueHandler, signal: AbortSignal | undefined): Promise<void> {
-    const { concurrency, prefetch, leaseMs, heartbeatMs, pollMs, table } = this.#options;
+    const { concurrency, prefetch, maxPrefetch, leaseMs, heartbeatMs, pollMs, table } =
+      this.#options;
     const stop = this.#listeners.signal(signal);
     return runLeaseListener(
       new SqliteLeaseEngine(() => this.#connect(), this.#options, this.#channel),
@@ -522,6 +524,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
       {
         concurrency,
         prefetch,
+        maxPrefetch,
         heartbeatMs,
         pollMs,
         handBackDelayMs: leaseMs,

@@ -55,6 +55,18 @@ export interface SqliteMessageQueueOptions {
   readonly prefetch?: number;
 
   /**
+   * How far a listener's prefetch may grow while it drains a backlog: when
+   * a handler slot runs out of work although the last claim came back
+   * full, the listener claims twice as far ahead, up to this many beyond
+   * its slots, and returns to `prefetch` at the first claim that comes
+   * back short.  Slow handlers and `prefetch: 0` never make it grow.  At
+   * least `prefetch`; equal to it to keep the prefetch fixed.  256 by
+   * default (or `prefetch` if that is larger).
+   * @since 0.3.0
+   */
+  readonly maxPrefetch?: number;
+
+  /**
    * How long a statement waits for another connection's write lock before
    * failing with `SQLITE_BUSY` (SQLite's `busy_timeout`).  The wait blocks
    * the event loop, since the runtimes' SQLite modules are synchronous.
@@ -71,6 +83,7 @@ export interface ResolvedQueueOptions {
   readonly pollMs: number;
   readonly concurrency: number;
   readonly prefetch: number;
+  readonly maxPrefetch: number;
   readonly heartbeatMs: number;
   readonly busyTimeoutMs: number;
 }
@@ -81,6 +94,8 @@ export interface ResolvedQueueOptions {
  * @since 0.2.0
  */
 const DEFAULT_SQLITE_PREFETCH = 16;
+/** How far the prefetch grows while quick handlers drain a backlog. */
+const DEFAULT_SQLITE_MAX_PREFETCH = 256;
 
 /**
  * Validates {@link SqliteMessageQueueOptions} and fills in the defaults.
@@ -103,6 +118,7 @@ export function resolveQueueOptions(options: SqliteMessageQueueOptions): Resolve
   quoteIdentifier(table, "tableName");
   const lease = resolveLeaseOptions(options, {
     prefetch: DEFAULT_SQLITE_PREFETCH,
+    maxPrefetch: DEFAULT_SQLITE_MAX_PREFETCH,
     leaseMs: 30_000,
     pollMs: 1_000,
   });
@@ -113,6 +129,7 @@ export function resolveQueueOptions(options: SqliteMessageQueueOptions): Resolve
     pollMs: lease.pollMs,
     concurrency: lease.concurrency,
     prefetch: lease.prefetch,
+    maxPrefetch: lease.maxPrefetch,
     heartbeatMs: lease.heartbeatMs,
     busyTimeoutMs: positiveDurationOption(options.busyTimeout, "busyTimeout", 5_000),
   };

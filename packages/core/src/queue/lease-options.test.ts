@@ -12,6 +12,7 @@ test("resolveLeaseOptions fills in the defaults", () => {
   assertEquals(resolveLeaseOptions({}, defaults), {
     concurrency: 1,
     prefetch: 8,
+    maxPrefetch: 8,
     leaseMs: 30_000,
     pollMs: 1_000,
     heartbeatMs: 10_000,
@@ -24,7 +25,32 @@ test("resolveLeaseOptions fills in the defaults", () => {
       pollInterval: "PT2S",
       heartbeatInterval: { seconds: 1 },
     }, defaults),
-    { concurrency: 4, prefetch: 0, leaseMs: 9_000, pollMs: 2_000, heartbeatMs: 1_000 },
+    {
+      concurrency: 4,
+      prefetch: 0,
+      maxPrefetch: 0,
+      leaseMs: 9_000,
+      pollMs: 2_000,
+      heartbeatMs: 1_000,
+    },
+  );
+});
+
+test("resolveLeaseOptions lets the prefetch grow to the backend's maxPrefetch, or the user's", () => {
+  const growing = { ...defaults, maxPrefetch: 256 };
+  assertEquals(resolveLeaseOptions({}, growing).maxPrefetch, 256);
+  assertEquals(resolveLeaseOptions({ prefetch: 512 }, growing).maxPrefetch, 512);
+  assertEquals(resolveLeaseOptions({ maxPrefetch: 8 }, growing).maxPrefetch, 8);
+  assertEquals(resolveLeaseOptions({ prefetch: 0, maxPrefetch: 0 }, growing).maxPrefetch, 0);
+  assertThrows(
+    () => resolveLeaseOptions({ prefetch: 32, maxPrefetch: 8 }, growing),
+    RangeError,
+    "The maxPrefetch option (8) must be at least the prefetch option (32)",
+  );
+  assertThrows(
+    () => resolveLeaseOptions({ maxPrefetch: -2 }, growing),
+    RangeError,
+    "The maxPrefetch option must be a non-negative integer; got -2.",
   );
 });
 

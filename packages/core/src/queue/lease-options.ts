@@ -21,6 +21,12 @@ export interface LeaseOptionsInput {
    * start them without a round trip when a handler finishes.
    */
   readonly prefetch?: number;
+  /**
+   * How far the prefetch may grow while quick handlers drain a backlog
+   * (see `LeaseListenerOptions.maxPrefetch`); at least `prefetch`.
+   * @since 0.3.0
+   */
+  readonly maxPrefetch?: number;
   /** How long a claimed message stays invisible to other workers. */
   readonly leaseTime?: DurationInput;
   /** How often an idle listener looks for messages nobody told it about. */
@@ -38,6 +44,12 @@ export interface LeaseOptionDefaults {
   readonly concurrency?: number;
   /** The backend's documented default prefetch. */
   readonly prefetch: number;
+  /**
+   * The backend's documented default `maxPrefetch`, used when it exceeds
+   * the resolved `prefetch`; `prefetch` (no growth) when omitted.
+   * @since 0.3.0
+   */
+  readonly maxPrefetch?: number;
   /** The default lease, in milliseconds. */
   readonly leaseMs: number;
   /** The default poll interval, in milliseconds. */
@@ -52,6 +64,8 @@ export interface LeaseOptionDefaults {
 export interface ResolvedLeaseOptions {
   readonly concurrency: number;
   readonly prefetch: number;
+  /** At least `prefetch`. @since 0.3.0 */
+  readonly maxPrefetch: number;
   readonly leaseMs: number;
   readonly pollMs: number;
   readonly heartbeatMs: number;
@@ -79,6 +93,17 @@ export function resolveLeaseOptions(
     defaults.concurrency ?? 1,
   );
   const prefetch = nonNegativeIntegerOption(input.prefetch, "prefetch", defaults.prefetch);
+  const maxPrefetch = nonNegativeIntegerOption(
+    input.maxPrefetch,
+    "maxPrefetch",
+    Math.max(prefetch, defaults.maxPrefetch ?? prefetch),
+  );
+  if (maxPrefetch < prefetch) {
+    throw new RangeError(
+      `The maxPrefetch option (${maxPrefetch}) must be at least the prefetch option ` +
+        `(${prefetch}); set it equal to prefetch to keep the prefetch fixed.`,
+    );
+  }
   const leaseMs = positiveDurationOption(input.leaseTime, "leaseTime", defaults.leaseMs);
   const pollMs = positiveDurationOption(input.pollInterval, "pollInterval", defaults.pollMs);
   const heartbeatMs = input.heartbeatInterval === undefined
@@ -90,5 +115,5 @@ export function resolveLeaseOptions(
         `option (${leaseMs} ms), or leases would run out between heartbeats.`,
     );
   }
-  return { concurrency, prefetch, leaseMs, pollMs, heartbeatMs };
+  return { concurrency, prefetch, maxPrefetch, leaseMs, pollMs, heartbeatMs };
 }
