@@ -270,6 +270,15 @@ export async function runLeaseListener<M extends LeasedMessage>(
   let currentPrefetch = prefetch;
   /** Whether the last claim brought all it asked for: a backlog, likely. */
   let lastClaimFull = false;
+  /**
+   * A slot ran out of work although the last claim came back full: the
+   * handlers outrun the round trips, so claim further ahead (once per full
+   * claim).
+   */
+  const growPrefetch = () => {
+    if (prefetch > 0) currentPrefetch = Math.min(maxPrefetch, currentPrefetch * 2);
+    lastClaimFull = false;
+  };
   let closed = false;
   const stopped = () => closed || signal?.aborted === true;
 
@@ -440,12 +449,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
     while (!stopped()) {
       woken = false;
       const starving = running.size + buffer.length < concurrency;
-      if (starving && lastClaimFull && prefetch > 0 && currentPrefetch < maxPrefetch) {
-        // A slot has nothing to run although the queue had more when last
-        // asked: the handlers outrun the round trips, so claim further ahead.
-        currentPrefetch = Math.min(maxPrefetch, currentPrefetch * 2);
-        lastClaimFull = false;
-      }
+      if (starving && lastClaimFull) growPrefetch();
       const refillAt = Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
       const want = concurrency + currentPrefetch - running.size - buffer.length;
       // A round trip is due when a free slot has nothing to run, or half of
@@ -505,9 +509,8 @@ export async function runLeaseListener<M extends LeasedMessage>(
         if (!lastClaimFull) {
           // No backlog (any more): hold no more than `prefetch` from others.
           currentPrefetch = prefetch;
-        } else if (ranDry && prefetch > 0 && currentPrefetch < maxPrefetch) {
-          currentPrefetch = Math.min(maxPrefetch, currentPrefetch * 2);
-          lastClaimFull = false;
+        } else if (ranDry) {
+          growPrefetch();
         }
       }
       pump();
