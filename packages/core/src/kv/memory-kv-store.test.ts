@@ -192,3 +192,24 @@ test("MemoryKvStore cas lets exactly one of many concurrent writers win", async 
   assertEquals(results.filter((won) => won).length, 1);
   assertEquals(await kv.get(["lock"]), `owner-${results.indexOf(true)}`);
 });
+
+test("MemoryKvStore keeps the entries under a key whose own entry is deleted", async () => {
+  await using kv = new MemoryKvStore();
+  await kv.set(["a"], 1);
+  await kv.set(["a", "x"], 2);
+  await kv.set(["a", ""], 3);
+  await kv.set(["a,b", '"q"'], 4);
+  await kv.delete(["a"]);
+  assertStrictEquals(await kv.get(["a"]), undefined);
+  assertStrictEquals(await kv.get(["a", "x"]), 2);
+  await kv.delete(["a", "x"]);
+  await kv.delete(["a", "x", "never"]);
+  assertEquals(await collect(kv.list()), [
+    { key: ["a", ""], value: 3 },
+    { key: ["a,b", '"q"'], value: 4 },
+  ]);
+  await kv.delete(["a", ""]);
+  assertEquals(await collect(kv.list(["a"])), []);
+  await kv.set(["a"], 5);
+  assertEquals(await collect(kv.list(["a"])), [{ key: ["a"], value: 5 }]);
+});

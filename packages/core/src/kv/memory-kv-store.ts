@@ -16,6 +16,15 @@ interface MemoryEntry {
 }
 
 /**
+ * One element of a key in the store's tree: the entry whose key ends here,
+ * if any, and the nodes one element further down.
+ */
+interface KeyNode {
+  entry: MemoryEntry | undefined;
+  children: Map<string, KeyNode> | undefined;
+}
+
+/**
  * A {@link KvStore} that keeps entries in the memory of the current process.
  * Good for development, tests and single-process deployments; entries are
  * lost when the process exits.
@@ -42,7 +51,16 @@ interface MemoryEntry {
  * @since 0.1.0
  */
 export class MemoryKvStore implements KvStore, AsyncDisposable {
-  #entries = new Map<string, MemoryEntry>();
+  /**
+   * The entries, in a tree with one level per key element.  Not one map
+   * keyed by the key's JSON: building that string and hashing it on every
+   * read and write cost more than the map lookups, while the elements of a
+   * key (constants and ids the caller holds anyway) carry their hash with
+   * them.  A prefix listing walks one subtree.
+   */
+  readonly #root: KeyNode = { entry: undefined, children: undefined };
+  /** How many entries the tree holds, expired ones included. */
+  #size = 0;
   #writesSinceSweep = 0;
 
   /**
@@ -140,7 +158,8 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
    */
   delete(key: KvKey): Promise<void> {
     try {
-      this.#entries.delete(encodeKey(key));
+      checkKey(key);
+      this.#remove(key);
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);
@@ -158,29 +177,15 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
    * @since 0.1.0
    */
   async *list(prefix?: KvKey): AsyncIterable<KvStoreListEntry> {
-    // An entry's key starts with the prefix, element by element, exactly
-    // when its encoding starts with the prefix's, less the closing bracket,
-    // followed by a comma or a bracket: each element's JSON string ends at
-    // its one unescaped closing quote.
-    const head = prefix == null ? undefined : encodeKey(prefix).slice(0, -1);
-    const now = performance.now();
-    const matches: { readonly key: KvKey; readonly entry: MemoryEntry }[] = [];
-    for (const [encoded, entry] of this.#entries) {
-      if (entry.expiresAt <= now) {
-        this.#entries.delete(encoded);
-        continue;
-      }
-      if (head != null) {
-        if (!encoded.startsWith(head)) continue;
-        const next = encoded.charCodeAt(head.length);
-        if (next !== COMMA && next !== CLOSING_BRACKET) continue;
-      }
-      // Keys are kept encoded only (no copy of the array per write), and
-      // parsed back for the entries listed.
-      matches.push({ key: JSON.parse(encoded), entry });
+    if (prefix != null) checkKey(prefix);
+    const node = prefix == null ? this.#root : this.#find(prefix);
+    const matches: KvStoreListEntry[] = [];
+    if (node != null) {
+      this.#collect(node, prefix == null ? [] : [...prefix], performance.now(), matches);
     }
-    matches.sort((a, b) => compareKeys(a.key, b.key));
-    for (const { key, entry } of matches) yield { key, value: copyValue(entry.value) };
+    // Sorted as collected: each node's entry comes before its children's,
+    // and the children are visited in key order.
+    for (const { key, value } of matches) yield { key, value: copyValue(value) };
   }
 
   /**
@@ -228,45 +233,121 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
   }
 
   #read(key: KvKey): MemoryEntry | undefined {
-    const encoded = encodeKey(key);
-    const entry = this.#entries.get(encoded);
+    checkKey(key);
+    const entry = this.#find(key)?.entry;
     if (entry == null) return undefined;
     if (entry.expiresAt <= performance.now()) {
-      this.#entries.delete(encoded);
+      this.#remove(key);
       return undefined;
     }
     return entry;
   }
 
+  /** The node of `key`, or `undefined` when no entry's key starts with it. */
+  #find(key: KvKey): KeyNode | undefined {
+    let node: KeyNode | undefined = this.#root;
+    for (let i = 0; node != null && i < key.length; i++) node = node.children?.get(key[i]);
+    return node;
+  }
+
   #write(key: KvKey, value: unknown, options: KvStoreSetOptions | undefined): void {
-    const encoded = encodeKey(key);
+    checkKey(key);
     const ttl = options?.ttl == null ? undefined : durationToMilliseconds(options.ttl, "ttl");
     if (value === undefined) {
-      this.#entries.delete(encoded);
+      this.#remove(key);
       return;
     }
-    this.#entries.set(encoded, {
+    const entry: MemoryEntry = {
       value: copyValue(value),
       expiresAt: ttl == null ? Infinity : performance.now() + ttl,
-    });
+    };
+    let node = this.#root;
+    for (let i = 0; i < key.length; i++) {
+      const children: Map<string, KeyNode> = node.children ??= new Map();
+      let child = children.get(key[i]);
+      if (child == null) {
+        child = { entry: undefined, children: undefined };
+        children.set(key[i], child);
+      }
+      node = child;
+    }
+    if (node.entry == null) this.#size++;
+    node.entry = entry;
     // Sweeping once the writes since the last sweep outnumber the entries
     // keeps the cost per write constant on average.
-    if (++this.#writesSinceSweep >= Math.max(1_000, this.#entries.size)) this.#sweep();
+    if (++this.#writesSinceSweep >= Math.max(1_000, this.#size)) this.#sweep();
+  }
+
+  /** Removes the entry at `key`, and the nodes left with nothing below. */
+  #remove(key: KvKey): void {
+    const path: KeyNode[] = [this.#root];
+    for (let i = 0; i < key.length; i++) {
+      const child = path[i].children?.get(key[i]);
+      if (child == null) return;
+      path.push(child);
+    }
+    const node = path[key.length];
+    if (node.entry == null) return;
+    node.entry = undefined;
+    this.#size--;
+    for (let i = key.length; i > 0; i--) {
+      const { entry, children } = path[i];
+      if (entry != null || (children != null && children.size > 0)) break;
+      path[i - 1].children!.delete(key[i - 1]);
+    }
+  }
+
+  /**
+   * Appends the live entries at and below `node` (whose key is `key`) in
+   * key order, removing the expired ones it comes across.
+   * @returns Whether `node` was left with nothing at or below it.
+   */
+  #collect(node: KeyNode, key: string[], now: number, into: KvStoreListEntry[]): boolean {
+    if (node.entry != null) {
+      if (node.entry.expiresAt <= now) {
+        node.entry = undefined;
+        this.#size--;
+      } else {
+        into.push({ key: [...key] as unknown as KvKey, value: node.entry.value });
+      }
+    }
+    const { children } = node;
+    if (children != null) {
+      // Element by element as strings compare: a key comes right after its
+      // own prefix, before the keys that go on past it.
+      for (const name of [...children.keys()].sort()) {
+        key.push(name);
+        if (this.#collect(children.get(name)!, key, now, into)) children.delete(name);
+        key.pop();
+      }
+    }
+    return node.entry == null && (children == null || children.size === 0);
   }
 
   #sweep(): void {
     this.#writesSinceSweep = 0;
-    const now = performance.now();
-    for (const [encoded, entry] of this.#entries) {
-      if (entry.expiresAt <= now) this.#entries.delete(encoded);
+    this.#prune(this.#root, performance.now());
+  }
+
+  /**
+   * Removes the expired entries at and below `node`.
+   * @returns Whether `node` was left with nothing at or below it.
+   */
+  #prune(node: KeyNode, now: number): boolean {
+    if (node.entry != null && node.entry.expiresAt <= now) {
+      node.entry = undefined;
+      this.#size--;
     }
+    const { children } = node;
+    if (children != null) {
+      for (const [name, child] of children) if (this.#prune(child, now)) children.delete(name);
+    }
+    return node.entry == null && (children == null || children.size === 0);
   }
 }
 
-const COMMA = 0x2c;
-const CLOSING_BRACKET = 0x5d;
-
-function encodeKey(key: KvKey): string {
+/** Throws unless `key` is a non-empty array of strings. */
+function checkKey(key: KvKey): void {
   // A loop rather than every(): this runs for every read and write.
   let valid = Array.isArray(key) && key.length >= 1;
   for (let i = 0; valid && i < key.length; i++) valid = typeof key[i] === "string";
@@ -275,16 +356,6 @@ function encodeKey(key: KvKey): string {
       `A KvStore key must be a non-empty array of strings; got ${JSON.stringify(key)}.`,
     );
   }
-  return JSON.stringify(key);
-}
-
-function compareKeys(a: KvKey, b: KvKey): number {
-  const length = Math.min(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    if (a[i] < b[i]) return -1;
-    if (a[i] > b[i]) return 1;
-  }
-  return a.length - b.length;
 }
 
 /** Deep equality for JSON-compatible values. */
