@@ -199,3 +199,37 @@ test("a message processed in-line for a caller who retries throws its error afte
   );
   assert(permanent.type === "failed" && permanent.reason === "permanent");
 });
+
+test("the dispatcher lists the messages in flight, whatever order they finish in", async () => {
+  const dispatcher = new MessageDispatcher<void>(
+    getFedworkTracer(trace.getTracerProvider()),
+    new MessageEventHub(),
+  );
+  const finish = new Map<string, () => void>();
+  dispatcher.register(
+    "test",
+    {
+      check: (message) => message as TestMessage,
+      run: (message) => new Promise<void>((resolve) => finish.set(message.id, resolve)),
+      retryPolicy: () => fixedDelay(250),
+      retryQueue: () => undefined,
+    } satisfies MessageKindHandler<void, TestMessage>,
+  );
+  const run = { contextData: undefined, signal: new AbortController().signal };
+  const messages = [testMessage("ok"), testMessage("ok"), testMessage("ok"), testMessage("ok")];
+  const outcomes = messages.map((message) => dispatcher.dispatch(message, run));
+  const ids = () => dispatcher.inFlight.map((entry) => entry.id).sort();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assertEquals(ids(), messages.map((m) => m.id).sort());
+  assertEquals(dispatcher.inFlight[0].kind, "test");
+  // The first and third finish: the others are still listed, once each.
+  for (const index of [0, 2]) {
+    finish.get(messages[index].id)!();
+    await outcomes[index];
+  }
+  assertEquals(ids(), [messages[1].id, messages[3].id].sort());
+  finish.get(messages[3].id)!();
+  finish.get(messages[1].id)!();
+  await Promise.all(outcomes);
+  assertEquals(dispatcher.inFlight, []);
+});

@@ -209,7 +209,12 @@ export class MessageDispatcher<TContextData> {
   readonly #handlers = new Map<string, MessageKindHandler<TContextData, any>>();
   readonly #tracer: Tracer;
   readonly #events: MessageEventHub;
-  readonly #inFlight = new Map<object, { readonly id: string; readonly kind: string }>();
+  /**
+   * The messages being processed, each knowing its place: an array with
+   * swap removal rather than a map keyed by a fresh object per message,
+   * which cost an identity hash and, as entries came and went, rehashing.
+   */
+  readonly #inFlight: InFlightMessage[] = [];
   readonly #observers = new Set<MessageObserver>();
   /** The observers as an array, rebuilt when one is added or removed. */
   #observerList: readonly MessageObserver[] = [];
@@ -254,7 +259,7 @@ export class MessageDispatcher<TContextData> {
 
   /** The ids and kinds of the messages being processed right now. */
   get inFlight(): { readonly id: string; readonly kind: string }[] {
-    return [...this.#inFlight.values()];
+    return this.#inFlight.map(({ id, kind }) => ({ id, kind }));
   }
 
   /**
@@ -292,9 +297,10 @@ export class MessageDispatcher<TContextData> {
     let dropDetails: MalformedMessageError | undefined;
     let timedOut: TimedOutRun | undefined;
     let unhandled: UnhandledRun | undefined;
-    const token = {};
     let processSpan: Span | undefined;
-    this.#inFlight.set(token, { id: message.id, kind: message.type });
+    const inFlight = this.#inFlight;
+    const token: InFlightMessage = { id: message.id, kind: message.type, index: inFlight.length };
+    inFlight.push(token);
     try {
       if (handler == null) {
         throw new MalformedMessageError(`no handler for message type ${message.type}`);
@@ -394,7 +400,11 @@ export class MessageDispatcher<TContextData> {
         [outcome, rethrow] = await this.#retry(message, handler!, checked!, source, error, "error");
       }
     } finally {
-      this.#inFlight.delete(token);
+      const last = inFlight.pop()!;
+      if (last !== token) {
+        inFlight[token.index] = last;
+        last.index = token.index;
+      }
     }
     const duration = performance.now() - begun;
     const taskName = handler?.taskName?.(checked ?? message);
@@ -603,6 +613,13 @@ export class MessageDispatcher<TContextData> {
       )
     );
   }
+}
+
+/** A message being processed, and its place in the dispatcher's list. */
+interface InFlightMessage {
+  readonly id: string;
+  readonly kind: string;
+  index: number;
 }
 
 function isUnhandledRun(result: unknown): result is UnhandledRun {

@@ -171,22 +171,16 @@ export class TaskStatusTracker implements TaskStatusOperations {
   readonly #records: TaskStatusStore;
   readonly #pubsub: PubSub;
   readonly #retentionMs: number;
-  /** The statuses of the tasks this process is running. */
-  readonly #running = new Map<string, TaskStatus>();
   /**
-   * `running` records not written yet (see
-   * {@link RUNNING_RECORD_DELAY_MS}), by task id, in start order.
+   * What this process keeps of each task it runs or writes a record of,
+   * by task id, in the order they were first seen: one map for the three
+   * things a task may have (a status while it runs, a `running` record
+   * not written yet, a write in flight), so that a task costs one entry
+   * set and one deleted rather than six map writes.
    */
-  readonly #unwritten = new Map<string, TaskStatus>();
-  /**
-   * Records being written, by task id: the last write started for each
-   * task and the status it writes.  A task's writes land in the order
-   * they were started: each waits for the one before.
-   */
-  readonly #writing = new Map<
-    string,
-    { readonly status: TaskStatus; readonly done: Promise<void> }
-  >();
+  readonly #tasks = new Map<string, TaskSlot>();
+  /** How many tasks have a write in flight. */
+  #writesInFlight = 0;
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
@@ -248,7 +242,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if (!this.enabled) return RESOLVED;
     // Not async: on every task run, the usual first attempt needs no
     // promise of its own.
-    const previous = this.#running.get(message.id);
+    const previous = this.#tasks.get(message.id)?.running;
     if (previous == null && message.attempt > 0) {
       return this.#read(message.id).catch(() => undefined).then((read) =>
         this.#start(message, read)
@@ -273,8 +267,9 @@ export class TaskStatusTracker implements TaskStatusOperations {
       updatedAt: new Date(),
     };
     if (previous?.progress != null) status.progress = previous.progress;
-    this.#running.set(message.id, status);
-    this.#unwritten.set(message.id, status);
+    const slot = this.#slot(message.id);
+    slot.running = status;
+    slot.unwritten = status;
     this.#flushTimer ??= setTimeout(() => this.#writeRunning(), RUNNING_RECORD_DELAY_MS);
     return this.#publish(status, "state") ?? RESOLVED;
   }
@@ -287,8 +282,12 @@ export class TaskStatusTracker implements TaskStatusOperations {
   #writeRunning(): void {
     clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
-    for (const status of this.#unwritten.values()) void this.#storeInOrder(status);
-    this.#unwritten.clear();
+    for (const slot of this.#tasks.values()) {
+      const status = slot.unwritten;
+      if (status == null) continue;
+      slot.unwritten = undefined;
+      void this.#storeInOrder(slot, status);
+    }
   }
 
   /**
@@ -305,13 +304,16 @@ export class TaskStatusTracker implements TaskStatusOperations {
       timer = setTimeout(() => resolve(true), timeoutMs);
     });
     try {
-      while (this.#writing.size > 0) {
-        const writes = Promise.all([...this.#writing.values()].map((write) => write.done));
-        if (await Promise.race([writes, timedOut]) === true) {
+      while (this.#writesInFlight > 0) {
+        const writes: Promise<void>[] = [];
+        for (const slot of this.#tasks.values()) {
+          if (slot.writing != null) writes.push(slot.writing.done);
+        }
+        if (await Promise.race([Promise.all(writes), timedOut]) === true) {
           logger.warn(
             "Gave up waiting for the key–value store to write the status records of " +
               "{count} tasks.",
-            { count: this.#writing.size },
+            { count: this.#writesInFlight },
           );
           return;
         }
@@ -356,7 +358,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
   ): Promise<void> {
     if (!this.enabled) return;
     const now = new Date();
-    const previous = this.#running.get(message.id);
+    const slot = this.#tasks.get(message.id);
     const status: TaskStatus = {
       id: message.id,
       name: message.taskName,
@@ -365,7 +367,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
       progress: { ...progress, at: now },
       updatedAt: now,
     };
-    if (previous != null) this.#running.set(message.id, status);
+    if (slot?.running != null) slot.running = status;
     await this.#write(status, "progress");
   }
 
@@ -380,8 +382,9 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if (!this.enabled || message.type !== "task" || event.taskName == null) return;
     // A task message always has its handler; only inbox messages go unhandled.
     if (event.type === "unhandled") return;
-    const previous = this.#running.get(event.messageId);
-    if (event.type !== "retrying") this.#running.delete(event.messageId);
+    const slot = this.#tasks.get(event.messageId);
+    const previous = slot?.running;
+    if (slot != null && event.type !== "retrying") slot.running = undefined;
     const error = "error" in event && event.error !== undefined
       ? describeError(event.error)
       : event.type === "dropped"
@@ -407,39 +410,61 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if (result?.result !== undefined) status.result = result.result;
     if (result?.omitted != null) status.resultOmitted = result.omitted;
     if (event.type === "cancelled" && event.reason != null) status.reason = event.reason;
-    const written = this.#write(status, "state");
-    return this.#writing.size > MAX_WRITES_IN_FLIGHT ? written : undefined;
+    const written = this.#write(status, "state", 0, slot);
+    return this.#writesInFlight > MAX_WRITES_IN_FLIGHT ? written : undefined;
   };
 
-  #write(status: TaskStatus, kind: TaskUpdate["kind"], extraTtlMs = 0): Promise<void> {
+  /**
+   * Stores and publishes a record.
+   * @param slot The task's slot, when the caller has it at hand.
+   */
+  #write(
+    status: TaskStatus,
+    kind: TaskUpdate["kind"],
+    extraTtlMs = 0,
+    slot = this.#slot(status.id),
+  ): Promise<void> {
     // This record replaces a `running` one not written yet.
-    this.#unwritten.delete(status.id);
+    slot.unwritten = undefined;
     // Stored and published at once: a watcher that gets the update before
     // the record lands reads an older record first and keeps the update.
-    const stored = this.#storeInOrder(status, extraTtlMs);
+    const stored = this.#storeInOrder(slot, status, extraTtlMs);
     const published = this.#publish(status, kind);
     return published === undefined ? stored : Promise.all([stored, published]).then(() => {});
+  }
+
+  /** The task's slot, added when it has none. */
+  #slot(id: string): TaskSlot {
+    let slot = this.#tasks.get(id);
+    if (slot == null) {
+      slot = { id, running: undefined, unwritten: undefined, writing: undefined };
+      this.#tasks.set(id, slot);
+    }
+    return slot;
   }
 
   /**
    * Stores a record once the task's earlier writes have landed, so that
    * an older record never overwrites a newer one (a store may run two
    * writes at once on two connections).
+   * @param slot The task's slot, which is in `#tasks`.
    */
-  #storeInOrder(status: TaskStatus, extraTtlMs = 0): Promise<void> {
-    const id = status.id;
-    const before = this.#writing.get(id)?.done;
+  #storeInOrder(slot: TaskSlot, status: TaskStatus, extraTtlMs = 0): Promise<void> {
+    const before = slot.writing?.done;
     // Most records have no earlier write in flight (a task's `queued`
     // record was written at the enqueue): store at once.
     const write: { readonly status: TaskStatus; done: Promise<void> } = { status, done: RESOLVED };
     // One then() that both logs a failure and forgets the write: this runs
     // for every record.  Never rejects.
     const forget = () => {
-      if (this.#writing.get(id) === write) this.#writing.delete(id);
+      if (slot.writing !== write) return;
+      slot.writing = undefined;
+      this.#writesInFlight--;
+      if (slot.running == null && slot.unwritten == null) this.#tasks.delete(slot.id);
     };
     const failed = (error: unknown) => {
       logger.warn("Could not store the status of task {messageId}: {error}", {
-        messageId: id,
+        messageId: slot.id,
         error,
       });
       forget();
@@ -447,7 +472,8 @@ export class TaskStatusTracker implements TaskStatusOperations {
     write.done = before === undefined
       ? this.#store(status, extraTtlMs).then(forget, failed)
       : before.then(() => this.#store(status, extraTtlMs)).then(forget, failed);
-    this.#writing.set(id, write);
+    if (before === undefined) this.#writesInFlight++;
+    slot.writing = write;
     return write.done;
   }
 
@@ -498,7 +524,8 @@ export class TaskStatusTracker implements TaskStatusOperations {
 
   /** A task's record, including one this process has not written yet. */
   #read(id: string): Promise<TaskStatus | undefined> {
-    const known = this.#unwritten.get(id) ?? this.#writing.get(id)?.status;
+    const slot = this.#tasks.get(id);
+    const known = slot?.unwritten ?? slot?.writing?.status;
     return known == null ? this.#records.get(id) : Promise.resolve(known);
   }
 
@@ -598,6 +625,17 @@ export class TaskStatusTracker implements TaskStatusOperations {
       controller.abort();
     }
   }
+}
+
+/** What the tracker keeps of one task (see `TaskStatusTracker.#tasks`). */
+interface TaskSlot {
+  readonly id: string;
+  /** Its status while this process runs it. */
+  running: TaskStatus | undefined;
+  /** Its `running` record, not written yet (see {@link RUNNING_RECORD_DELAY_MS}). */
+  unwritten: TaskStatus | undefined;
+  /** The last write started for it, and the status it writes. */
+  writing: { readonly status: TaskStatus; readonly done: Promise<void> } | undefined;
 }
 
 /**
