@@ -1,3 +1,4 @@
+import { InFlightList } from "./in-flight-list.ts";
 import { getLogger } from "@logtape/logtape";
 import { type Span, SpanKind, type Tracer } from "@opentelemetry/api";
 import type { Temporal } from "@js-temporal/polyfill";
@@ -209,12 +210,7 @@ export class MessageDispatcher<TContextData> {
   readonly #handlers = new Map<string, MessageKindHandler<TContextData, any>>();
   readonly #tracer: Tracer;
   readonly #events: MessageEventHub;
-  /**
-   * The messages being processed, each knowing its place: an array with
-   * swap removal rather than a map keyed by a fresh object per message,
-   * which cost an identity hash and, as entries came and went, rehashing.
-   */
-  readonly #inFlight: InFlightMessage[] = [];
+  readonly #inFlight = new InFlightList<{ readonly id: string; readonly kind: string }>();
   readonly #observers = new Set<MessageObserver>();
   /** The observers as an array, rebuilt when one is added or removed. */
   #observerList: readonly MessageObserver[] = [];
@@ -259,7 +255,7 @@ export class MessageDispatcher<TContextData> {
 
   /** The ids and kinds of the messages being processed right now. */
   get inFlight(): { readonly id: string; readonly kind: string }[] {
-    return this.#inFlight.map(({ id, kind }) => ({ id, kind }));
+    return this.#inFlight.values();
   }
 
   /**
@@ -298,9 +294,7 @@ export class MessageDispatcher<TContextData> {
     let timedOut: TimedOutRun | undefined;
     let unhandled: UnhandledRun | undefined;
     let processSpan: Span | undefined;
-    const inFlight = this.#inFlight;
-    const token: InFlightMessage = { id: message.id, kind: message.type, index: inFlight.length };
-    inFlight.push(token);
+    const inFlight = this.#inFlight.add({ id: message.id, kind: message.type });
     try {
       if (handler == null) {
         throw new MalformedMessageError(`no handler for message type ${message.type}`);
@@ -400,11 +394,7 @@ export class MessageDispatcher<TContextData> {
         [outcome, rethrow] = await this.#retry(message, handler!, checked!, source, error, "error");
       }
     } finally {
-      const last = inFlight.pop()!;
-      if (last !== token) {
-        inFlight[token.index] = last;
-        last.index = token.index;
-      }
+      this.#inFlight.remove(inFlight);
     }
     const duration = performance.now() - begun;
     const taskName = handler?.taskName?.(checked ?? message);
@@ -613,13 +603,6 @@ export class MessageDispatcher<TContextData> {
       )
     );
   }
-}
-
-/** A message being processed, and its place in the dispatcher's list. */
-interface InFlightMessage {
-  readonly id: string;
-  readonly kind: string;
-  index: number;
 }
 
 function isUnhandledRun(result: unknown): result is UnhandledRun {

@@ -39,19 +39,20 @@ export interface RunWorkersOptions<TContextData> {
  * Internal.
  * @since 0.3.0
  */
-export interface WorkerRunObserver {
+export interface WorkerRunObserver<THandle = unknown> {
   /**
    * A message was handed to the dispatcher.
    * @param messageId Its id (`""` for a message that is not Fedwork's).
+   * @returns What `finished()` is given for this run.
    */
-  started(messageId: string): void;
+  started(messageId: string): THandle;
   /**
    * The dispatcher is done with it.
-   * @param messageId Its id.
+   * @param handle What `started()` returned for this run.
    * @param outcome What became of it; `"retrying"` when the dispatcher
    *                threw for the queue to redeliver.
    */
-  finished(messageId: string, outcome: OutcomeType): void;
+  finished(handle: THandle, outcome: OutcomeType): void;
   /**
    * The listener of a queue stopped with an error.
    * @param error The error.
@@ -88,13 +89,12 @@ export async function runWorkers<TContextData>(
             await dispatcher.dispatch(message, run, source);
             return;
           }
-          const id = messageIdOf(message);
-          observer.started(id);
+          const handle = observer.started(messageIdOf(message));
           let outcome: OutcomeType = "retrying";
           try {
             outcome = (await dispatcher.dispatch(message, run, source)).type;
           } finally {
-            observer.finished(id, outcome);
+            observer.finished(handle, outcome);
           }
         },
         { signal },

@@ -327,7 +327,9 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       return this.#observeFailedDelivery(event, message, trace);
     }
     if (event.kind !== "task") return;
-    this.#progressSentAt.delete(event.messageId);
+    // Only when some task reported progress: a lookup hashes the id, whose
+    // first hash (of a fresh string) is most of what this costs per task.
+    if (this.#progressSentAt.size > 0) this.#progressSentAt.delete(event.messageId);
     // Only the outcomes a webhook can subscribe to: not "retrying" nor
     // "unhandled" (a task never goes unhandled); a new event kind (such as
     // "cancelled") reaches webhooks by joining WEBHOOK_EVENT_TYPES.

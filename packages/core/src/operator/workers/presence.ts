@@ -5,6 +5,7 @@ import { getLogger } from "@logtape/logtape";
 import type { KvKey, KvStore } from "../../kv/kv-store.ts";
 import type { OutcomeType } from "../../processing/outcome.ts";
 import type { WorkerRunObserver } from "../../processing/workers.ts";
+import { type InFlightHandle, InFlightList } from "../../processing/in-flight-list.ts";
 import type {
   WorkerCounts,
   WorkerEvent,
@@ -87,7 +88,8 @@ export class WorkerPresence {
   readonly #identity:
     & Pick<StoredWorker, "id" | "pid" | "runtime" | "queues" | "capabilities" | "startedAt">
     & { host: string };
-  readonly #running = new Map<string, number>();
+  /** The ids of the messages this worker runs. */
+  readonly #running = new InFlightList<string>();
   readonly #counts = { completed: 0, retried: 0, failed: 0, dropped: 0, cancelled: 0 };
   #stopping = false;
   #stopped = false;
@@ -131,14 +133,10 @@ export class WorkerPresence {
   }
 
   /** What the worker's runs tell its presence; never throws. */
-  readonly observer: WorkerRunObserver = {
-    started: (messageId) => {
-      this.#running.set(messageId, (this.#running.get(messageId) ?? 0) + 1);
-    },
-    finished: (messageId, outcome) => {
-      const left = (this.#running.get(messageId) ?? 1) - 1;
-      if (left > 0) this.#running.set(messageId, left);
-      else this.#running.delete(messageId);
+  readonly observer: WorkerRunObserver<InFlightHandle<string>> = {
+    started: (messageId) => this.#running.add(messageId),
+    finished: (handle, outcome) => {
+      this.#running.remove(handle);
       this.#count(outcome);
     },
     failed: (error) => this.#emit("error", error),
@@ -174,7 +172,8 @@ export class WorkerPresence {
       heartbeatIntervalMs,
       offlineAfterMs: heartbeatIntervalMs * offlineAfterMissedHeartbeats,
       stopping: this.#stopping,
-      running: [...this.#running.keys()].filter((id) => id !== ""),
+      // Once each: a message redelivered while it still runs runs twice.
+      running: [...new Set(this.#running.values())].filter((id) => id !== ""),
       counts: { ...this.#counts },
     };
   }
