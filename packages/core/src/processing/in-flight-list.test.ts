@@ -8,6 +8,7 @@ test("InFlightList keeps what was added and not removed, whatever the order of r
   assertEquals(list.size, 6);
   list.remove(handles[0]);
   list.remove(handles[2]);
+  list.remove(handles[0]); // a second removal changes nothing
   assertEquals(list.values().sort(), ["b", "c", "d", "e"]);
   list.remove(twice);
   list.remove(handles[4]);

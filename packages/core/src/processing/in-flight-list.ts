@@ -9,7 +9,7 @@
 export interface InFlightHandle<T> {
   /** The item. */
   readonly value: T;
-  /** Its place in the list; the list moves it. */
+  /** Its place in the list (the list moves it), or -1 once removed. */
   index: number;
 }
 
@@ -42,15 +42,18 @@ export class InFlightList<T> {
   }
 
   /**
-   * Removes an item that `add()` returned and was not removed yet.
-   * @param handle Its handle.
+   * Removes an item; removing it again does nothing.
+   * @param handle Its handle, as `add()` returned it.
    */
   remove(handle: InFlightHandle<T>): void {
+    const { index } = handle;
+    if (index < 0) return;
+    handle.index = -1;
     const items = this.#items;
-    const last = items.pop();
-    if (last === undefined || last === handle) return;
-    items[handle.index] = last;
-    last.index = handle.index;
+    const last = items.pop()!;
+    if (last === handle) return;
+    items[index] = last;
+    last.index = index;
   }
 
   /** How many items are in flight. */

@@ -2,6 +2,7 @@
 // store, which a worker reads before it runs a task (a queued task is never
 // run), and a request on the pub/sub transport, which aborts the task's
 // signal in whichever process runs it right now.
+import { type InFlightHandle, InFlightList } from "../processing/in-flight-list.ts";
 import { getLogger } from "@logtape/logtape";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
@@ -68,6 +69,8 @@ interface Subscription {
 
 /** A run of a task this process watches. */
 interface WatchedRun {
+  /** The task's id. */
+  readonly id: string;
   readonly controller: AbortController;
   /** Set when the task is cancelled, even if the signal had aborted already. */
   cancelled: boolean;
@@ -80,25 +83,24 @@ interface WatchedRun {
  * literal with getters and an `end` closure, made for every task run.
  */
 class RunWatch implements TaskCancelWatch {
-  readonly #running: Map<string, WatchedRun | Set<WatchedRun>>;
-  readonly #id: string;
+  readonly #running: InFlightList<WatchedRun>;
+  readonly #entry: InFlightHandle<WatchedRun>;
   readonly #run: WatchedRun;
   readonly #parent: AbortSignal;
   readonly #onParentAbort: (() => void) | undefined;
-  readonly checked: Promise<void>;
+  /** Set by `begin()` once the run is listed (it then reads the marker). */
+  checked!: Promise<void>;
 
+  /** Lists the run in `running`. */
   constructor(
-    running: Map<string, WatchedRun | Set<WatchedRun>>,
-    id: string,
+    running: InFlightList<WatchedRun>,
     run: WatchedRun,
-    checked: Promise<void>,
     parent: AbortSignal,
     onParentAbort: (() => void) | undefined,
   ) {
     this.#running = running;
-    this.#id = id;
+    this.#entry = running.add(run);
     this.#run = run;
-    this.checked = checked;
     this.#parent = parent;
     this.#onParentAbort = onParentAbort;
   }
@@ -119,11 +121,7 @@ class RunWatch implements TaskCancelWatch {
     if (this.#onParentAbort != null) {
       this.#parent.removeEventListener("abort", this.#onParentAbort);
     }
-    const runs = this.#running.get(this.#id);
-    if (runs === this.#run) this.#running.delete(this.#id);
-    else if (runs instanceof Set && runs.delete(this.#run) && runs.size === 0) {
-      this.#running.delete(this.#id);
-    }
+    this.#running.remove(this.#entry);
   }
 }
 
@@ -137,10 +135,13 @@ export class TaskCancellations {
   readonly #pubsub: PubSub;
   readonly #enabled: boolean;
   /**
-   * The runs of this process, by task id: the run, or a set of them when a
-   * task runs twice at once (rare: no set is made for the usual one).
+   * The runs of this process.  A list, not a map by task id: every run is
+   * added and removed, while a request to find one by id is rare, and a
+   * map with an entry set and deleted per run rehashes every few runs.  A
+   * request scans the list, which holds no more runs than the workers'
+   * concurrency.
    */
-  readonly #running = new Map<string, WatchedRun | Set<WatchedRun>>();
+  readonly #running = new InFlightList<WatchedRun>();
   /** The open subscription and how many worker groups hold it. */
   #subscription: Subscription | undefined;
   /** Gathers the marker reads asked for in one turn (see #readMarker()). */
@@ -246,28 +247,29 @@ export class TaskCancellations {
     let run: WatchedRun;
     let onParentAbort: (() => void) | undefined;
     if (own != null && own.signal === parent) {
-      run = { controller: own, cancelled: false };
+      run = { id, controller: own, cancelled: false };
     } else {
       // One controller linked to the parent by hand: AbortSignal.any()
       // costs several times as much, on every task.
-      const linked: WatchedRun = run = { controller: new AbortController(), cancelled: false };
+      const linked: WatchedRun = run = {
+        id,
+        controller: new AbortController(),
+        cancelled: false,
+      };
       onParentAbort = () => {
         if (!linked.controller.signal.aborted) linked.controller.abort(parent.reason);
       };
       if (parent.aborted) onParentAbort();
       else parent.addEventListener("abort", onParentAbort, { once: true });
     }
-    const runs = this.#running.get(id);
-    if (runs == null) this.#running.set(id, run);
-    else if (runs instanceof Set) runs.add(run);
-    else this.#running.set(id, new Set([runs, run]));
+    const watch = new RunWatch(this.#running, run, parent, onParentAbort);
     // A run waits for the subscription the workers opened (only while it
     // is being opened): a request published once it runs reaches it.
     const subscription = this.#subscription;
-    const checked = subscription == null || subscription.active
+    watch.checked = subscription == null || subscription.active
       ? this.#readMarker(id, run)
       : subscription.ready.then(() => this.#readMarker(id, run));
-    return new RunWatch(this.#running, id, run, checked, parent, onParentAbort);
+    return watch;
   }
 
   /**
@@ -340,9 +342,8 @@ export class TaskCancellations {
   }
 
   #abortLocal(id: string, reason: string | undefined): void {
-    const runs = this.#running.get(id);
-    if (runs instanceof Set) { for (const run of runs) cancelRun(run, id, reason); }
-    else if (runs != null) cancelRun(runs, id, reason);
+    // Every run of the task: it may run twice at once (a redelivery).
+    for (const run of this.#running.values()) if (run.id === id) cancelRun(run, id, reason);
   }
 }
 

@@ -561,3 +561,40 @@ test("an async schema is awaited on the worker", async () => {
   });
   assertEquals(queue.enqueued, []);
 });
+
+test("a handler's thenable is awaited like a promise: its rejection retries the task", async () => {
+  const registry = new TaskStore<AppData, Ctx>();
+  let settledWith: unknown;
+  registry.defineTask("thenable", {
+    schema: z.object({ ok: z.boolean() }),
+    handler(_ctx, { ok }) {
+      // Not a Promise: an object with a then() that settles later.
+      return {
+        then(resolve: (value: undefined) => void, reject: (error: Error) => void) {
+          setTimeout(() => {
+            settledWith = ok;
+            if (ok) resolve(undefined);
+            else reject(new Error("the thenable rejected"));
+          }, 10);
+        },
+      } as unknown as Promise<void>;
+    },
+  });
+  const queue = recordingQueue();
+  assertEquals(
+    await processTaskMessage(await message("thenable", { ok: true }), options(registry, queue)),
+    "completed",
+  );
+  assertStrictEquals(settledWith, true);
+  await withLogs(async () => {
+    assertEquals(
+      await processTaskMessage(
+        await message("thenable", { ok: false }),
+        options(registry, queue, fixedDelay(5)),
+      ),
+      "retried",
+    );
+  });
+  assertStrictEquals(settledWith, false);
+  assertEquals(queue.enqueued.length, 1);
+});

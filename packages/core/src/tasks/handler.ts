@@ -272,15 +272,14 @@ export function createTaskMessageHandler<TContextData, TContext>(
     }
     const starting = options.onStart?.(message);
     if (starting instanceof Promise) await starting;
-    const ctx = await options.createContext(
-      message,
-      parseBaseUrl(message.baseUrl)!,
-      info,
-      run.contextData,
-    );
+    // Neither is awaited unless it returned a promise: each await is a turn
+    // of the microtask queue on every task run.
+    let ctx = options.createContext(message, parseBaseUrl(message.baseUrl)!, info, run.contextData);
+    if (ctx instanceof Promise) ctx = await ctx;
     let returned: unknown;
     try {
-      returned = await task.handler(ctx, data);
+      returned = task.handler(ctx as TContext, data);
+      if (isThenable(returned)) returned = await returned;
     } catch (error) {
       // A cancelled task's error is the cancellation's doing: no onError.
       if (watch?.cancelled) throw cancelled(message, watch, true, error);
@@ -315,6 +314,12 @@ export function createTaskMessageHandler<TContextData, TContext>(
       setTaskResult(message, checked);
     }
   }
+}
+
+/** Whether `value` is a promise or another thenable, which `await` adopts. */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === "object" || typeof value === "function") && value != null &&
+    typeof (value as { then?: unknown }).then === "function";
 }
 
 /** The error that ends a cancelled run as `cancelled`. */
