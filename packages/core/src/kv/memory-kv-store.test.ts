@@ -7,7 +7,7 @@ import {
   test,
 } from "@fedify/fixture";
 import type { KvKey, KvStoreListEntry } from "./kv-store.ts";
-import { MemoryKvStore } from "./memory-kv-store.ts";
+import { isInMemoryKvStore, MemoryKvStore } from "./memory-kv-store.ts";
 
 const TIMEOUT_MS = 30_000;
 
@@ -212,4 +212,17 @@ test("MemoryKvStore keeps the entries under a key whose own entry is deleted", a
   assertEquals(await collect(kv.list(["a"])), []);
   await kv.set(["a"], 5);
   assertEquals(await collect(kv.list(["a"])), [{ key: ["a"], value: 5 }]);
+});
+
+test("isInMemoryKvStore tells a MemoryKvStore from a subclass and from other stores", () => {
+  class Wrapped extends MemoryKvStore {}
+  assert(isInMemoryKvStore(new MemoryKvStore()));
+  assertFalse(isInMemoryKvStore(new Wrapped()));
+  const other = {
+    get: () => Promise.resolve(undefined),
+    set: () => Promise.resolve(),
+    delete: () => Promise.resolve(),
+    list: () => new MemoryKvStore().list(),
+  };
+  assertFalse(isInMemoryKvStore(other));
 });

@@ -346,6 +346,19 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
   }
 }
 
+/**
+ * Whether a store keeps its entries in this process's memory and answers
+ * at once (a {@link MemoryKvStore}): gathering its calls into batches saves
+ * no round trip.  A subclass does not count: it may override a method with
+ * one that waits.  Internal.
+ * @param kv The store.
+ * @returns Whether it is a `MemoryKvStore` itself.
+ * @since 0.3.0
+ */
+export function isInMemoryKvStore(kv: KvStore): boolean {
+  return Object.getPrototypeOf(kv) === MemoryKvStore.prototype;
+}
+
 /** Throws unless `key` is a non-empty array of strings. */
 function checkKey(key: KvKey): void {
   // A loop rather than every(): this runs for every read and write.

@@ -6,6 +6,7 @@ import { type InFlightHandle, InFlightList } from "../processing/in-flight-list.
 import { getLogger } from "@logtape/logtape";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
+import { isInMemoryKvStore } from "../kv/memory-kv-store.ts";
 import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
 import type { PubSub } from "../pubsub/pubsub.ts";
 import { toTemporalDuration } from "../time/duration.ts";
@@ -134,6 +135,8 @@ export class TaskCancellations {
   readonly #kv: KvStore;
   readonly #pubsub: PubSub;
   readonly #enabled: boolean;
+  /** Whether marker reads go through {@link TaskCancellations.#reads}. */
+  readonly #batched: boolean;
   /**
    * The runs of this process.  A list, not a map by task id: every run is
    * added and removed, while a request to find one by id is rare, and a
@@ -160,6 +163,8 @@ export class TaskCancellations {
     this.#kv = kv;
     this.#pubsub = pubsub;
     this.#enabled = enabled;
+    // A MemoryKvStore answers at once: a batch would only add hops.
+    this.#batched = typeof kv.getMany === "function" && !isInMemoryKvStore(kv);
   }
 
   /**
@@ -290,8 +295,7 @@ export class TaskCancellations {
    * @returns Settles once read; never rejects.
    */
   #readMarker(id: string, run: WatchedRun): Promise<void> {
-    if (typeof this.#kv.getMany !== "function") return this.#readOne(id, run);
-    if (this.#reads.first()) return this.#readOne(id, run);
+    if (!this.#batched || this.#reads.first()) return this.#readOne(id, run);
     return this.#reads.push({ id, run });
   }
 

@@ -46,6 +46,19 @@ test("TaskStatusStore writes the first record of a turn at once and the rest wit
   assertEquals((await store.get("d"))?.state, "running");
 });
 
+test("TaskStatusStore writes to a MemoryKvStore itself at once, one set() per record", async () => {
+  const kv = new MemoryKvStore();
+  const calls: string[] = [];
+  // Counted on the instance: a subclass would not be a MemoryKvStore itself.
+  const set = kv.set.bind(kv);
+  kv.set = (key, value, options) => (calls.push("set"), set(key, value, options));
+  kv.setMany = () => Promise.reject(new Error("setMany() should not be called"));
+  const store = new TaskStatusStore(kv);
+  await Promise.all(["a", "b", "c"].map((id) => store.set(status(id, "completed"), 60_000)));
+  assertEquals(calls, ["set", "set", "set"]);
+  assertEquals((await store.get("c"))?.state, "completed");
+});
+
 test("TaskStatusStore rejects each write of a batch that setMany() failed", async () => {
   const kv = new CountingKvStore();
   kv.setMany = () => Promise.reject(new Error("the store is down"));

@@ -1,5 +1,6 @@
 import type { Temporal } from "@js-temporal/polyfill";
 import type { KvKey, KvStore, KvStoreSetManyEntry } from "../kv/kv-store.ts";
+import { isInMemoryKvStore } from "../kv/memory-kv-store.ts";
 import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
 import { toTemporalDuration } from "../time/duration.ts";
 import type { TaskResultOmission } from "./result.ts";
@@ -271,10 +272,19 @@ export class TaskStatusStore {
   );
 
   /**
+   * Whether writes go through {@link TaskStatusStore.#writes}: on a store
+   * with `setMany()` that is not in this process's memory, where a batch
+   * saves round trips.  A `MemoryKvStore` writes at once, so gathering
+   * its writes would only cost the microtask hops a batch waits.
+   */
+  readonly #batched: boolean;
+
+  /**
    * @param kv The key–value store.
    */
   constructor(kv: KvStore) {
     this.#kv = kv;
+    this.#batched = typeof kv.setMany === "function" && !isInMemoryKvStore(kv);
   }
 
   /**
@@ -305,8 +315,7 @@ export class TaskStatusStore {
       }
       const key = statusKey(status.id);
       const value = toStored(status);
-      if (typeof this.#kv.setMany !== "function") return this.#kv.set(key, value, { ttl });
-      if (this.#writes.first()) return this.#kv.set(key, value, { ttl });
+      if (!this.#batched || this.#writes.first()) return this.#kv.set(key, value, { ttl });
       // Settles with its batch: a failed setMany() rejects every write.
       return this.#writes.push({ key, value, options: { ttl } });
     } catch (error) {
