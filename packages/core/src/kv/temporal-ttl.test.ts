@@ -87,3 +87,14 @@ test("withTemporalTtl hands setMany() a Temporal.Duration for each entry's TTL",
   assertEquals(seen[1], undefined);
   assertEquals([await store.get(["a"]), await store.get(["b"])], [1, 2]);
 });
+
+test("withTemporalTtl leaves a MemoryKvStore as it is: it takes a TTL in any form", async () => {
+  const memory = new MemoryKvStore();
+  assertEquals(withTemporalTtl(memory) === memory, true);
+  await memory.set(["a"], 1, { ttl: "PT1H" });
+  await memory.set(["b"], 2, { ttl: { minutes: 5 } });
+  assertEquals(await memory.getMany([["a"], ["b"]]), [1, 2]);
+  class Subclass extends MemoryKvStore {}
+  const sub = new Subclass();
+  assertEquals(withTemporalTtl(sub) === sub, false);
+});

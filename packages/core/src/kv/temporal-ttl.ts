@@ -1,5 +1,6 @@
 import { toTemporalDuration } from "../time/duration.ts";
 import type { KvKey, KvStore, KvStoreSetOptions } from "./kv-store.ts";
+import { isInMemoryKvStore } from "./memory-kv-store.ts";
 
 /**
  * Wraps a key–value store so that every TTL it receives is a
@@ -9,10 +10,13 @@ import type { KvKey, KvStore, KvStoreSetOptions } from "./kv-store.ts";
  * with every part of Fedwork that writes to it.  Internal.
  * @param store The store, as the user passed it.
  * @returns A store with the same methods (`getMany`, `setMany` and `cas`
- *          only when `store` has them).
+ *          only when `store` has them); a `MemoryKvStore` itself as it is,
+ *          since it takes a TTL in any form.
  * @since 0.2.0
  */
 export function withTemporalTtl(store: KvStore): KvStore {
+  // Unwrapped, it is also recognised as a store in memory (no batching).
+  if (isInMemoryKvStore(store)) return store;
   const wrapped: KvStore = {
     get: <T>(key: KvKey) => store.get<T>(key),
     set: (key, value, options) => store.set(key, value, temporalTtl(options)),
