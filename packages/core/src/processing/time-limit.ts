@@ -2,6 +2,7 @@
 // worker slot for good.  At the limit its signal aborts; after a grace
 // period the worker stops waiting for it.  What the attempt's outcome is
 // the dispatcher decides, as for any failure.
+import { type InFlightHandle, InFlightList } from "./in-flight-list.ts";
 import { MAX_TIMER_MS, positiveDurationOption } from "../options/value-options.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { type Deadline, DeadlineList } from "./deadlines.ts";
@@ -119,16 +120,16 @@ export function runWithinTimeLimit(
   const { limitMs, signal: parent } = options;
   if (limitMs == null) return run(parent).then(() => undefined);
   const controller = new AbortController();
-  const followers = followSignal(parent, controller);
+  const following = followSignal(parent, controller);
   let running: Promise<void>;
   try {
     running = run(controller.signal, controller);
   } catch (error) {
-    followers?.delete(controller);
+    following?.stop();
     return Promise.reject(error);
   }
   return new Promise((resolve, reject) =>
-    new TimedRun(running, limitMs, options, controller, followers, resolve, reject)
+    new TimedRun(running, limitMs, options, controller, following, resolve, reject)
   );
 }
 
@@ -144,7 +145,7 @@ class TimedRun {
   #state: "running" | "grace" | "decided" = "running";
   readonly #options: TimeLimitOptions;
   readonly #controller: AbortController;
-  readonly #followers: Set<AbortController> | undefined;
+  readonly #following: Following | undefined;
   readonly #resolve: (result: TimedOutRun | undefined) => void;
   readonly #reject: (reason: unknown) => void;
   readonly #deadline: Deadline;
@@ -158,13 +159,13 @@ class TimedRun {
     limitMs: number,
     options: TimeLimitOptions,
     controller: AbortController,
-    followers: Set<AbortController> | undefined,
+    following: Following | undefined,
     resolve: (result: TimedOutRun | undefined) => void,
     reject: (reason: unknown) => void,
   ) {
     this.#options = options;
     this.#controller = controller;
-    this.#followers = followers;
+    this.#following = following;
     this.#resolve = resolve;
     this.#reject = reject;
     this.#deadline = deadlines.after(limitMs, () => this.#limitPassed());
@@ -190,7 +191,7 @@ class TimedRun {
     this.#state = "decided";
     this.#deadline.cancel();
     if (this.#graceTimer != null) clearTimeout(this.#graceTimer);
-    this.#followers?.delete(this.#controller);
+    this.#following?.stop();
   }
 
   #settled(failed: boolean, reason?: unknown): void {
@@ -206,33 +207,49 @@ class TimedRun {
   }
 }
 
-/** The controllers of the running handlers under each worker signal. */
-const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+/**
+ * The controllers of the running handlers under each worker signal: a list
+ * rather than a set, as each run adds one and removes it (see
+ * `InFlightList`).
+ */
+const followers = new WeakMap<AbortSignal, InFlightList<AbortController>>();
+
+/** A controller following a worker signal, until `stop()`. */
+class Following {
+  readonly #runs: InFlightList<AbortController>;
+  readonly #handle: InFlightHandle<AbortController>;
+
+  constructor(runs: InFlightList<AbortController>, controller: AbortController) {
+    this.#runs = runs;
+    this.#handle = runs.add(controller);
+  }
+
+  /** Stops following (the run ended); calling it again does nothing. */
+  stop(): void {
+    this.#runs.remove(this.#handle);
+  }
+}
 
 /**
  * Aborts `controller` when `parent` aborts, with its reason.  One listener
  * per worker signal serves all of its runs: adding and removing a listener
  * on every run cost about a microsecond each time.
- * @returns The set to delete `controller` from when its run ends, or
- *          `undefined` when `parent` had aborted already.
+ * @returns What stops it when the run ends, or `undefined` when `parent`
+ *          had aborted already.
  */
-function followSignal(
-  parent: AbortSignal,
-  controller: AbortController,
-): Set<AbortController> | undefined {
+function followSignal(parent: AbortSignal, controller: AbortController): Following | undefined {
   if (parent.aborted) {
     controller.abort(parent.reason);
     return undefined;
   }
   let runs = followers.get(parent);
   if (runs == null) {
-    const created = new Set<AbortController>();
+    const created = new InFlightList<AbortController>();
     followers.set(parent, runs = created);
     parent.addEventListener("abort", () => {
       followers.delete(parent);
-      for (const run of created) run.abort(parent.reason);
+      for (const run of created.values()) run.abort(parent.reason);
     }, { once: true });
   }
-  runs.add(controller);
-  return runs;
+  return new Following(runs, controller);
 }

@@ -63,10 +63,11 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
   readonly retryQueue: (task: RegisteredTask<TContextData, TContext>) => MessageQueue | undefined;
   /**
    * Called once the payload is valid, right before the handler runs (the
-   * task status goes `running`).  Optional.
+   * task status goes `running`); the handler waits for a promise it
+   * returns.  Optional.
    * @since 0.2.0
    */
-  readonly onStart?: (message: TaskMessage) => Promise<void>;
+  readonly onStart?: (message: TaskMessage) => Promise<void> | undefined;
   /**
    * Stores and publishes a checked progress report of a running task.
    * Without it, `ctx.task.reportProgress()` only checks its argument.

@@ -237,9 +237,11 @@ export class TaskStatusTracker implements TaskStatusOperations {
    * Records that a task started an attempt, keeping the progress of an
    * earlier attempt.
    * @param message The task message.
+   * @returns Settles once published (never rejects), or `undefined` when
+   *          there is nothing to wait for (the usual case).
    */
-  started(message: TaskMessage): Promise<void> {
-    if (!this.enabled) return RESOLVED;
+  started(message: TaskMessage): Promise<void> | undefined {
+    if (!this.enabled) return undefined;
     // Not async: on every task run, the usual first attempt needs no
     // promise of its own.
     const previous = this.#tasks.get(message.id)?.running;
@@ -256,9 +258,10 @@ export class TaskStatusTracker implements TaskStatusOperations {
    * {@link RUNNING_RECORD_DELAY_MS}) and publishes it.
    * @param message The task message.
    * @param previous The task's record before this attempt, if known.
-   * @returns Settles once published (never rejects).
+   * @returns Settles once published (never rejects), or `undefined` when
+   *          nothing was published.
    */
-  #start(message: TaskMessage, previous: TaskStatus | undefined): Promise<void> {
+  #start(message: TaskMessage, previous: TaskStatus | undefined): Promise<void> | undefined {
     const status: { -readonly [K in keyof TaskStatus]: TaskStatus[K] } = {
       id: message.id,
       name: message.taskName,
@@ -271,7 +274,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
     slot.running = status;
     slot.unwritten = status;
     this.#flushTimer ??= setTimeout(() => this.#writeRunning(), RUNNING_RECORD_DELAY_MS);
-    return this.#publish(status, "state") ?? RESOLVED;
+    return this.#publish(status, "state");
   }
 
   /**
