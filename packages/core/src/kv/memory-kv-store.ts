@@ -9,18 +9,16 @@ import type {
   KvStoreSetOptions,
 } from "./kv-store.ts";
 
-interface MemoryEntry {
-  readonly value: unknown;
-  /** When the entry expires, on the `performance.now()` clock. */
-  readonly expiresAt: number;
-}
-
 /**
  * One element of a key in the store's tree: the entry whose key ends here,
- * if any, and the nodes one element further down.
+ * if any, held in the node itself (no object of its own per write), and
+ * the nodes one element further down.
  */
 interface KeyNode {
-  entry: MemoryEntry | undefined;
+  /** The entry's value (a copy), or `undefined` when no key ends here. */
+  value: unknown;
+  /** When the entry expires, on the `performance.now()` clock. */
+  expiresAt: number;
   children: Map<string, KeyNode> | undefined;
 }
 
@@ -58,7 +56,7 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
    * key (constants and ids the caller holds anyway) carry their hash with
    * them.  A prefix listing walks one subtree.
    */
-  readonly #root: KeyNode = { entry: undefined, children: undefined };
+  readonly #root: KeyNode = { value: undefined, expiresAt: Infinity, children: undefined };
   /** How many entries the tree holds, expired ones included. */
   #size = 0;
   #writesSinceSweep = 0;
@@ -232,10 +230,11 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
     return Promise.resolve();
   }
 
-  #read(key: KvKey): MemoryEntry | undefined {
+  /** The node of `key` when it holds a live entry. */
+  #read(key: KvKey): KeyNode | undefined {
     checkKey(key);
-    const entry = this.#find(key)?.entry;
-    if (entry == null) return undefined;
+    const entry = this.#find(key);
+    if (entry?.value === undefined) return undefined;
     if (entry.expiresAt <= performance.now()) {
       this.#remove(key);
       return undefined;
@@ -257,22 +256,21 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
       this.#remove(key);
       return;
     }
-    const entry: MemoryEntry = {
-      value: copyValue(value),
-      expiresAt: ttl == null ? Infinity : performance.now() + ttl,
-    };
+    const copy = copyValue(value);
+    const expiresAt = ttl == null ? Infinity : performance.now() + ttl;
     let node = this.#root;
     for (let i = 0; i < key.length; i++) {
       const children: Map<string, KeyNode> = node.children ??= new Map();
       let child = children.get(key[i]);
       if (child == null) {
-        child = { entry: undefined, children: undefined };
+        child = { value: undefined, expiresAt: Infinity, children: undefined };
         children.set(key[i], child);
       }
       node = child;
     }
-    if (node.entry == null) this.#size++;
-    node.entry = entry;
+    if (node.value === undefined) this.#size++;
+    node.value = copy;
+    node.expiresAt = expiresAt;
     // Sweeping once the writes since the last sweep outnumber the entries
     // keeps the cost per write constant on average.
     if (++this.#writesSinceSweep >= Math.max(1_000, this.#size)) this.#sweep();
@@ -287,12 +285,12 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
       path.push(child);
     }
     const node = path[key.length];
-    if (node.entry == null) return;
-    node.entry = undefined;
+    if (node.value === undefined) return;
+    node.value = undefined;
     this.#size--;
     for (let i = key.length; i > 0; i--) {
-      const { entry, children } = path[i];
-      if (entry != null || (children != null && children.size > 0)) break;
+      const { value, children } = path[i];
+      if (value !== undefined || (children != null && children.size > 0)) break;
       path[i - 1].children!.delete(key[i - 1]);
     }
   }
@@ -303,12 +301,12 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
    * @returns Whether `node` was left with nothing at or below it.
    */
   #collect(node: KeyNode, key: string[], now: number, into: KvStoreListEntry[]): boolean {
-    if (node.entry != null) {
-      if (node.entry.expiresAt <= now) {
-        node.entry = undefined;
+    if (node.value !== undefined) {
+      if (node.expiresAt <= now) {
+        node.value = undefined;
         this.#size--;
       } else {
-        into.push({ key: [...key] as unknown as KvKey, value: node.entry.value });
+        into.push({ key: [...key] as unknown as KvKey, value: node.value });
       }
     }
     const { children } = node;
@@ -321,7 +319,7 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
         key.pop();
       }
     }
-    return node.entry == null && (children == null || children.size === 0);
+    return node.value === undefined && (children == null || children.size === 0);
   }
 
   #sweep(): void {
@@ -334,15 +332,15 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
    * @returns Whether `node` was left with nothing at or below it.
    */
   #prune(node: KeyNode, now: number): boolean {
-    if (node.entry != null && node.entry.expiresAt <= now) {
-      node.entry = undefined;
+    if (node.value !== undefined && node.expiresAt <= now) {
+      node.value = undefined;
       this.#size--;
     }
     const { children } = node;
     if (children != null) {
       for (const [name, child] of children) if (this.#prune(child, now)) children.delete(name);
     }
-    return node.entry == null && (children == null || children.size === 0);
+    return node.value === undefined && (children == null || children.size === 0);
   }
 }
 
