@@ -45,6 +45,15 @@ export interface Sizes {
    * those it handled.  Keeps a full run within its time on a slow machine.
    */
   readonly drainBudgetMs: number;
+  /**
+   * Uncounted drains before the timed ones (each of `drain` messages, at
+   * concurrency 10), repeated until this many messages were handled or
+   * `warmUpBudgetMs` has passed: each trial starts a fresh process, whose
+   * JIT and heap take tens of thousands of messages to settle.
+   */
+  readonly warmUp: number;
+  /** The longest the warm-up drains go on, in milliseconds. */
+  readonly warmUpBudgetMs: number;
   /** Messages sent one at a time for the pickup measurement. */
   readonly pickup: number;
   /** Messages per second sent during the pickup measurement. */

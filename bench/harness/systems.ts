@@ -282,6 +282,8 @@ export function sizesFor(scenario: Scenario, size: Size): Sizes {
       enqueue: inProcess ? 2_000 : 200,
       drain: inProcess ? 2_000 : 200,
       drainBudgetMs: 60_000,
+      warmUp: inProcess ? 2_000 : 200,
+      warmUpBudgetMs: 10_000,
       pickup: 10,
       pickupRate: 100,
       chunk: 100,
@@ -295,8 +297,12 @@ export function sizesFor(scenario: Scenario, size: Size): Sizes {
     // timed for at most 6 s (a slow system at concurrency 1 would otherwise
     // take most of the run).
     enqueue: inProcess ? 100_000 : 5_000,
-    drain: inProcess ? 100_000 : 5_000,
+    drain: inProcess ? 100_000 : 20_000,
     drainBudgetMs: inProcess ? 300_000 : 6_000,
+    // Warm-up: one drain in process (100,000 messages), on a server
+    // drains of 20,000 until 40,000 messages or 5 s.
+    warmUp: inProcess ? 100_000 : 40_000,
+    warmUpBudgetMs: 5_000,
     pickup: 200,
     pickupRate: 100,
     chunk: 1_000,
