@@ -1,4 +1,4 @@
-import { assertEquals, test } from "@fedify/fixture";
+import { assert, assertEquals, test } from "@fedify/fixture";
 import { trace } from "@opentelemetry/api";
 import type { Context } from "../federation/context-api.ts";
 import type { KvKey } from "../kv/kv-store.ts";
@@ -274,4 +274,19 @@ test("runs that begin together have their markers read in one round trip, each a
   assertEquals(watches.map((watch) => watch.cancelled), [false, true, false, true]);
   assertEquals(watches[1].reason, "because");
   for (const watch of watches) watch.end();
+});
+
+test("on a MemoryKvStore a run's marker is read at once, with nothing to wait for", async () => {
+  const kv = new MemoryKvStore();
+  kv.get = () => Promise.reject(new Error("get() should not be called"));
+  kv.getMany = () => Promise.reject(new Error("getMany() should not be called"));
+  const cancellations = new TaskCancellations(kv, new InProcessPubSub(), true);
+  await cancellations.request("b", "because", cancellationMarkerTtl(0));
+  const worker = new AbortController().signal;
+  const [a, b] = ["a", "b"].map((id) => cancellations.begin(id, worker)!);
+  assertEquals([a.checked, b.checked], [undefined, undefined]);
+  assertEquals([a.cancelled, b.cancelled, b.reason], [false, true, "because"]);
+  assert(b.signal.aborted);
+  a.end();
+  b.end();
 });

@@ -6,7 +6,7 @@ import { type InFlightHandle, InFlightList } from "../processing/in-flight-list.
 import { getLogger } from "@logtape/logtape";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
-import { isInMemoryKvStore } from "../kv/memory-kv-store.ts";
+import { isInMemoryKvStore, readInMemoryNow } from "../kv/memory-kv-store.ts";
 import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
 import type { PubSub } from "../pubsub/pubsub.ts";
 import { toTemporalDuration } from "../time/duration.ts";
@@ -40,9 +40,10 @@ export interface TaskCancelWatch {
    * rejects): from then on, `cancelled` says whether the task was cancelled
    * before this run began.  The read is under way while the run decodes
    * and validates its payload; the handler must not start before this
-   * settles.
+   * settles.  `undefined` when the marker was read at once (a
+   * `MemoryKvStore`): there is nothing to wait for.
    */
-  readonly checked: Promise<void>;
+  readonly checked: Promise<void> | undefined;
   /** Stops watching: the run ended. */
   end(): void;
 }
@@ -90,7 +91,7 @@ class RunWatch implements TaskCancelWatch {
   readonly #parent: AbortSignal;
   readonly #onParentAbort: (() => void) | undefined;
   /** Set by `begin()` once the run is listed (it then reads the marker). */
-  checked!: Promise<void>;
+  checked: Promise<void> | undefined;
 
   /** Lists the run in `running`. */
   constructor(
@@ -292,9 +293,24 @@ export class TaskCancellations {
    * handler waits for the read.
    * @param id The task's id.
    * @param run The run.
-   * @returns Settles once read; never rejects.
+   * @returns Settles once read; never rejects.  `undefined` when read at
+   *          once (a `MemoryKvStore`).
    */
-  #readMarker(id: string, run: WatchedRun): Promise<void> {
+  #readMarker(id: string, run: WatchedRun): Promise<void> | undefined {
+    const kv = this.#kv;
+    if (isInMemoryKvStore(kv)) {
+      // Read at once: a promise for a read that is already done would
+      // cost the run two turns of the microtask queue.
+      try {
+        applyMarker(run, id, readInMemoryNow(kv, markerKey(id)));
+      } catch (error) {
+        logger.warn("Could not read whether task {messageId} was cancelled: {error}", {
+          messageId: id,
+          error,
+        });
+      }
+      return undefined;
+    }
     if (!this.#batched || this.#reads.first()) return this.#readOne(id, run);
     return this.#reads.push({ id, run });
   }

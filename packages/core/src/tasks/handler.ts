@@ -245,11 +245,11 @@ export function createTaskMessageHandler<TContextData, TContext>(
       } catch (error) {
         // A task cancelled before this run ends cancelled, whatever its
         // payload holds.
-        await watch.checked;
+        if (watch.checked != null) await watch.checked;
         if (watch.cancelled) throw cancelled(message, watch, false);
         throw error;
       }
-      await watch.checked;
+      if (watch.checked != null) await watch.checked;
       if (watch.cancelled) throw cancelled(message, watch, false);
     }
     const started = parseTimestamp(message.started);

@@ -1,6 +1,5 @@
-import type { Temporal } from "@js-temporal/polyfill";
-import type { KvKey, KvStore, KvStoreSetManyEntry } from "../kv/kv-store.ts";
-import { isInMemoryKvStore } from "../kv/memory-kv-store.ts";
+import type { KvKey, KvStore, KvStoreSetManyEntry, KvStoreSetOptions } from "../kv/kv-store.ts";
+import { isInMemoryKvStore, writeInMemoryNow } from "../kv/memory-kv-store.ts";
 import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
 import { toTemporalDuration } from "../time/duration.ts";
 import type { TaskResultOmission } from "./result.ts";
@@ -255,10 +254,11 @@ export function decodeTaskUpdate(payload: string): TaskUpdate | undefined {
 export class TaskStatusStore {
   readonly #kv: KvStore;
   /**
-   * TTLs as `Temporal.Duration`s, by milliseconds: built once, since the
-   * polyfill makes building one cost more than the write itself.
+   * The write options of each TTL, by milliseconds: built once, since the
+   * polyfill makes building a `Temporal.Duration` cost more than the write
+   * itself.
    */
-  readonly #ttls = new Map<number, Temporal.Duration>();
+  readonly #ttls = new Map<number, KvStoreSetOptions>();
   /**
    * Sends the records written in one turn (the outcomes of the tasks that
    * finished together, the `queued` records of one `enqueueTaskMany()`)
@@ -303,21 +303,37 @@ export class TaskStatusStore {
    * @param ttlMs How long the store keeps it, in milliseconds.
    */
   set(status: TaskStatus, ttlMs: number): Promise<void> {
-    // Not async: one promise less per record, and without setMany() the
-    // store's own is returned as it is.
+    return this.write(status, ttlMs) ?? RESOLVED;
+  }
+
+  /**
+   * Writes a task's status, at once when the store is a `MemoryKvStore`:
+   * what `set()` does, without a promise when there is nothing to wait
+   * for.  On every task run.  Internal.
+   * @param status The status.
+   * @param ttlMs How long the store keeps it, in milliseconds.
+   * @returns Settles once written, or `undefined` when written already.
+   * @since 0.3.0
+   */
+  write(status: TaskStatus, ttlMs: number): Promise<void> | undefined {
     try {
       const ms = Math.max(1, Math.round(ttlMs));
-      let ttl = this.#ttls.get(ms);
-      if (ttl == null) {
+      let options = this.#ttls.get(ms);
+      if (options == null) {
         if (this.#ttls.size >= 64) this.#ttls.clear();
-        ttl = toTemporalDuration({ milliseconds: ms }, "ttl");
-        this.#ttls.set(ms, ttl);
+        options = { ttl: toTemporalDuration({ milliseconds: ms }, "ttl") };
+        this.#ttls.set(ms, options);
       }
+      const kv = this.#kv;
       const key = statusKey(status.id);
       const value = toStored(status);
-      if (!this.#batched || this.#writes.first()) return this.#kv.set(key, value, { ttl });
+      if (isInMemoryKvStore(kv)) {
+        writeInMemoryNow(kv, key, value, options);
+        return undefined;
+      }
+      if (!this.#batched || this.#writes.first()) return kv.set(key, value, options);
       // Settles with its batch: a failed setMany() rejects every write.
-      return this.#writes.push({ key, value, options: { ttl } });
+      return this.#writes.push({ key, value, options });
     } catch (error) {
       return Promise.reject(error);
     }
@@ -331,6 +347,9 @@ export class TaskStatusStore {
     await this.#kv.delete(statusKey(id));
   }
 }
+
+/** A settled promise, for the writes that were done at once. */
+const RESOLVED: Promise<void> = Promise.resolve();
 
 function statusKey(id: string): KvKey {
   return ["fedwork", "task-status", id];

@@ -454,8 +454,34 @@ export class TaskStatusTracker implements TaskStatusOperations {
    */
   #storeInOrder(slot: TaskSlot, status: TaskStatus, extraTtlMs = 0): Promise<void> {
     const before = slot.writing?.done;
-    // Most records have no earlier write in flight (a task's `queued`
-    // record was written at the enqueue): store at once.
+    if (before === undefined) {
+      // Most records have no earlier write in flight (a task's `queued`
+      // record was written at the enqueue): store at once, and with a
+      // store that writes at once (a MemoryKvStore), be done.
+      let stored: Promise<void> | undefined;
+      try {
+        stored = this.#store(status, extraTtlMs);
+      } catch (error) {
+        stored = Promise.reject(error);
+      }
+      if (stored === undefined) {
+        if (slot.running == null && slot.unwritten == null) this.#tasks.delete(slot.id);
+        return RESOLVED;
+      }
+      return this.#track(slot, status, stored);
+    }
+    return this.#track(slot, status, before.then(() => this.#store(status, extraTtlMs)));
+  }
+
+  /**
+   * Keeps a write in flight as the task's last one until it lands, so that
+   * a later write waits for it and reads see it.
+   * @param slot The task's slot, which is in `#tasks`.
+   * @param status The status being written.
+   * @param stored Settles once written.
+   * @returns Settles once written (never rejects).
+   */
+  #track(slot: TaskSlot, status: TaskStatus, stored: Promise<void>): Promise<void> {
     const write: { readonly status: TaskStatus; done: Promise<void> } = { status, done: RESOLVED };
     // One then() that both logs a failure and forgets the write: this runs
     // for every record.  Never rejects.
@@ -472,17 +498,18 @@ export class TaskStatusTracker implements TaskStatusOperations {
       });
       forget();
     };
-    write.done = before === undefined
-      ? this.#store(status, extraTtlMs).then(forget, failed)
-      : before.then(() => this.#store(status, extraTtlMs)).then(forget, failed);
-    if (before === undefined) this.#writesInFlight++;
+    write.done = stored.then(forget, failed);
+    if (slot.writing === undefined) this.#writesInFlight++;
     slot.writing = write;
     return write.done;
   }
 
-  /** Stores a record. */
-  #store(status: TaskStatus, extraTtlMs = 0): Promise<void> {
-    return this.#records.set(status, this.#retentionMs + extraTtlMs);
+  /**
+   * Stores a record.
+   * @returns Settles once written, or `undefined` when written already.
+   */
+  #store(status: TaskStatus, extraTtlMs = 0): Promise<void> | undefined {
+    return this.#records.write(status, this.#retentionMs + extraTtlMs);
   }
 
   /**
