@@ -50,6 +50,9 @@ const RUNNING_RECORD_DELAY_MS = 50;
  */
 const MAX_WRITES_IN_FLIGHT = 1_000;
 
+/** How many empty slots the tracker keeps before it removes them. */
+const EMPTY_SLOTS_SWEPT = 256;
+
 /** A settled promise, for the paths that have nothing to wait for. */
 const RESOLVED: Promise<void> = Promise.resolve();
 
@@ -181,6 +184,8 @@ export class TaskStatusTracker implements TaskStatusOperations {
   readonly #tasks = new Map<string, TaskSlot>();
   /** How many tasks have a write in flight. */
   #writesInFlight = 0;
+  /** How many slots were left empty since the last sweep (see #emptied()). */
+  #empty = 0;
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
@@ -436,6 +441,23 @@ export class TaskStatusTracker implements TaskStatusOperations {
     return published === undefined ? stored : Promise.all([stored, published]).then(() => {});
   }
 
+  /**
+   * Counts a slot left with nothing in it, and removes the empty ones once
+   * there are {@link EMPTY_SLOTS_SWEPT} of them: deleting each from the map
+   * as it emptied, one per task, made the map rebuild its table every few
+   * tasks.  An empty slot found again (a task retried here) is as good as
+   * a new one.
+   */
+  #emptied(): void {
+    if (++this.#empty < EMPTY_SLOTS_SWEPT) return;
+    this.#empty = 0;
+    for (const [id, slot] of this.#tasks) {
+      if (slot.running == null && slot.unwritten == null && slot.writing == null) {
+        this.#tasks.delete(id);
+      }
+    }
+  }
+
   /** The task's slot, added when it has none. */
   #slot(id: string): TaskSlot {
     let slot = this.#tasks.get(id);
@@ -465,7 +487,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
         stored = Promise.reject(error);
       }
       if (stored === undefined) {
-        if (slot.running == null && slot.unwritten == null) this.#tasks.delete(slot.id);
+        if (slot.running == null && slot.unwritten == null) this.#emptied();
         return RESOLVED;
       }
       return this.#track(slot, status, stored);
@@ -489,7 +511,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
       if (slot.writing !== write) return;
       slot.writing = undefined;
       this.#writesInFlight--;
-      if (slot.running == null && slot.unwritten == null) this.#tasks.delete(slot.id);
+      if (slot.running == null && slot.unwritten == null) this.#emptied();
     };
     const failed = (error: unknown) => {
       logger.warn("Could not store the status of task {messageId}: {error}", {
