@@ -627,16 +627,18 @@ function toEvent(
   timedOut: TimedOutRun | undefined,
 ): MessageEvent {
   const started = parseTimestamp(message.started);
-  const base = {
-    messageId: message.id,
-    kind: message.type,
-    ...(taskName == null ? {} : { taskName }),
-    attempt: message.attempt,
-    enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
-    duration,
-  };
-  if (timedOut == null) return { ...base, ...outcome } as MessageEvent;
-  return { ...base, ...outcome, abandoned: timedOut.abandoned } as MessageEvent;
+  // One object, the outcome's fields copied in: on every message with a
+  // listener or an observer, where a spread of a base object into another
+  // spread made three.
+  const event = { ...outcome } as Record<string, unknown>;
+  event.messageId = message.id;
+  event.kind = message.type;
+  if (taskName != null) event.taskName = taskName;
+  event.attempt = message.attempt;
+  event.enqueuedAt = new Date(Number.isNaN(started) ? 0 : started);
+  event.duration = duration;
+  if (timedOut != null) event.abandoned = timedOut.abandoned;
+  return event as unknown as MessageEvent;
 }
 
 const NO_TRACE: Readonly<Record<string, string>> = Object.freeze({});
