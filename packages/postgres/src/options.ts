@@ -48,8 +48,9 @@ export interface PostgresMessageQueueOptions {
    * How far a listener's prefetch may grow while it drains a backlog.
    * When its handlers use up the prefetched messages before the next claim
    * comes back (a handler slot waits for PostgreSQL) and that claim comes
-   * back full, the listener claims twice as far ahead, up to this many
-   * beyond its slots; a claim that comes back short returns it to
+   * back full, or the next claim is due less than 10 ms after a full one,
+   * the listener claims twice as far ahead, up to this many beyond its
+   * slots; a claim that comes back short returns it to
    * `prefetch`.  Quick handlers then drain a backlog with a few large
    * claims instead of many small ones; slow handlers, and `prefetch: 0`,
    * never make it grow.  At least `prefetch`; equal to it to keep the

@@ -65,7 +65,8 @@ export interface RedisMessageQueueOptions extends RedisConnectionOptions {
   /**
    * How far a listener's prefetch may grow while it drains a backlog: when
    * a handler slot runs out of work although the last claim came back
-   * full, the listener claims twice as far ahead, up to this many beyond
+   * full, or the next claim is due less than 10 ms after a full one, the
+   * listener claims twice as far ahead, up to this many beyond
    * its slots, and returns to `prefetch` at the first claim that comes
    * back short.  Slow handlers and `prefetch: 0` never make it grow.  At
    * least `prefetch`; equal to it to keep the prefetch fixed.  256 by

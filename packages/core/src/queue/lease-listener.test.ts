@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers";
 import {
   assert,
   assertEquals,
@@ -46,6 +47,8 @@ class MemoryEngine implements LeaseEngine<MemoryMessage> {
   #nextId = 1;
   #wake: (() => void) | undefined;
   closed = false;
+  /** Whether a claim takes a timer's turn (a round trip) or none. */
+  instantClaims = false;
 
   add(...payloads: unknown[]): void {
     for (const payload of payloads) {
@@ -55,7 +58,7 @@ class MemoryEngine implements LeaseEngine<MemoryMessage> {
   }
 
   async claim(request: LeaseClaimRequest<MemoryMessage>): Promise<LeaseClaimResult<MemoryMessage>> {
-    await roundTrip();
+    if (!this.instantClaims) await roundTrip();
     this.claims.push(request);
     const failure = this.failures.shift();
     if (failure !== undefined) throw failure;
@@ -389,6 +392,30 @@ test("runLeaseListener claims further ahead, up to maxPrefetch, while quick hand
     counts.every((count) => count <= 2 + 64),
     `never past concurrency + maxPrefetch: ${counts}`,
   );
+  assertEquals(engine.rows.size, 0, "every message was acknowledged");
+});
+
+test("runLeaseListener claims further ahead when quick handlers get through the prefetched messages before a slot starves", async () => {
+  const engine = new MemoryEngine();
+  engine.instantClaims = true;
+  engine.add(...Array.from({ length: 300 }, (_, n) => n));
+  const controller = new AbortController();
+  let handled = 0;
+  const all = deferred();
+  const listening = runLeaseListener(engine, async () => {
+    // Quick, but each handler waits a turn of the event loop, by which
+    // time the claim (no round trip at all) has come back: the slot never
+    // runs out of prefetched work, so only the quick turnover can make it
+    // grow.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (++handled === 300) all.resolve();
+  }, options({ concurrency: 1, prefetch: 4, maxPrefetch: 64, signal: controller.signal }));
+  await within(all.promise, () => `300 messages; got ${handled}`);
+  controller.abort();
+  await listening;
+  const counts = engine.claims.map((claim) => claim.count);
+  assert(counts.some((count) => count > 5), `the claims grew: ${counts}`);
+  assert(counts.every((count) => count <= 1 + 64), `never past maxPrefetch: ${counts}`);
   assertEquals(engine.rows.size, 0, "every message was acknowledged");
 });
 

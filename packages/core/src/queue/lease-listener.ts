@@ -160,14 +160,17 @@ export interface LeaseListenerOptions {
   /**
    * How far the prefetch may grow while there is a backlog: when a
    * handler slot runs out of work although the last claim came back full
-   * (the handlers outrun the round trips), the next claims ask for
-   * twice as many, up to `concurrency + maxPrefetch`; a claim that comes
-   * back short (the backlog is gone) returns to `prefetch`.  So a worker
-   * with quick handlers drains a backlog with few round trips, and holds
-   * no more than `prefetch` messages from other workers otherwise; slow
-   * handlers, which leave the prefetched messages waiting, and a
-   * `prefetch` of 0 never make it grow.  At least `prefetch`; `prefetch`
-   * itself (the default) never grows.
+   * (the handlers outrun the round trips), or when the next claim is due
+   * less than 10 ms after a full one (the handlers got through the
+   * prefetched messages that quickly, so twice as many wait about as
+   * long: the round trips, not the handlers, are then what costs), the
+   * next claims ask for twice as many, up to `concurrency + maxPrefetch`;
+   * a claim that comes back short (the backlog is gone) returns to
+   * `prefetch`.  So a worker with quick handlers drains a backlog with
+   * few round trips, and holds no more than `prefetch` messages from
+   * other workers otherwise; slow handlers, which leave the prefetched
+   * messages waiting, and a `prefetch` of 0 never make it grow.  At least
+   * `prefetch`; `prefetch` itself (the default) never grows.
    * @since 0.3.0
    */
   readonly maxPrefetch?: number;
@@ -201,6 +204,9 @@ const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
 // The longest a finished handler's outcome waits for a round trip.
 const DEFAULT_ACK_DELAY_MS = 50;
+// A backlog whose prefetched messages go quicker than this, from one full
+// claim to the next, makes the prefetch grow (see maxPrefetch).
+const QUICK_TURNOVER_MS = 10;
 // How often the final acknowledgements are tried when stopping.
 const FINAL_FLUSH_ATTEMPTS = 3;
 
@@ -219,8 +225,8 @@ interface Delivery<M> {
  * aborts or the engine reports a {@link QueueClosedError}:
  *
  * - claims up to `concurrency + prefetch` messages per round trip (more,
- *   up to `concurrency + maxPrefetch`, while a backlog starves the
- *   handlers), handing
+ *   up to `concurrency + maxPrefetch`, while quick handlers drain a
+ *   backlog), handing
  *   the acknowledgements and hand-backs of finished handlers to the same
  *   {@link LeaseEngine.claim} call; the next round trip comes when a free
  *   handler slot has nothing to run, when half of `concurrency + prefetch`
@@ -270,6 +276,8 @@ export async function runLeaseListener<M extends LeasedMessage>(
   let currentPrefetch = prefetch;
   /** Whether the last claim brought all it asked for: a backlog, likely. */
   let lastClaimFull = false;
+  /** When the last claim came back, on the `performance.now()` clock. */
+  let lastClaimAt = -Infinity;
   /**
    * A slot ran out of work although the last claim came back full: the
    * handlers outrun the round trips, so claim further ahead (once per full
@@ -450,8 +458,17 @@ export async function runLeaseListener<M extends LeasedMessage>(
       woken = false;
       const starving = running.size + buffer.length < concurrency;
       if (starving && lastClaimFull) growPrefetch();
-      const refillAt = Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
-      const want = concurrency + currentPrefetch - running.size - buffer.length;
+      let refillAt = Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
+      let want = concurrency + currentPrefetch - running.size - buffer.length;
+      if (
+        lastClaimFull && want >= refillAt &&
+        performance.now() - lastClaimAt < QUICK_TURNOVER_MS
+      ) {
+        // The prefetched messages went this quickly: claim further ahead.
+        growPrefetch();
+        refillAt = Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
+        want = concurrency + currentPrefetch - running.size - buffer.length;
+      }
       // A round trip is due when a free slot has nothing to run, or half of
       // `concurrency + prefetch` can be claimed (so that one round trip
       // refills and acknowledges many), or outcomes have waited
@@ -501,6 +518,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
         logger.info("Claiming messages from {queue} works again.", { queue: queueName });
         failures = 0;
       }
+      lastClaimAt = performance.now();
       // A slot ran out of work while the claim was in flight.
       const ranDry = buffer.length === 0 && running.size < concurrency;
       for (const message of result.messages) buffer.push(message);
