@@ -230,11 +230,6 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
     }
   }
 
-  /**
-   * Does nothing: the store holds no resources besides memory.  Present so
-   * that the store can be used with `await using` like the other backends.
-   * @since 0.1.0
-   */
   static {
     // The synchronous access of Fedwork's own hot paths (see
     // readInMemoryNow()), given the private methods without making them
@@ -246,6 +241,11 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
     writeNow = (store, key, value, options) => store.#write(key, value, options);
   }
 
+  /**
+   * Does nothing: the store holds no resources besides memory.  Present so
+   * that the store can be used with `await using` like the other backends.
+   * @since 0.1.0
+   */
   [Symbol.asyncDispose](): Promise<void> {
     return Promise.resolve();
   }
