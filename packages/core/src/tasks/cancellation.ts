@@ -6,7 +6,7 @@ import { type InFlightHandle, InFlightList } from "../processing/in-flight-list.
 import { getLogger } from "@logtape/logtape";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
-import { isInMemoryKvStore, readInMemoryNow } from "../kv/memory-kv-store.ts";
+import { isInMemoryKvStore, type MemoryKvStore, readInMemoryNow } from "../kv/memory-kv-store.ts";
 import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
 import type { PubSub } from "../pubsub/pubsub.ts";
 import { toTemporalDuration } from "../time/duration.ts";
@@ -136,7 +136,9 @@ export class TaskCancellations {
   readonly #kv: KvStore;
   readonly #pubsub: PubSub;
   readonly #enabled: boolean;
-  /** Whether marker reads go through {@link TaskCancellations.#reads}. */
+  /** The store when it is a `MemoryKvStore` itself, read at once. */
+  readonly #memory: MemoryKvStore | undefined;
+  /** Whether other marker reads go through {@link TaskCancellations.#reads}. */
   readonly #batched: boolean;
   /**
    * The runs of this process.  A list, not a map by task id: every run is
@@ -165,7 +167,8 @@ export class TaskCancellations {
     this.#pubsub = pubsub;
     this.#enabled = enabled;
     // A MemoryKvStore answers at once: a batch would only add hops.
-    this.#batched = typeof kv.getMany === "function" && !isInMemoryKvStore(kv);
+    this.#memory = isInMemoryKvStore(kv) ? kv : undefined;
+    this.#batched = typeof kv.getMany === "function";
   }
 
   /**
@@ -297,12 +300,11 @@ export class TaskCancellations {
    *          once (a `MemoryKvStore`).
    */
   #readMarker(id: string, run: WatchedRun): Promise<void> | undefined {
-    const kv = this.#kv;
-    if (isInMemoryKvStore(kv)) {
+    if (this.#memory != null) {
       // Read at once: a promise for a read that is already done would
       // cost the run two turns of the microtask queue.
       try {
-        applyMarker(run, id, readInMemoryNow(kv, markerKey(id)));
+        applyMarker(run, id, readInMemoryNow(this.#memory, markerKey(id)));
       } catch (error) {
         logger.warn("Could not read whether task {messageId} was cancelled: {error}", {
           messageId: id,

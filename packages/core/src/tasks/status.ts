@@ -1,5 +1,5 @@
 import type { KvKey, KvStore, KvStoreSetManyEntry, KvStoreSetOptions } from "../kv/kv-store.ts";
-import { isInMemoryKvStore, writeInMemoryNow } from "../kv/memory-kv-store.ts";
+import { isInMemoryKvStore, type MemoryKvStore, writeInMemoryNow } from "../kv/memory-kv-store.ts";
 import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
 import { toTemporalDuration } from "../time/duration.ts";
 import type { TaskResultOmission } from "./result.ts";
@@ -272,10 +272,14 @@ export class TaskStatusStore {
   );
 
   /**
-   * Whether writes go through {@link TaskStatusStore.#writes}: on a store
-   * with `setMany()` that is not in this process's memory, where a batch
-   * saves round trips.  A `MemoryKvStore` writes at once, so gathering
-   * its writes would only cost the microtask hops a batch waits.
+   * The store when it is a `MemoryKvStore` itself, which is written at
+   * once (no promise, no batch: gathering its writes would only cost the
+   * microtask hops a batch waits).
+   */
+  readonly #memory: MemoryKvStore | undefined;
+  /**
+   * Whether other writes go through {@link TaskStatusStore.#writes}: on a
+   * store with `setMany()`, where a batch saves round trips.
    */
   readonly #batched: boolean;
 
@@ -284,7 +288,8 @@ export class TaskStatusStore {
    */
   constructor(kv: KvStore) {
     this.#kv = kv;
-    this.#batched = typeof kv.setMany === "function" && !isInMemoryKvStore(kv);
+    this.#memory = isInMemoryKvStore(kv) ? kv : undefined;
+    this.#batched = typeof kv.setMany === "function";
   }
 
   /**
@@ -324,14 +329,13 @@ export class TaskStatusStore {
         options = { ttl: toTemporalDuration({ milliseconds: ms }, "ttl") };
         this.#ttls.set(ms, options);
       }
-      const kv = this.#kv;
       const key = statusKey(status.id);
       const value = toStored(status);
-      if (isInMemoryKvStore(kv)) {
-        writeInMemoryNow(kv, key, value, options);
+      if (this.#memory != null) {
+        writeInMemoryNow(this.#memory, key, value, options);
         return undefined;
       }
-      if (!this.#batched || this.#writes.first()) return kv.set(key, value, options);
+      if (!this.#batched || this.#writes.first()) return this.#kv.set(key, value, options);
       // Settles with its batch: a failed setMany() rejects every write.
       return this.#writes.push({ key, value, options });
     } catch (error) {
