@@ -188,7 +188,8 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
     const node = prefix == null ? this.#root : this.#find(prefix);
     const matches: KvStoreListEntry[] = [];
     if (node != null) {
-      this.#collect(node, prefix == null ? [] : [...prefix], performance.now(), matches);
+      const key = prefix == null ? [] : [...prefix];
+      this.#prune(node, performance.now(), { key, into: matches });
     }
     // Sorted as collected: each node's entry comes before its children's,
     // and the children are visited in key order.
@@ -315,50 +316,48 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
     }
   }
 
+  #sweep(): void {
+    this.#writesSinceSweep = 0;
+    this.#prune(this.#root, performance.now(), undefined);
+  }
+
   /**
-   * Appends the live entries at and below `node` (whose key is `key`) in
-   * key order, removing the expired ones it comes across.
+   * Removes the expired entries at and below `node`, and the nodes left
+   * with nothing below them; with `listing`, also appends the live entries
+   * there in key order.
+   * @param listing The key of `node` (which the walk extends and restores)
+   *                and where to append the entries, or `undefined` when
+   *                only sweeping.
    * @returns Whether `node` was left with nothing at or below it.
    */
-  #collect(node: KeyNode, key: string[], now: number, into: KvStoreListEntry[]): boolean {
+  #prune(
+    node: KeyNode,
+    now: number,
+    listing: { readonly key: string[]; readonly into: KvStoreListEntry[] } | undefined,
+  ): boolean {
     if (node.value !== undefined) {
       if (node.expiresAt <= now) {
         node.value = undefined;
         this.#size--;
+      } else if (listing != null) {
+        listing.into.push({ key: [...listing.key] as unknown as KvKey, value: node.value });
+      }
+    }
+    const { children } = node;
+    if (children != null) {
+      if (listing == null) {
+        for (const [name, child] of children) {
+          if (this.#prune(child, now, undefined)) children.delete(name);
+        }
       } else {
-        into.push({ key: [...key] as unknown as KvKey, value: node.value });
+        // Element by element as strings compare: a key comes right after
+        // its own prefix, before the keys that go on past it.
+        for (const name of [...children.keys()].sort()) {
+          listing.key.push(name);
+          if (this.#prune(children.get(name)!, now, listing)) children.delete(name);
+          listing.key.pop();
+        }
       }
-    }
-    const { children } = node;
-    if (children != null) {
-      // Element by element as strings compare: a key comes right after its
-      // own prefix, before the keys that go on past it.
-      for (const name of [...children.keys()].sort()) {
-        key.push(name);
-        if (this.#collect(children.get(name)!, key, now, into)) children.delete(name);
-        key.pop();
-      }
-    }
-    return node.value === undefined && (children == null || children.size === 0);
-  }
-
-  #sweep(): void {
-    this.#writesSinceSweep = 0;
-    this.#prune(this.#root, performance.now());
-  }
-
-  /**
-   * Removes the expired entries at and below `node`.
-   * @returns Whether `node` was left with nothing at or below it.
-   */
-  #prune(node: KeyNode, now: number): boolean {
-    if (node.value !== undefined && node.expiresAt <= now) {
-      node.value = undefined;
-      this.#size--;
-    }
-    const { children } = node;
-    if (children != null) {
-      for (const [name, child] of children) if (this.#prune(child, now)) children.delete(name);
     }
     return node.value === undefined && (children == null || children.size === 0);
   }
