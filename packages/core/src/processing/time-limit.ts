@@ -121,15 +121,16 @@ export function runWithinTimeLimit(
   if (limitMs == null) return run(parent).then(() => undefined);
   const controller = new AbortController();
   const following = followSignal(parent, controller);
+  const handle = following?.add(controller);
   let running: Promise<void>;
   try {
     running = run(controller.signal, controller);
   } catch (error) {
-    following?.stop();
+    if (handle != null) following!.remove(handle);
     return Promise.reject(error);
   }
   return new Promise((resolve, reject) =>
-    new TimedRun(running, limitMs, options, controller, following, resolve, reject)
+    new TimedRun(running, limitMs, options, controller, following, handle, resolve, reject)
   );
 }
 
@@ -145,7 +146,9 @@ class TimedRun {
   #state: "running" | "grace" | "decided" = "running";
   readonly #options: TimeLimitOptions;
   readonly #controller: AbortController;
-  readonly #following: Following | undefined;
+  /** The runs following the worker signal, and this one's place there. */
+  readonly #following: InFlightList<AbortController> | undefined;
+  readonly #handle: InFlightHandle<AbortController> | undefined;
   readonly #resolve: (result: TimedOutRun | undefined) => void;
   readonly #reject: (reason: unknown) => void;
   readonly #deadline: Deadline;
@@ -159,13 +162,15 @@ class TimedRun {
     limitMs: number,
     options: TimeLimitOptions,
     controller: AbortController,
-    following: Following | undefined,
+    following: InFlightList<AbortController> | undefined,
+    handle: InFlightHandle<AbortController> | undefined,
     resolve: (result: TimedOutRun | undefined) => void,
     reject: (reason: unknown) => void,
   ) {
     this.#options = options;
     this.#controller = controller;
     this.#following = following;
+    this.#handle = handle;
     this.#resolve = resolve;
     this.#reject = reject;
     this.#deadline = deadlines.after(limitMs, () => this.#limitPassed());
@@ -191,7 +196,7 @@ class TimedRun {
     this.#state = "decided";
     this.#deadline.cancel();
     if (this.#graceTimer != null) clearTimeout(this.#graceTimer);
-    this.#following?.stop();
+    if (this.#handle != null) this.#following!.remove(this.#handle);
   }
 
   #settled(failed: boolean, reason?: unknown): void {
@@ -214,30 +219,18 @@ class TimedRun {
  */
 const followers = new WeakMap<AbortSignal, InFlightList<AbortController>>();
 
-/** A controller following a worker signal, until `stop()`. */
-class Following {
-  readonly #runs: InFlightList<AbortController>;
-  readonly #handle: InFlightHandle<AbortController>;
-
-  constructor(runs: InFlightList<AbortController>, controller: AbortController) {
-    this.#runs = runs;
-    this.#handle = runs.add(controller);
-  }
-
-  /** Stops following (the run ended); calling it again does nothing. */
-  stop(): void {
-    this.#runs.remove(this.#handle);
-  }
-}
-
 /**
- * Aborts `controller` when `parent` aborts, with its reason.  One listener
- * per worker signal serves all of its runs: adding and removing a listener
- * on every run cost about a microsecond each time.
- * @returns What stops it when the run ends, or `undefined` when `parent`
- *          had aborted already.
+ * The list of runs following `parent`, to which the caller adds
+ * `controller`: each is aborted with its reason when `parent` aborts.  One
+ * listener per worker signal serves all of its runs: adding and removing a
+ * listener on every run cost about a microsecond each time.
+ * @returns The list, or `undefined` (with `controller` aborted) when
+ *          `parent` had aborted already.
  */
-function followSignal(parent: AbortSignal, controller: AbortController): Following | undefined {
+function followSignal(
+  parent: AbortSignal,
+  controller: AbortController,
+): InFlightList<AbortController> | undefined {
   if (parent.aborted) {
     controller.abort(parent.reason);
     return undefined;
@@ -251,5 +244,5 @@ function followSignal(parent: AbortSignal, controller: AbortController): Followi
       for (const run of created.values()) run.abort(parent.reason);
     }, { once: true });
   }
-  return new Following(runs, controller);
+  return runs;
 }
