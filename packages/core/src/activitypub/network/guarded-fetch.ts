@@ -1,4 +1,6 @@
+import { readBodyCapped } from "../../http/capped-body.ts";
 import { PrivateAddressError } from "./errors.ts";
+import { type AddressCheck, type AnsweredRequest, nodeHttpClient } from "./node-http-client.ts";
 import { assertPublicUrl, isLocalhostName, resolvePublicAddresses } from "./private-address.ts";
 
 /**
@@ -8,92 +10,79 @@ import { assertPublicUrl, isLocalhostName, resolvePublicAddresses } from "./priv
 export interface GuardedFetchOptions {
   /** Whether loopback and private addresses may be contacted. */
   readonly allowPrivateAddress: boolean;
-  /** Aborts the address check and the request. */
+  /** Aborts the address check, the request and the body's reading. */
   readonly signal: AbortSignal;
 }
 
 /**
  * Sends one request (no redirect is followed here), making sure it reaches
- * only public addresses unless `allowPrivateAddress`.
+ * only public addresses unless `allowPrivateAddress`, and resolves once the
+ * response headers arrived.
  *
- * What each runtime guarantees:
- * - **Node.js**: the guard is the connection's DNS lookup (an undici
- *   `Agent` whose `connect.lookup` resolves the name and refuses it if any
- *   address is non-public), so the address judged is the address
+ * How it sends, and what each runtime guarantees:
+ * - **Node.js**: through `node:http` and `node:https` with kept-alive
+ *   connections (`node-http-client.ts` says why not `fetch()`).  The guard
+ *   is the connection's own DNS lookup, which refuses a name if any of its
+ *   addresses is non-public, so the address judged is the address
  *   connected to: a name whose DNS answers change (DNS rebinding) cannot
  *   slip between the check and the connection.
- * - **Deno and Bun**: their `fetch()` has no hook for the lookup, so the
- *   name is resolved and judged first and `fetch()` resolves it again to
- *   connect.  A rebinding name with a zero TTL could pass the check and
- *   then connect to a private address; an egress firewall closes that gap.
+ * - **Deno, Bun and Cloudflare Workers**: through `fetch()`, which has no
+ *   hook for the lookup, so the name is resolved and judged first and
+ *   `fetch()` resolves it again to connect.  A rebinding name with a zero
+ *   TTL could pass the check and then connect to a private address; an
+ *   egress firewall closes that gap.
  *
  * On every runtime an IP literal is judged as written, without DNS.
  * @param request The request.
  * @param options The address policy and the signal.
- * @returns The response.
+ * @returns The response, its body unread.
  * @throws {PrivateAddressError} When the host is not public.
+ * @throws {TypeError} On a network error, or a URL that is not http(s).
  * @since 0.3.0
  */
 export async function guardedFetch(
   request: Request,
   options: GuardedFetchOptions,
-): Promise<Response> {
-  if (options.allowPrivateAddress) return await fetch(request);
+): Promise<AnsweredRequest> {
   const url = new URL(request.url);
-  const dispatcher = isLiteralHost(url.hostname) ? null : await pinnedDispatcher();
-  if (dispatcher == null) {
-    await abortable(assertPublicUrl(url), options.signal);
-    return await fetch(request);
-  }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new TypeError(`Only http(s) URLs can be contacted; got ${url.href}.`);
   }
-  // Refused by name before fetch() looks at anything else (a bad port).
-  if (isLocalhostName(url.hostname)) {
-    throw new PrivateAddressError(url.href, url.hostname);
-  }
-  try {
-    // Node.js's fetch() takes an undici dispatcher beside the standard
-    // options.
-    return await fetch(request, { dispatcher } as RequestInit);
-  } catch (error) {
-    // fetch() reports a failed lookup as "fetch failed" with the cause.
-    const cause = (error as { cause?: unknown }).cause;
-    if (cause instanceof PrivateAddressError) {
-      throw new PrivateAddressError(url.href, cause.address);
+  const client = await nodeHttpClient(guardedLookup);
+  let check: AddressCheck = "none";
+  if (!options.allowPrivateAddress) {
+    if (client == null || isLiteralHost(url.hostname)) {
+      await abortable(assertPublicUrl(url), options.signal);
+    } else if (isLocalhostName(url.hostname)) {
+      // Refused by name before anything else is looked at (a bad port).
+      throw new PrivateAddressError(url.href, url.hostname);
+    } else {
+      check = "lookup";
     }
-    throw error;
   }
+  if (client == null) return fetched(await fetch(request));
+  const body = request.body == null ? null : new Uint8Array(await request.arrayBuffer());
+  return await client.send(
+    { url, method: request.method, headers: request.headers, body },
+    check,
+    options.signal,
+  );
+}
+
+/** A `fetch()` response as an {@link AnsweredRequest}. */
+function fetched(response: Response): AnsweredRequest {
+  return {
+    status: response.status,
+    headers: response.headers,
+    read: (maxBytes, signal) => readBodyCapped(response.body, maxBytes, { signal }),
+    discard: () => void response.body?.cancel().catch(() => {}),
+  };
 }
 
 function isLiteralHost(hostname: string): boolean {
   // The URL parser writes every IPv4 spelling of an http(s) URL as four
   // decimals, and IPv6 in brackets.
   return hostname.startsWith("[") || /^\d+\.\d+\.\d+\.\d+$/.test(hostname);
-}
-
-let dispatcher: Promise<unknown | null> | undefined;
-
-/** The pinning undici Agent on Node.js; `null` on other runtimes. */
-function pinnedDispatcher(): Promise<unknown | null> {
-  dispatcher ??= (async () => {
-    const global = globalThis as { Deno?: unknown; Bun?: unknown; process?: NodeProcess };
-    if (global.Deno != null || global.Bun != null || global.process?.versions?.node == null) {
-      return null;
-    }
-    try {
-      const { Agent } = await import("undici");
-      return new Agent({ connect: { lookup: guardedLookup } });
-    } catch {
-      // Without undici (an unusual install), the check-then-connect path.
-      return null;
-    }
-  })();
-  return dispatcher;
-}
-
-interface NodeProcess {
-  readonly versions?: { readonly node?: string };
 }
 
 type LookupCallback = (

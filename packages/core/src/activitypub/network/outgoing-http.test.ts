@@ -15,7 +15,14 @@ import {
 } from "./errors.ts";
 import { fetchRemote, type FetchRemoteOptions, JSON_LD_CONTENT_TYPES } from "./outgoing-http.ts";
 import { guardedLookup } from "./guarded-fetch.ts";
+import { NodeHttpClient } from "./node-http-client.ts";
 import { startHostileServer } from "./testdata/hostile-server.ts";
+import * as http from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import * as https from "node:https";
+import type { AddressInfo } from "node:net";
+import * as zlib from "node:zlib";
+import { gzipSync } from "node:zlib";
 
 const base: FetchRemoteOptions = { userAgent: "FedworkTest/1.0", allowPrivateAddress: true };
 const MiB = 1024 * 1024;
@@ -174,4 +181,108 @@ test("the guarded lookup refuses names of non-public hosts", async () => {
     guardedLookup("localhost", { all: true }, (error, addresses) => resolve(error ?? addresses))
   );
   assertInstanceOf(result, PrivateAddressError);
+});
+
+/** A node:http server on loopback counting connections and requests. */
+async function startCountingServer(
+  answer: (request: IncomingMessage, response: ServerResponse) => void,
+): Promise<{ url: URL; connections: () => number; requests: () => number } & AsyncDisposable> {
+  let connections = 0;
+  let requests = 0;
+  const server = createServer((request, response) => {
+    requests++;
+    request.resume();
+    request.on("end", () => answer(request, response));
+  });
+  server.on("connection", () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: new URL(`http://127.0.0.1:${port}/`),
+    connections: () => connections,
+    requests: () => requests,
+    [Symbol.asyncDispose]: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+test("fetchRemote() decodes a gzip body and caps it by its decoded size", async () => {
+  const document = JSON.stringify({ id: "https://example.com/x", content: "y".repeat(5000) });
+  await using server = await startCountingServer((request, response) => {
+    const bomb = request.url === "/bomb";
+    // 8 MiB of spaces compress to a few KiB.
+    const body = gzipSync(bomb ? new Uint8Array(8 * MiB).fill(0x20) : document);
+    response.writeHead(200, {
+      "Content-Type": "application/activity+json",
+      "Content-Encoding": "gzip",
+      "Content-Length": String(body.byteLength),
+    });
+    response.end(body);
+  });
+  const response = await fetchRemote(server.url, base);
+  assertEquals(response.text(), document);
+  await assertRejects(
+    () => fetchRemote(new URL("/bomb", server.url), { ...base, maxBodyBytes: MiB }),
+    RemoteBodyTooLargeError,
+  );
+});
+
+test("fetchRemote() keeps the connection to an origin open between requests", async () => {
+  await using server = await startCountingServer((_, response) => {
+    response.writeHead(202, { "Content-Length": "0" });
+    response.end();
+  });
+  for (let i = 0; i < 3; i++) {
+    const response = await fetchRemote(server.url, { ...base, method: "POST", body: `{"n":${i}}` });
+    assertEquals(response.status, 202);
+  }
+  assertEquals(server.requests(), 3);
+  assertEquals(server.connections(), 1);
+});
+
+test("fetchRemote() rejects with a TypeError when the connection drops mid-body", async () => {
+  await using server = await startCountingServer((_, response) => {
+    response.writeHead(200, { "Content-Type": "application/json", "Content-Length": "1000" });
+    response.write('{"partial":');
+    setTimeout(() => response.socket?.destroy(), 20);
+  });
+  await assertRejects(() => fetchRemote(server.url, base), TypeError);
+});
+
+test("the Node.js HTTP client checks a name at the connection's own lookup", async () => {
+  await using server = await startCountingServer((_, response) => {
+    response.writeHead(200, { "Content-Type": "text/plain" });
+    response.end("reached");
+  });
+  const looked: string[] = [];
+  const client = new NodeHttpClient(
+    { http, https, zlib },
+    (hostname, _, callback) => {
+      looked.push(hostname);
+      if (hostname === "private.test") callback(new PrivateAddressError(hostname, "10.0.0.1"), []);
+      else callback(null, [{ address: "127.0.0.1", family: 4 }]);
+    },
+  );
+  const { port } = server.url;
+  const request = (host: string) => ({
+    url: new URL(`http://${host}:${port}/`),
+    method: "GET",
+    headers: new Headers(),
+    body: null,
+  });
+  const signal = new AbortController().signal;
+  const answer = await client.send(request("public.test"), "lookup", signal);
+  assertEquals(answer.status, 200);
+  assertEquals(new TextDecoder().decode((await answer.read(100, signal)).body), "reached");
+  const error = await assertRejects(
+    () => client.send(request("private.test"), "lookup", signal),
+    PrivateAddressError,
+  );
+  assertEquals(error.url, `http://private.test:${port}/`);
+  assertEquals(error.address, "10.0.0.1");
+  assertEquals(looked, ["public.test", "private.test"]);
+  assertEquals(server.requests(), 1);
 });

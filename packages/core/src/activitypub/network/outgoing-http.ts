@@ -1,4 +1,3 @@
-import { readBodyCapped } from "../../http/capped-body.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
 import { nonNegativeIntegerOption, positiveDurationOption } from "../../options/value-options.ts";
 import type { DurationInput } from "../../time/duration.ts";
@@ -243,16 +242,16 @@ export async function fetchRemote(
       });
       const location = response.headers.get("location");
       if (redirectStatuses.includes(response.status) && location != null) {
-        await response.body?.cancel().catch(() => {});
+        response.discard();
         if (hop >= maxRedirects) throw new TooManyRedirectsError(requested.href, maxRedirects);
         current = new URL(location, current);
         continue;
       }
-      if (response.ok && options.acceptContentTypes != null) {
+      if (response.status >= 200 && response.status < 300 && options.acceptContentTypes != null) {
         const contentType = response.headers.get("content-type");
         const mediaType = contentType?.split(";")[0].trim().toLowerCase() ?? null;
         if (mediaType == null || !options.acceptContentTypes.includes(mediaType)) {
-          await response.body?.cancel().catch(() => {});
+          response.discard();
           throw new UnacceptableContentTypeError(
             current.href,
             contentType,
@@ -263,14 +262,14 @@ export async function fetchRemote(
       const declared = Number(response.headers.get("content-length") ?? NaN);
       if (declared > limits.maxBodyBytes && options.oversizedBody !== "truncate") {
         // Refused before a byte of the body is read.
-        await response.body?.cancel().catch(() => {});
+        response.discard();
         throw new RemoteBodyTooLargeError(requested.href, limits.maxBodyBytes);
       }
-      const read = await readBodyCapped(response.body, limits.maxBodyBytes, { signal });
+      const read = await response.read(limits.maxBodyBytes, signal);
       if (read.truncated && options.oversizedBody !== "truncate") {
         throw new RemoteBodyTooLargeError(requested.href, limits.maxBodyBytes);
       }
-      return remoteResponse(response, current, read.body, read.truncated);
+      return remoteResponse(response.status, response.headers, current, read.body, read.truncated);
     }
   } catch (error) {
     if (deadline.signal.aborted && !(options.signal?.aborted ?? false)) {
@@ -331,16 +330,17 @@ export function resolveRemoteRequestLimits(
 }
 
 function remoteResponse(
-  response: Response,
+  status: number,
+  headers: Headers,
   url: URL,
   body: Uint8Array,
   truncated: boolean,
 ): RemoteResponse {
   return {
-    status: response.status,
-    ok: response.ok,
+    status,
+    ok: status >= 200 && status < 300,
     url,
-    headers: response.headers,
+    headers,
     body,
     truncated,
     text: () => new TextDecoder().decode(body),
