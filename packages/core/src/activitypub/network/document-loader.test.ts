@@ -3,6 +3,9 @@ import { preloadedContexts } from "@fedify/vocab-runtime";
 import { createFetchDocumentLoader } from "./document-loader.ts";
 import { PrivateAddressError } from "./errors.ts";
 import { startTestServer } from "@fedify/fixture";
+import { generateCryptoKeyPair } from "../actors/keys.ts";
+import type { PublicKeyFetcher } from "../signatures/key-cache.ts";
+import { verifyRequest } from "../signatures/verify.ts";
 
 const actor = { id: "https://remote.example/users/bob", type: "Person" };
 
@@ -87,5 +90,36 @@ test("the fetch document loader serves the preloaded JSON-LD contexts without a 
     assertEquals(fetched, 0);
   } finally {
     globalThis.fetch = original;
+  }
+});
+
+test("a signing document loader knocks with RFC 9421, then draft-cavage when refused", async () => {
+  const keys = await generateCryptoKeyPair();
+  const keyId = new URL("https://example.com/users/alice#main-key");
+  const fetchKey: PublicKeyFetcher = (id) =>
+    Promise.resolve({ keyId: id, publicKey: keys.publicKey, owner: null, cached: false });
+  const schemes: string[] = [];
+  const server = await startTestServer(async (request) => {
+    const result = await verifyRequest(request, { fetchKey });
+    schemes.push(result.verified ? result.spec : `refused: ${result.reason}`);
+    // This server verifies only draft-cavage, as older Mastodon did.
+    if (!result.verified || result.spec !== "draft-cavage-http-signatures-12") {
+      return new Response("unauthorized", { status: 401 });
+    }
+    return new Response(JSON.stringify(actor), {
+      headers: { "Content-Type": "application/activity+json" },
+    });
+  });
+  try {
+    const load = createFetchDocumentLoader({
+      userAgent: "FedworkTest/1.0",
+      allowPrivateAddress: true,
+      signer: { keyId, privateKey: keys.privateKey },
+    });
+    const document = await load(new URL("/users/bob", server.url).href);
+    assertEquals(document.document, actor);
+    assertEquals(schemes, ["rfc9421", "draft-cavage-http-signatures-12"]);
+  } finally {
+    await server.close();
   }
 });

@@ -1,11 +1,12 @@
 import type { DocumentLoader, RemoteDocument } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import { assertKnownOptions } from "../../options/known-options.ts";
-import { signRequest } from "../signatures/sign.ts";
+import { signHeaders } from "../signatures/sign.ts";
 import { type HttpSignatureSpec, otherHttpSignatureSpec } from "../signatures/spec.ts";
 import {
-  fetchRemote,
+  fetchRemoteSigned,
   JSON_LD_CONTENT_TYPES,
+  type OutgoingSigner,
   type RemoteRequestLimits,
   type RemoteResponse,
   resolveRemoteRequestLimits,
@@ -74,22 +75,21 @@ export function createFetchDocumentLoader(options: FetchDocumentLoaderOptions): 
     if (Object.hasOwn(preloadedContexts, url)) {
       return { documentUrl: url, document: preloadedContexts[url], contextUrl: null };
     }
-    const get = (sign?: (request: Request) => Promise<Request>) =>
-      fetchRemote(url, {
+    const get = (sign?: OutgoingSigner) =>
+      fetchRemoteSigned(url, {
         ...fetchOptions,
         headers: { Accept: "application/activity+json, application/ld+json" },
         acceptContentTypes: JSON_LD_CONTENT_TYPES,
-        sign,
         signal: loaderOptions?.signal,
-      });
+      }, sign);
     const { signer } = options;
     let response: RemoteResponse;
     if (signer == null) {
       response = await get();
     } else {
       const first = signer.firstKnock ?? "rfc9421";
-      const signWith = (spec: HttpSignatureSpec) => (request: Request) =>
-        signRequest(request, signer.privateKey, signer.keyId, { spec });
+      const signWith = (spec: HttpSignatureSpec): OutgoingSigner => (request) =>
+        signHeaders(request, signer.privateKey, signer.keyId, spec, null, Date.now());
       response = await get(signWith(first));
       // Double knock: the server may verify only the other scheme.
       if (response.status === 401 || response.status === 403) {

@@ -1,6 +1,7 @@
 import { readBodyCapped } from "../../http/capped-body.ts";
 import { PrivateAddressError } from "./errors.ts";
-import { type AddressCheck, type AnsweredRequest, nodeHttpClient } from "./node-http-client.ts";
+import { type AddressCheck, nodeHttpClient } from "./node-http-client.ts";
+import type { AnsweredRequest, OutgoingRequest } from "./outgoing-request.ts";
 import { assertPublicUrl, isLocalhostName, resolvePublicAddresses } from "./private-address.ts";
 
 /**
@@ -33,7 +34,7 @@ export interface GuardedFetchOptions {
  *   egress firewall closes that gap.
  *
  * On every runtime an IP literal is judged as written, without DNS.
- * @param request The request.
+ * @param request The URL, method, headers and body.
  * @param options The address policy and the signal.
  * @returns The response, its body unread.
  * @throws {PrivateAddressError} When the host is not public.
@@ -41,10 +42,10 @@ export interface GuardedFetchOptions {
  * @since 0.3.0
  */
 export async function guardedFetch(
-  request: Request,
+  request: OutgoingRequest,
   options: GuardedFetchOptions,
 ): Promise<AnsweredRequest> {
-  const url = new URL(request.url);
+  const { url } = request;
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new TypeError(`Only http(s) URLs can be contacted; got ${url.href}.`);
   }
@@ -60,13 +61,15 @@ export async function guardedFetch(
       check = "lookup";
     }
   }
-  if (client == null) return fetched(await fetch(request));
-  const body = request.body == null ? null : new Uint8Array(await request.arrayBuffer());
-  return await client.send(
-    { url, method: request.method, headers: request.headers, body },
-    check,
-    options.signal,
-  );
+  if (client != null) return await client.send(request, check, options.signal);
+  const response = await fetch(url, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body as BodyInit | null,
+    redirect: "manual",
+    signal: options.signal,
+  });
+  return fetched(response);
 }
 
 /** A `fetch()` response as an {@link AnsweredRequest}. */

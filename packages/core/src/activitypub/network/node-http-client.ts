@@ -18,28 +18,7 @@
 import type { Agent as HttpAgent, IncomingMessage } from "node:http";
 import type { CappedBody } from "../../http/capped-body.ts";
 import { PrivateAddressError } from "./errors.ts";
-
-/**
- * A response whose headers arrived and whose body is still to be read.
- * @internal
- * @since 0.3.0
- */
-export interface AnsweredRequest {
-  /** The status code. */
-  readonly status: number;
-  /** The response headers. */
-  readonly headers: Headers;
-  /**
-   * Reads the body (decoded), keeping at most `maxBytes` bytes: past them it
-   * stops reading, closes the connection and returns what it kept with
-   * `truncated: true`.
-   * @throws {unknown} The signal's reason when it aborts, or a `TypeError`
-   *         when the connection fails before the body ends.
-   */
-  read(maxBytes: number, signal: AbortSignal): Promise<CappedBody>;
-  /** Drops the body unread (and the connection it came on). */
-  discard(): void;
-}
+import type { AnsweredRequest, OutgoingRequest } from "./outgoing-request.ts";
 
 /**
  * How a connection's address is checked: `"lookup"` refuses, at the
@@ -50,18 +29,6 @@ export interface AnsweredRequest {
  * @since 0.3.0
  */
 export type AddressCheck = "lookup" | "none";
-
-/**
- * The parts of a request {@link NodeHttpClient.send} sends.
- * @internal
- * @since 0.3.0
- */
-export interface OutgoingRequest {
-  readonly url: URL;
-  readonly method: string;
-  readonly headers: Headers;
-  readonly body: Uint8Array | null;
-}
 
 type LookupFunction = (
   hostname: string,

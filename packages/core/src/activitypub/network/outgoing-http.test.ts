@@ -286,3 +286,30 @@ test("the Node.js HTTP client checks a name at the connection's own lookup", asy
   assertEquals(looked, ["public.test", "private.test"]);
   assertEquals(server.requests(), 1);
 });
+
+test("fetchRemote() sends what its sign option returns, at every hop", async () => {
+  await using server = await startTestServer((request) =>
+    new URL(request.url).pathname === "/old"
+      ? new Response(null, { status: 307, headers: { Location: "/new" } })
+      : new Response("ok")
+  );
+  const signedFor: string[] = [];
+  const response = await fetchRemote(new URL("/old", server.url), {
+    ...base,
+    method: "POST",
+    body: "héllo",
+    sign: (request) => {
+      signedFor.push(new URL(request.url).pathname);
+      const headers = new Headers(request.headers);
+      headers.set("X-Signed-For", new URL(request.url).pathname);
+      return new Request(request, { headers });
+    },
+  });
+  assertEquals(response.status, 200);
+  assertEquals(signedFor, ["/old", "/new"]);
+  const received = server.requests;
+  assertEquals(received.map((r) => r.headers.get("x-signed-for")), ["/old", "/new"]);
+  // A text body goes as UTF-8 with the content type a WHATWG Request gives it.
+  assertEquals(received[1].headers.get("content-type"), "text/plain;charset=UTF-8");
+  assertEquals(received[1].body, "héllo");
+});

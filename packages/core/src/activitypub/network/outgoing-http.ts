@@ -8,6 +8,7 @@ import {
   UnacceptableContentTypeError,
 } from "./errors.ts";
 import { guardedFetch } from "./guarded-fetch.ts";
+import type { OutgoingRequest } from "./outgoing-request.ts";
 
 /**
  * The default time limit of one remote request (documents, keys, WebFinger,
@@ -206,11 +207,64 @@ const POST_REDIRECTS = [301, 302, 307, 308];
  * if (response.ok) console.log(response.text().length);
  * ```
  */
-export async function fetchRemote(
+export function fetchRemote(
   url: URL | string,
   options: FetchRemoteOptions,
 ): Promise<RemoteResponse> {
   assertKnownOptions(options, FETCH_REMOTE_OPTION_NAMES, { where: "fetchRemote()" });
+  const { sign, ...rest } = options;
+  return fetchRemoteSigned(url, rest, sign == null ? undefined : signThroughRequest(sign));
+}
+
+/**
+ * Signs an outgoing request for its URL and this moment, in place (its
+ * headers) or by returning another one.
+ * @internal
+ * @since 0.3.0
+ */
+export type OutgoingSigner = (
+  request: OutgoingRequest,
+) => OutgoingRequest | void | Promise<OutgoingRequest | void>;
+
+/** A `sign` option (WHATWG `Request` in and out) as an {@link OutgoingSigner}. */
+function signThroughRequest(
+  sign: (request: Request) => Request | Promise<Request>,
+): OutgoingSigner {
+  return async (outgoing) => {
+    const signed = await sign(
+      new Request(outgoing.url, {
+        method: outgoing.method,
+        headers: outgoing.headers,
+        body: outgoing.body as BodyInit | null,
+        redirect: "manual",
+      }),
+    );
+    return {
+      url: new URL(signed.url),
+      method: signed.method,
+      headers: signed.headers,
+      body: signed.body == null ? null : new Uint8Array(await signed.arrayBuffer()),
+    };
+  };
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * {@link fetchRemote} with a signer that works on headers, without WHATWG
+ * `Request` objects (the outbox and the document loader sign this way).
+ * Options are not checked for unknown names here.
+ * @param url The URL.
+ * @param options The options of {@link fetchRemote} but `sign`.
+ * @param sign Signs each hop's request.
+ * @internal
+ * @since 0.3.0
+ */
+export async function fetchRemoteSigned(
+  url: URL | string,
+  options: Omit<FetchRemoteOptions, "sign">,
+  sign: OutgoingSigner | undefined,
+): Promise<RemoteResponse> {
   const limits = resolveRemoteRequestLimits(options);
   const requested = new URL(url);
   const method = options.method ?? "GET";
@@ -224,18 +278,22 @@ export async function fetchRemote(
   const signal = options.signal == null
     ? deadline.signal
     : AbortSignal.any([options.signal, deadline.signal]);
+  const body = method === "GET" || options.body == null
+    ? null
+    : typeof options.body === "string"
+    ? encoder.encode(options.body)
+    : options.body;
   try {
     let current = requested;
     for (let hop = 0;; hop++) {
-      let request = new Request(current, {
-        method,
-        headers: options.headers,
-        body: method === "GET" ? undefined : options.body as BodyInit | undefined,
-        redirect: "manual",
-        signal,
-      });
-      request.headers.set("User-Agent", options.userAgent);
-      if (options.sign != null) request = await options.sign(request);
+      const headers = new Headers(options.headers);
+      headers.set("User-Agent", options.userAgent);
+      // What a WHATWG Request says of a text body without a content type.
+      if (typeof options.body === "string" && body != null && !headers.has("Content-Type")) {
+        headers.set("Content-Type", "text/plain;charset=UTF-8");
+      }
+      let request: OutgoingRequest = { url: current, method, headers, body };
+      if (sign != null) request = await sign(request) ?? request;
       const response = await guardedFetch(request, {
         allowPrivateAddress: options.allowPrivateAddress,
         signal,

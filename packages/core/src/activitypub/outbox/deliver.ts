@@ -6,10 +6,10 @@ import { PrivateAddressError } from "../network/errors.ts";
 import {
   DEFAULT_DELIVERY_TIMEOUT_MS,
   DEFAULT_MAX_REDIRECTS,
-  fetchRemote,
+  fetchRemoteSigned,
   type RemoteResponse,
 } from "../network/outgoing-http.ts";
-import { signRequestWithBody } from "../signatures/sign.ts";
+import { signHeaders } from "../signatures/sign.ts";
 import type { SignedBody } from "../signatures/signed-body.ts";
 import { signedBodyOf } from "./body-cache.ts";
 import {
@@ -243,7 +243,7 @@ async function post(
   spec: HttpSignatureSpec,
 ): Promise<Attempt> {
   try {
-    const response = await fetchRemote(options.inbox, {
+    const response = await fetchRemoteSigned(options.inbox, {
       method: "POST",
       headers: {
         "Content-Type": ACTIVITY_JSON_MEDIA_TYPE,
@@ -259,10 +259,8 @@ async function post(
       oversizedBody: "truncate",
       // Signed at each hop, for its URL and this moment: never ahead of
       // time.  A moved inbox still wants the activity: POSTed again.
-      sign: (request) =>
-        signRequestWithBody(request, key.privateKey, key.keyId, spec, body, Date.now()),
       signal: options.signal,
-    });
+    }, (request) => signHeaders(request, key.privateKey, key.keyId, spec, body, Date.now()));
     return { response };
   } catch (error) {
     return { error };

@@ -1,6 +1,6 @@
 import { decodeBase64Leniently, encodeBase64 } from "./base64.ts";
 import { checkDigestHeader, digestHeaderOf } from "./digest.ts";
-import type { SignedBody } from "./signed-body.ts";
+import type { SignableMessage, SignedBody } from "./signed-body.ts";
 import { type SignatureAlgorithm, signatureAlgorithmOf, signBytes } from "./spec.ts";
 import {
   checkCreated,
@@ -80,14 +80,15 @@ function signingString(
  * Signs a request the way Mastodon does (draft-cavage-http-signatures-12):
  * adds `Date`, `Digest: SHA-256=…` when there is a body, and a `Signature`
  * over `(request-target) host date` (plus `digest`) with `rsa-sha256`.
+ * Sets those headers on `message.headers`.
  */
-export async function signRequestDraftCavage(
-  request: Request,
+export async function signHeadersDraftCavage(
+  message: SignableMessage,
   privateKey: CryptoKey,
   keyId: URL,
   body: SignedBody | null,
   nowMs: number,
-): Promise<Request> {
+): Promise<void> {
   const algorithm = signatureAlgorithmOf(privateKey);
   if (algorithm !== "rsa-v1_5-sha256") {
     // Fedify 2.3.6 throws on a Cavage signature made with an Ed25519 key,
@@ -97,22 +98,20 @@ export async function signRequestDraftCavage(
         `got a ${privateKey.algorithm.name} key.`,
     );
   }
-  const url = new URL(request.url);
-  const headers = new Headers(request.headers);
+  const { url, headers } = message;
   headers.set("Date", new Date(nowMs).toUTCString());
   const names = ["(request-target)", "host", "date"];
   if (body != null) {
     headers.set("Digest", digestHeaderOf(await body.sha256()));
     names.push("digest");
   }
-  const data = signingString(request.method, url, headers, names, {}) as string;
+  const data = signingString(message.method, url, headers, names, {}) as string;
   const signature = await signBytes(privateKey, encoder.encode(data));
   headers.set(
     "Signature",
     `keyId="${keyId.href}",algorithm="rsa-sha256",headers="${names.join(" ")}",` +
       `signature="${encodeBase64(signature)}"`,
   );
-  return new Request(request, { headers, body: body?.bytes ?? null });
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   serializeInnerList,
 } from "structured-headers";
 import { checkContentDigestHeader, contentDigestHeaderOf } from "./digest.ts";
-import type { SignedBody } from "./signed-body.ts";
+import type { SignableMessage, SignedBody } from "./signed-body.ts";
 import { type SignatureAlgorithm, signatureAlgorithmOf, signBytes } from "./spec.ts";
 import {
   checkCreated,
@@ -76,15 +76,16 @@ function signatureBase(
  * Signs a request with an RFC 9421 signature as Mastodon verifies it:
  * `Signature-Input: sig1=("@method" "@target-uri" "@authority"
  * "content-digest" "date");alg="rsa-v1_5-sha256";keyid="…";created=…`,
- * with `Content-Digest: sha-256=:…:` when there is a body.
+ * with `Content-Digest: sha-256=:…:` when there is a body.  Sets those
+ * headers (and `Date`) on `message.headers`.
  */
-export async function signRequestRfc9421(
-  request: Request,
+export async function signHeadersRfc9421(
+  message: SignableMessage,
   privateKey: CryptoKey,
   keyId: URL,
   body: SignedBody | null,
   nowMs: number,
-): Promise<Request> {
+): Promise<void> {
   const algorithm = signatureAlgorithmOf(privateKey);
   if (algorithm == null) {
     throw new TypeError(
@@ -92,8 +93,7 @@ export async function signRequestRfc9421(
         "RSASSA-PKCS1-v1_5 (SHA-256) or Ed25519 key.",
     );
   }
-  const url = new URL(request.url);
-  const headers = new Headers(request.headers);
+  const { url, headers } = message;
   headers.set("Date", new Date(nowMs).toUTCString());
   const components = ["@method", "@target-uri", "@authority"];
   if (body != null) {
@@ -110,7 +110,7 @@ export async function signRequestRfc9421(
     ]),
   ];
   const base = signatureBase(
-    request.method,
+    message.method,
     url,
     headers,
     components,
@@ -119,7 +119,6 @@ export async function signRequestRfc9421(
   const signature = await signBytes(privateKey, encoder.encode(base));
   headers.set("Signature-Input", serializeDictionary(new Map([["sig1", input]])));
   headers.set("Signature", serializeDictionary(new Map([["sig1", [signature, new Map()]]])));
-  return new Request(request, { headers, body: body?.bytes ?? null });
 }
 
 /**

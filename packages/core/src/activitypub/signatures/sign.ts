@@ -1,7 +1,7 @@
 import type { Temporal } from "@js-temporal/polyfill";
-import { signRequestDraftCavage } from "./draft-cavage.ts";
-import { signRequestRfc9421 } from "./rfc9421.ts";
-import { SignedBody } from "./signed-body.ts";
+import { signHeadersDraftCavage } from "./draft-cavage.ts";
+import { signHeadersRfc9421 } from "./rfc9421.ts";
+import { type SignableMessage, SignedBody } from "./signed-body.ts";
 import type { HttpSignatureSpec } from "./spec.ts";
 
 /**
@@ -100,10 +100,10 @@ export async function signRequest(
 
 /**
  * {@link signRequest} for a caller that holds the body as a
- * {@link SignedBody}, so that its digest is hashed once for many requests
- * (the outbox, for both knocks and every inbox of a fan-out).  Internal.
+ * {@link SignedBody}, so that its digest is hashed once for many requests.
+ * Internal.
  */
-export function signRequestWithBody(
+export async function signRequestWithBody(
   request: Request,
   privateKey: CryptoKey,
   keyId: URL,
@@ -111,9 +111,32 @@ export function signRequestWithBody(
   body: SignedBody | null,
   nowMs: number,
 ): Promise<Request> {
-  if (spec === "rfc9421") return signRequestRfc9421(request, privateKey, keyId, body, nowMs);
+  const message = {
+    method: request.method,
+    url: new URL(request.url),
+    headers: new Headers(request.headers),
+  };
+  await signHeaders(message, privateKey, keyId, spec, body, nowMs);
+  return new Request(request, { headers: message.headers, body: body?.bytes ?? null });
+}
+
+/**
+ * Signs a request's headers in place with the `spec` scheme: the outbox
+ * and the document loader sign this way, for both knocks and every inbox
+ * of a fan-out, with no `Request` object.  Internal.
+ * @throws {TypeError} When `spec` is unknown, or the key cannot sign with it.
+ */
+export function signHeaders(
+  message: SignableMessage,
+  privateKey: CryptoKey,
+  keyId: URL,
+  spec: HttpSignatureSpec,
+  body: SignedBody | null,
+  nowMs: number,
+): Promise<void> {
+  if (spec === "rfc9421") return signHeadersRfc9421(message, privateKey, keyId, body, nowMs);
   if (spec === "draft-cavage-http-signatures-12") {
-    return signRequestDraftCavage(request, privateKey, keyId, body, nowMs);
+    return signHeadersDraftCavage(message, privateKey, keyId, body, nowMs);
   }
   throw new TypeError(
     `Unknown HTTP signature spec ${JSON.stringify(spec)}; use "rfc9421" or ` +

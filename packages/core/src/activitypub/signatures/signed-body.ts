@@ -28,3 +28,16 @@ export class SignedBody {
     return this.#sha256;
   }
 }
+
+/**
+ * What a signer reads of a request and where it writes: the method, the
+ * URL and the headers, which it changes in place.  A WHATWG `Request` is
+ * not needed to sign (`fetchRemote()` sends without one).
+ * @internal
+ * @since 0.3.0
+ */
+export interface SignableMessage {
+  readonly method: string;
+  readonly url: URL;
+  readonly headers: Headers;
+}
