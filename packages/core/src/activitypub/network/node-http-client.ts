@@ -114,7 +114,9 @@ export class NodeHttpClient {
       const release = () => signal.removeEventListener("abort", onAbort);
       signal.addEventListener("abort", onAbort, { once: true });
       outgoing.once("response", (response) => resolve(this.#answered(url, response, release)));
-      outgoing.once("error", (error) => {
+      // `on`, not `once`: an error event with no listener would crash the
+      // process, and a hostile peer must not be able to do that.
+      outgoing.on("error", (error) => {
         release();
         reject(failure(url, error, signal));
       });
@@ -140,6 +142,9 @@ export class NodeHttpClient {
   }
 
   #answered(url: URL, response: IncomingMessage, release: () => void): AnsweredRequest {
+    // The connection may fail before anyone reads the body; the reading
+    // (or nothing, when the body is dropped) reports it.
+    response.on("error", ignore);
     const headers = new Headers();
     const raw = response.rawHeaders;
     for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -229,11 +234,17 @@ function readCapped(
       fail(signal.reason);
       return;
     }
+    if (response.destroyed) {
+      // The connection failed before the reading began: no event is left
+      // to come.
+      fail(response.errored ?? new Error("the connection closed before the body was read"));
+      return;
+    }
     signal.addEventListener("abort", onAbort, { once: true });
     source.on("data", onData);
     source.once("end", () => done(false));
-    source.once("error", fail);
-    if (decoder != null) response.once("error", fail);
+    source.on("error", fail);
+    if (decoder != null) response.on("error", fail);
     // A connection closed before the end: Node.js emits an error for it,
     // but a closed stream that never ended must not leave this pending.
     response.once("close", () => {
@@ -241,6 +252,8 @@ function readCapped(
     });
   });
 }
+
+function ignore(): void {}
 
 function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1 && chunks[0].byteLength === size) return new Uint8Array(chunks[0]);

@@ -313,3 +313,19 @@ test("fetchRemote() sends what its sign option returns, at every hop", async () 
   assertEquals(received[1].headers.get("content-type"), "text/plain;charset=UTF-8");
   assertEquals(received[1].body, "héllo");
 });
+
+test("the Node.js HTTP client survives a connection reset before the body is read", async () => {
+  await using server = await startCountingServer((_, response) => {
+    response.writeHead(200, { "Content-Type": "text/plain", "Content-Length": "1000" });
+    response.write("partial");
+    setTimeout(() => response.socket?.destroy(), 10);
+  });
+  const client = new NodeHttpClient({ http, https, zlib }, guardedLookup);
+  const signal = new AbortController().signal;
+  const request = { url: server.url, method: "GET", headers: new Headers(), body: null };
+  const answer = await client.send(request, "none", signal);
+  assertEquals(answer.status, 200);
+  // Nobody reads while the peer resets the connection.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await assertRejects(() => answer.read(10_000, signal), TypeError);
+});

@@ -207,13 +207,15 @@ const POST_REDIRECTS = [301, 302, 307, 308];
  * if (response.ok) console.log(response.text().length);
  * ```
  */
-export function fetchRemote(
+export async function fetchRemote(
   url: URL | string,
   options: FetchRemoteOptions,
 ): Promise<RemoteResponse> {
+  // Checked inside the promise: a wrong option rejects, as every other
+  // failure of the call does.
   assertKnownOptions(options, FETCH_REMOTE_OPTION_NAMES, { where: "fetchRemote()" });
   const { sign, ...rest } = options;
-  return fetchRemoteSigned(url, rest, sign == null ? undefined : signThroughRequest(sign));
+  return await fetchRemoteSigned(url, rest, sign == null ? undefined : signThroughRequest(sign));
 }
 
 /**
