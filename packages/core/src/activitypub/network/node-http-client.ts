@@ -6,7 +6,7 @@
 // `http.request()` spends about 0.1 ms, both with connections kept alive
 // (2-core AMD EPYC, Node.js 24).  A fan-out pays that once per inbox: with
 // 8 deliveries at once, signed fan-out to 2,000 inboxes went from about
-// 790–940 to 1,120–1,280 deliveries per second (docs/benchmarks.md).  On
+// 790–940 to 1,110–1,280 deliveries per second (docs/benchmarks.md).  On
 // Deno, Bun and Cloudflare Workers `fetch()` is the runtime's own and this
 // module is not used.
 //
