@@ -72,23 +72,17 @@ export async function readBodyCapped(
     else signal.addEventListener("abort", onAbort, { once: true });
   });
   aborted?.catch(() => {});
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  const kept = new CappedChunks(maxBytes);
   let truncated = false;
   try {
     while (true) {
       const { done, value } =
         await (aborted == null ? reader.read() : Promise.race([reader.read(), aborted]));
       if (done) break;
-      const room = maxBytes - size;
-      if (value.byteLength > room) {
-        if (room > 0) chunks.push(value.subarray(0, room));
-        size = maxBytes;
+      if (!kept.add(value)) {
         truncated = true;
         break;
       }
-      chunks.push(value);
-      size += value.byteLength;
     }
   } catch (error) {
     reader.cancel().catch(() => {});
@@ -97,11 +91,50 @@ export async function readBodyCapped(
     if (onAbort != null) signal!.removeEventListener("abort", onAbort);
   }
   if (truncated) reader.cancel().catch(() => {});
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
+  return { body: kept.bytes(), truncated };
+}
+
+/**
+ * The chunks of a body being read, kept up to `maxBytes` bytes: what
+ * {@link readBodyCapped} and the Node.js HTTP client both collect.
+ * @internal
+ * @since 0.3.0
+ */
+export class CappedChunks {
+  readonly #maxBytes: number;
+  readonly #chunks: Uint8Array[] = [];
+  #size = 0;
+
+  /** @param maxBytes The most bytes kept. */
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
   }
-  return { body, truncated };
+
+  /**
+   * Keeps `chunk`, or its part that fits.
+   * @returns `false` when the chunk did not fit whole: the body is longer
+   *          than `maxBytes`, and reading should stop.
+   */
+  add(chunk: Uint8Array): boolean {
+    const room = this.#maxBytes - this.#size;
+    if (chunk.byteLength > room) {
+      if (room > 0) this.#chunks.push(chunk.subarray(0, room));
+      this.#size = this.#maxBytes;
+      return false;
+    }
+    this.#chunks.push(chunk);
+    this.#size += chunk.byteLength;
+    return true;
+  }
+
+  /** The bytes kept, in one array of their own. */
+  bytes(): Uint8Array {
+    const body = new Uint8Array(this.#size);
+    let offset = 0;
+    for (const chunk of this.#chunks) {
+      body.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
+    return body;
+  }
 }

@@ -1,6 +1,11 @@
 import { readBodyCapped } from "../../http/capped-body.ts";
 import { PrivateAddressError } from "./errors.ts";
-import { type AddressCheck, nodeHttpClient } from "./node-http-client.ts";
+import {
+  type AddressCheck,
+  loadNodeHttpClient,
+  type LookupCallback,
+  type NodeHttpClient,
+} from "./node-http-client.ts";
 import type { AnsweredRequest, OutgoingRequest } from "./outgoing-request.ts";
 import { assertPublicUrl, isLocalhostName, resolvePublicAddresses } from "./private-address.ts";
 
@@ -14,6 +19,9 @@ export interface GuardedFetchOptions {
   /** Aborts the address check, the request and the body's reading. */
   readonly signal: AbortSignal;
 }
+
+/** The Node.js HTTP client (one for the process), `null` elsewhere. */
+let nodeHttpClient: Promise<NodeHttpClient | null> | undefined;
 
 /**
  * Sends one request (no redirect is followed here), making sure it reaches
@@ -49,7 +57,7 @@ export async function guardedFetch(
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new TypeError(`Only http(s) URLs can be contacted; got ${url.href}.`);
   }
-  const client = await nodeHttpClient(guardedLookup);
+  const client = await (nodeHttpClient ??= loadNodeHttpClient(guardedLookup));
   let check: AddressCheck = "none";
   if (!options.allowPrivateAddress) {
     if (client == null || isLiteralHost(url.hostname)) {
@@ -87,12 +95,6 @@ function isLiteralHost(hostname: string): boolean {
   // decimals, and IPv6 in brackets.
   return hostname.startsWith("[") || /^\d+\.\d+\.\d+\.\d+$/.test(hostname);
 }
-
-type LookupCallback = (
-  error: Error | null,
-  address: string | { address: string; family: number }[],
-  family?: number,
-) => void;
 
 /**
  * A `dns.lookup`-shaped function that refuses non-public answers, for

@@ -16,8 +16,9 @@
 // compression bomb stops at the cap), no redirect followed (the caller
 // follows them by hand), and a signal that aborts the exchange at any point.
 import type { Agent as HttpAgent, IncomingMessage } from "node:http";
-import type { CappedBody } from "../../http/capped-body.ts";
+import { type CappedBody, CappedChunks } from "../../http/capped-body.ts";
 import { PrivateAddressError } from "./errors.ts";
+import { isCloudflareWorkers } from "./private-address.ts";
 import type { AnsweredRequest, OutgoingRequest } from "./outgoing-request.ts";
 
 /**
@@ -30,14 +31,26 @@ import type { AnsweredRequest, OutgoingRequest } from "./outgoing-request.ts";
  */
 export type AddressCheck = "lookup" | "none";
 
-type LookupFunction = (
+/**
+ * The callback of a `dns.lookup`-shaped function.
+ * @internal
+ * @since 0.3.0
+ */
+export type LookupCallback = (
+  error: Error | null,
+  address: string | { address: string; family: number }[],
+  family?: number,
+) => void;
+
+/**
+ * A `dns.lookup`-shaped function, as `net.connect()` takes it.
+ * @internal
+ * @since 0.3.0
+ */
+export type LookupFunction = (
   hostname: string,
   options: { readonly family?: number | string; readonly all?: boolean },
-  callback: (
-    error: Error | null,
-    address: string | { address: string; family: number }[],
-    family?: number,
-  ) => void,
+  callback: LookupCallback,
 ) => void;
 
 /** How long an idle kept-alive connection stays open: undici's default. */
@@ -194,8 +207,7 @@ function readCapped(
 ): Promise<CappedBody> {
   const source = decoder == null ? response : response.pipe(decoder);
   return new Promise<CappedBody>((resolve, reject) => {
-    const chunks: Uint8Array[] = [];
-    let size = 0;
+    const kept = new CappedChunks(maxBytes);
     let settled = false;
     const stop = () => {
       settled = true;
@@ -209,7 +221,7 @@ function readCapped(
         response.destroy();
         decoder?.destroy();
       }
-      resolve({ body: concat(chunks, size), truncated });
+      resolve({ body: kept.bytes(), truncated });
     };
     const fail = (error: unknown) => {
       if (settled) return;
@@ -220,15 +232,7 @@ function readCapped(
     };
     const onAbort = () => fail(signal.reason);
     const onData = (chunk: Uint8Array) => {
-      const room = maxBytes - size;
-      if (chunk.byteLength > room) {
-        if (room > 0) chunks.push(chunk.subarray(0, room));
-        size = maxBytes;
-        done(true);
-        return;
-      }
-      chunks.push(chunk);
-      size += chunk.byteLength;
+      if (!kept.add(chunk)) done(true);
     };
     if (signal.aborted) {
       fail(signal.reason);
@@ -255,17 +259,6 @@ function readCapped(
 
 function ignore(): void {}
 
-function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1 && chunks[0].byteLength === size) return new Uint8Array(chunks[0]);
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
-}
-
 /**
  * What a failed exchange throws: the signal's reason once it aborted, a
  * refused address as a {@link PrivateAddressError} for the URL, anything
@@ -279,31 +272,27 @@ function failure(url: URL, error: unknown, signal: AbortSignal): unknown {
   return new TypeError(`The request to ${url.origin} failed: ${message}`, { cause: error });
 }
 
-let client: Promise<NodeHttpClient | null> | undefined;
-
 /**
- * Node.js's HTTP client, or `null` on another runtime (Deno, Bun and
- * Cloudflare Workers also offer `node:http`, but their `fetch()` is their
- * own and quick).
+ * Loads Node.js's HTTP client, or resolves `null` on another runtime (Deno,
+ * Bun and Cloudflare Workers also offer `node:http`, but their `fetch()` is
+ * their own and quick).  Each call makes a new client with pools of its
+ * own; the caller keeps one.
  * @param lookup The DNS lookup of connections under the `"lookup"` check.
  * @internal
  * @since 0.3.0
  */
-export function nodeHttpClient(lookup: LookupFunction): Promise<NodeHttpClient | null> {
-  client ??= (async () => {
-    if (!isNodeJs()) return null;
-    try {
-      const [http, https, zlib] = await Promise.all([
-        import("node:http"),
-        import("node:https"),
-        import("node:zlib"),
-      ]);
-      return new NodeHttpClient({ http, https, zlib }, lookup);
-    } catch {
-      return null;
-    }
-  })();
-  return client;
+export async function loadNodeHttpClient(lookup: LookupFunction): Promise<NodeHttpClient | null> {
+  if (!isNodeJs()) return null;
+  try {
+    const [http, https, zlib] = await Promise.all([
+      import("node:http"),
+      import("node:https"),
+      import("node:zlib"),
+    ]);
+    return new NodeHttpClient({ http, https, zlib }, lookup);
+  } catch {
+    return null;
+  }
 }
 
 function isNodeJs(): boolean {
@@ -311,9 +300,7 @@ function isNodeJs(): boolean {
     Deno?: unknown;
     Bun?: unknown;
     process?: { versions?: Record<string, string | undefined> };
-    navigator?: { userAgent?: string };
   };
-  if (global.Deno != null || global.Bun != null) return false;
-  if (global.navigator?.userAgent === "Cloudflare-Workers") return false;
+  if (global.Deno != null || global.Bun != null || isCloudflareWorkers()) return false;
   return global.process?.versions?.node != null;
 }

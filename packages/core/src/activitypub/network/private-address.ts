@@ -293,8 +293,10 @@ function loadResolver(): Promise<LookupAll | null> {
  * names itself and refuses private and internal addresses: there the
  * guard checks IP literals and `localhost` but leaves names to the
  * platform.
+ * @internal
+ * @since 0.3.0
  */
-function isCloudflareWorkers(): boolean {
+export function isCloudflareWorkers(): boolean {
   const navigator = (globalThis as { navigator?: { userAgent?: string } }).navigator;
   return navigator?.userAgent === "Cloudflare-Workers";
 }
