@@ -33,6 +33,37 @@ export interface Driver {
   close(): Promise<void>;
 }
 
+/**
+ * The size, in bytes of JSON, of the queue message a typed bench task
+ * travels in: the task envelope (type, id, base URL, task name, times,
+ * attempt, trace context) around the devalue-encoded `{ i }` payload.
+ * Measured on this harness's task: 238 bytes.
+ */
+export const TASK_MESSAGE_BYTES = 238;
+
+/**
+ * Wraps `driver` so that every message it stores has a body of `bytes`
+ * bytes of JSON: each payload gets a `pad` string of the length that makes
+ * `JSON.stringify(payload)` that long (for sequence numbers up to 10⁹).
+ * Handlers still get `{ i, pad }`, and read only `i`.  What a peer or a
+ * raw queue costs with messages the size of a typed task's (RabbitMQ, for
+ * one, handles bodies over 64 bytes markedly slower; see
+ * docs/benchmarks.md).
+ * @param driver The system.
+ * @param bytes The body size to reach.
+ */
+export function withBodySize(driver: Driver, bytes: number): Driver {
+  const pad = (payload: Payload): Payload => {
+    const bare = JSON.stringify({ ...payload, pad: "" }).length;
+    return { ...payload, pad: "x".repeat(Math.max(0, bytes - bare)) } as Payload;
+  };
+  return {
+    ...driver,
+    enqueueBulk: (payloads, chunk) => driver.enqueueBulk(payloads.map(pad), chunk),
+    enqueueOne: (payload) => driver.enqueueOne(pad(payload)),
+  };
+}
+
 /** Sizes of one measurement round. */
 export interface Sizes {
   /** Messages stored by the bulk enqueue measurement. */

@@ -273,6 +273,28 @@ export function targets(results: RunResults): TargetResult[] {
       1,
     );
   }
+  // Not issue 22's lines: the same two RabbitMQ targets against messages
+  // the size of a typed task's, which the broker handles slower than the
+  // 10-byte bodies of the rows above (docs/benchmarks.md, "Reading this
+  // run").
+  for (const c of CONCURRENCIES) {
+    ratioTarget(
+      `RabbitMQ typed ≥ 0.8× its raw queue, same-size bodies, C=${c}`,
+      "fedwork-amqp",
+      "fedwork-amqp-raw-sized",
+      `drain${c}` as Metric,
+      0.8,
+    );
+  }
+  for (const c of CONCURRENCIES) {
+    ratioTarget(
+      `RabbitMQ typed ≥ 1× amqplib (same prefetch), same-size bodies, C=${c}`,
+      "fedwork-amqp",
+      "amqplib-sized",
+      `drain${c}` as Metric,
+      1,
+    );
+  }
   for (const [id, name] of [...engines, ["in-process", "In-process"] as const]) {
     for (const c of CONCURRENCIES) {
       ratioTarget(

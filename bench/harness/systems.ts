@@ -1,6 +1,6 @@
 // The systems the harness knows, grouped by scenario.  Each one is loaded
 // only in the child process that measures it.
-import type { Driver, Sizes } from "./driver.ts";
+import { type Driver, type Sizes, TASK_MESSAGE_BYTES, withBodySize } from "./driver.ts";
 import { namespaced } from "./namespace.ts";
 
 /** What a system is, for the report. */
@@ -234,12 +234,37 @@ export const SYSTEMS: readonly SystemSpec[] = [
       ),
   },
   {
+    id: "fedwork-amqp-raw-sized",
+    scenario: "amqp",
+    label: `Fedwork AmqpMessageQueue (raw), ${TASK_MESSAGE_BYTES}-byte bodies`,
+    kind: "fedwork-raw",
+    load: async () =>
+      withBodySize(
+        (await fedwork()).rawQueueDriver(
+          (await amqp()).fedworkAmqpSource(namespaced("fedwork-bench-raw-sized", "-")),
+        ),
+        TASK_MESSAGE_BYTES,
+      ),
+  },
+  {
     id: "amqplib",
     scenario: "amqp",
     label: "amqplib (same prefetch)",
     kind: "peer",
     packageName: "amqplib",
     load: async () => (await amqp()).amqplibDriver(namespaced("fedwork-bench-amqplib", "-")),
+  },
+  {
+    id: "amqplib-sized",
+    scenario: "amqp",
+    label: `amqplib (same prefetch), ${TASK_MESSAGE_BYTES}-byte bodies`,
+    kind: "peer",
+    packageName: "amqplib",
+    load: async () =>
+      withBodySize(
+        (await amqp()).amqplibDriver(namespaced("fedwork-bench-amqplib-sized", "-")),
+        TASK_MESSAGE_BYTES,
+      ),
   },
   {
     id: "fedwork-in-process",

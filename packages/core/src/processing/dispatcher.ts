@@ -320,6 +320,17 @@ export class MessageDispatcher<TContextData> {
         // on every message's path.
         (span) => {
           processSpan = span;
+          if (limitMs == null) {
+            // No time limit (the default): the handler runs under the
+            // worker's own signal, with no promise of the time limit's
+            // around it; on every message's path.
+            return handler.run(
+              checked!,
+              run.controller == null ? run : { contextData: run.contextData, signal: run.signal },
+            ).then((result) => {
+              if (isUnhandledRun(result)) unhandled = result;
+            });
+          }
           return runWithinTimeLimit(
             (signal, controller) =>
               handler.run(

@@ -142,17 +142,15 @@ export function createTaskMessageHandler<TContextData, TContext>(
       return message;
     },
 
-    async run(message: TaskMessage, run: MessageRun<TContextData>): Promise<void> {
-      const watch = options.watchCancellation?.(message, run.signal, run.controller);
-      if (watch == null) return await runTask(message, run, run.signal);
+    run(message: TaskMessage, run: MessageRun<TContextData>): Promise<void> {
+      // Not async itself: runTask() is the one async layer of a task run.
+      let watch: TaskCancelWatch | undefined;
       try {
-        await runTask(message, run, watch.signal, watch);
-        // A handler that ignored its signal and returned is cancelled all
-        // the same: its result is not kept.
-        if (watch.cancelled) throw cancelled(message, watch, true);
-      } finally {
-        watch.end();
+        watch = options.watchCancellation?.(message, run.signal, run.controller);
+      } catch (error) {
+        return Promise.reject(error);
       }
+      return runTask(message, run, watch);
     },
 
     retryPolicy(message: TaskMessage): RetryPolicy {
@@ -226,93 +224,111 @@ export function createTaskMessageHandler<TContextData, TContext>(
     return validResult(task, result);
   }
 
+  /**
+   * Runs a task message: decodes and validates its payload, builds the
+   * context and calls the handler (and `onError`).  With a cancellation
+   * `watch`, the run ends cancelled when the task was cancelled before it
+   * started or while it ran (a handler that ignored its signal and returned
+   * is cancelled all the same: its result is not kept), and the watch ends
+   * with the run.
+   */
   async function runTask(
     message: TaskMessage,
     run: MessageRun<TContextData>,
-    signal: AbortSignal,
-    watch?: TaskCancelWatch,
+    watch: TaskCancelWatch | undefined,
   ): Promise<void> {
-    const task = taskOf(message)!;
-    let data: unknown;
-    // Awaited only when it is a promise: on every task run.
-    if (watch == null) {
-      data = payloadOf(task, message);
-      if (data instanceof Promise) data = await data;
-    } else {
-      try {
+    const signal = watch?.signal ?? run.signal;
+    try {
+      const task = taskOf(message)!;
+      let data: unknown;
+      // Awaited only when it is a promise: on every task run.
+      if (watch == null) {
         data = payloadOf(task, message);
         if (data instanceof Promise) data = await data;
-      } catch (error) {
-        // A task cancelled before this run ends cancelled, whatever its
-        // payload holds.
+      } else {
+        try {
+          data = payloadOf(task, message);
+          if (data instanceof Promise) data = await data;
+        } catch (error) {
+          // A task cancelled before this run ends cancelled, whatever its
+          // payload holds.
+          if (watch.checked != null) await watch.checked;
+          if (watch.cancelled) throw cancelled(message, watch, false);
+          throw error;
+        }
         if (watch.checked != null) await watch.checked;
         if (watch.cancelled) throw cancelled(message, watch, false);
+      }
+      const started = parseTimestamp(message.started);
+      // Field by field: a spread of each optional field made an object for
+      // every task run.
+      const info: { -readonly [K in keyof TaskRunInfo]: TaskRunInfo[K] } = {
+        name: task.name,
+        id: message.id,
+        attempt: message.attempt,
+        enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
+        signal,
+        reportProgress: async (progress: TaskProgressInput) => {
+          const normal = normalizeTaskProgress(progress);
+          await options.reportProgress?.(message, normal);
+        },
+      };
+      const schedule = scheduleOf(message);
+      if (schedule != null) info.schedule = schedule;
+      if (message.batch?.role === "member" && typeof message.batch.id === "string") {
+        info.batchId = message.batch.id;
+      }
+      const starting = options.onStart?.(message);
+      if (starting instanceof Promise) await starting;
+      // Neither is awaited unless it returned a promise: each await is a turn
+      // of the microtask queue on every task run.
+      let ctx = options.createContext(
+        message,
+        parseBaseUrl(message.baseUrl)!,
+        info,
+        run.contextData,
+      );
+      if (ctx instanceof Promise) ctx = await ctx;
+      let returned: unknown;
+      try {
+        returned = task.handler(ctx as TContext, data);
+        if (isThenable(returned)) returned = await returned;
+      } catch (error) {
+        // A cancelled task's error is the cancellation's doing: no onError.
+        if (watch?.cancelled) throw cancelled(message, watch, true, error);
+        if (task.onError != null) {
+          try {
+            await task.onError(ctx, error, data);
+          } catch (onErrorError) {
+            logger.error("The onError hook of the task {taskName} threw: {error}", {
+              taskName: task.name,
+              messageId: message.id,
+              error: onErrorError,
+            });
+          }
+        }
         throw error;
       }
-      if (watch.checked != null) await watch.checked;
-      if (watch.cancelled) throw cancelled(message, watch, false);
-    }
-    const started = parseTimestamp(message.started);
-    // Field by field: a spread of each optional field made an object for
-    // every task run.
-    const info: { -readonly [K in keyof TaskRunInfo]: TaskRunInfo[K] } = {
-      name: task.name,
-      id: message.id,
-      attempt: message.attempt,
-      enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
-      signal,
-      reportProgress: async (progress: TaskProgressInput) => {
-        const normal = normalizeTaskProgress(progress);
-        await options.reportProgress?.(message, normal);
-      },
-    };
-    const schedule = scheduleOf(message);
-    if (schedule != null) info.schedule = schedule;
-    if (message.batch?.role === "member" && typeof message.batch.id === "string") {
-      info.batchId = message.batch.id;
-    }
-    const starting = options.onStart?.(message);
-    if (starting instanceof Promise) await starting;
-    // Neither is awaited unless it returned a promise: each await is a turn
-    // of the microtask queue on every task run.
-    let ctx = options.createContext(message, parseBaseUrl(message.baseUrl)!, info, run.contextData);
-    if (ctx instanceof Promise) ctx = await ctx;
-    let returned: unknown;
-    try {
-      returned = task.handler(ctx as TContext, data);
-      if (isThenable(returned)) returned = await returned;
-    } catch (error) {
-      // A cancelled task's error is the cancellation's doing: no onError.
-      if (watch?.cancelled) throw cancelled(message, watch, true, error);
-      if (task.onError != null) {
-        try {
-          await task.onError(ctx, error, data);
-        } catch (onErrorError) {
-          logger.error("The onError hook of the task {taskName} threw: {error}", {
-            taskName: task.name,
-            messageId: message.id,
-            error: onErrorError,
-          });
+      if (returned !== undefined) {
+        const checked = checkTaskResult(returned, task.maxResultBytes);
+        if (checked.omitted != null) {
+          logger.warn(
+            "The result of task {taskName} ({messageId}) is not kept: {reason}  The task " +
+              "completed; its status says resultOmitted instead.",
+            {
+              taskName: task.name,
+              messageId: message.id,
+              reason: checked.omitted.message,
+              bytes: checked.omitted.bytes,
+              limit: checked.omitted.limit,
+            },
+          );
         }
+        setTaskResult(message, checked);
       }
-      throw error;
-    }
-    if (returned !== undefined) {
-      const checked = checkTaskResult(returned, task.maxResultBytes);
-      if (checked.omitted != null) {
-        logger.warn(
-          "The result of task {taskName} ({messageId}) is not kept: {reason}  The task " +
-            "completed; its status says resultOmitted instead.",
-          {
-            taskName: task.name,
-            messageId: message.id,
-            reason: checked.omitted.message,
-            bytes: checked.omitted.bytes,
-            limit: checked.omitted.limit,
-          },
-        );
-      }
-      setTaskResult(message, checked);
+      if (watch?.cancelled) throw cancelled(message, watch, true);
+    } finally {
+      watch?.end();
     }
   }
 }
