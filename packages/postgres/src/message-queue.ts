@@ -37,10 +37,11 @@ const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_POLL_INTERVAL_MS = 5_000;
 // Chosen from bench/lease-prefetch.ts; see the manual's PostgreSQL page.
 const DEFAULT_PREFETCH = 16;
-// How far the prefetch may grow while draining a backlog: near the 500
-// jobs graphile-worker's local queue fetches at once, while keeping one
-// heartbeat statement per listener short.
-const DEFAULT_MAX_PREFETCH = 256;
+// How far the prefetch may grow while draining a backlog.  Typed tasks at
+// concurrency 1 drained 38,000-49,000/s growing to 256 and 52,000-58,000/s
+// growing to 1,024 (docs/benchmarks.md); the heartbeat still renews every
+// lease a listener holds in one statement.
+const DEFAULT_MAX_PREFETCH = 1_024;
 const PREPARED = { prepare: true } as const;
 
 interface ClaimedRow {

@@ -54,7 +54,7 @@ export interface PostgresMessageQueueOptions {
    * `prefetch`.  Quick handlers then drain a backlog with a few large
    * claims instead of many small ones; slow handlers, and `prefetch: 0`,
    * never make it grow.  At least `prefetch`; equal to it to keep the
-   * prefetch fixed.  256 by default (or `prefetch` if that is larger).
+   * prefetch fixed.  1,024 by default (or `prefetch` if that is larger).
    * @since 0.3.0
    */
   readonly maxPrefetch?: number;

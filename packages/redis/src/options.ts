@@ -69,7 +69,7 @@ export interface RedisMessageQueueOptions extends RedisConnectionOptions {
    * listener claims twice as far ahead, up to this many beyond
    * its slots, and returns to `prefetch` at the first claim that comes
    * back short.  Slow handlers and `prefetch: 0` never make it grow.  At
-   * least `prefetch`; equal to it to keep the prefetch fixed.  256 by
+   * least `prefetch`; equal to it to keep the prefetch fixed.  1,024 by
    * default (or `prefetch` if that is larger).
    * @since 0.3.0
    */
@@ -91,7 +91,7 @@ export interface RedisMessageQueueOptions extends RedisConnectionOptions {
 export const DEFAULT_PREFETCH = 16;
 
 /** How far the prefetch grows while quick handlers drain a backlog. */
-const DEFAULT_MAX_PREFETCH = 256;
+const DEFAULT_MAX_PREFETCH = 1_024;
 
 /** The validated, normalised options of a queue. */
 export interface ResolvedQueueOptions extends ResolvedLeaseOptions {

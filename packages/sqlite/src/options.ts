@@ -61,7 +61,7 @@ export interface SqliteMessageQueueOptions {
    * listener claims twice as far ahead, up to this many beyond
    * its slots, and returns to `prefetch` at the first claim that comes
    * back short.  Slow handlers and `prefetch: 0` never make it grow.  At
-   * least `prefetch`; equal to it to keep the prefetch fixed.  256 by
+   * least `prefetch`; equal to it to keep the prefetch fixed.  1,024 by
    * default (or `prefetch` if that is larger).
    * @since 0.3.0
    */
@@ -96,7 +96,7 @@ export interface ResolvedQueueOptions {
  */
 const DEFAULT_SQLITE_PREFETCH = 16;
 /** How far the prefetch grows while quick handlers drain a backlog. */
-const DEFAULT_SQLITE_MAX_PREFETCH = 256;
+const DEFAULT_SQLITE_MAX_PREFETCH = 1_024;
 
 /**
  * Validates {@link SqliteMessageQueueOptions} and fills in the defaults.
