@@ -29,6 +29,7 @@ let writeNow: (
   key: KvKey,
   value: unknown,
   options: KvStoreSetOptions | undefined,
+  owned: boolean,
 ) => void;
 
 /**
@@ -239,7 +240,7 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
       const entry = store.#read(key);
       return entry == null ? undefined : copyValue(entry.value);
     };
-    writeNow = (store, key, value, options) => store.#write(key, value, options);
+    writeNow = (store, key, value, options, owned) => store.#write(key, value, options, owned);
   }
 
   /**
@@ -270,14 +271,23 @@ export class MemoryKvStore implements KvStore, AsyncDisposable {
     return node;
   }
 
-  #write(key: KvKey, value: unknown, options: KvStoreSetOptions | undefined): void {
+  /**
+   * Writes an entry; `owned`: the caller hands `value` over (nothing else
+   * holds it or anything in it), so it is kept without a copy.
+   */
+  #write(
+    key: KvKey,
+    value: unknown,
+    options: KvStoreSetOptions | undefined,
+    owned = false,
+  ): void {
     checkKey(key);
     const ttl = options?.ttl == null ? undefined : durationToMilliseconds(options.ttl, "ttl");
     if (value === undefined) {
       this.#remove(key);
       return;
     }
-    const copy = copyValue(value);
+    const copy = owned ? value : copyValue(value);
     const expiresAt = ttl == null ? Infinity : performance.now() + ttl;
     let node = this.#root;
     for (let i = 0; i < key.length; i++) {
@@ -383,8 +393,11 @@ export function readInMemoryNow(store: MemoryKvStore, key: KvKey): unknown {
  * Internal; see {@link readInMemoryNow}.
  * @param store The store; {@link isInMemoryKvStore} must hold for it.
  * @param key The key.
- * @param value The value (copied).
+ * @param value The value (copied, unless `owned`).
  * @param options The time to live.
+ * @param owned Whether the caller hands `value` over: a value it made for
+ *              the store, which neither it nor anything else holds, nor
+ *              any object inside it.  Kept without a copy.
  * @throws {TypeError} As `set()` rejects.
  * @throws {RangeError} As `set()` rejects.
  * @since 0.3.0
@@ -394,8 +407,9 @@ export function writeInMemoryNow(
   key: KvKey,
   value: unknown,
   options?: KvStoreSetOptions,
+  owned = false,
 ): void {
-  writeNow(store, key, value, options);
+  writeNow(store, key, value, options, owned);
 }
 
 /**

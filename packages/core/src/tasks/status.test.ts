@@ -63,6 +63,26 @@ test("TaskStatusStore writes to a MemoryKvStore itself at once, with no promise"
   );
 });
 
+test("TaskStatusStore keeps a MemoryKvStore record apart from the result and progress it was given", async () => {
+  const store = new TaskStatusStore(new MemoryKvStore());
+  const result = { sizes: [1, 2] };
+  const data = { step: "resize" };
+  store.write(
+    { ...status("a", "completed"), result, progress: { percent: 50, data, at: new Date(0) } },
+    60_000,
+  );
+  // Changed by the handler after it returned: not by the record.
+  result.sizes.push(3);
+  data.step = "upload";
+  const read = await store.get("a");
+  assertEquals(read?.result, { sizes: [1, 2] });
+  assertEquals(read?.progress?.data, { step: "resize" });
+  // A record of primitives alone reads back field for field.
+  const plain = { ...status("b", "failed"), error: "Error: boom", reason: "exhausted" };
+  store.write(plain, 60_000);
+  assertEquals(await store.get("b"), plain);
+});
+
 test("TaskStatusStore rejects each write of a batch that setMany() failed", async () => {
   const kv = new CountingKvStore();
   kv.setMany = () => Promise.reject(new Error("the store is down"));

@@ -172,6 +172,12 @@ function toStored(status: TaskStatus): StoredTaskStatus {
   return stored;
 }
 
+/** Whether a stored record holds objects from its status (progress, result). */
+function sharesObjects(stored: StoredTaskStatus): boolean {
+  return stored.progress !== undefined || stored.result !== undefined ||
+    stored.resultOmitted !== undefined;
+}
+
 function fromStored(value: unknown): TaskStatus | undefined {
   if (value == null || typeof value !== "object") return undefined;
   const v = value as Partial<Record<keyof StoredTaskStatus, unknown>>;
@@ -332,7 +338,10 @@ export class TaskStatusStore {
       const key = statusKey(status.id);
       const value = toStored(status);
       if (this.#memory != null) {
-        writeInMemoryNow(this.#memory, key, value, options);
+        // A record with only primitive fields (no progress, result or
+        // omission, the usual case) was made just now for the store: it is
+        // handed over rather than copied.
+        writeInMemoryNow(this.#memory, key, value, options, !sharesObjects(value));
         return undefined;
       }
       if (!this.#batched || this.#writes.first()) return this.#kv.set(key, value, options);
