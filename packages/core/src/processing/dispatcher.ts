@@ -210,7 +210,8 @@ export class MessageDispatcher<TContextData> {
   readonly #handlers = new Map<string, MessageKindHandler<TContextData, any>>();
   readonly #tracer: Tracer;
   readonly #events: MessageEventHub;
-  readonly #inFlight = new InFlightList<{ readonly id: string; readonly kind: string }>();
+  /** The messages being processed (their ids and kinds are what `inFlight` shows). */
+  readonly #inFlight = new InFlightList<BaseMessage>();
   readonly #observers = new Set<MessageObserver>();
   /** The observers as an array, rebuilt when one is added or removed. */
   #observerList: readonly MessageObserver[] = [];
@@ -255,7 +256,7 @@ export class MessageDispatcher<TContextData> {
 
   /** The ids and kinds of the messages being processed right now. */
   get inFlight(): { readonly id: string; readonly kind: string }[] {
-    return this.#inFlight.values();
+    return this.#inFlight.values().map((message) => ({ id: message.id, kind: message.type }));
   }
 
   /**
@@ -294,7 +295,7 @@ export class MessageDispatcher<TContextData> {
     let timedOut: TimedOutRun | undefined;
     let unhandled: UnhandledRun | undefined;
     let processSpan: Span | undefined;
-    const inFlight = this.#inFlight.add({ id: message.id, kind: message.type });
+    const inFlight = this.#inFlight.add(message);
     try {
       if (handler == null) {
         throw new MalformedMessageError(`no handler for message type ${message.type}`);
@@ -360,9 +361,7 @@ export class MessageDispatcher<TContextData> {
           });
         },
       );
-      outcome = unhandled == null
-        ? { type: "completed" }
-        : { type: "unhandled", reason: unhandled.reason };
+      outcome = unhandled == null ? COMPLETED : { type: "unhandled", reason: unhandled.reason };
     } catch (error) {
       if (error instanceof RunCancelledError) {
         // Cancelled: whatever the handler did after its signal aborted
@@ -653,3 +652,6 @@ function toEvent(
 }
 
 const NO_TRACE: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The outcome of every message that completed: one object, never changed. */
+const COMPLETED: Outcome = Object.freeze({ type: "completed" });
