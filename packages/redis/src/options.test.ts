@@ -1,0 +1,9 @@
+import { assertEquals, test } from "@fedify/fixture";
+import { resolveQueueOptions } from "./options.ts";
+
+test("RedisMessageQueue's prefetch grows to 1,024 by default, or stays at a larger prefetch", () => {
+  const defaults = resolveQueueOptions({});
+  assertEquals([defaults.prefetch, defaults.maxPrefetch], [16, 1_024]);
+  assertEquals(resolveQueueOptions({ prefetch: 2_000 }).maxPrefetch, 2_000);
+  assertEquals(resolveQueueOptions({ prefetch: 16, maxPrefetch: 16 }).maxPrefetch, 16);
+});
