@@ -274,9 +274,8 @@ export function targets(results: RunResults): TargetResult[] {
     );
   }
   // Not issue 22's lines: the same two RabbitMQ targets against messages
-  // the size of a typed task's, which the broker handles slower than the
-  // 10-byte bodies of the rows above (docs/benchmarks.md, "Reading this
-  // run").
+  // the size of a typed task's; the raw queue drains those slower than the
+  // 10-byte bodies of the rows above (docs/benchmarks.md, "Seventh pass").
   for (const c of CONCURRENCIES) {
     ratioTarget(
       `RabbitMQ typed ≥ 0.8× its raw queue, same-size bodies, C=${c}`,

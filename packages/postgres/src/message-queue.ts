@@ -38,9 +38,9 @@ const DEFAULT_POLL_INTERVAL_MS = 5_000;
 // Chosen from bench/lease-prefetch.ts; see the manual's PostgreSQL page.
 const DEFAULT_PREFETCH = 16;
 // How far the prefetch may grow while draining a backlog.  Typed tasks at
-// concurrency 1 drained 38,000-49,000/s growing to 256 and 52,000-58,000/s
-// growing to 1,024 (docs/benchmarks.md); the heartbeat still renews every
-// lease a listener holds in one statement.
+// concurrency 1 drained 38,000-45,000/s growing to 256 and 57,000-58,000/s
+// growing to 1,024 (three runs each, docs/benchmarks.md); the heartbeat
+// still renews every lease a listener holds in one statement.
 const DEFAULT_MAX_PREFETCH = 1_024;
 const PREPARED = { prepare: true } as const;
 
