@@ -224,6 +224,7 @@ function printTop(
   nodes: readonly ProfileNode[],
   cost: (node: ProfileNode) => number,
   unit: string,
+  scale = 1,
 ) {
   const totals = new Map<string, number>();
   const parent = new Map<number, ProfileNode>();
@@ -246,7 +247,7 @@ function printTop(
   }
   const top = [...totals].sort((a, b) => b[1] - a[1]).slice(0, 25);
   console.error(`top functions by ${unit}:`);
-  for (const [key, value] of top) console.error(`  ${(value / TASKS).toFixed(2)} ${key}`);
+  for (const [key, value] of top) console.error(`  ${(value * scale / TASKS).toFixed(2)} ${key}`);
 }
 
 const median = (values: number[]) => values.toSorted((a, b) => a - b)[values.length >> 1];
@@ -297,7 +298,7 @@ for (let trial = 0; trial < TRIALS; trial++) {
     const { profile } = await session.post("Profiler.stop");
     await session.post("Profiler.disable");
     const nodes = profile.nodes as unknown as ProfileNode[];
-    if (process.env.TASK_PATH_TOP) printTop(nodes, (node) => node.hitCount ?? 0, "samples");
+    if (process.env.TASK_PATH_TOP) printTop(nodes, (node) => node.hitCount ?? 0, "µs (samples × 50 µs)", 50);
     const totals = byStage(nodes, (node) => node.hitCount ?? 0);
     totals.delete("(idle)");
     const all = [...totals.values()].reduce((a, b) => a + b, 0);

@@ -203,6 +203,17 @@ export const SYSTEMS: readonly SystemSpec[] = [
     load: async () => (await fedwork()).rawQueueDriver((await local()).fedworkSqliteSource()),
   },
   {
+    id: "fedwork-sqlite-raw-sized",
+    scenario: "sqlite",
+    label: `Fedwork SqliteMessageQueue (raw), ${TASK_MESSAGE_BYTES}-byte bodies`,
+    kind: "fedwork-raw",
+    load: async () =>
+      withBodySize(
+        (await fedwork()).rawQueueDriver((await local()).fedworkSqliteSource()),
+        TASK_MESSAGE_BYTES,
+      ),
+  },
+  {
     id: "fedwork-amqp",
     scenario: "amqp",
     label: "Fedwork typed tasks (RabbitMQ)",

@@ -26,6 +26,7 @@ import {
   DEFAULT_TIMEOUT_GRACE_PERIOD_MS,
   runWithinTimeLimit,
   type TimedOutRun,
+  type TimeLimitedRun,
 } from "./time-limit.ts";
 import { extractTraceContext, hasTraceContext, traceContextOf, withSpan } from "./tracing.ts";
 
@@ -292,6 +293,7 @@ export class MessageDispatcher<TContextData> {
     // Boxed: a handler may throw undefined, which must still reach the queue.
     let rethrow: { readonly error: unknown } | undefined;
     let dropDetails: MalformedMessageError | undefined;
+    let timed: TimeLimitedRun<void | UnhandledRun> | undefined;
     let timedOut: TimedOutRun | undefined;
     let unhandled: UnhandledRun | undefined;
     let processSpan: Span | undefined;
@@ -309,7 +311,7 @@ export class MessageDispatcher<TContextData> {
         "fedwork.message.attempt": message.attempt,
       };
       if (spanTaskName != null) attributes["fedwork.task.name"] = spanTaskName;
-      await withSpan(
+      const result = await withSpan(
         this.#tracer,
         "fedwork.queue.process",
         {
@@ -317,31 +319,28 @@ export class MessageDispatcher<TContextData> {
           parent: extractTraceContext(message.traceContext),
           attributes,
         },
-        // Not async: a then() on the run rather than one more async layer,
-        // on every message's path.
+        // Not async: the run's own promise rather than one more async
+        // layer or then() around it, on every message's path.
         (span) => {
           processSpan = span;
           if (limitMs == null) {
-            // No time limit (the default): the handler runs under the
-            // worker's own signal, with no promise of the time limit's
-            // around it; on every message's path.
+            // No time limit: the handler runs under the worker's own
+            // signal, with no promise of the time limit's around it.
             return handler.run(
               checked!,
               run.controller == null ? run : { contextData: run.contextData, signal: run.signal },
-            ).then((result) => {
-              if (isUnhandledRun(result)) unhandled = result;
-            });
+            );
           }
-          return runWithinTimeLimit(
+          // A timed-out run rejects with its abort reason, for the span to
+          // record it; the outcome is decided below.
+          timed = runWithinTimeLimit(
             (signal, controller) =>
               handler.run(
                 checked!,
                 controller == null
                   ? { contextData: run.contextData, signal }
                   : { contextData: run.contextData, signal, controller },
-              ).then((result) => {
-                if (isUnhandledRun(result)) unhandled = result;
-              }),
+              ),
             {
               limitMs,
               graceMs: this.#graceMs,
@@ -354,15 +353,14 @@ export class MessageDispatcher<TContextData> {
                   timeoutMs: limitMs!,
                 }),
             },
-          ).then((result) => {
-            timedOut = result;
-            // Thrown for the span to record it; the outcome is decided below.
-            if (result != null) throw result.error;
-          });
+          );
+          return timed.promise;
         },
       );
+      if (isUnhandledRun(result)) unhandled = result;
       outcome = unhandled == null ? COMPLETED : { type: "unhandled", reason: unhandled.reason };
     } catch (error) {
+      timedOut = timed?.timedOut;
       if (error instanceof RunCancelledError) {
         // Cancelled: whatever the handler did after its signal aborted
         // (threw, returned, ran out of time) is set aside, and never retried.

@@ -48,6 +48,7 @@ export {
   gracePeriodToMilliseconds,
   runWithinTimeLimit,
   type TimedOutRun,
+  type TimeLimitedRun,
   type TimeLimitOptions,
   timeLimitToMilliseconds,
 } from "./time-limit.ts";

@@ -100,38 +100,57 @@ export interface TimeLimitOptions {
 }
 
 /**
+ * A run started by {@link runWithinTimeLimit}: its promise, and how it
+ * timed out once it did.
+ * @typeParam T What the handler resolves with.
+ * @since 0.3.0
+ */
+export interface TimeLimitedRun<T> {
+  /**
+   * Resolves with what the handler resolved with, or rejects with what it
+   * threw, when it settles before the limit.  Once the limit passes, it
+   * waits up to the grace period for the handler to settle, whatever it
+   * settles with, and rejects with the signal's abort reason (the
+   * `timeoutError()`); a handler that settles later changes nothing (its
+   * rejection is caught).
+   */
+  readonly promise: Promise<T>;
+  /**
+   * How the run timed out, set when `promise` rejects because the limit
+   * passed; `undefined` otherwise.
+   */
+  readonly timedOut: TimedOutRun | undefined;
+}
+
+/**
  * Runs a handler with a signal of its own, which aborts when the worker's
- * signal does or when the time limit passes.  Resolves to `undefined` when
- * the handler returned before the limit and rejects with its error when
- * it threw before the limit.  Once the limit passes, it waits up to the
- * grace period for the handler to settle, whatever it settles with, and
- * resolves to a {@link TimedOutRun}; a handler that settles later changes
- * nothing (its rejection is caught).
+ * signal does or when the time limit passes.
  * @param run Starts the handler with its signal and, when the run has a
  *            signal of its own (a limit), the controller that aborts it.
  * @param options The limit, grace period, worker's signal and abort reason.
- * @returns `undefined`, or how the run timed out.
+ * @returns The run: its promise, and how it timed out.  One object for
+ *          both, rather than a promise of either, so that a run that ends
+ *          in time (every message's path) costs no promise more than the
+ *          handler's and the time limit's own.
  * @since 0.3.0
  */
-export function runWithinTimeLimit(
-  run: (signal: AbortSignal, controller?: AbortController) => Promise<void>,
+export function runWithinTimeLimit<T>(
+  run: (signal: AbortSignal, controller?: AbortController) => Promise<T>,
   options: TimeLimitOptions,
-): Promise<TimedOutRun | undefined> {
+): TimeLimitedRun<T> {
   const { limitMs, signal: parent } = options;
-  if (limitMs == null) return run(parent).then(() => undefined);
+  if (limitMs == null) return { promise: run(parent), timedOut: undefined };
   const controller = new AbortController();
   const following = followSignal(parent, controller);
   const handle = following?.add(controller);
-  let running: Promise<void>;
+  let running: Promise<T>;
   try {
     running = run(controller.signal, controller);
   } catch (error) {
     if (handle != null) following!.remove(handle);
-    return Promise.reject(error);
+    return { promise: Promise.reject(error), timedOut: undefined };
   }
-  return new Promise((resolve, reject) =>
-    new TimedRun(running, limitMs, options, controller, following, handle, resolve, reject)
-  );
+  return new TimedRun(running, limitMs, options, controller, following, handle);
 }
 
 /** The deadlines of every run with a time limit, in this process. */
@@ -142,15 +161,17 @@ const deadlines = new DeadlineList();
  * (or is abandoned).  A class rather than closures over shared variables:
  * one is made for every message with a time limit.
  */
-class TimedRun {
+class TimedRun<T> implements TimeLimitedRun<T> {
+  readonly promise: Promise<T>;
+  timedOut: TimedOutRun | undefined;
   #state: "running" | "grace" | "decided" = "running";
   readonly #options: TimeLimitOptions;
   readonly #controller: AbortController;
   /** The runs following the worker signal, and this one's place there. */
   readonly #following: InFlightList<AbortController> | undefined;
   readonly #handle: InFlightHandle<AbortController> | undefined;
-  readonly #resolve: (result: TimedOutRun | undefined) => void;
-  readonly #reject: (reason: unknown) => void;
+  #resolve!: (value: T) => void;
+  #reject!: (reason: unknown) => void;
   readonly #deadline: Deadline;
   #graceTimer: ReturnType<typeof setTimeout> | undefined;
   #error: HandlerTimeoutError | undefined;
@@ -158,23 +179,23 @@ class TimedRun {
   #resolveLate: ((ms: number) => void) | undefined;
 
   constructor(
-    running: Promise<void>,
+    running: Promise<T>,
     limitMs: number,
     options: TimeLimitOptions,
     controller: AbortController,
     following: InFlightList<AbortController> | undefined,
     handle: InFlightHandle<AbortController> | undefined,
-    resolve: (result: TimedOutRun | undefined) => void,
-    reject: (reason: unknown) => void,
   ) {
+    this.promise = new Promise<T>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
     this.#options = options;
     this.#controller = controller;
     this.#following = following;
     this.#handle = handle;
-    this.#resolve = resolve;
-    this.#reject = reject;
     this.#deadline = deadlines.after(limitMs, () => this.#limitPassed());
-    running.then(() => this.#settled(false), (reason) => this.#settled(true, reason));
+    running.then((value) => this.#settled(false, value), (reason) => this.#settled(true, reason));
   }
 
   #limitPassed(): void {
@@ -188,7 +209,8 @@ class TimedRun {
       if (this.#state !== "grace") return;
       this.#decide();
       const late = new Promise<number>((resolve) => this.#resolveLate = resolve);
-      this.#resolve({ error, abandoned: true, late });
+      this.timedOut = { error, abandoned: true, late };
+      this.#reject(error);
     }, this.#options.graceMs);
   }
 
@@ -199,16 +221,22 @@ class TimedRun {
     if (this.#handle != null) this.#following!.remove(this.#handle);
   }
 
-  #settled(failed: boolean, reason?: unknown): void {
+  /** The handler settled: `outcome` is its value, or its error when `failed`. */
+  #settled(failed: boolean, outcome: unknown): void {
     if (this.#state === "decided") {
       this.#resolveLate?.(performance.now() - this.#limitPassedAt);
       return;
     }
     const timedOut = this.#state === "grace";
     this.#decide();
-    if (timedOut) this.#resolve({ error: this.#error!, abandoned: false });
-    else if (failed) this.#reject(reason);
-    else this.#resolve(undefined);
+    if (timedOut) {
+      this.timedOut = { error: this.#error!, abandoned: false };
+      this.#reject(this.#error);
+    } else if (failed) {
+      this.#reject(outcome);
+    } else {
+      this.#resolve(outcome as T);
+    }
   }
 }
 

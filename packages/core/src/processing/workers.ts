@@ -83,19 +83,25 @@ export async function runWorkers<TContextData>(
     const plainSource = { queue };
     listeners.push(
       queue.listen(
-        async (message, redelivery) => {
+        // Not async: the dispatch's own promise, or one then() on it, is
+        // what the queue awaits; on every message's path.
+        (message, redelivery): Promise<void> => {
           const source = redelivery == null ? plainSource : { queue, redelivery };
+          // The outcome is not the queue's business; dispatch() rejects
+          // only when the queue must keep the message.
           if (observer == null) {
-            await dispatcher.dispatch(message, run, source);
-            return;
+            return dispatcher.dispatch(message, run, source) as Promise<unknown> as Promise<void>;
           }
           const handle = observer.started(messageIdOf(message));
-          let outcome: OutcomeType = "retrying";
-          try {
-            outcome = (await dispatcher.dispatch(message, run, source)).type;
-          } finally {
-            observer.finished(handle, outcome);
-          }
+          return dispatcher.dispatch(message, run, source).then(
+            (outcome) => {
+              observer.finished(handle, outcome.type);
+            },
+            (error) => {
+              observer.finished(handle, "retrying");
+              throw error;
+            },
+          );
         },
         { signal },
       ).then(

@@ -441,11 +441,13 @@ export async function runLeaseListener<M extends LeasedMessage>(
         settled: false,
       };
       running.add(delivery);
-      void run(delivery).finally(() => {
-        pump();
-        wake();
-      });
+      void run(delivery).finally(afterRun);
     }
+  };
+  /** A finished handler's slot takes the next message; made once, not per message. */
+  const afterRun = () => {
+    pump();
+    wake();
   };
 
   const onAbort = () => wake();

@@ -165,7 +165,7 @@ interface StoredRecord {
  */
 export type TaskRetentionLookup = (
   taskName: string,
-) => { readonly failedMs?: number; readonly completedMs?: number } | undefined;
+) => { readonly failedRetentionMs?: number; readonly completedRetentionMs?: number } | undefined;
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 1000;
@@ -218,7 +218,7 @@ export class TaskRecordStore {
    * @since 0.3.0
    */
   completedRetentionOf(taskName: string): number {
-    return this.#retentionOf?.(taskName)?.completedMs ?? this.#completedRetentionMs;
+    return this.#retentionOf?.(taskName)?.completedRetentionMs ?? this.#completedRetentionMs;
   }
 
   /**
@@ -228,7 +228,7 @@ export class TaskRecordStore {
    * @since 0.3.0
    */
   failedRetentionOf(taskName: string): number {
-    return this.#retentionOf?.(taskName)?.failedMs ?? this.#failedRetentionMs;
+    return this.#retentionOf?.(taskName)?.failedRetentionMs ?? this.#failedRetentionMs;
   }
 
   /** Whether failed tasks are kept. */

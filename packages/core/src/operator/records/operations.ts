@@ -267,14 +267,9 @@ export class FederationOperations<TContextData> {
     this.#records = new TaskRecordStore(port.kv, {
       failedMs: port.retention.failedMs,
       completedMs: port.retention.completedMs,
-      perTask: (name) => {
-        const task = port.tasks.get(name);
-        if (task == null) return undefined;
-        return {
-          ...(task.failedRetentionMs == null ? {} : { failedMs: task.failedRetentionMs }),
-          ...(task.completedRetentionMs == null ? {} : { completedMs: task.completedRetentionMs }),
-        };
-      },
+      // The task itself: it has both fields, and a lookup on every
+      // message's outcome makes no object.
+      perTask: (name) => port.tasks.get(name),
     });
     this.throughput = new ThroughputRecorder(port.kv);
     this.taskStatus = new TaskStatusTracker(port.kv, port.pubsub, port.retention.statusMs);

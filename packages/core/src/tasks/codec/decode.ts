@@ -36,7 +36,11 @@ const DONE_JSON = 3;
  * is bounded by maxDepth before the stack is.
  */
 class Decoder {
-  readonly placeholders: Placeholders = new Placeholders();
+  /**
+   * The vocabulary objects to rebuild, made with the first: most payloads
+   * hold none, and this is on every task run.
+   */
+  found: Placeholders | undefined;
   readonly #values: unknown[];
   readonly #hydrated: unknown[];
   readonly #state: Uint8Array;
@@ -48,6 +52,10 @@ class Decoder {
     this.#hydrated = new Array(values.length);
     this.#state = new Uint8Array(values.length);
     this.#maxDepth = limits.maxDepth;
+  }
+
+  #placeholders(): Placeholders {
+    return this.found ??= new Placeholders();
   }
 
   /**
@@ -135,7 +143,7 @@ class Decoder {
       if (key === "__proto__") invalid("an object has a __proto__ key.");
       const value = this.ref((raw as Record<string, unknown>)[key], depth, json);
       object[key] = value;
-      if (value instanceof VocabularyPlaceholder) this.placeholders.placedAt(object, key);
+      if (value instanceof VocabularyPlaceholder) this.#placeholders().placedAt(object, key);
     }
     this.#leave(index, json);
     return object;
@@ -153,7 +161,7 @@ class Decoder {
       }
       const value = this.ref(ref, depth, json);
       array[i] = value;
-      if (value instanceof VocabularyPlaceholder) this.placeholders.placedAt(array, i);
+      if (value instanceof VocabularyPlaceholder) this.#placeholders().placedAt(array, i);
     }
     this.#leave(index, json);
     return array;
@@ -187,7 +195,7 @@ class Decoder {
       }
       const value = this.ref(raw[i + 1], depth, json);
       array[at] = value;
-      if (value instanceof VocabularyPlaceholder) this.placeholders.placedAt(array, at);
+      if (value instanceof VocabularyPlaceholder) this.#placeholders().placedAt(array, at);
     }
     this.#leave(index, json);
     return array;
@@ -276,7 +284,7 @@ class Decoder {
     for (let i = 1; i < raw.length; i++) {
       const member = this.ref(raw[i], depth, false);
       set.add(member);
-      if (member instanceof VocabularyPlaceholder) this.placeholders.placedIn(set);
+      if (member instanceof VocabularyPlaceholder) this.#placeholders().placedIn(set);
     }
     return set;
   }
@@ -290,7 +298,7 @@ class Decoder {
       const value = this.ref(raw[i + 1], depth, false);
       map.set(key, value);
       if (key instanceof VocabularyPlaceholder || value instanceof VocabularyPlaceholder) {
-        this.placeholders.placedIn(map);
+        this.#placeholders().placedIn(map);
       }
     }
     return map;
@@ -306,7 +314,7 @@ class Decoder {
       if (key === "__proto__") invalid("an object has a __proto__ key.");
       const value = this.ref(raw[i + 1], depth, false);
       object[key] = value;
-      if (value instanceof VocabularyPlaceholder) this.placeholders.placedAt(object, key);
+      if (value instanceof VocabularyPlaceholder) this.#placeholders().placedAt(object, key);
     }
     return object;
   }
@@ -367,7 +375,7 @@ class Decoder {
     if (typeof className !== "string") invalid("a vocabulary object entry is malformed.");
     const cls = vocabularyClass(className);
     if (cls == null) invalid(`unknown vocabulary class ${JSON.stringify(className)}.`);
-    return this.#done(index, this.placeholders.create(cls, className, jsonLd));
+    return this.#done(index, this.#placeholders().create(cls, className, jsonLd));
   }
 }
 
@@ -461,6 +469,7 @@ export function decodePayloadNow(
     // beyond what it can take.
     invalid(`${(error as Error)?.name}: ${(error as Error)?.message}`, error);
   }
-  if (decoder.placeholders.list.length === 0) return root;
-  return decoder.placeholders.rebuild(root, loaders);
+  const found = decoder.found;
+  if (found == null || found.list.length === 0) return root;
+  return found.rebuild(root, loaders);
 }
