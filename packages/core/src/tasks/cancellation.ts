@@ -77,46 +77,61 @@ interface WatchedRun {
   /** Set when the task is cancelled, even if the signal had aborted already. */
   cancelled: boolean;
   /** The cancellation's reason, if given. */
-  reason?: string;
+  reason: string | undefined;
 }
 
 /**
- * The {@link TaskCancelWatch} of one run: a class rather than an object
- * literal with getters and an `end` closure, made for every task run.
+ * The {@link TaskCancelWatch} of one run, which is also the run as the
+ * list of watched runs holds it: one object, a class rather than object
+ * literals with getters and an `end` closure, made for every task run.
  */
-class RunWatch implements TaskCancelWatch {
+class RunWatch implements TaskCancelWatch, WatchedRun {
+  readonly id: string;
+  readonly controller: AbortController;
+  cancelled = false;
+  reason: string | undefined = undefined;
+  /** Set by `begin()` once the run is listed (it then reads the marker). */
+  checked: Promise<void> | undefined = undefined;
   readonly #running: InFlightList<WatchedRun>;
   readonly #entry: InFlightHandle<WatchedRun>;
-  readonly #run: WatchedRun;
   readonly #parent: AbortSignal;
-  readonly #onParentAbort: (() => void) | undefined;
-  /** Set by `begin()` once the run is listed (it then reads the marker). */
-  checked: Promise<void> | undefined;
+  #onParentAbort: (() => void) | undefined = undefined;
 
   /** Lists the run in `running`. */
   constructor(
     running: InFlightList<WatchedRun>,
-    run: WatchedRun,
+    id: string,
+    controller: AbortController,
     parent: AbortSignal,
-    onParentAbort: (() => void) | undefined,
   ) {
+    this.id = id;
+    this.controller = controller;
     this.#running = running;
-    this.#entry = running.add(run);
-    this.#run = run;
     this.#parent = parent;
-    this.#onParentAbort = onParentAbort;
+    this.#entry = running.add(this);
+  }
+
+  /**
+   * Aborts the run's controller, which is not the parent's, when the
+   * parent signal aborts: one controller linked by hand, as
+   * `AbortSignal.any()` costs several times as much, on every task.
+   */
+  followParent(): void {
+    const parent = this.#parent;
+    const controller = this.controller;
+    const onParentAbort = () => {
+      if (!controller.signal.aborted) controller.abort(parent.reason);
+    };
+    if (parent.aborted) {
+      onParentAbort();
+    } else {
+      this.#onParentAbort = onParentAbort;
+      parent.addEventListener("abort", onParentAbort, { once: true });
+    }
   }
 
   get signal(): AbortSignal {
-    return this.#run.controller.signal;
-  }
-
-  get cancelled(): boolean {
-    return this.#run.cancelled;
-  }
-
-  get reason(): string | undefined {
-    return this.#run.reason;
+    return this.controller.signal;
   }
 
   end(): void {
@@ -253,32 +268,16 @@ export class TaskCancellations {
    */
   begin(id: string, parent: AbortSignal, own?: AbortController): TaskCancelWatch | undefined {
     if (!this.#enabled) return undefined;
-    let run: WatchedRun;
-    let onParentAbort: (() => void) | undefined;
-    if (own != null && own.signal === parent) {
-      run = { id, controller: own, cancelled: false };
-    } else {
-      // One controller linked to the parent by hand: AbortSignal.any()
-      // costs several times as much, on every task.
-      const linked: WatchedRun = run = {
-        id,
-        controller: new AbortController(),
-        cancelled: false,
-      };
-      onParentAbort = () => {
-        if (!linked.controller.signal.aborted) linked.controller.abort(parent.reason);
-      };
-      if (parent.aborted) onParentAbort();
-      else parent.addEventListener("abort", onParentAbort, { once: true });
-    }
-    const watch = new RunWatch(this.#running, run, parent, onParentAbort);
+    const ownSignal = own != null && own.signal === parent;
+    const run = new RunWatch(this.#running, id, ownSignal ? own : new AbortController(), parent);
+    if (!ownSignal) run.followParent();
     // A run waits for the subscription the workers opened (only while it
     // is being opened): a request published once it runs reaches it.
     const subscription = this.#subscription;
-    watch.checked = subscription == null || subscription.active
+    run.checked = subscription == null || subscription.active
       ? this.#readMarker(id, run)
       : subscription.ready.then(() => this.#readMarker(id, run));
-    return watch;
+    return run;
   }
 
   /**
