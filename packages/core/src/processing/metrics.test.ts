@@ -1,7 +1,7 @@
 // Metrics through the OpenTelemetry SDK's in-memory exporter: a federation's
 // tasks end to end, and every message kind through the dispatcher.
 import { assert, assertEquals, test } from "@fedify/fixture";
-import { trace } from "@opentelemetry/api";
+import { metrics, trace } from "@opentelemetry/api";
 import { z } from "zod";
 import { createFederation } from "../federation/federation.ts";
 import { deferred, within as withTimeout, withLogs } from "@fedify/fixture";
@@ -272,4 +272,46 @@ test("Fedwork's own tasks are counted as enqueued and recorded as queued like an
     1,
   );
   await meters.shutdown();
+});
+
+test("metrics without a meter provider record nothing and are not observed per message", async () => {
+  // No provider given and none registered: OpenTelemetry's no-op meter.
+  const idle = new MessageMetrics(metrics.getMeterProvider());
+  assertEquals(idle.recording, false);
+  const meters = testMeters();
+  try {
+    const recording = new MessageMetrics(meters.meterProvider);
+    assertEquals(recording.recording, true);
+    // The flag is what decides: a provider whose meter makes real
+    // instruments is observed, and its counts arrive.
+    const queue = new RecordingQueue();
+    const federation = createFederation<void>({
+      kv: new MemoryKvStore(),
+      queue: { task: queue },
+      manuallyStartQueue: true,
+      meterProvider: meters.meterProvider,
+    });
+    const done = deferred();
+    const task = federation.defineTask("counted", {
+      schema: z.object({}),
+      handler() {},
+      on: { completed: () => done.resolve() },
+    });
+    const controller = new AbortController();
+    const worker = federation.startQueue(undefined, { signal: controller.signal, queue: "task" });
+    try {
+      await federation.createContext(new URL("https://example.com/"), undefined)
+        .enqueueTask(task, {});
+      await withTimeout(done.promise, "the task to complete");
+    } finally {
+      controller.abort();
+      await worker;
+    }
+    assertEquals(
+      count(await meters.collect(), MESSAGE_METRICS.completed, { "fedwork.task.name": "counted" }),
+      1,
+    );
+  } finally {
+    await meters.shutdown();
+  }
 });

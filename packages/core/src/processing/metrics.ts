@@ -1,4 +1,10 @@
-import type { Attributes, Counter, Histogram, MeterProvider } from "@opentelemetry/api";
+import {
+  type Attributes,
+  type Counter,
+  createNoopMeter,
+  type Histogram,
+  type MeterProvider,
+} from "@opentelemetry/api";
 import type { BaseMessage } from "./envelope.ts";
 import type { MessageEvent } from "./events.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
@@ -60,6 +66,13 @@ export class MessageMetrics {
     string,
     Map<string | typeof NONE, Map<string | typeof NONE, Attributes>>
   >();
+  /**
+   * `false` when every instrument is OpenTelemetry's no-op one (no meter
+   * provider was given and none is registered globally): recording then
+   * does nothing, and the per-message observer need not be called at all.
+   * @since 0.3.0
+   */
+  readonly recording: boolean;
 
   /**
    * @param provider The meter provider.
@@ -108,6 +121,25 @@ export class MessageMetrics {
       "Timed-out handlers that ignored their signal through the grace period and were left " +
         "running while the worker moved on.",
     );
+    // The API hands out one shared instrument of each kind for nothing to
+    // record; a meter provider made with another copy of the API is taken
+    // as recording, which is only slower.
+    const noop = createNoopMeter();
+    const noopCounter = noop.createCounter("noop");
+    const counters = [
+      this.#enqueued,
+      this.#deduplicated,
+      this.#completed,
+      this.#unhandled,
+      this.#retried,
+      this.#failed,
+      this.#dropped,
+      this.#timedOut,
+      this.#abandoned,
+    ];
+    const noopHistogram = noop.createHistogram("noop");
+    this.recording = counters.some((instrument) => instrument !== noopCounter) ||
+      this.#duration !== noopHistogram || this.#queueWait !== noopHistogram;
   }
 
   /**

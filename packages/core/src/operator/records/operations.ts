@@ -280,7 +280,8 @@ export class FederationOperations<TContextData> {
       status: this.taskStatus,
       metrics: port.metrics,
     });
-    port.observe(this.metrics.observe);
+    // Not at all without a meter provider: every message's path.
+    if (this.metrics.recording) port.observe(this.metrics.observe);
     port.observe(this.throughput.observe);
     port.observe((event, message) => this.#observeTask(event, message));
     port.observe(this.taskStatus.observe);
