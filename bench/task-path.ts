@@ -298,7 +298,14 @@ for (let trial = 0; trial < TRIALS; trial++) {
     const { profile } = await session.post("Profiler.stop");
     await session.post("Profiler.disable");
     const nodes = profile.nodes as unknown as ProfileNode[];
-    if (process.env.TASK_PATH_TOP) printTop(nodes, (node) => node.hitCount ?? 0, "µs (samples × 50 µs)", 50);
+    if (process.env.TASK_PATH_TOP) {
+      printTop(
+        nodes,
+        (node) => node.hitCount ?? 0,
+        "µs (samples × 50 µs)",
+        50,
+      );
+    }
     const totals = byStage(nodes, (node) => node.hitCount ?? 0);
     totals.delete("(idle)");
     const all = [...totals.values()].reduce((a, b) => a + b, 0);
