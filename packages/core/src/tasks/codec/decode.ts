@@ -37,8 +37,8 @@ const DONE_JSON = 3;
  */
 class Decoder {
   /**
-   * The vocabulary objects to rebuild, made with the first: most payloads
-   * hold none, and this is on every task run.
+   * The vocabulary objects to rebuild, made when the first one is found:
+   * most payloads hold none, and a decoder is made on every task run.
    */
   found: Placeholders | undefined;
   readonly #values: unknown[];
