@@ -197,6 +197,17 @@ export function targets(results: RunResults): TargetResult[] {
         : { target, measured: fmtRatio(r), met: r.median >= threshold },
     );
   };
+  /** One ratio target on the drain rate at each concurrency. */
+  const drainTargets = (
+    target: (concurrency: number) => string,
+    fedworkId: string,
+    otherId: string,
+    threshold: number,
+  ) => {
+    for (const c of CONCURRENCIES) {
+      ratioTarget(target(c), fedworkId, otherId, `drain${c}` as Metric, threshold);
+    }
+  };
   const absoluteTarget = (
     target: string,
     id: string,
@@ -216,15 +227,12 @@ export function targets(results: RunResults): TargetResult[] {
     ["amqp", "RabbitMQ"],
   ] as const;
   for (const [id, name] of engines) {
-    for (const c of CONCURRENCIES) {
-      ratioTarget(
-        `${name} typed ≥ 0.8× its raw queue, C=${c}`,
-        `fedwork-${id}`,
-        `fedwork-${id}-raw`,
-        `drain${c}` as Metric,
-        0.8,
-      );
-    }
+    drainTargets(
+      (c) => `${name} typed ≥ 0.8× its raw queue, C=${c}`,
+      `fedwork-${id}`,
+      `fedwork-${id}-raw`,
+      0.8,
+    );
   }
   // "In-process typed ≤ 2× the bare loop" is about time: the bare loop's
   // rate over Fedwork's, at most 2.
@@ -240,81 +248,50 @@ export function targets(results: RunResults): TargetResult[] {
         : { target, measured: `${fmtRatio(r)} the bare loop's time`, met: r.median <= 2 },
     );
   }
-  for (const c of CONCURRENCIES) {
-    ratioTarget(
-      `Redis typed ≥ 3× BullMQ, C=${c}`,
-      "fedwork-redis",
-      "bullmq",
-      `drain${c}` as Metric,
-      3,
-    );
-  }
-  for (const c of CONCURRENCIES) {
-    ratioTarget(
-      `PostgreSQL typed ≥ 1× graphile-worker with batching, C=${c}`,
-      "fedwork-postgres",
-      "graphile-worker-batched",
-      `drain${c}` as Metric,
-      1,
-    );
-  }
+  drainTargets((c) => `Redis typed ≥ 3× BullMQ, C=${c}`, "fedwork-redis", "bullmq", 3);
+  drainTargets(
+    (c) => `PostgreSQL typed ≥ 1× graphile-worker with batching, C=${c}`,
+    "fedwork-postgres",
+    "graphile-worker-batched",
+    1,
+  );
   absoluteTarget(
     "PostgreSQL typed ≥ 25,000 tasks/s, C=50",
     "fedwork-postgres",
     "drain50",
     (v) => v >= 25_000,
   );
-  for (const c of CONCURRENCIES) {
-    ratioTarget(
-      `RabbitMQ typed ≥ 1× amqplib (same prefetch), C=${c}`,
-      "fedwork-amqp",
-      "amqplib",
-      `drain${c}` as Metric,
-      1,
-    );
-  }
-  // Not issue 22's lines: the same two RabbitMQ targets against messages
-  // the size of a typed task's; the raw queue drains those slower than the
-  // 10-byte bodies of the rows above (docs/benchmarks.md, "Seventh pass").
-  for (const c of CONCURRENCIES) {
-    ratioTarget(
-      `RabbitMQ typed ≥ 0.8× its raw queue, same-size bodies, C=${c}`,
-      "fedwork-amqp",
-      "fedwork-amqp-raw-sized",
-      `drain${c}` as Metric,
+  drainTargets(
+    (c) => `RabbitMQ typed ≥ 1× amqplib (same prefetch), C=${c}`,
+    "fedwork-amqp",
+    "amqplib",
+    1,
+  );
+  // Not issue 22's lines: the raw-queue targets again, against messages
+  // the size of a typed task's, which the RabbitMQ and SQLite raw queues
+  // drain slower than the 10-byte bodies of the rows above
+  // (docs/benchmarks.md, "Seventh pass" and "Eighth pass").
+  for (const [id, name] of [["amqp", "RabbitMQ"], ["sqlite", "SQLite"]] as const) {
+    drainTargets(
+      (c) => `${name} typed ≥ 0.8× its raw queue, same-size bodies, C=${c}`,
+      `fedwork-${id}`,
+      `fedwork-${id}-raw-sized`,
       0.8,
     );
   }
-  // SQLite likewise: its raw queue drains task-sized bodies slower too
-  // (docs/benchmarks.md, "Eighth pass").
-  for (const c of CONCURRENCIES) {
-    ratioTarget(
-      `SQLite typed ≥ 0.8× its raw queue, same-size bodies, C=${c}`,
-      "fedwork-sqlite",
-      "fedwork-sqlite-raw-sized",
-      `drain${c}` as Metric,
-      0.8,
-    );
-  }
-  for (const c of CONCURRENCIES) {
-    ratioTarget(
-      `RabbitMQ typed ≥ 1× amqplib (same prefetch), same-size bodies, C=${c}`,
-      "fedwork-amqp",
-      "amqplib-sized",
-      `drain${c}` as Metric,
-      1,
-    );
-  }
+  drainTargets(
+    (c) => `RabbitMQ typed ≥ 1× amqplib (same prefetch), same-size bodies, C=${c}`,
+    "fedwork-amqp",
+    "amqplib-sized",
+    1,
+  );
   for (const [id, name] of [...engines, ["in-process", "In-process"] as const]) {
-    for (const c of CONCURRENCIES) {
-      ratioTarget(
-        `${name} records cost ≤ 10% (with / without ≥ 0.9×), C=${c}`,
-        `fedwork-${id}`,
-        `fedwork-${id}-no-records`,
-        `drain${c}` as Metric,
-        0.9,
-      );
-    }
+    drainTargets(
+      (c) => `${name} records cost ≤ 10% (with / without ≥ 0.9×), C=${c}`,
+      `fedwork-${id}`,
+      `fedwork-${id}-no-records`,
+      0.9,
+    );
   }
   // Issue 10's latency targets, still held.
   ratioTarget("Redis pickup p99 ≤ BullMQ's", "fedwork-redis", "bullmq", "pickupP99", 1);
