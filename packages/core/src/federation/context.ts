@@ -123,9 +123,23 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
   readonly canonicalOrigin: string;
   readonly host: string;
   readonly hostname: string;
-  /** The base URL the context was created for.  Internal. */
-  readonly url: URL;
   readonly #host: ContextHost<TContextData>;
+  #url: URL;
+  /** Whether `#url` is shared with other contexts (copied on first read). */
+  #urlShared: boolean;
+
+  /**
+   * The base URL the context was created for.  Internal.  A context made
+   * from a shared URL (a worker's cache of parsed base URLs) hands out its
+   * own copy, so that a caller that changes it changes no other context.
+   */
+  get url(): URL {
+    if (this.#urlShared) {
+      this.#url = new URL(this.#url.href);
+      this.#urlShared = false;
+    }
+    return this.#url;
+  }
 
   /** The federation's internals.  Internal. */
   get federationHost(): ContextHost<TContextData> {
@@ -136,10 +150,18 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
    * @param host The federation's internals.
    * @param url The request URL or base URL.
    * @param data The application data.
+   * @param urlShared Whether other contexts share `url` (it is then copied
+   *                  before anyone outside gets it).
    */
-  constructor(host: ContextHost<TContextData>, url: URL, data: TContextData) {
+  constructor(
+    host: ContextHost<TContextData>,
+    url: URL,
+    data: TContextData,
+    urlShared = false,
+  ) {
     this.#host = host;
-    this.url = url;
+    this.#url = url;
+    this.#urlShared = urlShared;
     this.data = data;
     this.origin = url.origin;
     this.canonicalOrigin = host.canonicalOrigin ?? url.origin;

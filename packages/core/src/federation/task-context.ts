@@ -20,12 +20,14 @@ export class TaskContextImpl<TContextData> extends ContextImpl<TContextData>
 
   /**
    * @param host The federation's internals.
-   * @param url The base URL the task was enqueued from.
+   * @param url The base URL the task was enqueued from, which other
+   *            contexts may share (the context copies it before handing it
+   *            out).
    * @param data The application data.
    * @param task The run information.
    */
   constructor(host: ContextHost<TContextData>, url: URL, data: TContextData, task: TaskRunInfo) {
-    super(host, url, data);
+    super(host, url, data, true);
     this.task = task;
   }
 

@@ -98,6 +98,29 @@ test("ctx.enqueueTask() runs the typed handler with a context built from the mes
   }
 });
 
+test("a task context's base URL is its own: changing it changes no later task's context", async () => {
+  const federation = federationWith({ queue: new RecordingQueue({ deliver: false }) });
+  const seen: { href: string; url: URL; origin: string }[] = [];
+  const task = federation.defineTask("url", {
+    schema: z.object({ n: z.number() }),
+    handler(ctx) {
+      // Not part of the Context type, but reachable from JavaScript.
+      const url = (ctx as unknown as { readonly url: URL }).url;
+      seen.push({ href: url.href, url, origin: ctx.origin });
+      url.host = "attacker.example";
+    },
+  });
+  const data = await encodeTaskPayload({ n: 1 });
+  for (let i = 0; i < 2; i++) {
+    await federation.processQueuedMessage({ app: "worker" }, taskMessage(task.name, data));
+  }
+  assertEquals(seen.map(({ href, origin }) => ({ href, origin })), [
+    { href: base.href, origin: base.origin },
+    { href: base.href, origin: base.origin },
+  ]);
+  assert(seen[0].url !== seen[1].url);
+});
+
 test("enqueueTask() payloads are type-checked against the task's schema", () => {
   const federation = federationWith({ queue: new RecordingQueue({ deliver: false }) });
   const task = federation.defineTask("typed", {
