@@ -360,10 +360,12 @@ test("runLeaseListener sends an acknowledgement after ackDelayMs while prefetche
   const finish = deferred();
   const listening = runLeaseListener(engine, async (message) => {
     if (message !== "quick") await finish.promise;
-  }, options({ prefetch: 8, ackDelayMs: 20, signal: controller.signal }));
+  }, options({ prefetch: 8, ackDelayMs: 20, pollMs: 600_000, signal: controller.signal }));
   // Seven messages stay prefetched: one free place is less than half of
   // concurrency + prefetch, so only the deadline sends the first message's
-  // acknowledgement.
+  // acknowledgement.  The loop went to sleep before that message finished,
+  // with nothing to acknowledge and a poll interval far longer than the
+  // wait below: it must wake to set the deadline.
   await waitUntil(() => engine.claims.some((claim) => claim.acks.some((m) => m.id === 1)), {
     what: "the acknowledgement of the first message",
   });

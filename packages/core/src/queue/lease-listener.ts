@@ -287,8 +287,14 @@ export async function runLeaseListener<M extends LeasedMessage>(
     if (prefetch > 0) currentPrefetch = Math.min(maxPrefetch, currentPrefetch * 2);
     lastClaimFull = false;
   };
+  // How many free places in `concurrency + prefetch` make a claim worth
+  // its round trip: half of them, so that one round trip refills and
+  // acknowledges many.
+  const refillAtFor = () => Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
   let closed = false;
   const stopped = () => closed || signal?.aborted === true;
+  /** Whether the loop sleeps until the deadline of the outcomes pending. */
+  let sleepCoversOutcomes = false;
 
   let woken = false;
   let wakeUp: (() => void) | undefined;
@@ -441,13 +447,28 @@ export async function runLeaseListener<M extends LeasedMessage>(
         settled: false,
       };
       running.add(delivery);
-      void run(delivery).finally(afterRun);
+      // then() with the same callback twice rather than finally(), which
+      // makes two more promises per message; run() never rejects anyway.
+      void run(delivery).then(afterRun, afterRun);
     }
   };
-  /** A finished handler's slot takes the next message; made once, not per message. */
+  /**
+   * A finished handler's slot takes the next message, and the loop is woken
+   * only when that gave it something to do: a free slot with nothing to
+   * run, room for a refill, outcomes its sleep has no deadline for, or a
+   * stop.  Waking it after every message cost a promise and a timer per
+   * message while it had nothing to do but sleep again.  Made once, not per
+   * message.
+   */
   const afterRun = () => {
     pump();
-    wake();
+    if (
+      stopped() || running.size + buffer.length < concurrency ||
+      concurrency + currentPrefetch - running.size - buffer.length >= refillAtFor() ||
+      (!sleepCoversOutcomes && acks.length + handBacks.length > 0)
+    ) {
+      wake();
+    }
   };
 
   const onAbort = () => wake();
@@ -460,7 +481,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
       woken = false;
       const starving = running.size + buffer.length < concurrency;
       if (starving && lastClaimFull) growPrefetch();
-      let refillAt = Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
+      let refillAt = refillAtFor();
       let want = concurrency + currentPrefetch - running.size - buffer.length;
       if (
         lastClaimFull && want >= refillAt &&
@@ -468,7 +489,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
       ) {
         // The prefetched messages went this quickly: claim further ahead.
         growPrefetch();
-        refillAt = Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
+        refillAt = refillAtFor();
         want = concurrency + currentPrefetch - running.size - buffer.length;
       }
       // A round trip is due when a free slot has nothing to run, or half of
@@ -479,8 +500,11 @@ export async function runLeaseListener<M extends LeasedMessage>(
       const refill = want >= refillAt;
       const overdue = pending && performance.now() - pendingSince >= ackDelayMs;
       if (!starving && !refill && !overdue) {
-        // A finishing handler wakes us; so does the acknowledgement deadline.
+        // A finishing handler wakes us when there is something to do (see
+        // afterRun); so does the acknowledgement deadline.
+        sleepCoversOutcomes = pending;
         await sleep(pending ? pendingSince + ackDelayMs - performance.now() : pollMs);
+        sleepCoversOutcomes = false;
         continue;
       }
       const count = Math.max(0, want);
