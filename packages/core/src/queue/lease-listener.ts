@@ -291,6 +291,10 @@ export async function runLeaseListener<M extends LeasedMessage>(
   // its round trip: half of them, so that one round trip refills and
   // acknowledges many.
   const refillAtFor = () => Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
+  /** How many messages a claim may take now: the free places in `concurrency + prefetch`. */
+  const room = () => concurrency + currentPrefetch - running.size - buffer.length;
+  /** Whether a slot is free with nothing prefetched to run in it. */
+  const starving = () => running.size + buffer.length < concurrency;
   let closed = false;
   const stopped = () => closed || signal?.aborted === true;
   /** Whether the loop sleeps until the deadline of the outcomes pending. */
@@ -463,8 +467,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
   const afterRun = () => {
     pump();
     if (
-      stopped() || running.size + buffer.length < concurrency ||
-      concurrency + currentPrefetch - running.size - buffer.length >= refillAtFor() ||
+      stopped() || starving() || room() >= refillAtFor() ||
       (!sleepCoversOutcomes && acks.length + handBacks.length > 0)
     ) {
       wake();
@@ -479,10 +482,10 @@ export async function runLeaseListener<M extends LeasedMessage>(
     let failures = 0;
     while (!stopped()) {
       woken = false;
-      const starving = running.size + buffer.length < concurrency;
-      if (starving && lastClaimFull) growPrefetch();
+      const starved = starving();
+      if (starved && lastClaimFull) growPrefetch();
       let refillAt = refillAtFor();
-      let want = concurrency + currentPrefetch - running.size - buffer.length;
+      let want = room();
       if (
         lastClaimFull && want >= refillAt &&
         performance.now() - lastClaimAt < QUICK_TURNOVER_MS
@@ -490,7 +493,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
         // The prefetched messages went this quickly: claim further ahead.
         growPrefetch();
         refillAt = refillAtFor();
-        want = concurrency + currentPrefetch - running.size - buffer.length;
+        want = room();
       }
       // A round trip is due when a free slot has nothing to run, or half of
       // `concurrency + prefetch` can be claimed (so that one round trip
@@ -499,7 +502,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
       const pending = acks.length + handBacks.length > 0;
       const refill = want >= refillAt;
       const overdue = pending && performance.now() - pendingSince >= ackDelayMs;
-      if (!starving && !refill && !overdue) {
+      if (!starved && !refill && !overdue) {
         // A finishing handler wakes us when there is something to do (see
         // afterRun); so does the acknowledgement deadline.
         sleepCoversOutcomes = pending;
