@@ -1,6 +1,7 @@
 import { type DocumentLoader, Object as APObject } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
-import { withDocumentLoadBudget } from "./network/document-budget.ts";
+import { type DocumentLoadBudget, withDocumentLoadBudget } from "./network/document-budget.ts";
+import { checkDocumentComplexity, DocumentTooComplexError } from "./network/document-complexity.ts";
 import {
   lookupWebFinger,
   type LookupWebFingerOptions,
@@ -20,6 +21,13 @@ export interface LookupObjectOptions {
   readonly contextLoader: DocumentLoader;
   /** The user agent, address policy and limits of a handle's WebFinger lookup. */
   readonly webFinger: LookupWebFingerOptions;
+  /**
+   * The document limits the object's document is held to before it is
+   * parsed, and the budget of what parsing it may load.
+   * @default the default limits, 8 loads within 10 seconds
+   * @since 0.4.0
+   */
+  readonly budget?: DocumentLoadBudget;
 }
 
 /**
@@ -66,9 +74,13 @@ export async function lookupObject(
       return null;
     }
     const { document, documentUrl } = await documentLoader(url.href);
+    // Whatever loader the caller gave, the document is held to the limits
+    // before any JSON-LD work.
+    const violation = checkDocumentComplexity(document, options.budget?.limits);
+    if (violation != null) throw new DocumentTooComplexError(violation, url.href);
     const object = await APObject.fromJsonLd(document, {
-      documentLoader: withDocumentLoadBudget(documentLoader),
-      contextLoader: withDocumentLoadBudget(contextLoader),
+      documentLoader: withDocumentLoadBudget(documentLoader, options.budget),
+      contextLoader: withDocumentLoadBudget(contextLoader, options.budget),
     });
     // A server may only speak for its own objects.
     if (object.id != null && object.id.origin !== new URL(documentUrl).origin) {

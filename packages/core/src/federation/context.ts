@@ -12,6 +12,7 @@ import {
 } from "../activitypub/collections/traverse.ts";
 import { lookupObject } from "../activitypub/lookup-object.ts";
 import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
+import { withDocumentLimits } from "../activitypub/network/document-budget.ts";
 import { signatureAlgorithmOf } from "../activitypub/signatures/spec.ts";
 import {
   lookupWebFinger,
@@ -334,9 +335,13 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     collection: Collection,
     options: TraverseCollectionOptions = {},
   ): AsyncIterable<APObject | Link> {
+    // The federation's loader holds what it loads to the document limits;
+    // a loader of the caller's is made to.
     return traverseCollection(collection, {
       ...options,
-      documentLoader: options.documentLoader ?? this.documentLoader,
+      documentLoader: options.documentLoader == null
+        ? this.documentLoader
+        : withDocumentLimits(options.documentLoader, this.#host.options.remoteDocuments.limits),
       contextLoader: options.contextLoader ?? this.contextLoader,
     });
   }
@@ -353,25 +358,30 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
         `The actor ${JSON.stringify(identity.identifier)} has no RSA key to sign requests with.`,
       );
     }
-    const { userAgent, allowPrivateAddress, firstKnock, remoteRequests } = this.#host.options;
-    return createFetchDocumentLoader({
-      userAgent,
-      allowPrivateAddress,
-      timeout: { milliseconds: remoteRequests.timeoutMs },
-      maxBodyBytes: remoteRequests.maxBodyBytes,
-      maxRedirects: remoteRequests.maxRedirects,
-      signer: { keyId: key.keyId, privateKey: key.privateKey, firstKnock },
-    });
+    const { userAgent, allowPrivateAddress, firstKnock, remoteRequests, remoteDocuments } =
+      this.#host.options;
+    return withDocumentLimits(
+      createFetchDocumentLoader({
+        userAgent,
+        allowPrivateAddress,
+        timeout: { milliseconds: remoteRequests.timeoutMs },
+        maxBodyBytes: remoteRequests.maxBodyBytes,
+        maxRedirects: remoteRequests.maxRedirects,
+        signer: { keyId: key.keyId, privateKey: key.privateKey, firstKnock },
+      }),
+      remoteDocuments.limits,
+    );
   }
 
   async lookupObject(
     identifier: string | URL,
     options: { readonly documentLoader?: DocumentLoader } = {},
   ): Promise<APObject | null> {
-    const { userAgent, allowPrivateAddress, remoteRequests } = this.#host.options;
+    const { userAgent, allowPrivateAddress, remoteRequests, remoteDocuments } = this.#host.options;
     return await lookupObject(identifier, {
       documentLoader: options.documentLoader ?? this.documentLoader,
       contextLoader: this.documentLoader,
+      budget: remoteDocuments.budget,
       webFinger: {
         userAgent,
         allowPrivateAddress,

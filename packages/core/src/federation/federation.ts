@@ -418,7 +418,13 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       message.activity as Record<string, unknown>,
       signal,
     );
-    return handleInboxMessage(message, ctx, this.registry, this.options.documentLoader);
+    return handleInboxMessage(
+      message,
+      ctx,
+      this.registry,
+      this.options.documentLoader,
+      this.options.remoteDocuments.budget,
+    );
   }
 
   /**

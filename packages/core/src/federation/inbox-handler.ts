@@ -11,6 +11,8 @@ import {
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
 import { readBodyCapped } from "../http/capped-body.ts";
+import { withDocumentLoadBudget } from "../activitypub/network/document-budget.ts";
+import type { ResolvedDocumentComplexityLimits } from "../activitypub/network/document-complexity.ts";
 import type { KvKey } from "../kv/kv-store.ts";
 import type { Outcome } from "../processing/outcome.ts";
 import type { InboxMessage } from "../activitypub/inbox/message.ts";
@@ -154,10 +156,7 @@ async function callIdempotencyKeyCallback<TContextData>(
 ): Promise<string | null | undefined> {
   let activity: Activity;
   try {
-    activity = await Activity.fromJsonLd(received.activity, {
-      documentLoader: host.options.documentLoader,
-      contextLoader: host.options.documentLoader,
-    });
+    activity = await parseReceivedActivity(host.options, received.activity);
   } catch {
     // The worker drops it with the reason; the default key will do.
     return undefined;
@@ -179,6 +178,21 @@ async function callIdempotencyKeyCallback<TContextData>(
     );
     return undefined;
   }
+}
+
+/**
+ * Parses an activity received in a request (for the unverified-activity
+ * hook or an idempotency key callback) within the document budget: at most
+ * `remoteDocuments.maxLoads` loads within `remoteDocuments.loadTimeout` in
+ * all, as the inbox worker parses it.  The body was held to the document
+ * limits when it was read.
+ */
+function parseReceivedActivity(
+  options: Pick<ResolvedFederationOptions, "documentLoader" | "remoteDocuments">,
+  activity: Readonly<Record<string, unknown>>,
+): Promise<Activity> {
+  const loader = withDocumentLoadBudget(options.documentLoader, options.remoteDocuments.budget);
+  return Activity.fromJsonLd(activity, { documentLoader: loader, contextLoader: loader });
 }
 
 function text(status: number, body: string): Response {
@@ -234,7 +248,11 @@ export async function handleInboxRequest<TContextData>(
   let senderOrigin: string;
   let signer: string | undefined;
   if (options.skipSignatureVerification) {
-    const read = await readJsonObject(request, options.inboxMaxBytes);
+    const read = await readJsonObject(
+      request,
+      options.inboxMaxBytes,
+      options.remoteDocuments.limits,
+    );
     if (!read.ok) return text(read.status, read.message);
     ({ activity, body } = read);
     // Nothing was verified: the activity's own claim is all there is.
@@ -246,6 +264,7 @@ export async function handleInboxRequest<TContextData>(
       fetchKey: keyFetcherFor(host, ctx),
       timeWindow: options.signatureTimeWindow,
       maxBodySize: options.inboxMaxBytes,
+      documentLimits: options.remoteDocuments.limits,
       ...(options.origin == null ? {} : { origin: options.origin }),
       ...(registry.unverifiedActivityHandler == null ? {} : { readUnsignedBody: true }),
     });
@@ -362,10 +381,7 @@ async function runUnverifiedActivityHandler<TContextData>(
   if (reason == null) return undefined;
   let activity: Activity;
   try {
-    activity = await Activity.fromJsonLd(verification.activity, {
-      documentLoader: host.options.documentLoader,
-      contextLoader: host.options.documentLoader,
-    });
+    activity = await parseReceivedActivity(host.options, verification.activity);
   } catch (error) {
     logger.debug(
       "Skipped the unverified activity hook: the activity could not be parsed: {error}",
@@ -466,6 +482,7 @@ export async function claimReceivedActivity(
 async function readJsonObject(
   request: Request,
   maxBytes: number,
+  limits: ResolvedDocumentComplexityLimits,
 ): Promise<
   | { readonly ok: true; readonly activity: Record<string, unknown>; readonly body: Uint8Array }
   | { readonly ok: false; readonly status: 400 | 413; readonly message: string }
@@ -480,7 +497,7 @@ async function readJsonObject(
   } catch {
     return { ok: false, status: 400, message: "The body could not be read." };
   }
-  const parsed = parseActivityBody(body);
+  const parsed = parseActivityBody(body, limits);
   if (!parsed.ok) return { ok: false, status: 400, message: parsed.message };
   return { ok: true, activity: parsed.activity, body };
 }

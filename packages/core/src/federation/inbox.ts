@@ -1,9 +1,14 @@
 import { getLogger } from "@logtape/logtape";
 import { Activity, type DocumentLoader } from "@fedify/vocab";
 import {
+  type DocumentLoadBudget,
   DocumentLoadBudgetError,
   withDocumentLoadBudget,
 } from "../activitypub/network/document-budget.ts";
+import {
+  checkDocumentComplexity,
+  DocumentTooComplexError,
+} from "../activitypub/network/document-complexity.ts";
 import type { UnhandledRun } from "../processing/dispatcher.ts";
 import { MalformedMessageError } from "../processing/errors.ts";
 import type { InboxListener } from "./callbacks.ts";
@@ -45,6 +50,8 @@ export function findInboxListener<TContextData>(
  * @param ctx The context to give the listener.
  * @param registry The federation's registrations.
  * @param documentLoader Loads remote documents while parsing.
+ * @param budget The document limits the activity is held to, and the
+ *               budget of the loads parsing it may make (since 0.4.0).
  * @returns Nothing, or an {@link UnhandledRun} when no listener handles it.
  * @since 0.1.0
  */
@@ -53,7 +60,14 @@ export async function handleInboxMessage<TContextData>(
   ctx: InboxContext<TContextData>,
   registry: FederationRegistry<TContextData>,
   documentLoader: DocumentLoader,
+  budget: Omit<DocumentLoadBudget, "signal"> = {},
 ): Promise<void | UnhandledRun> {
+  // The request that enqueued it checked the same limits, but a queue row
+  // is anyone's: checked again (one linear pass) before any JSON-LD work,
+  // so that no row can cost a worker more than a bounded slice of CPU and
+  // memory.
+  const violation = checkDocumentComplexity(message.activity, budget.limits);
+  if (violation != null) throw new MalformedMessageError(violation.message);
   let activity: Activity;
   // A document that could not be loaded (the network, a remote server) is
   // a transient failure to retry; anything else wrong with the activity is
@@ -62,15 +76,18 @@ export async function handleInboxMessage<TContextData>(
   // The well-known contexts never need the network (nor an app's loader);
   // beyond them, one activity may make only a few requests, so a hundred
   // remote @context URLs cost a few time limits, not a hundred.
-  const budgeted = withDocumentLoadBudget(documentLoader);
+  // The listener's signal bounds parsing too: a remote context that never
+  // arrives is part of the activity's time limit.
+  const budgeted = withDocumentLoadBudget(documentLoader, { ...budget, signal: ctx.signal });
   const loader: DocumentLoader = async (url, options) => {
     try {
-      // The listener's signal bounds parsing too: a remote context that
-      // never arrives is part of the activity's time limit.
-      return await budgeted(url, { ...options, signal: options?.signal ?? ctx.signal });
+      return await budgeted(url, options);
     } catch (error) {
-      // Past the budget, retrying cannot help: the activity is malformed.
-      if (!(error instanceof DocumentLoadBudgetError)) loadError ??= error;
+      // Past the budget or the limits, retrying cannot help: the activity
+      // is malformed.
+      if (!(error instanceof DocumentLoadBudgetError || error instanceof DocumentTooComplexError)) {
+        loadError ??= error;
+      }
       throw error;
     }
   };

@@ -1,4 +1,4 @@
-import { assertEquals, assertThrows, test } from "@fedify/fixture";
+import { assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture";
 import type { Temporal } from "@js-temporal/polyfill";
 import type { KvKey } from "../kv/kv-store.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
@@ -129,7 +129,7 @@ test("createFederation() makes Fedify's userAgent object into a header value", (
   invalid({ kv, userAgent: { url: "not a url" } }, "userAgent.url", "must be a URL");
 });
 
-test("createFederation() builds its document loader with documentLoaderFactory", () => {
+test("createFederation() builds its document loader with documentLoaderFactory", async () => {
   const loader = () => Promise.reject(new Error("offline"));
   let received: DocumentLoaderFactoryOptions | undefined;
   const federation = createFederation<void>({
@@ -142,7 +142,8 @@ test("createFederation() builds its document loader with documentLoaderFactory",
   });
   assertEquals(received, { allowPrivateAddress: true, userAgent: DEFAULT_USER_AGENT });
   const ctx = federation.createContext(new URL("https://example.com/"), undefined);
-  assertEquals(ctx.documentLoader, loader);
+  // The factory's loader, held to the document limits.
+  await assertRejects(() => ctx.documentLoader("https://remote.example/"), Error, "offline");
   const kv = new MemoryKvStore();
   invalid(
     { kv, documentLoader: loader, documentLoaderFactory: () => loader },

@@ -6,6 +6,12 @@ import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { createExponentialBackoffPolicy } from "../retry/mod.ts";
 import { createFetchDocumentLoader } from "../activitypub/network/document-loader.ts";
+import { withDocumentLimits } from "../activitypub/network/document-budget.ts";
+import {
+  type FederationRemoteDocumentOptions,
+  type ResolvedRemoteDocumentOptions,
+  resolveRemoteDocumentOptions,
+} from "../activitypub/network/remote-document-options.ts";
 import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
 import { DEFAULT_MAX_INBOX_BODY_SIZE } from "../activitypub/inbox/verify.ts";
 import {
@@ -157,6 +163,19 @@ export interface FederationOptions<TContextData>
    */
   readonly remoteRequests?: FederationRemoteRequestOptions;
 
+  /**
+   * The limits every document from another server (inbox activities,
+   * actors, keys, objects, collection pages, JSON-LD contexts) is held to
+   * before any JSON-LD processing: `@context` entries (64), inline context
+   * terms (1,024), the context work they ask for (100,000), nesting depth
+   * (64), JSON values (5,000), string length (512 Ki), and what parsing one
+   * document may load (`maxLoads`, 8, within `loadTimeout`, 10 seconds, all
+   * together).  A document past a limit is refused before any JSON-LD work:
+   * 400 at an inbox, `null` from a lookup.  See the manual's security page.
+   * @since 0.4.0
+   */
+  readonly remoteDocuments?: FederationRemoteDocumentOptions;
+
   /** The OpenTelemetry tracer provider; the global one by default. */
   readonly tracerProvider?: TracerProvider;
 
@@ -283,6 +302,7 @@ const OPTION_NAMES: Record<
   userAgent: true,
   allowPrivateAddress: true,
   remoteRequests: true,
+  remoteDocuments: true,
   tracerProvider: true,
   meterProvider: true,
   taskDeduplicationTtl: true,
@@ -326,6 +346,8 @@ export interface ResolvedFederationOptions
   readonly allowPrivateAddress: boolean;
   /** The limits of outgoing requests, since 0.3.0. */
   readonly remoteRequests: ResolvedRemoteRequestOptions;
+  /** The limits of remote documents, since 0.4.0. */
+  readonly remoteDocuments: ResolvedRemoteDocumentOptions;
   readonly tracerProvider: TracerProvider;
   // ActivityPub over HTTP, since 0.2.0.
   readonly signatureTimeWindow: DurationInput | false;
@@ -404,7 +426,10 @@ export function resolveFederationOptions<TContextData>(
     );
   }
   const remoteRequests = resolveRemoteRequestOptions(options.remoteRequests);
-  const documentLoader =
+  const remoteDocuments = resolveRemoteDocumentOptions(options.remoteDocuments);
+  // Whatever loads them, every document is held to the limits before the
+  // JSON-LD processing that parses it.
+  const documentLoader = withDocumentLimits(
     resolveDocumentLoaderFactory(options, { allowPrivateAddress, userAgent }) ??
       options.documentLoader ??
       createFetchDocumentLoader({
@@ -413,7 +438,9 @@ export function resolveFederationOptions<TContextData>(
         timeout: { milliseconds: remoteRequests.timeoutMs },
         maxBodyBytes: remoteRequests.maxBodyBytes,
         maxRedirects: remoteRequests.maxRedirects,
-      });
+      }),
+    remoteDocuments.limits,
+  );
   const tracerProvider = options.tracerProvider ?? trace.getTracerProvider();
   if (typeof tracerProvider?.getTracer !== "function") {
     throw new FederationOptionError(
@@ -445,6 +472,7 @@ export function resolveFederationOptions<TContextData>(
     userAgent,
     allowPrivateAddress,
     remoteRequests,
+    remoteDocuments,
     tracerProvider,
     ...resolveActivityPubOptions(options),
     webhooks: resolveWebhookOptions(options.webhooks),

@@ -5,6 +5,7 @@ import {
   Object as APObject,
   Tombstone,
 } from "@fedify/vocab";
+import { withDocumentLoadBudget } from "../activitypub/network/document-budget.ts";
 import {
   createPublicKeyFetcher,
   type PublicKeyFetcher,
@@ -126,9 +127,13 @@ export class RequestContextImpl<TContextData> extends ContextImpl<TContextData>
         const { document, documentUrl } = await this.documentLoader(key.ownerId.href);
         // Only the owner's origin speaks for the owner, whatever redirects.
         if (new URL(documentUrl).origin !== key.ownerId.origin) return null;
+        const loader = withDocumentLoadBudget(
+          this.documentLoader,
+          this.#host.options.remoteDocuments.budget,
+        );
         const object = await APObject.fromJsonLd(document, {
-          documentLoader: this.documentLoader,
-          contextLoader: this.documentLoader,
+          documentLoader: loader,
+          contextLoader: loader,
         });
         return isActor(object) && object.id?.href === key.ownerId.href ? object : null;
       } catch {

@@ -1,3 +1,9 @@
+import {
+  checkDocumentComplexity,
+  DEFAULT_DOCUMENT_COMPLEXITY_LIMITS,
+  type ResolvedDocumentComplexityLimits,
+} from "../network/document-complexity.ts";
+
 /**
  * How deeply an incoming activity's JSON may nest: 64 levels, the activity
  * itself being the first.  Real activities nest a handful of levels (an
@@ -13,27 +19,38 @@ export const MAX_ACTIVITY_DEPTH = 64;
  * What {@link parseActivityBody} found: the activity, or why the body is
  * not one.
  * - `invalidJson`: the body is not JSON, or not a JSON object;
- * - `nestingTooDeep`: it nests deeper than {@link MAX_ACTIVITY_DEPTH}.
+ * - `nestingTooDeep`: it nests deeper than the `maxDepth` limit
+ *   ({@link MAX_ACTIVITY_DEPTH} by default);
+ * - `tooComplex`: it passes another of the document limits (too many
+ *   `@context` entries, context terms or JSON values, too long a string,
+ *   or too much context work; since 0.4.0).
  * @since 0.3.0
  */
 export type ParsedActivityBody =
   | { readonly ok: true; readonly activity: Record<string, unknown> }
   | {
     readonly ok: false;
-    readonly reason: "invalidJson" | "nestingTooDeep";
+    readonly reason: "invalidJson" | "nestingTooDeep" | "tooComplex";
     readonly message: string;
   };
 
 /**
- * Parses an inbox request's body as a JSON object nesting at most
- * {@link MAX_ACTIVITY_DEPTH} levels, so that nothing after it (signature
- * checks, the queue's encoder, the listeners) sees a value it cannot handle.
+ * Parses an inbox request's body as a JSON object within the document
+ * limits ({@link DocumentComplexityLimits}: nesting, `@context` entries and
+ * terms, values, strings), so that nothing after it (signature checks, the
+ * queue's encoder, JSON-LD processing, the listeners) sees a value it cannot
+ * handle or that costs more than a bounded slice of CPU and memory.
  * Internal.
  * @param body The body's bytes, UTF-8.
+ * @param limits The document limits (since 0.4.0); the defaults when left
+ *               out.
  * @returns The activity, or why the body was refused.
  * @since 0.3.0
  */
-export function parseActivityBody(body: Uint8Array): ParsedActivityBody {
+export function parseActivityBody(
+  body: Uint8Array,
+  limits: ResolvedDocumentComplexityLimits = DEFAULT_DOCUMENT_COMPLEXITY_LIMITS,
+): ParsedActivityBody {
   let parsed: unknown;
   try {
     parsed = JSON.parse(new TextDecoder().decode(body));
@@ -44,26 +61,15 @@ export function parseActivityBody(body: Uint8Array): ParsedActivityBody {
   if (typeof parsed !== "object" || parsed == null || Array.isArray(parsed)) {
     return { ok: false, reason: "invalidJson", message: "The body is not a JSON object." };
   }
-  if (nestsDeeperThan(parsed, MAX_ACTIVITY_DEPTH)) {
+  const violation = checkDocumentComplexity(parsed, limits);
+  if (violation != null) {
     return {
       ok: false,
-      reason: "nestingTooDeep",
-      message: `The activity nests deeper than ${MAX_ACTIVITY_DEPTH} levels.`,
+      reason: violation.limit === "maxDepth" ? "nestingTooDeep" : "tooComplex",
+      message: violation.limit === "maxDepth"
+        ? `The activity nests deeper than ${violation.max} levels.`
+        : violation.message,
     };
   }
   return { ok: true, activity: parsed as Record<string, unknown> };
-}
-
-/** Whether a parsed JSON value nests deeper than `limit`; iterative, so any depth is safe. */
-function nestsDeeperThan(value: object, limit: number): boolean {
-  const pending: [object, number][] = [[value, 1]];
-  while (pending.length > 0) {
-    const [node, depth] = pending.pop()!;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child !== "object" || child == null) continue;
-      if (depth + 1 > limit) return true;
-      pending.push([child, depth + 1]);
-    }
-  }
-  return false;
 }

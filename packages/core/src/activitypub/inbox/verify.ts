@@ -16,6 +16,10 @@ import type { HttpSignatureSpec } from "../signatures/spec.ts";
 import type { SignatureFailureReason } from "../signatures/verification.ts";
 import { verifyRequest } from "../signatures/verify.ts";
 import { parseActivityBody } from "./parse-activity.ts";
+import {
+  type DocumentComplexityLimits,
+  resolveDocumentComplexityLimits,
+} from "../network/document-complexity.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "inbox"]);
 
@@ -70,6 +74,13 @@ export interface VerifyInboxRequestOptions {
    * @since 0.3.0
    */
   readonly readUnsignedBody?: boolean;
+  /**
+   * The limits the activity is held to before any JSON-LD processing
+   * (refused with `tooComplex` or `nestingTooDeep` past them).
+   * @default {@link DEFAULT_DOCUMENT_COMPLEXITY_LIMITS}
+   * @since 0.4.0
+   */
+  readonly documentLimits?: DocumentComplexityLimits;
 }
 
 /**
@@ -79,7 +90,11 @@ export interface VerifyInboxRequestOptions {
  *   went away (since 0.3.0);
  * - `invalidJson` (400): the body is not a JSON object;
  * - `nestingTooDeep` (400): the activity nests deeper than 64 levels
- *   (`MAX_ACTIVITY_DEPTH`; since 0.3.0);
+ *   (`MAX_ACTIVITY_DEPTH`, or the `maxDepth` document limit; since 0.3.0);
+ * - `tooComplex` (400): the activity passes another document limit: too
+ *   many `@context` entries, context terms or JSON values, too long a
+ *   string, too much context work (see `DocumentComplexityLimits`; since
+ *   0.4.0);
  * - `actorMismatch` (401): the signer is not the activity's `actor`, and
  *   the activity carries no proof or Linked Data signature by its actor
  *   that verifies.
@@ -91,6 +106,7 @@ export type InboxRejectionReason =
   | "unreadableBody"
   | "invalidJson"
   | "nestingTooDeep"
+  | "tooComplex"
   | "actorMismatch";
 
 /**
@@ -221,7 +237,10 @@ export async function verifyInboxRequest(
     // The stream failed: the client went away mid-body.
     return refuse(400, "unreadableBody", "The body could not be read.");
   }
-  const parsed = parseActivityBody(body);
+  const parsed = parseActivityBody(
+    body,
+    resolveDocumentComplexityLimits(options.documentLimits, "documentLimits"),
+  );
   if (!parsed.ok) return refuse(400, parsed.reason, parsed.message);
   const { activity } = parsed;
   if (!hasSignatureHeader(request.headers)) {

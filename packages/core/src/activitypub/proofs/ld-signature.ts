@@ -12,6 +12,11 @@ import {
   type VerifyProofOptions,
 } from "./proof.ts";
 import { asArray, idOf, messageOf } from "../json-values.ts";
+import {
+  checkDocumentComplexity,
+  DEFAULT_DOCUMENT_COMPLEXITY_LIMITS,
+  resolveDocumentComplexityLimits,
+} from "../network/document-complexity.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "proofs"]);
 
@@ -19,11 +24,25 @@ const IDENTITY_CONTEXT = "https://w3id.org/identity/v1";
 const AS = "https://www.w3.org/ns/activitystreams#";
 
 /**
- * How long canonicalizing one document may take, in milliseconds.  URDNA2015
- * is bounded by `maxWorkFactor` (left at its default, 1) too; the time limit
- * is for documents large enough to be slow anyway.
+ * How long the JSON-LD work of verifying one document (canonicalizing the
+ * signature options and the document, and expanding it) may take in all,
+ * in milliseconds.  URDNA2015 is bounded by `maxWorkFactor` (left at its
+ * default, 1) too; the time limit is for documents large enough to be slow
+ * anyway.
  */
 const CANONIZE_TIME_LIMIT_MS = 2_000;
+
+/**
+ * The document limits of a document whose Linked Data signature is
+ * verified: the defaults, with at most 2,000 JSON values (a Mastodon
+ * `Create` of a note with its signature has about a hundred), because
+ * canonicalization costs about 0.3 ms a value and grows faster than
+ * linearly: 5,000 addressees took 3.7 s.
+ */
+const LD_SIGNED_DOCUMENT_LIMITS = resolveDocumentComplexityLimits({
+  ...DEFAULT_DOCUMENT_COMPLEXITY_LIMITS,
+  maxValues: 2_000,
+});
 
 // An RSA-8192 signature is 1,368 base64 characters.
 const MAX_SIGNATURE_VALUE_LENGTH = 1_400;
@@ -63,8 +82,13 @@ export interface SignJsonLdOptions {
  * - `unsupportedContext`: the document names a JSON-LD context Fedwork does
  *   not know (only preloaded contexts are used: verifying never fetches
  *   one), or cannot be canonicalized in time;
+ * - `tooComplex`: the document is past the document limits, or has more
+ *   than 2,000 JSON values (since 0.4.0);
  * - `keyNotFound`: the key could not be fetched, or is not an RSA key;
  * - `invalidSignature`: the key does not verify the signature;
+ * - `idMismatch`: the document's JSON `id` is not the `@id` JSON-LD reads
+ *   (and the signature covers), e.g. an `id` term redefined by an inline
+ *   context (since 0.4.0);
  * - `unattributed`: it verifies, but the key's owner is not every `actor`
  *   and `attributedTo` of the document, read as JSON and as JSON-LD alike.
  * @since 0.3.0
@@ -74,8 +98,10 @@ export type LdSignatureFailureReason =
   | "malformedSignature"
   | "unsupportedSignature"
   | "unsupportedContext"
+  | "tooComplex"
   | "keyNotFound"
   | "invalidSignature"
+  | "idMismatch"
   | "unattributed";
 
 /**
@@ -201,11 +227,33 @@ export async function verifyLdSignature(
   if (signature == null) {
     return fail("malformedSignature", "The signatureValue is not base64.", keyId);
   }
+  // Canonicalization costs far more per value than parsing (about 0.3 ms
+  // a value, growing faster than linearly with many values of one
+  // property): a document larger than any real signed activity is refused
+  // before any of it, and before its key is fetched.
+  const complexity = checkDocumentComplexity(document, LD_SIGNED_DOCUMENT_LIMITS);
+  if (complexity != null) {
+    return fail("tooComplex", `${complexity.message} (Linked Data signatures)`, keyId);
+  }
+  const unknown = unknownContextOf(document);
+  if (unknown != null) {
+    return fail(
+      "unsupportedContext",
+      `The document names the JSON-LD context ${unknown}, which Fedwork does not know.`,
+      keyId,
+    );
+  }
+  // The key first: a signature whose key cannot be had costs no
+  // canonicalization.
+  let key = await fetchKey(keyId);
+  if (key == null) return fail("keyNotFound", `The key ${keyId.href} could not be fetched.`, keyId);
   let data: Uint8Array<ArrayBuffer>;
-  let rdfAttributions: Set<string>;
+  let expanded: ExpandedIdentity;
   try {
-    data = await signedData(signatureOptions, document);
-    rdfAttributions = await expandedAttributions(document);
+    // One time budget for every JSON-LD step of the document.
+    const deadline = Date.now() + CANONIZE_TIME_LIMIT_MS;
+    data = await signedData(signatureOptions, document, deadline);
+    expanded = await expandedIdentity(document, deadline);
   } catch (error) {
     return fail(
       "unsupportedContext",
@@ -213,9 +261,22 @@ export async function verifyLdSignature(
       keyId,
     );
   }
-  let key = await fetchKey(keyId);
+  // The signature covers the document as JSON-LD reads it; the inbox
+  // deduplicates and listeners act by its JSON `id`.  The two must be one,
+  // or a forwarder could send a genuine activity under any `id`.
+  const jsonId = document.id === undefined ? null : normalizedId(idOf(document.id));
+  if (expanded.id !== jsonId) {
+    return fail(
+      "idMismatch",
+      `The document's id is ${jsonId ?? "missing"}, but the signed document's is ${
+        expanded.id ?? "missing"
+      }.`,
+      keyId,
+    );
+  }
+  const rdfAttributions = expanded.attributions;
   let verified = false;
-  for (let attempt = 0; key != null; attempt++) {
+  for (let attempt = 0;; attempt++) {
     if (
       key.publicKey.algorithm.name === "RSASSA-PKCS1-v1_5" &&
       await crypto.subtle.verify("RSASSA-PKCS1-v1_5", key.publicKey, signature, data)
@@ -229,7 +290,6 @@ export async function verifyLdSignature(
     if (refreshed == null) break;
     key = refreshed;
   }
-  if (key == null) return fail("keyNotFound", `The key ${keyId.href} could not be fetched.`, keyId);
   if (!verified) {
     return key.publicKey.algorithm.name === "RSASSA-PKCS1-v1_5"
       ? fail("invalidSignature", `The key ${keyId.href} does not verify the signature.`, keyId)
@@ -281,15 +341,19 @@ export async function verifyJsonLd(
 async function signedData(
   signatureOptions: Readonly<Record<string, unknown>>,
   document: Readonly<Record<string, unknown>>,
+  deadline = Date.now() + CANONIZE_TIME_LIMIT_MS,
 ): Promise<Uint8Array<ArrayBuffer>> {
   const [optionsHash, documentHash] = [
-    await hashJsonLd({ ...signatureOptions, "@context": IDENTITY_CONTEXT }),
-    await hashJsonLd(document),
+    await hashJsonLd({ ...signatureOptions, "@context": IDENTITY_CONTEXT }, deadline),
+    await hashJsonLd(document, deadline),
   ];
   return new TextEncoder().encode(optionsHash + documentHash);
 }
 
-async function hashJsonLd(document: Readonly<Record<string, unknown>>): Promise<string> {
+async function hashJsonLd(
+  document: Readonly<Record<string, unknown>>,
+  deadline: number,
+): Promise<string> {
   const canonical: string = await jsonld.canonize(
     document as Parameters<typeof jsonld.canonize>[0],
     {
@@ -299,18 +363,28 @@ async function hashJsonLd(document: Readonly<Record<string, unknown>>): Promise<
       safe: false,
       canonizeOptions: {
         algorithm: "URDNA2015",
-        signal: AbortSignal.timeout(CANONIZE_TIME_LIMIT_MS),
+        signal: AbortSignal.timeout(remainingTime(deadline)),
       },
     } as Parameters<typeof jsonld.canonize>[1],
   );
+  remainingTime(deadline);
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical));
   return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
-/** The `actor`s and `attributedTo`s of a document, as JSON-LD expansion reads them. */
-async function expandedAttributions(
+/** What JSON-LD expansion reads of a document: its `@id` and its attributions. */
+interface ExpandedIdentity {
+  /** The one top-level node's `@id`, or `null` without one. */
+  readonly id: string | null;
+  /** Its `actor`s and `attributedTo`s. */
+  readonly attributions: Set<string>;
+}
+
+async function expandedIdentity(
   document: Readonly<Record<string, unknown>>,
-): Promise<Set<string>> {
+  deadline: number,
+): Promise<ExpandedIdentity> {
+  remainingTime(deadline);
   const expanded = await jsonld.expand(
     document as Parameters<typeof jsonld.canonize>[0],
     {
@@ -318,13 +392,48 @@ async function expandedAttributions(
       safe: false,
     } as Parameters<typeof jsonld.expand>[1],
   ) as Record<string, unknown>[];
+  remainingTime(deadline);
   const ids = new Set<string>();
   for (const node of expanded) {
     for (const property of [`${AS}actor`, `${AS}attributedTo`]) {
       for (const value of asArray(node[property])) ids.add(normalizedId(idOf(value, "@id")));
     }
   }
-  return ids;
+  // A document that expands to several nodes (an @graph) has no one id.
+  const id = expanded.length === 1 && typeof expanded[0]["@id"] === "string"
+    ? normalizedId(expanded[0]["@id"])
+    : expanded.length > 1
+    ? "(several nodes)"
+    : null;
+  return { id, attributions: ids };
+}
+
+/** The milliseconds left before `deadline`; throws when none are. */
+function remainingTime(deadline: number): number {
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) {
+    throw new Error(`JSON-LD processing took more than ${CANONIZE_TIME_LIMIT_MS} ms.`);
+  }
+  return remaining;
+}
+
+/**
+ * The first context URL of the document (at any depth) that is not bundled,
+ * or `null`; within the document limits, checked before, so bounded.
+ */
+function unknownContextOf(document: unknown): string | null {
+  const pending: [unknown, boolean][] = [[document, false]];
+  while (pending.length > 0) {
+    const [value, isContext] = pending.pop()!;
+    if (isContext && typeof value === "string") {
+      if (!Object.hasOwn(preloadedContexts, value)) return value;
+    } else if (Array.isArray(value)) {
+      for (const item of value) pending.push([item, isContext]);
+    } else if (typeof value === "object" && value != null) {
+      for (const [key, child] of Object.entries(value)) pending.push([child, key === "@context"]);
+    }
+  }
+  return null;
 }
 
 // Verifying never fetches a context: a hostile document could otherwise make
