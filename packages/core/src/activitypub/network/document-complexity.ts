@@ -260,7 +260,9 @@ export function checkDocumentComplexity(
   }
   if (counts.inlineScoped.size > 0) counts.scopedUses += countUses(document, counts.inlineScoped);
   let termsInScope = counts.inlineTerms;
-  for (const url of counts.urls) termsInScope += bundled.termCounts.get(url) ?? limits.maxContextTerms;
+  for (const url of counts.urls) {
+    termsInScope += bundled.termCounts.get(url) ?? limits.maxContextTerms;
+  }
   // Scoped contexts measured about four times as costly per use as an
   // entry: they are processed again, and reverted, at every node using them.
   const work = (counts.entries + 4 * counts.scopedUses) * termsInScope;

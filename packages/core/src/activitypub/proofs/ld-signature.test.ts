@@ -130,3 +130,39 @@ test("verifyLdSignature refuses malformed and other kinds of signatures before f
   }
   assertEquals(loaded, []);
 });
+
+test("verifyLdSignature refuses a document whose JSON id is not the @id that was signed", async () => {
+  const signed = await signJsonLd(create, rsa.privateKey, keyId);
+  const options = { documentLoader: loaderOf(documents) };
+  assert((await verifyLdSignature(signed, options)).verified);
+  const { id, ...withoutId } = signed;
+  const forged: Record<string, unknown>[] = [
+    // "@id" for "id": the same RDF, so the same signature, but no JSON id
+    // to deduplicate by.
+    { ...withoutId, "@id": id },
+    // An inline context undefining "id" drops it from the signed RDF: the
+    // JSON id is anything the forwarder likes.
+    {
+      ...withoutId,
+      "@context": [...create["@context"], { id: null }],
+      "@id": id,
+      id: `${create.object.id}#delete`,
+    },
+  ];
+  for (const document of forged) {
+    const result = await verifyLdSignature(document, options);
+    assertEquals(result.verified ? null : result.reason, "idMismatch", JSON.stringify(document));
+  }
+});
+
+test("verifyLdSignature refuses a document of more than 2,000 values before fetching its key", async () => {
+  const loaded: string[] = [];
+  const big = {
+    ...create,
+    to: Array.from({ length: 2_000 }, (_, i) => `https://remote.example/users/u${i}`),
+  };
+  const signed = await signJsonLd(big, rsa.privateKey, keyId);
+  const result = await verifyLdSignature(signed, { documentLoader: loaderOf(documents, loaded) });
+  assertEquals(result.verified ? null : result.reason, "tooComplex");
+  assertEquals(loaded, []);
+});
