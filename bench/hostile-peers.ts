@@ -157,6 +157,82 @@ const record = (scenario: string, variant: string, r: { peakMiB: number; ms: num
   ]);
 }
 
+// 5. Remote documents made to be expensive to process, each in a process
+// of its own (bench/hostile-document-child.ts) so that its peak memory is
+// its own: the context bomb and the scoped-context multiplier through an
+// inbox (fedwork) against plain JSON-LD parsing (naive); the largest
+// documents of each shape the default limits accept; real servers'
+// documents; Linked Data signatures at their 2,000-value limit.  The naive
+// bomb runs with a 1 GiB heap on Node.js and Deno, where it dies past
+// n = 6,000 (Bun has no heap cap: it is run only at n = 3,000).
+{
+  const runtimeCommand = (): { command: string; args: string[] } => {
+    if ("Deno" in globalThis) {
+      const deno = (globalThis as unknown as { Deno: { execPath(): string } }).Deno;
+      return {
+        command: deno.execPath(),
+        args: ["run", "-A", "--v8-flags=--max-old-space-size=1024"],
+      };
+    }
+    if ("Bun" in globalThis) {
+      return { command: process.execPath, args: ["--conditions=fedwork-source"] };
+    }
+    return {
+      command: process.execPath,
+      args: ["--conditions=fedwork-source", "--expose-gc", "--max-old-space-size=1024"],
+    };
+  };
+  const { spawnSync } = await import("node:child_process");
+  const child = new URL("./hostile-document-child.ts", import.meta.url).pathname;
+  const bun = "Bun" in globalThis;
+  const cases: [string, string][] = [
+    ["bomb-3000", "naive"],
+    ...(full && !bun
+      ? [["bomb-6000", "naive"], ["bomb-12000", "naive"]] as [string, string][]
+      : []),
+    ["bomb-3000", "inbox"],
+    ["bomb-12000", "inbox"],
+    ["scoped-1600", "naive"],
+    ["scoped-1600", "inbox"],
+    ["limit-values", "inbox"],
+    ["limit-strings", "inbox"],
+    ["limit-contexts", "inbox"],
+    ["limit-deep", "inbox"],
+    ["limit-scoped", "inbox"],
+    ["limit-string-length", "inbox"],
+    ["ld-limit-strings", "ld-signature"],
+    ["ld-limit-values", "ld-signature"],
+    ["limit-strings", "ld-signature"],
+    ["real Mastodon Create (LD-signed)", "lookup"],
+    ["real Mastodon outbox page (20 items)", "lookup"],
+    ["real Misskey Create", "lookup"],
+    ["real GoToSocial Create", "lookup"],
+    ["real Fedify actor", "lookup"],
+  ];
+  const { command, args } = runtimeCommand();
+  for (const [name, variant] of cases) {
+    const result = spawnSync(command, [...args, child, name, variant], {
+      encoding: "utf8",
+      timeout: 300_000,
+    });
+    const line = result.stdout.trim().split("\n").pop() ?? "";
+    let measured: { kib: number; cpuMs: number; peakMiB: number; outcome: string } | undefined;
+    try {
+      measured = JSON.parse(line);
+    } catch {
+      // Killed (out of memory) or timed out: what the process said last.
+    }
+    rows.push([
+      `document: ${name} (${measured?.kib ?? "?"} KiB)`,
+      variant,
+      measured == null ? "(process died)" : measured.peakMiB.toFixed(1),
+      measured == null
+        ? `exit ${result.status ?? result.signal}: ${result.stderr.trim().split("\n").pop()}`
+        : `${measured.cpuMs} CPU: ${measured.outcome}`,
+    ]);
+  }
+}
+
 const runtime = "Deno" in globalThis ? "deno" : "Bun" in globalThis ? "bun" : "node";
 console.log(`# hostile peers on ${runtime}, ${bodyBytes / MiB} MiB bodies`);
 for (const row of rows) console.log(row.join(" | "));
