@@ -121,6 +121,12 @@ export type InboxVerification =
     readonly proofKey?: FetchedPublicKey;
     /** The scheme it was signed with. */
     readonly spec: HttpSignatureSpec;
+    /**
+     * RFC 9421: the `nonce` parameter of the signature that verified, if
+     * any (see `VerifiedSignature.nonce`).
+     * @since 0.4.0
+     */
+    readonly nonce?: string;
   }
   | {
     readonly ok: false;
@@ -263,6 +269,7 @@ export async function verifyInboxRequest(
       key,
       proofKey,
       spec: verification.spec,
+      ...(verification.nonce == null ? {} : { nonce: verification.nonce }),
     };
   }
   return {
@@ -272,6 +279,7 @@ export async function verifyInboxRequest(
     signer: key.owner!,
     key,
     spec: verification.spec,
+    ...(verification.nonce == null ? {} : { nonce: verification.nonce }),
   };
 }
 

@@ -54,6 +54,10 @@ export interface SignatureCandidate {
   /** The signing string (Cavage) or signature base (RFC 9421). */
   readonly data: Uint8Array;
   readonly signature: Uint8Array;
+  /** RFC 9421: the signature's label, its key in `Signature-Input`. */
+  readonly label?: string;
+  /** RFC 9421: the signature's `nonce` parameter, when it is a string. */
+  readonly nonce?: string;
 }
 
 /** The time checks a verifier applies: now, and the allowed skew. */

@@ -72,6 +72,18 @@ export interface VerifiedSignature {
   readonly keyId: URL;
   /** The key that verified it, with its owner. */
   readonly key: FetchedPublicKey;
+  /**
+   * RFC 9421: the label (`sig1`) of the signature that verified, among
+   * those of the request's `Signature-Input`.
+   * @since 0.4.0
+   */
+  readonly label?: string;
+  /**
+   * RFC 9421: the `nonce` parameter of the signature that verified, when
+   * it has one; covered by that signature, unlike any other member's.
+   * @since 0.4.0
+   */
+  readonly nonce?: string;
 }
 
 /**
@@ -202,5 +214,12 @@ async function verifyCandidate(
       keyId,
     );
   }
-  return { verified: true, spec: candidate.spec, keyId, key };
+  return {
+    verified: true,
+    spec: candidate.spec,
+    keyId,
+    key,
+    ...(candidate.label == null ? {} : { label: candidate.label }),
+    ...(candidate.nonce == null ? {} : { nonce: candidate.nonce }),
+  };
 }
