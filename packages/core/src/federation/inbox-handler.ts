@@ -248,6 +248,7 @@ export async function handleInboxRequest<TContextData>(
       documentLoader: options.documentLoader,
       fetchKey: keyFetcherFor(host, ctx),
       timeWindow: options.signatureTimeWindow,
+      proofMaxAge: options.proofMaxAge,
       maxBodySize: options.inboxMaxBytes,
       ...(options.origin == null ? {} : { origin: options.origin }),
       ...(registry.unverifiedActivityHandler == null ? {} : { readUnsignedBody: true }),
@@ -259,14 +260,12 @@ export async function handleInboxRequest<TContextData>(
       const refused = await callbacks.onUnauthorized(request);
       // A challenge says how to sign; a signer who is not the actor
       // signed well enough, and no other signature would help.
-      return verification.reason === "actorMismatch"
-        ? refused
-        : await withAcceptSignatureChallenge(
-          refused,
-          options.inboxChallengePolicy,
-          options.kv,
-          inboxUrl,
-        );
+      return verification.reason === "actorMismatch" ? refused : await withAcceptSignatureChallenge(
+        refused,
+        options.inboxChallengePolicy,
+        options.kv,
+        inboxUrl,
+      );
     }
     if (
       options.inboxChallengePolicy?.requestNonce && verification.spec === "rfc9421" &&
