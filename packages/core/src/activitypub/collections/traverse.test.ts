@@ -373,11 +373,12 @@ test("the timeout counts the traversal's own time, not the consumer's", async ()
   for await (
     const item of traverseCollection(pagedCollection(server, "/outbox"), {
       documentLoader: loader(),
-      timeout: { seconds: 1 },
+      timeout: { seconds: 2 },
     })
   ) {
     items.push(item.id!.href);
-    if (items.length === 1) await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Longer than the timeout; the three pages' own fetches take far less.
+    if (items.length === 1) await new Promise((resolve) => setTimeout(resolve, 2500));
   }
   assertEquals(items.length, 6);
 });
