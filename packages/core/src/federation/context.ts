@@ -438,6 +438,8 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     const verified = await verifyRoutedActivity(json, {
       documentLoader: options.documentLoader ?? this.documentLoader,
       fetchKey: this.#host.fetchPublicKey,
+      proofMaxAge: this.#host.options.proofMaxAge,
+      timeWindow: this.#host.options.signatureTimeWindow,
     });
     if (!verified.ok) return false;
     // Deduplicated with the activities inboxes receive: a Create that came

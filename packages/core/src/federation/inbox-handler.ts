@@ -243,6 +243,9 @@ export async function handleInboxRequest<TContextData>(
       return text(410, "This actor is gone.");
     }
   }
+  // The inbox's public URL: what a challenge nonce is bound to, and what
+  // deduplication is keyed on.
+  const inboxUrl = new URL(new URL(request.url).pathname, ctx.canonicalOrigin);
   let activity: Record<string, unknown>;
   let body: Uint8Array;
   let senderOrigin: string;
@@ -263,6 +266,7 @@ export async function handleInboxRequest<TContextData>(
       documentLoader: options.documentLoader,
       fetchKey: keyFetcherFor(host, ctx),
       timeWindow: options.signatureTimeWindow,
+      proofMaxAge: options.proofMaxAge,
       maxBodySize: options.inboxMaxBytes,
       documentLimits: options.remoteDocuments.limits,
       ...(options.origin == null ? {} : { origin: options.origin }),
@@ -275,13 +279,16 @@ export async function handleInboxRequest<TContextData>(
       const refused = await callbacks.onUnauthorized(request);
       // A challenge says how to sign; a signer who is not the actor
       // signed well enough, and no other signature would help.
-      return verification.reason === "actorMismatch"
-        ? refused
-        : await withAcceptSignatureChallenge(refused, options.inboxChallengePolicy, options.kv);
+      return verification.reason === "actorMismatch" ? refused : await withAcceptSignatureChallenge(
+        refused,
+        options.inboxChallengePolicy,
+        options.kv,
+        inboxUrl,
+      );
     }
     if (
       options.inboxChallengePolicy?.requestNonce && verification.spec === "rfc9421" &&
-      !await consumeSignatureNonce(request, options.kv)
+      !await consumeSignatureNonce(verification.nonce, inboxUrl, options.kv)
     ) {
       logger.debug("Refused an activity signed by {signer}: no valid challenge nonce.", {
         signer: verification.signer.href,
@@ -290,6 +297,7 @@ export async function handleInboxRequest<TContextData>(
         await callbacks.onUnauthorized(request),
         options.inboxChallengePolicy,
         options.kv,
+        inboxUrl,
       );
     }
     ({ activity, body } = verification);
@@ -297,7 +305,6 @@ export async function handleInboxRequest<TContextData>(
     signer = verification.signer.href;
   }
   const activityId = typeof activity.id === "string" ? activity.id : null;
-  const inboxUrl = new URL(new URL(request.url).pathname, ctx.canonicalOrigin);
   const claimed = await receivedActivityKey(host, {
     baseUrl: new URL(ctx.origin),
     data: ctx.data,

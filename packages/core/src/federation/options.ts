@@ -14,6 +14,7 @@ import {
 } from "../activitypub/network/remote-document-options.ts";
 import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
 import { DEFAULT_MAX_INBOX_BODY_SIZE } from "../activitypub/inbox/verify.ts";
+import { DEFAULT_PROOF_MAX_AGE } from "../activitypub/proofs/created-time.ts";
 import {
   checkInboxChallengePolicy,
   type InboxChallengePolicy,
@@ -191,6 +192,19 @@ export interface FederationOptions<TContextData>
   readonly signatureTimeWindow?: DurationInput | false;
 
   /**
+   * The oldest Object Integrity Proof or Linked Data signature an inbox
+   * accepts to vouch for an activity delivered by someone else than its
+   * actor (a forwarded reply), by its `created`; one made further in the
+   * future than `signatureTimeWindow` is refused as well.  `false` not to
+   * check age, as Mastodon does not for Linked Data signatures.  Forwarded
+   * activities are hours old, rarely days; an older one is most likely a
+   * replay of something its author has since deleted or edited.
+   * @default `{ days: 7 }`
+   * @since 0.4.0
+   */
+  readonly proofMaxAge?: DurationInput | false;
+
+  /**
    * Whether inboxes accept activities without verifying their HTTP
    * signatures.  Never in production: anyone could then post anything on
    * anyone's behalf.
@@ -312,6 +326,7 @@ const OPTION_NAMES: Record<
   taskStatusRetention: true,
   pubsub: true,
   signatureTimeWindow: true,
+  proofMaxAge: true,
   skipSignatureVerification: true,
   inboxChallengePolicy: true,
   firstKnock: true,
@@ -351,6 +366,8 @@ export interface ResolvedFederationOptions
   readonly tracerProvider: TracerProvider;
   // ActivityPub over HTTP, since 0.2.0.
   readonly signatureTimeWindow: DurationInput | false;
+  /** The oldest proof accepted, since 0.4.0. */
+  readonly proofMaxAge: DurationInput | false;
   readonly skipSignatureVerification: boolean;
   /** The inbox challenge policy when enabled, since 0.3.0. */
   readonly inboxChallengePolicy?: InboxChallengePolicy;
@@ -495,6 +512,17 @@ function resolveActivityPubOptions<TContextData>(options: FederationOptions<TCon
       );
     }
   }
+  const proofMaxAge = options.proofMaxAge ?? DEFAULT_PROOF_MAX_AGE;
+  if (proofMaxAge !== false) {
+    try {
+      durationToMilliseconds(proofMaxAge, "proofMaxAge");
+    } catch (error) {
+      throw new FederationOptionError(
+        "proofMaxAge",
+        `The proofMaxAge option must be a duration or false: ${(error as Error).message}`,
+      );
+    }
+  }
   const skipSignatureVerification = options.skipSignatureVerification ?? false;
   if (typeof skipSignatureVerification !== "boolean") {
     throw new FederationOptionError(
@@ -545,6 +573,7 @@ function resolveActivityPubOptions<TContextData>(options: FederationOptions<TCon
   }
   return {
     signatureTimeWindow,
+    proofMaxAge,
     skipSignatureVerification,
     inboxChallengePolicy: checkInboxChallengePolicy(options.inboxChallengePolicy),
     firstKnock,

@@ -147,3 +147,27 @@ test("routeActivity() runs an activity once, however often it is routed to the s
     assertEquals(received.map((r) => r.recipient), ["bob", "carol"]);
   });
 });
+
+test("routeActivity() checks an activity whose proof is too old against its origin instead", async () => {
+  await withOrigin(async (url, origin) => {
+    const { ctx, received } = localFederation();
+    const pairs = await origin.createContext(url("/"), undefined).getActorKeyPairs("alice");
+    const keyId = pairs[1].multikey.id!;
+    const sign = async (activity: Create) =>
+      await Create.fromJsonLd(
+        await signObject(await activity.toJsonLd() as Record<string, unknown>, {
+          privateKey: ed25519.privateKey,
+          keyId,
+          created: new Date("2019-06-01T00:00:00Z"),
+        }),
+      );
+    // Its origin does not serve it: a proof from 2019 vouches for nothing.
+    assertEquals(
+      await ctx.routeActivity("bob", await sign(created(url("/"), "Old", "/activities/2"))),
+      false,
+    );
+    // Its origin serves it: routed as served, as a proofless one would be.
+    assertEquals(await ctx.routeActivity("bob", await sign(created(url("/"), "Old"))), true);
+    assertEquals(received, [{ recipient: "bob", content: "As served" }]);
+  });
+});

@@ -18,14 +18,20 @@ import {
   RemoteTimeoutError,
 } from "../network/errors.ts";
 import { startHostileServer } from "../network/testdata/hostile-server.ts";
-import { CollectionTraversalError, traverseCollection } from "./traverse.ts";
+import {
+  CollectionTraversalError,
+  DEFAULT_TRAVERSE_MAX_REQUESTS,
+  traverseCollection,
+} from "./traverse.ts";
 
 const AS = "https://www.w3.org/ns/activitystreams";
 
 /**
  * A remote server on loopback: `/outbox` has three pages of two notes;
  * `/endless` has pages whose `next` never ends; `/circle` has two pages
- * linking to each other; `/huge` has a first page too big to read.
+ * linking to each other; `/huge` has a first page too big to read;
+ * `/many` has one page listing 20,000 notes by URL, and `/dead-links` one
+ * listing 20,000 URLs that answer 404.
  */
 function startRemote(): Promise<TestServer> {
   return startTestServer((request) => {
@@ -66,9 +72,18 @@ function startRemote(): Promise<TestServer> {
           type: "OrderedCollectionPage",
           orderedItems: Array.from({ length: 5000 }, (_, i) => note(i)),
         });
-      case "/notes/7":
-        return json(note(7));
+      case "/many":
+      case "/dead-links":
+        return json({
+          id: `${origin}${url.pathname}?page=1`,
+          type: "OrderedCollectionPage",
+          orderedItems: Array.from(
+            { length: 20_000 },
+            (_, i) => `${origin}/${url.pathname === "/many" ? "notes" : "gone"}/${i}`,
+          ),
+        });
     }
+    if (url.pathname.startsWith("/notes/")) return json(note(Number(url.pathname.slice(7))));
     return new Response("not found", { status: 404 });
   });
 }
@@ -271,8 +286,164 @@ test("traverseCollection() checks its options when called", () => {
   assertThrows(() => traverseCollection(collection, { maxPages: 0 }), RangeError, "maxPages");
   assertThrows(() => traverseCollection(collection, { maxItems: 1.5 }), RangeError, "maxItems");
   assertThrows(
+    () => traverseCollection(collection, { maxRequests: 0 }),
+    RangeError,
+    "maxRequests",
+  );
+  assertThrows(
+    () => traverseCollection(collection, { timeout: { seconds: 0 } }),
+    RangeError,
+    "timeout",
+  );
+  assertThrows(
+    () => traverseCollection(collection, { signal: "stop" as never }),
+    TypeError,
+    "signal",
+  );
+  assertThrows(
     () => traverseCollection({ id: null } as never),
     TypeError,
     "must be a Collection",
   );
 });
+
+test("a page listing 20,000 item URLs makes at most 500 requests by default, then throws", async () => {
+  await using server = await startRemote();
+  let count = 0;
+  const error = await assertRejects(async () => {
+    const items = traverseCollection(pagedCollection(server, "/many"), {
+      documentLoader: loader(),
+    });
+    for await (const _ of items) count++;
+  }, CollectionTraversalError);
+  assert(error.message.includes("more than 500 requests"), error.message);
+  assert(error.message.includes("maxRequests"), "the message names the option");
+  assertEquals(DEFAULT_TRAVERSE_MAX_REQUESTS, 500);
+  // The page and 499 items.
+  assertEquals(server.requests.length, 500);
+  assertEquals(count, 499);
+});
+
+test("with suppressError, item URLs that fail stop at maxRequests with one warning", async () => {
+  await using server = await startRemote();
+  await withLogs(async (records) => {
+    const items = await collect(
+      traverseCollection(pagedCollection(server, "/dead-links"), {
+        documentLoader: loader(),
+        maxRequests: 50,
+        suppressError: true,
+      }),
+    );
+    assertEquals(items, []);
+    assertEquals(server.requests.length, 50);
+    const warnings = records.filter((record) =>
+      record.level === "warning" && record.category.join(".") === "fedwork.activitypub.collections"
+    );
+    assertEquals(warnings.length, 1);
+    assert(String(warnings[0].properties.reason).includes("maxRequests"));
+    // The 19,951 items past the bound are not tried (and not logged) one by one.
+    assert(records.length < 100, `${records.length} log records`);
+  });
+});
+
+test("a traversal that outlasts its timeout is aborted with a CollectionTraversalError", async () => {
+  await using tarpit = await startHostileServer({ kind: "hang" });
+  const collection = new OrderedCollection({
+    id: new URL("/outbox", tarpit.url),
+    first: new URL("/outbox?page=1", tarpit.url),
+  });
+  // The loader alone would wait 10 seconds.
+  const error = await assertRejects(async () => {
+    const items = traverseCollection(collection, {
+      documentLoader: loader(),
+      timeout: { milliseconds: 300 },
+    });
+    for await (const _ of items) { /* nothing */ }
+  }, CollectionTraversalError);
+  assert(error.message.includes("more than 300 ms"), error.message);
+  assert(error.message.includes("timeout"), "the message names the option");
+  assertEquals(tarpit.requests, 1);
+  // The request under way was aborted, not left open.
+  await tarpit.waitForClosed(1);
+});
+
+test("the timeout counts the traversal's own time, not the consumer's", async () => {
+  await using server = await startRemote();
+  const items: string[] = [];
+  for await (
+    const item of traverseCollection(pagedCollection(server, "/outbox"), {
+      documentLoader: loader(),
+      timeout: { seconds: 2 },
+    })
+  ) {
+    items.push(item.id!.href);
+    // Longer than the timeout; the three pages' own fetches take far less.
+    if (items.length === 1) await new Promise((resolve) => setTimeout(resolve, 2500));
+  }
+  assertEquals(items.length, 6);
+});
+
+test("the signal option aborts a traversal, even with suppressError", async () => {
+  await using server = await startRemote();
+  const before = AbortSignal.abort(new Error("not wanted"));
+  await assertRejects(
+    async () => {
+      const items = traverseCollection(pagedCollection(server, "/outbox"), {
+        documentLoader: loader(),
+        signal: before,
+      });
+      for await (const _ of items) { /* nothing */ }
+    },
+    Error,
+    "not wanted",
+  );
+  assertEquals(server.requests.length, 0);
+
+  const controller = new AbortController();
+  const seen: string[] = [];
+  await assertRejects(
+    async () => {
+      const items = traverseCollection(pagedCollection(server, "/many"), {
+        documentLoader: loader(),
+        signal: controller.signal,
+        suppressError: true,
+      });
+      for await (const item of items) {
+        seen.push(item.id!.href);
+        if (seen.length === 3) controller.abort(new Error("enough"));
+      }
+    },
+    Error,
+    "enough",
+  );
+  assertEquals(seen.length, 3);
+  // The page and the three items.
+  assertEquals(server.requests.length, 4);
+});
+
+test("a tarpit that is aborted by the signal frees its connection", async () => {
+  await using tarpit = await startHostileServer({ kind: "hang" });
+  const collection = new OrderedCollection({
+    id: new URL("/outbox", tarpit.url),
+    first: new URL("/outbox?page=1", tarpit.url),
+  });
+  const controller = new AbortController();
+  const iteration = (async () => {
+    for await (
+      const _ of traverseCollection(collection, {
+        documentLoader: loader(),
+        signal: controller.signal,
+      })
+    ) { /* nothing */ }
+  })();
+  await tarpitRequested(tarpit);
+  controller.abort(new Error("shutting down"));
+  await assertRejects(() => iteration, Error, "shutting down");
+  await tarpit.waitForClosed(1);
+});
+
+/** Resolves once the tarpit has received a request. */
+async function tarpitRequested(tarpit: { readonly requests: number }): Promise<void> {
+  // The hostile server has no request event; poll its counter.
+  while (tarpit.requests === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+}

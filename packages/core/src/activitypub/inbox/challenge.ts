@@ -1,11 +1,5 @@
 import { Temporal } from "@js-temporal/polyfill";
-import {
-  type BareItem,
-  type InnerList,
-  type Item,
-  parseDictionary,
-  serializeDictionary,
-} from "structured-headers";
+import { type BareItem, type InnerList, type Item, serializeDictionary } from "structured-headers";
 import type { KvKey, KvStore } from "../../kv/kv-store.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
 
@@ -27,7 +21,8 @@ export interface InboxChallengePolicy {
   /**
    * Whether each challenge carries a one-time nonce, stored in the
    * federation's KvStore, that a later RFC 9421 signature must carry
-   * (replay protection).  Requests signed with draft-cavage signatures,
+   * (replay protection): as a parameter of the signature that verifies,
+   * at the inbox that issued it (origin and path), once.  Requests signed with draft-cavage signatures,
    * which have no nonce, are not asked for one.
    * @default `false`
    */
@@ -92,17 +87,30 @@ export function checkInboxChallengePolicy(
 }
 
 /**
+ * What a nonce is bound to: the inbox that issued it, as its origin and
+ * path (`https://example.com/users/bob/inbox`).  A nonce issued at one
+ * inbox is refused at any other, of this server or another one sharing the
+ * store.
+ */
+function inboxBinding(inbox: URL): string {
+  return `${inbox.origin}${inbox.pathname}`;
+}
+
+/**
  * Makes the `Accept-Signature` header of a challenge: one member, `sig1`,
  * asking for the policy's components and a `created` time and, with
- * `requestNonce`, a fresh nonce stored in `kv`.
+ * `requestNonce`, a fresh nonce stored in `kv`, bound to `inbox`.
  * @param policy The enabled policy.
  * @param kv Where the nonce is stored.
+ * @param inbox The inbox's public URL (origin and path count; the query
+ *              does not), the only one the nonce is accepted at.
  * @returns The header's value.
  * @since 0.3.0
  */
 export async function createAcceptSignatureHeader(
   policy: InboxChallengePolicy,
   kv: KvStore,
+  inbox: URL,
 ): Promise<string> {
   const components = [...new Set([...ALWAYS, ...(policy.components ?? DEFAULT_COMPONENTS)])]
     .filter((component) => component !== "@status");
@@ -111,7 +119,7 @@ export async function createAcceptSignatureHeader(
     const bytes = crypto.getRandomValues(new Uint8Array(16));
     const nonce = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
       .replace(/=+$/, "");
-    await kv.set([...ACCEPT_SIGNATURE_NONCE_PREFIX, nonce], true, {
+    await kv.set([...ACCEPT_SIGNATURE_NONCE_PREFIX, nonce], inboxBinding(inbox), {
       ttl: Temporal.Duration.from({ seconds: policy.nonceTtlSeconds ?? 300 }),
     });
     parameters.set("nonce", nonce);
@@ -124,42 +132,42 @@ export async function createAcceptSignatureHeader(
 }
 
 /**
- * Consumes the nonce an RFC 9421 signature of the request carries, if it
- * is one a challenge issued and has not been used.  Each nonce is accepted
- * once.
- * @param request The request (only its `Signature-Input` is read).
+ * The longest nonce looked up: the ones {@link createAcceptSignatureHeader}
+ * issues have 22 characters.
+ */
+const MAX_NONCE_LENGTH = 64;
+
+/**
+ * Consumes the nonce of the RFC 9421 signature that verified a request
+ * (`VerifiedSignature.nonce`), if a challenge issued it at this inbox and
+ * it has not been used.  Each nonce is accepted once.  The nonce must be
+ * the verified signature's own parameter, covered by it: a nonce in any
+ * other `Signature-Input` member is something anyone could add to a
+ * replayed request.
+ * @param nonce The verified signature's `nonce` parameter, if any.
+ * @param inbox The inbox's public URL, as given to
+ *              {@link createAcceptSignatureHeader}.
  * @param kv Where the nonces are stored.
- * @returns Whether a signature carried a valid nonce.
+ * @returns Whether the nonce was issued at this inbox and is now used.
  * @since 0.3.0
  */
-export async function consumeSignatureNonce(request: Request, kv: KvStore): Promise<boolean> {
-  const header = request.headers.get("Signature-Input");
-  if (header == null) return false;
-  let inputs: Map<string, Item | InnerList>;
-  try {
-    inputs = parseDictionary(header);
-  } catch {
-    return false;
+export async function consumeSignatureNonce(
+  nonce: string | undefined,
+  inbox: URL,
+  kv: KvStore,
+): Promise<boolean> {
+  if (nonce == null || nonce === "" || nonce.length > MAX_NONCE_LENGTH) return false;
+  const key: KvKey = [...ACCEPT_SIGNATURE_NONCE_PREFIX, nonce];
+  const binding = inboxBinding(inbox);
+  if (kv.cas != null) {
+    // Marked used atomically, so that two replays racing cannot both pass;
+    // the mark expires on its own.  A nonce presented at another inbox
+    // fails the comparison and stays unused.
+    return await kv.cas(key, binding, false, { ttl: Temporal.Duration.from({ minutes: 10 }) });
   }
-  // The verifier reads at most three signatures; so does this.
-  for (const [, [, parameters]] of [...inputs].slice(0, 3)) {
-    const nonce = parameters.get("nonce");
-    if (typeof nonce !== "string" || nonce.length > 64) continue;
-    const key: KvKey = [...ACCEPT_SIGNATURE_NONCE_PREFIX, nonce];
-    if (kv.cas != null) {
-      // Marked used atomically, so that two replays racing cannot both
-      // pass; the mark expires on its own.
-      if (await kv.cas(key, true, false, { ttl: Temporal.Duration.from({ minutes: 10 }) })) {
-        return true;
-      }
-      continue;
-    }
-    if (await kv.get(key) != null) {
-      await kv.delete(key);
-      return true;
-    }
-  }
-  return false;
+  if (await kv.get(key) !== binding) return false;
+  await kv.delete(key);
+  return true;
 }
 
 /**
@@ -168,6 +176,7 @@ export async function consumeSignatureNonce(request: Request, kv: KvStore): Prom
  * @param response The 401 response.
  * @param policy The enabled policy, or `undefined` to leave it as is.
  * @param kv Where a nonce is stored.
+ * @param inbox The inbox's public URL, which a nonce is bound to.
  * @returns The response with the challenge.
  * @since 0.3.0
  */
@@ -175,10 +184,11 @@ export async function withAcceptSignatureChallenge(
   response: Response,
   policy: InboxChallengePolicy | undefined,
   kv: KvStore,
+  inbox: URL,
 ): Promise<Response> {
   if (policy == null) return response;
   const headers = new Headers(response.headers);
-  headers.set("Accept-Signature", await createAcceptSignatureHeader(policy, kv));
+  headers.set("Accept-Signature", await createAcceptSignatureHeader(policy, kv, inbox));
   headers.set("Cache-Control", "no-store");
   const vary = headers.get("Vary");
   if (!/\bsignature\b/i.test(vary ?? "")) {

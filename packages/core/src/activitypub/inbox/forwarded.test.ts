@@ -185,3 +185,44 @@ test("verifyInboxRequest() accepts a forwarded activity signed by its actor with
   const impostor = await verifyInboxRequest(await forwarded(byCarol), options);
   assertEquals(impostor.ok ? "ok" : [impostor.status, impostor.reason], [401, "actorMismatch"]);
 });
+
+test("verifyInboxRequest() refuses a forwarded activity whose proof or Linked Data signature is too old or in the future", async () => {
+  const ago = (hours: number) => new Date(Math.floor(Date.now() / 3_600_000 - hours) * 3_600_000);
+  const proved = (created: Date) =>
+    signObject(reply, { privateKey: aliceEd25519.privateKey, keyId: aliceProofKeyId, created });
+  const ldSigned = (created: Date) =>
+    signJsonLd(reply, aliceRsa.privateKey, new URL(`${alice}#main-key`), { created });
+  const in2019 = new Date("2019-06-01T00:00:00Z");
+  const cases: [string, unknown, RegExp][] = [
+    ["a proof made in 2019", await proved(in2019), /proof is too old/],
+    ["a Linked Data signature made in 2019", await ldSigned(in2019), /signature is too old/],
+    ["a proof made 8 days ago", await proved(ago(8 * 24)), /too old/],
+    ["a proof made 2 hours from now", await proved(ago(-2)), /in the future/],
+    ["a signature made 2 hours from now", await ldSigned(ago(-2)), /in the future/],
+  ];
+  for (const [name, activity, message] of cases) {
+    const loaded: string[] = [];
+    const result = await verifyInboxRequest(await forwarded(activity), {
+      kv: new MemoryKvStore(),
+      documentLoader: loader(loaded),
+    });
+    assertEquals(result.ok ? "ok" : [result.status, result.reason], [401, "actorMismatch"], name);
+    assert(!result.ok && message.test(result.message), `${name}: ${JSON.stringify(result)}`);
+    // Refused on its date, before the actor's key is fetched.
+    assertEquals(loaded, [carol], name);
+  }
+  // Six days old is within the default week; proofMaxAge: false accepts 2019.
+  const recent = await verifyInboxRequest(await forwarded(await proved(ago(6 * 24))), {
+    kv: new MemoryKvStore(),
+    documentLoader: loader(),
+  });
+  assert(recent.ok, JSON.stringify(recent));
+  for (const activity of [await proved(in2019), await ldSigned(in2019)]) {
+    const unbounded = await verifyInboxRequest(await forwarded(activity), {
+      kv: new MemoryKvStore(),
+      documentLoader: loader(),
+      proofMaxAge: false,
+    });
+    assert(unbounded.ok, JSON.stringify(unbounded));
+  }
+});

@@ -3,6 +3,7 @@ import { getLogger } from "@logtape/logtape";
 import { asArray, idOf, messageOf } from "../json-values.ts";
 import { hasProof, verifyObject } from "../proofs/proof.ts";
 import type { PublicKeyFetcher } from "../signatures/key-cache.ts";
+import type { DurationInput } from "../../time/duration.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "inbox"]);
 
@@ -49,7 +50,8 @@ export type RoutedActivityVerification =
  * Checks an activity that did not arrive signed in a request (e.g. one
  * enclosed in another activity) before it is routed to inbox listeners, as
  * Fedify's `routeActivity()` does: an activity with Object Integrity Proofs
- * must verify with its actor's key; one without must be served, with the
+ * must verify with its actor's key; one without (or whose proof is older
+ * than `proofMaxAge`, or made in the future) must be served, with the
  * same id, by its id's origin, which must also be its actor's.  The loads
  * go through the given loader and key fetcher, so through `fetchRemote()`
  * and its limits.
@@ -60,15 +62,30 @@ export type RoutedActivityVerification =
  */
 export async function verifyRoutedActivity(
   activity: Readonly<Record<string, unknown>>,
-  options: { readonly documentLoader: DocumentLoader; readonly fetchKey: PublicKeyFetcher },
+  options: {
+    readonly documentLoader: DocumentLoader;
+    readonly fetchKey: PublicKeyFetcher;
+    /** The oldest proof accepted (`VerifyProofOptions.maxAge`); since 0.4.0. */
+    readonly proofMaxAge?: DurationInput | false;
+    /** How far in the future a proof may be made; since 0.4.0. */
+    readonly timeWindow?: DurationInput | false;
+  },
 ): Promise<RoutedActivityVerification> {
   const actors = asArray(activity.actor).map((actor) => idOf(actor));
   const actor = actors.length === 1 && actors[0] != null ? URL.parse(actors[0]) : null;
   if (actor == null) return refuse("The activity must have exactly one actor.");
   if (hasProof(activity)) {
-    const result = await verifyObject(activity, { fetchKey: options.fetchKey });
-    if (!result.verified) return refuse(`Its proof does not verify: ${result.message}`);
-    return { ok: true, activity: { ...activity }, signer: actor };
+    const result = await verifyObject(activity, {
+      fetchKey: options.fetchKey,
+      ...(options.proofMaxAge === undefined ? {} : { maxAge: options.proofMaxAge }),
+      ...(options.timeWindow === undefined ? {} : { timeWindow: options.timeWindow }),
+    });
+    if (result.verified) return { ok: true, activity: { ...activity }, signer: actor };
+    // An old proof (a boost of last month's post) vouches for nothing now,
+    // but the activity may still be what its origin serves: check that.
+    if (result.reason !== "outsideTimeWindow") {
+      return refuse(`Its proof does not verify: ${result.message}`);
+    }
   }
   const id = typeof activity.id === "string" ? URL.parse(activity.id) : null;
   if (id == null || (id.protocol !== "https:" && id.protocol !== "http:")) {

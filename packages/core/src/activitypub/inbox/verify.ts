@@ -11,7 +11,7 @@ import {
   type PublicKeyFetcher,
 } from "../signatures/key-cache.ts";
 import { verifyLdSignature } from "../proofs/ld-signature.ts";
-import { hasProof, verifyObject } from "../proofs/proof.ts";
+import { hasProof, verifyObject, type VerifyProofOptions } from "../proofs/proof.ts";
 import type { HttpSignatureSpec } from "../signatures/spec.ts";
 import type { SignatureFailureReason } from "../signatures/verification.ts";
 import { verifyRequest } from "../signatures/verify.ts";
@@ -81,6 +81,15 @@ export interface VerifyInboxRequestOptions {
    * @since 0.4.0
    */
   readonly documentLimits?: DocumentComplexityLimits;
+  /**
+   * The oldest `created` accepted of the Object Integrity Proof or Linked
+   * Data signature that vouches for a forwarded activity (see
+   * `VerifyProofOptions.maxAge`), or `false` not to check age; one made
+   * further in the future than `timeWindow` is refused too.
+   * @default `{ days: 7 }`
+   * @since 0.4.0
+   */
+  readonly proofMaxAge?: DurationInput | false;
 }
 
 /**
@@ -137,6 +146,12 @@ export type InboxVerification =
     readonly proofKey?: FetchedPublicKey;
     /** The scheme it was signed with. */
     readonly spec: HttpSignatureSpec;
+    /**
+     * RFC 9421: the `nonce` parameter of the signature that verified, if
+     * any (see `VerifiedSignature.nonce`).
+     * @since 0.4.0
+     */
+    readonly nonce?: string;
   }
   | {
     readonly ok: false;
@@ -169,8 +184,9 @@ export type InboxVerification =
  * (401 when it fails); and checks that the key's owner is the activity's
  * `actor` or, when it is not (a forwarded activity), that the activity
  * carries an Object Integrity Proof or a Linked Data signature
- * (`RsaSignature2017`) made with a key of its `actor`, at most two proofs
- * and one signature checked (401 otherwise).
+ * (`RsaSignature2017`) made with a key of its `actor` no longer ago than
+ * `proofMaxAge`, at most two proofs and one signature checked (401
+ * otherwise).
  * Consumes the request's body.  Every refusal is logged once, at the debug
  * level: it is the sender's error, not ours.
  *
@@ -269,7 +285,12 @@ export async function verifyInboxRequest(
     // A forwarded activity (a reply Mastodon spreads to a thread's
     // followers): trusted when its actor's own proof or Linked Data
     // signature verifies, as Fedify does.
-    const byActor = await verifyActorSignatures(activity, fetchKey);
+    const byActor = await verifyActorSignatures(activity, {
+      fetchKey,
+      ...(options.proofMaxAge === undefined ? {} : { maxAge: options.proofMaxAge }),
+      ...(options.timeWindow === undefined ? {} : { timeWindow: options.timeWindow }),
+      ...(options.currentTime === undefined ? {} : { currentTime: options.currentTime }),
+    });
     if (!("key" in byActor)) {
       return refuse(401, "actorMismatch", `${signedBy}, and ${byActor.message}`);
     }
@@ -282,6 +303,7 @@ export async function verifyInboxRequest(
       key,
       proofKey,
       spec: verification.spec,
+      ...(verification.nonce == null ? {} : { nonce: verification.nonce }),
     };
   }
   return {
@@ -291,6 +313,7 @@ export async function verifyInboxRequest(
     signer: key.owner!,
     key,
     spec: verification.spec,
+    ...(verification.nonce == null ? {} : { nonce: verification.nonce }),
   };
 }
 
@@ -301,11 +324,11 @@ export async function verifyInboxRequest(
  */
 async function verifyActorSignatures(
   activity: Record<string, unknown>,
-  fetchKey: PublicKeyFetcher,
+  options: VerifyProofOptions & { readonly fetchKey: PublicKeyFetcher },
 ): Promise<{ readonly key: FetchedPublicKey } | { readonly message: string }> {
   const reasons: string[] = [];
   if (hasProof(activity)) {
-    const proofs = await verifyObject(activity, { fetchKey });
+    const proofs = await verifyObject(activity, options);
     const key = proofs.verified
       ? proofs.keys.find((candidate) => doesKeyOwnerMatchActor(activity, candidate))
       : undefined;
@@ -315,7 +338,7 @@ async function verifyActorSignatures(
     );
   }
   if (activity.signature !== undefined) {
-    const signature = await verifyLdSignature(activity, { fetchKey });
+    const signature = await verifyLdSignature(activity, options);
     if (signature.verified && doesKeyOwnerMatchActor(activity, signature.key)) {
       return { key: signature.key };
     }

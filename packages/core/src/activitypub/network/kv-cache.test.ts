@@ -1,8 +1,8 @@
-import { assertEquals, assertThrows, startTestServer, test } from "@fedify/fixture";
+import { assert, assertEquals, assertThrows, startTestServer, test } from "@fedify/fixture";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { UnknownOptionError } from "../../options/known-options.ts";
 import { createFetchDocumentLoader } from "./document-loader.ts";
-import { kvCache } from "./kv-cache.ts";
+import { kvCache, loadWithoutStoring } from "./kv-cache.ts";
 
 const loader = createFetchDocumentLoader({
   userAgent: "KvCacheTest/1.0",
@@ -92,4 +92,46 @@ test("kvCache() refuses a TTL past 30 days and a misspelt parameter", () => {
     UnknownOptionError,
     "rules",
   );
+});
+
+test("kvCache() keeps at most maxTotalBytes stored, deleting the oldest documents first", async () => {
+  await using server = await startServer();
+  const kv = new MemoryKvStore();
+  // Each /big document takes a little over 8 KiB: two fit, three do not.
+  const load = kvCache({ loader, kv, prefix: ["docs"], maxTotalBytes: 20 * 1024 });
+  const urls = [0, 1, 2, 3].map((n) => new URL(`/big?n=${n}`, server.url).href);
+  for (const url of urls) await load(url);
+  const kept = [];
+  for (const url of urls) kept.push(await kv.get(["docs", url]) != null);
+  assertEquals(kept, [false, false, true, true]);
+  let total = 0;
+  for await (const entry of kv.list(["docs"])) total += JSON.stringify(entry.value).length;
+  assert(total <= 20 * 1024, `${total} bytes stored`);
+  // The evicted document is fetched again, the kept one is not.
+  await load(urls[3]);
+  await load(urls[0]);
+  assertEquals(server.requests.length, 5);
+  assertThrows(
+    () => kvCache({ loader, kv, maxTotalBytes: -1 }),
+    RangeError,
+    "maxTotalBytes",
+  );
+});
+
+test("loadWithoutStoring() answers a cached copy but stores nothing it fetched", async () => {
+  await using server = await startServer();
+  const kv = new MemoryKvStore();
+  const load = kvCache({ loader, kv });
+  const fresh = new URL("/notes/1", server.url).href;
+  const known = new URL("/notes/2", server.url).href;
+  await load(known);
+  await loadWithoutStoring(load, fresh);
+  await loadWithoutStoring(load, known);
+  assertEquals(await kv.get(["_fedwork", "remoteDocument", fresh]), undefined);
+  assertEquals(server.requests.map((request) => new URL(request.url).pathname), [
+    "/notes/2",
+    "/notes/1",
+  ]);
+  // A loader that is no kvCache() is simply called.
+  assertEquals((await loadWithoutStoring(loader, fresh)).documentUrl, fresh);
 });

@@ -23,7 +23,7 @@ const MAX_CACHED_URL_LENGTH = 2048;
 export type KvCacheUrlPattern = string | URL | { test(input: string): boolean };
 
 /**
- * The parameters of {@link kvCache}, Fedify's with a size bound.
+ * The parameters of {@link kvCache}, Fedify's with size bounds.
  * @since 0.3.0
  */
 export interface KvCacheParameters {
@@ -50,21 +50,73 @@ export interface KvCacheParameters {
    * @default 256 KiB
    */
   readonly maxDocumentBytes?: number;
+  /**
+   * The most bytes (of the documents' JSON) this cache keeps stored at
+   * once; storing past it deletes the oldest documents it stored first.
+   * Counted in memory, per `kvCache()` (so per federation, per process):
+   * another process sharing the store counts its own.
+   * @default 16 MiB
+   * @since 0.4.0
+   */
+  readonly maxTotalBytes?: number;
 }
 
-const KNOWN = ["loader", "kv", "prefix", "rules", "maxDocumentBytes"];
+const KNOWN = ["loader", "kv", "prefix", "rules", "maxDocumentBytes", "maxTotalBytes"];
+
+// What an entry costs in the accounting beyond its document: its URL and
+// the bookkeeping, so that many tiny documents are bounded too.
+const ENTRY_OVERHEAD_BYTES = 64;
+
+/** What a cache keeps of a document it stored, to evict it later. */
+interface StoredEntry {
+  readonly key: KvKey;
+  readonly bytes: number;
+  readonly expiresAt: number;
+}
+
+/** The parts of a {@link kvCache} that a loader for keys reads past. */
+interface KvCacheParts {
+  readonly loader: DocumentLoader;
+  read(url: string): Promise<RemoteDocument | undefined>;
+}
+
+const cacheParts = new WeakMap<DocumentLoader, KvCacheParts>();
+
+/**
+ * Loads a document through `loader` without letting a {@link kvCache} in
+ * it store the document: a cached copy is still answered, but a fetched
+ * one is not kept.  Internal: the public-key fetcher loads key documents
+ * this way, since any stranger can make it fetch one (by naming a new key
+ * id) and it keeps the little it needs itself.  A loader that is not a
+ * `kvCache()` is simply called.
+ * @param loader The document loader, maybe a `kvCache()`.
+ * @param url The document's URL.
+ * @returns The document.
+ * @since 0.4.0
+ */
+export async function loadWithoutStoring(
+  loader: DocumentLoader,
+  url: string,
+): Promise<RemoteDocument> {
+  const parts = cacheParts.get(loader);
+  if (parts == null) return await loader(url);
+  return await parts.read(url) ?? await parts.loader(url);
+}
 
 /**
  * Puts a cache backed by a {@link KvStore} in front of a document loader,
  * as Fedify's `kvCache()` does: a cached document is answered from the
  * store until its rule's TTL passes; the well-known JSON-LD contexts are
  * answered from memory.  Failures of the store are logged and fall back to
- * the loader.
+ * the loader.  At most `maxTotalBytes` of documents are kept stored at
+ * once (the oldest are deleted to make room), and documents fetched to
+ * look up a public key (which anyone can make a server do, by naming a new
+ * key id) are not stored at all: the key fetcher keeps the key itself.
  * @param parameters The loader, the store, the rules and the size bound.
  * @returns The cached document loader.
  * @throws {TypeError} When a parameter is missing, unknown or malformed.
  * @throws {RangeError} When a TTL is not positive or passes 30 days, or
- *         `maxDocumentBytes` is negative.
+ *         `maxDocumentBytes` or `maxTotalBytes` is negative.
  * @since 0.3.0
  * @example
  * ```ts
@@ -91,6 +143,11 @@ export function kvCache(parameters: KvCacheParameters): DocumentLoader {
     parameters.maxDocumentBytes,
     "maxDocumentBytes",
     256 * 1024,
+  );
+  const maxTotalBytes = nonNegativeIntegerOption(
+    parameters.maxTotalBytes,
+    "maxTotalBytes",
+    16 * 1024 * 1024,
   );
   const rules = (parameters.rules ?? [[{ test: () => true }, { minutes: 5 }]]).map(
     ([pattern, ttl], index) => {
@@ -121,22 +178,66 @@ export function kvCache(parameters: KvCacheParameters): DocumentLoader {
         : pattern.test(url)
     );
 
-  return async (url, options) => {
-    if (Object.hasOwn(preloadedContexts, url)) {
-      return { contextUrl: null, documentUrl: url, document: preloadedContexts[url] };
+  // The documents this cache stored, oldest first, and their total cost.
+  const stored = new Map<string, StoredEntry>();
+  let storedBytes = 0;
+  const forget = (url: string) => {
+    const entry = stored.get(url);
+    if (entry == null) return;
+    stored.delete(url);
+    storedBytes -= entry.bytes;
+  };
+  // Makes room for `bytes` more: forgets the oldest documents stored at
+  // once, and returns the deletion of those still in the store.
+  const evictFor = (bytes: number): Promise<void> | undefined => {
+    const now = Date.now();
+    const evicted: KvKey[] = [];
+    for (const [url, entry] of stored) {
+      if (storedBytes + bytes <= maxTotalBytes) break;
+      forget(url);
+      // An expired document is gone from the store already.
+      if (entry.expiresAt > now) evicted.push(entry.key);
     }
-    const rule = match(url);
-    if (rule == null || url.length > MAX_CACHED_URL_LENGTH) return await loader(url, options);
-    const key: KvKey = [...prefix, url];
+    if (evicted.length === 0) return undefined;
+    return deleteAll(evicted);
+  };
+  const deleteAll = async (evicted: KvKey[]) => {
+    logger.debug("Evicting {count} cached documents to stay within {maxTotalBytes} bytes.", {
+      count: evicted.length,
+      maxTotalBytes,
+    });
+    await Promise.all(evicted.map(async (key) => {
+      try {
+        await kv.delete(key);
+      } catch (error) {
+        logger.warn("Evicting the cached document {key} failed: {reason}", {
+          key: key.join("/"),
+          reason: messageOf(error),
+        });
+      }
+    }));
+  };
+
+  const read = async (url: string): Promise<RemoteDocument | undefined> => {
     try {
-      const cached = await kv.get<RemoteDocument>(key);
-      if (cached != null) return cached;
+      return await kv.get<RemoteDocument>([...prefix, url]) ?? undefined;
     } catch (error) {
       logger.warn("Reading the cached document of {url} failed: {reason}", {
         url,
         reason: messageOf(error),
       });
+      return undefined;
     }
+  };
+
+  const cached: DocumentLoader = async (url, options) => {
+    if (Object.hasOwn(preloadedContexts, url)) {
+      return { contextUrl: null, documentUrl: url, document: preloadedContexts[url] };
+    }
+    const rule = match(url);
+    if (rule == null || url.length > MAX_CACHED_URL_LENGTH) return await loader(url, options);
+    const hit = await read(url);
+    if (hit != null) return hit;
     const loaded = await loader(url, options);
     const bytes = new TextEncoder().encode(JSON.stringify(loaded)).byteLength;
     if (bytes > maxDocumentBytes) {
@@ -147,9 +248,24 @@ export function kvCache(parameters: KvCacheParameters): DocumentLoader {
       });
       return loaded;
     }
+    const cost = bytes + url.length + ENTRY_OVERHEAD_BYTES;
+    if (cost > maxTotalBytes) return loaded;
+    // Counted before anything is awaited, so that concurrent loads see
+    // each other's documents.
+    forget(url);
+    const evicting = evictFor(cost);
+    const key: KvKey = [...prefix, url];
+    stored.set(url, {
+      key,
+      bytes: cost,
+      expiresAt: Date.now() + rule.ttl.milliseconds,
+    });
+    storedBytes += cost;
     try {
+      await evicting;
       await kv.set(key, loaded, { ttl: rule.ttl });
     } catch (error) {
+      forget(url);
       logger.warn("Caching the document of {url} failed: {reason}", {
         url,
         reason: messageOf(error),
@@ -157,4 +273,6 @@ export function kvCache(parameters: KvCacheParameters): DocumentLoader {
     }
     return loaded;
   };
+  cacheParts.set(cached, { loader, read });
+  return cached;
 }

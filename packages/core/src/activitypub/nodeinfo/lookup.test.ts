@@ -153,3 +153,53 @@ test("getNodeInfo() refuses a misspelt option before asking anything", async () 
     "parse",
   );
 });
+
+test("a hostile server's 5,000-deep metadata is left out in best-effort and strict mode", async () => {
+  const deep = '{"a":'.repeat(5000) + "1" + "}".repeat(5000);
+  const { metadata: _, ...rest } = document;
+  const body = JSON.stringify(rest).replace(/}$/, `,"metadata":${deep}}`);
+  await using server = await startTestServer(() =>
+    new Response(body, { headers: { "Content-Type": "application/json" } })
+  );
+  const url = new URL("/nodeinfo/2.1", server.url);
+  for (const parse of ["best-effort", "strict"] as const) {
+    const info = await getNodeInfo(url, { direct: true, allowPrivateAddress: true, parse });
+    assertEquals(info?.software.name, "mastodon", parse);
+    assertEquals(info?.metadata, undefined, parse);
+    // What the caller does next no longer overflows.
+    assertEquals(typeof JSON.stringify(info), "string");
+  }
+  // A raised bound keeps deeper metadata.
+  const shallow = { ...document, metadata: { a: { b: { c: 1 } } } };
+  assertEquals(parseNodeInfo(shallow, { maxMetadataDepth: 3 })?.metadata, { a: { b: { c: 1 } } });
+  assertEquals(parseNodeInfo(shallow, { maxMetadataDepth: 2 })?.metadata, undefined);
+});
+
+test("metadata larger than maxMetadataBytes is left out, the rest of the document kept", async () => {
+  const big = {
+    ...document,
+    metadata: { list: Array.from({ length: 20_000 }, (_, i) => `x${i}`) },
+  };
+  await using server = await startTestServer(() => json(big));
+  const url = new URL("/nodeinfo/2.1", server.url);
+  const info = await getNodeInfo(url, { direct: true, allowPrivateAddress: true });
+  assertEquals(info?.usage.users.total, 42);
+  // About 150 KB of JSON: past the 128 KiB default.
+  assertEquals(info?.metadata, undefined);
+  const raised = await getNodeInfo(url, {
+    direct: true,
+    allowPrivateAddress: true,
+    parse: "best-effort",
+    maxMetadataBytes: 1024 * 1024,
+  });
+  assertEquals((raised?.metadata?.list as string[]).length, 20_000);
+  assertEquals(parseNodeInfo(document, { maxMetadataBytes: 10 })?.metadata, undefined);
+  assertEquals(parseNodeInfo(document, { maxMetadataBytes: 100 })?.metadata, {
+    nodeName: "Example",
+  });
+  await assertRejects(
+    () => getNodeInfo(url, { direct: true, allowPrivateAddress: true, maxMetadataDepth: 0 }),
+    RangeError,
+    "maxMetadataDepth",
+  );
+});

@@ -1,6 +1,7 @@
 import { getLogger } from "@logtape/logtape";
 import { messageOf } from "../json-values.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
+import { positiveIntegerOption } from "../../options/value-options.ts";
 import { PrivateAddressError } from "../network/errors.ts";
 import { fetchRemote, type RemoteRequestLimits } from "../network/outgoing-http.ts";
 import type { JsonValue, NodeInfo, NodeInfoProtocol } from "./document.ts";
@@ -26,12 +27,42 @@ const SCHEMA_RELATIONS = ["2.2", "2.1", "2.0", "1.1", "1.0"].map((version) =>
   `http://nodeinfo.diaspora.software/ns/schema/${version}`
 );
 
+// The bounds on a document's free-form metadata.  The deepest metadata
+// of the servers we know of (Pleroma's and Akkoma's MRF settings) nests
+// about five levels and takes tens of KiB; a 5,000-deep one overflows the
+// stack of the JSON.stringify() that stores or logs it.
+const DEFAULT_MAX_METADATA_DEPTH = 16;
+const DEFAULT_MAX_METADATA_BYTES = 128 * 1024;
+
+/**
+ * The bounds {@link parseNodeInfo} and {@link getNodeInfo} keep on a
+ * document's free-form `metadata`, in every parse mode but `"none"`: a
+ * `metadata` past either is dropped (the rest of the document is kept) and
+ * the drop is logged at the debug level.
+ * @since 0.4.0
+ */
+export interface NodeInfoMetadataLimits {
+  /**
+   * How deep `metadata` may nest: the object itself is depth 1, an object
+   * or array in it depth 2, and so on.
+   * @default 16
+   */
+  readonly maxMetadataDepth?: number;
+  /**
+   * How large `metadata` may be, as the length of its JSON (each character
+   * counted as one byte).
+   * @default 131,072 (128 KiB)
+   */
+  readonly maxMetadataBytes?: number;
+}
+
 /**
  * Options for {@link getNodeInfo} and `Context.lookupNodeInfo()`, Fedify's
- * with the limits every Fedwork request keeps.
+ * with the limits every Fedwork request keeps and the bounds on
+ * `metadata` (since 0.4.0).
  * @since 0.3.0
  */
-export interface GetNodeInfoOptions extends RemoteRequestLimits {
+export interface GetNodeInfoOptions extends RemoteRequestLimits, NodeInfoMetadataLimits {
   /**
    * Whether the URL is the NodeInfo document itself; otherwise it is found
    * through the `/.well-known/nodeinfo` of the URL's origin.
@@ -61,10 +92,11 @@ export interface GetNodeInfoOptions extends RemoteRequestLimits {
 }
 
 /**
- * Options for {@link parseNodeInfo}.
+ * Options for {@link parseNodeInfo}, with the bounds on `metadata` (since
+ * 0.4.0).
  * @since 0.3.0
  */
-export interface ParseNodeInfoOptions {
+export interface ParseNodeInfoOptions extends NodeInfoMetadataLimits {
   /**
    * Whether an invalid document is read as far as it goes (unknown
    * protocols and services dropped, bad counts left out, a missing version
@@ -82,7 +114,10 @@ export interface ParseNodeInfoOptions {
  *            document's URL.
  * @param options How to fetch and read it.
  * @returns The metadata, or `undefined` when the server has none, fails or
- *          answers an invalid document.
+ *          answers an invalid document; a `metadata` past
+ *          `maxMetadataDepth` or `maxMetadataBytes` is left out.
+ * @throws {RangeError} When `maxMetadataDepth` or `maxMetadataBytes` is
+ *         not a positive integer.
  * @throws {PrivateAddressError} When the server is on a loopback or private
  *         address and `allowPrivateAddress` is not set.
  * @throws {UnknownOptionError} When an option is not one it takes.
@@ -121,6 +156,7 @@ export async function getNodeInfo(
   if (options.userAgent != null && typeof options.userAgent !== "string") {
     throw new TypeError("The userAgent option of getNodeInfo() must be a string.");
   }
+  const limits = resolveMetadataLimits(options);
   const target = new URL(url);
   let json: unknown;
   try {
@@ -137,7 +173,10 @@ export async function getNodeInfo(
   }
   if (json === undefined) return undefined;
   if (options.parse === "none") return json as JsonValue;
-  const nodeInfo = parseNodeInfo(json, { tryBestEffort: options.parse === "best-effort" });
+  const nodeInfo = parseNodeInfo(json, {
+    tryBestEffort: options.parse === "best-effort",
+    ...limits,
+  });
   if (nodeInfo == null) {
     logger.debug("NodeInfo of {url} is not a valid NodeInfo document.", { url: target.href });
     return undefined;
@@ -197,7 +236,58 @@ const GET_NODE_INFO_OPTIONS: readonly (keyof GetNodeInfoOptions)[] = [
   "timeout",
   "maxBodyBytes",
   "maxRedirects",
+  "maxMetadataDepth",
+  "maxMetadataBytes",
 ];
+
+function resolveMetadataLimits(
+  options: NodeInfoMetadataLimits,
+): Required<NodeInfoMetadataLimits> {
+  return {
+    maxMetadataDepth: positiveIntegerOption(
+      options.maxMetadataDepth,
+      "maxMetadataDepth",
+      DEFAULT_MAX_METADATA_DEPTH,
+    ),
+    maxMetadataBytes: positiveIntegerOption(
+      options.maxMetadataBytes,
+      "maxMetadataBytes",
+      DEFAULT_MAX_METADATA_BYTES,
+    ),
+  };
+}
+
+/**
+ * Which bound a JSON value passes first, walking it without recursion (a
+ * hostile value may nest thousands deep) and stopping there: `"depth"`,
+ * `"bytes"`, or `null` when it keeps both.
+ */
+function exceededBound(value: unknown, maxDepth: number, maxBytes: number): string | null {
+  const stack: [unknown, number][] = [[value, 1]];
+  let bytes = 0;
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current === "string") {
+      bytes += current.length + 2;
+    } else if (typeof current !== "object" || current == null) {
+      bytes += String(current).length;
+    } else {
+      if (depth > maxDepth) return "depth";
+      // Brackets and commas, and for objects the quoted keys and colons,
+      // are counted before the children are pushed, so that a huge array
+      // stops here.
+      const children = Array.isArray(current) ? current : Object.values(current);
+      bytes += 2 + children.length;
+      if (!Array.isArray(current)) {
+        for (const key of Object.keys(current)) bytes += key.length + 3;
+      }
+      if (bytes > maxBytes) return "bytes";
+      for (const child of children) stack.push([child, depth + 1]);
+    }
+    if (bytes > maxBytes) return "bytes";
+  }
+  return null;
+}
 
 type Json = Record<string, unknown>;
 
@@ -219,14 +309,21 @@ function optionalUrl(value: unknown): URL | null | undefined {
 /**
  * Reads a NodeInfo document (2.0 or 2.1 JSON) into {@link NodeInfo}, as
  * Fedify's `parseNodeInfo()` does.
+ * A `metadata` nested deeper than `maxMetadataDepth` or larger than
+ * `maxMetadataBytes` is left out, in both modes, so that a hostile server
+ * cannot hand the caller a value its `JSON.stringify()` overflows on.
  * @param data The JSON document.
- * @param options Whether to read an invalid document as far as it goes.
+ * @param options Whether to read an invalid document as far as it goes,
+ *                and the bounds on `metadata`.
  * @returns The metadata, or `null` when the document is invalid (in strict
  *          mode) or not even an object with a software name.
+ * @throws {RangeError} When `maxMetadataDepth` or `maxMetadataBytes` is
+ *         not a positive integer.
  * @since 0.3.0
  */
 export function parseNodeInfo(data: unknown, options: ParseNodeInfoOptions = {}): NodeInfo | null {
   const lenient = options.tryBestEffort ?? false;
+  const limits = resolveMetadataLimits(options);
   if (!isObject(data) || !isObject(data.software)) return null;
   const software = data.software;
   if (typeof software.name !== "string") return null;
@@ -290,8 +387,26 @@ export function parseNodeInfo(data: unknown, options: ParseNodeInfoOptions = {})
   if (localPosts == null || localComments == null) return null;
 
   let metadata: Record<string, unknown> | undefined;
-  if (isObject(data.metadata)) metadata = data.metadata;
-  else if (data.metadata != null && !lenient) return null;
+  if (isObject(data.metadata)) {
+    const exceeded = exceededBound(
+      data.metadata,
+      limits.maxMetadataDepth,
+      limits.maxMetadataBytes,
+    );
+    if (exceeded == null) {
+      metadata = data.metadata;
+    } else {
+      // Free-form, so outside what strict mode checks: the rest of the
+      // document is still good.
+      logger.debug("Leaving out the NodeInfo metadata of {software}: it passes {bound}.", {
+        software: name,
+        bound: exceeded === "depth" ? "maxMetadataDepth" : "maxMetadataBytes",
+        ...limits,
+      });
+    }
+  } else if (data.metadata != null && !lenient) {
+    return null;
+  }
 
   return {
     software: {

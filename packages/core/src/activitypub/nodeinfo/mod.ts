@@ -19,6 +19,7 @@ export {
 export {
   getNodeInfo,
   type GetNodeInfoOptions,
+  type NodeInfoMetadataLimits,
   parseNodeInfo,
   type ParseNodeInfoOptions,
 } from "./lookup.ts";

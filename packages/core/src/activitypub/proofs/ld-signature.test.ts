@@ -1,6 +1,7 @@
 import { assert, assertEquals, assertRejects, test } from "@fedify/fixture";
 import type { DocumentLoader } from "@fedify/vocab";
 import { exportSpki } from "@fedify/vocab-runtime";
+import { Temporal } from "@js-temporal/polyfill";
 import { generateCryptoKeyPair } from "../actors/keys.ts";
 import { signJsonLd, verifyJsonLd, verifyLdSignature } from "./ld-signature.ts";
 import mastodon from "./testdata/mastodon-create.json" with { type: "json" };
@@ -17,6 +18,9 @@ const mastodonActor = mastodon.key.owner;
 const mastodonDocuments = {
   [mastodonActor]: { id: mastodonActor, type: "Person", publicKey: mastodon.key },
 };
+// The fixed vectors are verified at the time they were made.
+const whenMastodonSigned = Temporal.Instant.from(mastodon.activity.signature.created);
+const whenSigned = Temporal.Instant.from("2026-01-02T03:04:05Z");
 
 // Made before any test is registered: with --test-force-exit, Node.js
 // ends a file once the tests it knows of have finished, so a top-level
@@ -42,11 +46,15 @@ const create = {
 test("verifyLdSignature accepts a Create signed by Mastodon", async () => {
   const result = await verifyLdSignature(mastodon.activity, {
     documentLoader: loaderOf(mastodonDocuments),
+    currentTime: whenMastodonSigned,
   });
   assert(result.verified, result.verified ? "" : result.message);
   assertEquals(result.key.owner?.href, mastodonActor);
   assertEquals(
-    await verifyJsonLd(mastodon.activity, { documentLoader: loaderOf(mastodonDocuments) }),
+    await verifyJsonLd(mastodon.activity, {
+      documentLoader: loaderOf(mastodonDocuments),
+      currentTime: whenMastodonSigned,
+    }),
     true,
   );
 });
@@ -58,6 +66,7 @@ test("verifyLdSignature refuses the Mastodon Create once its content is changed"
   };
   const result = await verifyLdSignature(tampered, {
     documentLoader: loaderOf(mastodonDocuments),
+    currentTime: whenMastodonSigned,
   });
   assertEquals(result.verified ? null : result.reason, "invalidSignature");
 });
@@ -69,7 +78,10 @@ test("signJsonLd makes a signature verifyLdSignature accepts", async () => {
   assertEquals(signed.signature.created, "2026-01-02T03:04:05Z");
   assertEquals(signed.signature.creator, keyId.href);
   const received = JSON.parse(JSON.stringify(signed));
-  const result = await verifyLdSignature(received, { documentLoader: loaderOf(documents) });
+  const result = await verifyLdSignature(received, {
+    documentLoader: loaderOf(documents),
+    currentTime: whenSigned,
+  });
   assert(result.verified, result.verified ? "" : result.message);
 });
 
@@ -105,7 +117,10 @@ test("verifyLdSignature never fetches a context it does not know", async () => {
       signatureValue: "AAAA",
     },
   };
-  const result = await verifyLdSignature(signed, { documentLoader: loaderOf(documents, loaded) });
+  const result = await verifyLdSignature(signed, {
+    documentLoader: loaderOf(documents, loaded),
+    currentTime: whenSigned,
+  });
   assertEquals(result.verified ? null : result.reason, "unsupportedContext");
   assertEquals(loaded, []);
   await assertRejects(() => signJsonLd(unknownContext, rsa.privateKey, keyId), TypeError);

@@ -17,6 +17,7 @@ import {
   DEFAULT_DOCUMENT_COMPLEXITY_LIMITS,
   resolveDocumentComplexityLimits,
 } from "../network/document-complexity.ts";
+import { checkCreatedTime } from "./created-time.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "proofs"]);
 
@@ -90,7 +91,9 @@ export interface SignJsonLdOptions {
  *   (and the signature covers), e.g. an `id` term redefined by an inline
  *   context (since 0.4.0);
  * - `unattributed`: it verifies, but the key's owner is not every `actor`
- *   and `attributedTo` of the document, read as JSON and as JSON-LD alike.
+ *   and `attributedTo` of the document, read as JSON and as JSON-LD alike;
+ * - `outsideTimeWindow`: its `created` is older than `maxAge` or further in
+ *   the future than `timeWindow` (since 0.4.0).
  * @since 0.3.0
  */
 export type LdSignatureFailureReason =
@@ -102,7 +105,8 @@ export type LdSignatureFailureReason =
   | "keyNotFound"
   | "invalidSignature"
   | "idMismatch"
-  | "unattributed";
+  | "unattributed"
+  | "outsideTimeWindow";
 
 /**
  * The outcome of {@link verifyLdSignature}: the key that made the signature,
@@ -187,10 +191,11 @@ export async function signJsonLd<T extends Readonly<Record<string, unknown>>>(
  * the document, both as its JSON says and as JSON-LD reads it (so that an
  * inline context cannot make the two disagree).
  * @param jsonLd The document, as received (parsed JSON).
- * @param options How to fetch the key.
+ * @param options How to fetch the key, and how old `created` may be.
  * @returns The key, or why the signature was not accepted.
  * @throws {TypeError} When the document is not a JSON object, or with
- *         neither `fetchKey` nor `documentLoader`.
+ *         neither `fetchKey` nor `documentLoader`, or when `maxAge` or
+ *         `timeWindow` is not a duration.
  * @since 0.3.0
  */
 export async function verifyLdSignature(
@@ -219,6 +224,10 @@ export async function verifyLdSignature(
   }
   if (typeof signatureOptions.created !== "string") {
     return fail("malformedSignature", "The signature's created is not a string.", keyId);
+  }
+  const late = checkCreatedTime(signatureOptions.created, options, "Linked Data signature");
+  if (late != null) {
+    return fail(late.kind === "malformed" ? "malformedSignature" : late.kind, late.message, keyId);
   }
   const signature = typeof signatureValue === "string" &&
       signatureValue.length <= MAX_SIGNATURE_VALUE_LENGTH

@@ -1,6 +1,7 @@
 import { assert, assertEquals, assertRejects, test } from "@fedify/fixture";
 import { Activity, Create, type DocumentLoader } from "@fedify/vocab";
 import { decodeMultibase, exportMultibaseKey } from "@fedify/vocab-runtime";
+import { Temporal } from "@js-temporal/polyfill";
 import { generateCryptoKeyPair } from "../actors/keys.ts";
 import { canonicalizeJson } from "./jcs.ts";
 import {
@@ -148,15 +149,19 @@ test("verifyObject accepts the FEP-8b32 test vector's signed document", async ()
       created: "2023-02-24T23:36:38Z",
     },
   };
+  // The test vector is verified at the time it was made.
+  const currentTime = Temporal.Instant.from("2023-02-24T23:40:00Z");
   const result = await verifyObject(signed, {
     documentLoader: loaderOf({ "https://server.example/users/alice": fepActor }),
+    currentTime,
   });
-  assert(result.verified);
+  assert(result.verified, result.verified ? "" : result.message);
   assertEquals(result.keys.map((key) => key.owner?.href), ["https://server.example/users/alice"]);
   // One character of the content changed: the proof no longer holds.
   const tampered = { ...signed, object: { ...signed.object, content: "Hello world!" } };
   const refused = await verifyObject(tampered, {
     documentLoader: loaderOf({ "https://server.example/users/alice": fepActor }),
+    currentTime,
   });
   assertEquals(refused.verified ? null : refused.reason, "invalidProof");
 });
@@ -298,4 +303,65 @@ test("the object functions refuse Fedify's vocabulary-object call shapes loudly"
     "toJsonLd",
   );
   await assertRejects(() => untyped.verifyObject(create, options), TypeError, "toJsonLd");
+});
+
+test("verifyProof refuses a proof older than maxAge or made in the future, before fetching", async () => {
+  const loaded: string[] = [];
+  const documentLoader = loaderOf({ [actorId]: actor }, loaded);
+  const made = Temporal.Instant.from("2026-03-01T12:00:00Z");
+  const proof = await createProof(note, {
+    privateKey: ed25519.privateKey,
+    keyId: multikeyId,
+    created: made,
+  });
+  const at = (duration: Temporal.DurationLike) => made.add(duration);
+  const refused: [string, Record<string, unknown>][] = [
+    ["8 days later, by default", { currentTime: at({ hours: 8 * 24 }) }],
+    ["2 hours later, with maxAge 1 hour", { currentTime: at({ hours: 2 }), maxAge: { hours: 1 } }],
+    ["2 hours earlier, by default", { currentTime: at({ hours: -2 }) }],
+    ["1 minute earlier, with timeWindow 30s", {
+      currentTime: at({ minutes: -1 }),
+      timeWindow: { seconds: 30 },
+    }],
+  ];
+  for (const [name, options] of refused) {
+    const result = await verifyProof(note, proof, { documentLoader, ...options });
+    assertEquals(result.verified ? null : result.reason, "outsideTimeWindow", name);
+  }
+  assertEquals(loaded, []);
+  const accepted: [string, Record<string, unknown>][] = [
+    ["6 days later, by default", { currentTime: at({ hours: 6 * 24 }) }],
+    ["30 minutes earlier, by default", { currentTime: at({ minutes: -30 }) }],
+    ["years later, with maxAge false", { currentTime: at({ hours: 5 * 8760 }), maxAge: false }],
+    ["a day earlier, with timeWindow false", {
+      currentTime: at({ hours: -24 }),
+      timeWindow: false,
+    }],
+  ];
+  for (const [name, options] of accepted) {
+    const result = await verifyProof(note, proof, { documentLoader, ...options });
+    assert(result.verified, `${name}: ${JSON.stringify(result)}`);
+  }
+});
+
+test("verifyProof refuses a proof whose created is absent or not an instant while age is checked", async () => {
+  const loaded: string[] = [];
+  const documentLoader = loaderOf({ [actorId]: actor }, loaded);
+  const { created: _, ...undated } = await createProof(note, {
+    privateKey: ed25519.privateKey,
+    keyId: multikeyId,
+  });
+  for (const created of [undefined, "yesterday", "2026-03-01T12:00:00", "9".repeat(100)]) {
+    const proof = created === undefined ? undated : { ...undated, created };
+    const result = await verifyProof(note, proof, { documentLoader });
+    assertEquals(result.verified ? null : result.reason, "malformedProof", String(created));
+  }
+  assertEquals(loaded, []);
+  // With both checks off, no created is needed (the signature decides).
+  const result = await verifyProof(note, undated, {
+    documentLoader,
+    maxAge: false,
+    timeWindow: false,
+  });
+  assertEquals(result.verified ? null : result.reason, "invalidProof");
 });

@@ -10,6 +10,8 @@ import {
   type PublicKeyFetcher,
 } from "../signatures/key-cache.ts";
 import { parseKeyId } from "../signatures/verification.ts";
+import type { DurationInput } from "../../time/duration.ts";
+import { checkCreatedTime } from "./created-time.ts";
 import { canonicalizeJson } from "./jcs.ts";
 import { asArray, idOf, messageOf } from "../json-values.ts";
 
@@ -65,7 +67,9 @@ export interface CreateProofOptions {
  * - `keyNotFound`: its key could not be fetched, or is not Ed25519;
  * - `invalidProof`: the key does not verify it;
  * - `unattributed`: every proof verifies, but not one of them is by an
- *   actor (or `attributedTo`) of the object.
+ *   actor (or `attributedTo`) of the object;
+ * - `outsideTimeWindow`: its `created` is older than `maxAge` or further
+ *   in the future than `timeWindow` (since 0.4.0).
  * @since 0.3.0
  */
 export type ProofFailureReason =
@@ -75,7 +79,8 @@ export type ProofFailureReason =
   | "unsupportedCryptosuite"
   | "keyNotFound"
   | "invalidProof"
-  | "unattributed";
+  | "unattributed"
+  | "outsideTimeWindow";
 
 /**
  * A proof that was not accepted, and why.
@@ -128,6 +133,30 @@ export interface VerifyProofOptions {
    * @default a new `MemoryKvStore` for this call
    */
   readonly kv?: KvStore;
+  /**
+   * The oldest `created` accepted: a proof or Linked Data signature made
+   * longer ago is refused (`outsideTimeWindow`) before its key is fetched,
+   * so that a signed activity cannot be replayed by a third party for
+   * ever; `false` not to check age.  Mastodon does not check the age of
+   * Linked Data signatures; forwarded replies are hours old, rarely days.
+   * With this or `timeWindow` on, a proof without a `created` is refused.
+   * @default `{ days: 7 }`
+   * @since 0.4.0
+   */
+  readonly maxAge?: DurationInput | false;
+  /**
+   * How far into the future a `created` may be (clock skew), or `false` not
+   * to check; an inbox passes its `signatureTimeWindow`.
+   * @default `{ hours: 1 }`
+   * @since 0.4.0
+   */
+  readonly timeWindow?: DurationInput | false;
+  /**
+   * The time to check `created` against.
+   * @default now
+   * @since 0.4.0
+   */
+  readonly currentTime?: Temporal.Instant;
 }
 
 /**
@@ -238,11 +267,12 @@ export async function signObject<T extends Readonly<Record<string, unknown>>>(
  * the key: {@link verifyObject} and the inbox do.
  * @param object The object, as received (parsed JSON).
  * @param proof One of its proofs.
- * @param options How to fetch the key.
+ * @param options How to fetch the key, and how old `created` may be.
  * @returns The key, or why the proof was not accepted.
  * @throws {TypeError} When the object is not a JSON object (Fedify's
- *         `verifyObject(Activity, json)` shape included), or with neither
- *         `fetchKey` nor `documentLoader`.
+ *         `verifyObject(Activity, json)` shape included), with neither
+ *         `fetchKey` nor `documentLoader`, or when `maxAge` or
+ *         `timeWindow` is not a duration.
  * @since 0.3.0
  */
 export async function verifyProof(
@@ -255,6 +285,10 @@ export async function verifyProof(
   const parsed = parseProof(proof);
   if ("verified" in parsed) return parsed;
   const { keyId, signature, config } = parsed;
+  const late = checkCreatedTime(config.created, options, "proof");
+  if (late != null) {
+    return fail(late.kind === "malformed" ? "malformedProof" : late.kind, late.message, keyId);
+  }
   const proofOptions = config["@context"] === undefined
     ? { ...config, "@context": object["@context"] }
     : config;
@@ -301,11 +335,12 @@ export async function verifyProof(
  * {@link MAX_PROOFS_PER_OBJECT}; more are refused unread), and each of the
  * object's `actor`s and `attributedTo`s must own a key that made one.
  * @param object The object, as received (parsed JSON).
- * @param options How to fetch the keys.
+ * @param options How to fetch the keys, and how old `created` may be.
  * @returns The keys that verified its proofs, or why not.
  * @throws {TypeError} When the object is not a JSON object (Fedify's
- *         `verifyObject(Activity, json)` shape included), or with neither
- *         `fetchKey` nor `documentLoader`.
+ *         `verifyObject(Activity, json)` shape included), with neither
+ *         `fetchKey` nor `documentLoader`, or when `maxAge` or
+ *         `timeWindow` is not a duration.
  * @since 0.3.0
  * @example
  * ```ts
@@ -337,7 +372,7 @@ export async function verifyObject(
   }
   const keys: FetchedPublicKey[] = [];
   for (const proof of proofs) {
-    const result = await verifyProof(object, proof, { fetchKey });
+    const result = await verifyProof(object, proof, { ...options, fetchKey });
     if (!result.verified) return result;
     keys.push(result.key);
   }

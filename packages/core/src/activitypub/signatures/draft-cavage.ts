@@ -168,13 +168,15 @@ export async function prepareDraftCavage(
       keyId,
     );
   }
-  const method = request.method.toUpperCase();
+  // Stricter than Mastodon, which takes `digest` in place of
+  // `(request-target)` and asks for `host` on GET only: a signature that
+  // covers neither the path nor the host is good at every inbox (or, for
+  // a GET, every resource) of every server for as long as its date is.
+  // Mastodon, Fedify, Misskey and Fedwork itself sign both.
   const missing: string[] = [];
   if (!names.includes("date") && !names.includes("(created)")) missing.push("date");
-  if (!names.includes("(request-target)") && !names.includes("digest")) {
-    missing.push("(request-target)");
-  }
-  if ((method === "GET" || method === "HEAD") && !names.includes("host")) missing.push("host");
+  if (!names.includes("(request-target)")) missing.push("(request-target)");
+  if (!names.includes("host")) missing.push("host");
   if (body != null && !names.includes("digest")) missing.push("digest");
   if (missing.length > 0) {
     return failure(

@@ -113,3 +113,27 @@ test("the key fetcher refetches a key to refresh it at most once per cooldown", 
   assertEquals(loaded, [actorId]);
   assertEquals((await fetchKey(keyId))?.cached, true);
 });
+
+test("the key fetcher refuses an oversized key and does not believe an oversized owner", async () => {
+  const kv = new MemoryKvStore();
+  const huge = `-----BEGIN PUBLIC KEY-----\n${"A".repeat(100_000)}\n-----END PUBLIC KEY-----`;
+  const longOwner = `https://remote.example/${"u".repeat(5000)}`;
+  const hugeKey = createPublicKeyFetcher({
+    kv,
+    documentLoader: loaderOf({
+      [actorId]: { ...actor, publicKey: { ...actor.publicKey, publicKeyPem: huge } },
+    }),
+  });
+  assertEquals(await hugeKey(keyId), null);
+  const longOwned = createPublicKeyFetcher({
+    kv,
+    documentLoader: loaderOf({
+      [actorId]: { ...actor, publicKey: { ...actor.publicKey, owner: longOwner } },
+    }),
+  });
+  const key = await longOwned(keyId);
+  assertEquals(key?.owner, null);
+  let bytes = 0;
+  for await (const entry of kv.list()) bytes += JSON.stringify(entry.value).length;
+  assert(bytes < 2048, `${bytes} bytes stored`);
+});

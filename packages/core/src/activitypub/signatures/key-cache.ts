@@ -2,6 +2,7 @@ import type { DocumentLoader } from "@fedify/vocab";
 import { importMultibaseKey, importPem } from "@fedify/vocab-runtime";
 import { getLogger } from "@logtape/logtape";
 import type { KvKey, KvStore } from "../../kv/kv-store.ts";
+import { loadWithoutStoring } from "../network/kv-cache.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
 // A remote server's bad key is the sender's problem, and common: it is
 // logged at the debug level with its message only (messageOf), never a
@@ -115,6 +116,13 @@ function sameUrl(a: string | null, b: URL): boolean {
   }
 }
 
+// What the KV store keeps per key id is bounded, since anyone can make a
+// server fetch and keep a key by naming a new key id: an RSA key of 16,384
+// bits takes under 3 KiB of PEM, and a real owner's id is far shorter than
+// 2 KiB.  A longer key is refused; a longer owner is not believed.
+const MAX_KEY_MATERIAL_LENGTH = 8 * 1024;
+const MAX_OWNER_LENGTH = 2048;
+
 // Key documents are read as the compact JSON every implementation we know
 // (Mastodon, Misskey, Pleroma, GoToSocial, Fedify) publishes, rather than by
 // JSON-LD expansion: the key is the document itself, or is embedded in its
@@ -131,13 +139,20 @@ function findKey(document: unknown, keyId: URL): StoredPublicKey | null {
     if (typeof candidate !== "object" || candidate == null) continue;
     const key = candidate as Record<string, unknown>;
     if (!sameUrl(idOf(key), keyId)) continue;
-    const owner = idOf(key.owner) ?? idOf(key.controller) ??
+    let owner = idOf(key.owner) ?? idOf(key.controller) ??
       (key === record ? null : idOf(record));
-    if (typeof key.publicKeyPem === "string") {
-      return { owner, publicKeyPem: key.publicKeyPem };
-    }
-    if (typeof key.publicKeyMultibase === "string") {
-      return { owner, publicKeyMultibase: key.publicKeyMultibase };
+    if (owner != null && owner.length > MAX_OWNER_LENGTH) owner = null;
+    for (const name of ["publicKeyPem", "publicKeyMultibase"] as const) {
+      const material = key[name];
+      if (typeof material !== "string") continue;
+      if (material.length > MAX_KEY_MATERIAL_LENGTH) {
+        logger.debug("The key {keyId} is {length} characters long; refusing it.", {
+          keyId: keyId.href,
+          length: material.length,
+        });
+        return null;
+      }
+      return { owner, [name]: material };
     }
   }
   return null;
@@ -166,7 +181,11 @@ function parseOwner(owner: string | null): URL | null {
  * entry of its `publicKey` or `assertionMethod`), caches the key's material
  * and owner in the KV store, and keeps the imported `CryptoKey`s in memory.
  * An owner on another origin than the key is fetched too, and kept only if
- * it lists the key.
+ * it lists the key.  Since 0.4.0, the documents it fetches are not stored
+ * by a `kvCache()` in the loader (a cached copy is still used), a key past
+ * 8 KiB of PEM or multibase is refused and an owner id past 2 KiB is not
+ * believed, so that a stranger naming new key ids stores at most a few
+ * KiB per key.
  * @param options The document loader, the KV store and the cache's TTL.
  * @returns The fetcher.
  * @throws {TypeError} When `ttl` is not a duration.
@@ -227,7 +246,10 @@ export function createPublicKeyFetcher(options: PublicKeyFetcherOptions): Public
     let stored: StoredPublicKey | null;
     let servedFrom: string;
     try {
-      const loaded = await documentLoader(documentUrl.href);
+      // Not stored by a kvCache() in the loader: this document is fetched
+      // for whoever names a key id, before anything is verified, and only
+      // the key's material and owner are kept (below).
+      const loaded = await loadWithoutStoring(documentLoader, documentUrl.href);
       stored = findKey(loaded.document, keyId);
       servedFrom = new URL(loaded.documentUrl).origin;
     } catch (error) {
@@ -256,7 +278,7 @@ export function createPublicKeyFetcher(options: PublicKeyFetcherOptions): Public
       // the claim only when the owner lists the key.
       let confirmed = false;
       try {
-        const loaded = await documentLoader(owner.href);
+        const loaded = await loadWithoutStoring(documentLoader, owner.href);
         // The owner's document must come from the owner's own origin.
         confirmed = new URL(loaded.documentUrl).origin === owner.origin &&
           listsKey(loaded.document, keyId);

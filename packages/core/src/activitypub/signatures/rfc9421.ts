@@ -155,7 +155,15 @@ export async function prepareRfc9421(
   for (const [label, member] of inputs) {
     // The rest are refused unread: each could name its own key to fetch.
     if (considered++ >= MAX_SIGNATURES_PER_REQUEST) break;
-    const result = await prepareOne(request, url, body, clock, member, signatures.get(label));
+    const result = await prepareOne(
+      request,
+      url,
+      body,
+      clock,
+      label,
+      member,
+      signatures.get(label),
+    );
     if ("verified" in result) firstFailure ??= result;
     else candidates.push(result);
   }
@@ -168,6 +176,7 @@ async function prepareOne(
   url: URL,
   body: Uint8Array | null,
   clock: VerificationClock,
+  label: string,
   member: Item | InnerList,
   signatureMember: Item | InnerList | undefined,
 ): Promise<SignatureCandidate | SignatureFailure> {
@@ -279,12 +288,15 @@ async function prepareOne(
       ? failure("unsupportedAlgorithm", `Unsupported components: ${derived.join(", ")}.`, keyId)
       : failure("missingRequiredComponent", `Signed headers missing: ${base.join(", ")}.`, keyId);
   }
+  const nonce = parameters.get("nonce");
   return {
     spec: "rfc9421",
     keyId,
     algorithm,
     data: encoder.encode(base),
     signature: new Uint8Array(signature),
+    label,
+    ...(typeof nonce === "string" ? { nonce } : {}),
   };
 }
 

@@ -7,8 +7,9 @@ import type { HttpSignatureSpec, SignatureAlgorithm } from "./spec.ts";
  *   parameter;
  * - `unsupportedAlgorithm`: it names an algorithm or component Fedwork does
  *   not verify;
- * - `missingRequiredComponent`: it does not cover what Mastodon requires
- *   (date, target, host, digest), or a covered header is absent;
+ * - `missingRequiredComponent`: it does not cover what is required (a
+ *   date; the target and host, for draft-cavage on every request since
+ *   0.4.0; the digest), or a covered header is absent;
  * - `missingDigest` / `digestMismatch`: the body is not covered by a
  *   digest, or the digest does not match it;
  * - `outsideTimeWindow`: it was made too long ago, in the future, or has
@@ -54,6 +55,10 @@ export interface SignatureCandidate {
   /** The signing string (Cavage) or signature base (RFC 9421). */
   readonly data: Uint8Array;
   readonly signature: Uint8Array;
+  /** RFC 9421: the signature's label, its key in `Signature-Input`. */
+  readonly label?: string;
+  /** RFC 9421: the signature's `nonce` parameter, when it is a string. */
+  readonly nonce?: string;
 }
 
 /** The time checks a verifier applies: now, and the allowed skew. */

@@ -11,6 +11,8 @@ import { generateCryptoKeyPair } from "../actors/keys.ts";
 import type { FetchedPublicKey, PublicKeyFetcher } from "./key-cache.ts";
 import { signRequest } from "./sign.ts";
 import type { HttpSignatureSpec } from "./spec.ts";
+import { encodeBase64 } from "./base64.ts";
+import { createDigestHeader } from "./digest.ts";
 import { verifyRequest } from "./verify.ts";
 import mastodon from "./testdata/mastodon-request.json" with { type: "json" };
 
@@ -167,7 +169,7 @@ test("verification fails on a request without any signature", async () => {
   assertEquals(result.verified ? "verified" : result.reason, "noSignature");
 });
 
-test("a draft-cavage signature must cover what Mastodon requires", async () => {
+test("a draft-cavage signature must cover the target, host, date and digest", async () => {
   const signed = await signRequest(post(), rsa.privateKey, keyId);
   const withHeaders = (headers: string) => {
     const request = new Request(signed.clone());
@@ -183,6 +185,9 @@ test("a draft-cavage signature must cover what Mastodon requires", async () => {
       "(request-target) host digest",
       "host date",
       "(request-target) host date",
+      // Mastodon takes these two; they name no inbox, or no server.
+      "host date digest",
+      "(request-target) date digest",
     ]
   ) {
     const result = await verifyRequest(withHeaders(headers), { fetchKey });
@@ -408,4 +413,89 @@ test("verifyRequest() reads no more of an unread body than maxBodyBytes", async 
   });
   assertEquals(result.verified ? "verified" : result.reason, "bodyTooLarge");
   assert(pulled <= 8, `pulled ${pulled} chunks`);
+});
+
+/**
+ * Signs a request the draft-cavage way over exactly `names` (real header
+ * names only), with `Date` and, when there is a body, `Digest` set: a
+ * signature that verifies, whatever it covers.
+ */
+async function signCavageOver(
+  url: string,
+  names: readonly string[],
+  body: string | null,
+): Promise<Request> {
+  const headers = new Headers({ Date: new Date().toUTCString() });
+  if (body != null || names.includes("digest")) {
+    headers.set("Digest", await createDigestHeader(new TextEncoder().encode(body ?? "")));
+  }
+  const target = new URL(url);
+  const method = body == null ? "GET" : "POST";
+  const data = names.map((name) => {
+    if (name === "(request-target)") return `${name}: ${method.toLowerCase()} ${target.pathname}`;
+    return `${name}: ${name === "host" ? target.host : headers.get(name)}`;
+  }).join("\n");
+  const signature = await crypto.subtle.sign(
+    "RSASSA-PKCS1-v1_5",
+    rsa.privateKey,
+    new TextEncoder().encode(data),
+  );
+  headers.set(
+    "Signature",
+    `keyId="${keyId.href}",algorithm="rsa-sha256",headers="${names.join(" ")}",` +
+      `signature="${encodeBase64(new Uint8Array(signature))}"`,
+  );
+  return new Request(url, { method, headers, body });
+}
+
+test("hostile peer: a draft-cavage POST signed over date and digest alone replays to no inbox", async () => {
+  const body = '{"type":"Delete"}';
+  const captured = await signCavageOver("https://one.example/inbox", ["date", "digest"], body);
+  const fetchKey = fetcherOf(rsa.publicKey);
+  // The same headers and body, sent to four inboxes of two servers.
+  const inboxes = [
+    "https://one.example/inbox",
+    "https://one.example/users/bob/inbox",
+    "https://two.example/inbox",
+    "https://two.example/users/carol/inbox",
+  ];
+  for (const inbox of inboxes) {
+    const replayed = new Request(inbox, { method: "POST", headers: captured.headers, body });
+    const result = await verifyRequest(replayed, { fetchKey });
+    assertEquals(result.verified ? "verified" : result.reason, "missingRequiredComponent", inbox);
+    const message = result.verified ? "verified" : result.message;
+    assert(/\(request-target\), host/.test(message), message);
+  }
+});
+
+test("hostile peer: a draft-cavage GET must name its target, so it fetches nothing else", async () => {
+  const fetchKey = fetcherOf(rsa.publicKey);
+  // An authorized fetch of one resource, replayed for another on that host.
+  for (const names of [["host", "date"], ["host", "date", "digest"]]) {
+    const captured = await signCavageOver("https://one.example/users/bob", names, null);
+    const replayed = new Request("https://one.example/users/bob/followers", {
+      headers: captured.headers,
+    });
+    const result = await verifyRequest(replayed, { fetchKey });
+    assertEquals(
+      result.verified ? "verified" : result.reason,
+      "missingRequiredComponent",
+      names.join(" "),
+    );
+  }
+  // What Mastodon and Fedwork sign verifies.
+  const get = await signCavageOver(
+    "https://one.example/users/bob",
+    ["(request-target)", "host", "date"],
+    null,
+  );
+  const accepted = await verifyRequest(get, { fetchKey });
+  assert(accepted.verified, JSON.stringify(accepted));
+  const post = await signCavageOver(
+    "https://one.example/inbox",
+    ["(request-target)", "host", "date", "digest"],
+    "{}",
+  );
+  const delivered = await verifyRequest(post, { fetchKey });
+  assert(delivered.verified, JSON.stringify(delivered));
 });

@@ -72,6 +72,18 @@ export interface VerifiedSignature {
   readonly keyId: URL;
   /** The key that verified it, with its owner. */
   readonly key: FetchedPublicKey;
+  /**
+   * RFC 9421: the label (`sig1`) of the signature that verified, among
+   * those of the request's `Signature-Input`.
+   * @since 0.4.0
+   */
+  readonly label?: string;
+  /**
+   * RFC 9421: the `nonce` parameter of the signature that verified, when
+   * it has one; covered by that signature, unlike any other member's.
+   * @since 0.4.0
+   */
+  readonly nonce?: string;
 }
 
 /**
@@ -83,10 +95,12 @@ export type VerifyRequestResult = VerifiedSignature | SignatureFailure;
 /**
  * Verifies a request's HTTP signature, in either scheme: RFC 9421 when it
  * has a `Signature-Input` header, draft-cavage otherwise.  Checks, before
- * fetching any key, that the signature covers what Mastodon requires
- * (a date or creation time; the target; `host` on GET; the digest when
- * there is a body), that `Digest` or `Content-Digest` matches the body, and
- * that the signature is within the time window.  When a cached key fails,
+ * fetching any key, that the signature covers a date or creation time, the
+ * request's target on its server (draft-cavage: `(request-target)` and
+ * `host`, on every request, which Mastodon does not require; RFC 9421:
+ * `@method` and `@target-uri`) and the digest when there is a body, that
+ * `Digest` or `Content-Digest` matches the body, and that the signature is
+ * within the time window.  When a cached key fails,
  * the key is fetched again once, in case it was rotated.
  *
  * The work a request can cause is bounded: of an RFC 9421 request's
@@ -202,5 +216,12 @@ async function verifyCandidate(
       keyId,
     );
   }
-  return { verified: true, spec: candidate.spec, keyId, key };
+  return {
+    verified: true,
+    spec: candidate.spec,
+    keyId,
+    key,
+    ...(candidate.label == null ? {} : { label: candidate.label }),
+    ...(candidate.nonce == null ? {} : { nonce: candidate.nonce }),
+  };
 }
