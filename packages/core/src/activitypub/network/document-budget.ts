@@ -1,4 +1,4 @@
-import type { DocumentLoader } from "@fedify/vocab";
+import type { DocumentLoader, RemoteDocument } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import {
   checkDocumentComplexity,
@@ -7,6 +7,7 @@ import {
   type ResolvedDocumentComplexityLimits,
 } from "./document-complexity.ts";
 import { RemoteRequestError, RemoteTimeoutError } from "./errors.ts";
+import { carryCacheParts } from "./kv-cache.ts";
 
 /**
  * How many remote documents one activity or object may make Fedwork load
@@ -144,8 +145,7 @@ export function withDocumentLimits(
   loader: DocumentLoader,
   limits: ResolvedDocumentComplexityLimits = DEFAULT_DOCUMENT_COMPLEXITY_LIMITS,
 ): DocumentLoader {
-  return async (url, options) => {
-    const loaded = await loader(url, options);
+  const check = (url: string, loaded: RemoteDocument): RemoteDocument => {
     // The bundled contexts (schema.org's defines 2,700 terms) are trusted;
     // an application's loader may still serve them its own way.
     if (Object.hasOwn(preloadedContexts, url)) return loaded;
@@ -153,4 +153,8 @@ export function withDocumentLimits(
     if (violation != null) throw new DocumentTooComplexError(violation, url);
     return loaded;
   };
+  const checked: DocumentLoader = async (url, options) => check(url, await loader(url, options));
+  // A kvCache() inside keeps what the key fetcher loads unstored, checked.
+  carryCacheParts(checked, loader, check);
+  return checked;
 }

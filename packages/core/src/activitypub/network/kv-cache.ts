@@ -83,6 +83,33 @@ interface KvCacheParts {
 const cacheParts = new WeakMap<DocumentLoader, KvCacheParts>();
 
 /**
+ * Lets {@link loadWithoutStoring} see through `wrapper`, a loader that
+ * passes every document `inner` loads through `check`: when `inner` is a
+ * {@link kvCache}, loading through `wrapper` without storing reads the
+ * cache and loads past it as `inner` would, and still checks.  Internal:
+ * the document limits wrap the federation's loader so.
+ * @param wrapper The wrapping loader.
+ * @param inner The loader it wraps.
+ * @param check What the wrapper does to each document it returns.
+ * @since 0.4.0
+ */
+export function carryCacheParts(
+  wrapper: DocumentLoader,
+  inner: DocumentLoader,
+  check: (url: string, loaded: RemoteDocument) => RemoteDocument,
+): void {
+  const parts = cacheParts.get(inner);
+  if (parts == null) return;
+  cacheParts.set(wrapper, {
+    loader: async (url, options) => check(url, await parts.loader(url, options)),
+    read: async (url) => {
+      const cached = await parts.read(url);
+      return cached == null ? undefined : check(url, cached);
+    },
+  });
+}
+
+/**
  * Loads a document through `loader` without letting a {@link kvCache} in
  * it store the document: a cached copy is still answered, but a fetched
  * one is not kept.  Internal: the public-key fetcher loads key documents
