@@ -5,7 +5,7 @@
 // is what Fedwork did before (fetch() and read the body whole, no time
 // limit); "fedwork" is fetchRemote() with its defaults.
 //
-// Usage: node -C fedwork-source bench/hostile-peers.ts [--size smoke|full]
+// Usage: node -C fedwork-source bench/hostile-peers.ts [--size smoke|full] [--documents]
 //        deno run -A bench/hostile-peers.ts      bun bench/hostile-peers.ts
 import process from "node:process";
 import {
@@ -21,6 +21,8 @@ import { startHostileServer } from "../packages/core/src/activitypub/network/tes
 
 const MiB = 1024 * 1024;
 const full = !process.argv.includes("smoke") && !process.argv.includes("--smoke");
+// --documents runs only the remote-document section (5).
+const documentsOnly = process.argv.includes("--documents");
 const bodyBytes = full ? 256 * MiB : 32 * MiB;
 
 /** Runs `body`, sampling RSS; returns the peak above the size before it. */
@@ -44,7 +46,7 @@ const record = (scenario: string, variant: string, r: { peakMiB: number; ms: num
   rows.push([scenario, variant, r.peakMiB.toFixed(1), r.ms.toFixed(0)]);
 
 // 1. An unauthenticated inbox POST whose keyId serves a huge document.
-{
+if (!documentsOnly) {
   await using server = await startHostileServer({
     kind: "huge",
     totalBytes: bodyBytes,
@@ -64,7 +66,7 @@ const record = (scenario: string, variant: string, r: { peakMiB: number; ms: num
 }
 
 // 2. A delivery to an inbox answering 500 with a huge error body.
-{
+if (!documentsOnly) {
   await using server = await startHostileServer({
     kind: "huge",
     totalBytes: bodyBytes,
@@ -98,7 +100,7 @@ const record = (scenario: string, variant: string, r: { peakMiB: number; ms: num
 
 // 3. A document on a server that trickles a byte every 100 ms: how long the
 // worker slot is held (naive: until the server stops; capped here at 20 s).
-{
+if (!documentsOnly) {
   await using server = await startHostileServer({ kind: "trickle", intervalMs: 100 });
   const load = createFetchDocumentLoader({
     userAgent: "bench",
@@ -119,7 +121,7 @@ const record = (scenario: string, variant: string, r: { peakMiB: number; ms: num
 // 4. The queue-freeze scenario: one worker slot, a task stuck on the
 // trickling server, a second task queued behind it.  How long after the
 // stuck one's time limit the second completes.
-{
+if (!documentsOnly) {
   await using server = await startHostileServer({ kind: "trickle", intervalMs: 100 });
   await using queue = new InProcessMessageQueue();
   const limitMs = full ? 10_000 : 1_000;
