@@ -137,6 +137,68 @@ test("the inbox worker drops a queued activity past the document limits", async 
   }
 });
 
+test("the remote contexts of one queued activity share one time budget", async () => {
+  // Each context answers after a second, within any one request's limit:
+  // eight of them held the only inbox worker for eight seconds and more.
+  const requests: string[] = [];
+  const slow = await startTestServer(async (request) => {
+    requests.push(new URL(request.url).pathname);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    return Response.json({ "@context": { extra: "https://x.example/extra" } }, {
+      headers: { "Content-Type": "application/ld+json" },
+    });
+  });
+  const queue = new InProcessMessageQueue();
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+    allowPrivateAddress: true,
+    remoteDocuments: { loadTimeout: { milliseconds: 1_500 } },
+  });
+  registerTestActor(federation);
+  const outcomes: string[] = [];
+  const first = Promise.withResolvers<void>();
+  federation.setInboxListeners("/users/{identifier}/inbox", "/inbox").on(Follow, () => {});
+  for (const type of ["completed", "retrying", "dropped", "failed"] as const) {
+    federation.on(type, (event) => {
+      outcomes.push(
+        type === "retrying" ? `retrying: ${"reason" in event ? event.reason : ""}` : type,
+      );
+      first.resolve();
+    });
+  }
+  await queue.enqueue({
+    type: "inbox",
+    id: crypto.randomUUID(),
+    baseUrl: "https://example.com",
+    started: new Date().toISOString(),
+    attempt: 0,
+    traceContext: {},
+    activity: {
+      "@context": [AS, ...Array.from({ length: 8 }, (_, i) => new URL(`/ctx/${i}`, slow.url).href)],
+      id: "https://attacker.example/follows/1",
+      type: "Follow",
+      actor: "https://attacker.example/users/mallory",
+      object: "https://example.com/users/bob",
+    },
+    identifier: null,
+  });
+  const controller = new AbortController();
+  const running = federation.startQueue(undefined, { signal: controller.signal });
+  try {
+    await within(withLogs(() => first.promise), "the first outcome");
+    // Retried later, as for any slow server; not parsed after eight seconds.
+    assertEquals(outcomes.length, 1);
+    assert(outcomes[0].startsWith("retrying"), outcomes[0]);
+    assert(requests.length <= 2, `${requests.length} contexts were requested`);
+  } finally {
+    controller.abort();
+    await running;
+    await slow.close();
+  }
+});
+
 test("lookupObject() refuses a document past the document limits", async () => {
   const bomb = await countingServer({ ...contextBomb(12_000), id: "placeholder" });
   try {
