@@ -2,7 +2,15 @@
 // process: each is refused, or parsed within its budget, before JSON-LD
 // work can cost more than a bounded slice of CPU and memory.  Real
 // federations and servers on loopback.
-import { assert, assertEquals, startTestServer, test, within, withLogs } from "@fedify/fixture";
+import {
+  assert,
+  assertEquals,
+  deferred,
+  startTestServer,
+  test,
+  within,
+  withLogs,
+} from "@fedify/fixture";
 import { Follow } from "@fedify/vocab";
 import { signRequest } from "../activitypub/signatures/sign.ts";
 import { contextBomb, scopedTypeBomb } from "../activitypub/network/testdata/hostile-documents.ts";
@@ -113,7 +121,7 @@ test("the inbox worker drops a queued activity past the document limits", async 
   });
   registerTestActor(federation);
   federation.setInboxListeners("/users/{identifier}/inbox", "/inbox").on(Follow, () => {});
-  const dropped = Promise.withResolvers<MessageEvent>();
+  const dropped = deferred<MessageEvent>();
   federation.on("dropped", (event) => dropped.resolve(event));
   // A queue row is anyone's: written here as a hostile one would be.
   await queue.enqueue({
@@ -130,7 +138,10 @@ test("the inbox worker drops a queued activity past the document limits", async 
   const running = federation.startQueue(undefined, { signal: controller.signal });
   try {
     const event = await within(withLogs(() => dropped.promise), "the dropped event");
-    assert("reason" in event && event.reason.includes("too complex"), JSON.stringify(event));
+    assert(
+      "reason" in event && String(event.reason).includes("too complex"),
+      JSON.stringify(event),
+    );
   } finally {
     controller.abort();
     await running;
@@ -158,7 +169,7 @@ test("the remote contexts of one queued activity share one time budget", async (
   });
   registerTestActor(federation);
   const outcomes: string[] = [];
-  const first = Promise.withResolvers<void>();
+  const first = deferred();
   federation.setInboxListeners("/users/{identifier}/inbox", "/inbox").on(Follow, () => {});
   for (const type of ["completed", "retrying", "dropped", "failed"] as const) {
     federation.on(type, (event) => {

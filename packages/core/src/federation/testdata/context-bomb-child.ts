@@ -50,8 +50,9 @@ console.log(`signed-inbox ${await statusOf(await signRequest(post(), privateKey,
 // 2. Unsigned, with onUnverifiedActivity() registered.
 console.log(`unverified-hook ${await statusOf(post())} hook=${hookCalls}`);
 // 3. A queue row holding it, to the inbox worker.
-const dropped = Promise.withResolvers<string>();
-federation.on("dropped", (event) => dropped.resolve(event.reason));
+let droppedReason!: (reason: string) => void;
+const dropped = new Promise<string>((resolve) => droppedReason = resolve);
+federation.on("dropped", (event) => droppedReason(event.reason));
 await queue.enqueue({
   type: "inbox",
   id: crypto.randomUUID(),
@@ -64,7 +65,7 @@ await queue.enqueue({
 });
 const controller = new AbortController();
 const workers = federation.startQueue(undefined, { signal: controller.signal });
-const reason = await dropped.promise;
+const reason = await dropped;
 controller.abort();
 await workers;
 console.log(`inbox-worker ${reason.includes("too complex") ? "dropped" : `other: ${reason}`}`);
