@@ -65,6 +65,15 @@ export interface MessageSource {
   /** The queue's redelivery in place, when it offers one. */
   readonly redelivery?: MessageRedelivery;
   /**
+   * How many times the message was handed out, for a source without a
+   * {@link MessageSource.redelivery} to carry it
+   * (`processQueuedMessage()`'s `deliveryCount`: Cloudflare Queues'
+   * `message.attempts`).  `redelivery.deliveryCount` wins when both are
+   * there.
+   * @since 0.4.0
+   */
+  readonly deliveryCount?: number;
+  /**
    * `true` when the message was not taken from a queue but is processed
    * in-line for a caller who hears of a failure and may send it again
    * (without an inbox queue, the sender of an activity answered 500;
