@@ -154,6 +154,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.#tracer = getFedworkTracer(this.options.tracerProvider);
     this.dispatcher = new MessageDispatcher(this.#tracer, this.#events, {
       timeoutGracePeriodMs: this.options.timeoutGracePeriodMs,
+      maxDeliveries: this.options.maxDeliveries,
     });
     this.fetchPublicKey = createPublicKeyFetcher({
       kv: this.options.kv,
@@ -246,6 +247,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
       keepFailedDeliveries: this.options.keepFailedDeliveries,
       checkDeliveryHost: async (inbox) => await this.hostHealth?.checkReplay(inbox),
+      queueOf: (kind) => queues[kind],
     });
     this.taskEnqueuer = this.operations.taskEnqueuer;
     this.cancellations = new TaskCancellations(
