@@ -585,3 +585,27 @@ test("RedisMessageQueue does not count prefetched messages released when a liste
     assertEquals(counts, [["b", 1], ["c", 1]]);
   });
 });
+
+test("RedisMessageQueue counts a message stored before delivery counts existed from 1", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: name });
+    await queue.enqueue("old");
+    // An earlier version handed it out 7 times, with redeliveries (outcomes)
+    // in between, and kept no count of its own.
+    const redis = new Redis(REDIS_URL);
+    try {
+      const ids = await redis.hkeys(`{fedwork:${name}}:msg`);
+      await redis.hset(`{fedwork:${name}}:delivery`, ids[0], 7);
+    } finally {
+      redis.disconnect();
+    }
+    const controller = new AbortController();
+    const seen = deferred<number | undefined>();
+    const listening = queue.listen((_: unknown, redelivery?: MessageRedelivery) => {
+      seen.resolve(redelivery?.deliveryCount);
+    }, { signal: controller.signal });
+    assertEquals(await within(seen.promise, "the old message"), 1);
+    controller.abort();
+    await within(listening, "listen() to resolve");
+  });
+});

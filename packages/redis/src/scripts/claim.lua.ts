@@ -25,11 +25,14 @@ export const claimLua = `
 --
 -- Delivery counts: B:delivery counts every hand-out (it is the lease
 -- token, so it never goes down); B:reset holds its value at the message's
--- last redelivery (an outcome) or release (a hand-out whose handler never
--- started), so that B:delivery - B:reset is how many times the message was
--- handed out since, this hand-out included.  A release adds 1 to B:reset:
--- the released hand-out does not count.  A lease that ran out (its worker
--- died, maybe killed by the message) keeps its count.
+-- last redelivery (an outcome), so that B:delivery - B:reset is how many
+-- times the message was handed out since, this hand-out included.  A
+-- release adds 1 to B:reset: the released hand-out does not count.  A
+-- lease that ran out (its worker died, maybe killed by the message) keeps
+-- its count.  The first claim that finds no B:reset writes one below its
+-- token: 0 for a new message, and for a message stored before counts
+-- existed (whose B:delivery also counts hand-outs before its earlier
+-- redeliveries) a count that starts at 1.
 --
 -- Returns { wait, more, id1, json1, token1, keyed1, count1, ... }: wait is
 -- how many ms until the next delayed message is due or a lease runs out
@@ -220,9 +223,14 @@ if count > 0 then
         table.insert(result, id)
         table.insert(result, texts[i])
         local token = redis.call('HINCRBY', KEYS[6], id, 1)
+        local reset = tonumber(resets[i])
+        if not reset then
+          reset = token - 1
+          redis.call('HSET', KEYS[7], id, reset)
+        end
         table.insert(result, token)
         table.insert(result, keys[i] and 1 or 0)
-        table.insert(result, token - (tonumber(resets[i]) or 0))
+        table.insert(result, token - reset)
       end
     end
     if #leased > 0 then

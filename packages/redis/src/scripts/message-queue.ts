@@ -18,8 +18,9 @@
 //   B:delivery  hash   id -> how many times it was handed out; the number
 //                      of the current hand-out is the lease holder's token
 //   B:reset     hash   id -> the B:delivery value at its last redelivery
-//                      (plus one per release): B:delivery - B:reset is the
-//                      delivery count handlers see (see claim.lua.ts)
+//                      (plus one per release; written by its first claim):
+//                      B:delivery - B:reset is the delivery count handlers
+//                      see (see claim.lua.ts)
 //   B:pending:K list   ready ids of ordering key K, oldest first; only its
 //                      head is ever in B:ready or B:inflight, which is what
 //                      keeps same-key messages one at a time and in order;
