@@ -12,6 +12,7 @@ testMessageQueue({
   deduplication: true,
   prefetch: true,
   priority: true,
+  deliveryCount: true,
 });
 
 testKvStore({
