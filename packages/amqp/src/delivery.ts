@@ -472,7 +472,15 @@ async function recount(
   hold: (ms: number) => Promise<boolean>,
 ): Promise<void> {
   const counted = earlierDeliveries(context.options, delivery) + 1;
-  if (await republish(context, delivery, source, counted)) return;
+  if (await republish(context, delivery, source, counted)) {
+    // The acknowledgement must reach the broker before this process runs
+    // anything else: a handler that kills it meanwhile would leave the
+    // original to be redelivered, uncounted, beside its copy.  A round trip
+    // on the channel after the ack proves it was processed.
+    context.acks.flush();
+    await context.channel.checkQueue(source.queue).catch(() => {});
+    return;
+  }
   const { redeliveryDelayMs } = context.options;
   logger.warn(
     "Could not count a redelivered message of {queue}; holding it for {redeliveryDelayMs} ms " +
