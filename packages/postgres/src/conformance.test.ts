@@ -33,4 +33,5 @@ testFederationOverQueue({
   name: "PostgresMessageQueue",
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   redelivery: true,
+  deliveryCount: true,
 });

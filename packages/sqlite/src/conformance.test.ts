@@ -25,4 +25,5 @@ testFederationOverQueue({
   name: "SqliteMessageQueue",
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   redelivery: true,
+  deliveryCount: true,
 });

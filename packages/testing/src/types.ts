@@ -190,4 +190,12 @@ export interface FederationConformanceOptions {
 
   /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
   readonly leaseMs?: number;
+
+  /**
+   * `true` when the queue counts hand-outs (`MessageRedelivery.deliveryCount`):
+   * enables the end-to-end poison test, with the worker federation in child
+   * processes that an inbox listener kills.  `false` by default.
+   * @since 0.4.0
+   */
+  readonly deliveryCount?: boolean;
 }
