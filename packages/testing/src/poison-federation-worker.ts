@@ -9,7 +9,7 @@
 //        <maxDeliveries>
 import process from "node:process";
 import { MemoryKvStore, PoisonMessageError } from "@fedwork/core";
-import { Create, Note } from "@fedify/vocab";
+import { type Create, Note } from "@fedify/vocab";
 import { definePoisonApp } from "./poison-federation-app.ts";
 import { loadQueueFactory } from "./queue-harness.ts";
 
