@@ -13,6 +13,28 @@
 //   `keyedHoldLimit`, under the broker's consumer_timeout.  If the process
 //   dies or the channel closes meanwhile, the broker delivers the original
 //   version again: at least once, but the new version is lost.
+//
+// Delivery counts (MessageRedelivery.deliveryCount): how many times the
+// message was handed out since it was enqueued or last redelivered, this
+// time included.  A message Fedwork publishes again without an outcome (a
+// hand-back after a failure, a classic queue's recount, a message a
+// stopping listener never started) carries the hand-outs counted so far in
+// the x-fedwork-deliveries header; a redelivery (an outcome) publishes the
+// new version without it, which resets the count.  On top of that:
+// - a quorum queue counts the broker's own redeliveries (a consumer that
+//   died, a requeue) in x-delivery-count, so the count is the header plus
+//   x-delivery-count plus 1;
+// - a classic queue only says `redelivered`: the broker handed the message
+//   out before without an outcome, but not how often.  Such a delivery is
+//   not run: it is published again (confirmed) with the header raised by
+//   one, then acknowledged, so the count lives in the message itself; the
+//   copy arrives as a fresh delivery.  The copy joins the back of its
+//   queue: a keyed message redelivered after a crash loses its place in its
+//   ordering key (quorum queues keep it).  A crash between the publish and
+//   the acknowledgement delivers the message twice, never loses it.
+//   A message this process itself rejected with requeue (nativeRetrial, a
+//   keyed message at the keyedHoldLimit) and gets back is not copied: the
+//   process remembers its count by message id, so it keeps its place.
 import {
   durationToMilliseconds,
   type MessageQueueHandler,
@@ -71,8 +93,60 @@ export interface DeliveryContext {
   readonly channelOpen: () => boolean;
   /** Aborts when listening stops or the channel closes. */
   readonly stopped: AbortSignal;
+  /**
+   * Resolves once the channel's consumers are cancelled (listening
+   * stopped) or the channel is gone: no delivery comes after it.
+   */
+  readonly consumersCancelled: Promise<void>;
   readonly counter: InFlightCounter;
   readonly semaphore: Semaphore;
+}
+
+/**
+ * The header that carries the hand-outs Fedwork counted before it
+ * published a message again (see the comment at the top).
+ */
+export const DELIVERIES_HEADER = "x-fedwork-deliveries";
+
+/** Counts read from headers are capped here: anything higher is poison anyway. */
+const MAX_HEADER_COUNT = 2 ** 31;
+
+/** A count from a header a stranger may have written: a non-negative integer, else 0. */
+function headerCount(value: unknown): number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0
+    ? Math.min(value, MAX_HEADER_COUNT)
+    : 0;
+}
+
+/**
+ * The hand-outs of a delivery's message before this one: what Fedwork
+ * carried in {@link DELIVERIES_HEADER}, plus, on a quorum queue, the
+ * broker's `x-delivery-count`.
+ */
+function earlierDeliveries(options: ResolvedAmqpOptions, delivery: ConsumeMessage): number {
+  const headers = delivery.properties.headers ?? {};
+  const carried = headerCount(headers[DELIVERIES_HEADER]);
+  return options.queueType === "quorum"
+    ? carried + headerCount(headers["x-delivery-count"])
+    : carried;
+}
+
+/**
+ * The hand-outs of messages this process rejected with requeue on a
+ * classic queue, by message id (see the top), oldest first; bounded.
+ */
+const requeuedHere = new Map<string, number>();
+const MAX_REQUEUED_REMEMBERED = 10_000;
+
+/** The message id Fedwork's publisher gave a delivery, if any. */
+function messageIdOf(delivery: ConsumeMessage): string | undefined {
+  const id: unknown = delivery.properties.messageId;
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
+
+/** Whether a classic queue marked the delivery as handed out before. */
+function classicRedelivered(options: ResolvedAmqpOptions, delivery: ConsumeMessage): boolean {
+  return options.queueType !== "quorum" && delivery.fields.redelivered;
 }
 
 /** The queue a delivery was consumed from. */
@@ -91,6 +165,7 @@ type RedeliveryOutcome =
 
 /** The {@link MessageRedelivery} handed to one handler run. */
 class DeliveryRedelivery implements MessageRedelivery {
+  readonly deliveryCount: number;
   readonly #context: DeliveryContext;
   readonly #delivery: ConsumeMessage;
   readonly #source: DeliverySource;
@@ -103,7 +178,9 @@ class DeliveryRedelivery implements MessageRedelivery {
     delivery: ConsumeMessage,
     source: DeliverySource,
     receivedAt: number,
+    deliveryCount: number,
   ) {
+    this.deliveryCount = deliveryCount;
     this.#context = context;
     this.#delivery = delivery;
     this.#source = source;
@@ -208,9 +285,40 @@ export async function handleDelivery(
     return !stopped.aborted;
   };
   try {
-    // A message prefetched but not started when listening stops, or when the
-    // channel is gone, is left unacknowledged: the broker requeues it.
-    if (stopped.aborted) return;
+    if (stopped.aborted) {
+      // A message prefetched but not started when the channel is gone is
+      // back with the broker already.  When listening stops, one without an
+      // ordering key is published again with its count unchanged (it was
+      // not handed to the handler) and acknowledged; a keyed one is left
+      // unacknowledged so that it keeps its place, and the broker requeues
+      // it when the channel closes (which counts as a hand-out).
+      // Published again only once nothing more is delivered here: a copy
+      // would otherwise come straight back to this stopping listener.
+      if (!source.keyed && context.channelOpen()) await context.consumersCancelled;
+      if (!source.keyed && context.channelOpen()) {
+        const unknownEarlier = classicRedelivered(options, delivery) ? 1 : 0;
+        await republish(
+          context,
+          delivery,
+          source,
+          earlierDeliveries(options, delivery) + unknownEarlier,
+        );
+      }
+      return;
+    }
+    let deliveryCount = earlierDeliveries(options, delivery) + 1;
+    if (classicRedelivered(options, delivery)) {
+      const id = messageIdOf(delivery);
+      const remembered = id == null ? undefined : requeuedHere.get(id);
+      if (remembered === undefined) {
+        // A classic queue cannot say how often it handed this message out:
+        // count it in a copy instead of running it (see the top).
+        await recount(context, delivery, source, hold);
+        return;
+      }
+      requeuedHere.delete(id!);
+      deliveryCount = remembered + 1;
+    }
     let message: unknown;
     try {
       message = JSON.parse(delivery.content.toString("utf8"));
@@ -225,7 +333,13 @@ export async function handleDelivery(
     /** Whether `message` is no longer what the broker holds. */
     let changed = false;
     for (;;) {
-      const redelivery = new DeliveryRedelivery(context, delivery, source, receivedAt);
+      const redelivery = new DeliveryRedelivery(
+        context,
+        delivery,
+        source,
+        receivedAt,
+        deliveryCount,
+      );
       let failure: { error: unknown } | undefined;
       try {
         await context.handler(message, redelivery);
@@ -245,6 +359,8 @@ export async function handleDelivery(
         if (requested.kind === "published") return;
         next = requested;
         changed = true;
+        // An outcome: the held version's next run counts from 1.
+        deliveryCount = 1;
       } else if (failure == null) {
         settle(context, delivery, "ack");
         return;
@@ -254,7 +370,7 @@ export async function handleDelivery(
           redelivered: delivery.fields.redelivered,
           error: failure.error,
         });
-        settle(context, delivery, "requeue");
+        settle(context, delivery, "requeue", deliveryCount);
         return;
       } else {
         logger.error(
@@ -268,21 +384,29 @@ export async function handleDelivery(
           },
         );
         if (!source.keyed) {
-          await handBack(context, delivery, source, hold);
+          await handBack(context, delivery, source, hold, deliveryCount);
           return;
         }
         next = { message, delayMs: options.redeliveryDelayMs };
+        // No outcome: the held message's next run is one more hand-out.
+        deliveryCount++;
       }
       // A keyed message: hold the delivery to keep its place, then run the
       // handler again.
       if (!withinHoldLimit(options, receivedAt, next.delayMs)) {
-        await giveBackHeld(context, delivery, source, changed ? next : undefined);
+        await giveBackHeld(
+          context,
+          delivery,
+          source,
+          changed ? next : undefined,
+          deliveryCount - 1,
+        );
         return;
       }
       if (!await hold(next.delayMs)) {
         // Stopping (or the channel is gone): the broker gets the original
         // version back, as if this process had died.
-        if (context.channelOpen()) settle(context, delivery, "requeue");
+        if (context.channelOpen()) settle(context, delivery, "requeue", deliveryCount - 1);
         return;
       }
       message = next.message;
@@ -304,6 +428,7 @@ async function handBack(
   delivery: ConsumeMessage,
   source: DeliverySource,
   hold: (ms: number) => Promise<boolean>,
+  deliveryCount: number,
 ): Promise<void> {
   // With the channel gone the broker already requeued it; a copy would be
   // a duplicate.
@@ -315,6 +440,8 @@ async function handBack(
       source.queue,
       redeliveryDelayMs,
       delivery.properties.priority,
+      // A failure is no outcome: the copy keeps counting.
+      { [DELIVERIES_HEADER]: deliveryCount },
     );
   } catch (error) {
     logger.warn(
@@ -323,10 +450,76 @@ async function handBack(
       { queue: source.queue, redeliveryDelayMs, error },
     );
     await hold(redeliveryDelayMs);
-    if (context.channelOpen()) settle(context, delivery, "requeue");
+    if (context.channelOpen()) settle(context, delivery, "requeue", deliveryCount);
     return;
   }
   settle(context, delivery, "ack");
+}
+
+/**
+ * Counts a delivery a classic queue marked `redelivered` (see the top):
+ * publishes it again at once with {@link DELIVERIES_HEADER} raised by the
+ * hand-out that ended without an outcome, then acknowledges it, without
+ * running it.  If the publish fails, the delivery is held for
+ * `redeliveryDelay` and then rejected with requeue (it comes back marked
+ * again), so a broken publisher is not retried in a tight loop and the
+ * message is never lost.
+ */
+async function recount(
+  context: DeliveryContext,
+  delivery: ConsumeMessage,
+  source: DeliverySource,
+  hold: (ms: number) => Promise<boolean>,
+): Promise<void> {
+  const counted = earlierDeliveries(context.options, delivery) + 1;
+  if (await republish(context, delivery, source, counted)) {
+    // The acknowledgement must reach the broker before this process runs
+    // anything else: a handler that kills it meanwhile would leave the
+    // original to be redelivered, uncounted, beside its copy.  A round trip
+    // on the channel after the ack proves it was processed.
+    context.acks.flush();
+    await context.channel.checkQueue(source.queue).catch(() => {});
+    return;
+  }
+  const { redeliveryDelayMs } = context.options;
+  logger.warn(
+    "Could not count a redelivered message of {queue}; holding it for {redeliveryDelayMs} ms " +
+      "before the broker gets it back.",
+    { queue: source.queue, redeliveryDelayMs },
+  );
+  await hold(redeliveryDelayMs);
+  if (context.channelOpen()) settle(context, delivery, "requeue", counted);
+}
+
+/**
+ * Publishes a delivery's message again, at once and unchanged but for
+ * {@link DELIVERIES_HEADER} = `deliveries`, and acknowledges the delivery.
+ * @returns Whether the copy was confirmed (and the delivery acknowledged);
+ *          `false` leaves the delivery unsettled.
+ */
+async function republish(
+  context: DeliveryContext,
+  delivery: ConsumeMessage,
+  source: DeliverySource,
+  deliveries: number,
+): Promise<boolean> {
+  try {
+    await context.publisher.publish(
+      [delivery.content],
+      source.queue,
+      0,
+      delivery.properties.priority,
+      deliveries > 0 ? { [DELIVERIES_HEADER]: deliveries } : undefined,
+    );
+  } catch (error) {
+    logger.warn("Could not publish a message of {queue} again: {error}", {
+      queue: source.queue,
+      error,
+    });
+    return false;
+  }
+  settle(context, delivery, "ack");
+  return true;
 }
 
 /**
@@ -334,13 +527,15 @@ async function handBack(
  * hold limit: the original version is rejected with requeue (it keeps its
  * place); a newer version is published into the partition's delay queue
  * and the original acknowledged, so that the retry's progress survives
- * (it loses its place in its ordering key).
+ * (it loses its place in its ordering key).  `handedOut` is how many
+ * hand-outs the original version has had.
  */
 async function giveBackHeld(
   context: DeliveryContext,
   delivery: ConsumeMessage,
   source: DeliverySource,
   newer: { message: unknown; delayMs: number } | undefined,
+  handedOut: number,
 ): Promise<void> {
   if (!context.channelOpen()) return;
   if (newer == null) {
@@ -348,7 +543,7 @@ async function giveBackHeld(
       "A failing message of {queue} reached the keyedHoldLimit; the broker gets it back now.",
       { queue: source.queue },
     );
-    settle(context, delivery, "requeue");
+    settle(context, delivery, "requeue", handedOut);
     return;
   }
   logger.warn(
@@ -371,14 +566,23 @@ async function giveBackHeld(
         "version back: {error}",
       { queue: source.queue, error },
     );
-    if (context.channelOpen()) settle(context, delivery, "requeue");
+    if (context.channelOpen()) settle(context, delivery, "requeue", handedOut);
     return;
   }
   settle(context, delivery, "ack");
 }
 
-/** Acknowledges (or rejects with requeue) a delivery if its channel lives. */
-function settle(context: DeliveryContext, delivery: ConsumeMessage, how: "ack" | "requeue") {
+/**
+ * Acknowledges (or rejects with requeue) a delivery if its channel lives.
+ * A requeue on a classic queue remembers `handedOut`, the hand-outs so far,
+ * for when this process gets the message back (see the top).
+ */
+function settle(
+  context: DeliveryContext,
+  delivery: ConsumeMessage,
+  how: "ack" | "requeue",
+  handedOut?: number,
+) {
   if (!context.channelOpen()) {
     logger.warn(
       "Could not settle a message on {queue}: its channel closed; the broker will " +
@@ -388,8 +592,19 @@ function settle(context: DeliveryContext, delivery: ConsumeMessage, how: "ack" |
     return;
   }
   try {
-    if (how === "ack") context.acks.ack(delivery);
-    else context.acks.requeue(delivery);
+    if (how === "ack") {
+      context.acks.ack(delivery);
+      return;
+    }
+    const id = messageIdOf(delivery);
+    if (handedOut != null && id != null && context.options.queueType !== "quorum") {
+      requeuedHere.delete(id);
+      requeuedHere.set(id, handedOut);
+      if (requeuedHere.size > MAX_REQUEUED_REMEMBERED) {
+        requeuedHere.delete(requeuedHere.keys().next().value!);
+      }
+    }
+    context.acks.requeue(delivery);
   } catch (error) {
     logger.warn("Could not settle a message on {queue}: {error}", {
       queue: delivery.fields.routingKey,

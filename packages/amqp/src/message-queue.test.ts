@@ -9,9 +9,9 @@ import {
   within,
 } from "@fedify/fixture";
 import type { MessageRedelivery } from "@fedwork/core";
-import { execFile } from "node:child_process";
 import { AmqpMessageQueue } from "./message-queue.ts";
 import { AMQP_URL } from "./testdata/conformance-factory.ts";
+import { closeConnectionsNamed, rabbitmqctl } from "./testdata/broker-control.ts";
 import {
   AmqpConnectionError,
   AmqpMessageQueueClosedError,
@@ -49,32 +49,6 @@ async function withQueue(
     await using cleaner = new AmqpMessageQueue({ ...options, url: AMQP_URL, queue: name });
     await cleaner.deleteQueues();
   }
-}
-
-/** Runs rabbitmqctl and returns its standard output. */
-function rabbitmqctl(...args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile("rabbitmqctl", args, (error, stdout) => error ? reject(error) : resolve(stdout));
-  });
-}
-
-/**
- * Closes, on the broker's side, every connection whose client-provided
- * name contains `text`; returns how many it closed.
- */
-async function closeConnectionsNamed(text: string): Promise<number> {
-  const listing = await rabbitmqctl(
-    "-q",
-    "--no-table-headers",
-    "list_connections",
-    "pid",
-    "client_properties",
-  );
-  const pids = listing.split("\n").filter((line) => line.includes(text)).map((line) =>
-    line.split("\t")[0]
-  );
-  for (const pid of pids) await rabbitmqctl("close_connection", pid, "fedwork test");
-  return pids.length;
 }
 
 test("AmqpMessageQueue rejects invalid options naming the option", () => {
@@ -260,7 +234,9 @@ test("AmqpMessageQueue hands prefetched, unstarted messages back when listening 
     await within(all.promise, "the four remaining messages");
     again.abort();
     await within(relistening, "listen() to resolve");
-    assertEquals(rest, [1, 2, 3, 4]);
+    // Given back published again (so that they are not counted as handed
+    // out, see delivery.ts), behind any the listener had not received yet.
+    assertEquals(rest.sort((a, b) => a - b), [1, 2, 3, 4]);
   });
 });
 

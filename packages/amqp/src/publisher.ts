@@ -52,6 +52,9 @@ export class AmqpPublisher {
   readonly #options: ResolvedAmqpOptions;
   #state: Promise<PublisherState> | undefined;
   #nextMessageId = 0;
+  // Message ids are unique per process, not just per publisher: a listener
+  // remembers the count of a message it requeued by its id (delivery.ts).
+  readonly #idPrefix = crypto.randomUUID().slice(0, 13);
 
   constructor(options: ResolvedAmqpOptions) {
     this.#options = options;
@@ -67,6 +70,9 @@ export class AmqpPublisher {
    * @param priority The AMQP priority to publish with (see
    *                 `amqpPriority()`), if any; kept when a delay queue
    *                 dead-letters the message.
+   * @param headers Headers to publish every message with (Fedwork's
+   *                delivery count, see delivery.ts), if any; kept when a
+   *                delay queue dead-letters the message.
    * @throws {RangeError} When `delayMs` is longer than the longest delay.
    */
   async publish(
@@ -74,6 +80,7 @@ export class AmqpPublisher {
     target: string,
     delayMs: number,
     priority?: number,
+    headers?: Readonly<Record<string, unknown>>,
   ): Promise<void> {
     const stepMs = delayMs > 0 ? delayStepFor(delayMs) : 0;
     const state = await this.#ensure();
@@ -109,8 +116,9 @@ export class AmqpPublisher {
           pending,
           this.#options.durable,
           priority,
+          headers,
           () => {
-            const messageId = `${this.#nextMessageId++}`;
+            const messageId = `${this.#idPrefix}.${this.#nextMessageId++}`;
             ids.push(messageId);
             return messageId;
           },
@@ -226,6 +234,7 @@ async function publishConfirmed(
   contents: readonly Buffer[],
   durable: boolean,
   priority: number | undefined,
+  headers: Readonly<Record<string, unknown>> | undefined,
   nextMessageId: () => string,
 ): Promise<number> {
   const confirms: Promise<boolean>[] = [];
@@ -239,6 +248,7 @@ async function publishConfirmed(
           contentType: "application/json",
           messageId,
           ...(priority == null ? {} : { priority }),
+          ...(headers == null ? {} : { headers }),
           // An unroutable message comes back (before its confirm) instead
           // of being confirmed and dropped.
           mandatory: true,

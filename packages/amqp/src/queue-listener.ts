@@ -86,7 +86,10 @@ export async function runListener(
  * channel is gone.
  */
 async function consumeUntilDropped(
-  shared: Omit<DeliveryContext, "channel" | "acks" | "channelOpen" | "stopped">,
+  shared: Omit<
+    DeliveryContext,
+    "channel" | "acks" | "channelOpen" | "stopped" | "consumersCancelled"
+  >,
   signal: AbortSignal,
   running: Set<Promise<void>>,
   onConnected: () => void,
@@ -95,6 +98,8 @@ async function consumeUntilDropped(
   let model: ChannelModel | undefined;
   // Wakes deliveries held for a redelivery when the channel is gone.
   const channelGone = new AbortController();
+  let consumersCancelled!: () => void;
+  const cancelled = new Promise<void>((resolve) => consumersCancelled = resolve);
   try {
     let resolveDropped!: () => void;
     const droppedPromise = new Promise<void>((resolve) => resolveDropped = resolve);
@@ -126,6 +131,7 @@ async function consumeUntilDropped(
       acks,
       channelOpen: () => channelOpen,
       stopped: AbortSignal.any([signal, channelGone.signal]),
+      consumersCancelled: cancelled,
     };
     const onMessage = (source: DeliverySource) => (message: ConsumeMessage | null) => {
       if (message == null) {
@@ -167,14 +173,23 @@ async function consumeUntilDropped(
     signal.removeEventListener("abort", onAbort);
     if (signal.aborted && channelOpen) {
       // Stop deliveries, let the running handlers finish and acknowledge;
-      // closing the channel then hands any prefetched, unstarted message
-      // back to the broker.
+      // prefetched, unstarted messages without a key are published again
+      // uncounted (see handleDelivery), and closing the channel hands the
+      // keyed ones back to the broker.
       await Promise.all(consumerTags.map((tag) => channel.cancel(tag).catch(() => {})));
-      await Promise.all(running);
+      consumersCancelled();
+      // Deliveries that arrived before the cancellation took effect joined
+      // `running` meanwhile: wait for those too.
+      while (running.size > 0) await Promise.all(running);
       acks.flush();
+      // A round trip after the last acknowledgements: the broker has
+      // processed them before the connection closes (a quorum queue could
+      // otherwise take back a message acknowledged just before).
+      await channel.checkQueue(main).catch(() => {});
     }
   } finally {
     channelGone.abort();
+    consumersCancelled();
     await closeQuietly(model);
   }
 }

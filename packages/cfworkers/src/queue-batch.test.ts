@@ -94,3 +94,21 @@ test("processQueueBatch() checks its options before touching a message", async (
   );
   assertEquals(untouched.calls, []);
 });
+
+test("processQueueBatch() passes each message's attempts as its deliveryCount", async () => {
+  const seen: [string, unknown][] = [];
+  const federation = {
+    processQueuedMessage(_: undefined, body: { id: string }, options?: { deliveryCount?: number }) {
+      seen.push([body.id, options?.deliveryCount]);
+      return Promise.resolve();
+    },
+  };
+  const third = { ...message("3", { id: "third" }), attempts: 3 };
+  // Not a count: passed on as unknown rather than refused.
+  const odd = { ...message("4", { id: "odd" }), attempts: Number.NaN };
+  await processQueueBatch(batch(message("1", { id: "first" }), third, odd), {
+    federation: federation as never,
+    contextData: undefined,
+  });
+  assertEquals(seen, [["first", 1], ["third", 3], ["odd", undefined]]);
+});

@@ -129,3 +129,22 @@ test("a deduplication key is refused with WorkersKvStore, which has no cas()", a
   const { name } = await response.json() as { name: string };
   assertEquals(name, "TaskDeduplicationNotSupportedError");
 });
+
+test("a message Cloudflare keeps delivering without an outcome is quarantined after maxDeliveries", async () => {
+  await using worker = await startWorker();
+  // Every run fails and its retry cannot be sent, so processQueueBatch()
+  // hands it back with message.retry() and Cloudflare's attempts climb;
+  // the task allows 2.
+  await worker.post("/enqueue", { task: "poison", run: "poison", content: "P", failTimes: 100 });
+  let failed: { reason: string; attempts: number }[] = [];
+  await waitUntil(async () => {
+    failed = await worker.get<{ reason: string; attempts: number }[]>("/failed?task=poison-note");
+    return failed.length > 0;
+  }, { what: () => `the quarantined task; got ${JSON.stringify(failed)}`, timeoutMs: TIMEOUT_MS });
+  assertEquals(failed.map((record) => record.reason), ["poison"]);
+  // Run on the first two deliveries, not on the third.
+  assertEquals((await worker.get<RunRecord[]>("/runs?run=poison")).length, 2);
+  // Handed back with retry() (the Worker records it by message id, which
+  // stays the same across deliveries).
+  assertEquals(await worker.get<number>("/retried"), 1);
+});

@@ -60,6 +60,17 @@ const WHERE = "processQueueBatch()";
  * never lost; those redeliveries count against the consumer's
  * `max_retries`.
  *
+ * Each message's `attempts` goes to `processQueuedMessage()` as its
+ * `deliveryCount` (since 0.4.0): a message Cloudflare has delivered more
+ * than the federation's `maxDeliveries` times without an outcome (its
+ * Worker crashed, ran out of memory or CPU time on it, or its retry could
+ * not be sent) is quarantined in the failed-task store instead of run
+ * again.  Cloudflare counts per batch: a Worker that dies on one message
+ * raises the `attempts` of its whole batch.  Keep the consumer's
+ * `max_retries` above `maxDeliveries` (Cloudflare's default of 3 is
+ * below Fedwork's default of 5), or Cloudflare drops the message (or
+ * moves it to its dead-letter queue) before Fedwork can quarantine it.
+ *
  * @example
  * ```ts ignore
  * import { processQueueBatch } from "@fedwork/cfworkers";
@@ -114,6 +125,7 @@ export async function processQueueBatch<TContextData>(
       await federation.processQueuedMessage(
         options.contextData,
         message.body as Parameters<typeof federation.processQueuedMessage>[1],
+        deliveryCountOf(message),
       );
       message.ack();
       results.set(message, "acked");
@@ -150,6 +162,19 @@ export async function processQueueBatch<TContextData>(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, runLanes));
   return batch.messages.map((message) => ({ id: message.id, result: results.get(message)! }));
+}
+
+/**
+ * Cloudflare's hand-out count (`attempts`, 1-based, raised by every
+ * redelivery: a `retry()`, a Worker that crashed or ran out of time or
+ * memory mid-batch) as `processQueuedMessage()`'s `deliveryCount`; nothing
+ * when it is not a positive integer (an older runtime, a hand-made batch).
+ */
+function deliveryCountOf(message: WorkersQueueMessage): { deliveryCount: number } | undefined {
+  const attempts: unknown = message.attempts;
+  return typeof attempts === "number" && Number.isSafeInteger(attempts) && attempts > 0
+    ? { deliveryCount: attempts }
+    : undefined;
 }
 
 function orderingKeyOf(body: unknown): string | undefined {

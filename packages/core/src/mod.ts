@@ -27,6 +27,7 @@ export {
   type Outcome,
   type OutcomeType,
   PermanentError,
+  PoisonMessageError,
   RetryNotStoredError,
   type ThroughputBucket,
 } from "./processing/mod.ts";

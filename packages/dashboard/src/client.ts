@@ -252,7 +252,19 @@ export const CLIENT_SCRIPT = String.raw`
       toggle.addEventListener("click", () => toggleDetails(record));
       const error = record.error;
       const delivery = record.delivery;
-      const name = delivery == null
+      const quarantined = record.message;
+      const name = quarantined != null
+        ? [
+          el("div", {
+            text: (record.kind === "fanout" ? "fan-out of " : "received ") +
+              (quarantined.activityType || "activity"),
+            className: "task-name",
+          }),
+          quarantined.activityId == null
+            ? null
+            : el("div", { text: quarantined.activityId, className: "mono muted" }),
+        ]
+        : delivery == null
         ? [el("div", { text: record.taskName, className: "task-name" })]
         : [
           el("div", { text: "delivery of " + delivery.activityType, className: "task-name" }),
@@ -269,7 +281,14 @@ export const CLIENT_SCRIPT = String.raw`
         el("td", { className: "error" }, error == null ? [] : [
           el("span", { text: error.name + ": ", className: "error-name" }),
           el("span", { text: error.message, className: "error-message" }),
-          el("div", { text: record.reason || "", className: "muted" }),
+          el("div", {
+            text: record.reason === "poison"
+              ? "poison: quarantined unrun after " +
+                (quarantined?.deliveries == null ? "too many" : quarantined.deliveries) +
+                " hand-outs without an outcome"
+              : record.reason || "",
+            className: record.reason === "poison" ? "muted poison" : "muted",
+          }),
         ]),
         el("td", { text: record.attempts, className: "num" }),
         el("td", { text: time(record.finishedAt) }),

@@ -477,3 +477,51 @@ test("the workers panel shows how many messages each queue runs at once", async 
     await setup.stop();
   }
 });
+
+test("a quarantined inbox message is listed as poison with its activity and replayed into the inbox queue", async () => {
+  const inbox = new InProcessMessageQueue();
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: { inbox },
+    manuallyStartQueue: true,
+  });
+  federation.setInboxListeners("/users/{identifier}/inbox");
+  const id = crypto.randomUUID();
+  // Handed out a sixth time by a push-based queue: over the default limit.
+  await federation.processQueuedMessage(undefined, {
+    type: "inbox",
+    id,
+    baseUrl: "https://web.example",
+    started: new Date().toISOString(),
+    attempt: 0,
+    traceContext: {},
+    activity: {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      type: "Follow",
+      id: "https://remote.example/follows/1",
+      actor: "https://remote.example/users/bob",
+      object: "https://web.example/users/alice",
+    },
+    identifier: "alice",
+  }, { deliveryCount: 6 });
+  const dashboard = createDashboard(federation, { authorize: allow });
+  const list = await (await dashboard(new Request(new URL("/api/failed", base)))).json();
+  assertEquals(list.records.length, 1);
+  assertEquals(list.records[0].kind, "inbox");
+  assertEquals(list.records[0].reason, "poison");
+  assertEquals(list.records[0].message, {
+    activityType: "Follow",
+    activityId: "https://remote.example/follows/1",
+    deliveries: 6,
+  });
+  assertEquals(list.records[0].error.name, "PoisonMessageError");
+  const replayed = await dashboard(
+    new Request(new URL(`/api/failed/${id}/replay`, base), {
+      method: "POST",
+      headers: { [DASHBOARD_CSRF_HEADER]: "1", "Sec-Fetch-Site": "same-origin" },
+    }),
+  );
+  assertEquals(await replayed.json(), { status: "enqueued", messageId: id });
+  assertEquals((await inbox.getDepth()).queued, 1);
+  assertEquals((await federation.listFailedTasks()).records, []);
+});

@@ -343,8 +343,15 @@ class DashboardApi {
 function summary(record: TaskRecord) {
   return {
     id: record.id,
-    kind: record.kind === "delivery" ? "delivery" : "task",
+    kind: record.kind === "delivery" || record.kind === "inbox" || record.kind === "fanout"
+      ? record.kind
+      : "task",
     taskName: record.taskName,
+    message: record.message == null ? null : {
+      activityType: record.message.activityType ?? null,
+      activityId: record.message.activityId ?? null,
+      deliveries: record.message.deliveries ?? null,
+    },
     delivery: record.delivery == null ? null : {
       inbox: String(record.delivery.inbox),
       activityType: String(record.delivery.activityType),

@@ -43,6 +43,21 @@ interface StoredMessage {
   readonly leaseUntil: number;
   /** The deduplication key the message holds, or `null`. */
   readonly deduplicationKey: string | null;
+  /**
+   * How many times it was handed out since it was enqueued or last
+   * redelivered in place: incremented in the claim's atomic operation,
+   * reset by a redelivery, taken back by a release.  Absent on messages
+   * stored before 0.4.0 (read as 0).
+   */
+  readonly deliveries?: number;
+}
+
+/** A stored delivery count, read as a non-negative integer (0 when not one). */
+function storedDeliveries(stored: StoredMessage): number {
+  const deliveries = stored.deliveries;
+  return typeof deliveries === "number" && Number.isSafeInteger(deliveries) && deliveries > 0
+    ? deliveries
+    : 0;
 }
 
 /** What `[...prefix, "d", key]` holds while a deduplication key is held. */
@@ -57,6 +72,7 @@ interface StoredDeduplication {
 interface LeasedEntry extends LeasedMessage {
   readonly id: string;
   readonly json: string;
+  readonly deliveryCount: number;
 }
 
 // Ids sort in enqueue order within a process (the counter breaks ties
@@ -162,12 +178,18 @@ class DenoKvLeaseEngine implements LeaseEngine<LeasedEntry> {
         continue;
       }
       if (messages.length >= request.count) break;
+      // Counted in the claim itself, before any handler runs: a worker
+      // killed by the message has still counted the hand-out.
+      const deliveries = storedDeliveries(stored) + 1;
       const result = await this.#kv.atomic()
         .check(entry)
-        .set(entry.key, { ...stored, owner: this.#owner, leaseUntil } satisfies StoredMessage)
+        .set(
+          entry.key,
+          { ...stored, owner: this.#owner, leaseUntil, deliveries } satisfies StoredMessage,
+        )
         .commit();
       // A failed check means another worker changed it first.
-      if (result.ok) messages.push({ id, json: stored.json });
+      if (result.ok) messages.push({ id, json: stored.json, deliveryCount: deliveries });
     }
     if (messages.length === request.count) return { messages };
     return {
@@ -215,7 +237,13 @@ class DenoKvLeaseEngine implements LeaseEngine<LeasedEntry> {
 
   async release(messages: readonly LeasedEntry[]): Promise<void> {
     for (const message of messages) {
-      await this.#update(message, (stored) => ({ ...stored, owner: null, leaseUntil: 0 }));
+      // Never started: the hand-out is taken back.
+      await this.#update(message, (stored) => ({
+        ...stored,
+        owner: null,
+        leaseUntil: 0,
+        deliveries: Math.max(0, storedDeliveries(stored) - 1),
+      }));
     }
     notifyWakeup(this.#channel);
   }
@@ -232,7 +260,8 @@ class DenoKvLeaseEngine implements LeaseEngine<LeasedEntry> {
     const readyAt = Date.now() + delayMs;
     const stored = await this.#update(
       message,
-      (current) => ({ ...current, json, readyAt, owner: null, leaseUntil: 0 }),
+      // An outcome: the count starts again.
+      (current) => ({ ...current, json, readyAt, owner: null, leaseUntil: 0, deliveries: 0 }),
     );
     if (!stored) {
       throw new Error(
@@ -264,7 +293,11 @@ class DenoKvLeaseEngine implements LeaseEngine<LeasedEntry> {
  *
  * Guarantees: at-least-once delivery (a crashed worker's message is handed
  * out again once its lease runs out; a handler that throws gets its
- * message again after one lease); ordering keys (a message waits for
+ * message again after one lease); delivery counts (since 0.4.0: the
+ * handler's `MessageRedelivery.deliveryCount`, counted in the claim's
+ * atomic operation before the handler runs, kept when a worker dies or a
+ * handler throws, reset by `redeliver()`, not counted for a prefetched
+ * message handed back unstarted when a listener stops); ordering keys (a message waits for
  * every earlier message with its key); delays; native deduplication
  * (`enqueueDeduplicated()`, atomic across processes).  Priorities are
  * refused (`nativePriority` is `false`).

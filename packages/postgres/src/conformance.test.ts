@@ -12,6 +12,7 @@ testMessageQueue({
   deduplication: true,
   prefetch: true,
   priority: true,
+  deliveryCount: true,
 });
 
 testKvStore({
@@ -32,4 +33,5 @@ testFederationOverQueue({
   name: "PostgresMessageQueue",
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   redelivery: true,
+  deliveryCount: true,
 });

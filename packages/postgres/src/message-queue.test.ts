@@ -362,7 +362,7 @@ test("PostgresMessageQueue hands out a redelivered message while its first handl
   }
 });
 
-test("PostgresMessageQueue adds the lease_owner column to a table made before it", async () => {
+test("PostgresMessageQueue adds the lease_owner, deduplication, priority and deliveries columns to a table made before them", async () => {
   const tableName = uniqueTable();
   const admin = postgres(POSTGRES_URL, { onnotice: () => {} });
   // The table as Fedwork 0.1 created it.
@@ -402,6 +402,84 @@ test("PostgresMessageQueue adds the lease_owner column to a table made before it
     again.abort();
     await within(second, "listen() to resolve");
     assertEquals(order, ["urgent", "new"]);
+    // And the deliveries column (0.4), which counts hand-outs.
+    const columns = await admin.unsafe(
+      `SELECT 1 FROM pg_attribute
+       WHERE attrelid = '"${tableName}"'::regclass AND attname = 'deliveries'`,
+    );
+    assertEquals(columns.length, 1);
+  } finally {
+    await queue.drop();
+    await queue[Symbol.asyncDispose]();
+    await admin.end({ timeout: 5 });
+  }
+});
+
+test("PostgresMessageQueue counts hand-outs in the claim, before the handler runs, until a redelivery resets them", async () => {
+  const tableName = uniqueTable();
+  const queue = new PostgresMessageQueue(POSTGRES_URL, {
+    tableName,
+    leaseTime: { milliseconds: 200 },
+  });
+  const admin = postgres(POSTGRES_URL, { onnotice: () => {} });
+  try {
+    const controller = new AbortController();
+    const seen: { message: unknown; count?: number; stored: number }[] = [];
+    const done = deferred();
+    const listening = queue.listen(async (message: string, redelivery) => {
+      const [row] = await admin.unsafe(`SELECT deliveries FROM "${tableName}"`);
+      seen.push({ message, count: redelivery?.deliveryCount, stored: Number(row.deliveries) });
+      if (message === "v2") return done.resolve();
+      if (seen.length < 3) throw new Error("Thrown on purpose.");
+      await redelivery!.redeliver("v2", { delay: { milliseconds: 0 } });
+    }, { signal: controller.signal });
+    await queue.enqueue("v1");
+    await within(done.promise, "the redelivered version");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    assertEquals(seen, [
+      { message: "v1", count: 1, stored: 1 },
+      { message: "v1", count: 2, stored: 2 },
+      { message: "v1", count: 3, stored: 3 },
+      { message: "v2", count: 1, stored: 1 },
+    ]);
+  } finally {
+    await queue.drop();
+    await queue[Symbol.asyncDispose]();
+    await admin.end({ timeout: 5 });
+  }
+});
+
+test("PostgresMessageQueue takes back the count of prefetched messages released unstarted", async () => {
+  const tableName = uniqueTable();
+  const queue = new PostgresMessageQueue(POSTGRES_URL, {
+    tableName,
+    leaseTime: { minutes: 10 },
+    prefetch: 2,
+  });
+  const admin = postgres(POSTGRES_URL, { onnotice: () => {} });
+  try {
+    const controller = new AbortController();
+    const started = deferred();
+    const release = deferred();
+    const listening = queue.listen(async () => {
+      started.resolve();
+      await release.promise;
+      throw new Error("Thrown on purpose.");
+    }, { signal: controller.signal });
+    await queue.enqueueMany(["running", "prefetched 1", "prefetched 2"]);
+    await within(started.promise, "the first handler");
+    controller.abort();
+    release.resolve();
+    await within(listening, "listen() to resolve");
+    const rows = await admin.unsafe<{ message: string; deliveries: number }[]>(
+      `SELECT message::text AS message, deliveries FROM "${tableName}" ORDER BY id`,
+    );
+    assertEquals(rows.map(({ message, deliveries }) => ({ message, deliveries })), [
+      { message: '"running"', deliveries: 1 },
+      { message: '"prefetched 1"', deliveries: 0 },
+      { message: '"prefetched 2"', deliveries: 0 },
+    ]);
   } finally {
     await queue.drop();
     await queue[Symbol.asyncDispose]();

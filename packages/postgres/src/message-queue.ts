@@ -49,6 +49,7 @@ interface ClaimedRow {
   readonly message: string;
   readonly keyed: boolean;
   readonly priority: number;
+  readonly deliveries: number;
 }
 
 /** A row leased to a listener. */
@@ -126,7 +127,12 @@ class PostgresLeaseEngine implements LeaseEngine<LeasedRow> {
     // RETURNING gives rows in no promised order; ids grow with enqueues.
     const messages = rows
       .sort((a, b) => b.priority - a.priority || compareIds(a.id, b.id))
-      .map((row) => ({ id: row.id, text: row.message, keyed: row.keyed }));
+      .map((row) => ({
+        id: row.id,
+        text: row.message,
+        keyed: row.keyed,
+        deliveryCount: Number(row.deliveries),
+      }));
     if (messages.length === count) return { messages };
     // Nothing else is claimable now: sleep until the earliest delayed
     // message is due or a lease that this listener does not renew runs out.

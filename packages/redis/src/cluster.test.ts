@@ -143,6 +143,38 @@ test("every Lua script of RedisMessageQueue and RedisKvStore runs with keys of o
   }
 });
 
+test("RedisMessageQueue on a cluster counts hand-outs until redeliver() resets the count", async () => {
+  const name = namespace();
+  const queue = new RedisMessageQueue({
+    createClient: createCluster,
+    queue: name,
+    redeliveryDelay: { milliseconds: 50 },
+  });
+  const controller = new AbortController();
+  try {
+    const counts: (number | undefined)[] = [];
+    const done = deferred();
+    const listening = queue.listen(async (message: string, redelivery?: MessageRedelivery) => {
+      counts.push(redelivery?.deliveryCount);
+      if (message === "v1" && counts.length < 3) throw new Error("Failing on purpose.");
+      if (message === "v1") {
+        await redelivery!.redeliver("v2", { delay: { milliseconds: 0 } });
+        return;
+      }
+      done.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueue("v1");
+    await within(done.promise, "the redelivered version on the cluster", 30_000);
+    controller.abort();
+    await listening;
+    assertEquals(counts, [1, 2, 3, 1]);
+  } finally {
+    controller.abort();
+    await queue[Symbol.asyncDispose]();
+    await deleteClusterKeys(`{fedwork:${name}}`);
+  }
+});
+
 test("RedisKvStore list() on a cluster finds the keys of every master", async () => {
   const prefix = namespace();
   const cluster = createCluster();

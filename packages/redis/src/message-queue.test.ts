@@ -496,3 +496,116 @@ function disposable(redis: Redis): Redis & AsyncDisposable {
     },
   });
 }
+
+test("RedisMessageQueue counts hand-outs in deliveryCount until redeliver() resets the count", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({
+      url: REDIS_URL,
+      queue: name,
+      redeliveryDelay: { milliseconds: 50 },
+    });
+    const controller = new AbortController();
+    const counts: (number | undefined)[] = [];
+    const done = deferred();
+    const listening = queue.listen(async (message: string, redelivery?: MessageRedelivery) => {
+      counts.push(redelivery?.deliveryCount);
+      if (message === "v1" && counts.length < 3) throw new Error("Failing on purpose.");
+      if (message === "v1") {
+        await redelivery!.redeliver("v2", { delay: { milliseconds: 0 } });
+        return;
+      }
+      done.resolve();
+    }, { signal: controller.signal });
+    await queue.enqueue("v1", { orderingKey: "k" });
+    await within(done.promise, "the redelivered version");
+    controller.abort();
+    await within(listening, "listen() to resolve");
+    // Thrown twice (1, 2: a failure is no outcome), redelivered on the
+    // third (3), and the new version counts from 1 again.
+    assertEquals(counts, [1, 2, 3, 1]);
+  });
+});
+
+test("RedisMessageQueue keeps the delivery count of a message whose worker died", async () => {
+  await withQueueName(async (name) => {
+    const options = { url: REDIS_URL, queue: name, leaseTime: { milliseconds: 500 } };
+    const dead = new RedisMessageQueue(options);
+    await using live = new RedisMessageQueue(options);
+    const started = deferred<number | undefined>();
+    const deadListening = dead.listen(async (_: unknown, redelivery?: MessageRedelivery) => {
+      started.resolve(redelivery?.deliveryCount);
+      await new Promise<never>(() => {});
+    }).catch(() => {});
+    await dead.enqueue("poison");
+    assertEquals(await within(started.promise, "the handler that never finishes"), 1);
+    // Killed mid-handler: no outcome, the lease runs out.
+    await dead[Symbol.asyncDispose]();
+    await within(deadListening, "the disposed listener to stop");
+    const controller = new AbortController();
+    const seen = deferred<number | undefined>();
+    const listening = live.listen((_: unknown, redelivery?: MessageRedelivery) => {
+      seen.resolve(redelivery?.deliveryCount);
+    }, { signal: controller.signal });
+    assertEquals(await within(seen.promise, "the message on the live worker"), 2);
+    controller.abort();
+    await within(listening, "listen() to resolve");
+  });
+});
+
+test("RedisMessageQueue does not count prefetched messages released when a listener stops", async () => {
+  await withQueueName(async (name) => {
+    const options = { url: REDIS_URL, queue: name, concurrency: 1, prefetch: 2 };
+    await using queue = new RedisMessageQueue(options);
+    await queue.enqueueMany(["a", "b", "c"]);
+    const first = new AbortController();
+    const started = deferred();
+    const gate = deferred();
+    const firstListening = queue.listen(async () => {
+      started.resolve();
+      await gate.promise;
+    }, { signal: first.signal });
+    await within(started.promise, "the first handler");
+    // One claim took all three: "b" and "c" wait prefetched.
+    await waitUntil(async () => (await queue.getDepth()).ready === 0, {
+      what: "the prefetch claim",
+    });
+    first.abort();
+    gate.resolve();
+    await within(firstListening, "the first listener to stop");
+    const second = new AbortController();
+    const counts: [string, number | undefined][] = [];
+    const done = deferred();
+    const listening = queue.listen((message: string, redelivery?: MessageRedelivery) => {
+      counts.push([message, redelivery?.deliveryCount]);
+      if (counts.length === 2) done.resolve();
+    }, { signal: second.signal });
+    await within(done.promise, "the released messages");
+    second.abort();
+    await within(listening, "listen() to resolve");
+    assertEquals(counts, [["b", 1], ["c", 1]]);
+  });
+});
+
+test("RedisMessageQueue counts a message stored before delivery counts existed from 1", async () => {
+  await withQueueName(async (name) => {
+    await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: name });
+    await queue.enqueue("old");
+    // An earlier version handed it out 7 times, with redeliveries (outcomes)
+    // in between, and kept no count of its own.
+    const redis = new Redis(REDIS_URL);
+    try {
+      const ids = await redis.hkeys(`{fedwork:${name}}:msg`);
+      await redis.hset(`{fedwork:${name}}:delivery`, ids[0], 7);
+    } finally {
+      redis.disconnect();
+    }
+    const controller = new AbortController();
+    const seen = deferred<number | undefined>();
+    const listening = queue.listen((_: unknown, redelivery?: MessageRedelivery) => {
+      seen.resolve(redelivery?.deliveryCount);
+    }, { signal: controller.signal });
+    assertEquals(await within(seen.promise, "the old message"), 1);
+    controller.abort();
+    await within(listening, "listen() to resolve");
+  });
+});

@@ -62,7 +62,12 @@ const logger = getLogger(["fedwork", "redis"]);
  *
  * Handlers get a `MessageRedelivery` as their second argument: its
  * `redeliver()` replaces the message with a new version and schedules it
- * after a delay, in one script call, without acknowledging it.
+ * after a delay, in one script call, without acknowledging it.  Its
+ * `deliveryCount` (since 0.4.0) is how many times the message was handed
+ * out since it was enqueued or last redelivered, this hand-out included,
+ * counted by the claim script before the handler runs: a worker killed
+ * mid-handler has still counted it, a handler that threw counts too, and a
+ * prefetched message handed back unstarted when a listener stops does not.
  *
  * Messages sharing an `orderingKey` run one at a time, across all
  * processes, in the order they became ready (for messages without a delay,
@@ -367,6 +372,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       keys.msg,
       keys.okey,
       keys.delivery,
+      keys.reset,
     ];
     const claim = async (
       count: number,
@@ -413,7 +419,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
         }
         const updated = await redeliverScript.run(
           this.#redis(),
-          [keys.delayed, keys.inflight, keys.msg, keys.delivery],
+          [keys.delayed, keys.inflight, keys.msg, keys.delivery, keys.reset],
           [message.id, message.token, delayMs, json],
         );
         if (updated !== 1) throw new RedisLeaseLostError(opts.queue, message.id);
@@ -526,16 +532,21 @@ interface RedisLeasedMessage extends LeasedMessage {
   readonly token: string;
   /** Whether the message has an ordering key (its acknowledgement advances the key). */
   readonly keyed: boolean;
+  /** Hand-outs since the last redelivery, this one included. */
+  readonly deliveryCount: number;
 }
 
 function parseClaim(reply: (string | number)[]): LeaseClaimResult<RedisLeasedMessage> {
   const messages: RedisLeasedMessage[] = [];
-  for (let i = 2; i < reply.length; i += 4) {
+  for (let i = 2; i < reply.length; i += 5) {
     messages.push({
       id: String(reply[i]),
       json: String(reply[i + 1]),
       token: String(reply[i + 2]),
       keyed: reply[i + 3] === 1,
+      // At least 1: a reset written by hand (or by a broken script) must
+      // not hide a hand-out.
+      deliveryCount: Math.max(1, Number(reply[i + 4]) || 1),
     });
   }
   const waitMs = Number(reply[0]);

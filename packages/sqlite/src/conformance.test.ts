@@ -11,6 +11,8 @@ testMessageQueue({
   deduplication: true,
   prefetch: true,
   priority: true,
+  deliveryCount: true,
+  poisonKill: "oom",
 });
 
 testKvStore({
@@ -23,4 +25,5 @@ testFederationOverQueue({
   name: "SqliteMessageQueue",
   factoryModule: new URL("./testdata/conformance-factory.ts", import.meta.url).href,
   redelivery: true,
+  deliveryCount: true,
 });

@@ -415,7 +415,7 @@ test("SqliteMessageQueue hands out a redelivered message while its first handler
   });
 });
 
-test("SqliteMessageQueue adds the deduplication and priority columns to a table made before them", async () => {
+test("SqliteMessageQueue adds the deduplication, priority and deliveries columns to a table made before them", async () => {
   await withDatabase(async (path) => {
     const old = await openSqliteDatabase(path);
     // The table as Fedwork 0.1 created it, with a message in it.
@@ -448,5 +448,77 @@ test("SqliteMessageQueue adds the deduplication and priority columns to a table 
     controller.abort();
     await within(listening, "listen() to resolve");
     assertEquals(order, ["urgent", "old", "new"]);
+    // The deliveries column (0.4): every row handed out once.
+    const check = await openSqliteDatabase(path);
+    try {
+      const columns = check.prepare(
+        "SELECT name FROM pragma_table_info('fedwork_messages') WHERE name = 'deliveries'",
+      ).all();
+      assertEquals(columns.length, 1);
+    } finally {
+      check.close();
+    }
+  });
+});
+
+test("SqliteMessageQueue counts hand-outs in the claim, before the handler runs, until a redelivery resets them", async () => {
+  await withDatabase(async (path) => {
+    await using queue = new SqliteMessageQueue({ path, leaseTime: { milliseconds: 200 } });
+    const other = await openSqliteDatabase(path);
+    try {
+      const controller = new AbortController();
+      const seen: { message: unknown; count?: number; stored: number }[] = [];
+      const done = deferred();
+      const listening = queue.listen(async (message: string, redelivery) => {
+        const row = other.prepare("SELECT deliveries FROM fedwork_messages").get()!;
+        seen.push({ message, count: redelivery?.deliveryCount, stored: Number(row.deliveries) });
+        if (message === "v2") return done.resolve();
+        if (seen.length < 3) throw new Error("Thrown on purpose.");
+        await redelivery!.redeliver("v2", { delay: { milliseconds: 0 } });
+      }, { signal: controller.signal });
+      await queue.enqueue("v1");
+      await within(done.promise, "the redelivered version");
+      controller.abort();
+      await within(listening, "listen() to resolve");
+      assertEquals(seen, [
+        { message: "v1", count: 1, stored: 1 },
+        { message: "v1", count: 2, stored: 2 },
+        { message: "v1", count: 3, stored: 3 },
+        { message: "v2", count: 1, stored: 1 },
+      ]);
+    } finally {
+      other.close();
+    }
+  });
+});
+
+test("SqliteMessageQueue takes back the count of prefetched messages released unstarted", async () => {
+  await withDatabase(async (path) => {
+    await using queue = new SqliteMessageQueue({ path, leaseTime: { minutes: 10 }, prefetch: 2 });
+    const controller = new AbortController();
+    const started = deferred();
+    const release = deferred();
+    const listening = queue.listen(async () => {
+      started.resolve();
+      await release.promise;
+      throw new Error("Thrown on purpose.");
+    }, { signal: controller.signal });
+    await queue.enqueueMany(["running", "prefetched 1", "prefetched 2"]);
+    await within(started.promise, "the first handler");
+    controller.abort();
+    release.resolve();
+    await within(listening, "listen() to resolve");
+    const check = await openSqliteDatabase(path);
+    try {
+      const rows = check.prepare("SELECT message, deliveries FROM fedwork_messages ORDER BY id")
+        .all();
+      assertEquals(rows.map((row) => ({ ...row })), [
+        { message: '"running"', deliveries: 1 },
+        { message: '"prefetched 1"', deliveries: 0 },
+        { message: '"prefetched 2"', deliveries: 0 },
+      ]);
+    } finally {
+      check.close();
+    }
   });
 });

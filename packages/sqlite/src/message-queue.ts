@@ -34,6 +34,7 @@ import {
 } from "./options.ts";
 import {
   migrateDeduplicationColumns,
+  migrateDeliveriesColumn,
   migratePriorityColumn,
   prepareQueueStatements,
   queueSchemaSql,
@@ -68,6 +69,7 @@ interface ClaimedRow {
   readonly message: string;
   readonly ready_at: number;
   readonly priority: number;
+  readonly deliveries: number;
 }
 
 /** A row leased to a listener. */
@@ -117,7 +119,11 @@ class SqliteLeaseEngine implements LeaseEngine<LeasedRow> {
     });
     // RETURNING gives rows in no promised order.
     claimed.sort((a, b) => b.priority - a.priority || a.ready_at - b.ready_at || a.id - b.id);
-    const messages = claimed.map((row) => ({ id: row.id, text: row.message }));
+    const messages = claimed.map((row) => ({
+      id: row.id,
+      text: row.message,
+      deliveryCount: Number(row.deliveries),
+    }));
     if (count === 0 || messages.length === count) return { messages };
     // Nothing else is claimable now: sleep until a delay runs out or a
     // lease that this listener does not renew expires.
@@ -221,6 +227,12 @@ function ids(rows: readonly { readonly id: number }[]): string {
  * get a `MessageRedelivery` as their second argument, which stores a new
  * version of the message in place (keeping its ordering key held) and
  * hands it out again after a delay.
+ *
+ * Hand-outs are counted: the claim increments the row's `deliveries`
+ * column in the same statement, before the handler runs, and hands the
+ * count to the handler as `MessageRedelivery.deliveryCount`; a redelivery
+ * in place resets it, and prefetched rows released unstarted when a
+ * listener stops take their claim's count back.
  *
  * SQLite calls are synchronous and block the event loop while they run;
  * every statement is prepared once and kept short.
@@ -341,6 +353,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
         (body) => runImmediateTransaction(database, body),
       );
       migratePriorityColumn(database, table, (body) => runImmediateTransaction(database, body));
+      migrateDeliveriesColumn(database, table, (body) => runImmediateTransaction(database, body));
       database.exec("PRAGMA synchronous = FULL");
       return {
         database,

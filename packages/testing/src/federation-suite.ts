@@ -15,6 +15,7 @@ import { deferred, within } from "./wait.ts";
 import { startTestServer } from "./http-server.ts";
 import { failRetryStores } from "./fault-injection.ts";
 import { testHandlerTimeouts } from "./timeout-suite.ts";
+import { runFederationPoisonTest } from "./poison-federation-test.ts";
 
 const DEFAULT_LEASE_MS = 1_500;
 
@@ -156,12 +157,26 @@ function createActivity(): Create {
  * grace period, and the task behind it completes; a task that stops when
  * its signal aborts is retried through the queue with the reason
  * `timeout`.
+ * Since 0.4.0, with `deliveryCount: true`, it runs the worker federation
+ * in child processes: an inbox activity whose listener kills the worker
+ * is quarantined (reason `poison`) after `maxDeliveries` dead workers, and
+ * a normal activity sent after it is processed by the next worker.
  * @param options The backend's name and factory module.
  * @since 0.1.0
  */
 export function testFederationOverQueue(options: FederationConformanceOptions): void {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   testHandlerTimeouts(options.name, options.factoryModule, leaseMs);
+
+  if (options.deliveryCount ?? false) {
+    test(`${options.name}: an inbox activity whose listener kills the worker process is quarantined after maxDeliveries and later activities are processed`, async () => {
+      await runQueueTest(
+        options.factoryModule,
+        leaseMs,
+        (run) => runFederationPoisonTest(run, options.factoryModule),
+      );
+    });
+  }
 
   test(`${options.name}: a task retried after a failure keeps its place in its ordering key`, async () => {
     await runQueueTest(options.factoryModule, leaseMs, async (run) => {

@@ -2,6 +2,7 @@ import { assert, assertEquals, assertInstanceOf, fail, test } from "./test-runne
 import type { MessageQueueDepth, MessageRedelivery } from "@fedwork/core";
 import { QueueClosedError } from "@fedwork/core/queue-kit";
 import { runCrashTest } from "./crash-test.ts";
+import { runPoisonTest } from "./poison-test.ts";
 import { runStaleAcknowledgementTest } from "./stale-ack-test.ts";
 import { defineDeduplicationTests } from "./deduplication-suite.ts";
 import { definePriorityTests } from "./priority-suite.ts";
@@ -58,7 +59,14 @@ const DEFAULT_LEASE_MS = 1500;
  * - (with `leases: true`) a worker whose lease ran out (its process frozen) and
  *   whose message another worker has since been handed cannot acknowledge
  *   it: the message stays queued and, when the other worker fails, is
- *   handed out again.
+ *   handed out again;
+ * - (with `deliveryCount: true`, since 0.4.0) a handler that throws is
+ *   handed its message again with `deliveryCount` one higher, and a
+ *   redelivery in place starts the count again at 1; (durable only) a
+ *   message whose handler kills its worker process is handed to new child
+ *   processes with the count climbing 1, 2, 3 until a child, seeing it over
+ *   the limit, acknowledges it unrun, and the message behind it (same
+ *   ordering key) then runs.
  *
  * @example
  * ```ts ignore
@@ -424,13 +432,41 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
         assertEquals((await depth()).queued, 3);
         const second = await run.createQueue({ ...longLease, prefetch: 0 });
         const received: unknown[] = [];
+        const counts: (number | undefined)[] = [];
         const all = deferred();
-        run.listen(second, (message) => {
+        run.listen(second, (message, redelivery) => {
           received.push(message);
+          counts.push(redelivery?.deliveryCount);
           if (received.length === 3) all.resolve();
         });
         await within(all.promise, "the handed-back messages");
         assertEquals(received, [2, 3, 4]);
+        // Handed back unstarted: those claims were not hand-outs.
+        if (options.deliveryCount ?? false) assertEquals(counts, [1, 1, 1]);
+      },
+    );
+  }
+
+  if (options.deliveryCount ?? false) {
+    define(
+      "a handler that throws gets its message again with deliveryCount up, and redeliver() starts it again at 1",
+      async (run) => {
+        const queue = await run.createQueue();
+        const seen: [string, number | undefined][] = [];
+        const done = deferred();
+        run.listen(queue, async (message: { version: number }, redelivery) => {
+          seen.push([`v${message.version}`, redelivery?.deliveryCount]);
+          if (message.version === 2) return done.resolve();
+          if (seen.length === 1) throw new Error("Thrown on purpose.");
+          await redelivery!.redeliver({ version: 2 }, { delay: { milliseconds: 0 } });
+        });
+        await queue.enqueue({ version: 1 });
+        await within(
+          done.promise,
+          () => `the redelivered version; got ${JSON.stringify(seen)}`,
+          EVENT_TIMEOUT_MS + run.leaseMs * 3,
+        );
+        assertEquals(seen, [["v1", 1], ["v1", 2], ["v2", 1]]);
       },
     );
   }
@@ -476,6 +512,15 @@ export function testMessageQueue(options: MessageQueueConformanceOptions): void 
     await delay(run.leaseMs * 2);
     assertEquals(deliveries, ["first"], "The message was redelivered while being handled.");
   });
+
+  if (options.deliveryCount ?? false) {
+    define(
+      "a message that kills every worker handling it is handed out with its delivery count climbing until it is quarantined, and the message behind it runs",
+      async (run) => {
+        await runPoisonTest(run, factoryModule, { kill: options.poisonKill ?? "sigkill" });
+      },
+    );
+  }
 
   define("a message whose worker process was killed is delivered again", async (run) => {
     const message = { kind: "crash", id: run.namespace };

@@ -17,6 +17,12 @@ export type {
   MessageQueueFactory,
 } from "./types.ts";
 export { testMessageQueue } from "./message-queue-suite.ts";
+export {
+  type PoisonTestOptions,
+  type PoisonTestReport,
+  type PoisonTestRun,
+  runPoisonTest,
+} from "./poison-test.ts";
 export { testKvStore } from "./kv-store-suite.ts";
 export { testFederationOverQueue } from "./federation-suite.ts";
 export {

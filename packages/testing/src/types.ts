@@ -112,6 +112,26 @@ export interface MessageQueueConformanceOptions {
 
   /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
   readonly leaseMs?: number;
+
+  /**
+   * `true` when the queue counts hand-outs (`MessageRedelivery.deliveryCount`):
+   * enables the tests that a handler that throws is handed the message again
+   * with the count up, that `redeliver()` resets it, and (durable only) the
+   * poison-message test, in which real child processes die handling a
+   * message until its count goes over the limit and it is acknowledged
+   * unrun, after which the message behind it runs (see `runPoisonTest()`).
+   * `false` by default.
+   * @since 0.4.0
+   */
+  readonly deliveryCount?: boolean;
+
+  /**
+   * How the poison message kills its worker in the poison-message test:
+   * `"sigkill"` (the default) or `"oom"` (runs out of memory under a small
+   * heap limit; SIGKILL on Bun).
+   * @since 0.4.0
+   */
+  readonly poisonKill?: "sigkill" | "oom";
 }
 
 /**
@@ -170,4 +190,12 @@ export interface FederationConformanceOptions {
 
   /** The lease passed to {@link MessageQueueFactory.createQueue}; 1500 by default. */
   readonly leaseMs?: number;
+
+  /**
+   * `true` when the queue counts hand-outs (`MessageRedelivery.deliveryCount`):
+   * enables the end-to-end poison test, with the worker federation in child
+   * processes that an inbox listener kills.  `false` by default.
+   * @since 0.4.0
+   */
+  readonly deliveryCount?: boolean;
 }

@@ -8,6 +8,7 @@
 //                  { task, run, content, failTimes, delaySeconds, deduplicationKey }
 //   GET  /runs?run=…  what the task's attempts recorded
 //   GET  /retried  how many messages processQueueBatch() handed back with retry()
+//   GET  /failed?task=…  the failed-task records of a task: { reason, attempts }[]
 // The queue() handler passes each batch to processQueueBatch().  The
 // federation is built in the first event, not at the top level, because
 // Workers forbid timers and random values in the global scope.
@@ -113,6 +114,15 @@ function buildFederation(env: Env) {
       retryPolicy: retryAfterADay,
       handler,
     }),
+    // Handed back with message.retry() after every failure (its retry
+    // cannot be sent), so Cloudflare's attempts climb: quarantined once
+    // they pass 2.
+    poison: federation.defineTask("poison-note", {
+      schema: payload,
+      retryPolicy: retryAfterADay,
+      maxDeliveries: 2,
+      handler,
+    }),
   };
   return { federation: federation as Federation<Env>, tasks };
 }
@@ -181,7 +191,7 @@ async function route(request: Request, env: Env): Promise<Response> {
   }
   if (request.method === "POST" && url.pathname === "/enqueue") {
     const body = await request.json() as {
-      task: "flaky" | "unsendable";
+      task: "flaky" | "unsendable" | "poison";
       run: string;
       content: string;
       failTimes: number;
@@ -212,6 +222,13 @@ async function route(request: Request, env: Env): Promise<Response> {
       records.push(JSON.parse((await env.KV.get(name))!));
     }
     return Response.json(records.sort((a, b) => a.attempt - b.attempt));
+  }
+  if (request.method === "GET" && url.pathname === "/failed") {
+    const { federation } = build(env);
+    const page = await federation.listFailedTasks({ taskName: url.searchParams.get("task")! });
+    return Response.json(
+      page.records.map((record) => ({ reason: record.reason, attempts: record.attempts })),
+    );
   }
   if (request.method === "GET" && url.pathname === "/retried") {
     return Response.json((await listNames(env, "retried/")).length);

@@ -17,6 +17,23 @@ import type { QueueRole } from "../processing/queue-roles.ts";
 import type { WorkerEvent, WorkerInfo, WorkerPresenceOptions } from "../operator/workers/mod.ts";
 
 /**
+ * Options for {@link Federation.processQueuedMessage}: what the platform
+ * that delivered the message knows about it.
+ * @since 0.4.0
+ */
+export interface ProcessQueuedMessageOptions {
+  /**
+   * How many times the platform has handed this message out, this time
+   * included (1 the first time): Cloudflare Queues' `message.attempts`,
+   * say.  A message handed out more than `maxDeliveries` times without an
+   * outcome is quarantined instead of run (see `maxDeliveries` in the
+   * federation's options).  Unknown (never quarantined) by default.  A
+   * positive integer.
+   */
+  readonly deliveryCount?: number;
+}
+
+/**
  * Options for {@link Federation.startQueue}.
  * @since 0.1.0
  */
@@ -157,11 +174,18 @@ export interface Federation<TContextData>
    * platforms).  A retry is enqueued into the message kind's queue.
    * @param contextData The application data.
    * @param message The message, as it was enqueued.
+   * @param options How many times the platform handed it out (since
+   *                0.4.0).
    * @throws {RetryNotStoredError} When the message failed and its retry
    *         could not be enqueued: the caller must keep the message and
    *         hand it over again later.
+   * @throws {RangeError} When `deliveryCount` is not a positive integer.
    */
-  processQueuedMessage(contextData: TContextData, message: Message): Promise<void>;
+  processQueuedMessage(
+    contextData: TContextData,
+    message: Message,
+    options?: ProcessQueuedMessageOptions,
+  ): Promise<void>;
 
   /**
    * Fedify's name for {@link Federation.processQueuedMessage}, so that a
@@ -169,11 +193,18 @@ export interface Federation<TContextData>
    * Worker's `queue()` handler) ports unchanged.
    * @param contextData The application data.
    * @param message The message, as it was enqueued.
+   * @param options How many times the platform handed it out (since
+   *                0.4.0).
    * @throws {RetryNotStoredError} When the message failed and its retry
    *         could not be enqueued.
+   * @throws {RangeError} When `deliveryCount` is not a positive integer.
    * @since 0.3.0
    */
-  processQueuedTask(contextData: TContextData, message: Message): Promise<void>;
+  processQueuedTask(
+    contextData: TContextData,
+    message: Message,
+    options?: ProcessQueuedMessageOptions,
+  ): Promise<void>;
 
   /**
    * Listens to the lifecycle events of every message the federation's

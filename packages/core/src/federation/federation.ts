@@ -96,10 +96,14 @@ import { FederationWebhooks } from "../operator/webhooks/mod.ts";
 import { FederationBatches } from "../operator/batches/batches.ts";
 import type { BatchStatus, WatchBatchOptions } from "../operator/batches/types.ts";
 
-import type { Federation, FederationStartQueueOptions } from "./api.ts";
+import type {
+  Federation,
+  FederationStartQueueOptions,
+  ProcessQueuedMessageOptions,
+} from "./api.ts";
 import { neverAborted } from "../processing/never-aborted.ts";
 
-export type { Federation, FederationStartQueueOptions };
+export type { Federation, FederationStartQueueOptions, ProcessQueuedMessageOptions };
 
 /**
  * The {@link Federation} implementation.  Internal: use
@@ -150,6 +154,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.#tracer = getFedworkTracer(this.options.tracerProvider);
     this.dispatcher = new MessageDispatcher(this.#tracer, this.#events, {
       timeoutGracePeriodMs: this.options.timeoutGracePeriodMs,
+      maxDeliveries: this.options.maxDeliveries,
     });
     this.fetchPublicKey = createPublicKeyFetcher({
       kv: this.options.kv,
@@ -242,6 +247,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
       keepFailedDeliveries: this.options.keepFailedDeliveries,
       checkDeliveryHost: async (inbox) => await this.hostHealth?.checkReplay(inbox),
+      queueOf: (kind) => queues[kind],
     });
     this.taskEnqueuer = this.operations.taskEnqueuer;
     this.cancellations = new TaskCancellations(
@@ -743,12 +749,36 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return listWorkers(this.options.kv);
   }
 
-  async processQueuedMessage(contextData: TContextData, message: Message): Promise<void> {
-    await this.dispatch(message, contextData);
+  async processQueuedMessage(
+    contextData: TContextData,
+    message: Message,
+    options: ProcessQueuedMessageOptions = {},
+  ): Promise<void> {
+    const deliveryCount: unknown = options?.deliveryCount;
+    if (
+      deliveryCount !== undefined &&
+      !(typeof deliveryCount === "number" && Number.isSafeInteger(deliveryCount) &&
+        deliveryCount > 0)
+    ) {
+      throw new RangeError(
+        `processQueuedMessage()'s deliveryCount option must be a positive integer; got ${
+          String(deliveryCount)
+        }.`,
+      );
+    }
+    await this.dispatcher.dispatch(
+      message,
+      { contextData, signal: neverAborted() },
+      deliveryCount === undefined ? {} : { deliveryCount },
+    );
   }
 
-  processQueuedTask(contextData: TContextData, message: Message): Promise<void> {
-    return this.processQueuedMessage(contextData, message);
+  processQueuedTask(
+    contextData: TContextData,
+    message: Message,
+    options?: ProcessQueuedMessageOptions,
+  ): Promise<void> {
+    return this.processQueuedMessage(contextData, message, options);
   }
 
   /**

@@ -55,6 +55,7 @@ export {
   createFederation,
   type Federation,
   type FederationStartQueueOptions,
+  type ProcessQueuedMessageOptions,
 } from "./federation.ts";
 export type { BaseMessage, Message, MessageType } from "./message.ts";
 export type { InboxMessage } from "../activitypub/inbox/message.ts";

@@ -58,6 +58,10 @@ import {
   resolveWebhookOptions,
 } from "../operator/webhooks/options.ts";
 import {
+  type FederationDeliveryLimitOptions,
+  resolveDeliveryLimitOptions,
+} from "../processing/delivery-limit.ts";
+import {
   type FederationTimeoutOptions,
   type ResolvedTimeoutOptions,
   resolveTimeoutOptions,
@@ -78,7 +82,7 @@ export { DEFAULT_USER_AGENT };
  * @since 0.1.0
  */
 export interface FederationOptions<TContextData>
-  extends FederationOperationsOptions, FederationTimeoutOptions {
+  extends FederationOperationsOptions, FederationTimeoutOptions, FederationDeliveryLimitOptions {
   /** The key–value store for caches and deduplication records.  Required. */
   readonly kv: KvStore;
 
@@ -310,6 +314,7 @@ const OPTION_NAMES: Record<
   inboxTimeout: true,
   outboxTimeout: true,
   timeoutGracePeriod: true,
+  maxDeliveries: true,
   taskQueueResolution: true,
   documentLoader: true,
   documentLoaderFactory: true,
@@ -344,6 +349,8 @@ const OPTION_NAMES: Record<
  */
 export interface ResolvedFederationOptions
   extends ResolvedFederationOperationsOptions, ResolvedTimeoutOptions {
+  /** The `maxDeliveries` option: hand-outs without an outcome allowed (0.4.0). */
+  readonly maxDeliveries: number;
   readonly kv: KvStore;
   /** The queue of each role that has one. */
   readonly queues: Readonly<Partial<Record<QueueRole, MessageQueue>>>;
@@ -474,6 +481,7 @@ export function resolveFederationOptions<TContextData>(
   return {
     ...resolveFederationOperationsOptions(options),
     ...timeouts,
+    ...resolveDeliveryLimitOptions(options),
     // Parts of Fedwork that write to the store may give a TTL in any form;
     // the store gets a Temporal.Duration, the form Fedify's stores expect.
     kv: withTemporalTtl(kv),

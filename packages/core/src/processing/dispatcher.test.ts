@@ -5,7 +5,7 @@ import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { millisecondsToDuration } from "../time/duration.ts";
 import { withLogs } from "@fedify/fixture";
 import { MessageDispatcher, type MessageKindHandler, RetryNotStoredError } from "./dispatcher.ts";
-import { MalformedMessageError, PermanentError } from "./errors.ts";
+import { MalformedMessageError, PermanentError, PoisonMessageError } from "./errors.ts";
 import { type MessageEvent, MessageEventHub } from "./events.ts";
 import { getFedworkTracer } from "./tracing.ts";
 import {
@@ -232,4 +232,77 @@ test("the dispatcher lists the messages in flight, whatever order they finish in
   finish.get(messages[1].id)!();
   await Promise.all(outcomes);
   assertEquals(dispatcher.inFlight, []);
+});
+
+test("the dispatcher quarantines a message handed out more than maxDeliveries times without running it", async () => {
+  const queue = new RecordingQueue();
+  const { dispatcher, events, runs, run } = createDispatcher();
+  const redelivered: unknown[] = [];
+  const redelivery = (deliveryCount: number) => ({
+    deliveryCount,
+    redeliver(message: unknown) {
+      redelivered.push(message);
+      return Promise.resolve();
+    },
+  });
+  const logs = await withLogs(async (records) => {
+    // The default limit is 5: the fifth hand-out still runs.
+    const fifth = await dispatcher.dispatch(testMessage("ok"), run, {
+      queue,
+      redelivery: redelivery(5),
+    });
+    assertEquals(fifth.type, "completed");
+    const sixth = await dispatcher.dispatch(testMessage("fail"), run, {
+      queue,
+      redelivery: redelivery(6),
+    });
+    assert(sixth.type === "failed" && sixth.reason === "poison");
+    assert(sixth.error instanceof PoisonMessageError);
+    assertEquals(sixth.error.deliveries, 6);
+    assertEquals(sixth.error.maxDeliveries, 5);
+    // A platform's own count (processQueuedMessage()) is read too.
+    const pushed = await dispatcher.dispatch(testMessage("ok"), run, { queue, deliveryCount: 9 });
+    assert(pushed.type === "failed" && pushed.reason === "poison");
+    return records;
+  });
+  assertEquals(runs.length, 1, "a quarantined message must not run");
+  assertEquals(redelivered, [], "a quarantined message is not retried");
+  assertEquals(queue.enqueued.length, 0);
+  assertEquals(events.map((event) => [event.type, "reason" in event ? event.reason : null]), [
+    ["completed", null],
+    ["failed", "poison"],
+    ["failed", "poison"],
+  ]);
+  const warning = logs.find((record) => record.level === "warning");
+  assert(warning != null, "the quarantine was not logged as a warning");
+  assertEquals(warning.properties.deliveries, 6);
+  assertEquals(warning.properties.maxDeliveries, 5);
+  assertEquals(warning.properties.messageType, "test");
+});
+
+test("the dispatcher takes a kind handler's own maxDeliveries over its default", async () => {
+  const hub = new MessageEventHub();
+  const dispatcher = new MessageDispatcher<void>(getFedworkTracer(trace.getTracerProvider()), hub, {
+    maxDeliveries: 10,
+  });
+  let ran = 0;
+  dispatcher.register("test", {
+    check: (message) => message as TestMessage,
+    run: () => {
+      ran++;
+      return Promise.resolve();
+    },
+    retryPolicy: () => fixedDelay(1),
+    retryQueue: () => undefined,
+    maxDeliveries: (message: TestMessage) => message.behaviour === "fail" ? 1 : undefined,
+  });
+  const run = { contextData: undefined, signal: new AbortController().signal };
+  const redelivery = { deliveryCount: 2, redeliver: () => Promise.resolve() };
+  await withLogs(async () => {
+    const own = await dispatcher.dispatch(testMessage("fail"), run, { redelivery });
+    assert(own.type === "failed" && own.reason === "poison");
+    const dflt = await dispatcher.dispatch(testMessage("ok"), run, { redelivery });
+    assertEquals(dflt.type, "completed");
+  });
+  assertEquals(ran, 1);
 });

@@ -12,8 +12,10 @@ import {
   HandlerTimeoutError,
   MalformedMessageError,
   PermanentError,
+  PoisonMessageError,
   RunCancelledError,
 } from "./errors.ts";
+import { DEFAULT_MAX_DELIVERIES } from "./delivery-limit.ts";
 import type {
   MessageEvent,
   MessageEventHub,
@@ -64,6 +66,15 @@ export interface MessageSource {
   readonly queue?: MessageQueue;
   /** The queue's redelivery in place, when it offers one. */
   readonly redelivery?: MessageRedelivery;
+  /**
+   * How many times the message was handed out, for a source without a
+   * {@link MessageSource.redelivery} to carry it
+   * (`processQueuedMessage()`'s `deliveryCount`: Cloudflare Queues'
+   * `message.attempts`).  `redelivery.deliveryCount` wins when both are
+   * there.
+   * @since 0.4.0
+   */
+  readonly deliveryCount?: number;
   /**
    * `true` when the message was not taken from a queue but is processed
    * in-line for a caller who hears of a failure and may send it again
@@ -135,6 +146,13 @@ export interface MessageKindHandler<TContextData, TMessage extends BaseMessage> 
    * @since 0.3.0
    */
   timeout?(message: TMessage): number | null;
+  /**
+   * How many hand-outs without an outcome this message may have (a task's
+   * own `maxDeliveries`), or `undefined` for the dispatcher's
+   * {@link MessageDispatcherOptions.maxDeliveries}.
+   * @since 0.4.0
+   */
+  maxDeliveries?(message: TMessage): number | undefined;
 }
 
 /**
@@ -149,6 +167,15 @@ export interface MessageDispatcherOptions {
    * @default {@link DEFAULT_TIMEOUT_GRACE_PERIOD_MS} (5 seconds)
    */
   readonly timeoutGracePeriodMs?: number;
+  /**
+   * How many times a queue may hand a message out without an outcome: a
+   * message whose `MessageRedelivery.deliveryCount` is greater is not
+   * run but fails with the reason `poison`, for kinds whose handler has no
+   * limit of its own.
+   * @default {@link DEFAULT_MAX_DELIVERIES} (5)
+   * @since 0.4.0
+   */
+  readonly maxDeliveries?: number;
 }
 
 /**
@@ -217,16 +244,19 @@ export class MessageDispatcher<TContextData> {
   /** The observers as an array, rebuilt when one is added or removed. */
   #observerList: readonly MessageObserver[] = [];
   readonly #graceMs: number;
+  readonly #maxDeliveries: number;
 
   /**
    * @param tracer The tracer for processing spans.
    * @param events Where lifecycle events go.
-   * @param options The grace period of timed-out handlers.
+   * @param options The grace period of timed-out handlers and the
+   *                hand-out limit.
    */
   constructor(tracer: Tracer, events: MessageEventHub, options: MessageDispatcherOptions = {}) {
     this.#tracer = tracer;
     this.#events = events;
     this.#graceMs = options.timeoutGracePeriodMs ?? DEFAULT_TIMEOUT_GRACE_PERIOD_MS;
+    this.#maxDeliveries = options.maxDeliveries ?? DEFAULT_MAX_DELIVERIES;
   }
 
   /**
@@ -304,6 +334,22 @@ export class MessageDispatcher<TContextData> {
       }
       checked = handler.check(message);
       const spanTaskName = handler.taskName?.(checked!);
+      // Counted by the queue before this hand-out's handler could run: a
+      // count over the limit means the workers that took it before died
+      // without an outcome (a poison message), so it is not run again.
+      const deliveries = source.redelivery?.deliveryCount ?? source.deliveryCount;
+      if (typeof deliveries === "number") {
+        const maxDeliveries = handler.maxDeliveries?.(checked!) ?? this.#maxDeliveries;
+        if (deliveries > maxDeliveries) {
+          throw new PoisonMessageError({
+            messageId: message.id,
+            kind: message.type,
+            ...(spanTaskName == null ? {} : { taskName: spanTaskName }),
+            deliveries,
+            maxDeliveries,
+          });
+        }
+      }
       const limitMs = handler.timeout?.(checked!) ?? null;
       const attributes: Record<string, string | number> = {
         "fedwork.message.id": message.id,
@@ -390,6 +436,8 @@ export class MessageDispatcher<TContextData> {
             "timeout",
           );
         }
+      } else if (error instanceof PoisonMessageError) {
+        outcome = { type: "failed", reason: "poison", error };
       } else if (error instanceof MalformedMessageError) {
         dropDetails = error;
         outcome = { type: "dropped", reason: error.message, error: error.cause ?? error };
@@ -571,6 +619,21 @@ export class MessageDispatcher<TContextData> {
         );
         break;
       case "failed":
+        if (outcome.reason === "poison") {
+          const poison = outcome.error as PoisonMessageError;
+          logger.warn(
+            "Quarantined message {messageId} ({messageType}) without running it: the queue " +
+              "handed it out {deliveries} times without an outcome (maxDeliveries " +
+              "{maxDeliveries}), so its handler likely kills the worker; it is in the " +
+              "failed-task store for retryFailedTask().",
+            {
+              ...properties,
+              deliveries: poison.deliveries,
+              maxDeliveries: poison.maxDeliveries,
+            },
+          );
+          break;
+        }
         logger.error(
           outcome.reason === "permanent"
             ? "Message {messageId} ({messageType}) failed permanently on attempt {attempt}: {error}"

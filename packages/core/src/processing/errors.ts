@@ -150,3 +150,65 @@ export class HandlerTimeoutError extends Error {
     this.timeoutMs = options.timeoutMs;
   }
 }
+
+/**
+ * The error of a `failed` event with `reason: "poison"` (and of the
+ * failed-task record it leaves): the queue had handed the message out more
+ * than `maxDeliveries` times without any outcome being recorded — each
+ * worker that took it died (killed, out of memory) or lost its lease
+ * before it finished — so it was quarantined in the failed-task store
+ * instead of being run again.  Replay it with `retryFailedTask()` once the
+ * cause is fixed.
+ *
+ * @example
+ * ```ts
+ * import { createFederation, MemoryKvStore, PoisonMessageError } from "@fedwork/core";
+ *
+ * const federation = createFederation<void>({ kv: new MemoryKvStore() });
+ * federation.on("failed", (event) => {
+ *   if (event.error instanceof PoisonMessageError) {
+ *     console.warn(`${event.messageId} was handed out ${event.error.deliveries} times`);
+ *   }
+ * });
+ * ```
+ * @since 0.4.0
+ */
+export class PoisonMessageError extends Error {
+  /** The quarantined message. */
+  readonly messageId: string;
+  /** Its kind: `"inbox"`, `"outbox"`, `"fanout"` or `"task"`. */
+  readonly kind: string;
+  /** The task's name, for task messages. */
+  readonly taskName?: string;
+  /** How many times the queue had handed it out, this hand-out included. */
+  readonly deliveries: number;
+  /** The limit it went over (`maxDeliveries`). */
+  readonly maxDeliveries: number;
+
+  /**
+   * @param options The message's id, kind and task name, its hand-out
+   *                count and the limit.
+   */
+  constructor(options: {
+    readonly messageId: string;
+    readonly kind: string;
+    readonly taskName?: string;
+    readonly deliveries: number;
+    readonly maxDeliveries: number;
+  }) {
+    const what = options.taskName == null
+      ? `The ${options.kind} message ${options.messageId}`
+      : `The task ${JSON.stringify(options.taskName)} (message ${options.messageId})`;
+    super(
+      `${what} was handed out ${options.deliveries} times without an outcome (more than ` +
+        `maxDeliveries, ${options.maxDeliveries}): its handler likely kills the worker ` +
+        "process; it was quarantined instead of being run again.",
+    );
+    this.name = "PoisonMessageError";
+    this.messageId = options.messageId;
+    this.kind = options.kind;
+    if (options.taskName != null) this.taskName = options.taskName;
+    this.deliveries = options.deliveries;
+    this.maxDeliveries = options.maxDeliveries;
+  }
+}

@@ -86,9 +86,14 @@ export interface MessageFailedEvent extends MessageEventBase {
    * `"permanent"` when the handler threw a `PermanentError`;
    * `"exhausted"` when the retry policy gave up; `"timeout"` (since 0.3.0)
    * when the retry policy gave up after an attempt that ran out of time
-   * (`error` is then a `HandlerTimeoutError`).
+   * (`error` is then a `HandlerTimeoutError`); `"poison"` (since 0.4.0)
+   * when the queue had handed the message out more than `maxDeliveries`
+   * times without an outcome (its workers died), so it was quarantined in
+   * the failed-task store without running (`error` is then a
+   * `PoisonMessageError`, `attempt` the attempt that never ran and
+   * `duration` 0).
    */
-  readonly reason: "permanent" | "exhausted" | "timeout";
+  readonly reason: "permanent" | "exhausted" | "timeout" | "poison";
   /**
    * With `reason: "timeout"`: `true` when the handler ignored its signal
    * through the grace period and was left running; `false` when it

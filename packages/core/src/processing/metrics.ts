@@ -33,6 +33,8 @@ export const MESSAGE_METRICS = {
   timedOut: "fedwork.message.timed_out",
   /** @since 0.3.0 */
   abandoned: "fedwork.message.abandoned",
+  /** @since 0.4.0 */
+  quarantined: "fedwork.message.quarantined",
 } as const;
 
 /**
@@ -57,6 +59,7 @@ export class MessageMetrics {
   readonly #queueWait: Histogram;
   readonly #timedOut: Counter;
   readonly #abandoned: Counter;
+  readonly #quarantined: Counter;
   /**
    * Attribute sets by kind, task name and outcome, built once: observing
    * runs for every message, and building them anew was a tenth of the
@@ -97,8 +100,8 @@ export class MessageMetrics {
     );
     this.#failed = counter(
       MESSAGE_METRICS.failed,
-      "Messages that failed for good (fedwork.failure.reason: permanent, exhausted or " +
-        "timeout).",
+      "Messages that failed for good (fedwork.failure.reason: permanent, exhausted, " +
+        "timeout or poison).",
     );
     this.#dropped = counter(
       MESSAGE_METRICS.dropped,
@@ -121,6 +124,11 @@ export class MessageMetrics {
       "Timed-out handlers that ignored their signal through the grace period and were left " +
         "running while the worker moved on.",
     );
+    this.#quarantined = counter(
+      MESSAGE_METRICS.quarantined,
+      "Poison messages: handed out more than maxDeliveries times without an outcome, so " +
+        "quarantined in the failed-task store without running (also counted as failed).",
+    );
     // The API hands out one shared instrument of each kind for nothing to
     // record; a meter provider made with another copy of the API is taken
     // as recording, which is only slower.
@@ -136,6 +144,7 @@ export class MessageMetrics {
       this.#dropped,
       this.#timedOut,
       this.#abandoned,
+      this.#quarantined,
     ];
     const noopHistogram = noop.createHistogram("noop");
     this.recording = counters.some((instrument) => instrument !== noopCounter) ||
@@ -192,6 +201,7 @@ export class MessageMetrics {
       case "failed":
         this.#failed.add(1, { ...attributes, "fedwork.failure.reason": event.reason });
         if (event.reason === "timeout") this.#recordTimeout(attributes, event.abandoned);
+        else if (event.reason === "poison") this.#quarantined.add(1, attributes);
         break;
       case "dropped":
         this.#dropped.add(1, attributes);

@@ -20,8 +20,15 @@ export {
   HandlerTimeoutError,
   MalformedMessageError,
   PermanentError,
+  PoisonMessageError,
   RunCancelledError,
 } from "./errors.ts";
+export {
+  DEFAULT_MAX_DELIVERIES,
+  type FederationDeliveryLimitOptions,
+  resolveDeliveryLimitOptions,
+  resolveMaxDeliveries,
+} from "./delivery-limit.ts";
 export {
   type MessageCancelledEvent,
   type MessageCompletedEvent,

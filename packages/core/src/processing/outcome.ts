@@ -16,7 +16,9 @@ import type { Temporal } from "@js-temporal/polyfill";
  * - `failed`: the message failed for good, because its error was a
  *   `PermanentError` (`reason: "permanent"`) or the retry policy gave up
  *   (`reason: "exhausted"`, or `"timeout"` when the last attempt ran out
- *   of time, since 0.3.0);
+ *   of time, since 0.3.0), or the queue had handed it out more than
+ *   `maxDeliveries` times without an outcome and it was quarantined
+ *   without running (`reason: "poison"`, since 0.4.0);
  * - `cancelled` (since 0.3.0): the task was cancelled before it ran, or
  *   its handler ended after its signal aborted for a cancellation; it is
  *   not retried.
@@ -35,7 +37,7 @@ export type Outcome =
   | { readonly type: "cancelled"; readonly reason?: string; readonly started: boolean }
   | {
     readonly type: "failed";
-    readonly reason: "permanent" | "exhausted" | "timeout";
+    readonly reason: "permanent" | "exhausted" | "timeout" | "poison";
     readonly error: unknown;
   };
 

@@ -339,3 +339,26 @@ test("InProcessMessageQueue keeps the process alive while a listener waits for a
   const output = await runDelayedMessageProcess("listening");
   assertMatch(output, /handled later/);
 });
+
+test("InProcessMessageQueue counts hand-outs until a redelivery in place resets the count", async () => {
+  await using queue = new InProcessMessageQueue({ redeliveryDelay: { milliseconds: 0 } });
+  const controller = new AbortController();
+  const counts: (number | undefined)[] = [];
+  const done = deferred();
+  const listening = queue.listen(async (message: string, redelivery) => {
+    counts.push(redelivery?.deliveryCount);
+    if (message === "v1" && counts.length < 3) throw new Error("thrown on purpose");
+    if (message === "v1") {
+      await redelivery!.redeliver("v2", { delay: { milliseconds: 0 } });
+      return;
+    }
+    done.resolve();
+  }, { signal: controller.signal });
+  await queue.enqueue("v1");
+  await within(done.promise, "the redelivered version");
+  // Thrown twice (1, 2), redelivered in place on the third (3), and the new
+  // version starts counting again.
+  assertEquals(counts, [1, 2, 3, 1]);
+  controller.abort();
+  await within(listening, "listen() to resolve");
+});

@@ -54,6 +54,8 @@ interface QueueEntry {
    * waited: when ready, it goes to the front of its key's line.
    */
   readonly redelivered: boolean;
+  /** How many times it was handed out without an outcome (see deliveryCount). */
+  readonly deliveries: number;
 }
 
 /**
@@ -169,7 +171,10 @@ function before(a: QueueEntry, b: QueueEntry): boolean {
  *
  * A handler that throws does not lose its message: it is handed out again
  * after {@link InProcessMessageQueueOptions.redeliveryDelay}.  Handlers get
- * a `MessageRedelivery` as their second argument.
+ * a `MessageRedelivery` as their second argument; its `deliveryCount`
+ * counts the hand-outs since the message was enqueued or last redelivered
+ * in place, so a message whose handler keeps throwing counts up (since
+ * 0.4.0).
  *
  * Each {@link InProcessMessageQueue.listen} call processes one message at a
  * time; several `listen()` calls on one queue compete for messages, each
@@ -353,16 +358,19 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
           await this.#waitForChange(signal);
           continue;
         }
-        let redelivery: { message: unknown; delayMs: number } | undefined;
+        let redelivery: { message: unknown; delayMs: number; deliveries: number } | undefined;
+        const deliveryCount = entry.deliveries + 1;
         try {
           await handler(entry.message, {
+            deliveryCount,
             redeliver: (message, { delay }) => {
               try {
                 if (redelivery != null) {
                   throw new TypeError("redeliver() was already called for this message.");
                 }
                 const delayMs = durationToMilliseconds(delay, "delay");
-                redelivery = { message: copyUnlessHandedOver(message), delayMs };
+                // A retry in place records an outcome: the count starts again.
+                redelivery = { message: copyUnlessHandedOver(message), delayMs, deliveries: 0 };
                 return Promise.resolve();
               } catch (error) {
                 return Promise.reject(error);
@@ -377,7 +385,11 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
           );
           // A redelivery the handler already asked for stands, as it does on
           // durable queues where it is stored at once.
-          redelivery ??= { message: entry.message, delayMs: this.#redeliveryDelayMs };
+          redelivery ??= {
+            message: entry.message,
+            delayMs: this.#redeliveryDelayMs,
+            deliveries: deliveryCount,
+          };
         } finally {
           this.#inFlight--;
           this.#settle(entry, redelivery);
@@ -449,6 +461,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
         priority,
         readyAt,
         redelivered: false,
+        deliveries: 0,
       };
       if (delay <= 0) this.#makeReady(entry);
       else this.#delayed.push(entry);
@@ -531,7 +544,10 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   /** Releases (or keeps holding) a handled entry's key; schedules a redelivery. */
-  #settle(entry: QueueEntry, redelivery: { message: unknown; delayMs: number } | undefined) {
+  #settle(
+    entry: QueueEntry,
+    redelivery: { message: unknown; delayMs: number; deliveries: number } | undefined,
+  ) {
     const key = entry.orderingKey;
     if (redelivery != null) {
       const again: QueueEntry = {
@@ -541,6 +557,7 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
         priority: entry.priority,
         readyAt: performance.now() + redelivery.delayMs,
         redelivered: key != null,
+        deliveries: redelivery.deliveries,
       };
       if (redelivery.delayMs <= 0) {
         this.#makeReady(again);

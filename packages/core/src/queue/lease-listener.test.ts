@@ -24,6 +24,8 @@ interface Row {
   payload: unknown;
   leased: boolean;
   readyAt: number;
+  /** Hand-outs counted at claim time, as durable engines do. */
+  deliveries: number;
 }
 
 interface MemoryMessage extends LeasedMessage {
@@ -52,7 +54,7 @@ class MemoryEngine implements LeaseEngine<MemoryMessage> {
 
   add(...payloads: unknown[]): void {
     for (const payload of payloads) {
-      this.rows.set(this.#nextId++, { payload, leased: false, readyAt: 0 });
+      this.rows.set(this.#nextId++, { payload, leased: false, readyAt: 0, deliveries: 0 });
     }
     this.#wake?.();
   }
@@ -72,7 +74,8 @@ class MemoryEngine implements LeaseEngine<MemoryMessage> {
       if (messages.length >= request.count) break;
       if (row.leased || row.readyAt > Date.now()) continue;
       row.leased = true;
-      messages.push({ id });
+      row.deliveries++;
+      messages.push({ id, deliveryCount: row.deliveries });
     }
     this.claimed.push(messages.map((message) => message.id));
     return { messages };
@@ -83,7 +86,9 @@ class MemoryEngine implements LeaseEngine<MemoryMessage> {
     this.releases.push(messages.map((message) => message.id));
     for (const message of messages) {
       const row = this.rows.get(message.id);
-      if (row != null) row.leased = false;
+      if (row == null) continue;
+      row.leased = false;
+      row.deliveries--;
     }
   }
 
@@ -98,6 +103,7 @@ class MemoryEngine implements LeaseEngine<MemoryMessage> {
     const row = this.rows.get(message.id)!;
     row.payload = payload;
     row.leased = false;
+    row.deliveries = 0;
     row.readyAt = Date.now() + delayMs;
   }
 
@@ -464,4 +470,26 @@ test("runLeaseListener never grows a prefetch of 0 or one that slow handlers lea
     const counts = engine.claims.map((claim) => claim.count);
     assert(counts.every((count) => count <= 2 + prefetch), `prefetch ${prefetch}: ${counts}`);
   }
+});
+
+test("runLeaseListener hands the handler the engine's delivery count of each claim", async () => {
+  const engine = new MemoryEngine();
+  engine.add("fails twice", "redelivered");
+  const controller = new AbortController();
+  const seen: [unknown, number | undefined][] = [];
+  const done = deferred();
+  const listening = runLeaseListener(engine, async (message, redelivery) => {
+    seen.push([message, redelivery?.deliveryCount]);
+    if (message === "fails twice" && redelivery!.deliveryCount! <= 2) throw new Error("boom");
+    if (message === "redelivered") {
+      await redelivery!.redeliver("new version", { delay: { milliseconds: 0 } });
+    }
+    if (message === "new version") done.resolve();
+  }, options({ signal: controller.signal, handBackDelayMs: 0 }));
+  // The memory engine hands a handed-back message out again at once.
+  await within(done.promise, "the redelivered version");
+  controller.abort();
+  await listening;
+  assertEquals(seen.filter(([message]) => message === "fails twice").map(([, n]) => n), [1, 2, 3]);
+  assertEquals(seen.filter(([message]) => message !== "fails twice").map(([, n]) => n), [1, 1]);
 });

@@ -21,6 +21,18 @@ import { QueueClosedError } from "./queue-closed-error.ts";
 export interface LeasedMessage {
   /** The message's id in the engine, as shown in logs. */
   readonly id: string | number;
+  /**
+   * How many times the engine has handed this message out, this claim
+   * included (1 the first time): a stored counter the engine increments in
+   * the same atomic step as the claim, resets when the message is
+   * redelivered in place ({@link LeaseEngine.redeliver}), and takes back
+   * when it hands back prefetched messages the handler never saw
+   * ({@link LeaseEngine.release}).  Handed to the handler as
+   * {@link MessageRedelivery.deliveryCount}.  Omit it when the engine does
+   * not count.
+   * @since 0.4.0
+   */
+  readonly deliveryCount?: number;
 }
 
 /**
@@ -98,7 +110,9 @@ export interface LeaseEngine<M extends LeasedMessage> {
   /**
    * Hands back prefetched messages that were never given to the handler
    * (the listener is stopping): drop this listener's lease so that any
-   * worker can claim them at once, keeping their place in line.
+   * worker can claim them at once, keeping their place in line.  An engine
+   * that counts hand-outs ({@link LeasedMessage.deliveryCount}) takes this
+   * claim's count back: a message nobody started has not been handed out.
    * @param messages The messages; never empty.
    */
   release(messages: readonly M[]): Promise<void>;
@@ -112,7 +126,9 @@ export interface LeaseEngine<M extends LeasedMessage> {
   /**
    * Stores `payload` in place of the running message and makes it
    * claimable after `delayMs`, dropping this listener's lease but keeping
-   * the message's place in its ordering key.  Rejects (changing nothing)
+   * the message's place in its ordering key.  An engine that counts
+   * hand-outs ({@link LeasedMessage.deliveryCount}) resets the count to 0
+   * in the same step: an outcome was recorded.  Rejects (changing nothing)
    * when the lease is no longer this listener's, or when `payload` cannot
    * be stored (`TypeError`).  The listener has already checked the call:
    * once per delivery, before the handler settled, a valid delay.
@@ -236,7 +252,8 @@ interface Delivery<M> {
  * - renews the leases of every message it holds (running, prefetched, or
  *   finished but not yet acknowledged) every `heartbeatMs`;
  * - passes each handler a {@link MessageRedelivery} (checked once per
- *   delivery, before the handler settles, with a valid delay);
+ *   delivery, before the handler settles, with a valid delay) carrying the
+ *   engine's {@link LeasedMessage.deliveryCount};
  * - acknowledges a message whose handler returned, hands back one whose
  *   handler threw (it comes back after the engine's hand-back delay), and
  *   keeps one that was redelivered;
@@ -347,6 +364,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
   }, heartbeatMs);
 
   const redeliveryFor = (delivery: Delivery<M>): MessageRedelivery => ({
+    deliveryCount: delivery.message.deliveryCount,
     redeliver(payload: unknown, redeliveryOptions: MessageRedeliveryOptions): Promise<void> {
       const id = delivery.message.id;
       try {

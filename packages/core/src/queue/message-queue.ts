@@ -108,6 +108,24 @@ export interface MessageRedelivery {
    */
   // deno-lint-ignore no-explicit-any
   redeliver(message: any, options: MessageRedeliveryOptions): Promise<void>;
+
+  /**
+   * How many times the queue has handed this message out, this hand-out
+   * included: 1 the first time.  The count is taken when the message is
+   * handed out, before the handler runs, so a process killed while handling
+   * it has still counted the hand-out.  A successful
+   * {@link MessageRedelivery.redeliver} (a retry in place: an outcome was
+   * recorded) resets it, so the next hand-out of the new version is 1
+   * again.  A handler that throws (or a worker that dies) leaves it
+   * counting.  Absent when the queue cannot tell.
+   *
+   * Fedwork quarantines a message handed out more than `maxDeliveries`
+   * times without an outcome (a *poison* message, one that kills the
+   * worker handling it): it goes to the failed-task store instead of
+   * being run again.
+   * @since 0.4.0
+   */
+  readonly deliveryCount?: number;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { MessageQueue } from "../queue/message-queue.ts";
 import { checkMessagePriority } from "../queue/priority.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { timeLimitToMilliseconds } from "../processing/time-limit.ts";
+import { resolveMaxDeliveries } from "../processing/delivery-limit.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { TaskDefinitionError } from "./errors.ts";
 import {
@@ -137,6 +138,21 @@ export interface TaskOptions<
   readonly timeout?: DurationInput | null;
 
   /**
+   * How many times a queue may hand one of this task's messages out
+   * without an outcome (every worker that took it died or lost its lease
+   * before finishing) before it is quarantined: recorded in the
+   * failed-task store with `reason: "poison"` instead of being run again.
+   * A positive integer; the federation's `maxDeliveries` (5 by default)
+   * when omitted.
+   * @example
+   * ```ts ignore
+   * builder.defineTask("render-preview", { schema, handler, maxDeliveries: 2 });
+   * ```
+   * @since 0.4.0
+   */
+  readonly maxDeliveries?: number;
+
+  /**
    * The priority of this task's messages when `enqueueTask()` does not
    * give one: an integer from -5 to 5, higher first (see
    * {@link TaskEnqueueOptions.priority}).  0 by default.
@@ -228,6 +244,7 @@ const TASK_OPTION_NAMES: readonly string[] = [
   "on",
   "capabilities",
   "timeout",
+  "maxDeliveries",
   "priority",
   "maxResultBytes",
   "completedRetention",
@@ -383,6 +400,12 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
    */
   readonly timeoutMs?: number | null;
   /**
+   * The task's own hand-out limit, or `undefined` for the federation's
+   * `maxDeliveries`.
+   * @since 0.4.0
+   */
+  readonly maxDeliveries?: number;
+  /**
    * The priority of the task's messages when the enqueue gives none.
    * @since 0.3.0
    */
@@ -522,6 +545,7 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
   }
   const capabilities = checkCapabilities(name, options.capabilities);
   const timeoutMs = checkTimeout(name, options.timeout);
+  const maxDeliveries = checkMaxDeliveries(name, options.maxDeliveries);
   let priority: number;
   try {
     priority = checkMessagePriority(options.priority);
@@ -547,6 +571,7 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     on: { ...on as TaskEventListeners },
     capabilities,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(maxDeliveries === undefined ? {} : { maxDeliveries }),
     priority,
     maxResultBytes: checkMaxResultBytes(name, options.maxResultBytes),
     ...retention(name, "completedRetention", options.completedRetention),
@@ -597,6 +622,19 @@ function checkMaxResultBytes(name: string, value: unknown): number {
     );
   }
   return value;
+}
+
+function checkMaxDeliveries(name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return resolveMaxDeliveries(value);
+  } catch (error) {
+    throw new TaskDefinitionError(
+      name,
+      "maxDeliveries",
+      `The task ${JSON.stringify(name)} has an invalid maxDeliveries: ${(error as Error).message}`,
+    );
+  }
 }
 
 function checkTimeout(name: string, timeout: unknown): number | null | undefined {

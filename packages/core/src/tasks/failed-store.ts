@@ -11,6 +11,54 @@ import { positiveIntegerOption } from "../options/value-options.ts";
 export const FAILED_DELIVERY_NAME = "fedwork:delivery";
 
 /**
+ * The names quarantined inbox and fan-out messages are kept under in the
+ * failed-task store (their `taskName`), so that `countFailedTasks()` counts
+ * them apart from tasks.
+ * @since 0.4.0
+ */
+export const FAILED_MESSAGE_NAMES = {
+  inbox: "fedwork:inbox",
+  fanout: "fedwork:fanout",
+} as const;
+
+/**
+ * Why a message failed for good, as its record keeps it: a
+ * `PermanentError` (`"permanent"`), the retry policy gave up
+ * (`"exhausted"`, `"timeout"`), or the queue handed it out more than
+ * `maxDeliveries` times without an outcome (`"poison"`, since 0.4.0).
+ * @since 0.4.0
+ */
+export type FailedTaskReason = "permanent" | "exhausted" | "timeout" | "poison";
+
+/**
+ * The kinds of record the failed-task store keeps: tasks, outbox
+ * deliveries (since 0.3.0), and quarantined inbox and fan-out messages
+ * (since 0.4.0).
+ * @since 0.4.0
+ */
+export type TaskRecordKind = "task" | "delivery" | "inbox" | "fanout";
+
+/** Every {@link TaskRecordKind}, for option checks. */
+const RECORD_KINDS: readonly TaskRecordKind[] = ["task", "delivery", "inbox", "fanout"];
+
+/**
+ * What the record of a quarantined inbox or fan-out message tells about
+ * it besides what every record tells.
+ * @since 0.4.0
+ */
+export interface FailedMessageInfo {
+  /** The activity's type, e.g. `"Create"`, when the message says. */
+  readonly activityType?: string;
+  /** The activity's id, when the message says. */
+  readonly activityId?: string;
+  /**
+   * How many times the queue had handed the message out when it was
+   * quarantined.
+   */
+  readonly deliveries?: number;
+}
+
+/**
  * What a failed delivery's record tells besides what every record tells:
  * where the activity went and what the inbox answered last.
  * @since 0.3.0
@@ -76,19 +124,26 @@ export interface TaskRecord {
   readonly id: string;
   /**
    * `"task"` for a task, `"delivery"` for an outbox delivery of an
-   * activity to one inbox (since 0.3.0).
+   * activity to one inbox (since 0.3.0), `"inbox"` or `"fanout"` for a
+   * quarantined (poison) message of those kinds (since 0.4.0).
    */
-  readonly kind: "task" | "delivery";
-  /** The task's name; `"fedwork:delivery"` for deliveries. */
+  readonly kind: TaskRecordKind;
+  /**
+   * The task's name; `"fedwork:delivery"` for deliveries,
+   * `"fedwork:inbox"` and `"fedwork:fanout"` for inbox and fan-out
+   * messages.
+   */
   readonly taskName: string;
   /** How it finished. */
   readonly status: "failed" | "completed";
   /**
    * For failed tasks: `"permanent"` (a `PermanentError`), `"exhausted"`,
-   * or `"timeout"` (the retry policy gave up after an attempt that ran out
-   * of time; since 0.3.0).
+   * `"timeout"` (the retry policy gave up after an attempt that ran out
+   * of time; since 0.3.0), or `"poison"` (handed out more than
+   * `maxDeliveries` times without an outcome, quarantined without running;
+   * since 0.4.0).
    */
-  readonly reason?: "permanent" | "exhausted" | "timeout";
+  readonly reason?: FailedTaskReason;
   /** For failed tasks: the last error. */
   readonly error?: TaskRecordError;
   /** How many attempts ran. */
@@ -100,11 +155,14 @@ export interface TaskRecord {
   /**
    * The payload as it travelled: encoded with Fedwork's task codec (devalue,
    * vocabulary objects as JSON-LD).  Opaque; `getFailedTask()` decodes it.
-   * For a delivery, the activity's JSON text.
+   * For a delivery, the activity's JSON text; for an inbox or fan-out
+   * message, the queue message's JSON text.
    */
   readonly encodedPayload: string;
   /** For a delivery: its inbox, activity and last status (since 0.3.0). */
   readonly delivery?: FailedDeliveryInfo;
+  /** For an inbox or fan-out message: its activity (since 0.4.0). */
+  readonly message?: FailedMessageInfo;
   /** The base URL of the context that enqueued the task. */
   readonly baseUrl: string;
   /** The ordering key the task was enqueued with, if any. */
@@ -119,11 +177,12 @@ export interface ListTaskRecordsOptions {
   /** Only records of this task.  All tasks by default. */
   readonly taskName?: string;
   /**
-   * Only tasks (`"task"`) or only deliveries (`"delivery"`).  Both by
-   * default.
+   * Only tasks (`"task"`), only deliveries (`"delivery"`), or only
+   * quarantined inbox or fan-out messages (`"inbox"`, `"fanout"`, since
+   * 0.4.0).  All by default.
    * @since 0.3.0
    */
-  readonly kind?: "task" | "delivery";
+  readonly kind?: TaskRecordKind;
   /** How many records at most; 50 by default, at most 1000. */
   readonly limit?: number;
   /** The `cursor` of the previous page, to get the next one. */
@@ -145,11 +204,12 @@ export interface TaskRecordPage {
 interface StoredRecord {
   readonly id: string;
   /** Absent in records written before 0.3.0: tasks. */
-  readonly kind?: "delivery";
+  readonly kind?: "delivery" | "inbox" | "fanout";
   readonly delivery?: FailedDeliveryInfo;
+  readonly message?: FailedMessageInfo;
   readonly taskName: string;
   readonly status: "failed" | "completed";
-  readonly reason?: "permanent" | "exhausted" | "timeout";
+  readonly reason?: FailedTaskReason;
   readonly error?: TaskRecordError;
   readonly attempts: number;
   readonly enqueuedAt: number;
@@ -245,7 +305,7 @@ export class TaskRecordStore {
    */
   async recordFailed(
     message: TaskMessage,
-    reason: "permanent" | "exhausted" | "timeout",
+    reason: FailedTaskReason,
     error: unknown,
   ): Promise<void> {
     const retentionMs = this.failedRetentionOf(message.taskName);
@@ -266,7 +326,7 @@ export class TaskRecordStore {
    */
   async recordFailedDelivery(
     delivery: FailedDeliveryInput,
-    reason: "permanent" | "exhausted" | "timeout",
+    reason: FailedTaskReason,
     error: unknown,
   ): Promise<void> {
     if (!this.keepsFailed) return;
@@ -301,6 +361,55 @@ export class TaskRecordStore {
       },
     };
     await this.#kv.set(recordKey("failed", delivery.id), stored, {
+      ttl: { milliseconds: this.#failedRetentionMs },
+    });
+  }
+
+  /**
+   * Keeps a quarantined inbox or fan-out message whole (as JSON text, so
+   * that `retryFailedTask()` can put it back into its queue), replacing an
+   * older record of the same message.
+   * @param message The queue message, as the quarantined hand-out got it.
+   * @param reason Why it failed (`"poison"`).
+   * @param error The error, a `PoisonMessageError`.
+   * @param info Its activity's type and id and the hand-out count.
+   * @since 0.4.0
+   */
+  async recordFailedMessage(
+    message: {
+      readonly type: "inbox" | "fanout";
+      readonly id: string;
+      readonly attempt: number;
+      readonly started: string;
+      readonly baseUrl: string;
+      readonly orderingKey?: string;
+    },
+    reason: FailedTaskReason,
+    error: unknown,
+    info: FailedMessageInfo,
+  ): Promise<void> {
+    if (!this.keepsFailed) return;
+    const started = Date.parse(message.started);
+    const stored: StoredRecord = {
+      id: message.id,
+      kind: message.type,
+      taskName: FAILED_MESSAGE_NAMES[message.type],
+      status: "failed",
+      reason,
+      error: describeError(error),
+      attempts: message.attempt + 1,
+      enqueuedAt: Number.isNaN(started) ? 0 : started,
+      finishedAt: Date.now(),
+      data: JSON.stringify(message),
+      baseUrl: message.baseUrl,
+      ...(message.orderingKey == null ? {} : { orderingKey: message.orderingKey }),
+      message: {
+        ...(info.activityType == null ? {} : { activityType: info.activityType }),
+        ...(info.activityId == null ? {} : { activityId: info.activityId }),
+        ...(info.deliveries == null ? {} : { deliveries: info.deliveries }),
+      },
+    };
+    await this.#kv.set(recordKey("failed", message.id), stored, {
       ttl: { milliseconds: this.#failedRetentionMs },
     });
   }
@@ -351,7 +460,7 @@ export class TaskRecordStore {
    * @throws {UnknownOptionError} When `options` holds a name it does not know.
    * @throws {RangeError} When `limit` is not an integer from 1 to 1000.
    * @throws {TypeError} When `cursor` is not one this method returned, or
-   *         `kind` is neither `"task"` nor `"delivery"`.
+   *         `kind` is not `"task"`, `"delivery"`, `"inbox"` or `"fanout"`.
    */
   async list(
     status: "failed" | "completed",
@@ -366,11 +475,7 @@ export class TaskRecordStore {
       DEFAULT_LIMIT,
       MAX_LIMIT,
     );
-    if (options.kind != null && options.kind !== "task" && options.kind !== "delivery") {
-      throw new TypeError(
-        `The kind option must be "task" or "delivery"; got ${JSON.stringify(options.kind)}.`,
-      );
-    }
+    checkRecordKind(options.kind);
     const after = options.cursor == null ? undefined : parseCursor(options.cursor);
     const all = (await this.#all(status)).filter((record) =>
       (options.taskName == null || record.taskName === options.taskName) &&
@@ -395,7 +500,7 @@ export class TaskRecordStore {
    */
   async count(
     status: "failed" | "completed",
-    kind?: "task" | "delivery",
+    kind?: TaskRecordKind,
   ): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
     for (const record of await this.#all(status)) {
@@ -446,7 +551,7 @@ function toStored(
 function fromStored(stored: StoredRecord): TaskRecord {
   return {
     id: stored.id,
-    kind: stored.kind === "delivery" ? "delivery" : "task",
+    kind: stored.kind ?? "task",
     taskName: stored.taskName,
     status: stored.status,
     ...(stored.reason == null ? {} : { reason: stored.reason }),
@@ -458,7 +563,23 @@ function fromStored(stored: StoredRecord): TaskRecord {
     baseUrl: stored.baseUrl,
     ...(stored.orderingKey == null ? {} : { orderingKey: stored.orderingKey }),
     ...(stored.kind === "delivery" && stored.delivery != null ? { delivery: stored.delivery } : {}),
+    ...(stored.message == null ? {} : { message: stored.message }),
   };
+}
+
+/**
+ * Checks a `kind` option of listing or counting failed tasks.  Internal.
+ * @param kind The option's value.
+ * @throws {TypeError} When it is not a {@link TaskRecordKind}.
+ * @since 0.4.0
+ */
+export function checkRecordKind(kind: unknown): asserts kind is TaskRecordKind | undefined {
+  if (kind != null && !RECORD_KINDS.includes(kind as TaskRecordKind)) {
+    throw new TypeError(
+      `The kind option must be one of ${RECORD_KINDS.map((k) => JSON.stringify(k)).join(", ")}; ` +
+        `got ${JSON.stringify(kind)}.`,
+    );
+  }
 }
 
 function isStoredRecord(value: unknown): value is StoredRecord {

@@ -167,6 +167,10 @@ export function createTaskMessageHandler<TContextData, TContext>(
       return own === undefined ? options.timeoutMs ?? null : own;
     },
 
+    maxDeliveries(message: TaskMessage): number | undefined {
+      return taskOf(message)?.maxDeliveries;
+    },
+
     taskName(message: BaseMessage): string | undefined {
       const name = (message as Partial<TaskMessage>).taskName;
       return typeof name === "string" ? name : undefined;

@@ -15,9 +15,12 @@ export type {
 } from "./definition.ts";
 export type {
   FailedDeliveryInfo,
+  FailedMessageInfo,
+  FailedTaskReason,
   ListTaskRecordsOptions,
   TaskRecord,
   TaskRecordError,
+  TaskRecordKind,
   TaskRecordPage,
 } from "./failed-store.ts";
 export type { TaskSchedule, TaskScheduleTiming } from "./schedule/mod.ts";

@@ -29,7 +29,8 @@ export interface MessageQueueStatements {
   readonly enqueueDeduplicated: string;
   /**
    * $1 how many, $2 lease ms, $3 lease owner (uuid).  Returns id, message
-   * (JSON text), keyed.
+   * (JSON text), keyed, priority, deliveries (after this claim's
+   * increment).
    */
   readonly claim: string;
   /**
@@ -49,13 +50,15 @@ export interface MessageQueueStatements {
   readonly handBack: string;
   /**
    * $1 ids (bigint[]), $2 lease owner (uuid), $3 channel: drops the leases
-   * of prefetched rows that never ran, keeping their due time.
+   * of prefetched rows that never ran, keeping their due time and taking
+   * back the claim's hand-out count.
    */
   readonly release: string;
   /**
    * $1 id, $2 new JSON text, $3 delay ms, $4 lease
-   * owner (uuid), $5 channel.  Returns one row when the owner still held
-   * the lease and the row was updated, none otherwise.
+   * owner (uuid), $5 channel; resets the hand-out count.  Returns one row
+   * when the owner still held the lease and the row was updated, none
+   * otherwise.
    */
   readonly redeliver: string;
   /**
@@ -93,11 +96,13 @@ export function buildMessageQueueStatements(
   created_at timestamptz NOT NULL DEFAULT now(),
   dedup_key text,
   dedup_until timestamptz,
-  priority smallint NOT NULL DEFAULT 0
+  priority smallint NOT NULL DEFAULT 0,
+  deliveries integer NOT NULL DEFAULT 0
 );
 ${addLeaseOwner(t)}
 ${addDeduplicationColumns(t)}
 ${addPriorityColumn(t)}
+${addDeliveriesColumn(t)}
 CREATE UNIQUE INDEX IF NOT EXISTS ${index("dup_idx")} ON ${t} (dedup_key)
   WHERE dedup_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS ${index("due_idx")} ON ${t} (due_at, id);
@@ -184,7 +189,8 @@ WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid`,
 )
 SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM handed LIMIT 1) AS any_handed`,
     release: `WITH released AS (
-  UPDATE ${t} SET locked_until = NULL, lease_owner = NULL
+  UPDATE ${t} SET locked_until = NULL, lease_owner = NULL,
+    deliveries = greatest(deliveries - 1, 0)
   WHERE id = ANY($1::bigint[]) AND lease_owner = $2::uuid
   RETURNING 1
 )
@@ -199,7 +205,8 @@ SELECT pg_notify($3::text, '') FROM (SELECT 1 FROM released LIMIT 1) AS any_rele
   SET message = coalesce($2::text::json, message),
     due_at = now() + $3::bigint * interval '1 millisecond',
     locked_until = NULL,
-    lease_owner = NULL
+    lease_owner = NULL,
+    deliveries = 0
   WHERE id = $1::bigint AND lease_owner = $4::uuid
   RETURNING 1
 )
@@ -278,8 +285,29 @@ $$;`;
 }
 
 /**
+ * Adds the `deliveries` column (the hand-out count) to a table created
+ * before it existed (Fedwork 0.3), checking the catalog first like
+ * {@link addLeaseOwner}; queued rows start at 0.
+ * @param table The quoted, qualified table name.
+ */
+function addDeliveriesColumn(table: string): string {
+  return `DO $$
+BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM pg_attribute
+    WHERE attrelid = '${table}'::regclass AND attname = 'deliveries' AND NOT attisdropped
+  ) THEN
+    ALTER TABLE ${table} ADD COLUMN deliveries integer NOT NULL DEFAULT 0;
+  END IF;
+END
+$$;`;
+}
+
+/**
  * The claim statement: leases up to `$1` claimable rows for `$2`
- * milliseconds to the owner `$3` and returns them.  `prefix` opens the WITH clause (and may
+ * milliseconds to the owner `$3` and returns them, counting the hand-out
+ * in the same statement (before any handler runs, so a worker killed by
+ * the message has still counted it).  `prefix` opens the WITH clause (and may
  * add CTEs before `claimable`); `extraCondition` narrows the candidates.
  */
 function claimStatement(table: string, prefix: string, extraCondition: string): string {
@@ -295,8 +323,9 @@ function claimStatement(table: string, prefix: string, extraCondition: string): 
   FOR UPDATE SKIP LOCKED
 )
 UPDATE ${table} AS q
-SET locked_until = now() + $2::bigint * interval '1 millisecond', lease_owner = $3::uuid
+SET locked_until = now() + $2::bigint * interval '1 millisecond', lease_owner = $3::uuid,
+  deliveries = q.deliveries + 1
 FROM claimable WHERE q.id = claimable.id
 RETURNING q.id::text AS id, q.message::text AS message, q.ordering_key IS NOT NULL AS keyed,
-  q.priority::int AS priority`;
+  q.priority::int AS priority, q.deliveries AS deliveries`;
 }

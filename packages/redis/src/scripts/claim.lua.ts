@@ -23,16 +23,29 @@ export const claimLua = `
 -- must not delete a message another worker has since been handed (which
 -- would lose it if that worker then died).
 --
--- Returns { wait, more, id1, json1, token1, keyed1, ... }: wait is how many
--- ms until the next delayed message is due or a lease runs out (-1 when
--- neither exists), more is 1 when B:ready may hold more messages (count
--- were taken), keyedN is 1 when message N has an ordering key.
+-- Delivery counts: B:delivery counts every hand-out (it is the lease
+-- token, so it never goes down); B:reset holds its value at the message's
+-- last redelivery (an outcome), so that B:delivery - B:reset is how many
+-- times the message was handed out since, this hand-out included.  A
+-- release adds 1 to B:reset: the released hand-out does not count.  A
+-- lease that ran out (its worker died, maybe killed by the message) keeps
+-- its count.  The first claim that finds no B:reset writes one below its
+-- token: 0 for a new message, and for a message stored before counts
+-- existed (whose B:delivery also counts hand-outs before its earlier
+-- redeliveries) a count that starts at 1.
+--
+-- Returns { wait, more, id1, json1, token1, keyed1, count1, ... }: wait is
+-- how many ms until the next delayed message is due or a lease runs out
+-- (-1 when neither exists), more is 1 when B:ready may hold more messages
+-- (count were taken), keyedN is 1 when message N has an ordering key,
+-- countN its delivery count.
 -- KEYS[1] = B:ready
 -- KEYS[2] = B:delayed
 -- KEYS[3] = B:inflight
 -- KEYS[4] = B:msg
 -- KEYS[5] = B:okey
 -- KEYS[6] = B:delivery
+-- KEYS[7] = B:reset
 -- ARGV[1] = B, the base name of the queue's keys
 -- ARGV[2] = lease in ms
 -- ARGV[3] = count, how many messages to hand out at most (up to 1000)
@@ -88,6 +101,7 @@ if firstKeyed > firstUnkeyed then
     batch('ZREM', KEYS[3], owned, 1, #owned)
     batch('HDEL', KEYS[4], owned, 1, #owned)
     batch('HDEL', KEYS[6], owned, 1, #owned)
+    batch('HDEL', KEYS[7], owned, 1, #owned)
   end
 end
 -- Keyed acknowledgements advance the key's pending list, but only in the
@@ -98,6 +112,7 @@ for i = firstKeyed, #ARGV, 2 do
     redis.call('ZREM', KEYS[3], id)
     if redis.call('HDEL', KEYS[4], id) == 1 then
       redis.call('HDEL', KEYS[6], id)
+      redis.call('HDEL', KEYS[7], id)
       local orderingKey = redis.call('HGET', KEYS[5], id)
       if orderingKey then
         redis.call('HDEL', KEYS[5], id)
@@ -129,6 +144,7 @@ end
 for i = firstUnkeyed - 2, firstRelease, -2 do
   local id = ARGV[i]
   if redis.call('HGET', KEYS[6], id) == ARGV[i + 1] and redis.call('ZREM', KEYS[3], id) == 1 then
+    redis.call('HINCRBY', KEYS[7], id, 1)
     redis.call('RPUSH', readyList(id), id)
     readied = readied + 1
   end
@@ -196,6 +212,7 @@ if count > 0 then
     taken = #ids
     local texts = redis.call('HMGET', KEYS[4], unpack(ids))
     local keys = redis.call('HMGET', KEYS[5], unpack(ids))
+    local resets = redis.call('HMGET', KEYS[7], unpack(ids))
     local leased = {}
     for i, id in ipairs(ids) do
       -- An id without a message was acknowledged after its lease had been
@@ -205,8 +222,15 @@ if count > 0 then
         table.insert(leased, id)
         table.insert(result, id)
         table.insert(result, texts[i])
-        table.insert(result, redis.call('HINCRBY', KEYS[6], id, 1))
+        local token = redis.call('HINCRBY', KEYS[6], id, 1)
+        local reset = tonumber(resets[i])
+        if not reset then
+          reset = token - 1
+          redis.call('HSET', KEYS[7], id, reset)
+        end
+        table.insert(result, token)
         table.insert(result, keys[i] and 1 or 0)
+        table.insert(result, token - reset)
       end
     end
     if #leased > 0 then

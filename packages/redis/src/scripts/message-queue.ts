@@ -17,6 +17,10 @@
 //   B:inflight  zset   id -> lease deadline (ms, server clock)
 //   B:delivery  hash   id -> how many times it was handed out; the number
 //                      of the current hand-out is the lease holder's token
+//   B:reset     hash   id -> the B:delivery value at its last redelivery
+//                      (plus one per release; written by its first claim):
+//                      B:delivery - B:reset is the delivery count handlers
+//                      see (see claim.lua.ts)
 //   B:pending:K list   ready ids of ordering key K, oldest first; only its
 //                      head is ever in B:ready or B:inflight, which is what
 //                      keeps same-key messages one at a time and in order;
@@ -51,6 +55,7 @@ export interface QueueKeys {
   readonly delayed: string;
   readonly inflight: string;
   readonly delivery: string;
+  readonly reset: string;
   readonly wake: string;
 }
 
@@ -70,6 +75,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     delayed: `${base}:delayed`,
     inflight: `${base}:inflight`,
     delivery: `${base}:delivery`,
+    reset: `${base}:reset`,
     wake: `${base}:wake`,
   };
 }

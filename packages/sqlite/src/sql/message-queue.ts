@@ -18,7 +18,8 @@ CREATE TABLE IF NOT EXISTS "${table}" (
   lease_owner TEXT,
   dedup_key TEXT,
   dedup_until INTEGER,
-  priority INTEGER NOT NULL DEFAULT 0
+  priority INTEGER NOT NULL DEFAULT 0,
+  deliveries INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS "${table}_ready" ON "${table}" (ready_at, id);
 CREATE INDEX IF NOT EXISTS "${table}_ordering_key" ON "${table}" (ordering_key, id)
@@ -89,6 +90,30 @@ export function migratePriorityColumn(
   );
 }
 
+/**
+ * Adds the `deliveries` column (the hand-out count) to a table created
+ * before it existed (Fedwork 0.3), like {@link migrateDeduplicationColumns}.
+ * Rows already queued start at 0.
+ * @param database The connection.
+ * @param table The validated table name, unquoted.
+ * @param transaction Runs its body in a `BEGIN IMMEDIATE` transaction.
+ * @since 0.4.0
+ */
+export function migrateDeliveriesColumn(
+  database: SqliteDatabase,
+  table: string,
+  transaction: (body: () => void) => void,
+): void {
+  const hasColumn = () =>
+    database.prepare(`SELECT 1 FROM pragma_table_info(?) WHERE name = 'deliveries'`)
+      .get(table) != null;
+  if (hasColumn()) return;
+  transaction(() => {
+    if (hasColumn()) return;
+    database.exec(`ALTER TABLE "${table}" ADD COLUMN deliveries INTEGER NOT NULL DEFAULT 0`);
+  });
+}
+
 /** The prepared statements of one queue connection. */
 export interface QueueStatements {
   /** (message, ordering_key, ready_at, priority) */
@@ -97,7 +122,10 @@ export interface QueueStatements {
   readonly insertDeduplicated: SqliteStatement;
   /** (dedup_key, now) → a row while a message holds the key */
   readonly deduplicationHeld: SqliteStatement;
-  /** (lease_until, lease_owner, now, now, limit) → id, message */
+  /**
+   * (lease_until, lease_owner, now, now, limit) → id, message, ready_at,
+   * priority, deliveries (after this claim's increment)
+   */
   readonly claim: SqliteStatement;
   /** (lease_until, JSON array of ids, lease_owner) */
   readonly extendLeases: SqliteStatement;
@@ -113,12 +141,14 @@ export interface QueueStatements {
   readonly handBack: SqliteStatement;
   /**
    * (JSON array of ids, lease_owner): drops the leases of prefetched rows
-   * that never ran, keeping their place in line.
+   * that never ran, keeping their place in line and taking back the
+   * claim's hand-out count.
    */
   readonly release: SqliteStatement;
   /**
    * (message or null to keep it, ready_at, id, lease_owner): stores a new
-   * version and releases the lease, if `lease_owner` still holds it.
+   * version, resets its hand-out count and releases the lease, if
+   * `lease_owner` still holds it.
    */
   readonly redeliver: SqliteStatement;
   /** (now, now, JSON array of the ids whose leases this listener renews) → at */
@@ -156,8 +186,11 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
     // to be handed out again (a failed or redelivered one).  Higher
     // priorities first; the ordering-key condition keeps a key's rows in
     // enqueue order whatever their priorities.
+    //
+    // The claim counts the hand-out in the same statement, before any
+    // handler runs: a worker killed by the message has still counted it.
     claim: database.prepare(
-      `UPDATE ${t} SET lease_until = ?, lease_owner = ?
+      `UPDATE ${t} SET lease_until = ?, lease_owner = ?, deliveries = deliveries + 1
        WHERE id IN (
          SELECT m.id FROM ${t} AS m
          WHERE m.ready_at <= ?
@@ -167,7 +200,7 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
              WHERE e.ordering_key = m.ordering_key AND e.id < m.id))
          ORDER BY m.priority DESC, m.ready_at, m.id
          LIMIT ?)
-       RETURNING id, message, ready_at, priority`,
+       RETURNING id, message, ready_at, priority, deliveries`,
     ),
     extendLeases: database.prepare(
       `UPDATE ${t} SET lease_until = ?
@@ -184,7 +217,7 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
        WHERE id IN (SELECT value FROM json_each(?)) AND lease_owner = ?`,
     ),
     release: database.prepare(
-      `UPDATE ${t} SET lease_until = NULL, lease_owner = NULL
+      `UPDATE ${t} SET lease_until = NULL, lease_owner = NULL, deliveries = max(deliveries - 1, 0)
        WHERE id IN (SELECT value FROM json_each(?)) AND lease_owner = ?`,
     ),
     // The row keeps its id, so that its ordering key stays held: later rows
@@ -193,7 +226,8 @@ export function prepareQueueStatements(database: SqliteDatabase, table: string):
     // not overwritten.
     redeliver: database.prepare(
       `UPDATE ${t}
-       SET message = coalesce(?, message), ready_at = ?, lease_until = NULL, lease_owner = NULL
+       SET message = coalesce(?, message), ready_at = ?, lease_until = NULL, lease_owner = NULL,
+         deliveries = 0
        WHERE id = ? AND lease_owner = ?`,
     ),
     // The next moment something may become claimable without anyone

@@ -23,13 +23,18 @@ import {
   TaskQueueNotConfiguredError,
 } from "../../tasks/errors.ts";
 import {
+  checkRecordKind,
   FAILED_DELIVERY_NAME,
+  FAILED_MESSAGE_NAMES,
   type FailedDeliveryInput,
   type ListTaskRecordsOptions,
   type TaskRecord,
+  type TaskRecordKind,
   type TaskRecordPage,
   TaskRecordStore,
 } from "../../tasks/failed-store.ts";
+import type { MessageQueue } from "../../queue/message-queue.ts";
+import { PoisonMessageError } from "../../processing/errors.ts";
 import { isTaskMessage } from "../../tasks/handler.ts";
 import type { TaskMessage } from "../../tasks/message.ts";
 import type { TaskStore } from "../../tasks/registry.ts";
@@ -61,8 +66,12 @@ export interface FailedTaskDetails extends TaskRecord {
  * @since 0.3.0
  */
 export interface CountFailedTasksOptions {
-  /** Only tasks (`"task"`) or only deliveries (`"delivery"`); both by default. */
-  readonly kind?: "task" | "delivery";
+  /**
+   * Only tasks (`"task"`), only deliveries (`"delivery"`), or only
+   * quarantined inbox or fan-out messages (`"inbox"`, `"fanout"`, since
+   * 0.4.0); all by default.
+   */
+  readonly kind?: TaskRecordKind;
 }
 
 /**
@@ -74,11 +83,15 @@ export interface CountFailedTasksOptions {
  */
 export interface TaskOperations<TContextData> {
   /**
-   * Lists tasks and outbox deliveries that failed for good (exhausted or
-   * permanent), newest first, a page at a time.  Kept for
-   * `failedTaskRetention` (7 days by default); deliveries (`kind:
+   * Lists tasks and outbox deliveries that failed for good (exhausted,
+   * permanent, timeout or poison), newest first, a page at a time.  Kept
+   * for `failedTaskRetention` (7 days by default); deliveries (`kind:
    * "delivery"`, task name `"fedwork:delivery"`) unless
-   * `keepFailedDeliveries` is `false`.
+   * `keepFailedDeliveries` is `false`.  Poison messages (handed out more
+   * than `maxDeliveries` times without an outcome; `reason: "poison"`,
+   * since 0.4.0) of every kind are kept too: inbox and fan-out messages as
+   * `kind: "inbox"` / `"fanout"` (task names `"fedwork:inbox"`,
+   * `"fedwork:fanout"`).
    * @param options A task name, a kind (`"task"` or `"delivery"`), a page
    *                size (50 by default) and the previous page's cursor.
    * @returns The page, with a cursor when there are more.
@@ -104,7 +117,9 @@ export interface TaskOperations<TContextData> {
    * Enqueues a failed task again, as attempt 0 with the same message id,
    * once its payload passes the task's current schema; its record is then
    * removed (a new failure records it again).  A failed delivery goes back
-   * into the outbox queue the same way (signed again when sent).
+   * into the outbox queue the same way (signed again when sent), and a
+   * quarantined inbox or fan-out message into its queue (since 0.4.0),
+   * with a fresh hand-out count.
    * @param id The task's message id.
    * @returns The enqueue's result.
    * @throws {FailedTaskNotFoundError} When there is no such failed task.
@@ -112,7 +127,8 @@ export interface TaskOperations<TContextData> {
    * @throws {TaskValidationError} When the payload fails the current schema;
    *         the record is kept.
    * @throws {TaskQueueNotConfiguredError} When no queue applies to the task
-   *         (for a delivery: there is no outbox queue).
+   *         (for a delivery: there is no outbox queue; for an inbox or
+   *         fan-out message: none of that role).
    * @throws {DeadHostError} When a delivery's host is declared dead; release
    *         it with `releaseHost()` first (since 0.3.0).
    */
@@ -231,6 +247,12 @@ export interface TaskRecordsPort<TContextData> {
    * @since 0.3.0
    */
   readonly checkDeliveryHost?: (inbox: URL) => Promise<void>;
+  /**
+   * The queue of the inbox or fan-out role, where a quarantined message of
+   * that kind is replayed.
+   * @since 0.4.0
+   */
+  readonly queueOf?: (kind: "inbox" | "fanout") => MessageQueue | undefined;
 }
 
 /** What the records read of a queued delivery: an outbox message. */
@@ -294,6 +316,12 @@ export class FederationOperations<TContextData> {
     if (message.type === "outbox" && event.type === "failed") {
       return this.#recordFailedDelivery(event, message);
     }
+    if (
+      (message.type === "inbox" || message.type === "fanout") && event.type === "failed" &&
+      event.reason === "poison"
+    ) {
+      return this.#recordFailedMessage(event, message);
+    }
     if (message.type !== "task" || event.type === "retrying") return;
     const task = message as TaskMessage;
     const deduplicated = task.deduplication != null && typeof task.taskName === "string";
@@ -305,8 +333,39 @@ export class FederationOperations<TContextData> {
     return this.#recordTask(event, task, deduplicated, recorded);
   }
 
+  /** Keeps a quarantined inbox or fan-out message, whole, for replay. */
+  async #recordFailedMessage(event: MessageFailedEvent, message: BaseMessage): Promise<void> {
+    const fields = message as BaseMessage & { activityType?: unknown; activityId?: unknown };
+    const activityType = typeof fields.activityType === "string"
+      ? fields.activityType
+      : activityTypeOf((message as { activity?: unknown }).activity);
+    const activityId = typeof fields.activityId === "string"
+      ? fields.activityId
+      : activityIdOf((message as { activity?: unknown }).activity);
+    const deliveries = event.error instanceof PoisonMessageError
+      ? event.error.deliveries
+      : undefined;
+    // The trace context of an attempt that never ran is nobody's parent.
+    const { traceContext: _trace, ...kept } = message;
+    await this.#records.recordFailedMessage(
+      { ...kept, type: message.type as "inbox" | "fanout" },
+      event.reason,
+      event.error,
+      {
+        ...(activityType == null ? {} : { activityType }),
+        ...(activityId == null ? {} : { activityId }),
+        ...(deliveries == null ? {} : { deliveries }),
+      },
+    );
+  }
+
   async #recordFailedDelivery(event: MessageFailedEvent, message: BaseMessage): Promise<void> {
-    if (this.#port.keepFailedDeliveries !== false && isQueuedDelivery(message)) {
+    // A poison delivery is kept whatever keepFailedDeliveries says: it is
+    // not a remote inbox failing but a message that kills workers.
+    if (
+      (this.#port.keepFailedDeliveries !== false || event.reason === "poison") &&
+      isQueuedDelivery(message)
+    ) {
       await this.#records.recordFailedDelivery(
         { ...message, ...statusCodeOf(event.error) },
         event.reason,
@@ -372,6 +431,9 @@ export class FederationOperations<TContextData> {
     const record = await this.#records.get("failed", id);
     if (record == null) throw new FailedTaskNotFoundError(String(id));
     if (record.kind === "delivery") return await this.#retryDelivery(record);
+    if (record.kind === "inbox" || record.kind === "fanout") {
+      return await this.#retryMessage(record, record.kind);
+    }
     const task = this.#port.tasks.get(record.taskName);
     if (task == null) throw new TaskNotDefinedError(record.taskName);
     // The schema may have changed since the task failed: check now rather
@@ -449,6 +511,38 @@ export class FederationOperations<TContextData> {
     return { status: "enqueued", messageId: record.id };
   }
 
+  /** Puts a quarantined inbox or fan-out message back into its queue. */
+  async #retryMessage(record: TaskRecord, kind: "inbox" | "fanout"): Promise<TaskEnqueueResult> {
+    const queue = this.#port.queueOf?.(kind);
+    if (queue == null) {
+      throw new TaskQueueNotConfiguredError(
+        FAILED_MESSAGE_NAMES[kind],
+        false,
+        `The failed ${kind} message ${JSON.stringify(record.id)} cannot be replayed: there is ` +
+          `no ${kind} queue (queue: { ${kind}: ... }) to put it back into.`,
+      );
+    }
+    const stored = JSON.parse(record.encodedPayload) as Record<string, unknown>;
+    const message = {
+      ...stored,
+      type: kind,
+      id: record.id as BaseMessage["id"],
+      baseUrl: record.baseUrl,
+      started: new Date().toISOString(),
+      attempt: 0,
+      traceContext: {},
+    } as BaseMessage;
+    delete (message as { dueAt?: string }).dueAt;
+    const options = record.orderingKey == null ? {} : { orderingKey: record.orderingKey };
+    await this.#port.producer.produce(queue, [message], options);
+    await this.#records.delete("failed", record.id);
+    logger.info("Retried the failed {kind} message {messageId}.", {
+      kind,
+      messageId: record.id,
+    });
+    return { status: "enqueued", messageId: record.id };
+  }
+
   discardFailedTask(id: string): Promise<boolean> {
     return this.#records.delete("failed", id);
   }
@@ -456,11 +550,7 @@ export class FederationOperations<TContextData> {
   countFailedTasks(options: CountFailedTasksOptions = {}): Promise<Map<string, number>> {
     assertKnownOptions(options, ["kind"], { where: "countFailedTasks()" });
     const kind = options?.kind;
-    if (kind != null && kind !== "task" && kind !== "delivery") {
-      throw new TypeError(
-        `The kind option must be "task" or "delivery"; got ${JSON.stringify(kind)}.`,
-      );
-    }
+    checkRecordKind(kind);
     return this.#records.count("failed", kind);
   }
 
@@ -473,6 +563,18 @@ function isQueuedDelivery(message: BaseMessage): message is QueuedDelivery {
   const delivery = message as Partial<QueuedDelivery>;
   return typeof delivery.inbox === "string" && typeof delivery.activityType === "string" &&
     Array.isArray(delivery.actorIds) && typeof delivery.baseUrl === "string";
+}
+
+/** The `type` of a JSON-LD activity, when it is a plain string. */
+function activityTypeOf(activity: unknown): string | undefined {
+  const type = (activity as { type?: unknown } | null)?.type;
+  return typeof type === "string" ? type.slice(0, 200) : undefined;
+}
+
+/** The `id` of a JSON-LD activity, when it is a plain string. */
+function activityIdOf(activity: unknown): string | undefined {
+  const id = (activity as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? id.slice(0, 2048) : undefined;
 }
 
 /** The last HTTP status of a delivery error, as a record field. */
