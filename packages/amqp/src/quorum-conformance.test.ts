@@ -7,6 +7,8 @@ testMessageQueue({
   factoryModule: new URL("./testdata/quorum-factory.ts", import.meta.url).href,
   durable: true,
   redelivery: true,
+  deliveryCount: true,
+  poisonKill: "oom",
 });
 
 testFederationOverQueue({

@@ -10,6 +10,7 @@ testMessageQueue({
   redelivery: true,
   deduplication: true,
   prefetch: true,
+  deliveryCount: true,
 });
 
 testKvStore({

@@ -61,6 +61,7 @@ testMessageQueue({
   deduplication: true,
   prefetch: true,
   priority: true,
+  deliveryCount: true,
 });
 
 testKvStore({

@@ -11,6 +11,8 @@ testMessageQueue({
   deduplication: true,
   prefetch: true,
   priority: true,
+  deliveryCount: true,
+  poisonKill: "oom",
 });
 
 testKvStore({
