@@ -18,6 +18,7 @@ import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import { createFederation, type Federation } from "./federation.ts";
 import type { MessageEvent } from "../processing/events.ts";
+import { queuedInboxMessage } from "./testdata/inbox-test-support.ts";
 import { registerTestActor, serveFederation, testKeyPair } from "./testdata/test-support.ts";
 
 const { privateKey } = await testKeyPair();
@@ -124,16 +125,7 @@ test("the inbox worker drops a queued activity past the document limits", async 
   const dropped = deferred<MessageEvent>();
   federation.on("dropped", (event) => dropped.resolve(event));
   // A queue row is anyone's: written here as a hostile one would be.
-  await queue.enqueue({
-    type: "inbox",
-    id: crypto.randomUUID(),
-    baseUrl: "https://example.com",
-    started: new Date().toISOString(),
-    attempt: 0,
-    traceContext: {},
-    activity: contextBomb(12_000),
-    identifier: null,
-  });
+  await queue.enqueue(queuedInboxMessage(contextBomb(12_000)));
   const controller = new AbortController();
   const running = federation.startQueue(undefined, { signal: controller.signal });
   try {
@@ -179,22 +171,13 @@ test("the remote contexts of one queued activity share one time budget", async (
       first.resolve();
     });
   }
-  await queue.enqueue({
-    type: "inbox",
-    id: crypto.randomUUID(),
-    baseUrl: "https://example.com",
-    started: new Date().toISOString(),
-    attempt: 0,
-    traceContext: {},
-    activity: {
-      "@context": [AS, ...Array.from({ length: 8 }, (_, i) => new URL(`/ctx/${i}`, slow.url).href)],
-      id: "https://attacker.example/follows/1",
-      type: "Follow",
-      actor: "https://attacker.example/users/mallory",
-      object: "https://example.com/users/bob",
-    },
-    identifier: null,
-  });
+  await queue.enqueue(queuedInboxMessage({
+    "@context": [AS, ...Array.from({ length: 8 }, (_, i) => new URL(`/ctx/${i}`, slow.url).href)],
+    id: "https://attacker.example/follows/1",
+    type: "Follow",
+    actor: "https://attacker.example/users/mallory",
+    object: "https://example.com/users/bob",
+  }));
   const controller = new AbortController();
   const running = federation.startQueue(undefined, { signal: controller.signal });
   try {

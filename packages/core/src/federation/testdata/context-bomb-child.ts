@@ -13,6 +13,7 @@ import { signRequest } from "../../activitypub/signatures/sign.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
 import { createFederation } from "../federation.ts";
+import { queuedInboxMessage } from "./inbox-test-support.ts";
 
 const n = Number(process.argv[2] ?? 12_000);
 const bomb = contextBomb(n);
@@ -53,16 +54,7 @@ console.log(`unverified-hook ${await statusOf(post())} hook=${hookCalls}`);
 let droppedReason!: (reason: string) => void;
 const dropped = new Promise<string>((resolve) => droppedReason = resolve);
 federation.on("dropped", (event) => droppedReason(event.reason));
-await queue.enqueue({
-  type: "inbox",
-  id: crypto.randomUUID(),
-  baseUrl: "https://example.com",
-  started: new Date().toISOString(),
-  attempt: 0,
-  traceContext: {},
-  activity: bomb,
-  identifier: null,
-});
+await queue.enqueue(queuedInboxMessage(bomb));
 const controller = new AbortController();
 const workers = federation.startQueue(undefined, { signal: controller.signal });
 const reason = await dropped;

@@ -7,6 +7,7 @@ import type { Temporal } from "@js-temporal/polyfill";
 import { signRequest } from "../../activitypub/signatures/sign.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import type { MessageQueue } from "../../queue/message-queue.ts";
+import type { InboxMessage } from "../../activitypub/inbox/message.ts";
 import { createFederation, type Federation } from "../federation.ts";
 import type { InboxContext } from "../context-api.ts";
 import type { IdempotencyStrategy } from "../registry-api.ts";
@@ -175,4 +176,21 @@ export async function withServers(
     await remote.server.close();
     await local.server.close();
   }
+}
+
+/**
+ * An inbox queue row holding `activity` as it was received, written
+ * straight into a queue, as a hostile row would be.
+ */
+export function queuedInboxMessage(activity: Record<string, unknown>): InboxMessage {
+  return {
+    type: "inbox",
+    id: crypto.randomUUID(),
+    baseUrl: "https://example.com",
+    started: new Date().toISOString(),
+    attempt: 0,
+    traceContext: {},
+    activity,
+    identifier: null,
+  };
 }
