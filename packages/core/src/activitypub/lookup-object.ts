@@ -1,7 +1,7 @@
 import { type DocumentLoader, Object as APObject } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import { type DocumentLoadBudget, withDocumentLoadBudget } from "./network/document-budget.ts";
-import { checkDocumentComplexity, DocumentTooComplexError } from "./network/document-complexity.ts";
+import { assertWithinDocumentLimits } from "./network/document-complexity.ts";
 import {
   lookupWebFinger,
   type LookupWebFingerOptions,
@@ -76,8 +76,7 @@ export async function lookupObject(
     const { document, documentUrl } = await documentLoader(url.href);
     // Whatever loader the caller gave, the document is held to the limits
     // before any JSON-LD work.
-    const violation = checkDocumentComplexity(document, options.budget?.limits);
-    if (violation != null) throw new DocumentTooComplexError(violation, url.href);
+    assertWithinDocumentLimits(document, options.budget?.limits, url.href);
     const object = await APObject.fromJsonLd(document, {
       documentLoader: withDocumentLoadBudget(documentLoader, options.budget),
       contextLoader: withDocumentLoadBudget(contextLoader, options.budget),

@@ -1,9 +1,8 @@
 import type { DocumentLoader, RemoteDocument } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import {
-  checkDocumentComplexity,
+  assertWithinDocumentLimits,
   DEFAULT_DOCUMENT_COMPLEXITY_LIMITS,
-  DocumentTooComplexError,
   type ResolvedDocumentComplexityLimits,
 } from "./document-complexity.ts";
 import { RemoteRequestError, RemoteTimeoutError } from "./errors.ts";
@@ -120,8 +119,7 @@ export function withDocumentLoadBudget(
     });
     try {
       const loaded = await Promise.race([loader(url, { ...options, signal: combined }), aborted]);
-      const violation = checkDocumentComplexity(loaded.document, limits);
-      if (violation != null) throw new DocumentTooComplexError(violation, url);
+      assertWithinDocumentLimits(loaded.document, limits, url);
       return loaded;
     } finally {
       combined.removeEventListener("abort", onAbort!);
@@ -133,7 +131,7 @@ export function withDocumentLoadBudget(
  * Wraps a document loader so that every document it loads is checked
  * against the document limits before it is returned (a
  * {@link DocumentTooComplexError} otherwise), but for the bundled
- * contexts, which are trusted.  The federation wraps its document loader so, so
+ * contexts, which are trusted.  The federation wraps its document loader so
  * that every document it loads (keys, actors, objects, collection pages,
  * contexts) is held to the limits before any JSON-LD work.
  * @param loader The loader to wrap.
@@ -148,9 +146,9 @@ export function withDocumentLimits(
   const check = (url: string, loaded: RemoteDocument): RemoteDocument => {
     // The bundled contexts (schema.org's defines 2,700 terms) are trusted;
     // an application's loader may still serve them its own way.
-    if (Object.hasOwn(preloadedContexts, url)) return loaded;
-    const violation = checkDocumentComplexity(loaded.document, limits);
-    if (violation != null) throw new DocumentTooComplexError(violation, url);
+    if (!Object.hasOwn(preloadedContexts, url)) {
+      assertWithinDocumentLimits(loaded.document, limits, url);
+    }
     return loaded;
   };
   const checked: DocumentLoader = async (url, options) => check(url, await loader(url, options));

@@ -288,6 +288,25 @@ interface ContextCounts {
   readonly inlineScoped: Set<string>;
 }
 
+/**
+ * Throws a {@link DocumentTooComplexError} when `document` breaks one of
+ * `limits`: the one check every loader wrapper and lookup makes.
+ * Internal.
+ * @param document The parsed JSON.
+ * @param limits The limits.
+ * @param url The document's URL, for the message.
+ * @throws {DocumentTooComplexError} When a limit is passed.
+ * @since 0.4.0
+ */
+export function assertWithinDocumentLimits(
+  document: unknown,
+  limits: DocumentComplexityLimits | undefined,
+  url: string,
+): void {
+  const violation = checkDocumentComplexity(document, limits);
+  if (violation != null) throw new DocumentTooComplexError(violation, url);
+}
+
 /** Counts one entry of a `@context` and, for an inline context, its terms. */
 function countContextEntry(
   value: unknown,
