@@ -302,3 +302,28 @@ test("webhook requests to private addresses are refused unless allowPrivateAddre
   assert(record.error?.message.includes("allowPrivateAddress"), record.error?.message);
   assertEquals(server.requests.length, 0);
 });
+
+test("a webhook request cut short by its worker stopping counts no failure against the webhook", async () => {
+  const arrived = deferred();
+  const answer = deferred();
+  await using server = await startTestServer(async () => {
+    arrived.resolve();
+    await answer.promise;
+    return new Response(null, { status: 204 });
+  });
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue, { webhooks: { disableAfterFailures: 1 } });
+  const job = federation.defineTask("job", { schema: z.object({}), handler: () => {} });
+  await federation.addWebhook({ url: new URL("/hooks", server.url), events: ["completed"], secret });
+  await withWorkers(federation, async () => {
+    await federation.createContext(base, undefined).enqueueTask(job, {});
+    await within(arrived.promise, "the webhook request");
+  });
+  answer.resolve();
+  const [webhook] = await federation.listWebhooks();
+  assertEquals([webhook.enabled, webhook.consecutiveFailures, webhook.lastFailureAt], [
+    true,
+    0,
+    undefined,
+  ]);
+});
