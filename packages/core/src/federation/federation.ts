@@ -751,7 +751,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   async processQueuedMessage(
     contextData: TContextData,
-    message: Message,
+    message: unknown,
     options: ProcessQueuedMessageOptions = {},
   ): Promise<void> {
     const deliveryCount: unknown = options?.deliveryCount;
@@ -775,7 +775,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   processQueuedTask(
     contextData: TContextData,
-    message: Message,
+    message: unknown,
     options?: ProcessQueuedMessageOptions,
   ): Promise<void> {
     return this.processQueuedMessage(contextData, message, options);

@@ -36,7 +36,6 @@ export {
   TaskQueueNotConfiguredError,
   TaskValidationError,
 } from "./errors.ts";
-export type { TaskMessage, TaskMessageDeduplication } from "./message.ts";
 export type { TaskRunInfo } from "./run-info.ts";
 export {
   MAX_TASK_PROGRESS_DATA_BYTES,
