@@ -51,6 +51,25 @@ export {
 } from "./operator/batches/mod.ts";
 export * from "./tasks/mod.ts";
 export type {
+  FailedDeliveryInfo,
+  FailedMessageInfo,
+  FailedTaskReason,
+  ListTaskRecordsOptions,
+  TaskRecord,
+  TaskRecordError,
+  TaskRecordKind,
+  TaskRecordPage,
+} from "./operator/records/mod.ts";
+export type { TaskSchedule, TaskScheduleTiming } from "./operator/schedules/mod.ts";
+export {
+  isTerminalTaskState,
+  type TaskProgress,
+  type TaskState,
+  type TaskStatus,
+  type TaskUpdate,
+  TERMINAL_TASK_STATES,
+} from "./operator/status/mod.ts";
+export type {
   WorkerCounts,
   WorkerEvent,
   WorkerInfo,

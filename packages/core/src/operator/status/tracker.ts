@@ -15,7 +15,7 @@ import {
   type TaskStatus,
   TaskStatusStore,
   type TaskUpdate,
-} from "../../tasks/status.ts";
+} from "./store.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
 
 const logger = getLogger(["fedwork", "task"]);

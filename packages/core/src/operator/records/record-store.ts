@@ -1,7 +1,7 @@
-import type { KvKey, KvStore } from "../kv/kv-store.ts";
-import type { TaskMessage } from "./message.ts";
-import { assertKnownOptions } from "../options/known-options.ts";
-import { positiveIntegerOption } from "../options/value-options.ts";
+import type { KvKey, KvStore } from "../../kv/kv-store.ts";
+import type { TaskMessage } from "../../tasks/message.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
+import { positiveIntegerOption } from "../../options/value-options.ts";
 
 /**
  * The name failed deliveries are kept under in the failed-task store (their

@@ -1,8 +1,12 @@
-import type { KvKey, KvStore, KvStoreSetManyEntry, KvStoreSetOptions } from "../kv/kv-store.ts";
-import { isInMemoryKvStore, type MemoryKvStore, writeInMemoryNow } from "../kv/memory-kv-store.ts";
-import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
-import { toTemporalDuration } from "../time/duration.ts";
-import type { TaskResultOmission } from "./result.ts";
+import type { KvKey, KvStore, KvStoreSetManyEntry, KvStoreSetOptions } from "../../kv/kv-store.ts";
+import {
+  isInMemoryKvStore,
+  type MemoryKvStore,
+  writeInMemoryNow,
+} from "../../kv/memory-kv-store.ts";
+import { MicrotaskBatcher } from "../../kv/microtask-batcher.ts";
+import { toTemporalDuration } from "../../time/duration.ts";
+import type { TaskResultOmission } from "../../tasks/result.ts";
 
 /**
  * Where a task is: `queued` (enqueued, not yet taken), `running`,

@@ -1,7 +1,7 @@
 import { assertEquals, assertRejects, test } from "@fedify/fixture";
-import type { KvKey, KvStoreSetManyEntry, KvStoreSetOptions } from "../kv/kv-store.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { decodeTaskUpdate, encodeTaskUpdate, type TaskStatus, TaskStatusStore } from "./status.ts";
+import type { KvKey, KvStoreSetManyEntry, KvStoreSetOptions } from "../../kv/kv-store.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { decodeTaskUpdate, encodeTaskUpdate, type TaskStatus, TaskStatusStore } from "./store.ts";
 
 /** A store that counts its writes, one by one and batched. */
 class CountingKvStore extends MemoryKvStore {
