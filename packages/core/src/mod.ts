@@ -12,6 +12,7 @@ export * from "./kv/mod.ts";
 export * from "./pubsub/mod.ts";
 export * from "./retry/mod.ts";
 export {
+  type ErrorDescription,
   type GetThroughputOptions,
   HandlerTimeoutError,
   type MessageCancelledEvent,

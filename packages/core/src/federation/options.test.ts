@@ -252,7 +252,7 @@ test("createFederation() checks proofMaxAge, a duration or false", () => {
   const kv = new MemoryKvStore();
   invalid({ kv, proofMaxAge: "a week" }, "proofMaxAge", "proofMaxAge option must be a duration");
   invalid({ kv, proofMaxAge: { days: -1 } }, "proofMaxAge", "must not be negative");
-  invalid({ kv, proofMaxAges: { days: 1 } }, "proofMaxAges", "proofMaxAge");
+  unknown({ kv, proofMaxAges: { days: 1 } }, "proofMaxAges", "did you mean proofMaxAge?");
   createFederation({ kv, proofMaxAge: false });
   createFederation({ kv, proofMaxAge: { days: 30 } });
 });
