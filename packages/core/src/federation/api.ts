@@ -11,7 +11,6 @@ import type { WebhookOperations } from "../operator/webhooks/mod.ts";
 import type { DurationInput } from "../time/duration.ts";
 import type { Context, RequestContext } from "./context-api.ts";
 import type { Federatable } from "./federatable-api.ts";
-import type { Message } from "./message.ts";
 import type { QueueMonitoring } from "../operator/monitoring/mod.ts";
 import type { QueueRole } from "../processing/queue-roles.ts";
 import type { WorkerEvent, WorkerInfo, WorkerPresenceOptions } from "../operator/workers/mod.ts";
@@ -173,7 +172,10 @@ export interface Federation<TContextData>
    * For queue adapters that deliver messages themselves (e.g. push-based
    * platforms).  A retry is enqueued into the message kind's queue.
    * @param contextData The application data.
-   * @param message The message, as it was enqueued.
+   * @param message The message, as the queue handed it out (typed
+   *                `unknown` since 0.4.0: it is read as input from
+   *                outside, and one that is not a Fedwork message is
+   *                dropped and logged).
    * @param options How many times the platform handed it out (since
    *                0.4.0).
    * @throws {RetryNotStoredError} When the message failed and its retry
@@ -183,7 +185,7 @@ export interface Federation<TContextData>
    */
   processQueuedMessage(
     contextData: TContextData,
-    message: Message,
+    message: unknown,
     options?: ProcessQueuedMessageOptions,
   ): Promise<void>;
 
@@ -202,7 +204,7 @@ export interface Federation<TContextData>
    */
   processQueuedTask(
     contextData: TContextData,
-    message: Message,
+    message: unknown,
     options?: ProcessQueuedMessageOptions,
   ): Promise<void>;
 

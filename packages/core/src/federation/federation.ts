@@ -52,7 +52,7 @@ import {
 } from "../operator/workers/mod.ts";
 import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
-import { TaskCancellations } from "../tasks/cancellation.ts";
+import { TaskCancellations } from "../operator/cancellation/markers.ts";
 import {
   TaskCanceller,
   type TaskCancelOptions,
@@ -67,15 +67,15 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { TaskDefinitionError } from "../tasks/errors.ts";
 import { resolveBaseTaskQueue, satisfiesCapabilities } from "../tasks/routing.ts";
 import type { TaskResultValue } from "../tasks/result.ts";
-import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
+import type { TaskStatus, TaskUpdate } from "../operator/status/store.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
 // Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
 import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import type { InternalTaskPort } from "../operator/internal-tasks/mod.ts";
-import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
-import type { TaskSchedule } from "../tasks/schedule/mod.ts";
+import type { ListTaskRecordsOptions, TaskRecordPage } from "../operator/records/record-store.ts";
+import type { TaskSchedule } from "../operator/schedules/mod.ts";
 import {
   type CountFailedTasksOptions,
   type FailedTaskDetails,
@@ -751,7 +751,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   async processQueuedMessage(
     contextData: TContextData,
-    message: Message,
+    message: unknown,
     options: ProcessQueuedMessageOptions = {},
   ): Promise<void> {
     const deliveryCount: unknown = options?.deliveryCount;
@@ -775,7 +775,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   processQueuedTask(
     contextData: TContextData,
-    message: Message,
+    message: unknown,
     options?: ProcessQueuedMessageOptions,
   ): Promise<void> {
     return this.processQueuedMessage(contextData, message, options);

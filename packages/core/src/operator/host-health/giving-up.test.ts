@@ -13,6 +13,7 @@ import { Create, Note } from "@fedify/vocab";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
 import { FederationOptionError } from "../../options/federation-option-error.ts";
+import { UnknownOptionError } from "../../options/known-options.ts";
 import { createFederation, type Federation } from "../../federation/federation.ts";
 import type { FederationOptions } from "../../federation/options.ts";
 import type { MessageFailedEvent } from "../../processing/events.ts";
@@ -191,7 +192,7 @@ test("the give-up options and keepFailedDeliveries are checked when the federati
   assertThrows(
     // @ts-expect-error: a misspelt option
     () => createFederation({ kv, queue, hostHealth: { maxProbeAttemps: 3 } }),
-    FederationOptionError,
+    UnknownOptionError,
     "maxProbeAttempts",
   );
   for (
@@ -214,7 +215,7 @@ test("the give-up options and keepFailedDeliveries are checked when the federati
   assertThrows(
     // @ts-expect-error: a misspelt option
     () => createFederation({ kv, queue, keepFailedDelivery: false }),
-    FederationOptionError,
+    UnknownOptionError,
     "keepFailedDeliveries",
   );
 });
