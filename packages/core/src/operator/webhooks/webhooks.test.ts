@@ -346,7 +346,11 @@ test("a webhook request cut short by its worker stopping counts no failure again
   await using queue = new InProcessMessageQueue();
   const federation = federationOn(queue, { webhooks: { disableAfterFailures: 1 } });
   const job = federation.defineTask("job", { schema: z.object({}), handler: () => {} });
-  await federation.addWebhook({ url: new URL("/hooks", server.url), events: ["completed"], secret });
+  await federation.addWebhook({
+    url: new URL("/hooks", server.url),
+    events: ["completed"],
+    secret,
+  });
   await withWorkers(federation, async () => {
     await federation.createContext(base, undefined).enqueueTask(job, {});
     await within(arrived.promise, "the webhook request");
