@@ -3,11 +3,12 @@ import type { NodeInfo } from "../activitypub/nodeinfo/document.ts";
 import type { WebFingerLink } from "../activitypub/webfinger/handler.ts";
 import type { PageItems } from "../activitypub/collections/build.ts";
 import type { SignatureFailureReason } from "../activitypub/signatures/verification.ts";
+import type { OutboxPermanentFailure } from "../activitypub/outbox/delivery.ts";
 import type { Context } from "./context-api.ts";
 import type { InboxContext } from "./context-api.ts";
 import type { RequestContext } from "./context-api.ts";
 
-export type { PageItems };
+export type { OutboxPermanentFailure, PageItems };
 
 /**
  * Returns the actor with the given identifier, a `Tombstone` for an actor
@@ -304,24 +305,6 @@ export type WebFingerLinksDispatcher<TContextData> = (
   ctx: RequestContext<TContextData>,
   resource: URL,
 ) => readonly WebFingerLink[] | Promise<readonly WebFingerLink[]>;
-
-/**
- * What {@link OutboxPermanentFailureHandler} is told about a delivery that
- * will never succeed.
- * @since 0.2.0
- */
-export interface OutboxPermanentFailure {
-  /** The inbox that refused the activity for good. */
-  readonly inbox: URL;
-  /** The activity. */
-  readonly activity: Activity;
-  /** The error the delivery failed with. */
-  readonly error: Error;
-  /** The status the inbox answered (one of `permanentFailureStatusCodes`). */
-  readonly statusCode: number;
-  /** The recipients reached through that inbox, e.g. followers to remove. */
-  readonly actorIds: readonly URL[];
-}
 
 /**
  * Called once when a delivery fails for good: the inbox answered one of

@@ -28,6 +28,7 @@ import type {
 } from "./callbacks.ts";
 import type { Context, InboxContext, RequestContext, TaskContext } from "./context-api.ts";
 import type { RouteTable } from "../activitypub/http/route-table.ts";
+import type { ActivityClass } from "../activitypub/inbox/listeners.ts";
 
 /**
  * A registered route: its path template and the callback serving it.
@@ -104,14 +105,7 @@ export interface ObjectRegistration<TContextData>
   readonly authorize?: ObjectAuthorizePredicate<TContextData>;
 }
 
-/**
- * An activity class, as accepted by `InboxListenerSetters.on()`.
- * @since 0.1.0
- */
-export type ActivityClass<TActivity extends Activity = Activity> = new (
-  // deno-lint-ignore no-explicit-any
-  ...args: any[]
-) => TActivity;
+export type { ActivityClass };
 
 /**
  * A vocabulary class with a type URI, as accepted by
