@@ -38,6 +38,7 @@ import type { Federation } from "./api.ts";
 import type { Context, InboxContext, ParseUriResult } from "./context-api.ts";
 import type { FederationRegistry, ObjectClass } from "./registry-api.ts";
 import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import { type ActivityTransport, sendActivity } from "../activitypub/outbox/send-activity.ts";
 import {
   checkTaskEnqueueOptions,
   type TaskDefinition,
@@ -84,13 +85,8 @@ export interface ContextHost<TContextData> {
     prepared: PreparedTaskMessages,
     contextData: TContextData,
   ): Promise<TaskEnqueueResult[]>;
-  sendActivity(
-    ctx: Context<TContextData>,
-    sender: SenderIdentity,
-    recipients: Recipient | readonly Recipient[] | "followers",
-    activity: Activity,
-    options: SendActivityOptions,
-  ): Promise<void>;
+  /** What activities are sent through (since 0.4.0). */
+  readonly outbox: ActivityTransport<Context<TContextData>>;
   /** Returns an actor's key pairs from the key pairs dispatcher. */
   getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]>;
   /** Fetches and caches public keys (since 0.3.0). */
@@ -490,7 +486,7 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     activity: Activity,
     options: SendActivityOptions = {},
   ): Promise<void> {
-    return this.#host.sendActivity(this, sender, recipients, activity, options);
+    return sendActivity(this.#host.outbox, this, sender, recipients, activity, options);
   }
 
   enqueueTask<TData, TInput>(

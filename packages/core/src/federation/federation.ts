@@ -1,4 +1,3 @@
-import type { Activity, Recipient } from "@fedify/vocab";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import {
   createPublicKeyFetcher,
@@ -15,13 +14,11 @@ import type { Tracer } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { type ContextHost, ContextImpl } from "./context.ts";
 import type { Context, InboxContext } from "./context-api.ts";
-import { deliverOutboxMessage, expandFanoutMessage } from "../activitypub/outbox/delivery.ts";
-import { fanOutDirectly } from "../activitypub/outbox/fanout.ts";
+import { Outbox } from "../activitypub/outbox/outbox.ts";
 import { FederatableImpl } from "./federatable.ts";
 import { handleInboxMessage } from "../activitypub/inbox/listeners.ts";
 import type { Message } from "./message.ts";
 import type { InboxMessage } from "../activitypub/inbox/message.ts";
-import type { OutboxMessage } from "../activitypub/outbox/messages.ts";
 import {
   type FederationOptions,
   type ResolvedFederationOptions,
@@ -31,11 +28,9 @@ import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "../processing/qu
 import { assertKnownOptions } from "../options/known-options.ts";
 import { createRegistry } from "./registry.ts";
 import type { FederationRegistry } from "./registry-api.ts";
-import { forwardActivity, sendActivity } from "./send-activity.ts";
-import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 import { getFedworkTracer } from "../processing/tracing.ts";
 import { MessageProducer } from "../processing/producer.ts";
-import { MessageDispatcher, type MessageRun, type UnhandledRun } from "../processing/dispatcher.ts";
+import { MessageDispatcher, type UnhandledRun } from "../processing/dispatcher.ts";
 import {
   MessageEventHub,
   type MessageEventListener,
@@ -134,6 +129,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
   readonly #senderKeys: ActorKeyPairsCache<Context<TContextData>>;
+  /** Sends activities and runs fan-outs and deliveries.  Internal. */
+  readonly outbox: Outbox<TContextData, Context<TContextData>>;
   /** The webhooks.  Internal. */
   readonly webhooks: FederationWebhooks<TContextData>;
   /** Task batches.  Internal. */
@@ -167,7 +164,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.dispatcher.register(
       "outbox",
       createFederationMessageHandler<TContextData, "outbox">("outbox", {
-        run: (message, run) => this.#deliver(message, run.contextData, run.signal),
+        run: (message, run) => this.outbox.deliver(message, run),
         retryPolicy: () => this.options.outboxRetryPolicy,
         timeout: () => this.options.outboxTimeoutMs,
         queue: () => queues.outbox,
@@ -176,7 +173,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.dispatcher.register(
       "fanout",
       createFederationMessageHandler<TContextData, "fanout">("fanout", {
-        run: (message, run) => this.#fanOut(expandFanoutMessage(message), run),
+        run: (message, run) => this.outbox.fanOut(message, run),
         retryPolicy: () => this.options.outboxRetryPolicy,
         timeout: () => this.options.outboxTimeoutMs,
         queue: () => queues.fanout,
@@ -215,6 +212,25 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         },
       }),
     );
+    this.outbox = new Outbox<TContextData, Context<TContextData>>({
+      queues,
+      fanoutDeliveries: this.options.fanoutDeliveries,
+      delivery: {
+        kv: this.options.kv,
+        userAgent: this.options.userAgent,
+        allowPrivateAddress: this.options.allowPrivateAddress,
+        remoteRequests: this.options.remoteRequests,
+        firstKnock: this.options.firstKnock,
+        permanentFailureStatusCodes: this.options.permanentFailureStatusCodes,
+      },
+      registry: this.registry,
+      hostHealth: () => this.hostHealth,
+      createContext: (baseUrl, contextData) => this.createContext(baseUrl, contextData),
+      getKeyPairs: (ctx, identifier) => this.#senderKeys.get(ctx, identifier),
+      enqueue: (queue, messages, contextData, options) =>
+        this.enqueue(queue, messages, contextData, options),
+      dispatch: (message, run, options) => this.dispatcher.dispatch(message, run, options),
+    });
     const metrics = new MessageMetrics(this.options.meterProvider);
     this.producer = new MessageProducer({
       tracer: this.#tracer,
@@ -388,29 +404,6 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.operations.taskStatus.watchTasks(options);
   }
 
-  #deliver(message: OutboxMessage, contextData: TContextData, signal: AbortSignal): Promise<void> {
-    const hostHealth = this.hostHealth;
-    // Only queued deliveries: host health needs the outbox queue anyway.
-    if (hostHealth == null) return this.#deliverNow(message, contextData, signal);
-    return hostHealth.deliver(message, () => this.#deliverNow(message, contextData, signal));
-  }
-
-  #deliverNow(message: OutboxMessage, contextData: TContextData, signal: AbortSignal) {
-    const { options } = this;
-    return deliverOutboxMessage(message, {
-      signal,
-      kv: options.kv,
-      userAgent: options.userAgent,
-      allowPrivateAddress: options.allowPrivateAddress,
-      remoteRequests: options.remoteRequests,
-      firstKnock: options.firstKnock,
-      permanentFailureStatusCodes: options.permanentFailureStatusCodes,
-      createContext: (baseUrl) => this.createContext(baseUrl, contextData),
-      getKeyPairs: (ctx, identifier) => this.#senderKeys.get(ctx, identifier),
-      onPermanentFailure: this.registry.outboxPermanentFailureHandler,
-    });
-  }
-
   #runInboxListeners(
     message: InboxMessage,
     contextData: TContextData,
@@ -511,16 +504,6 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       );
     }
     return await loadActorKeyPairs(dispatcher, ctx, identifier);
-  }
-
-  forwardActivity(
-    ctx: Context<TContextData>,
-    forwarder: SenderIdentity,
-    recipients: Recipient | readonly Recipient[] | "followers",
-    activity: Readonly<Record<string, unknown>>,
-    options: SendActivityOptions,
-  ): Promise<void> {
-    return forwardActivity(this, ctx, forwarder, recipients, activity, options);
   }
 
   #taskQueueOf(task: { readonly name: string; readonly queue?: MessageQueue }) {
@@ -913,81 +896,6 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   releaseHost(host: string): Promise<boolean> {
     return this.hostHealth?.releaseHost(host) ?? Promise.resolve(false);
-  }
-
-  /**
-   * Runs a fan-out: with `fanoutDeliveries` on, an outbox queue and no
-   * ordering key, makes the first attempts here and enqueues the rest;
-   * otherwise enqueues every delivery (see {@link deliverOrEnqueue}).
-   */
-  #fanOut(messages: OutboxMessage[], run: MessageRun<TContextData>): Promise<void> {
-    const direct = this.options.fanoutDeliveries;
-    const queue = this.options.queues.outbox;
-    if (direct == null || queue == null || messages[0]?.orderingKey != null) {
-      return this.deliverOrEnqueue(messages, run.contextData, run.signal);
-    }
-    const { contextData, signal } = run;
-    return fanOutDirectly(messages, {
-      ...direct,
-      signal,
-      deliver: (message) => this.dispatcher.dispatch(message, { contextData, signal }),
-      enqueue: (rest) => this.enqueue(queue, rest, contextData, {}),
-    }).then(() => {});
-  }
-
-  /**
-   * Enqueues deliveries into the outbox queue or, without one, hands each
-   * to the dispatcher now, as a worker would, with the caller as the one
-   * who retries.  Internal.
-   * @param messages The deliveries.
-   * @param contextData The context data, for starting workers.
-   * @param signal Aborts deliveries made now (a fan-out's time limit).
-   * @throws {AggregateError} When delivering now and some deliveries fail,
-   *         with the error of each.
-   */
-  async deliverOrEnqueue(
-    messages: OutboxMessage[],
-    contextData: TContextData,
-    signal: AbortSignal = neverAborted(),
-  ): Promise<void> {
-    const queue = this.options.queues.outbox;
-    const orderingKey = messages[0]?.orderingKey;
-    if (queue != null) {
-      await this.enqueue(queue, messages, contextData, orderingKey == null ? {} : { orderingKey });
-      return;
-    }
-    const results = await Promise.allSettled(
-      messages.map((message) =>
-        this.dispatcher.dispatch(message, { contextData, signal }, { callerRetries: true })
-      ),
-    );
-    // A failed attempt is thrown; a delivery that failed for good (a
-    // PermanentError) or was dropped is an outcome, but a failure all the same.
-    const errors = results.flatMap((result) =>
-      result.status === "rejected"
-        ? [result.reason]
-        : result.value.type === "failed"
-        ? [result.value.error]
-        : result.value.type === "dropped"
-        ? [result.value.error ?? new Error(result.value.reason)]
-        : []
-    );
-    if (errors.length > 0) {
-      throw new AggregateError(
-        errors,
-        `Failed to deliver to ${errors.length} of ${messages.length} inboxes.`,
-      );
-    }
-  }
-
-  sendActivity(
-    ctx: Context<TContextData>,
-    sender: SenderIdentity,
-    recipients: Recipient | readonly Recipient[] | "followers",
-    activity: Activity,
-    options: SendActivityOptions,
-  ): Promise<void> {
-    return sendActivity(this, ctx, sender, recipients, activity, options);
   }
 }
 
