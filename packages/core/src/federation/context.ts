@@ -29,7 +29,7 @@ import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
-import { claimReceivedActivity, receivedActivityKey } from "./inbox-handler.ts";
+import { claimReceivedActivity, receivedActivityKey } from "../activitypub/inbox/idempotency.ts";
 import { describeName } from "./collection-registration.ts";
 import { parseCollectionUri } from "./collections.ts";
 import type { Message } from "./message.ts";

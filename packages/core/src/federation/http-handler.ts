@@ -11,15 +11,20 @@ import {
 } from "../activitypub/nodeinfo/document.ts";
 import { handleWebFinger, type WebFingerActor } from "../activitypub/webfinger/handler.ts";
 import { isCollectionRoute, serveCollectionRoute } from "./collections.ts";
-import { handleInboxRequest, type InboxRequestHost } from "./inbox-handler.ts";
+import { handleInboxRequest, type InboxRequestHost } from "../activitypub/inbox/receive.ts";
 import type { FederationFetchOptions } from "./api.ts";
-import type { RequestContext } from "./context-api.ts";
+import type { InboxContext, RequestContext } from "./context-api.ts";
+import type { ResolvedFederationOptions } from "./options.ts";
+import type { FederationRegistry } from "./registry-api.ts";
 
 /**
  * What {@link handleFederationRequest} needs from the federation.  Internal.
  * @since 0.2.0
  */
-export interface FederationRequestHost<TContextData> extends InboxRequestHost<TContextData> {
+export interface FederationRequestHost<TContextData>
+  extends InboxRequestHost<TContextData, RequestContext<TContextData>, InboxContext<TContextData>> {
+  readonly registry: FederationRegistry<TContextData>;
+  readonly options: ResolvedFederationOptions;
   createRequestContext(request: Request, data: TContextData): RequestContext<TContextData>;
 }
 
