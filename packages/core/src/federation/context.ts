@@ -31,7 +31,7 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-
 import { RouteNotRegisteredError } from "./errors.ts";
 import { claimReceivedActivity, receivedActivityKey } from "../activitypub/inbox/idempotency.ts";
 import { describeName } from "./collection-registration.ts";
-import { parseCollectionUri } from "./collections.ts";
+import { customCollectionOf } from "../activitypub/collections/routes.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./api.ts";
@@ -324,7 +324,16 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
         values,
       };
     }
-    return parseCollectionUri(this.#host.registry, name, values);
+    // What is left is a custom collection's route, or nothing of ours.
+    const registration = customCollectionOf(this.#host.registry, name);
+    if (registration == null) return null;
+    return {
+      type: registration.ordered ? "orderedCollection" : "collection",
+      name: registration.name,
+      class: registration.itemType,
+      typeId: registration.itemType.typeId,
+      values,
+    };
   }
 
   traverseCollection(

@@ -5,7 +5,7 @@ import {
 } from "../activitypub/signatures/key-cache.ts";
 import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
-import { handleFederationRequest } from "./http-handler.ts";
+import { handleFederationRequest } from "../activitypub/http/handler.ts";
 import type { FederationFetchOptions } from "./api.ts";
 import { InboxContextImpl } from "./inbox-context.ts";
 import { RequestContextImpl } from "./request-context.ts";
