@@ -46,7 +46,7 @@ import {
   type TaskEnqueueOptions,
   type TaskEnqueueResult,
 } from "../tasks/definition.ts";
-import { type PreparedTaskMessages, prepareTaskMessages } from "../tasks/enqueue.ts";
+import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import type { BatchEnqueueOrigin, FederationBatches } from "../operator/batches/batches.ts";
 import type {
   BatchEnqueueResult,
@@ -80,11 +80,8 @@ export interface ContextHost<TContextData> {
   ): Promise<void>;
   /** Task batches (since 0.3.0). */
   readonly batches?: FederationBatches<TContextData>;
-  /** Enqueues prepared task messages, holding their deduplication keys. */
-  enqueueTaskMessages(
-    prepared: PreparedTaskMessages,
-    contextData: TContextData,
-  ): Promise<TaskEnqueueResult[]>;
+  /** The one path task messages take to the producer (since 0.4.0). */
+  readonly taskEnqueuer: TaskEnqueuer<TContextData>;
   /** What activities are sent through (since 0.4.0). */
   readonly outbox: ActivityTransport<Context<TContextData>>;
   /** Returns an actor's key pairs from the key pairs dispatcher. */
@@ -550,7 +547,7 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
   protected batchOrigin(_kind: "batch" | "add"): BatchEnqueueOrigin {
     return {
       baseUrl: new URL("/", this.origin),
-      enqueue: (prepared) => this.#host.enqueueTaskMessages(prepared, this.data),
+      enqueue: (prepared) => this.#host.taskEnqueuer.enqueue(prepared, { contextData: this.data }),
     };
   }
 
@@ -560,7 +557,10 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     options: TaskEnqueueOptions | TaskEnqueueManyOptions<unknown> | undefined,
   ): Promise<TaskEnqueueResult[]> {
     const { queues, taskQueueResolution } = this.#host.options;
-    const prepared = await prepareTaskMessages({
+    // The task enqueuer prepares the messages, holds deduplication keys and
+    // hands them to the producer, which opens the enqueue span, stamps its
+    // trace context into the messages and starts the workers.
+    return await this.#host.taskEnqueuer.enqueuePayloads({
       registry: this.#host.registry.tasks,
       task: task as TaskDefinition<TContextData, unknown, unknown>,
       payloads,
@@ -572,10 +572,6 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
       },
       // The origin only: a request's path and query mean nothing to a worker.
       baseUrl: new URL("/", this.origin),
-    });
-    // The federation's enqueue path opens the enqueue span, stamps its
-    // trace context into the messages, starts the workers and holds
-    // deduplication keys.
-    return await this.#host.enqueueTaskMessages(prepared, this.data);
+    }, { contextData: this.data });
   }
 }

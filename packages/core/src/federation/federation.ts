@@ -66,16 +66,16 @@ import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
 // Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
-import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
-import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import type { InternalTaskPort } from "../operator/internal-tasks/mod.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
 import type { TaskSchedule } from "../tasks/schedule/mod.ts";
 import {
   type CountFailedTasksOptions,
   type FailedTaskDetails,
-  FederationOperations,
+  TaskRecords,
 } from "../operator/records/mod.ts";
+import { TaskStatusTracker } from "../operator/status/mod.ts";
+import { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import { type TaskScheduleOptions, TaskSchedules } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
 // The operator's dashboard (0.2.0): queue depths and throughput.
@@ -113,8 +113,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #events = new MessageEventHub();
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
-  /** Deduplication, metrics, failed tasks and status records.  Internal. */
-  readonly operations: FederationOperations<TContextData>;
+  /** Metrics, failed and completed tasks, quarantined messages.  Internal. */
+  readonly records: TaskRecords<TContextData>;
+  /** Task status records and live updates.  Internal. */
+  readonly taskStatus: TaskStatusTracker;
   /** Cancellation markers and requests, and the runs watched for them. */
   readonly cancellations: TaskCancellations;
   readonly #canceller: TaskCanceller;
@@ -202,12 +204,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         // a batch record to swap first.
         onStart: (message) =>
           message.batch?.role === "completion"
-            ? this.batches.starting(message).then(() => this.operations.taskStatus.started(message))
-            : this.operations.taskStatus.started(message),
+            ? this.batches.starting(message).then(() => this.taskStatus.started(message))
+            : this.taskStatus.started(message),
         watchCancellation: (message, signal, controller) =>
           this.cancellations.begin(message.id, signal, controller),
         reportProgress: async (message, progress) => {
-          await this.operations.taskStatus.progress(message, progress);
+          await this.taskStatus.progress(message, progress);
           await this.webhooks.progress(message, progress);
         },
       }),
@@ -246,7 +248,21 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       outboxQueue: queues.outbox,
       resolution: this.options.taskQueueResolution,
     };
-    this.operations = new FederationOperations({
+    // The wiring owns the task enqueuer: contexts, schedules, replays and
+    // Fedwork's own tasks enqueue through it, straight to the producer.
+    this.taskStatus = new TaskStatusTracker(
+      kv,
+      this.options.pubsub,
+      this.options.taskStatusRetentionMs,
+    );
+    this.taskEnqueuer = new TaskEnqueuer({
+      kv,
+      deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
+      producer: this.producer,
+      status: this.taskStatus,
+      metrics,
+    });
+    this.records = new TaskRecords({
       kv,
       pubsub: this.options.pubsub,
       tasks,
@@ -255,23 +271,22 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       observe: (observer) => this.dispatcher.observe(observer),
       metrics,
       producer: this.producer,
+      taskEnqueuer: this.taskEnqueuer,
+      taskStatus: this.taskStatus,
       retention: {
         failedMs: this.options.failedTaskRetentionMs,
         completedMs: this.options.completedTaskRetentionMs,
-        statusMs: this.options.taskStatusRetentionMs,
       },
-      deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
       keepFailedDeliveries: this.options.keepFailedDeliveries,
       checkDeliveryHost: async (inbox) => await this.hostHealth?.checkReplay(inbox),
       queueOf: (kind) => queues[kind],
     });
-    this.taskEnqueuer = this.operations.taskEnqueuer;
     this.cancellations = new TaskCancellations(
       kv,
       this.options.pubsub,
-      this.operations.taskStatus.enabled,
+      this.taskStatus.enabled,
     );
-    this.#canceller = new TaskCanceller(this.operations.taskStatus, this.cancellations);
+    this.#canceller = new TaskCanceller(this.taskStatus, this.cancellations);
     this.schedules = new TaskSchedules({
       kv,
       tasks,
@@ -372,8 +387,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     id?: string,
   ): Promise<TaskStatus | undefined> {
     return typeof taskOrId === "string"
-      ? this.operations.taskStatus.getTaskStatus(taskOrId)
-      : this.operations.taskStatus.getTaskStatus(taskOrId, id!);
+      ? this.taskStatus.getTaskStatus(taskOrId)
+      : this.taskStatus.getTaskStatus(taskOrId, id!);
   }
 
   getBatchStatus(id: string): Promise<BatchStatus | undefined> {
@@ -396,12 +411,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     options?: WatchTaskOptions,
   ): AsyncIterable<TaskUpdate> {
     return typeof taskOrId === "string"
-      ? this.operations.taskStatus.watchTask(taskOrId, idOrOptions as WatchTaskOptions)
-      : this.operations.taskStatus.watchTask(taskOrId, idOrOptions as string, options);
+      ? this.taskStatus.watchTask(taskOrId, idOrOptions as WatchTaskOptions)
+      : this.taskStatus.watchTask(taskOrId, idOrOptions as string, options);
   }
 
   watchTasks(options?: WatchTaskOptions): AsyncIterable<TaskUpdate> {
-    return this.operations.taskStatus.watchTasks(options);
+    return this.taskStatus.watchTasks(options);
   }
 
   #runInboxListeners(
@@ -722,8 +737,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       // What the stopping workers counted, and the records of tasks they
       // left running, reach the other processes now.
       await Promise.all([
-        this.operations.throughput.flush(),
-        this.operations.taskStatus.flush(),
+        this.records.throughput.flush(),
+        this.taskStatus.flush(),
       ]);
     }
   }
@@ -792,13 +807,6 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.producer.produce(queue, messages, options, { start: { contextData } });
   }
 
-  enqueueTaskMessages(
-    prepared: PreparedTaskMessages,
-    contextData: TContextData,
-  ): Promise<TaskEnqueueResult[]> {
-    return this.operations.enqueueTaskMessages(prepared, contextData);
-  }
-
   // Operating tasks (0.2.0): see operator/records/ and operator/schedules/.
 
   cancelTask(id: string, options?: TaskCancelOptions): Promise<TaskCancelResult> {
@@ -806,27 +814,27 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
-    return this.operations.listFailedTasks(options);
+    return this.records.listFailedTasks(options);
   }
 
   getFailedTask(id: string): Promise<FailedTaskDetails | undefined> {
-    return this.operations.getFailedTask(id);
+    return this.records.getFailedTask(id);
   }
 
   retryFailedTask(id: string): Promise<TaskEnqueueResult> {
-    return this.operations.retryFailedTask(id);
+    return this.records.retryFailedTask(id);
   }
 
   discardFailedTask(id: string): Promise<boolean> {
-    return this.operations.discardFailedTask(id);
+    return this.records.discardFailedTask(id);
   }
 
   countFailedTasks(options?: CountFailedTasksOptions): Promise<Map<string, number>> {
-    return this.operations.countFailedTasks(options);
+    return this.records.countFailedTasks(options);
   }
 
   listCompletedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
-    return this.operations.listCompletedTasks(options);
+    return this.records.listCompletedTasks(options);
   }
 
   scheduleTask<TData, TInput>(
@@ -865,7 +873,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   getThroughput(options?: GetThroughputOptions): Promise<ThroughputBucket[]> {
-    return this.operations.throughput.read(options);
+    return this.records.throughput.read(options);
   }
 
   // Webhooks and remote-server health (0.2.0).

@@ -8,7 +8,7 @@
 export {
   type CountFailedTasksOptions,
   type FailedTaskDetails,
-  FederationOperations,
   type TaskOperations,
+  TaskRecords,
   type TaskRecordsPort,
 } from "./operations.ts";
