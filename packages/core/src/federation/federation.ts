@@ -24,7 +24,7 @@ import {
   type ResolvedFederationOptions,
   resolveFederationOptions,
 } from "./options.ts";
-import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "../processing/queue-roles.ts";
+import type { QueueRole } from "../processing/queue-roles.ts";
 import { assertKnownOptions } from "../options/known-options.ts";
 import { createRegistry } from "./registry.ts";
 import type { FederationRegistry } from "./registry-api.ts";
@@ -37,15 +37,8 @@ import {
   type MessageEventType,
 } from "../processing/events.ts";
 import type { Outcome } from "../processing/outcome.ts";
-import { runWorkers } from "../processing/workers.ts";
-import {
-  listWorkers,
-  queueConcurrency,
-  resolveWorkerPresenceOptions,
-  type WorkerInfo,
-  WorkerPresence,
-} from "../operator/workers/mod.ts";
-import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
+import { listWorkers, startWorkers, type WorkerInfo } from "../operator/workers/mod.ts";
+import { queuesForRoles } from "../tasks/listen-queues.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
 import { TaskCancellations } from "../tasks/cancellation.ts";
 import {
@@ -54,13 +47,12 @@ import {
   type TaskCancelResult,
 } from "../operator/cancellation/mod.ts";
 import { resolveTaskQueue } from "../tasks/routing.ts";
-import { durationToMilliseconds } from "../time/duration.ts";
 import { createFederationMessageHandler } from "../activitypub/message-kinds.ts";
 import { TaskContextImpl } from "./task-context.ts";
 import type { TaskDefinitionOptions } from "./context-api.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { TaskDefinitionError } from "../tasks/errors.ts";
-import { resolveBaseTaskQueue, satisfiesCapabilities } from "../tasks/routing.ts";
+import { resolveBaseTaskQueue } from "../tasks/routing.ts";
 import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
@@ -579,168 +571,49 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   /**
    * The queues to listen to for the given roles, each with the roles it
-   * serves.  Internal.  With the `"task"` role, the queues tasks declared
-   * with `defineTask(name, { queue })` are included under `"task"`.
+   * serves (see `queuesForRoles()` in tasks/listen-queues.ts).  Internal.
    * @param roles The roles.
-   * @param capabilities The worker's capabilities: with the `"task"` role,
-   *                     the sibling queues of the tasks they satisfy are
-   *                     included too.
+   * @param capabilities The worker's capabilities.
    * @returns The queues.
    */
   queuesForRoles(
     roles: readonly QueueRole[],
     capabilities: ReadonlySet<string> = new Set(),
   ): Map<MessageQueue, QueueRole[]> {
-    const groups = groupRolesByQueue(this.options.queues, roles);
-    if (!roles.includes("task")) return groups;
-    const fallback =
-      this.options.queues.task == null && this.options.taskQueueResolution === "fallback"
-        ? this.options.queues.outbox
-        : undefined;
-    if (fallback != null) {
-      // Tasks without a task queue of their own run on the outbox queue.
-      const group = groups.get(fallback);
-      if (group == null) groups.set(fallback, ["task"]);
-      else if (!group.includes("task")) group.push("task");
-    }
-    const tasks = this.registry.tasks;
-    const add = (queue: MessageQueue) => {
-      const group = groups.get(queue);
-      if (group == null) groups.set(queue, ["task"]);
-      else if (!group.includes("task")) group.push("task");
-    };
-    const routing = {
-      taskQueue: this.options.queues.task,
-      outboxQueue: this.options.queues.outbox,
-      resolution: this.options.taskQueueResolution,
-    } as const;
-    // Per-task capability sets this worker can run: the definition's own,
-    // and (for enqueueTask()'s capabilities, added to the definition's)
-    // the definition's joined with each combination of the worker's
-    // other capabilities.
-    const extra = combinationsOf([...capabilities].sort());
-    for (const name of tasks.names) {
-      const task = tasks.get(name)!;
-      if (task.queue != null) add(task.queue);
-      if (!satisfiesCapabilities(task.capabilities, capabilities)) continue;
-      // A task needing capabilities lives in a sibling queue, listened to
-      // only by workers that have them all.
-      if (task.capabilities.length > 0) add(resolveTaskQueue(task, routing));
-      for (const combination of extra) {
-        const set = [...new Set([...task.capabilities, ...combination])].sort();
-        if (set.length === task.capabilities.length) continue;
-        try {
-          add(resolveTaskQueue({ ...task, capabilities: set }, routing));
-        } catch {
-          // A queue that cannot derive siblings has no per-task sets either.
-        }
-      }
-    }
-    return groups;
+    const { queues, taskQueueResolution: resolution } = this.options;
+    return queuesForRoles(
+      queues,
+      {
+        taskQueue: queues.task,
+        outboxQueue: queues.outbox,
+        resolution,
+      },
+      this.registry.tasks,
+      roles,
+      capabilities,
+    );
   }
 
-  async startQueue(
+  startQueue(
     contextData: TContextData,
     options: FederationStartQueueOptions = {},
   ): Promise<void> {
-    assertKnownOptions(
+    return startWorkers(
+      {
+        dispatcher: this.dispatcher,
+        kv: this.options.kv,
+        taskQueueResolution: this.options.taskQueueResolution,
+        listening: this.#listening,
+        queuesForRoles: (roles, capabilities) => this.queuesForRoles(roles, capabilities),
+        listenForCancellations: (signal) => this.cancellations.listen(signal),
+        runSchedules: (signal) => this.schedules.run(signal),
+        // What the stopping workers counted, and the records of tasks they
+        // left running, reach the other processes now.
+        flush: () => Promise.all([this.records.throughput.flush(), this.taskStatus.flush()]),
+      },
+      contextData,
       options,
-      ["signal", "queue", "shutdownTimeout", "capabilities", "presence", "onWorkerEvent"],
-      { where: "startQueue()" },
     );
-    const presenceOptions = resolveWorkerPresenceOptions(options.presence);
-    if (options.onWorkerEvent != null && typeof options.onWorkerEvent !== "function") {
-      throw new TypeError("The onWorkerEvent option of startQueue() must be a function.");
-    }
-    if (options.queue != null && !QUEUE_ROLES.includes(options.queue)) {
-      throw new TypeError(
-        `The queue option of startQueue() must be one of ${QUEUE_ROLES.join(", ")}; got ${
-          JSON.stringify(options.queue)
-        }.`,
-      );
-    }
-    const roles = options.queue == null ? QUEUE_ROLES : [options.queue];
-    const capabilities = checkWorkerCapabilities(options.capabilities);
-    const shutdownTimeoutMs = options.shutdownTimeout == null
-      ? DEFAULT_SHUTDOWN_TIMEOUT_MS
-      : durationToMilliseconds(options.shutdownTimeout, "shutdownTimeout");
-    const groups = this.queuesForRoles(roles, capabilities);
-    if (options.queue === "task" && groups.size === 0) {
-      throw new TaskQueueNotConfiguredError(
-        "(any)",
-        this.options.taskQueueResolution === "strict",
-        'startQueue(data, { queue: "task" }) has no queue to listen to: set the queue.task ' +
-          "option of createFederation() (or queue.outbox, which tasks fall back to), or give " +
-          "tasks their own queue with defineTask(name, { queue }).",
-      );
-    }
-    const queues = new Map<MessageQueue, string>();
-    for (const [queue, queueRoles] of groups) {
-      // One listener per queue object, however many roles it serves and
-      // however often startQueue() is called.
-      if (this.#listening.has(queue)) continue;
-      this.#listening.add(queue);
-      queues.set(queue, queueRoles.join(", "));
-    }
-    // Running tasks hear of their cancellation while the workers run.
-    const cancelHold = new AbortController();
-    const outer = options.signal;
-    if (outer != null) {
-      if (outer.aborted) cancelHold.abort();
-      else outer.addEventListener("abort", () => cancelHold.abort(), { once: true });
-    }
-    // Not awaited: the workers start listening at once, and each run waits
-    // for the subscription before it starts (see TaskCancellations.begin()).
-    if (roles.includes("task")) void this.cancellations.listen(cancelHold.signal);
-    const presence = presenceOptions == null || typeof this.options.kv.list !== "function"
-      ? undefined
-      : new WorkerPresence(
-        this.options.kv,
-        {
-          queues: [...queues].map(([queue, label]) => ({
-            roles: label,
-            type: queue.constructor?.name ?? "MessageQueue",
-            concurrency: queueConcurrency(queue),
-          })),
-          capabilities: [...capabilities],
-        },
-        presenceOptions,
-        options.onWorkerEvent ?? (() => {}),
-      );
-    const onStopping = () => void presence?.stopping();
-    // Not awaited either: the first heartbeat write (never rejecting) runs
-    // beside the workers, which start listening at once.
-    const presenceStarted = presence?.start();
-    try {
-      if (presence != null) {
-        if (outer?.aborted) void presenceStarted?.then(onStopping);
-        else outer?.addEventListener("abort", onStopping, { once: true });
-      }
-      await Promise.all([
-        runWorkers({
-          dispatcher: this.dispatcher,
-          queues,
-          contextData,
-          signal: options.signal,
-          shutdownTimeoutMs,
-          ...(presence == null ? {} : { observer: presence.observer }),
-        }),
-        // Recurring tasks are enqueued by the workers of the task role.
-        roles.includes("task") ? this.schedules.run(options.signal) : undefined,
-      ]);
-    } finally {
-      cancelHold.abort();
-      outer?.removeEventListener("abort", onStopping);
-      await presenceStarted;
-      await presence?.stop();
-      for (const queue of queues.keys()) this.#listening.delete(queue);
-      // What the stopping workers counted, and the records of tasks they
-      // left running, reach the other processes now.
-      await Promise.all([
-        this.records.throughput.flush(),
-        this.taskStatus.flush(),
-      ]);
-    }
   }
 
   listWorkers(): Promise<WorkerInfo[]> {
@@ -907,47 +780,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 }
 
-const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 const FETCH_OPTION_NAMES: readonly string[] = [
   "contextData",
   "onNotFound",
   "onNotAcceptable",
   "onUnauthorized",
 ];
-
-/**
- * The most capabilities a worker listens to every combination of (for
- * `enqueueTask()`'s per-task `capabilities`): 2⁶ − 1 = 63 sibling queues
- * per task queue.  A worker with more listens to each task's own set, and
- * that set joined with each single capability of the worker.
- */
-const MAX_COMBINED_CAPABILITIES = 6;
-
-/** Every non-empty combination of `capabilities` (see above for the bound). */
-function combinationsOf(capabilities: readonly string[]): string[][] {
-  if (capabilities.length > MAX_COMBINED_CAPABILITIES) {
-    return capabilities.map((capability) => [capability]);
-  }
-  const result: string[][] = [];
-  for (let mask = 1; mask < 1 << capabilities.length; mask++) {
-    result.push(capabilities.filter((_, i) => (mask & (1 << i)) !== 0));
-  }
-  return result;
-}
-
-function checkWorkerCapabilities(capabilities: unknown): ReadonlySet<string> {
-  if (capabilities == null) return new Set();
-  if (
-    !Array.isArray(capabilities) ||
-    !capabilities.every((capability) => typeof capability === "string" && capability !== "")
-  ) {
-    throw new TypeError(
-      "The capabilities option of startQueue() must be an array of non-empty strings, " +
-        'e.g. ["gpu"].',
-    );
-  }
-  return new Set(capabilities);
-}
 
 /**
  * Creates a federation.
