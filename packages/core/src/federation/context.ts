@@ -30,7 +30,7 @@ import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
 import { claimReceivedActivity, receivedActivityKey } from "../activitypub/inbox/idempotency.ts";
-import { describeName } from "./collection-registration.ts";
+import { describeName } from "../activitypub/collections/register.ts";
 import { customCollectionOf } from "../activitypub/collections/routes.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";

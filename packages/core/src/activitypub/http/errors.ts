@@ -97,3 +97,22 @@ export class RouteNotRegisteredError extends Error {
     this.registration = registration;
   }
 }
+
+/**
+ * Thrown when a dispatcher or listener set is registered twice.
+ * @since 0.1.0
+ */
+export class DuplicateRegistrationError extends Error {
+  /** What was registered twice, e.g. `"actor dispatcher"`. */
+  readonly registration: string;
+
+  /**
+   * @param registration What was registered twice.
+   * @param method The registration method, used in the message.
+   */
+  constructor(registration: string, method: string) {
+    super(`The ${registration} is already registered; call ${method}() only once.`);
+    this.name = "DuplicateRegistrationError";
+    this.registration = registration;
+  }
+}
