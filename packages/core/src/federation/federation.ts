@@ -40,47 +40,37 @@ import type { Outcome } from "../processing/outcome.ts";
 import { listWorkers, startWorkers, type WorkerInfo } from "../operator/workers/mod.ts";
 import { queuesForRoles } from "../tasks/listen-queues.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
-import { TaskCancellations } from "../tasks/cancellation.ts";
+import type { TaskCancelOptions, TaskCancelResult } from "../operator/cancellation/mod.ts";
+import { OperatorFeatures } from "../operator/features.ts";
 import {
-  TaskCanceller,
-  type TaskCancelOptions,
-  type TaskCancelResult,
-} from "../operator/cancellation/mod.ts";
-import { resolveTaskQueue } from "../tasks/routing.ts";
+  checkCapabilityQueue,
+  taskQueueOf,
+  type TaskQueueRoutingOptions,
+} from "../tasks/routing.ts";
 import { createFederationMessageHandler } from "../activitypub/message-kinds.ts";
 import { TaskContextImpl } from "./task-context.ts";
 import type { TaskDefinitionOptions } from "./context-api.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { TaskDefinitionError } from "../tasks/errors.ts";
-import { resolveBaseTaskQueue } from "../tasks/routing.ts";
 import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
 // Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
-import type { InternalTaskPort } from "../operator/internal-tasks/mod.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
 import type { TaskSchedule } from "../tasks/schedule/mod.ts";
-import {
-  type CountFailedTasksOptions,
-  type FailedTaskDetails,
-  TaskRecords,
-} from "../operator/records/mod.ts";
+import type { CountFailedTasksOptions, FailedTaskDetails } from "../operator/records/mod.ts";
 import { TaskStatusTracker } from "../operator/status/mod.ts";
 import { TaskEnqueuer } from "../tasks/enqueuer.ts";
-import { type TaskScheduleOptions, TaskSchedules } from "../operator/schedules/mod.ts";
+import type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
 // The operator's dashboard (0.2.0): queue depths and throughput.
-import { collectQueueDepths, type QueueDepthEntry } from "../operator/monitoring/mod.ts";
+import type { QueueDepthEntry } from "../operator/monitoring/mod.ts";
 import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
 
 // Webhooks and remote-server health (0.2.0): see webhooks.ts, host-health.ts.
 import type { HostHealth } from "../operator/host-health/types.ts";
 import type { Webhook, WebhookInit } from "../operator/webhooks/types.ts";
-import { FederationHostHealth } from "../operator/host-health/mod.ts";
-import { hostHealthOutbox } from "../operator/host-health/options.ts";
-import { FederationWebhooks } from "../operator/webhooks/mod.ts";
-import { FederationBatches } from "../operator/batches/batches.ts";
+import type { FederationBatches } from "../operator/batches/batches.ts";
 import type { BatchStatus, WatchBatchOptions } from "../operator/batches/types.ts";
 
 import type {
@@ -105,32 +95,26 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #events = new MessageEventHub();
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
-  /** Metrics, failed and completed tasks, quarantined messages.  Internal. */
-  readonly records: TaskRecords<TContextData>;
   /** Task status records and live updates.  Internal. */
   readonly taskStatus: TaskStatusTracker;
-  /** Cancellation markers and requests, and the runs watched for them. */
-  readonly cancellations: TaskCancellations;
-  readonly #canceller: TaskCanceller;
-  /** Recurring tasks.  Internal. */
-  readonly schedules: TaskSchedules<TContextData>;
+  /** The operator features the operator methods forward to.  Internal. */
+  readonly operator: OperatorFeatures<TContextData>;
+  /** Task batches (the operator's), for contexts.  Internal. */
+  readonly batches: FederationBatches<TContextData>;
   /** The one path messages take into queues.  Internal. */
   readonly producer: MessageProducer<TContextData>;
   /** The one path task messages take to the producer.  Internal. */
   readonly taskEnqueuer: TaskEnqueuer<TContextData>;
-  /** What Fedwork's own tasks are enqueued through.  Internal. */
-  readonly internalTasks: InternalTaskPort<TContextData>;
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
   readonly #senderKeys: ActorKeyPairsCache<Context<TContextData>>;
   /** Sends activities and runs fan-outs and deliveries.  Internal. */
   readonly outbox: Outbox<TContextData, Context<TContextData>>;
-  /** The webhooks.  Internal. */
-  readonly webhooks: FederationWebhooks<TContextData>;
-  /** Task batches.  Internal. */
-  readonly batches: FederationBatches<TContextData>;
-  /** Remote-server health, when the `hostHealth` option is on.  Internal. */
-  readonly hostHealth?: FederationHostHealth<TContextData>;
+  /** The task queue, the outbox queue and the resolution policy. */
+  get #routing(): TaskQueueRoutingOptions {
+    const { queues, taskQueueResolution: resolution } = this.options;
+    return { taskQueue: queues.task, outboxQueue: queues.outbox, resolution };
+  }
 
   /**
    * @param options The federation options.
@@ -191,7 +175,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         documentLoader: this.options.documentLoader,
         retryPolicy: this.options.taskRetryPolicy,
         timeoutMs: this.options.taskTimeoutMs,
-        retryQueue: (task) => this.#taskQueueOf(task),
+        retryQueue: (task) => taskQueueOf(task, this.#routing),
         // Not async: on every task run; only a batch's completion task has
         // a batch record to swap first.
         onStart: (message) =>
@@ -199,10 +183,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
             ? this.batches.starting(message).then(() => this.taskStatus.started(message))
             : this.taskStatus.started(message),
         watchCancellation: (message, signal, controller) =>
-          this.cancellations.begin(message.id, signal, controller),
+          this.operator.cancellations.begin(message.id, signal, controller),
         reportProgress: async (message, progress) => {
           await this.taskStatus.progress(message, progress);
-          await this.webhooks.progress(message, progress);
+          await this.operator.webhooks.progress(message, progress);
         },
       }),
     );
@@ -218,7 +202,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         permanentFailureStatusCodes: this.options.permanentFailureStatusCodes,
       },
       registry: this.registry,
-      hostHealth: () => this.hostHealth,
+      hostHealth: () => this.operator.hostHealth,
       createContext: (baseUrl, contextData) => this.createContext(baseUrl, contextData),
       getKeyPairs: (ctx, identifier) => this.#senderKeys.get(ctx, identifier),
       enqueue: (queue, messages, contextData, options) =>
@@ -233,20 +217,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         ? {}
         : { start: (contextData: TContextData) => this.startQueue(contextData) }),
     });
-    const { kv, documentLoader, origin } = this.options;
-    const tasks = this.registry.tasks;
-    const routing = {
-      taskQueue: queues.task,
-      outboxQueue: queues.outbox,
-      resolution: this.options.taskQueueResolution,
-    };
+    const { kv, pubsub } = this.options;
     // The wiring owns the task enqueuer: contexts, schedules, replays and
     // Fedwork's own tasks enqueue through it, straight to the producer.
-    this.taskStatus = new TaskStatusTracker(
-      kv,
-      this.options.pubsub,
-      this.options.taskStatusRetentionMs,
-    );
+    this.taskStatus = new TaskStatusTracker(kv, pubsub, this.options.taskStatusRetentionMs);
     this.taskEnqueuer = new TaskEnqueuer({
       kv,
       deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
@@ -254,100 +228,31 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       status: this.taskStatus,
       metrics,
     });
-    this.records = new TaskRecords({
+    this.operator = new OperatorFeatures({
       kv,
-      pubsub: this.options.pubsub,
-      tasks,
-      routing,
-      documentLoader,
+      tasks: this.registry.tasks,
+      queues,
+      routing: this.#routing,
+      documentLoader: this.options.documentLoader,
       observe: (observer) => this.dispatcher.observe(observer),
       metrics,
       producer: this.producer,
       taskEnqueuer: this.taskEnqueuer,
       taskStatus: this.taskStatus,
-      retention: {
-        failedMs: this.options.failedTaskRetentionMs,
-        completedMs: this.options.completedTaskRetentionMs,
-      },
-      keepFailedDeliveries: this.options.keepFailedDeliveries,
-      checkDeliveryHost: async (inbox) => await this.hostHealth?.checkReplay(inbox),
-      queueOf: (kind) => queues[kind],
-    });
-    this.cancellations = new TaskCancellations(
-      kv,
-      this.options.pubsub,
-      this.taskStatus.enabled,
-    );
-    this.#canceller = new TaskCanceller(this.taskStatus, this.cancellations);
-    this.schedules = new TaskSchedules({
-      kv,
-      tasks,
-      routing,
-      taskEnqueuer: this.taskEnqueuer,
-      ...(origin == null ? {} : { origin }),
-    });
-    this.internalTasks = { tasks, routing, taskEnqueuer: this.taskEnqueuer };
-    this.batches = new FederationBatches({
-      kv,
-      pubsub: this.options.pubsub,
-      internalTasks: this.internalTasks,
-      observe: (observer) => this.dispatcher.observe(observer),
-      retentionMs: this.options.taskStatusRetentionMs > 0
-        ? this.options.taskStatusRetentionMs
-        : 24 * 60 * 60 * 1000,
-    });
-    this.webhooks = new FederationWebhooks({
-      kv,
-      internalTasks: this.internalTasks,
-      observe: (observer) => this.dispatcher.observe(observer),
+      records: this.options,
+      origin: this.options.origin,
       http: {
         userAgent: this.options.userAgent,
         allowPrivateAddress: this.options.allowPrivateAddress,
         maxRedirects: this.options.remoteRequests.maxRedirects,
       },
-    }, this.options.webhooks);
-    if (this.options.hostHealth != null) {
-      this.hostHealth = new FederationHostHealth({
-        kv,
-        outbox: hostHealthOutbox(queues.outbox, kv),
-        producer: this.producer,
-        internalTasks: this.internalTasks,
-        http: {
-          userAgent: this.options.userAgent,
-          allowPrivateAddress: this.options.allowPrivateAddress,
-        },
-      }, this.options.hostHealth);
-    }
+      webhooks: this.options.webhooks,
+      hostHealth: this.options.hostHealth,
+    });
+    this.batches = this.operator.batches;
     for (const name of this.registry.tasks.names) {
       const task = this.registry.tasks.get(name)!;
-      this.#checkCapabilityQueue(name, task.capabilities, task.queue);
-    }
-  }
-
-  /**
-   * Throws when a task needs capabilities but its queue cannot derive the
-   * sibling queue they are routed through.
-   */
-  #checkCapabilityQueue(name: string, capabilities: unknown, queue: MessageQueue | undefined) {
-    if (!Array.isArray(capabilities) || capabilities.length === 0) return;
-    let base: MessageQueue;
-    try {
-      base = resolveBaseTaskQueue({ name, queue }, {
-        taskQueue: this.options.queues.task,
-        outboxQueue: this.options.queues.outbox,
-        resolution: this.options.taskQueueResolution,
-      });
-    } catch {
-      return; // Enqueueing reports the missing queue.
-    }
-    if (typeof base.derive !== "function") {
-      throw new TaskDefinitionError(
-        name,
-        "capabilities",
-        `The capabilities option of the task ${JSON.stringify(name)} needs a queue with a ` +
-          `derive() method, through which tasks reach capable workers; its queue (a ` +
-          `${base.constructor?.name ?? "queue"}) has none.`,
-      );
+      checkCapabilityQueue(name, task.capabilities, task.queue, this.#routing);
     }
   }
 
@@ -364,7 +269,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     TResult
   > {
     if (options != null && typeof options === "object") {
-      this.#checkCapabilityQueue(name, options.capabilities, options.queue);
+      checkCapabilityQueue(name, options.capabilities, options.queue, this.#routing);
     }
     return super.defineTask(name, options);
   }
@@ -384,11 +289,11 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   getBatchStatus(id: string): Promise<BatchStatus | undefined> {
-    return this.batches.getBatchStatus(id);
+    return this.operator.getBatchStatus(id);
   }
 
   watchBatch(id: string, options?: WatchBatchOptions): AsyncIterable<BatchStatus> {
-    return this.batches.watchBatch(id, options);
+    return this.operator.watchBatch(id, options);
   }
 
   watchTask(id: string, options?: WatchTaskOptions): AsyncIterable<TaskUpdate>;
@@ -513,18 +418,6 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return await loadActorKeyPairs(dispatcher, ctx, identifier);
   }
 
-  #taskQueueOf(task: { readonly name: string; readonly queue?: MessageQueue }) {
-    try {
-      return resolveTaskQueue(task, {
-        taskQueue: this.options.queues.task,
-        outboxQueue: this.options.queues.outbox,
-        resolution: this.options.taskQueueResolution,
-      });
-    } catch {
-      return undefined;
-    }
-  }
-
   on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void {
     if (typeof listener !== "function") {
       throw new TypeError(`The listener given to on(${JSON.stringify(type)}) must be a function.`);
@@ -605,11 +498,11 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         taskQueueResolution: this.options.taskQueueResolution,
         listening: this.#listening,
         queuesForRoles: (roles, capabilities) => this.queuesForRoles(roles, capabilities),
-        listenForCancellations: (signal) => this.cancellations.listen(signal),
-        runSchedules: (signal) => this.schedules.run(signal),
+        listenForCancellations: (signal) => this.operator.cancellations.listen(signal),
+        runSchedules: (signal) => this.operator.schedules.run(signal),
         // What the stopping workers counted, and the records of tasks they
         // left running, reach the other processes now.
-        flush: () => Promise.all([this.records.throughput.flush(), this.taskStatus.flush()]),
+        flush: () => this.operator.flush(),
       },
       contextData,
       options,
@@ -683,31 +576,31 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   // Operating tasks (0.2.0): see operator/records/ and operator/schedules/.
 
   cancelTask(id: string, options?: TaskCancelOptions): Promise<TaskCancelResult> {
-    return this.#canceller.cancelTask(id, options);
+    return this.operator.cancelTask(id, options);
   }
 
   listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
-    return this.records.listFailedTasks(options);
+    return this.operator.listFailedTasks(options);
   }
 
   getFailedTask(id: string): Promise<FailedTaskDetails | undefined> {
-    return this.records.getFailedTask(id);
+    return this.operator.getFailedTask(id);
   }
 
   retryFailedTask(id: string): Promise<TaskEnqueueResult> {
-    return this.records.retryFailedTask(id);
+    return this.operator.retryFailedTask(id);
   }
 
   discardFailedTask(id: string): Promise<boolean> {
-    return this.records.discardFailedTask(id);
+    return this.operator.discardFailedTask(id);
   }
 
   countFailedTasks(options?: CountFailedTasksOptions): Promise<Map<string, number>> {
-    return this.records.countFailedTasks(options);
+    return this.operator.countFailedTasks(options);
   }
 
   listCompletedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
-    return this.records.listCompletedTasks(options);
+    return this.operator.listCompletedTasks(options);
   }
 
   scheduleTask<TData, TInput>(
@@ -715,68 +608,55 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     data: NoInfer<TInput>,
     options: TaskScheduleOptions,
   ): Promise<TaskSchedule> {
-    return this.schedules.scheduleTask(task, data, options);
+    return this.operator.scheduleTask(task, data, options);
   }
 
   unscheduleTask(id: string): Promise<boolean> {
-    return this.schedules.unscheduleTask(id);
+    return this.operator.unscheduleTask(id);
   }
 
   listSchedules(): Promise<TaskSchedule[]> {
-    return this.schedules.listSchedules();
+    return this.operator.listSchedules();
   }
 
   // The operator's dashboard (0.2.0): see monitoring.ts.
 
   getQueueDepths(): Promise<QueueDepthEntry[]> {
-    const { queues, taskQueueResolution } = this.options;
-    const taskQueues = new Map<string, MessageQueue>();
-    for (const name of this.registry.tasks.names) {
-      const task = this.registry.tasks.get(name)!;
-      if (task.capabilities.length > 0) {
-        // Tasks needing capabilities wait in a sibling queue for a capable worker.
-        const queue = this.#taskQueueOf(task);
-        if (queue != null) taskQueues.set(`${name} (needs ${task.capabilities.join(", ")})`, queue);
-      } else if (task.queue != null) taskQueues.set(name, task.queue);
-    }
-    const fallback = queues.task == null && taskQueueResolution === "fallback"
-      ? queues.outbox
-      : undefined;
-    return collectQueueDepths(queues, taskQueues, fallback);
+    return this.operator.getQueueDepths();
   }
 
   getThroughput(options?: GetThroughputOptions): Promise<ThroughputBucket[]> {
-    return this.records.throughput.read(options);
+    return this.operator.getThroughput(options);
   }
 
   // Webhooks and remote-server health (0.2.0).
 
   addWebhook(init: WebhookInit): Promise<Webhook> {
-    return this.webhooks.addWebhook(init);
+    return this.operator.addWebhook(init);
   }
 
   listWebhooks(): Promise<Webhook[]> {
-    return this.webhooks.listWebhooks();
+    return this.operator.listWebhooks();
   }
 
   removeWebhook(id: string): Promise<boolean> {
-    return this.webhooks.removeWebhook(id);
+    return this.operator.removeWebhook(id);
   }
 
   enableWebhook(id: string): Promise<Webhook | undefined> {
-    return this.webhooks.enableWebhook(id);
+    return this.operator.enableWebhook(id);
   }
 
   listUnhealthyHosts(): Promise<HostHealth[]> {
-    return this.hostHealth?.listUnhealthyHosts() ?? Promise.resolve([]);
+    return this.operator.listUnhealthyHosts();
   }
 
   getHostHealth(host: string): Promise<HostHealth | undefined> {
-    return this.hostHealth?.getHostHealth(host) ?? Promise.resolve(undefined);
+    return this.operator.getHostHealth(host);
   }
 
   releaseHost(host: string): Promise<boolean> {
-    return this.hostHealth?.releaseHost(host) ?? Promise.resolve(false);
+    return this.operator.releaseHost(host);
   }
 }
 
