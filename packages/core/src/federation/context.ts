@@ -21,7 +21,7 @@ import {
 } from "../activitypub/webfinger/lookup.ts";
 import { getNodeInfo, type GetNodeInfoOptions } from "../activitypub/nodeinfo/lookup.ts";
 import type { InboxMessage } from "../activitypub/inbox/message.ts";
-import { type RouteActivityOptions, verifyRoutedActivity } from "../activitypub/inbox/route.ts";
+import { routeActivity, type RouteActivityOptions } from "../activitypub/inbox/route.ts";
 import type { PublicKeyFetcher } from "../activitypub/signatures/key-cache.ts";
 import { assertKnownOptions } from "../options/known-options.ts";
 import type { Outcome } from "../processing/outcome.ts";
@@ -29,7 +29,6 @@ import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
-import { claimReceivedActivity, receivedActivityKey } from "../activitypub/inbox/idempotency.ts";
 import { describeName } from "../activitypub/collections/register.ts";
 import { customCollectionOf } from "../activitypub/collections/routes.ts";
 import type { Message } from "./message.ts";
@@ -437,53 +436,20 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     const json = await activity.toJsonLd({
       contextLoader: options.contextLoader ?? this.contextLoader,
     }) as Record<string, unknown>;
-    const verified = await verifyRoutedActivity(json, {
-      documentLoader: options.documentLoader ?? this.documentLoader,
-      fetchKey: this.#host.fetchPublicKey,
-      proofMaxAge: this.#host.options.proofMaxAge,
-      timeWindow: this.#host.options.signatureTimeWindow,
-    });
-    if (!verified.ok) return false;
-    // Deduplicated with the activities inboxes receive: a Create that came
-    // directly and again inside an Announce runs once.
-    const activityId = verified.activity.id;
-    const claimed = typeof activityId !== "string" ? null : await receivedActivityKey(this.#host, {
-      baseUrl: new URL(this.origin),
-      data: this.data,
+    return await routeActivity(
+      this.#host,
+      {
+        origin: this.origin,
+        data: this.data,
+        inboxUrl: () => recipient == null ? this.getInboxUri() : this.getInboxUri(recipient),
+      },
       recipient,
-      inboxUrl: recipient == null ? this.getInboxUri() : this.getInboxUri(recipient),
-      senderOrigin: verified.signer.origin,
-      activity: verified.activity,
-      identity: { id: activityId },
-    });
-    if (claimed != null && !await claimReceivedActivity(this.#host.options, claimed)) {
-      return true;
-    }
-    const message: InboxMessage = {
-      type: "inbox",
-      id: crypto.randomUUID(),
-      baseUrl: this.origin,
-      started: new Date().toISOString(),
-      attempt: 0,
-      traceContext: {},
-      activity: verified.activity,
-      identifier: recipient,
-      signer: verified.signer.href,
-    };
-    let outcome: Outcome | undefined;
-    try {
-      outcome = await this.#host.receive(message, this.data, {
+      json,
+      {
+        documentLoader: options.documentLoader ?? this.documentLoader,
         immediate: options.immediate ?? false,
-      });
-    } catch (error) {
-      if (claimed != null) await this.#host.options.kv.delete(claimed);
-      throw error;
-    }
-    if (outcome?.type === "dropped") {
-      if (claimed != null) await this.#host.options.kv.delete(claimed);
-      return false;
-    }
-    return true;
+      },
+    );
   }
 
   sendActivity(

@@ -4,19 +4,22 @@ import {
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
 import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
-import { RouteNotRegisteredError } from "./errors.ts";
 import { handleFederationRequest } from "../activitypub/http/handler.ts";
 import type { FederationFetchOptions } from "./api.ts";
 import { InboxContextImpl } from "./inbox-context.ts";
 import { RequestContextImpl } from "./request-context.ts";
-import type { RequestContext } from "./context-api.ts";
 import type { Tracer } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { type ContextHost, ContextImpl } from "./context.ts";
-import type { Context, InboxContext } from "./context-api.ts";
+import type {
+  Context,
+  InboxContext,
+  RequestContext,
+  TaskDefinitionOptions,
+} from "./context-api.ts";
 import { Outbox } from "../activitypub/outbox/outbox.ts";
 import { FederatableImpl } from "./federatable.ts";
-import { handleInboxMessage } from "../activitypub/inbox/listeners.ts";
+import { Inbox } from "../activitypub/inbox/inbox.ts";
 import type { Message } from "./message.ts";
 import type { InboxMessage } from "../activitypub/inbox/message.ts";
 import {
@@ -25,12 +28,12 @@ import {
   resolveFederationOptions,
 } from "./options.ts";
 import type { QueueRole } from "../processing/queue-roles.ts";
-import { assertKnownOptions } from "../options/known-options.ts";
 import { createRegistry } from "./registry.ts";
 import type { FederationRegistry } from "./registry-api.ts";
 import { getFedworkTracer } from "../processing/tracing.ts";
 import { MessageProducer } from "../processing/producer.ts";
-import { MessageDispatcher, type UnhandledRun } from "../processing/dispatcher.ts";
+import { MessageDispatcher } from "../processing/dispatcher.ts";
+import { checkDeliveryCount } from "../processing/delivery-limit.ts";
 import {
   MessageEventHub,
   type MessageEventListener,
@@ -49,12 +52,10 @@ import {
 } from "../tasks/routing.ts";
 import { createFederationMessageHandler } from "../activitypub/message-kinds.ts";
 import { TaskContextImpl } from "./task-context.ts";
-import type { TaskDefinitionOptions } from "./context-api.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
-// Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
 import type { TaskSchedule } from "../tasks/schedule/mod.ts";
@@ -63,16 +64,12 @@ import { TaskStatusTracker } from "../operator/status/mod.ts";
 import { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
-// The operator's dashboard (0.2.0): queue depths and throughput.
 import type { QueueDepthEntry } from "../operator/monitoring/mod.ts";
 import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
-
-// Webhooks and remote-server health (0.2.0): see webhooks.ts, host-health.ts.
 import type { HostHealth } from "../operator/host-health/types.ts";
 import type { Webhook, WebhookInit } from "../operator/webhooks/types.ts";
 import type { FederationBatches } from "../operator/batches/batches.ts";
 import type { BatchStatus, WatchBatchOptions } from "../operator/batches/types.ts";
-
 import type {
   Federation,
   FederationStartQueueOptions,
@@ -108,6 +105,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
   readonly #senderKeys: ActorKeyPairsCache<Context<TContextData>>;
+  /** Takes verified inbox messages and runs queued ones.  Internal. */
+  readonly inbox: Inbox<TContextData, InboxContextImpl<TContextData>>;
   /** Sends activities and runs fan-outs and deliveries.  Internal. */
   readonly outbox: Outbox<TContextData, Context<TContextData>>;
   /** The task queue, the outbox queue and the resolution policy. */
@@ -160,7 +159,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.dispatcher.register(
       "inbox",
       createFederationMessageHandler<TContextData, "inbox">("inbox", {
-        run: (message, run) => this.#runInboxListeners(message, run.contextData, run.signal),
+        run: (message, run) => this.inbox.run(message, run),
         retryPolicy: () => this.options.inboxRetryPolicy,
         timeout: () => this.options.inboxTimeoutMs,
         queue: () => queues.inbox,
@@ -190,6 +189,26 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         },
       }),
     );
+    this.inbox = new Inbox<TContextData, InboxContextImpl<TContextData>>({
+      queue: queues.inbox,
+      registry: this.registry,
+      documentLoader: this.options.documentLoader,
+      budget: this.options.remoteDocuments.budget,
+      createContext: (message, contextData, signal) =>
+        new InboxContextImpl(
+          this,
+          new URL(message.baseUrl),
+          contextData,
+          message.identifier,
+          message.activity as Record<string, unknown>,
+          signal,
+        ),
+      enqueue: (queue, message, contextData) => this.enqueue(queue, [message], contextData),
+      dispatchNow: (message, contextData) =>
+        this.dispatcher.dispatch(message, { contextData, signal: neverAborted() }, {
+          callerRetries: true,
+        }),
+    });
     this.outbox = new Outbox<TContextData, Context<TContextData>>({
       queues,
       fanoutDeliveries: this.options.fanoutDeliveries,
@@ -316,67 +335,22 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.taskStatus.watchTasks(options);
   }
 
-  #runInboxListeners(
-    message: InboxMessage,
-    contextData: TContextData,
-    signal: AbortSignal,
-  ): Promise<void | UnhandledRun> {
-    const ctx = new InboxContextImpl(
-      this,
-      new URL(message.baseUrl),
-      contextData,
-      message.identifier,
-      message.activity as Record<string, unknown>,
-      signal,
-    );
-    return handleInboxMessage(
-      message,
-      ctx,
-      this.registry,
-      this.options.documentLoader,
-      this.options.remoteDocuments.budget,
-    );
-  }
-
   /**
-   * Takes a verified inbox message: enqueues it into the inbox queue or,
-   * without one, hands it to the dispatcher now, as a worker would, with
-   * the sender as the one who retries.  Internal.
+   * Takes a verified inbox message (see `Inbox.receive()`).  Internal.
    * @param message The message.
    * @param contextData The context data.
+   * @param options `immediate` to run it now even with an inbox queue.
    * @returns `undefined` when enqueued, else the outcome of processing it.
-   * @throws When it could not be enqueued, or, without a queue, the
-   *         attempt failed and the sender should retry.
    */
-  async receive(
+  receive(
     message: InboxMessage,
     contextData: TContextData,
     options: { readonly immediate?: boolean } = {},
   ): Promise<Outcome | undefined> {
-    const queue = this.options.queues.inbox;
-    if (queue != null && !options.immediate) {
-      await this.enqueue(queue, [message], contextData);
-      return undefined;
-    }
-    return await this.dispatcher.dispatch(message, { contextData, signal: neverAborted() }, {
-      callerRetries: true,
-    });
+    return this.inbox.receive(message, contextData, options);
   }
 
   fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response> {
-    if (!(request instanceof Request)) {
-      return Promise.reject(new TypeError("fetch() needs a Fetch API Request."));
-    }
-    if (typeof options !== "object" || options == null || !("contextData" in options)) {
-      return Promise.reject(
-        new TypeError("fetch() needs options with contextData, e.g. { contextData: undefined }."),
-      );
-    }
-    try {
-      assertKnownOptions(options, FETCH_OPTION_NAMES, { where: "fetch()" });
-    } catch (error) {
-      return Promise.reject(error);
-    }
     return handleFederationRequest(this, request, options);
   }
 
@@ -408,26 +382,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   async getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]> {
-    const dispatcher = this.registry.actor?.keyPairsDispatcher;
-    if (dispatcher == null) {
-      throw new RouteNotRegisteredError(
-        "key pairs dispatcher",
-        "setActorDispatcher(…).setKeyPairsDispatcher",
-      );
-    }
-    return await loadActorKeyPairs(dispatcher, ctx, identifier);
+    return await loadActorKeyPairs(this.registry.actor?.keyPairsDispatcher, ctx, identifier);
   }
 
   on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void {
-    if (typeof listener !== "function") {
-      throw new TypeError(`The listener given to on(${JSON.stringify(type)}) must be a function.`);
-    }
-    if (!["completed", "unhandled", "retrying", "failed", "dropped", "cancelled"].includes(type)) {
-      throw new TypeError(
-        `Unknown event type ${JSON.stringify(type)}; the events are completed, unhandled, ` +
-          "retrying, failed, dropped and cancelled.",
-      );
-    }
     return this.#events.on(type, listener);
   }
 
@@ -518,18 +476,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     message: Message,
     options: ProcessQueuedMessageOptions = {},
   ): Promise<void> {
-    const deliveryCount: unknown = options?.deliveryCount;
-    if (
-      deliveryCount !== undefined &&
-      !(typeof deliveryCount === "number" && Number.isSafeInteger(deliveryCount) &&
-        deliveryCount > 0)
-    ) {
-      throw new RangeError(
-        `processQueuedMessage()'s deliveryCount option must be a positive integer; got ${
-          String(deliveryCount)
-        }.`,
-      );
-    }
+    const deliveryCount = checkDeliveryCount(options?.deliveryCount, "processQueuedMessage()");
     await this.dispatcher.dispatch(
       message,
       { contextData, signal: neverAborted() },
@@ -573,7 +520,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.producer.produce(queue, messages, options, { start: { contextData } });
   }
 
-  // Operating tasks (0.2.0): see operator/records/ and operator/schedules/.
+  // The operator methods (records, schedules, monitoring, webhooks, host
+  // health) forward to the operator features: see operator/features.ts.
 
   cancelTask(id: string, options?: TaskCancelOptions): Promise<TaskCancelResult> {
     return this.operator.cancelTask(id, options);
@@ -619,8 +567,6 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.operator.listSchedules();
   }
 
-  // The operator's dashboard (0.2.0): see monitoring.ts.
-
   getQueueDepths(): Promise<QueueDepthEntry[]> {
     return this.operator.getQueueDepths();
   }
@@ -628,8 +574,6 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   getThroughput(options?: GetThroughputOptions): Promise<ThroughputBucket[]> {
     return this.operator.getThroughput(options);
   }
-
-  // Webhooks and remote-server health (0.2.0).
 
   addWebhook(init: WebhookInit): Promise<Webhook> {
     return this.operator.addWebhook(init);
@@ -659,13 +603,6 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.operator.releaseHost(host);
   }
 }
-
-const FETCH_OPTION_NAMES: readonly string[] = [
-  "contextData",
-  "onNotFound",
-  "onNotAcceptable",
-  "onUnauthorized",
-];
 
 /**
  * Creates a federation.

@@ -3,6 +3,7 @@
 // it.  Generic over the contexts: the federation's registry, options and
 // context factory fill in the host.
 import { type Actor, type DocumentLoader, type Object as APObject, Tombstone } from "@fedify/vocab";
+import { assertKnownOptions } from "../../options/known-options.ts";
 import { acceptsJsonLd } from "./negotiation.ts";
 import {
   createActivityJsonResponse,
@@ -147,6 +148,12 @@ export interface FederationRequestOptions<TContextData> {
 }
 
 const GET_METHODS = ["GET", "HEAD"];
+const FETCH_OPTION_NAMES: readonly string[] = [
+  "contextData",
+  "onNotFound",
+  "onNotAcceptable",
+  "onUnauthorized",
+];
 
 function methodNotAllowed(allow: string[]): Response {
   return new Response("Method Not Allowed", {
@@ -190,6 +197,11 @@ export async function handleFederationRequest<
   request: Request,
   options: FederationRequestOptions<TContextData>,
 ): Promise<Response> {
+  if (!(request instanceof Request)) throw new TypeError("fetch() needs a Fetch API Request.");
+  if (typeof options !== "object" || options == null || !("contextData" in options)) {
+    throw new TypeError("fetch() needs options with contextData, e.g. { contextData: undefined }.");
+  }
+  assertKnownOptions(options, FETCH_OPTION_NAMES, { where: "fetch()" });
   const onNotFound = options.onNotFound ?? (() => createNotFoundResponse());
   const onNotAcceptable = options.onNotAcceptable ?? (() => createNotAcceptableResponse());
   const onUnauthorized = options.onUnauthorized ?? (() => unauthorized());
