@@ -4,7 +4,7 @@ import {
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
 import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
-import { handleFederationRequest } from "../activitypub/http/handler.ts";
+import { checkFetchArguments, handleFederationRequest } from "../activitypub/http/handler.ts";
 import type { FederationFetchOptions } from "./api.ts";
 import { InboxContextImpl } from "./inbox-context.ts";
 import { RequestContextImpl } from "./request-context.ts";
@@ -21,7 +21,6 @@ import { Outbox } from "../activitypub/outbox/outbox.ts";
 import { FederatableImpl } from "./federatable.ts";
 import { Inbox } from "../activitypub/inbox/inbox.ts";
 import type { Message } from "./message.ts";
-import type { InboxMessage } from "../activitypub/inbox/message.ts";
 import {
   type FederationOptions,
   type ResolvedFederationOptions,
@@ -105,6 +104,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
   readonly #senderKeys: ActorKeyPairsCache<Context<TContextData>>;
+  /** Takes a verified inbox message: the inbox's `receive()`.  Internal. */
+  readonly receive: Inbox<TContextData, InboxContextImpl<TContextData>>["receive"];
   /** Takes verified inbox messages and runs queued ones.  Internal. */
   readonly inbox: Inbox<TContextData, InboxContextImpl<TContextData>>;
   /** Sends activities and runs fan-outs and deliveries.  Internal. */
@@ -157,15 +158,6 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       }),
     );
     this.dispatcher.register(
-      "inbox",
-      createFederationMessageHandler<TContextData, "inbox">("inbox", {
-        run: (message, run) => this.inbox.run(message, run),
-        retryPolicy: () => this.options.inboxRetryPolicy,
-        timeout: () => this.options.inboxTimeoutMs,
-        queue: () => queues.inbox,
-      }),
-    );
-    this.dispatcher.register(
       "task",
       createTaskMessageHandler({
         registry: this.registry.tasks,
@@ -189,26 +181,6 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         },
       }),
     );
-    this.inbox = new Inbox<TContextData, InboxContextImpl<TContextData>>({
-      queue: queues.inbox,
-      registry: this.registry,
-      documentLoader: this.options.documentLoader,
-      budget: this.options.remoteDocuments.budget,
-      createContext: (message, contextData, signal) =>
-        new InboxContextImpl(
-          this,
-          new URL(message.baseUrl),
-          contextData,
-          message.identifier,
-          message.activity as Record<string, unknown>,
-          signal,
-        ),
-      enqueue: (queue, message, contextData) => this.enqueue(queue, [message], contextData),
-      dispatchNow: (message, contextData) =>
-        this.dispatcher.dispatch(message, { contextData, signal: neverAborted() }, {
-          callerRetries: true,
-        }),
-    });
     this.outbox = new Outbox<TContextData, Context<TContextData>>({
       queues,
       fanoutDeliveries: this.options.fanoutDeliveries,
@@ -236,6 +208,27 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         ? {}
         : { start: (contextData: TContextData) => this.startQueue(contextData) }),
     });
+    this.inbox = new Inbox<TContextData, InboxContextImpl<TContextData>>({
+      queue: queues.inbox,
+      registry: this.registry,
+      documentLoader: this.options.documentLoader,
+      budget: this.options.remoteDocuments.budget,
+      createContext: (message, contextData, signal) =>
+        new InboxContextImpl(
+          this,
+          new URL(message.baseUrl),
+          contextData,
+          message.identifier,
+          message.activity as Record<string, unknown>,
+          signal,
+        ),
+      producer: this.producer,
+      dispatcher: this.dispatcher,
+      retryPolicy: () => this.options.inboxRetryPolicy,
+      timeoutMs: () => this.options.inboxTimeoutMs,
+    });
+    this.receive = this.inbox.receive.bind(this.inbox);
+    this.dispatcher.register("inbox", this.inbox.handler());
     const { kv, pubsub } = this.options;
     // The wiring owns the task enqueuer: contexts, schedules, replays and
     // Fedwork's own tasks enqueue through it, straight to the producer.
@@ -335,33 +328,13 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.taskStatus.watchTasks(options);
   }
 
-  /**
-   * Takes a verified inbox message (see `Inbox.receive()`).  Internal.
-   * @param message The message.
-   * @param contextData The context data.
-   * @param options `immediate` to run it now even with an inbox queue.
-   * @returns `undefined` when enqueued, else the outcome of processing it.
-   */
-  receive(
-    message: InboxMessage,
-    contextData: TContextData,
-    options: { readonly immediate?: boolean } = {},
-  ): Promise<Outcome | undefined> {
-    return this.inbox.receive(message, contextData, options);
-  }
-
   fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response> {
-    return handleFederationRequest(this, request, options);
-  }
-
-  /**
-   * Creates a request context.  Internal.
-   * @param request The request.
-   * @param data The context data.
-   * @returns The context.
-   */
-  createRequestContext(request: Request, data: TContextData): RequestContext<TContextData> {
-    return new RequestContextImpl(this, request, data);
+    try {
+      checkFetchArguments(request, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return handleFederationRequest(this, this.createContext(request, options.contextData), options);
   }
 
   /**

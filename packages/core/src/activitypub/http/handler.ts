@@ -126,12 +126,23 @@ export interface FederationRequestHost<
 > extends InboxRequestHost<TContextData, TContext, TInboxContext> {
   readonly registry: FederationRequestRegistry<TContext, TInboxContext>;
   readonly options: InboxRequestOptions & { readonly handleHost?: string | undefined };
-  /**
-   * Makes the request's context.
-   * @param request The request.
-   * @param data The context data.
-   */
-  createRequestContext(request: Request, data: TContextData): TContext;
+}
+
+/**
+ * Checks the arguments of `Federation.fetch()`.
+ * @param request The request.
+ * @param options The context data and the fallbacks.
+ * @throws {TypeError} When the request is not a `Request` or the options
+ *         have no `contextData`.
+ * @throws {UnknownOptionError} When an option's name is unknown.
+ * @since 0.4.0
+ */
+export function checkFetchArguments(request: unknown, options: unknown): void {
+  if (!(request instanceof Request)) throw new TypeError("fetch() needs a Fetch API Request.");
+  if (typeof options !== "object" || options == null || !("contextData" in options)) {
+    throw new TypeError("fetch() needs options with contextData, e.g. { contextData: undefined }.");
+  }
+  assertKnownOptions(options, FETCH_OPTION_NAMES, { where: "fetch()" });
 }
 
 /**
@@ -181,9 +192,9 @@ async function activityJson(
 /**
  * Routes a request to what the federation registered: actors, objects,
  * collections, inboxes, WebFinger and NodeInfo.  Implements
- * `Federation.fetch()`.
+ * `Federation.fetch()`, once its arguments are checked.
  * @param host The federation.
- * @param request The request.
+ * @param ctx The request's context (the request, since 0.4.0).
  * @param options The context data and the fallbacks.
  * @returns The response.
  * @since 0.2.0
@@ -194,14 +205,10 @@ export async function handleFederationRequest<
   TInboxContext,
 >(
   host: FederationRequestHost<TContextData, TContext, TInboxContext>,
-  request: Request,
+  ctx: TContext,
   options: FederationRequestOptions<TContextData>,
 ): Promise<Response> {
-  if (!(request instanceof Request)) throw new TypeError("fetch() needs a Fetch API Request.");
-  if (typeof options !== "object" || options == null || !("contextData" in options)) {
-    throw new TypeError("fetch() needs options with contextData, e.g. { contextData: undefined }.");
-  }
-  assertKnownOptions(options, FETCH_OPTION_NAMES, { where: "fetch()" });
+  const { request } = ctx;
   const onNotFound = options.onNotFound ?? (() => createNotFoundResponse());
   const onNotAcceptable = options.onNotAcceptable ?? (() => createNotAcceptableResponse());
   const onUnauthorized = options.onUnauthorized ?? (() => unauthorized());
@@ -210,7 +217,6 @@ export async function handleFederationRequest<
   const match = registry.routes.route(url.pathname);
   if (match == null) return await onNotFound(request);
   const { name, values } = match;
-  const ctx = host.createRequestContext(request, options.contextData);
   const method = request.method.toUpperCase();
 
   // The inbox path takes POSTs for the listeners and, with an inbox

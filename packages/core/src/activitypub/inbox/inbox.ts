@@ -4,9 +4,18 @@
 // is run by the listener of its activity's class.  Generic over the
 // context the listeners get: the federation fills in the port.
 import type { DocumentLoader } from "@fedify/vocab";
-import type { UnhandledRun } from "../../processing/dispatcher.ts";
+import type {
+  MessageDispatcher,
+  MessageKindHandler,
+  MessageRun,
+  UnhandledRun,
+} from "../../processing/dispatcher.ts";
+import { neverAborted } from "../../processing/never-aborted.ts";
 import type { Outcome } from "../../processing/outcome.ts";
+import type { MessageProducer } from "../../processing/producer.ts";
 import type { MessageQueue } from "../../queue/message-queue.ts";
+import type { RetryPolicy } from "../../retry/retry-policy.ts";
+import { createFederationMessageHandler } from "../message-kinds.ts";
 import type { DocumentLoadBudget } from "../network/document-budget.ts";
 import { handleInboxMessage, type InboxListenerRegistry } from "./listeners.ts";
 import type { InboxMessage } from "./message.ts";
@@ -33,20 +42,14 @@ export interface InboxPort<TContextData, TContext> {
    * @param signal The run's signal.
    */
   createContext(message: InboxMessage, contextData: TContextData, signal: AbortSignal): TContext;
-  /**
-   * Hands a message to the producer.
-   * @param queue The inbox queue.
-   * @param message The message.
-   * @param contextData The context data, for starting the workers.
-   */
-  enqueue(queue: MessageQueue, message: InboxMessage, contextData: TContextData): Promise<void>;
-  /**
-   * Hands a message to the dispatcher now, the caller retrying.
-   * @param message The message.
-   * @param contextData The context data.
-   * @returns The outcome.
-   */
-  dispatchNow(message: InboxMessage, contextData: TContextData): Promise<Outcome>;
+  /** The one path messages take into queues. */
+  readonly producer: Pick<MessageProducer<TContextData>, "produce">;
+  /** Decides what becomes of a message run now. */
+  readonly dispatcher: Pick<MessageDispatcher<TContextData>, "dispatch">;
+  /** The inbox retry policy (`inboxRetryPolicy`). */
+  readonly retryPolicy: () => RetryPolicy;
+  /** An inbox message's time limit in milliseconds (`inboxTimeout`), or `null`. */
+  readonly timeoutMs: () => number | null;
 }
 
 /**
@@ -81,12 +84,29 @@ export class Inbox<TContextData, TContext extends { readonly signal: AbortSignal
     contextData: TContextData,
     options: { readonly immediate?: boolean } = {},
   ): Promise<Outcome | undefined> {
-    const { queue } = this.#port;
+    const { queue, producer, dispatcher } = this.#port;
     if (queue != null && !options.immediate) {
-      await this.#port.enqueue(queue, message, contextData);
+      await producer.produce(queue, [message], {}, { start: { contextData } });
       return undefined;
     }
-    return await this.#port.dispatchNow(message, contextData);
+    return await dispatcher.dispatch(message, { contextData, signal: neverAborted() }, {
+      callerRetries: true,
+    });
+  }
+
+  /**
+   * The dispatcher's handler of inbox messages: checks them and runs them
+   * through {@link run}, with the inbox retry policy, time limit and queue.
+   * @returns The handler.
+   */
+  handler(): MessageKindHandler<TContextData, InboxMessage> {
+    const port = this.#port;
+    return createFederationMessageHandler<TContextData, "inbox">("inbox", {
+      run: (message, run) => this.run(message, run),
+      retryPolicy: port.retryPolicy,
+      timeout: port.timeoutMs,
+      queue: () => port.queue,
+    });
   }
 
   /**
@@ -96,10 +116,7 @@ export class Inbox<TContextData, TContext extends { readonly signal: AbortSignal
    * @param run The context data and the run's signal.
    * @returns Nothing, or an `UnhandledRun` when no listener handles it.
    */
-  run(
-    message: InboxMessage,
-    run: { readonly contextData: TContextData; readonly signal: AbortSignal },
-  ): Promise<void | UnhandledRun> {
+  run(message: InboxMessage, run: MessageRun<TContextData>): Promise<void | UnhandledRun> {
     const { registry, documentLoader, budget } = this.#port;
     const ctx = this.#port.createContext(message, run.contextData, run.signal);
     return handleInboxMessage(message, ctx, registry, documentLoader, budget);
