@@ -71,15 +71,18 @@ const STAGES: [stage: string, test: (url: string, fn: string) => boolean][] = [
   ["handler call", (_url, fn) => fn === "benchHandler"],
   ["validate", (url, fn) => fn === "benchValidate" || url.includes("/tasks/validation")],
   ["decode", (url) => url.includes("/tasks/codec/") || url.includes("/devalue/")],
-  ["cancellation check", (url) => url.includes("/tasks/cancellation")],
+  [
+    "cancellation check",
+    (url) => url.includes("/operator/cancellation/markers"),
+  ],
   // The scheduler's timer lists the key-value store once a second; with a
   // MemoryKvStore that holds every status record, that walk is not per task.
-  ["schedules (timer)", (url) => url.includes("/tasks/schedule/")],
+  ["schedules (timer)", (url) => url.includes("/operator/schedules/")],
   [
     "records",
     (url) =>
-      url.includes("/tasks/status") || url.includes("/operator/records/") ||
-      url.includes("/operator/status/") || url.includes("/federation/task-status") ||
+      url.includes("/operator/records/") || url.includes("/operator/status/") ||
+      url.includes("/federation/task-status") ||
       url.includes("/kv/"),
   ],
   [

@@ -8,7 +8,8 @@
 //
 // Usage: node scripts/test.ts [--only deno|node|bun|workerd] [--skip-checks]
 //                             [--skip-setup] [--filter <test name pattern>]
-//                             [path…]
+//                             [--jobs N] [--one-runtime-at-a-time]
+//                             [--update-timings] [path…]
 //   path…         runs only the test files whose path contains one of these
 //                 (for workerd, those of tests/workerd/suites.ts)
 //   --filter      runs only the tests whose name matches this regular
@@ -16,11 +17,29 @@
 //                 --test-name-pattern, Bun's --test-name-pattern)
 //   --skip-setup  does not run scripts/ensure-services.sh, for those who
 //                 run the services themselves; so does FEDWORK_SKIP_SETUP=1
+//   --jobs N      how many test files each runtime runs at once (default
+//                 DEFAULT_JOBS below, or FEDWORK_TEST_JOBS); 1 runs them one
+//                 after another
+//   --one-runtime-at-a-time
+//                 runs Deno, Node.js, Bun and workerd one after another
+//                 instead of at the same time, each streaming its output
+//   --update-timings
+//                 writes each file's measured time (from Bun's run, in
+//                 Bun's --timings format) to scripts/test-timings.json,
+//                 which orders every runtime's files so the slowest start
+//                 first
+//
+// How it is fast (2 cores): most test files wait on a service, a lease, a
+// TTL or a delay far more than they compute (the backend suites are 72–86%
+// idle), so each runtime runs several files at once, the runtimes run side
+// by side, the checks run side by side, and the slowest files start first
+// so that none is left alone at the end.  Every test isolates what it
+// touches (random namespaces, tables and key prefixes, port 0, temporary
+// folders), so files and runtimes cannot see each other's state.
 import { spawn } from "node:child_process";
-import { mkdir, readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import process from "node:process";
-import { PUBLISHED_PACKAGES } from "./build.ts";
 import { WORKERD_TEST_FILES } from "../tests/workerd/suites.ts";
 
 const root = resolve(import.meta.dirname!, "..");
@@ -42,6 +61,12 @@ const RUNTIMES = ["deno", "node", "bun", "workerd"] as const;
 // is its own and is not compared with theirs.
 const FULL_RUNTIMES: readonly RuntimeName[] = ["deno", "node", "bun"];
 type RuntimeName = typeof RUNTIMES[number];
+/**
+ * Test files each runtime runs at once, chosen by measurement on the 2-core
+ * CI machine (see CONTRIBUTING.md, "How long the suite takes").
+ */
+const DEFAULT_JOBS = 4;
+const TIMINGS_FILE = join(root, "scripts", "test-timings.json");
 
 interface Counts {
   passed: number;
@@ -67,6 +92,9 @@ let skipChecks = false;
 // Any value but "" and "0" skips it.
 let skipSetup = !["", "0"].includes(process.env.FEDWORK_SKIP_SETUP ?? "");
 let namePattern: string | undefined;
+let jobs = Number(process.env.FEDWORK_TEST_JOBS || DEFAULT_JOBS);
+let oneRuntimeAtATime = false;
+let updateTimings = false;
 const filters: string[] = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--only") {
@@ -80,7 +108,13 @@ for (let i = 0; i < args.length; i++) {
     namePattern = args[++i];
     if (namePattern == null || namePattern === "") throw new Error("--filter: give a pattern");
     new RegExp(namePattern); // Fails early on a malformed pattern.
-  } else filters.push(args[i]);
+  } else if (args[i] === "--jobs") jobs = Number(args[++i]);
+  else if (args[i] === "--one-runtime-at-a-time") oneRuntimeAtATime = true;
+  else if (args[i] === "--update-timings") updateTimings = true;
+  else filters.push(args[i]);
+}
+if (!Number.isInteger(jobs) || jobs < 1) {
+  throw new Error(`--jobs (or FEDWORK_TEST_JOBS): give a whole number of files at once, ≥ 1`);
 }
 
 const nodeMajor = Number(process.versions.node.split(".")[0]);
@@ -114,6 +148,13 @@ function run(
     env?: Record<string, string>;
     cwd?: string;
     limitMs?: number;
+    /**
+     * Whether the output goes to this process's as it comes (the default);
+     * steps that run side by side keep theirs (`capture`) to print whole.
+     */
+    stream?: boolean;
+    /** With `stream: false`, a heading under which the output is printed whole at the end. */
+    printWhenDone?: string;
   } = {},
 ): Promise<{ code: number; output: string }> {
   return new Promise((resolvePromise, reject) => {
@@ -140,13 +181,14 @@ function run(
       }
     }, limitMs);
     let output = "";
+    const stream = options.stream ?? true;
     child.stdout.on("data", (chunk: Buffer) => {
-      process.stdout.write(chunk);
-      if (options.capture) output += chunk;
+      if (stream) process.stdout.write(chunk);
+      if (options.capture || !stream) output += chunk;
     });
     child.stderr.on("data", (chunk: Buffer) => {
-      process.stderr.write(chunk);
-      if (options.capture) output += chunk;
+      if (stream) process.stderr.write(chunk);
+      if (options.capture || !stream) output += chunk;
     });
     child.on("error", (error) => {
       clearTimeout(limit);
@@ -154,6 +196,9 @@ function run(
     });
     child.on("close", (code) => {
       clearTimeout(limit);
+      if (!stream && options.printWhenDone != null) {
+        process.stdout.write(`\n=== ${options.printWhenDone}\n${output}\n`);
+      }
       resolvePromise({ code: overLimit ? 1 : code ?? 1, output });
     });
   });
@@ -206,6 +251,20 @@ if (skipSetup) {
   );
 }
 
+/**
+ * Runs `work` on every item, at most `size` at a time, in the items' order.
+ */
+async function inPool<T>(items: readonly T[], size: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await work(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(size, items.length) }, lane));
+}
+
+// Checks that run at once: most are CPU-bound (type checks, packing), so
+// two, one a core.
+const CHECK_JOBS = 2;
 let checksFailed = false;
 if (!skipChecks) {
   const checks: [string, string, string[], string?][] = [
@@ -236,14 +295,12 @@ if (!skipChecks) {
     // list of deliberate differences, scripts/fedify-parity.json, from which
     // the "Coming from Fedify" page's table is generated.
     ["Fedify parity", process.execPath, [join(root, "scripts", "check-fedify-parity.ts")]],
-    // Each package is ready for JSR.  --allow-dirty: the check must not
-    // depend on whether the working tree is committed.
-    ...PUBLISHED_PACKAGES.map((name): [string, string, string[], string] => [
-      `jsr dry run: packages/${name}`,
-      bin("deno"),
-      ["publish", "--dry-run", "--allow-dirty", "--quiet"],
-      join(root, "packages", name),
-    ]),
+    // Every published package is ready for JSR: one dry run from the root
+    // publishes the whole workspace (the test fixture says "publish":
+    // false), which takes a ninth of the time of one run a package.
+    // --allow-dirty: the check must not depend on whether the working tree
+    // is committed.
+    ["jsr dry run", bin("deno"), ["publish", "--dry-run", "--allow-dirty", "--quiet"]],
     // Packed, installed elsewhere and run on all three runtimes.
     ["packaging", process.execPath, [join(root, "scripts", "check-packaging.ts")]],
     // The benchmark harness at its smoke size: every system (Fedwork and its
@@ -265,14 +322,19 @@ if (!skipChecks) {
   if (!skipSetup) {
     checks.unshift(["setup is a no-op when run again", "bash", [ENSURE_SERVICES, "--check"]]);
   }
-  for (const [label, command, commandArgs, cwd] of checks) {
-    console.log(`\n=== ${label}`);
-    const { code } = await run(command, commandArgs, cwd == null ? {} : { cwd });
+  // Side by side, CHECK_JOBS at a time, longest first: each prints its
+  // output whole when it ends, under its name.
+  await inPool(checks, CHECK_JOBS, async ([label, command, commandArgs, cwd]) => {
+    const started = performance.now();
+    const { code, output } = await run(command, commandArgs, { stream: false, cwd });
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(`\n=== ${label} (${seconds} s)`);
+    if (output !== "") process.stdout.write(output.endsWith("\n") ? output : `${output}\n`);
     if (code !== 0) {
       console.error(`${label}: failed`);
       checksFailed = true;
     }
-  }
+  });
 }
 
 // tests/ holds test-only workspaces, such as the Fedify compatibility suite.
@@ -288,6 +350,7 @@ for (const dir of roots) {
 if (filters.length > 0) {
   files = files.filter((f) => filters.some((filter) => f.includes(filter)));
 }
+files = await slowestFirst(files);
 const workerdFiles = filters.length === 0
   ? WORKERD_TEST_FILES
   : WORKERD_TEST_FILES.filter((f) => filters.some((filter) => f.includes(filter)));
@@ -299,15 +362,49 @@ if (only.length === 0) {
   process.exit(1);
 }
 
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The files, those that took longest in the last measured run first (files
+ * not measured yet count as slow, so a new slow file cannot end a run
+ * alone), then by name.
+ */
+async function slowestFirst(list: string[]): Promise<string[]> {
+  let timings: Record<string, number> = {};
+  try {
+    timings = JSON.parse(await readFile(TIMINGS_FILE, "utf8")).files;
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ENOENT") throw error;
+  }
+  const time = (file: string) => timings[file] ?? Number.POSITIVE_INFINITY;
+  return [...list].sort((a, b) => time(b) - time(a) || a.localeCompare(b));
+}
+
+const stream = oneRuntimeAtATime;
+
 async function runDeno(): Promise<Counts> {
   const { output } = await run(bin("deno"), [
     "test",
     "-A",
     "--no-check",
+    ...(jobs > 1 ? ["--parallel"] : []),
     // Deno takes a regular expression between slashes.
     ...(namePattern == null ? [] : ["--filter", `/${namePattern}/`]),
     ...files,
-  ], { capture: true, limitMs: TEST_RUN_LIMIT_MS });
+  ], {
+    capture: true,
+    stream,
+    printWhenDone: "output of the tests on deno",
+    limitMs: TEST_RUN_LIMIT_MS,
+    env: { DENO_JOBS: String(jobs) },
+  });
   const match = output.match(
     /(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?(?: \| (\d+) ignored)?/,
   );
@@ -332,13 +429,19 @@ async function runNode(): Promise<Counts> {
     // waiting until the time limit; Deno and Bun end a file when its tests
     // end.  Leaks still show in Deno's runs.
     "--test-force-exit",
+    `--test-concurrency=${jobs}`,
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
     `--test-reporter=${join(root, "scripts", "node-summary-reporter.ts")}`,
     `--test-reporter-destination=${summaryFile}`,
     ...(namePattern == null ? [] : [`--test-name-pattern=${namePattern}`]),
     ...files,
-  ], { capture: true, limitMs: TEST_RUN_LIMIT_MS });
+  ], {
+    capture: true,
+    stream,
+    printWhenDone: "output of the tests on node",
+    limitMs: TEST_RUN_LIMIT_MS,
+  });
   // The spec reporter's own summary ("ℹ tests N") counts nested steps too,
   // which Deno and Bun count apart or not at all, so the count compared
   // across runtimes is the summary reporter's: top-level tests only.
@@ -367,10 +470,20 @@ async function runBun(): Promise<Counts> {
     bin("bun"),
     [
       "test",
+      ...(jobs > 1 ? [`--parallel=${jobs}`] : []),
+      // Bun's own record of each file's time, which orders all three
+      // runtimes' files (see slowestFirst()).
+      ...(await exists(TIMINGS_FILE) ? ["--timings", TIMINGS_FILE] : []),
+      ...(updateTimings ? ["--update-timings"] : []),
       ...(namePattern == null ? [] : ["--test-name-pattern", namePattern]),
       ...files.map((f) => `./${f}`),
     ],
-    { capture: true, limitMs: TEST_RUN_LIMIT_MS },
+    {
+      capture: true,
+      stream,
+      printWhenDone: "output of the tests on bun",
+      limitMs: TEST_RUN_LIMIT_MS,
+    },
   );
   const count = (word: string) =>
     +(output.match(new RegExp(`^\\s*(\\d+) ${word}$`, "m"))?.[1] ?? 0);
@@ -393,7 +506,12 @@ async function runWorkerd(): Promise<Counts> {
     join(root, "scripts", "workerd-tests.ts"),
     ...(namePattern == null ? [] : ["--filter", namePattern]),
     ...filters,
-  ], { capture: true, limitMs: TEST_RUN_LIMIT_MS });
+  ], {
+    capture: true,
+    stream,
+    printWhenDone: "output of the tests on workerd",
+    limitMs: TEST_RUN_LIMIT_MS,
+  });
   const match = output.match(/^workerd: (\d+) passed, (\d+) failed, (\d+) skipped$/m);
   if (match == null) return { passed: 0, failed: 1, skipped: 0 };
   const counts = { passed: +match[1], failed: +match[2], skipped: +match[3] };
@@ -408,18 +526,33 @@ const runners: Record<RuntimeName, () => Promise<Counts>> = {
   workerd: runWorkerd,
 };
 const results: [RuntimeName, Counts][] = [];
-for (const name of only) {
+const runtimeSeconds: Partial<Record<RuntimeName, string>> = {};
+const runRuntime = async (name: RuntimeName) => {
   const count = (name === "workerd" ? workerdFiles : files).length;
-  console.log(`\n=== tests on ${name} (${count} files)`);
+  const jobsNote = name === "workerd" ? "" : `, ${jobs} at a time`;
+  if (stream) console.log(`\n=== tests on ${name} (${count} files${jobsNote})`);
+  const started = performance.now();
   results.push([name, await runners[name]()]);
+  runtimeSeconds[name] = ((performance.now() - started) / 1000).toFixed(1);
+  if (!stream) console.log(`\n=== tests on ${name}: ended after ${runtimeSeconds[name]} s`);
+};
+if (oneRuntimeAtATime) {
+  for (const name of only) await runRuntime(name);
+} else {
+  console.log(
+    `\n=== tests on ${only.join(", ")} side by side; each prints its output when it ends`,
+  );
+  await Promise.all(only.map(runRuntime));
 }
+results.sort(([a], [b]) => RUNTIMES.indexOf(a) - RUNTIMES.indexOf(b));
 
 console.log("");
 let passed = 0;
 let failed = 0;
 for (const [name, counts] of results) {
   console.log(
-    `${name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`,
+    `${name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped ` +
+      `(${runtimeSeconds[name]} s)`,
   );
   passed += counts.passed;
   failed += counts.failed;

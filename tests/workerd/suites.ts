@@ -48,8 +48,8 @@ export const WORKERD_TEST_FILES: readonly string[] = [
   "packages/core/src/tasks/routing.test.ts",
   "packages/core/src/tasks/enqueue.test.ts",
   "packages/core/src/tasks/handler.test.ts",
-  "packages/core/src/tasks/cancellation.test.ts",
-  "packages/core/src/tasks/schedule/schedule.test.ts",
+  "packages/core/src/operator/cancellation/markers.test.ts",
+  "packages/core/src/operator/schedules/schedule.test.ts",
   // The processing pipeline: one outcome per message, the producer, time
   // limits (timers inside a request, which Workers allow).
   "packages/core/src/processing/dispatcher.test.ts",

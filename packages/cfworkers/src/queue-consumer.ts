@@ -124,7 +124,7 @@ export async function processQueueBatch<TContextData>(
     try {
       await federation.processQueuedMessage(
         options.contextData,
-        message.body as Parameters<typeof federation.processQueuedMessage>[1],
+        message.body,
         deliveryCountOf(message),
       );
       message.ack();

@@ -12,6 +12,7 @@ export * from "./kv/mod.ts";
 export * from "./pubsub/mod.ts";
 export * from "./retry/mod.ts";
 export {
+  type ErrorDescription,
   type GetThroughputOptions,
   HandlerTimeoutError,
   type MessageCancelledEvent,
@@ -50,6 +51,25 @@ export {
   type WatchBatchOptions,
 } from "./operator/batches/mod.ts";
 export * from "./tasks/mod.ts";
+export type {
+  FailedDeliveryInfo,
+  FailedMessageInfo,
+  FailedTaskReason,
+  ListTaskRecordsOptions,
+  TaskRecord,
+  TaskRecordError,
+  TaskRecordKind,
+  TaskRecordPage,
+} from "./operator/records/mod.ts";
+export type { TaskSchedule, TaskScheduleTiming } from "./operator/schedules/mod.ts";
+export {
+  isTerminalTaskState,
+  type TaskProgress,
+  type TaskState,
+  type TaskStatus,
+  type TaskUpdate,
+  TERMINAL_TASK_STATES,
+} from "./operator/status/mod.ts";
 export type {
   WorkerCounts,
   WorkerEvent,

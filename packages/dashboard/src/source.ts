@@ -28,7 +28,10 @@ export interface DashboardTaskUpdate {
       readonly data?: unknown;
       readonly at: Date;
     };
-    readonly error?: string;
+    /** The last error's name and message (a string before 0.4.0). */
+    readonly error?: { readonly name: string; readonly message: string };
+    /** Why the task was dropped or cancelled, if a reason was given. */
+    readonly reason?: string;
     readonly updatedAt: Date;
   };
 }

@@ -104,7 +104,17 @@ async function serializeUpdate(update: DashboardTaskUpdate): Promise<unknown> {
       ? progress.percent
       : null,
     data: progress?.data === undefined ? null : await toDisplayText(progress.data, 0),
-    error: status?.error == null ? null : String(status.error),
+    error: errorText(status),
     updatedAt: status?.updatedAt instanceof Date ? status.updatedAt.toISOString() : null,
   };
+}
+
+/**
+ * The error line of an update: the error's name and message, or, for a
+ * task dropped without an error, why it was dropped.
+ */
+function errorText(status: DashboardTaskUpdate["status"] | undefined): string | null {
+  const error = status?.error;
+  if (error != null) return `${String(error.name)}: ${String(error.message)}`;
+  return status?.state === "dropped" && status.reason != null ? String(status.reason) : null;
 }

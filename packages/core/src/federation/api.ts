@@ -10,7 +10,6 @@ import type { BatchStatusOperations } from "../operator/batches/types.ts";
 import type { WebhookOperations } from "../operator/webhooks/mod.ts";
 import type { Context, RequestContext } from "./context-api.ts";
 import type { Federatable } from "./federatable-api.ts";
-import type { Message } from "./message.ts";
 import type { QueueMonitoring } from "../operator/monitoring/mod.ts";
 import type { FederationStartQueueOptions, WorkerInfo } from "../operator/workers/mod.ts";
 
@@ -113,7 +112,10 @@ export interface Federation<TContextData>
    * For queue adapters that deliver messages themselves (e.g. push-based
    * platforms).  A retry is enqueued into the message kind's queue.
    * @param contextData The application data.
-   * @param message The message, as it was enqueued.
+   * @param message The message, as the queue handed it out (typed
+   *                `unknown` since 0.4.0: it is read as input from
+   *                outside, and one that is not a Fedwork message is
+   *                dropped and logged).
    * @param options How many times the platform handed it out (since
    *                0.4.0).
    * @throws {RetryNotStoredError} When the message failed and its retry
@@ -123,7 +125,7 @@ export interface Federation<TContextData>
    */
   processQueuedMessage(
     contextData: TContextData,
-    message: Message,
+    message: unknown,
     options?: ProcessQueuedMessageOptions,
   ): Promise<void>;
 
@@ -142,7 +144,7 @@ export interface Federation<TContextData>
    */
   processQueuedTask(
     contextData: TContextData,
-    message: Message,
+    message: unknown,
     options?: ProcessQueuedMessageOptions,
   ): Promise<void>;
 

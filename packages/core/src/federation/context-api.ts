@@ -557,13 +557,6 @@ export type ParseUriResult =
   | { readonly type: "nodeinfo" };
 
 /**
- * A context for one incoming request: what the actor, object and
- * collection dispatchers, the NodeInfo dispatcher and the authorization
- * predicates get.
- * @typeParam TContextData The type of the application data.
- * @since 0.2.0
- */
-/**
  * Options for `ctx.getActor()`, as in Fedify.
  * @since 0.3.0
  */
@@ -593,6 +586,13 @@ export interface GetSignedKeyOptions {
   tracerProvider?: TracerProvider;
 }
 
+/**
+ * A context for one incoming request: what the actor, object and
+ * collection dispatchers, the NodeInfo dispatcher and the authorization
+ * predicates get.
+ * @typeParam TContextData The type of the application data.
+ * @since 0.2.0
+ */
 export interface RequestContext<TContextData> extends Context<TContextData> {
   /** The request. */
   readonly request: Request;

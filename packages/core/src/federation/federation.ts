@@ -53,11 +53,11 @@ import { createFederationMessageHandler } from "../activitypub/message-kinds.ts"
 import { TaskContextImpl } from "./task-context.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { TaskResultValue } from "../tasks/result.ts";
-import type { TaskStatus, TaskUpdate } from "../tasks/status.ts";
+import type { TaskStatus, TaskUpdate } from "../operator/status/store.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
-import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
-import type { TaskSchedule } from "../tasks/schedule/mod.ts";
+import type { ListTaskRecordsOptions, TaskRecordPage } from "../operator/records/record-store.ts";
+import type { TaskSchedule } from "../operator/schedules/mod.ts";
 import type { CountFailedTasksOptions, FailedTaskDetails } from "../operator/records/mod.ts";
 import { TaskStatusTracker } from "../operator/status/mod.ts";
 import { TaskEnqueuer } from "../tasks/enqueuer.ts";
@@ -446,7 +446,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   async processQueuedMessage(
     contextData: TContextData,
-    message: Message,
+    message: unknown,
     options: ProcessQueuedMessageOptions = {},
   ): Promise<void> {
     const deliveryCount = checkDeliveryCount(options?.deliveryCount, "processQueuedMessage()");
@@ -459,7 +459,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   processQueuedTask(
     contextData: TContextData,
-    message: Message,
+    message: unknown,
     options?: ProcessQueuedMessageOptions,
   ): Promise<void> {
     return this.processQueuedMessage(contextData, message, options);

@@ -57,9 +57,6 @@ export {
   type FederationStartQueueOptions,
   type ProcessQueuedMessageOptions,
 } from "./federation.ts";
-export type { BaseMessage, Message, MessageType } from "./message.ts";
-export type { InboxMessage } from "../activitypub/inbox/message.ts";
-export type { FanoutInbox, FanoutMessage, OutboxMessage } from "../activitypub/outbox/messages.ts";
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationHostHealthOptions } from "../operator/host-health/options.ts";
 export type { FanoutDeliveriesOptions } from "../activitypub/outbox/fanout.ts";

@@ -4,6 +4,8 @@ import type { KvKey } from "../kv/kv-store.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import { FederationOptionError } from "./errors.ts";
+import { UnknownOptionError } from "../options/known-options.ts";
+import { FEDIFY_ONLY_OPTION_HINTS } from "../options/federation-option-names.ts";
 import { createFederation, type FederationImpl } from "./federation.ts";
 import type { DocumentLoaderFactoryOptions } from "./option-forms.ts";
 import { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
@@ -12,6 +14,15 @@ function invalid(options: unknown, option: string, messageIncludes: string): voi
   const error = assertThrows(
     () => createFederation(options as FederationOptions<void>),
     FederationOptionError,
+    messageIncludes,
+  );
+  assertEquals(error.option, option);
+}
+
+function unknown(options: unknown, option: string, messageIncludes: string): void {
+  const error = assertThrows(
+    () => createFederation(options as FederationOptions<void>),
+    UnknownOptionError,
     messageIncludes,
   );
   assertEquals(error.option, option);
@@ -154,7 +165,7 @@ test("createFederation() builds its document loader with documentLoaderFactory",
 });
 
 test("createFederation() refuses contextLoaderFactory, naming documentLoaderFactory", () => {
-  invalid(
+  unknown(
     { kv: new MemoryKvStore(), contextLoaderFactory: () => () => Promise.reject() },
     "contextLoaderFactory",
     "documentLoaderFactory",
@@ -163,20 +174,27 @@ test("createFederation() refuses contextLoaderFactory, naming documentLoaderFact
 
 test("createFederation() refuses an unknown option, suggesting the nearest name", () => {
   const kv = new MemoryKvStore();
-  invalid({ kv, queues: new InProcessMessageQueue() }, "queues", "did you mean queue?");
-  invalid({ kv, userAgnet: "MyApp/1.0" }, "userAgnet", "did you mean userAgent?");
-  invalid({ kv, documentloader: () => {} }, "documentloader", "did you mean documentLoader?");
+  unknown({ kv, queues: new InProcessMessageQueue() }, "queues", "did you mean queue?");
+  unknown({ kv, userAgnet: "MyApp/1.0" }, "userAgnet", "did you mean userAgent?");
+  unknown({ kv, documentloader: () => {} }, "documentloader", "did you mean documentLoader?");
   const error = assertThrows(
     () => createFederation({ kv, frobnicate: true } as FederationOptions<void>),
-    FederationOptionError,
+    UnknownOptionError,
     "Unknown option frobnicate",
   );
   assertEquals(error.message.includes("did you mean"), false);
   // Fedify's options that Fedwork lacks get advice rather than a guess.
-  invalid({ kv, onOutboxError: () => {} }, "onOutboxError", 'federation.on("failed"');
-  invalid({ kv, circuitBreaker: {} }, "circuitBreaker", "Fedify's");
+  unknown({ kv, onOutboxError: () => {} }, "onOutboxError", 'federation.on("failed"');
+  unknown({ kv, circuitBreaker: {} }, "circuitBreaker", "Fedify's");
   // An option set to undefined is absent.
   createFederation({ kv, circuitBreaker: undefined } as FederationOptions<void>);
+});
+
+test("every Fedify-only hint names an option createFederation() does not take", () => {
+  // A hint for an option Fedwork supports is never given: the name is known.
+  for (const name of Object.keys(FEDIFY_ONLY_OPTION_HINTS)) {
+    unknown({ kv: new MemoryKvStore(), [name]: {} }, name, "one of Fedify's");
+  }
 });
 
 test("createFederation() hands its KvStore a Temporal.Duration as every TTL", async () => {
@@ -205,7 +223,7 @@ test("createFederation() checks remoteRequests, naming the limit and suggesting 
   const kv = new MemoryKvStore();
   assertThrows(
     () => createFederation({ kv, remoteRequests: { timout: { seconds: 5 } } as never }),
-    FederationOptionError,
+    UnknownOptionError,
     "did you mean remoteRequests.timeout?",
   );
   assertThrows(
@@ -234,7 +252,7 @@ test("createFederation() checks proofMaxAge, a duration or false", () => {
   const kv = new MemoryKvStore();
   invalid({ kv, proofMaxAge: "a week" }, "proofMaxAge", "proofMaxAge option must be a duration");
   invalid({ kv, proofMaxAge: { days: -1 } }, "proofMaxAge", "must not be negative");
-  invalid({ kv, proofMaxAges: { days: 1 } }, "proofMaxAges", "proofMaxAge");
+  unknown({ kv, proofMaxAges: { days: 1 } }, "proofMaxAges", "did you mean proofMaxAge?");
   createFederation({ kv, proofMaxAge: false });
   createFederation({ kv, proofMaxAge: { days: 30 } });
 });

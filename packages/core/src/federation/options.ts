@@ -26,7 +26,8 @@ import {
   type ResolvedFanoutDeliveries,
   resolveFanoutDeliveries,
 } from "../activitypub/outbox/fanout.ts";
-import { assertKnownOptions } from "../options/federation-option-names.ts";
+import { assertKnownOptions } from "../options/known-options.ts";
+import { FEDIFY_ONLY_OPTION_HINTS } from "../options/federation-option-names.ts";
 import {
   DEFAULT_USER_AGENT,
   type DocumentLoaderFactory,
@@ -404,7 +405,7 @@ export function resolveFederationOptions<TContextData>(
   if (typeof options !== "object" || options == null) {
     throw new FederationOptionError("options", "The federation options must be an object.");
   }
-  assertKnownOptions(options, Object.keys(OPTION_NAMES));
+  assertKnownOptions(options, Object.keys(OPTION_NAMES), { hints: FEDIFY_ONLY_OPTION_HINTS });
   const { kv } = options;
   if (kv == null) {
     throw new FederationOptionError("kv", "The kv option is required: pass a KvStore.");

@@ -164,7 +164,7 @@ test("a failed task's status keeps the error and the last progress", async () =>
   assertEquals(states.at(-1), "failed");
   const status = await federation.getTaskStatus(result.messageId);
   assertEquals(status?.state, "failed");
-  assertEquals(status?.error, "Error: disk full");
+  assertEquals(status?.error, { name: "Error", message: "disk full" });
   assertEquals(status?.progress?.percent, 30);
   assertEquals(status?.progress?.data, { step: "download" });
 });

@@ -12,13 +12,13 @@ import type { MessageProducer } from "../processing/producer.ts";
 import type { QueueRole } from "../processing/queue-roles.ts";
 import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
-import { TaskCancellations } from "../tasks/cancellation.ts";
+import { TaskCancellations } from "./cancellation/markers.ts";
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
-import type { ListTaskRecordsOptions, TaskRecordPage } from "../tasks/failed-store.ts";
+import type { ListTaskRecordsOptions, TaskRecordPage } from "./records/record-store.ts";
 import type { TaskStore } from "../tasks/registry.ts";
 import { taskQueueOf, type TaskQueueRoutingOptions } from "../tasks/routing.ts";
-import type { TaskSchedule } from "../tasks/schedule/mod.ts";
+import type { TaskSchedule } from "./schedules/mod.ts";
 import { FederationBatches } from "./batches/batches.ts";
 import type { BatchStatus, WatchBatchOptions } from "./batches/types.ts";
 import {

@@ -5,7 +5,7 @@ import { createFederation } from "../federation/federation.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import { UnknownOptionError } from "../options/known-options.ts";
 import type { GetThroughputOptions } from "../processing/throughput.ts";
-import type { ListTaskRecordsOptions } from "../tasks/failed-store.ts";
+import type { ListTaskRecordsOptions } from "./records/record-store.ts";
 import type { CountFailedTasksOptions } from "./records/mod.ts";
 import type { WatchTaskOptions } from "./status/mod.ts";
 

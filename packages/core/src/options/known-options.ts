@@ -38,6 +38,16 @@ export interface KnownOptionsContext {
    * SqliteMessageQueue()"`, named in the message.  None by default.
    */
   readonly where?: string;
+  /**
+   * Advice for names another library takes that these options do not
+   * (Fedify's `createFederation()` options, say), by name: such a name
+   * gets the advice (`Unknown option name: advice`) instead of a "did you
+   * mean" guess.  Only names at the
+   * top of the options object (without a prefix) are looked up.  None by
+   * default.
+   * @since 0.4.0
+   */
+  readonly hints?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -57,7 +67,8 @@ export function findUnknownOption(options: object, known: readonly string[]): st
 
 /**
  * The message for an unknown option: `Unknown option priority of
- * enqueueTask(); did you mean …? The options are delay, ….`
+ * enqueueTask(); did you mean …? The options are delay, ….`, or the
+ * context's hint for a name of another library's.
  * @param name The unknown name, without prefix.
  * @param known The known option names.
  * @param context The prefix and the function's name.
@@ -70,6 +81,11 @@ export function unknownOptionMessage(
   context: KnownOptionsContext = {},
 ): string {
   const prefix = context.prefix ?? "";
+  if (prefix === "" && context.hints != null && Object.hasOwn(context.hints, name)) {
+    return `Unknown option ${name}` +
+      (context.where == null ? "" : ` of ${context.where}`) +
+      `: ${context.hints[name]}`;
+  }
   const suggestion = closestName(name, known);
   const list = known.length === 0
     ? " It takes no options."
@@ -82,7 +98,9 @@ export function unknownOptionMessage(
 
 /**
  * Throws an {@link UnknownOptionError} for the first option that is not in
- * `known`, naming it and suggesting the nearest known name for a typo.
+ * `known`, naming it and suggesting the nearest known name for a typo (or
+ * giving the context's hint for a name another library takes).  Every
+ * options check in Fedwork, the federation's included, goes through it.
  * Options whose value is `undefined` count as absent, so that spreading an
  * optional setting never fails.  A value that is not an object (`null`, a
  * primitive) has no names to check and passes; checking the values is the

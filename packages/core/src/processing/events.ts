@@ -121,10 +121,6 @@ export interface MessageDroppedEvent extends MessageEventBase {
 }
 
 /**
- * Any lifecycle event.  Exactly one fires per attempt of a message.
- * @since 0.2.0
- */
-/**
  * A task was cancelled (`cancelTask()`): a worker took it off its queue
  * without running it, or its handler ended after its signal aborted.  It
  * is not retried.
@@ -139,6 +135,10 @@ export interface MessageCancelledEvent extends MessageEventBase {
   readonly started: boolean;
 }
 
+/**
+ * Any lifecycle event.  Exactly one fires per attempt of a message.
+ * @since 0.2.0
+ */
 export type MessageEvent =
   | MessageCompletedEvent
   | MessageUnhandledEvent

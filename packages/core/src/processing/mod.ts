@@ -17,6 +17,13 @@ export {
 } from "./dispatcher.ts";
 export { type BaseMessage, isBaseMessage } from "./envelope.ts";
 export {
+  describeError,
+  type DescribeErrorOptions,
+  type ErrorDescription,
+  MAX_ERROR_MESSAGE_LENGTH,
+  readErrorDescription,
+} from "./error-description.ts";
+export {
   HandlerTimeoutError,
   MalformedMessageError,
   PermanentError,

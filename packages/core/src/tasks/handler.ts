@@ -8,7 +8,7 @@ import type { MessageEventListener, MessageEventType } from "../processing/event
 import type { MessageQueue } from "../queue/message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
-import type { TaskCancelWatch } from "./cancellation.ts";
+import type { TaskCancelWatch } from "./cancel-watch.ts";
 import { decodePayloadNow } from "./codec/decode.ts";
 import { resolveLimits } from "./codec/limits.ts";
 import type { RegisteredTask } from "./definition.ts";

@@ -13,17 +13,6 @@ export type {
   TaskEventListeners,
   TaskOptions,
 } from "./definition.ts";
-export type {
-  FailedDeliveryInfo,
-  FailedMessageInfo,
-  FailedTaskReason,
-  ListTaskRecordsOptions,
-  TaskRecord,
-  TaskRecordError,
-  TaskRecordKind,
-  TaskRecordPage,
-} from "./failed-store.ts";
-export type { TaskSchedule, TaskScheduleTiming } from "./schedule/mod.ts";
 export {
   FailedTaskNotFoundError,
   TaskCancelledError,
@@ -36,7 +25,6 @@ export {
   TaskQueueNotConfiguredError,
   TaskValidationError,
 } from "./errors.ts";
-export type { TaskMessage, TaskMessageDeduplication } from "./message.ts";
 export type { TaskRunInfo } from "./run-info.ts";
 export {
   MAX_TASK_PROGRESS_DATA_BYTES,
@@ -48,11 +36,3 @@ export {
   type TaskResultOmission,
   type TaskResultValue,
 } from "./result.ts";
-export {
-  isTerminalTaskState,
-  type TaskProgress,
-  type TaskState,
-  type TaskStatus,
-  type TaskUpdate,
-  TERMINAL_TASK_STATES,
-} from "./status.ts";

@@ -19,7 +19,7 @@ import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import type { WebhookPayload } from "../operator/webhooks/types.ts";
 import { verifyWebhookRequest } from "../operator/webhooks/verify.ts";
 import { TaskDefinitionError } from "./errors.ts";
-import type { TaskStatus } from "./status.ts";
+import type { TaskStatus } from "../operator/status/store.ts";
 
 const base = new URL("https://example.com/");
 const secret = "webhook-test-secret-0123456789";

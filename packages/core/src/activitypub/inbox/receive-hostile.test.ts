@@ -20,6 +20,7 @@ import type { HttpSignatureSpec } from "../signatures/spec.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import type { MessageQueue } from "../../queue/message-queue.ts";
 import { FederationOptionError } from "../../federation/errors.ts";
+import { UnknownOptionError } from "../../options/known-options.ts";
 import { createFederation } from "../../federation/federation.ts";
 import {
   follow,
@@ -382,7 +383,7 @@ test("the inboxMaxBytes option is checked when the federation is created", () =>
   }
   assertThrows(
     () => createFederation({ kv: new MemoryKvStore(), inboxMaxByte: 512 } as never),
-    FederationOptionError,
+    UnknownOptionError,
     "did you mean inboxMaxBytes?",
   );
 });

@@ -12,7 +12,7 @@ import {
 import { positiveDurationOption, positiveIntegerOption } from "../../options/value-options.ts";
 import type { DurationInput } from "../../time/duration.ts";
 import { FederationOptionError } from "../../options/federation-option-error.ts";
-import { assertKnownOptions } from "../../options/federation-option-names.ts";
+import { assertKnownOptions, UnknownOptionError } from "../../options/known-options.ts";
 
 /**
  * The `remoteDocuments` option of a federation: what every document another
@@ -72,7 +72,7 @@ export function resolveRemoteDocumentOptions(
       assertKnownOptions(options, [
         ...BUDGET_NAMES,
         ...Object.keys(DEFAULT_DOCUMENT_COMPLEXITY_LIMITS),
-      ], "remoteDocuments.");
+      ], { prefix: "remoteDocuments." });
     }
     const resolved = resolveDocumentComplexityLimits(limits, "remoteDocuments");
     return {
@@ -92,7 +92,7 @@ export function resolveRemoteDocumentOptions(
       },
     };
   } catch (error) {
-    if (error instanceof FederationOptionError) throw error;
+    if (error instanceof FederationOptionError || error instanceof UnknownOptionError) throw error;
     const name = /The (remoteDocuments\.\w+) option/.exec((error as Error).message)?.[1];
     throw new FederationOptionError(name ?? "remoteDocuments", (error as Error).message);
   }

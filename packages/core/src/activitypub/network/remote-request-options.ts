@@ -7,7 +7,7 @@ import {
 import { positiveDurationOption } from "../../options/value-options.ts";
 import type { DurationInput } from "../../time/duration.ts";
 import { FederationOptionError } from "../../options/federation-option-error.ts";
-import { assertKnownOptions } from "../../options/federation-option-names.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
 
 /**
  * The `remoteRequests` option of a federation: the limits every request it
@@ -58,7 +58,7 @@ export function resolveRemoteRequestOptions(
       "The remoteRequests option must be an object such as { timeout: { seconds: 10 } }.",
     );
   }
-  assertKnownOptions(options, Object.keys(NAMES), "remoteRequests.");
+  assertKnownOptions(options, Object.keys(NAMES), { prefix: "remoteRequests." });
   let limits: ResolvedRemoteRequestLimits;
   try {
     limits = resolveRemoteRequestLimits(options, {}, "remoteRequests.");

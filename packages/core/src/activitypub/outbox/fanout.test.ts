@@ -11,6 +11,7 @@ import { Create, Note } from "@fedify/vocab";
 import type { OutboxMessage } from "./messages.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { FederationOptionError } from "../../options/federation-option-error.ts";
+import { UnknownOptionError } from "../../options/known-options.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
 import { fanOutDirectly, resolveFanoutDeliveries } from "./fanout.ts";
 import { createFederation, type Federation } from "../../federation/federation.ts";
@@ -124,7 +125,12 @@ test("resolveFanoutDeliveries() checks each value and the budget against the fan
   refused({ concurrency: 1.5 }, "fanoutDeliveries.concurrency", "got 1.5");
   refused({ concurrency: 4, budget: { seconds: -1 } }, "fanoutDeliveries.budget", "budget");
   refused({ concurrency: 4, budget: { minutes: 2 } }, "fanoutDeliveries.budget", "outboxTimeout");
-  refused({ concurency: 4 }, "fanoutDeliveries.concurency", "concurrency");
+  const unknown = assertThrows(
+    () => resolveFanoutDeliveries({ concurency: 4 } as never, 120_000, 15_000),
+    UnknownOptionError,
+    "did you mean fanoutDeliveries.concurrency?",
+  );
+  assertEquals(unknown.option, "fanoutDeliveries.concurency");
   refused(8, "fanoutDeliveries", "must be an object");
 });
 

@@ -3,7 +3,7 @@
 // make within a time budget itself, a few at once, and the rest into the
 // queue (the fanoutDeliveries option).
 import type { OutboxMessage } from "./messages.ts";
-import { assertKnownOptions } from "../../options/federation-option-names.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
 import { positiveDurationOption, positiveIntegerOption } from "../../options/value-options.ts";
 import type { DurationInput } from "../../time/duration.ts";
 import {
@@ -88,7 +88,7 @@ export function resolveFanoutDeliveries(
       "The fanoutDeliveries option must be an object such as { concurrency: 8 } or false.",
     );
   }
-  assertKnownOptions(option, ["concurrency", "budget"], "fanoutDeliveries.");
+  assertKnownOptions(option, ["concurrency", "budget"], { prefix: "fanoutDeliveries." });
   const concurrency = checkFederationOption("fanoutDeliveries.concurrency", () => {
     if (option.concurrency === undefined) {
       throw new RangeError("The fanoutDeliveries.concurrency option is required.");

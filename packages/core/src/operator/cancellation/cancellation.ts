@@ -1,7 +1,7 @@
 import { getLogger } from "@logtape/logtape";
 import { assertKnownOptions } from "../../options/known-options.ts";
-import { cancellationMarkerTtl, type TaskCancellations } from "../../tasks/cancellation.ts";
-import { isTerminalTaskState, type TaskState } from "../../tasks/status.ts";
+import { cancellationMarkerTtl, type TaskCancellations } from "./markers.ts";
+import { isTerminalTaskState, type TaskState } from "../status/store.ts";
 import type { TaskStatusTracker } from "../status/mod.ts";
 
 const logger = getLogger(["fedwork", "task"]);

@@ -215,11 +215,21 @@ test("a delivery failing again while its host's deliveries are released is parke
     await within(parkedAgain.promise, "the released delivery to be parked again");
     postsFail = false;
     await waitUntil(() => delivered === 1, { what: "the activity to be delivered" });
-    await waitUntil(async () => (await federation.getHostHealth(host))?.healthy === true, {
-      what: "the host to be healthy",
-    });
+    // Once nothing is queued that could still move it.
+    await waitUntil(
+      async () =>
+        changes.length >= 4 && changes.at(-1) === true &&
+        (await inner.getDepth()).queued === 0 &&
+        (await federation.getHostHealth(host))?.healthy === true,
+      { what: () => `the queue to drain and the host to be healthy; changes ${changes}` },
+    );
   });
-  assertEquals(changes, [false, true, false, true]);
+  // Down, back, down again with the re-parked delivery, back.  On a loaded
+  // machine an answer of 503 read just before a recovery may be counted
+  // after it and take the host down once more (see the first test), so
+  // further changes may follow; they still alternate and end healthy.
+  assertEquals(changes.slice(0, 4), [false, true, false, true]);
+  changes.forEach((healthy, i) => assertEquals(healthy, i % 2 === 1, `changes ${changes}`));
   assertEquals((await federation.getHostHealth(host))?.parkedDeliveries, 0);
 });
 

@@ -228,8 +228,12 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
     // The time first, for the retention the probes enforce.
     const parkingId = `${Date.now()}.${message.id}.${crypto.randomUUID()}`;
     // The store drops a parking well past the retention only if no probe
-    // ran to fail it properly (a lost probe on an in-memory queue).
-    await this.#store.park(host, parkingId, message, parkedRetentionMs + 2 * maxProbeDelayMs);
+    // ran to fail it properly (a lost probe on an in-memory queue).  Never
+    // sooner than a quarter of an hour past it: a probe merely late (a busy
+    // worker, short test delays) must still find the parking to fail it, or
+    // the delivery would vanish without a failed record.
+    const lostProbeMarginMs = Math.max(2 * maxProbeDelayMs, 15 * 60_000);
+    await this.#store.park(host, parkingId, message, parkedRetentionMs + lostProbeMarginMs);
     logger.debug("Parked the delivery {messageId} to the unhealthy host {host}.", {
       messageId: message.id,
       host,

@@ -8,7 +8,7 @@ import {
   FederationOptionError,
 } from "../../options/federation-option-error.ts";
 import { positiveDurationOption, positiveIntegerOption } from "../../options/value-options.ts";
-import { assertKnownOptions } from "../../options/federation-option-names.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
 
 /**
  * Remote-server health for delivery (the `hostHealth` option): after
@@ -137,7 +137,7 @@ export function resolveHostHealthOptions(
       "The hostHealth option must be an object (e.g. {} for the defaults) or false.",
     );
   }
-  assertKnownOptions(options, HOST_HEALTH_OPTION_NAMES, "hostHealth.");
+  assertKnownOptions(options, HOST_HEALTH_OPTION_NAMES, { prefix: "hostHealth." });
   const failureThreshold = positiveInteger("failureThreshold", options.failureThreshold, 10);
   const initialProbeDelayMs = positiveDuration("initialProbeDelay", options.initialProbeDelay, {
     minutes: 1,

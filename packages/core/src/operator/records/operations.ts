@@ -32,14 +32,14 @@ import {
   type TaskRecordKind,
   type TaskRecordPage,
   TaskRecordStore,
-} from "../../tasks/failed-store.ts";
+} from "./record-store.ts";
 import type { MessageQueue } from "../../queue/message-queue.ts";
 import { PoisonMessageError } from "../../processing/errors.ts";
 import { isTaskMessage } from "../../tasks/handler.ts";
 import type { TaskMessage } from "../../tasks/message.ts";
 import type { TaskStore } from "../../tasks/registry.ts";
 import { resolveTaskQueue, type TaskQueueRoutingOptions } from "../../tasks/routing.ts";
-import type { TaskSchedule } from "../../tasks/schedule/mod.ts";
+import type { TaskSchedule } from "../schedules/store.ts";
 import { validateTaskPayload } from "../../tasks/validation.ts";
 import type { TaskScheduleOptions } from "../schedules/mod.ts";
 import type { TaskStatusTracker } from "../status/mod.ts";

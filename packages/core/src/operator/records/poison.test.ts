@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { InboxMessage } from "../../activitypub/inbox/message.ts";
 import { createFederation, type Federation } from "../../federation/federation.ts";
 import { FederationOptionError } from "../../federation/errors.ts";
+import { UnknownOptionError } from "../../options/known-options.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import type {
   MessageQueue,
@@ -188,7 +189,7 @@ test("maxDeliveries is checked when the federation and the task are defined", ()
   assertThrows(
     // @ts-expect-error: a misspelt option.
     () => createFederation<void>({ kv: new MemoryKvStore(), maxDelivery: 3 }),
-    FederationOptionError,
+    UnknownOptionError,
     "did you mean maxDeliveries?",
   );
   const federation = createFederation<void>({ kv: new MemoryKvStore() });

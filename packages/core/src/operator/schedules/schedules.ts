@@ -1,7 +1,7 @@
 // Recurring tasks as operators see them: scheduleTask(), unscheduleTask(),
 // listSchedules(), and the scheduler loop that enqueues each tick through
-// the task enqueuer.  The schedule store and the timing rules live in
-// tasks/schedule/.
+// the task enqueuer.  The schedule store, the scheduler loop and the
+// timing rules sit beside it (store.ts, scheduler.ts, timing.ts).
 import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
 import { encodeTaskPayload } from "../../tasks/codec/mod.ts";
@@ -14,15 +14,14 @@ import { defaultTaskPriority } from "../../tasks/enqueue.ts";
 import { resolveTaskQueue, type TaskQueueRoutingOptions } from "../../tasks/routing.ts";
 import {
   listStoredSchedules,
-  resolveTiming,
   saveSchedule,
   scheduleKey,
   type StoredSchedule,
   type TaskSchedule,
-  TaskScheduler,
-  type TaskScheduleTiming,
   toTaskSchedule,
-} from "../../tasks/schedule/mod.ts";
+} from "./store.ts";
+import { TaskScheduler } from "./scheduler.ts";
+import { resolveTiming, type TaskScheduleTiming } from "./timing.ts";
 import { validateTaskPayload } from "../../tasks/validation.ts";
 
 const logger = getLogger(["fedwork", "task"]);

@@ -11,3 +11,14 @@ export {
   TaskStatusTracker,
   type WatchTaskOptions,
 } from "./tracker.ts";
+export {
+  decodeTaskUpdate,
+  encodeTaskUpdate,
+  isTerminalTaskState,
+  type TaskProgress,
+  type TaskState,
+  type TaskStatus,
+  TaskStatusStore,
+  type TaskUpdate,
+  TERMINAL_TASK_STATES,
+} from "./store.ts";

@@ -15,8 +15,9 @@ import {
   type TaskStatus,
   TaskStatusStore,
   type TaskUpdate,
-} from "../../tasks/status.ts";
+} from "./store.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
+import { describeError } from "../../processing/error-description.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -395,8 +396,6 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if (slot != null && event.type !== "retrying") slot.running = undefined;
     const error = "error" in event && event.error !== undefined
       ? describeError(event.error)
-      : event.type === "dropped"
-      ? event.reason
       : undefined;
     const state: TaskState = event.type;
     const result = state === "completed" ? taskResultOf(message) : undefined;
@@ -417,7 +416,9 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if (error != null) status.error = error;
     if (result?.result !== undefined) status.result = result.result;
     if (result?.omitted != null) status.resultOmitted = result.omitted;
-    if (event.type === "cancelled" && event.reason != null) status.reason = event.reason;
+    if ((event.type === "cancelled" || event.type === "dropped") && event.reason != null) {
+      status.reason = event.reason;
+    }
     const written = this.#write(status, "state", 0, slot);
     return this.#writesInFlight > MAX_WRITES_IN_FLIGHT ? written : undefined;
   };
@@ -709,12 +710,4 @@ function checkSignal(options: WatchTaskOptions, method: string): void {
   if (options.signal != null && !(options.signal instanceof AbortSignal)) {
     throw new TypeError(`The signal option of ${method}() must be an AbortSignal.`);
   }
-}
-
-/** The longest error text kept in a status record (and sent with it). */
-const MAX_ERROR_LENGTH = 1000;
-
-function describeError(error: unknown): string {
-  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
 }

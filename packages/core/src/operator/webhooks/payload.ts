@@ -1,4 +1,5 @@
 import { httpStatusOf } from "../../activitypub/outbox/errors.ts";
+import { describeError } from "../../processing/error-description.ts";
 import type { OutboxMessage } from "../../activitypub/outbox/messages.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import type { MessageEvent, MessageFailedEvent } from "../../processing/events.ts";
@@ -49,16 +50,6 @@ export function webhookPayloadOfEvent(
     webhookId,
     task,
   };
-}
-
-/**
- * Summarizes an error as a name and a message, never its stack.
- * @param error Anything thrown.
- * @returns The name and message.
- */
-export function describeError(error: unknown): { name: string; message: string } {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: "Error", message: String(error) };
 }
 
 /**

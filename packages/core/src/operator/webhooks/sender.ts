@@ -111,6 +111,10 @@ export class WebhookSender {
       return;
     }
     const { failure, permanent } = sent;
+    // Stopped by its worker (a shutdown, a time limit) rather than refused
+    // by the receiver: that says nothing of the receiver, so it neither
+    // counts against the webhook nor disables it; the task runs again.
+    if (ctx.task.signal?.aborted === true) throw failure;
     const threshold = this.#options.disableAfterFailures;
     let disabledNow = false;
     const now = Date.now();

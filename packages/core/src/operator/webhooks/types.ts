@@ -1,3 +1,4 @@
+import type { ErrorDescription } from "../../processing/error-description.ts";
 import type { DurationInput } from "../../time/duration.ts";
 
 /**
@@ -220,8 +221,11 @@ export interface WebhookTaskInfo {
     readonly activityType: string;
     readonly statusCode?: number;
   };
-  /** The error's name and message, for `failed` and `dropped`. */
-  readonly error?: { readonly name: string; readonly message: string };
+  /**
+   * The error's name and message, for `failed` and `dropped`: the shape
+   * of a task record's and a status record's error, without the stack.
+   */
+  readonly error?: ErrorDescription;
   /** The progress reported, for `progress`. */
   readonly progress?: { readonly percent?: number; readonly data?: unknown };
   /**

@@ -105,6 +105,38 @@ test("a loopback receiver verifies the signed completed and failed events of tas
   assertEquals(server.requests.length, 2);
 });
 
+test("one failure reads the same in its failed record, its status record and its webhook", async () => {
+  const received: WebhookPayload[] = [];
+  await using server = await startTestServer(async (request) => {
+    received.push(await verifyWebhookRequest(request, { secret, toleranceSeconds: 60 }));
+    return new Response(null, { status: 204 });
+  });
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue, { failedTaskRetention: { days: 1 } });
+  const long = "the image is corrupt: " + "x".repeat(2_000);
+  const explode = federation.defineTask("explode", {
+    schema: z.object({}),
+    handler: () => {
+      throw new PermanentError(long);
+    },
+  });
+  await federation.addWebhook({ url: new URL("/hooks", server.url), events: ["failed"], secret });
+  await withWorkers(federation, async () => {
+    const enqueued = await federation.createContext(base, undefined).enqueueTask(explode, {});
+    const id = enqueued.status === "enqueued" ? enqueued.messageId : "";
+    await waitUntil(() => received.length >= 1, { what: "the failed event" });
+    const status = await federation.getTaskStatus(id);
+    const { records } = await federation.listFailedTasks();
+    const expected = { name: "PermanentError", message: `${long.slice(0, 999)}…` };
+    assertEquals(received[0].task.error, expected);
+    assertEquals(status?.error, expected);
+    const { stack, ...recorded } = records[0].error!;
+    assertEquals(recorded, expected);
+    // Only the record, which stays in the operator's own store, keeps it.
+    assert(stack?.includes("PermanentError"));
+  });
+});
+
 test("progress reports reach the webhooks that ask for them, signed like the rest", async () => {
   const received: WebhookPayload[] = [];
   await using server = await startTestServer(async (request) => {
@@ -301,4 +333,33 @@ test("webhook requests to private addresses are refused unless allowPrivateAddre
   assertEquals(record.reason, "permanent");
   assert(record.error?.message.includes("allowPrivateAddress"), record.error?.message);
   assertEquals(server.requests.length, 0);
+});
+
+test("a webhook request cut short by its worker stopping counts no failure against the webhook", async () => {
+  const arrived = deferred();
+  const answer = deferred();
+  await using server = await startTestServer(async () => {
+    arrived.resolve();
+    await answer.promise;
+    return new Response(null, { status: 204 });
+  });
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue, { webhooks: { disableAfterFailures: 1 } });
+  const job = federation.defineTask("job", { schema: z.object({}), handler: () => {} });
+  await federation.addWebhook({
+    url: new URL("/hooks", server.url),
+    events: ["completed"],
+    secret,
+  });
+  await withWorkers(federation, async () => {
+    await federation.createContext(base, undefined).enqueueTask(job, {});
+    await within(arrived.promise, "the webhook request");
+  });
+  answer.resolve();
+  const [webhook] = await federation.listWebhooks();
+  assertEquals([webhook.enabled, webhook.consecutiveFailures, webhook.lastFailureAt], [
+    true,
+    0,
+    undefined,
+  ]);
 });

@@ -1,4 +1,5 @@
 import { TaskPayloadEncodingError } from "../errors.ts";
+import { describeError } from "../../processing/error-description.ts";
 
 // Where a value that cannot be encoded sits, and how that is reported.  The
 // encoder records no path while it works: a failure collects its path on
@@ -28,17 +29,21 @@ export function at(error: unknown, segment: string): EncodeFailure {
   const failure = error instanceof EncodeFailure ? error : new EncodeFailure(
     error instanceof RangeError && /call stack/i.test(error.message)
       ? "the payload nests too deeply for the stack; lower maxDepth."
-      : `reading it threw ${describeError(error)}`,
+      : `reading it threw ${errorSentence(error)}`,
     error,
   );
   failure.segments.push(segment);
   return failure;
 }
 
-/** Describes an error thrown by application code, for a message. */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message.replace(/\.?$/, ".")}`;
-  return `${String(error)}.`;
+/**
+ * An error thrown by application code as the end of a sentence of an
+ * encoding error's message (`TypeError: boom.`): its name and message as
+ * {@link describeError} writes them down everywhere else.
+ */
+export function errorSentence(error: unknown): string {
+  const { name, message } = describeError(error);
+  return error instanceof Error ? `${name}: ${message.replace(/\.?$/, ".")}` : `${message}.`;
 }
 
 /**

@@ -4,9 +4,9 @@ import { classify } from "./classify.ts";
 import {
   arrayIndex,
   at,
-  describeError,
   describeKey,
   EncodeFailure,
+  errorSentence,
   formatKey,
   pathTo,
   toEncodingError,
@@ -448,7 +448,7 @@ class Encoder {
       } catch (error) {
         throw new TaskPayloadEncodingError(
           pathTo(root, slot.object, this.#maxDepth),
-          `the ${slot.className} object could not be turned into JSON-LD: ${describeError(error)}`,
+          `the ${slot.className} object could not be turned into JSON-LD: ${errorSentence(error)}`,
           { cause: error },
         );
       }

@@ -1,7 +1,12 @@
-import type { KvKey, KvStore } from "../kv/kv-store.ts";
-import type { TaskMessage } from "./message.ts";
-import { assertKnownOptions } from "../options/known-options.ts";
-import { positiveIntegerOption } from "../options/value-options.ts";
+import type { KvKey, KvStore } from "../../kv/kv-store.ts";
+import type { TaskMessage } from "../../tasks/message.ts";
+import {
+  describeError,
+  type ErrorDescription,
+  readErrorDescription,
+} from "../../processing/error-description.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
+import { positiveIntegerOption } from "../../options/value-options.ts";
 
 /**
  * The name failed deliveries are kept under in the failed-task store (their
@@ -82,7 +87,7 @@ export interface FailedDeliveryInfo {
 
 /**
  * A delivery that failed for good, as the failed-task store keeps it.
- * Internal: what `FederationOperations` passes to
+ * Internal: what `TaskRecords` passes to
  * {@link TaskRecordStore.recordFailedDelivery}.
  * @since 0.3.0
  */
@@ -101,17 +106,12 @@ export interface FailedDeliveryInput extends FailedDeliveryInfo {
 
 /**
  * The error a finished task record keeps: what is needed to understand a
- * failure days later, as plain strings.
+ * failure days later, as plain strings.  The same shape as the error of a
+ * status record and of a webhook payload ({@link ErrorDescription}), with
+ * the stack kept.
  * @since 0.2.0
  */
-export interface TaskRecordError {
-  /** The error's `name`, e.g. `"TypeError"`. */
-  readonly name: string;
-  /** The error's message. */
-  readonly message: string;
-  /** The stack trace, when the error had one. */
-  readonly stack?: string;
-}
+export type TaskRecordError = ErrorDescription;
 
 /**
  * A task that finished and was kept: failed for good (the failed-task
@@ -312,7 +312,7 @@ export class TaskRecordStore {
     if (retentionMs <= 0) return;
     await this.#kv.set(
       recordKey("failed", message.id),
-      toStored(message, "failed", { reason, error: describeError(error) }),
+      toStored(message, "failed", { reason, error: describeError(error, { stack: true }) }),
       { ttl: { milliseconds: retentionMs } },
     );
   }
@@ -337,7 +337,7 @@ export class TaskRecordStore {
       taskName: FAILED_DELIVERY_NAME,
       status: "failed",
       reason,
-      error: describeError(error),
+      error: describeError(error, { stack: true }),
       attempts: delivery.attempt + 1,
       enqueuedAt: Number.isNaN(started) ? 0 : started,
       finishedAt: Date.now(),
@@ -396,7 +396,7 @@ export class TaskRecordStore {
       taskName: FAILED_MESSAGE_NAMES[message.type],
       status: "failed",
       reason,
-      error: describeError(error),
+      error: describeError(error, { stack: true }),
       attempts: message.attempt + 1,
       enqueuedAt: Number.isNaN(started) ? 0 : started,
       finishedAt: Date.now(),
@@ -549,13 +549,14 @@ function toStored(
 }
 
 function fromStored(stored: StoredRecord): TaskRecord {
+  const error = readErrorDescription(stored.error);
   return {
     id: stored.id,
     kind: stored.kind ?? "task",
     taskName: stored.taskName,
     status: stored.status,
     ...(stored.reason == null ? {} : { reason: stored.reason }),
-    ...(stored.error == null ? {} : { error: stored.error }),
+    ...(error == null ? {} : { error }),
     attempts: stored.attempts,
     enqueuedAt: new Date(stored.enqueuedAt),
     finishedAt: new Date(stored.finishedAt),
@@ -610,21 +611,4 @@ function parseCursor(cursor: string): Pick<StoredRecord, "finishedAt" | "id"> {
     );
   }
   return { finishedAt: Number(match[1]), id: match[2] };
-}
-
-/**
- * Describes an error as plain strings.
- * @param error Anything thrown.
- * @returns Its name, message and stack.
- * @since 0.2.0
- */
-export function describeError(error: unknown): TaskRecordError {
-  if (error instanceof Error) {
-    return {
-      name: error.name,
-      message: error.message,
-      ...(typeof error.stack === "string" ? { stack: error.stack } : {}),
-    };
-  }
-  return { name: typeof error, message: String(error) };
 }

@@ -2,15 +2,20 @@
 // store, which a worker reads before it runs a task (a queued task is never
 // run), and a request on the pub/sub transport, which aborts the task's
 // signal in whichever process runs it right now.
-import { type InFlightHandle, InFlightList } from "../processing/in-flight-list.ts";
+import { type InFlightHandle, InFlightList } from "../../processing/in-flight-list.ts";
 import { getLogger } from "@logtape/logtape";
 import type { Temporal } from "@js-temporal/polyfill";
-import type { KvKey, KvStore } from "../kv/kv-store.ts";
-import { isInMemoryKvStore, type MemoryKvStore, readInMemoryNow } from "../kv/memory-kv-store.ts";
-import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
-import type { PubSub } from "../pubsub/pubsub.ts";
-import { toTemporalDuration } from "../time/duration.ts";
-import { TaskCancelledError } from "./errors.ts";
+import type { KvKey, KvStore } from "../../kv/kv-store.ts";
+import {
+  isInMemoryKvStore,
+  type MemoryKvStore,
+  readInMemoryNow,
+} from "../../kv/memory-kv-store.ts";
+import { MicrotaskBatcher } from "../../kv/microtask-batcher.ts";
+import type { PubSub } from "../../pubsub/pubsub.ts";
+import { toTemporalDuration } from "../../time/duration.ts";
+import { TaskCancelledError } from "../../tasks/errors.ts";
+import type { TaskCancelWatch } from "../../tasks/cancel-watch.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -20,33 +25,6 @@ const logger = getLogger(["fedwork", "task"]);
  * @since 0.3.0
  */
 export const TASK_CANCEL_TOPIC = "fedwork:task-cancel";
-
-/**
- * One run of a task, watched for its cancellation.  Internal.
- * @since 0.3.0
- */
-export interface TaskCancelWatch {
-  /**
-   * The run's signal: aborts when the worker's does, or (with a
-   * `TaskCancelledError`) when the task is cancelled.
-   */
-  readonly signal: AbortSignal;
-  /** Whether the task was cancelled (not merely its worker stopping). */
-  readonly cancelled: boolean;
-  /** The reason given to `cancelTask()`, if any. */
-  readonly reason: string | undefined;
-  /**
-   * Settles once the run's cancellation marker has been read (never
-   * rejects): from then on, `cancelled` says whether the task was cancelled
-   * before this run began.  The read is under way while the run decodes
-   * and validates its payload; the handler must not start before this
-   * settles.  `undefined` when the marker was read at once (a
-   * `MemoryKvStore`): there is nothing to wait for.
-   */
-  readonly checked: Promise<void> | undefined;
-  /** Stops watching: the run ended. */
-  end(): void;
-}
 
 /** A cancellation marker as stored. */
 interface StoredCancellation {

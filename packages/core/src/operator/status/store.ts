@@ -1,8 +1,13 @@
-import type { KvKey, KvStore, KvStoreSetManyEntry, KvStoreSetOptions } from "../kv/kv-store.ts";
-import { isInMemoryKvStore, type MemoryKvStore, writeInMemoryNow } from "../kv/memory-kv-store.ts";
-import { MicrotaskBatcher } from "../kv/microtask-batcher.ts";
-import { toTemporalDuration } from "../time/duration.ts";
-import type { TaskResultOmission } from "./result.ts";
+import type { KvKey, KvStore, KvStoreSetManyEntry, KvStoreSetOptions } from "../../kv/kv-store.ts";
+import {
+  isInMemoryKvStore,
+  type MemoryKvStore,
+  writeInMemoryNow,
+} from "../../kv/memory-kv-store.ts";
+import { MicrotaskBatcher } from "../../kv/microtask-batcher.ts";
+import { toTemporalDuration } from "../../time/duration.ts";
+import type { TaskResultOmission } from "../../tasks/result.ts";
+import { type ErrorDescription, readErrorDescription } from "../../processing/error-description.ts";
 
 /**
  * Where a task is: `queued` (enqueued, not yet taken), `running`,
@@ -71,8 +76,13 @@ export interface TaskStatus<TResult = unknown> {
   readonly attempt: number;
   /** The last progress reported, kept across attempts and states. */
   readonly progress?: TaskProgress;
-  /** The last error, for `retrying`, `failed` and `dropped`. */
-  readonly error?: string;
+  /**
+   * The last error, for `retrying`, `failed` and `dropped` (when an error
+   * caused the drop): its name and message, the shape of a task record's
+   * error and of a webhook's, without the stack.  A string
+   * (`"Name: message"`) before 0.4.0; such records read as this shape.
+   */
+  readonly error?: ErrorDescription;
   /**
    * What the handler returned, for `completed` (a JSON copy); absent when
    * it returned nothing or its result was not kept.
@@ -87,7 +97,9 @@ export interface TaskStatus<TResult = unknown> {
    */
   readonly resultOmitted?: TaskResultOmission;
   /**
-   * The reason given to `cancelTask()`, for `cancelled`, if one was given.
+   * The reason given to `cancelTask()`, for `cancelled`, if one was given;
+   * why the task was dropped, for `dropped` (since 0.4.0; before, the
+   * reason was the record's `error`).
    * @since 0.3.0
    */
   readonly reason?: string;
@@ -117,7 +129,7 @@ interface StoredTaskStatus {
   readonly state: TaskState;
   readonly attempt: number;
   readonly progress?: { readonly percent?: number; readonly data?: unknown; readonly at: string };
-  readonly error?: string;
+  readonly error?: ErrorDescription;
   readonly result?: unknown;
   readonly resultOmitted?: TaskResultOmission;
   readonly reason?: string;
@@ -165,7 +177,10 @@ function toStored(status: TaskStatus): StoredTaskStatus {
   };
   const { progress } = status;
   if (progress != null) stored.progress = { ...progress, at: progress.at.toISOString() };
-  if (status.error !== undefined) stored.error = status.error;
+  // A copy, so that the record (handed over to a MemoryKvStore uncopied)
+  // shares no object with the status its caller keeps or publishes; only
+  // failures pay for it.
+  if (status.error !== undefined) stored.error = { ...status.error };
   if (status.result !== undefined) stored.result = status.result;
   if (status.resultOmitted !== undefined) stored.resultOmitted = status.resultOmitted;
   if (status.reason !== undefined) stored.reason = status.reason;
@@ -188,6 +203,7 @@ function fromStored(value: unknown): TaskStatus | undefined {
     return undefined;
   }
   const p = v.progress as StoredTaskStatus["progress"] | undefined;
+  const error = readErrorDescription(v.error);
   return {
     id: v.id,
     name: v.name,
@@ -200,7 +216,7 @@ function fromStored(value: unknown): TaskStatus | undefined {
         at: new Date(p.at),
       },
     }),
-    ...(typeof v.error === "string" ? { error: v.error } : {}),
+    ...(error === undefined ? {} : { error }),
     ...(v.result === undefined ? {} : { result: v.result }),
     ...(isOmission(v.resultOmitted) ? { resultOmitted: v.resultOmitted } : {}),
     ...(typeof v.reason === "string" ? { reason: v.reason } : {}),

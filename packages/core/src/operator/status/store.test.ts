@@ -1,7 +1,7 @@
 import { assertEquals, assertRejects, test } from "@fedify/fixture";
-import type { KvKey, KvStoreSetManyEntry, KvStoreSetOptions } from "../kv/kv-store.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { decodeTaskUpdate, encodeTaskUpdate, type TaskStatus, TaskStatusStore } from "./status.ts";
+import type { KvKey, KvStoreSetManyEntry, KvStoreSetOptions } from "../../kv/kv-store.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { decodeTaskUpdate, encodeTaskUpdate, type TaskStatus, TaskStatusStore } from "./store.ts";
 
 /** A store that counts its writes, one by one and batched. */
 class CountingKvStore extends MemoryKvStore {
@@ -78,9 +78,34 @@ test("TaskStatusStore keeps a MemoryKvStore record apart from the result and pro
   assertEquals(read?.result, { sizes: [1, 2] });
   assertEquals(read?.progress?.data, { step: "resize" });
   // A record of primitives alone reads back field for field.
-  const plain = { ...status("b", "failed"), error: "Error: boom", reason: "exhausted" };
+  const plain = {
+    ...status("b", "failed"),
+    error: { name: "Error", message: "boom" },
+    reason: "exhausted",
+  };
   store.write(plain, 60_000);
   assertEquals(await store.get("b"), plain);
+});
+
+test("TaskStatusStore reads a record written before 0.4.0, whose error was one string", async () => {
+  const kv = new MemoryKvStore();
+  const store = new TaskStatusStore(kv);
+  const old = (id: string, error: string) => ({
+    id,
+    name: "import",
+    state: "failed",
+    attempt: 2,
+    error,
+    updatedAt: new Date(0).toISOString(),
+  });
+  await kv.set(["fedwork", "task-status", "a"], old("a", "TypeError: disk full: /tmp"));
+  await kv.set(["fedwork", "task-status", "b"], old("b", "not a Fedwork message"));
+  assertEquals((await store.get("a"))?.error, { name: "TypeError", message: "disk full: /tmp" });
+  assertEquals((await store.get("b"))?.error, { name: "Error", message: "not a Fedwork message" });
+  const update = decodeTaskUpdate(
+    JSON.stringify({ id: "a", kind: "state", status: old("a", "RangeError: too big") }),
+  );
+  assertEquals(update?.status.error, { name: "RangeError", message: "too big" });
 });
 
 test("TaskStatusStore rejects each write of a batch that setMany() failed", async () => {

@@ -1,19 +1,23 @@
 import { assert, assertEquals, test } from "@fedify/fixture";
 import { trace } from "@opentelemetry/api";
-import type { Context } from "../federation/context-api.ts";
-import type { KvKey } from "../kv/kv-store.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { MessageDispatcher } from "../processing/dispatcher.ts";
-import { MessageEventHub } from "../processing/events.ts";
-import { getFedworkTracer } from "../processing/tracing.ts";
-import { InProcessPubSub } from "../pubsub/in-process-pubsub.ts";
-import { type LeasedMessage, type LeaseEngine, runLeaseListener } from "../queue/lease-listener.ts";
-import { createExponentialBackoffPolicy } from "../retry/exponential-backoff.ts";
-import { cancellationMarkerTtl, TaskCancellations } from "./cancellation.ts";
-import { encodeTaskPayload } from "./codec/mod.ts";
-import { createTaskMessageHandler } from "./handler.ts";
-import type { TaskMessage } from "./message.ts";
-import { TaskStore } from "./registry.ts";
+import type { Context } from "../../federation/context-api.ts";
+import type { KvKey } from "../../kv/kv-store.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { MessageDispatcher } from "../../processing/dispatcher.ts";
+import { MessageEventHub } from "../../processing/events.ts";
+import { getFedworkTracer } from "../../processing/tracing.ts";
+import { InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
+import {
+  type LeasedMessage,
+  type LeaseEngine,
+  runLeaseListener,
+} from "../../queue/lease-listener.ts";
+import { createExponentialBackoffPolicy } from "../../retry/exponential-backoff.ts";
+import { cancellationMarkerTtl, TaskCancellations } from "./markers.ts";
+import { encodeTaskPayload } from "../../tasks/codec/mod.ts";
+import { createTaskMessageHandler } from "../../tasks/handler.ts";
+import type { TaskMessage } from "../../tasks/message.ts";
+import { TaskStore } from "../../tasks/registry.ts";
 
 /** A store whose reads wait until `release()` is called. */
 class HeldReadsKvStore extends MemoryKvStore {
