@@ -8,7 +8,7 @@ import {
   MemoryKvStore,
 } from "@fedify/fedify";
 import { type DocumentLoaderFactoryOptions, getDocumentLoader } from "@fedify/vocab-runtime";
-import { createFederation, DEFAULT_USER_AGENT, FederationOptionError } from "@fedwork/core";
+import { createFederation, DEFAULT_USER_AGENT, UnknownOptionError } from "@fedwork/core";
 
 /**
  * The options whose meaning is the same in both.  (Not the retry policies:
@@ -58,7 +58,7 @@ test("A Fedify app's contextLoaderFactory is refused, naming documentLoaderFacto
   };
   const error = assertThrows(
     () => createFederation<void>(options),
-    FederationOptionError,
+    UnknownOptionError,
     "documentLoaderFactory",
   );
   assertEquals(error.option, "contextLoaderFactory");
@@ -71,7 +71,7 @@ test("A Fedify option Fedwork lacks is refused with advice", () => {
   };
   const error = assertThrows(
     () => createFederation<void>(options),
-    FederationOptionError,
+    UnknownOptionError,
     'federation.on("failed"',
   );
   assertEquals(error.option, "onOutboxError");

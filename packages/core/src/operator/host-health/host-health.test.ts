@@ -165,7 +165,12 @@ test("workers failing on one host at once mark it unhealthy once and recover it 
       what: () => `every activity to be delivered; got ${delivered.size}`,
     });
   });
-  assertEquals(changes, [false, true]);
+  // Six workers failing at once change the host once, and its recovery
+  // once: never two changes alike in a row.  (A 502 read just before the
+  // recovery may still be counted after it on a loaded machine, see the
+  // first test, and take the host down again: a later change, not a double.)
+  assertEquals(changes.slice(0, 2), [false, true]);
+  changes.forEach((healthy, i) => assertEquals(healthy, i % 2 === 1, `changes ${changes}`));
 });
 
 test("a delivery failing again while its host's deliveries are released is parked again and delivered later", async () => {
