@@ -8,12 +8,10 @@ import type { TaskStatusOperations } from "../operator/status/mod.ts";
 import type { TaskCancelOperations } from "../operator/cancellation/mod.ts";
 import type { BatchStatusOperations } from "../operator/batches/types.ts";
 import type { WebhookOperations } from "../operator/webhooks/mod.ts";
-import type { DurationInput } from "../time/duration.ts";
 import type { Context, RequestContext } from "./context-api.ts";
 import type { Federatable } from "./federatable-api.ts";
 import type { QueueMonitoring } from "../operator/monitoring/mod.ts";
-import type { QueueRole } from "../processing/queue-roles.ts";
-import type { WorkerEvent, WorkerInfo, WorkerPresenceOptions } from "../operator/workers/mod.ts";
+import type { FederationStartQueueOptions, WorkerInfo } from "../operator/workers/mod.ts";
 
 /**
  * Options for {@link Federation.processQueuedMessage}: what the platform
@@ -32,65 +30,7 @@ export interface ProcessQueuedMessageOptions {
   readonly deliveryCount?: number;
 }
 
-/**
- * Options for {@link Federation.startQueue}.
- * @since 0.1.0
- */
-export interface FederationStartQueueOptions {
-  /** Stops the workers; `startQueue()` resolves once they have stopped. */
-  readonly signal?: AbortSignal;
-  /**
-   * Start only the worker for this role.  All roles by default.  `"task"`
-   * also listens to the queues tasks declared with
-   * `defineTask(name, { queue })`.  A queue shared with other roles is
-   * listened to once and its messages of every type are processed, so no
-   * message is left unhandled.
-   */
-  readonly queue?: QueueRole;
-  /**
-   * How long to wait, once `signal` aborts, for running handlers to finish
-   * before `startQueue()` resolves anyway.  Handlers still running then are
-   * logged by message id; durable queues hand their messages out again
-   * after the lease.
-   * @default `{ seconds: 30 }`
-   * @since 0.2.0
-   */
-  readonly shutdownTimeout?: DurationInput;
-  /**
-   * What this worker can do, e.g. `["gpu", "ffmpeg"]`: besides tasks that
-   * need nothing, it runs the tasks whose `capabilities` (see
-   * `defineTask()`) are all listed here, and leaves the others queued for a
-   * capable worker.  None by default: such a worker runs only tasks without
-   * capabilities.
-   * @since 0.2.0
-   */
-  readonly capabilities?: readonly string[];
-  /**
-   * How this worker registers in the key–value store, for
-   * `listWorkers()`: its heartbeat interval (15 seconds by default; one
-   * store write per interval, never per message), after how many missed
-   * heartbeats it is shown offline (3), and how long an offline worker
-   * stays listed (1 hour).  `false` keeps it unlisted.  Needs a store
-   * with `list()` to be seen.
-   * @since 0.3.0
-   */
-  readonly presence?: WorkerPresenceOptions | false;
-  /**
-   * Called with this worker's lifecycle events: `ready` (registered and
-   * listening), `stopping` (its signal aborted) and `error` (a queue's
-   * listener stopped with an error, or its heartbeat could not be
-   * written).  A listener that throws is logged.
-   * @example
-   * ```ts ignore
-   * await federation.startQueue(undefined, {
-   *   signal,
-   *   onWorkerEvent: (event) => console.log(event.type, event.worker.id, event.error),
-   * });
-   * ```
-   * @since 0.3.0
-   */
-  readonly onWorkerEvent?: (event: WorkerEvent) => void;
-}
+export type { FederationStartQueueOptions };
 
 /**
  * An ActivityPub federation: registrations (from {@link Federatable}), the

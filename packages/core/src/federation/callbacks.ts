@@ -2,12 +2,13 @@ import type { Activity, Actor, Object as APObject, Recipient, Tombstone } from "
 import type { NodeInfo } from "../activitypub/nodeinfo/document.ts";
 import type { WebFingerLink } from "../activitypub/webfinger/handler.ts";
 import type { PageItems } from "../activitypub/collections/build.ts";
-import type { SignatureFailureReason } from "../activitypub/signatures/verification.ts";
+import type { UnverifiedActivityReason } from "../activitypub/inbox/unverified.ts";
+import type { OutboxPermanentFailure } from "../activitypub/outbox/delivery.ts";
 import type { Context } from "./context-api.ts";
 import type { InboxContext } from "./context-api.ts";
 import type { RequestContext } from "./context-api.ts";
 
-export type { PageItems };
+export type { OutboxPermanentFailure, PageItems, UnverifiedActivityReason };
 
 /**
  * Returns the actor with the given identifier, a `Tombstone` for an actor
@@ -222,36 +223,6 @@ export type InboxErrorHandler<TContextData> = (
 ) => void | Promise<void>;
 
 /**
- * Why an inbox refused an activity's signature, as told to an
- * {@link UnverifiedActivityHandler}.  `type` takes Fedify's three values:
- * `"noSignature"` (the request is not signed), `"keyFetchError"` (the key
- * it names could not be fetched) and `"invalidSignature"` (anything else:
- * a malformed or expired signature, a wrong digest, a signature that does
- * not verify).  `detail` is Fedwork's finer reason, `message` the reason
- * for people and logs.  Unlike Fedify's, a `"keyFetchError"` carries no
- * `result` (the fetch's status or error): the key fetcher logs it.
- * @since 0.3.0
- */
-export type UnverifiedActivityReason =
-  | {
-    readonly type: "noSignature";
-    readonly detail: "noSignature";
-    readonly message: string;
-  }
-  | {
-    readonly type: "keyFetchError";
-    readonly detail: "keyNotFound";
-    readonly keyId: URL;
-    readonly message: string;
-  }
-  | {
-    readonly type: "invalidSignature";
-    readonly detail: Exclude<SignatureFailureReason, "noSignature" | "bodyTooLarge">;
-    readonly keyId?: URL;
-    readonly message: string;
-  };
-
-/**
  * Sees an activity that an inbox received with a missing or failing HTTP
  * signature, before the inbox refuses it.  Return a `Response` to answer
  * with it instead of the default 401 (e.g. 202 for a `Delete` of an actor
@@ -304,24 +275,6 @@ export type WebFingerLinksDispatcher<TContextData> = (
   ctx: RequestContext<TContextData>,
   resource: URL,
 ) => readonly WebFingerLink[] | Promise<readonly WebFingerLink[]>;
-
-/**
- * What {@link OutboxPermanentFailureHandler} is told about a delivery that
- * will never succeed.
- * @since 0.2.0
- */
-export interface OutboxPermanentFailure {
-  /** The inbox that refused the activity for good. */
-  readonly inbox: URL;
-  /** The activity. */
-  readonly activity: Activity;
-  /** The error the delivery failed with. */
-  readonly error: Error;
-  /** The status the inbox answered (one of `permanentFailureStatusCodes`). */
-  readonly statusCode: number;
-  /** The recipients reached through that inbox, e.g. followers to remove. */
-  readonly actorIds: readonly URL[];
-}
 
 /**
  * Called once when a delivery fails for good: the inbox answered one of

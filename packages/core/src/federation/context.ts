@@ -21,7 +21,7 @@ import {
 } from "../activitypub/webfinger/lookup.ts";
 import { getNodeInfo, type GetNodeInfoOptions } from "../activitypub/nodeinfo/lookup.ts";
 import type { InboxMessage } from "../activitypub/inbox/message.ts";
-import { type RouteActivityOptions, verifyRoutedActivity } from "../activitypub/inbox/route.ts";
+import { routeActivity, type RouteActivityOptions } from "../activitypub/inbox/route.ts";
 import type { PublicKeyFetcher } from "../activitypub/signatures/key-cache.ts";
 import { assertKnownOptions } from "../options/known-options.ts";
 import type { Outcome } from "../processing/outcome.ts";
@@ -29,15 +29,15 @@ import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { RouteNotRegisteredError } from "./errors.ts";
-import { claimReceivedActivity, receivedActivityKey } from "./inbox-handler.ts";
-import { describeName } from "./collection-registration.ts";
-import { parseCollectionUri } from "./collections.ts";
+import { describeName } from "../activitypub/collections/register.ts";
+import { customCollectionOf } from "../activitypub/collections/routes.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./api.ts";
 import type { Context, InboxContext, ParseUriResult } from "./context-api.ts";
 import type { FederationRegistry, ObjectClass } from "./registry-api.ts";
 import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import { type ActivityTransport, sendActivity } from "../activitypub/outbox/send-activity.ts";
 import {
   checkTaskEnqueueOptions,
   type TaskDefinition,
@@ -45,7 +45,7 @@ import {
   type TaskEnqueueOptions,
   type TaskEnqueueResult,
 } from "../tasks/definition.ts";
-import { type PreparedTaskMessages, prepareTaskMessages } from "../tasks/enqueue.ts";
+import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import type { BatchEnqueueOrigin, FederationBatches } from "../operator/batches/batches.ts";
 import type {
   BatchEnqueueResult,
@@ -79,18 +79,10 @@ export interface ContextHost<TContextData> {
   ): Promise<void>;
   /** Task batches (since 0.3.0). */
   readonly batches?: FederationBatches<TContextData>;
-  /** Enqueues prepared task messages, holding their deduplication keys. */
-  enqueueTaskMessages(
-    prepared: PreparedTaskMessages,
-    contextData: TContextData,
-  ): Promise<TaskEnqueueResult[]>;
-  sendActivity(
-    ctx: Context<TContextData>,
-    sender: SenderIdentity,
-    recipients: Recipient | readonly Recipient[] | "followers",
-    activity: Activity,
-    options: SendActivityOptions,
-  ): Promise<void>;
+  /** The one path task messages take to the producer (since 0.4.0). */
+  readonly taskEnqueuer: TaskEnqueuer<TContextData>;
+  /** What activities are sent through (since 0.4.0). */
+  readonly outbox: ActivityTransport<Context<TContextData>>;
   /** Returns an actor's key pairs from the key pairs dispatcher. */
   getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]>;
   /** Fetches and caches public keys (since 0.3.0). */
@@ -328,7 +320,16 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
         values,
       };
     }
-    return parseCollectionUri(this.#host.registry, name, values);
+    // What is left is a custom collection's route, or nothing of ours.
+    const registration = customCollectionOf(this.#host.registry, name);
+    if (registration == null) return null;
+    return {
+      type: registration.ordered ? "orderedCollection" : "collection",
+      name: registration.name,
+      class: registration.itemType,
+      typeId: registration.itemType.typeId,
+      values,
+    };
   }
 
   traverseCollection(
@@ -435,53 +436,20 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     const json = await activity.toJsonLd({
       contextLoader: options.contextLoader ?? this.contextLoader,
     }) as Record<string, unknown>;
-    const verified = await verifyRoutedActivity(json, {
-      documentLoader: options.documentLoader ?? this.documentLoader,
-      fetchKey: this.#host.fetchPublicKey,
-      proofMaxAge: this.#host.options.proofMaxAge,
-      timeWindow: this.#host.options.signatureTimeWindow,
-    });
-    if (!verified.ok) return false;
-    // Deduplicated with the activities inboxes receive: a Create that came
-    // directly and again inside an Announce runs once.
-    const activityId = verified.activity.id;
-    const claimed = typeof activityId !== "string" ? null : await receivedActivityKey(this.#host, {
-      baseUrl: new URL(this.origin),
-      data: this.data,
+    return await routeActivity(
+      this.#host,
+      {
+        origin: this.origin,
+        data: this.data,
+        inboxUrl: () => recipient == null ? this.getInboxUri() : this.getInboxUri(recipient),
+      },
       recipient,
-      inboxUrl: recipient == null ? this.getInboxUri() : this.getInboxUri(recipient),
-      senderOrigin: verified.signer.origin,
-      activity: verified.activity,
-      identity: { id: activityId },
-    });
-    if (claimed != null && !await claimReceivedActivity(this.#host.options, claimed)) {
-      return true;
-    }
-    const message: InboxMessage = {
-      type: "inbox",
-      id: crypto.randomUUID(),
-      baseUrl: this.origin,
-      started: new Date().toISOString(),
-      attempt: 0,
-      traceContext: {},
-      activity: verified.activity,
-      identifier: recipient,
-      signer: verified.signer.href,
-    };
-    let outcome: Outcome | undefined;
-    try {
-      outcome = await this.#host.receive(message, this.data, {
+      json,
+      {
+        documentLoader: options.documentLoader ?? this.documentLoader,
         immediate: options.immediate ?? false,
-      });
-    } catch (error) {
-      if (claimed != null) await this.#host.options.kv.delete(claimed);
-      throw error;
-    }
-    if (outcome?.type === "dropped") {
-      if (claimed != null) await this.#host.options.kv.delete(claimed);
-      return false;
-    }
-    return true;
+      },
+    );
   }
 
   sendActivity(
@@ -490,7 +458,7 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     activity: Activity,
     options: SendActivityOptions = {},
   ): Promise<void> {
-    return this.#host.sendActivity(this, sender, recipients, activity, options);
+    return sendActivity(this.#host.outbox, this, sender, recipients, activity, options);
   }
 
   enqueueTask<TData, TInput>(
@@ -545,7 +513,7 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
   protected batchOrigin(_kind: "batch" | "add"): BatchEnqueueOrigin {
     return {
       baseUrl: new URL("/", this.origin),
-      enqueue: (prepared) => this.#host.enqueueTaskMessages(prepared, this.data),
+      enqueue: (prepared) => this.#host.taskEnqueuer.enqueue(prepared, { contextData: this.data }),
     };
   }
 
@@ -555,7 +523,10 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     options: TaskEnqueueOptions | TaskEnqueueManyOptions<unknown> | undefined,
   ): Promise<TaskEnqueueResult[]> {
     const { queues, taskQueueResolution } = this.#host.options;
-    const prepared = await prepareTaskMessages({
+    // The task enqueuer prepares the messages, holds deduplication keys and
+    // hands them to the producer, which opens the enqueue span, stamps its
+    // trace context into the messages and starts the workers.
+    return await this.#host.taskEnqueuer.enqueuePayloads({
       registry: this.#host.registry.tasks,
       task: task as TaskDefinition<TContextData, unknown, unknown>,
       payloads,
@@ -567,10 +538,6 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
       },
       // The origin only: a request's path and query mean nothing to a worker.
       baseUrl: new URL("/", this.origin),
-    });
-    // The federation's enqueue path opens the enqueue span, stamps its
-    // trace context into the messages, starts the workers and holds
-    // deduplication keys.
-    return await this.#host.enqueueTaskMessages(prepared, this.data);
+    }, { contextData: this.data });
   }
 }

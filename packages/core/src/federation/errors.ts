@@ -1,41 +1,8 @@
-/**
- * Thrown when a dispatcher or listener set is registered twice.
- * @since 0.1.0
- */
-export class DuplicateRegistrationError extends Error {
-  /** What was registered twice, e.g. `"actor dispatcher"`. */
-  readonly registration: string;
+// Moved to activitypub/http/ (which collection registration throws it from).
+export { DuplicateRegistrationError } from "../activitypub/http/errors.ts";
 
-  /**
-   * @param registration What was registered twice.
-   * @param method The registration method, used in the message.
-   */
-  constructor(registration: string, method: string) {
-    super(`The ${registration} is already registered; call ${method}() only once.`);
-    this.name = "DuplicateRegistrationError";
-    this.registration = registration;
-  }
-}
-
-/**
- * Thrown by a context's URI builders (e.g. `getActorUri()`) when the route
- * they need has not been registered.
- * @since 0.1.0
- */
-export class RouteNotRegisteredError extends Error {
-  /** The missing registration, e.g. `"actor dispatcher"`. */
-  readonly registration: string;
-
-  /**
-   * @param registration The missing registration.
-   * @param method The method that registers it, used in the message.
-   */
-  constructor(registration: string, method: string) {
-    super(`No ${registration} is registered; call federation.${method}() first.`);
-    this.name = "RouteNotRegisteredError";
-    this.registration = registration;
-  }
-}
+// Moved to activitypub/http/ (which the endpoints there throw it from).
+export { RouteNotRegisteredError } from "../activitypub/http/errors.ts";
 
 // Moved to activitypub/outbox/ (which operator/host-health/ may import).
 export { DeliveryError } from "../activitypub/outbox/errors.ts";

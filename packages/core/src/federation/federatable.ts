@@ -18,7 +18,7 @@ import {
   checkSharedInboxRoute,
   registerActorCollection,
   registerCustomCollection,
-} from "./collection-registration.ts";
+} from "../activitypub/collections/register.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { TaskDefinition } from "../tasks/definition.ts";
 import type { TaskResultValue } from "../tasks/result.ts";

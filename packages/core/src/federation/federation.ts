@@ -1,101 +1,74 @@
-import type { Activity, Recipient } from "@fedify/vocab";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
 import {
   createPublicKeyFetcher,
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
 import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
-import { RouteNotRegisteredError } from "./errors.ts";
-import { handleFederationRequest } from "./http-handler.ts";
+import { checkFetchArguments, handleFederationRequest } from "../activitypub/http/handler.ts";
 import type { FederationFetchOptions } from "./api.ts";
 import { InboxContextImpl } from "./inbox-context.ts";
 import { RequestContextImpl } from "./request-context.ts";
-import type { RequestContext } from "./context-api.ts";
 import type { Tracer } from "@opentelemetry/api";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { type ContextHost, ContextImpl } from "./context.ts";
-import type { Context, InboxContext } from "./context-api.ts";
-import { deliverOutboxMessage, expandFanoutMessage } from "./delivery.ts";
-import { fanOutDirectly } from "./fanout.ts";
+import type {
+  Context,
+  InboxContext,
+  RequestContext,
+  TaskDefinitionOptions,
+} from "./context-api.ts";
+import { Outbox } from "../activitypub/outbox/outbox.ts";
 import { FederatableImpl } from "./federatable.ts";
-import { handleInboxMessage } from "./inbox.ts";
+import { Inbox } from "../activitypub/inbox/inbox.ts";
 import type { Message } from "./message.ts";
-import type { InboxMessage } from "../activitypub/inbox/message.ts";
-import type { OutboxMessage } from "../activitypub/outbox/messages.ts";
 import {
   type FederationOptions,
   type ResolvedFederationOptions,
   resolveFederationOptions,
 } from "./options.ts";
-import { groupRolesByQueue, QUEUE_ROLES, type QueueRole } from "../processing/queue-roles.ts";
-import { assertKnownOptions } from "../options/known-options.ts";
+import type { QueueRole } from "../processing/queue-roles.ts";
 import { createRegistry } from "./registry.ts";
 import type { FederationRegistry } from "./registry-api.ts";
-import { forwardActivity, sendActivity } from "./send-activity.ts";
-import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 import { getFedworkTracer } from "../processing/tracing.ts";
 import { MessageProducer } from "../processing/producer.ts";
-import { MessageDispatcher, type MessageRun, type UnhandledRun } from "../processing/dispatcher.ts";
+import { MessageDispatcher } from "../processing/dispatcher.ts";
+import { checkDeliveryCount } from "../processing/delivery-limit.ts";
 import {
   MessageEventHub,
   type MessageEventListener,
   type MessageEventType,
 } from "../processing/events.ts";
 import type { Outcome } from "../processing/outcome.ts";
-import { runWorkers } from "../processing/workers.ts";
-import {
-  listWorkers,
-  queueConcurrency,
-  resolveWorkerPresenceOptions,
-  type WorkerInfo,
-  WorkerPresence,
-} from "../operator/workers/mod.ts";
-import { TaskQueueNotConfiguredError } from "../tasks/errors.ts";
+import { listWorkers, startWorkers, type WorkerInfo } from "../operator/workers/mod.ts";
+import { queuesForRoles } from "../tasks/listen-queues.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
-import { TaskCancellations } from "../operator/cancellation/markers.ts";
+import type { TaskCancelOptions, TaskCancelResult } from "../operator/cancellation/mod.ts";
+import { OperatorFeatures } from "../operator/features.ts";
 import {
-  TaskCanceller,
-  type TaskCancelOptions,
-  type TaskCancelResult,
-} from "../operator/cancellation/mod.ts";
-import { resolveTaskQueue } from "../tasks/routing.ts";
-import { durationToMilliseconds } from "../time/duration.ts";
+  checkCapabilityQueue,
+  taskQueueOf,
+  type TaskQueueRoutingOptions,
+} from "../tasks/routing.ts";
 import { createFederationMessageHandler } from "../activitypub/message-kinds.ts";
 import { TaskContextImpl } from "./task-context.ts";
-import type { TaskDefinitionOptions } from "./context-api.ts";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { TaskDefinitionError } from "../tasks/errors.ts";
-import { resolveBaseTaskQueue, satisfiesCapabilities } from "../tasks/routing.ts";
 import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskStatus, TaskUpdate } from "../operator/status/store.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
-// Operating tasks (0.2.0): deduplication, metrics, failed tasks, schedules.
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
-import type { PreparedTaskMessages } from "../tasks/enqueue.ts";
-import type { TaskEnqueuer } from "../tasks/enqueuer.ts";
-import type { InternalTaskPort } from "../operator/internal-tasks/mod.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../operator/records/record-store.ts";
 import type { TaskSchedule } from "../operator/schedules/mod.ts";
-import {
-  type CountFailedTasksOptions,
-  type FailedTaskDetails,
-  FederationOperations,
-} from "../operator/records/mod.ts";
-import { type TaskScheduleOptions, TaskSchedules } from "../operator/schedules/mod.ts";
+import type { CountFailedTasksOptions, FailedTaskDetails } from "../operator/records/mod.ts";
+import { TaskStatusTracker } from "../operator/status/mod.ts";
+import { TaskEnqueuer } from "../tasks/enqueuer.ts";
+import type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
-// The operator's dashboard (0.2.0): queue depths and throughput.
-import { collectQueueDepths, type QueueDepthEntry } from "../operator/monitoring/mod.ts";
+import type { QueueDepthEntry } from "../operator/monitoring/mod.ts";
 import type { GetThroughputOptions, ThroughputBucket } from "../processing/throughput.ts";
-
-// Webhooks and remote-server health (0.2.0): see webhooks.ts, host-health.ts.
 import type { HostHealth } from "../operator/host-health/types.ts";
 import type { Webhook, WebhookInit } from "../operator/webhooks/types.ts";
-import { FederationHostHealth } from "../operator/host-health/mod.ts";
-import { hostHealthOutbox } from "../operator/host-health/options.ts";
-import { FederationWebhooks } from "../operator/webhooks/mod.ts";
-import { FederationBatches } from "../operator/batches/batches.ts";
+import type { FederationBatches } from "../operator/batches/batches.ts";
 import type { BatchStatus, WatchBatchOptions } from "../operator/batches/types.ts";
-
 import type {
   Federation,
   FederationStartQueueOptions,
@@ -118,28 +91,30 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #events = new MessageEventHub();
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
-  /** Deduplication, metrics, failed tasks and status records.  Internal. */
-  readonly operations: FederationOperations<TContextData>;
-  /** Cancellation markers and requests, and the runs watched for them. */
-  readonly cancellations: TaskCancellations;
-  readonly #canceller: TaskCanceller;
-  /** Recurring tasks.  Internal. */
-  readonly schedules: TaskSchedules<TContextData>;
+  /** Task status records and live updates.  Internal. */
+  readonly taskStatus: TaskStatusTracker;
+  /** The operator features the operator methods forward to.  Internal. */
+  readonly operator: OperatorFeatures<TContextData>;
+  /** Task batches (the operator's), for contexts.  Internal. */
+  readonly batches: FederationBatches<TContextData>;
   /** The one path messages take into queues.  Internal. */
   readonly producer: MessageProducer<TContextData>;
   /** The one path task messages take to the producer.  Internal. */
   readonly taskEnqueuer: TaskEnqueuer<TContextData>;
-  /** What Fedwork's own tasks are enqueued through.  Internal. */
-  readonly internalTasks: InternalTaskPort<TContextData>;
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
   readonly #senderKeys: ActorKeyPairsCache<Context<TContextData>>;
-  /** The webhooks.  Internal. */
-  readonly webhooks: FederationWebhooks<TContextData>;
-  /** Task batches.  Internal. */
-  readonly batches: FederationBatches<TContextData>;
-  /** Remote-server health, when the `hostHealth` option is on.  Internal. */
-  readonly hostHealth?: FederationHostHealth<TContextData>;
+  /** Takes a verified inbox message: the inbox's `receive()`.  Internal. */
+  readonly receive: Inbox<TContextData, InboxContextImpl<TContextData>>["receive"];
+  /** Takes verified inbox messages and runs queued ones.  Internal. */
+  readonly inbox: Inbox<TContextData, InboxContextImpl<TContextData>>;
+  /** Sends activities and runs fan-outs and deliveries.  Internal. */
+  readonly outbox: Outbox<TContextData, Context<TContextData>>;
+  /** The task queue, the outbox queue and the resolution policy. */
+  get #routing(): TaskQueueRoutingOptions {
+    const { queues, taskQueueResolution: resolution } = this.options;
+    return { taskQueue: queues.task, outboxQueue: queues.outbox, resolution };
+  }
 
   /**
    * @param options The federation options.
@@ -167,7 +142,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.dispatcher.register(
       "outbox",
       createFederationMessageHandler<TContextData, "outbox">("outbox", {
-        run: (message, run) => this.#deliver(message, run.contextData, run.signal),
+        run: (message, run) => this.outbox.deliver(message, run),
         retryPolicy: () => this.options.outboxRetryPolicy,
         timeout: () => this.options.outboxTimeoutMs,
         queue: () => queues.outbox,
@@ -176,19 +151,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     this.dispatcher.register(
       "fanout",
       createFederationMessageHandler<TContextData, "fanout">("fanout", {
-        run: (message, run) => this.#fanOut(expandFanoutMessage(message), run),
+        run: (message, run) => this.outbox.fanOut(message, run),
         retryPolicy: () => this.options.outboxRetryPolicy,
         timeout: () => this.options.outboxTimeoutMs,
         queue: () => queues.fanout,
-      }),
-    );
-    this.dispatcher.register(
-      "inbox",
-      createFederationMessageHandler<TContextData, "inbox">("inbox", {
-        run: (message, run) => this.#runInboxListeners(message, run.contextData, run.signal),
-        retryPolicy: () => this.options.inboxRetryPolicy,
-        timeout: () => this.options.inboxTimeoutMs,
-        queue: () => queues.inbox,
       }),
     );
     this.dispatcher.register(
@@ -200,21 +166,40 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         documentLoader: this.options.documentLoader,
         retryPolicy: this.options.taskRetryPolicy,
         timeoutMs: this.options.taskTimeoutMs,
-        retryQueue: (task) => this.#taskQueueOf(task),
+        retryQueue: (task) => taskQueueOf(task, this.#routing),
         // Not async: on every task run; only a batch's completion task has
         // a batch record to swap first.
         onStart: (message) =>
           message.batch?.role === "completion"
-            ? this.batches.starting(message).then(() => this.operations.taskStatus.started(message))
-            : this.operations.taskStatus.started(message),
+            ? this.batches.starting(message).then(() => this.taskStatus.started(message))
+            : this.taskStatus.started(message),
         watchCancellation: (message, signal, controller) =>
-          this.cancellations.begin(message.id, signal, controller),
+          this.operator.cancellations.begin(message.id, signal, controller),
         reportProgress: async (message, progress) => {
-          await this.operations.taskStatus.progress(message, progress);
-          await this.webhooks.progress(message, progress);
+          await this.taskStatus.progress(message, progress);
+          await this.operator.webhooks.progress(message, progress);
         },
       }),
     );
+    this.outbox = new Outbox<TContextData, Context<TContextData>>({
+      queues,
+      fanoutDeliveries: this.options.fanoutDeliveries,
+      delivery: {
+        kv: this.options.kv,
+        userAgent: this.options.userAgent,
+        allowPrivateAddress: this.options.allowPrivateAddress,
+        remoteRequests: this.options.remoteRequests,
+        firstKnock: this.options.firstKnock,
+        permanentFailureStatusCodes: this.options.permanentFailureStatusCodes,
+      },
+      registry: this.registry,
+      hostHealth: () => this.operator.hostHealth,
+      createContext: (baseUrl, contextData) => this.createContext(baseUrl, contextData),
+      getKeyPairs: (ctx, identifier) => this.#senderKeys.get(ctx, identifier),
+      enqueue: (queue, messages, contextData, options) =>
+        this.enqueue(queue, messages, contextData, options),
+      dispatch: (message, run, options) => this.dispatcher.dispatch(message, run, options),
+    });
     const metrics = new MessageMetrics(this.options.meterProvider);
     this.producer = new MessageProducer({
       tracer: this.#tracer,
@@ -223,108 +208,63 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         ? {}
         : { start: (contextData: TContextData) => this.startQueue(contextData) }),
     });
-    const { kv, documentLoader, origin } = this.options;
-    const tasks = this.registry.tasks;
-    const routing = {
-      taskQueue: queues.task,
-      outboxQueue: queues.outbox,
-      resolution: this.options.taskQueueResolution,
-    };
-    this.operations = new FederationOperations({
+    this.inbox = new Inbox<TContextData, InboxContextImpl<TContextData>>({
+      queue: queues.inbox,
+      registry: this.registry,
+      documentLoader: this.options.documentLoader,
+      budget: this.options.remoteDocuments.budget,
+      createContext: (message, contextData, signal) =>
+        new InboxContextImpl(
+          this,
+          new URL(message.baseUrl),
+          contextData,
+          message.identifier,
+          message.activity as Record<string, unknown>,
+          signal,
+        ),
+      producer: this.producer,
+      dispatcher: this.dispatcher,
+      retryPolicy: () => this.options.inboxRetryPolicy,
+      timeoutMs: () => this.options.inboxTimeoutMs,
+    });
+    this.receive = this.inbox.receive.bind(this.inbox);
+    this.dispatcher.register("inbox", this.inbox.handler());
+    const { kv, pubsub } = this.options;
+    // The wiring owns the task enqueuer: contexts, schedules, replays and
+    // Fedwork's own tasks enqueue through it, straight to the producer.
+    this.taskStatus = new TaskStatusTracker(kv, pubsub, this.options.taskStatusRetentionMs);
+    this.taskEnqueuer = new TaskEnqueuer({
       kv,
-      pubsub: this.options.pubsub,
-      tasks,
-      routing,
-      documentLoader,
+      deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
+      producer: this.producer,
+      status: this.taskStatus,
+      metrics,
+    });
+    this.operator = new OperatorFeatures({
+      kv,
+      tasks: this.registry.tasks,
+      queues,
+      routing: this.#routing,
+      documentLoader: this.options.documentLoader,
       observe: (observer) => this.dispatcher.observe(observer),
       metrics,
       producer: this.producer,
-      retention: {
-        failedMs: this.options.failedTaskRetentionMs,
-        completedMs: this.options.completedTaskRetentionMs,
-        statusMs: this.options.taskStatusRetentionMs,
-      },
-      deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
-      keepFailedDeliveries: this.options.keepFailedDeliveries,
-      checkDeliveryHost: async (inbox) => await this.hostHealth?.checkReplay(inbox),
-      queueOf: (kind) => queues[kind],
-    });
-    this.taskEnqueuer = this.operations.taskEnqueuer;
-    this.cancellations = new TaskCancellations(
-      kv,
-      this.options.pubsub,
-      this.operations.taskStatus.enabled,
-    );
-    this.#canceller = new TaskCanceller(this.operations.taskStatus, this.cancellations);
-    this.schedules = new TaskSchedules({
-      kv,
-      tasks,
-      routing,
       taskEnqueuer: this.taskEnqueuer,
-      ...(origin == null ? {} : { origin }),
-    });
-    this.internalTasks = { tasks, routing, taskEnqueuer: this.taskEnqueuer };
-    this.batches = new FederationBatches({
-      kv,
-      pubsub: this.options.pubsub,
-      internalTasks: this.internalTasks,
-      observe: (observer) => this.dispatcher.observe(observer),
-      retentionMs: this.options.taskStatusRetentionMs > 0
-        ? this.options.taskStatusRetentionMs
-        : 24 * 60 * 60 * 1000,
-    });
-    this.webhooks = new FederationWebhooks({
-      kv,
-      internalTasks: this.internalTasks,
-      observe: (observer) => this.dispatcher.observe(observer),
+      taskStatus: this.taskStatus,
+      records: this.options,
+      origin: this.options.origin,
       http: {
         userAgent: this.options.userAgent,
         allowPrivateAddress: this.options.allowPrivateAddress,
         maxRedirects: this.options.remoteRequests.maxRedirects,
       },
-    }, this.options.webhooks);
-    if (this.options.hostHealth != null) {
-      this.hostHealth = new FederationHostHealth({
-        kv,
-        outbox: hostHealthOutbox(queues.outbox, kv),
-        producer: this.producer,
-        internalTasks: this.internalTasks,
-        http: {
-          userAgent: this.options.userAgent,
-          allowPrivateAddress: this.options.allowPrivateAddress,
-        },
-      }, this.options.hostHealth);
-    }
+      webhooks: this.options.webhooks,
+      hostHealth: this.options.hostHealth,
+    });
+    this.batches = this.operator.batches;
     for (const name of this.registry.tasks.names) {
       const task = this.registry.tasks.get(name)!;
-      this.#checkCapabilityQueue(name, task.capabilities, task.queue);
-    }
-  }
-
-  /**
-   * Throws when a task needs capabilities but its queue cannot derive the
-   * sibling queue they are routed through.
-   */
-  #checkCapabilityQueue(name: string, capabilities: unknown, queue: MessageQueue | undefined) {
-    if (!Array.isArray(capabilities) || capabilities.length === 0) return;
-    let base: MessageQueue;
-    try {
-      base = resolveBaseTaskQueue({ name, queue }, {
-        taskQueue: this.options.queues.task,
-        outboxQueue: this.options.queues.outbox,
-        resolution: this.options.taskQueueResolution,
-      });
-    } catch {
-      return; // Enqueueing reports the missing queue.
-    }
-    if (typeof base.derive !== "function") {
-      throw new TaskDefinitionError(
-        name,
-        "capabilities",
-        `The capabilities option of the task ${JSON.stringify(name)} needs a queue with a ` +
-          `derive() method, through which tasks reach capable workers; its queue (a ` +
-          `${base.constructor?.name ?? "queue"}) has none.`,
-      );
+      checkCapabilityQueue(name, task.capabilities, task.queue, this.#routing);
     }
   }
 
@@ -341,7 +281,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     TResult
   > {
     if (options != null && typeof options === "object") {
-      this.#checkCapabilityQueue(name, options.capabilities, options.queue);
+      checkCapabilityQueue(name, options.capabilities, options.queue, this.#routing);
     }
     return super.defineTask(name, options);
   }
@@ -356,16 +296,16 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     id?: string,
   ): Promise<TaskStatus | undefined> {
     return typeof taskOrId === "string"
-      ? this.operations.taskStatus.getTaskStatus(taskOrId)
-      : this.operations.taskStatus.getTaskStatus(taskOrId, id!);
+      ? this.taskStatus.getTaskStatus(taskOrId)
+      : this.taskStatus.getTaskStatus(taskOrId, id!);
   }
 
   getBatchStatus(id: string): Promise<BatchStatus | undefined> {
-    return this.batches.getBatchStatus(id);
+    return this.operator.getBatchStatus(id);
   }
 
   watchBatch(id: string, options?: WatchBatchOptions): AsyncIterable<BatchStatus> {
-    return this.batches.watchBatch(id, options);
+    return this.operator.watchBatch(id, options);
   }
 
   watchTask(id: string, options?: WatchTaskOptions): AsyncIterable<TaskUpdate>;
@@ -380,109 +320,21 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     options?: WatchTaskOptions,
   ): AsyncIterable<TaskUpdate> {
     return typeof taskOrId === "string"
-      ? this.operations.taskStatus.watchTask(taskOrId, idOrOptions as WatchTaskOptions)
-      : this.operations.taskStatus.watchTask(taskOrId, idOrOptions as string, options);
+      ? this.taskStatus.watchTask(taskOrId, idOrOptions as WatchTaskOptions)
+      : this.taskStatus.watchTask(taskOrId, idOrOptions as string, options);
   }
 
   watchTasks(options?: WatchTaskOptions): AsyncIterable<TaskUpdate> {
-    return this.operations.taskStatus.watchTasks(options);
-  }
-
-  #deliver(message: OutboxMessage, contextData: TContextData, signal: AbortSignal): Promise<void> {
-    const hostHealth = this.hostHealth;
-    // Only queued deliveries: host health needs the outbox queue anyway.
-    if (hostHealth == null) return this.#deliverNow(message, contextData, signal);
-    return hostHealth.deliver(message, () => this.#deliverNow(message, contextData, signal));
-  }
-
-  #deliverNow(message: OutboxMessage, contextData: TContextData, signal: AbortSignal) {
-    const { options } = this;
-    return deliverOutboxMessage(message, {
-      signal,
-      kv: options.kv,
-      userAgent: options.userAgent,
-      allowPrivateAddress: options.allowPrivateAddress,
-      remoteRequests: options.remoteRequests,
-      firstKnock: options.firstKnock,
-      permanentFailureStatusCodes: options.permanentFailureStatusCodes,
-      createContext: (baseUrl) => this.createContext(baseUrl, contextData),
-      getKeyPairs: (ctx, identifier) => this.#senderKeys.get(ctx, identifier),
-      onPermanentFailure: this.registry.outboxPermanentFailureHandler,
-    });
-  }
-
-  #runInboxListeners(
-    message: InboxMessage,
-    contextData: TContextData,
-    signal: AbortSignal,
-  ): Promise<void | UnhandledRun> {
-    const ctx = new InboxContextImpl(
-      this,
-      new URL(message.baseUrl),
-      contextData,
-      message.identifier,
-      message.activity as Record<string, unknown>,
-      signal,
-    );
-    return handleInboxMessage(
-      message,
-      ctx,
-      this.registry,
-      this.options.documentLoader,
-      this.options.remoteDocuments.budget,
-    );
-  }
-
-  /**
-   * Takes a verified inbox message: enqueues it into the inbox queue or,
-   * without one, hands it to the dispatcher now, as a worker would, with
-   * the sender as the one who retries.  Internal.
-   * @param message The message.
-   * @param contextData The context data.
-   * @returns `undefined` when enqueued, else the outcome of processing it.
-   * @throws When it could not be enqueued, or, without a queue, the
-   *         attempt failed and the sender should retry.
-   */
-  async receive(
-    message: InboxMessage,
-    contextData: TContextData,
-    options: { readonly immediate?: boolean } = {},
-  ): Promise<Outcome | undefined> {
-    const queue = this.options.queues.inbox;
-    if (queue != null && !options.immediate) {
-      await this.enqueue(queue, [message], contextData);
-      return undefined;
-    }
-    return await this.dispatcher.dispatch(message, { contextData, signal: neverAborted() }, {
-      callerRetries: true,
-    });
+    return this.taskStatus.watchTasks(options);
   }
 
   fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response> {
-    if (!(request instanceof Request)) {
-      return Promise.reject(new TypeError("fetch() needs a Fetch API Request."));
-    }
-    if (typeof options !== "object" || options == null || !("contextData" in options)) {
-      return Promise.reject(
-        new TypeError("fetch() needs options with contextData, e.g. { contextData: undefined }."),
-      );
-    }
     try {
-      assertKnownOptions(options, FETCH_OPTION_NAMES, { where: "fetch()" });
+      checkFetchArguments(request, options);
     } catch (error) {
       return Promise.reject(error);
     }
-    return handleFederationRequest(this, request, options);
-  }
-
-  /**
-   * Creates a request context.  Internal.
-   * @param request The request.
-   * @param data The context data.
-   * @returns The context.
-   */
-  createRequestContext(request: Request, data: TContextData): RequestContext<TContextData> {
-    return new RequestContextImpl(this, request, data);
+    return handleFederationRequest(this, this.createContext(request, options.contextData), options);
   }
 
   /**
@@ -503,48 +355,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   async getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]> {
-    const dispatcher = this.registry.actor?.keyPairsDispatcher;
-    if (dispatcher == null) {
-      throw new RouteNotRegisteredError(
-        "key pairs dispatcher",
-        "setActorDispatcher(…).setKeyPairsDispatcher",
-      );
-    }
-    return await loadActorKeyPairs(dispatcher, ctx, identifier);
-  }
-
-  forwardActivity(
-    ctx: Context<TContextData>,
-    forwarder: SenderIdentity,
-    recipients: Recipient | readonly Recipient[] | "followers",
-    activity: Readonly<Record<string, unknown>>,
-    options: SendActivityOptions,
-  ): Promise<void> {
-    return forwardActivity(this, ctx, forwarder, recipients, activity, options);
-  }
-
-  #taskQueueOf(task: { readonly name: string; readonly queue?: MessageQueue }) {
-    try {
-      return resolveTaskQueue(task, {
-        taskQueue: this.options.queues.task,
-        outboxQueue: this.options.queues.outbox,
-        resolution: this.options.taskQueueResolution,
-      });
-    } catch {
-      return undefined;
-    }
+    return await loadActorKeyPairs(this.registry.actor?.keyPairsDispatcher, ctx, identifier);
   }
 
   on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void {
-    if (typeof listener !== "function") {
-      throw new TypeError(`The listener given to on(${JSON.stringify(type)}) must be a function.`);
-    }
-    if (!["completed", "unhandled", "retrying", "failed", "dropped", "cancelled"].includes(type)) {
-      throw new TypeError(
-        `Unknown event type ${JSON.stringify(type)}; the events are completed, unhandled, ` +
-          "retrying, failed, dropped and cancelled.",
-      );
-    }
     return this.#events.on(type, listener);
   }
 
@@ -581,168 +395,49 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   /**
    * The queues to listen to for the given roles, each with the roles it
-   * serves.  Internal.  With the `"task"` role, the queues tasks declared
-   * with `defineTask(name, { queue })` are included under `"task"`.
+   * serves (see `queuesForRoles()` in tasks/listen-queues.ts).  Internal.
    * @param roles The roles.
-   * @param capabilities The worker's capabilities: with the `"task"` role,
-   *                     the sibling queues of the tasks they satisfy are
-   *                     included too.
+   * @param capabilities The worker's capabilities.
    * @returns The queues.
    */
   queuesForRoles(
     roles: readonly QueueRole[],
     capabilities: ReadonlySet<string> = new Set(),
   ): Map<MessageQueue, QueueRole[]> {
-    const groups = groupRolesByQueue(this.options.queues, roles);
-    if (!roles.includes("task")) return groups;
-    const fallback =
-      this.options.queues.task == null && this.options.taskQueueResolution === "fallback"
-        ? this.options.queues.outbox
-        : undefined;
-    if (fallback != null) {
-      // Tasks without a task queue of their own run on the outbox queue.
-      const group = groups.get(fallback);
-      if (group == null) groups.set(fallback, ["task"]);
-      else if (!group.includes("task")) group.push("task");
-    }
-    const tasks = this.registry.tasks;
-    const add = (queue: MessageQueue) => {
-      const group = groups.get(queue);
-      if (group == null) groups.set(queue, ["task"]);
-      else if (!group.includes("task")) group.push("task");
-    };
-    const routing = {
-      taskQueue: this.options.queues.task,
-      outboxQueue: this.options.queues.outbox,
-      resolution: this.options.taskQueueResolution,
-    } as const;
-    // Per-task capability sets this worker can run: the definition's own,
-    // and (for enqueueTask()'s capabilities, added to the definition's)
-    // the definition's joined with each combination of the worker's
-    // other capabilities.
-    const extra = combinationsOf([...capabilities].sort());
-    for (const name of tasks.names) {
-      const task = tasks.get(name)!;
-      if (task.queue != null) add(task.queue);
-      if (!satisfiesCapabilities(task.capabilities, capabilities)) continue;
-      // A task needing capabilities lives in a sibling queue, listened to
-      // only by workers that have them all.
-      if (task.capabilities.length > 0) add(resolveTaskQueue(task, routing));
-      for (const combination of extra) {
-        const set = [...new Set([...task.capabilities, ...combination])].sort();
-        if (set.length === task.capabilities.length) continue;
-        try {
-          add(resolveTaskQueue({ ...task, capabilities: set }, routing));
-        } catch {
-          // A queue that cannot derive siblings has no per-task sets either.
-        }
-      }
-    }
-    return groups;
+    const { queues, taskQueueResolution: resolution } = this.options;
+    return queuesForRoles(
+      queues,
+      {
+        taskQueue: queues.task,
+        outboxQueue: queues.outbox,
+        resolution,
+      },
+      this.registry.tasks,
+      roles,
+      capabilities,
+    );
   }
 
-  async startQueue(
+  startQueue(
     contextData: TContextData,
     options: FederationStartQueueOptions = {},
   ): Promise<void> {
-    assertKnownOptions(
+    return startWorkers(
+      {
+        dispatcher: this.dispatcher,
+        kv: this.options.kv,
+        taskQueueResolution: this.options.taskQueueResolution,
+        listening: this.#listening,
+        queuesForRoles: (roles, capabilities) => this.queuesForRoles(roles, capabilities),
+        listenForCancellations: (signal) => this.operator.cancellations.listen(signal),
+        runSchedules: (signal) => this.operator.schedules.run(signal),
+        // What the stopping workers counted, and the records of tasks they
+        // left running, reach the other processes now.
+        flush: () => this.operator.flush(),
+      },
+      contextData,
       options,
-      ["signal", "queue", "shutdownTimeout", "capabilities", "presence", "onWorkerEvent"],
-      { where: "startQueue()" },
     );
-    const presenceOptions = resolveWorkerPresenceOptions(options.presence);
-    if (options.onWorkerEvent != null && typeof options.onWorkerEvent !== "function") {
-      throw new TypeError("The onWorkerEvent option of startQueue() must be a function.");
-    }
-    if (options.queue != null && !QUEUE_ROLES.includes(options.queue)) {
-      throw new TypeError(
-        `The queue option of startQueue() must be one of ${QUEUE_ROLES.join(", ")}; got ${
-          JSON.stringify(options.queue)
-        }.`,
-      );
-    }
-    const roles = options.queue == null ? QUEUE_ROLES : [options.queue];
-    const capabilities = checkWorkerCapabilities(options.capabilities);
-    const shutdownTimeoutMs = options.shutdownTimeout == null
-      ? DEFAULT_SHUTDOWN_TIMEOUT_MS
-      : durationToMilliseconds(options.shutdownTimeout, "shutdownTimeout");
-    const groups = this.queuesForRoles(roles, capabilities);
-    if (options.queue === "task" && groups.size === 0) {
-      throw new TaskQueueNotConfiguredError(
-        "(any)",
-        this.options.taskQueueResolution === "strict",
-        'startQueue(data, { queue: "task" }) has no queue to listen to: set the queue.task ' +
-          "option of createFederation() (or queue.outbox, which tasks fall back to), or give " +
-          "tasks their own queue with defineTask(name, { queue }).",
-      );
-    }
-    const queues = new Map<MessageQueue, string>();
-    for (const [queue, queueRoles] of groups) {
-      // One listener per queue object, however many roles it serves and
-      // however often startQueue() is called.
-      if (this.#listening.has(queue)) continue;
-      this.#listening.add(queue);
-      queues.set(queue, queueRoles.join(", "));
-    }
-    // Running tasks hear of their cancellation while the workers run.
-    const cancelHold = new AbortController();
-    const outer = options.signal;
-    if (outer != null) {
-      if (outer.aborted) cancelHold.abort();
-      else outer.addEventListener("abort", () => cancelHold.abort(), { once: true });
-    }
-    // Not awaited: the workers start listening at once, and each run waits
-    // for the subscription before it starts (see TaskCancellations.begin()).
-    if (roles.includes("task")) void this.cancellations.listen(cancelHold.signal);
-    const presence = presenceOptions == null || typeof this.options.kv.list !== "function"
-      ? undefined
-      : new WorkerPresence(
-        this.options.kv,
-        {
-          queues: [...queues].map(([queue, label]) => ({
-            roles: label,
-            type: queue.constructor?.name ?? "MessageQueue",
-            concurrency: queueConcurrency(queue),
-          })),
-          capabilities: [...capabilities],
-        },
-        presenceOptions,
-        options.onWorkerEvent ?? (() => {}),
-      );
-    const onStopping = () => void presence?.stopping();
-    // Not awaited either: the first heartbeat write (never rejecting) runs
-    // beside the workers, which start listening at once.
-    const presenceStarted = presence?.start();
-    try {
-      if (presence != null) {
-        if (outer?.aborted) void presenceStarted?.then(onStopping);
-        else outer?.addEventListener("abort", onStopping, { once: true });
-      }
-      await Promise.all([
-        runWorkers({
-          dispatcher: this.dispatcher,
-          queues,
-          contextData,
-          signal: options.signal,
-          shutdownTimeoutMs,
-          ...(presence == null ? {} : { observer: presence.observer }),
-        }),
-        // Recurring tasks are enqueued by the workers of the task role.
-        roles.includes("task") ? this.schedules.run(options.signal) : undefined,
-      ]);
-    } finally {
-      cancelHold.abort();
-      outer?.removeEventListener("abort", onStopping);
-      await presenceStarted;
-      await presence?.stop();
-      for (const queue of queues.keys()) this.#listening.delete(queue);
-      // What the stopping workers counted, and the records of tasks they
-      // left running, reach the other processes now.
-      await Promise.all([
-        this.operations.throughput.flush(),
-        this.operations.taskStatus.flush(),
-      ]);
-    }
   }
 
   listWorkers(): Promise<WorkerInfo[]> {
@@ -754,18 +449,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     message: unknown,
     options: ProcessQueuedMessageOptions = {},
   ): Promise<void> {
-    const deliveryCount: unknown = options?.deliveryCount;
-    if (
-      deliveryCount !== undefined &&
-      !(typeof deliveryCount === "number" && Number.isSafeInteger(deliveryCount) &&
-        deliveryCount > 0)
-    ) {
-      throw new RangeError(
-        `processQueuedMessage()'s deliveryCount option must be a positive integer; got ${
-          String(deliveryCount)
-        }.`,
-      );
-    }
+    const deliveryCount = checkDeliveryCount(options?.deliveryCount, "processQueuedMessage()");
     await this.dispatcher.dispatch(
       message,
       { contextData, signal: neverAborted() },
@@ -809,41 +493,35 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     return this.producer.produce(queue, messages, options, { start: { contextData } });
   }
 
-  enqueueTaskMessages(
-    prepared: PreparedTaskMessages,
-    contextData: TContextData,
-  ): Promise<TaskEnqueueResult[]> {
-    return this.operations.enqueueTaskMessages(prepared, contextData);
-  }
-
-  // Operating tasks (0.2.0): see operator/records/ and operator/schedules/.
+  // The operator methods (records, schedules, monitoring, webhooks, host
+  // health) forward to the operator features: see operator/features.ts.
 
   cancelTask(id: string, options?: TaskCancelOptions): Promise<TaskCancelResult> {
-    return this.#canceller.cancelTask(id, options);
+    return this.operator.cancelTask(id, options);
   }
 
   listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
-    return this.operations.listFailedTasks(options);
+    return this.operator.listFailedTasks(options);
   }
 
   getFailedTask(id: string): Promise<FailedTaskDetails | undefined> {
-    return this.operations.getFailedTask(id);
+    return this.operator.getFailedTask(id);
   }
 
   retryFailedTask(id: string): Promise<TaskEnqueueResult> {
-    return this.operations.retryFailedTask(id);
+    return this.operator.retryFailedTask(id);
   }
 
   discardFailedTask(id: string): Promise<boolean> {
-    return this.operations.discardFailedTask(id);
+    return this.operator.discardFailedTask(id);
   }
 
   countFailedTasks(options?: CountFailedTasksOptions): Promise<Map<string, number>> {
-    return this.operations.countFailedTasks(options);
+    return this.operator.countFailedTasks(options);
   }
 
   listCompletedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
-    return this.operations.listCompletedTasks(options);
+    return this.operator.listCompletedTasks(options);
   }
 
   scheduleTask<TData, TInput>(
@@ -851,186 +529,52 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     data: NoInfer<TInput>,
     options: TaskScheduleOptions,
   ): Promise<TaskSchedule> {
-    return this.schedules.scheduleTask(task, data, options);
+    return this.operator.scheduleTask(task, data, options);
   }
 
   unscheduleTask(id: string): Promise<boolean> {
-    return this.schedules.unscheduleTask(id);
+    return this.operator.unscheduleTask(id);
   }
 
   listSchedules(): Promise<TaskSchedule[]> {
-    return this.schedules.listSchedules();
+    return this.operator.listSchedules();
   }
 
-  // The operator's dashboard (0.2.0): see monitoring.ts.
-
   getQueueDepths(): Promise<QueueDepthEntry[]> {
-    const { queues, taskQueueResolution } = this.options;
-    const taskQueues = new Map<string, MessageQueue>();
-    for (const name of this.registry.tasks.names) {
-      const task = this.registry.tasks.get(name)!;
-      if (task.capabilities.length > 0) {
-        // Tasks needing capabilities wait in a sibling queue for a capable worker.
-        const queue = this.#taskQueueOf(task);
-        if (queue != null) taskQueues.set(`${name} (needs ${task.capabilities.join(", ")})`, queue);
-      } else if (task.queue != null) taskQueues.set(name, task.queue);
-    }
-    const fallback = queues.task == null && taskQueueResolution === "fallback"
-      ? queues.outbox
-      : undefined;
-    return collectQueueDepths(queues, taskQueues, fallback);
+    return this.operator.getQueueDepths();
   }
 
   getThroughput(options?: GetThroughputOptions): Promise<ThroughputBucket[]> {
-    return this.operations.throughput.read(options);
+    return this.operator.getThroughput(options);
   }
 
-  // Webhooks and remote-server health (0.2.0).
-
   addWebhook(init: WebhookInit): Promise<Webhook> {
-    return this.webhooks.addWebhook(init);
+    return this.operator.addWebhook(init);
   }
 
   listWebhooks(): Promise<Webhook[]> {
-    return this.webhooks.listWebhooks();
+    return this.operator.listWebhooks();
   }
 
   removeWebhook(id: string): Promise<boolean> {
-    return this.webhooks.removeWebhook(id);
+    return this.operator.removeWebhook(id);
   }
 
   enableWebhook(id: string): Promise<Webhook | undefined> {
-    return this.webhooks.enableWebhook(id);
+    return this.operator.enableWebhook(id);
   }
 
   listUnhealthyHosts(): Promise<HostHealth[]> {
-    return this.hostHealth?.listUnhealthyHosts() ?? Promise.resolve([]);
+    return this.operator.listUnhealthyHosts();
   }
 
   getHostHealth(host: string): Promise<HostHealth | undefined> {
-    return this.hostHealth?.getHostHealth(host) ?? Promise.resolve(undefined);
+    return this.operator.getHostHealth(host);
   }
 
   releaseHost(host: string): Promise<boolean> {
-    return this.hostHealth?.releaseHost(host) ?? Promise.resolve(false);
+    return this.operator.releaseHost(host);
   }
-
-  /**
-   * Runs a fan-out: with `fanoutDeliveries` on, an outbox queue and no
-   * ordering key, makes the first attempts here and enqueues the rest;
-   * otherwise enqueues every delivery (see {@link deliverOrEnqueue}).
-   */
-  #fanOut(messages: OutboxMessage[], run: MessageRun<TContextData>): Promise<void> {
-    const direct = this.options.fanoutDeliveries;
-    const queue = this.options.queues.outbox;
-    if (direct == null || queue == null || messages[0]?.orderingKey != null) {
-      return this.deliverOrEnqueue(messages, run.contextData, run.signal);
-    }
-    const { contextData, signal } = run;
-    return fanOutDirectly(messages, {
-      ...direct,
-      signal,
-      deliver: (message) => this.dispatcher.dispatch(message, { contextData, signal }),
-      enqueue: (rest) => this.enqueue(queue, rest, contextData, {}),
-    }).then(() => {});
-  }
-
-  /**
-   * Enqueues deliveries into the outbox queue or, without one, hands each
-   * to the dispatcher now, as a worker would, with the caller as the one
-   * who retries.  Internal.
-   * @param messages The deliveries.
-   * @param contextData The context data, for starting workers.
-   * @param signal Aborts deliveries made now (a fan-out's time limit).
-   * @throws {AggregateError} When delivering now and some deliveries fail,
-   *         with the error of each.
-   */
-  async deliverOrEnqueue(
-    messages: OutboxMessage[],
-    contextData: TContextData,
-    signal: AbortSignal = neverAborted(),
-  ): Promise<void> {
-    const queue = this.options.queues.outbox;
-    const orderingKey = messages[0]?.orderingKey;
-    if (queue != null) {
-      await this.enqueue(queue, messages, contextData, orderingKey == null ? {} : { orderingKey });
-      return;
-    }
-    const results = await Promise.allSettled(
-      messages.map((message) =>
-        this.dispatcher.dispatch(message, { contextData, signal }, { callerRetries: true })
-      ),
-    );
-    // A failed attempt is thrown; a delivery that failed for good (a
-    // PermanentError) or was dropped is an outcome, but a failure all the same.
-    const errors = results.flatMap((result) =>
-      result.status === "rejected"
-        ? [result.reason]
-        : result.value.type === "failed"
-        ? [result.value.error]
-        : result.value.type === "dropped"
-        ? [result.value.error ?? new Error(result.value.reason)]
-        : []
-    );
-    if (errors.length > 0) {
-      throw new AggregateError(
-        errors,
-        `Failed to deliver to ${errors.length} of ${messages.length} inboxes.`,
-      );
-    }
-  }
-
-  sendActivity(
-    ctx: Context<TContextData>,
-    sender: SenderIdentity,
-    recipients: Recipient | readonly Recipient[] | "followers",
-    activity: Activity,
-    options: SendActivityOptions,
-  ): Promise<void> {
-    return sendActivity(this, ctx, sender, recipients, activity, options);
-  }
-}
-
-const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
-const FETCH_OPTION_NAMES: readonly string[] = [
-  "contextData",
-  "onNotFound",
-  "onNotAcceptable",
-  "onUnauthorized",
-];
-
-/**
- * The most capabilities a worker listens to every combination of (for
- * `enqueueTask()`'s per-task `capabilities`): 2⁶ − 1 = 63 sibling queues
- * per task queue.  A worker with more listens to each task's own set, and
- * that set joined with each single capability of the worker.
- */
-const MAX_COMBINED_CAPABILITIES = 6;
-
-/** Every non-empty combination of `capabilities` (see above for the bound). */
-function combinationsOf(capabilities: readonly string[]): string[][] {
-  if (capabilities.length > MAX_COMBINED_CAPABILITIES) {
-    return capabilities.map((capability) => [capability]);
-  }
-  const result: string[][] = [];
-  for (let mask = 1; mask < 1 << capabilities.length; mask++) {
-    result.push(capabilities.filter((_, i) => (mask & (1 << i)) !== 0));
-  }
-  return result;
-}
-
-function checkWorkerCapabilities(capabilities: unknown): ReadonlySet<string> {
-  if (capabilities == null) return new Set();
-  if (
-    !Array.isArray(capabilities) ||
-    !capabilities.every((capability) => typeof capability === "string" && capability !== "")
-  ) {
-    throw new TypeError(
-      "The capabilities option of startQueue() must be an array of non-empty strings, " +
-        'e.g. ["gpu"].',
-    );
-  }
-  return new Set(capabilities);
 }
 
 /**

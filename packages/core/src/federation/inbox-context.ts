@@ -1,23 +1,9 @@
 import type { Recipient } from "@fedify/vocab";
 import { type ContextHost, ContextImpl } from "./context.ts";
-import type { Context, InboxContext } from "./context-api.ts";
+import type { InboxContext } from "./context-api.ts";
+import { forwardActivity } from "../activitypub/outbox/send-activity.ts";
 import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
 import { neverAborted } from "../processing/never-aborted.ts";
-
-/**
- * What an {@link InboxContextImpl} needs besides a context's host.
- * Internal.
- * @since 0.2.0
- */
-export interface InboxContextHost<TContextData> extends ContextHost<TContextData> {
-  forwardActivity(
-    ctx: Context<TContextData>,
-    forwarder: SenderIdentity,
-    recipients: Recipient | readonly Recipient[] | "followers",
-    activity: Readonly<Record<string, unknown>>,
-    options: SendActivityOptions,
-  ): Promise<void>;
-}
 
 /**
  * The {@link InboxContext} implementation.  Internal.
@@ -27,7 +13,7 @@ export class InboxContextImpl<TContextData> extends ContextImpl<TContextData>
   implements InboxContext<TContextData> {
   readonly recipient: string | null;
   readonly signal: AbortSignal;
-  readonly #host: InboxContextHost<TContextData>;
+  readonly #host: ContextHost<TContextData>;
   readonly #activity: Readonly<Record<string, unknown>>;
 
   /**
@@ -39,7 +25,7 @@ export class InboxContextImpl<TContextData> extends ContextImpl<TContextData>
    * @param signal The listener's signal; never aborted by default.
    */
   constructor(
-    host: InboxContextHost<TContextData>,
+    host: ContextHost<TContextData>,
     url: URL,
     data: TContextData,
     recipient: string | null,
@@ -69,6 +55,6 @@ export class InboxContextImpl<TContextData> extends ContextImpl<TContextData>
     recipients: Recipient | readonly Recipient[] | "followers",
     options: SendActivityOptions = {},
   ): Promise<void> {
-    return this.#host.forwardActivity(this, forwarder, recipients, this.#activity, options);
+    return forwardActivity(this.#host.outbox, this, forwarder, recipients, this.#activity, options);
   }
 }

@@ -59,7 +59,7 @@ export {
 } from "./federation.ts";
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationHostHealthOptions } from "../operator/host-health/options.ts";
-export type { FanoutDeliveriesOptions } from "./fanout.ts";
+export type { FanoutDeliveriesOptions } from "../activitypub/outbox/fanout.ts";
 export type { HostHealthOperations } from "../operator/host-health/mod.ts";
 export type { FederationWebhookOptions } from "../operator/webhooks/options.ts";
 export type { FederationRemoteRequestOptions } from "../activitypub/network/remote-request-options.ts";

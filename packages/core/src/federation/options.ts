@@ -25,7 +25,7 @@ import {
   type FanoutDeliveriesOptions,
   type ResolvedFanoutDeliveries,
   resolveFanoutDeliveries,
-} from "./fanout.ts";
+} from "../activitypub/outbox/fanout.ts";
 import { assertKnownOptions } from "../options/known-options.ts";
 import { FEDIFY_ONLY_OPTION_HINTS } from "../options/federation-option-names.ts";
 import {

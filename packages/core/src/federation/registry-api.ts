@@ -28,6 +28,8 @@ import type {
 } from "./callbacks.ts";
 import type { Context, InboxContext, RequestContext, TaskContext } from "./context-api.ts";
 import type { RouteTable } from "../activitypub/http/route-table.ts";
+import type { ActivityClass } from "../activitypub/inbox/listeners.ts";
+import type { IdempotencyStrategy } from "../activitypub/inbox/idempotency.ts";
 
 /**
  * A registered route: its path template and the callback serving it.
@@ -104,14 +106,7 @@ export interface ObjectRegistration<TContextData>
   readonly authorize?: ObjectAuthorizePredicate<TContextData>;
 }
 
-/**
- * An activity class, as accepted by `InboxListenerSetters.on()`.
- * @since 0.1.0
- */
-export type ActivityClass<TActivity extends Activity = Activity> = new (
-  // deno-lint-ignore no-explicit-any
-  ...args: any[]
-) => TActivity;
+export type { ActivityClass };
 
 /**
  * A vocabulary class with a type URI, as accepted by
@@ -123,13 +118,7 @@ export type ObjectClass<TObject extends APObject = APObject> =
   & (new (...args: any[]) => TObject)
   & { readonly typeId: URL };
 
-/**
- * How received activities are deduplicated by their id: per inbox (the
- * same activity delivered to two personal inboxes runs twice, once for
- * each), per origin of the receiving server, or globally.
- * @since 0.2.0
- */
-export type IdempotencyStrategy = "per-inbox" | "per-origin" | "global";
+export type { IdempotencyStrategy };
 
 /**
  * Returns the key that identifies a received activity for deduplication,

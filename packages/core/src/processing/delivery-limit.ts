@@ -64,3 +64,24 @@ export function resolveDeliveryLimitOptions(
     ),
   };
 }
+
+/**
+ * Checks the `deliveryCount` option of `processQueuedMessage()`: how many
+ * times the queue has handed the message out, counting this time.
+ * @param value The option's value.
+ * @param where The method, for the message.
+ * @returns The count, or `undefined` when not given.
+ * @throws {RangeError} When it is not a positive integer.
+ * @since 0.4.0
+ */
+export function checkDeliveryCount(value: unknown, where: string): number | undefined {
+  if (
+    value !== undefined &&
+    !(typeof value === "number" && Number.isSafeInteger(value) && value > 0)
+  ) {
+    throw new RangeError(
+      `${where}'s deliveryCount option must be a positive integer; got ${String(value)}.`,
+    );
+  }
+  return value;
+}

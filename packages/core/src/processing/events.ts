@@ -172,12 +172,23 @@ export class MessageEventHub {
   readonly #listeners = new Map<MessageEventType, Set<MessageEventListener>>();
 
   /**
-   * Adds a listener.
+   * Adds a listener: what `federation.on()` does.
    * @param type The event type.
    * @param listener The listener.
    * @returns Removes the listener.
+   * @throws {TypeError} When the type is unknown or the listener is not a
+   *         function (since 0.4.0).
    */
   on<T extends MessageEventType>(type: T, listener: MessageEventListener<T>): () => void {
+    if (typeof listener !== "function") {
+      throw new TypeError(`The listener given to on(${JSON.stringify(type)}) must be a function.`);
+    }
+    if (!["completed", "unhandled", "retrying", "failed", "dropped", "cancelled"].includes(type)) {
+      throw new TypeError(
+        `Unknown event type ${JSON.stringify(type)}; the events are completed, unhandled, ` +
+          "retrying, failed, dropped and cancelled.",
+      );
+    }
     let set = this.#listeners.get(type);
     if (set == null) this.#listeners.set(type, set = new Set());
     set.add(listener as unknown as MessageEventListener);

@@ -8,7 +8,11 @@ import type { MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
 import { enqueueTaskMessages } from "./dedup.ts";
 import type { TaskEnqueueResult } from "./definition.ts";
-import type { PreparedTaskMessages } from "./enqueue.ts";
+import {
+  type EnqueueTasksOptions,
+  type PreparedTaskMessages,
+  prepareTaskMessages,
+} from "./enqueue.ts";
 import type { TaskMessage } from "./message.ts";
 
 /**
@@ -131,6 +135,22 @@ export class TaskEnqueuer<TContextData> {
       }
     }
     return results;
+  }
+
+  /**
+   * Prepares task messages from payloads (validated, encoded, routed) and
+   * enqueues them: what `ctx.enqueueTask()` and `ctx.enqueueTaskMany()` do.
+   * @param request The task, the payloads, the options and the routing.
+   * @param start The context data to start the workers with.
+   * @returns One result per payload, in order.
+   * @throws What `prepareTaskMessages()` and {@link enqueue} throw.
+   * @since 0.4.0
+   */
+  async enqueuePayloads<TTaskContextData>(
+    request: EnqueueTasksOptions<TTaskContextData>,
+    start?: { readonly contextData: TContextData },
+  ): Promise<TaskEnqueueResult[]> {
+    return await this.enqueue(await prepareTaskMessages(request), start);
   }
 }
 

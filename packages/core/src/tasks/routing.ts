@@ -1,5 +1,5 @@
 import type { MessageQueue } from "../queue/message-queue.ts";
-import { TaskQueueNotConfiguredError } from "./errors.ts";
+import { TaskDefinitionError, TaskQueueNotConfiguredError } from "./errors.ts";
 
 /**
  * The federation's queues and policy that {@link resolveTaskQueue} picks
@@ -134,4 +134,58 @@ export function satisfiesCapabilities(
   available: ReadonlySet<string>,
 ): boolean {
   return required.every((capability) => available.has(capability));
+}
+
+/**
+ * The queue a task's messages go to, or `undefined` when none applies
+ * (where {@link resolveTaskQueue} would throw).
+ * @param task The task's name and queue (and capabilities).
+ * @param routing The federation's queues and resolution.
+ * @returns The queue, or `undefined`.
+ * @since 0.4.0
+ */
+export function taskQueueOf(
+  task: { readonly name: string; readonly queue?: MessageQueue },
+  routing: TaskQueueRoutingOptions,
+): MessageQueue | undefined {
+  try {
+    return resolveTaskQueue(task, routing);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Throws when a task needs capabilities but its queue cannot derive the
+ * sibling queue they are routed through.  A task without a queue passes:
+ * enqueueing reports the missing queue.
+ * @param name The task's name.
+ * @param capabilities The task's `capabilities` option, unchecked.
+ * @param queue The task's own queue, if any.
+ * @param routing The federation's queues and resolution.
+ * @throws {TaskDefinitionError} When the queue has no `derive()`.
+ * @since 0.4.0
+ */
+export function checkCapabilityQueue(
+  name: string,
+  capabilities: unknown,
+  queue: MessageQueue | undefined,
+  routing: TaskQueueRoutingOptions,
+): void {
+  if (!Array.isArray(capabilities) || capabilities.length === 0) return;
+  let base: MessageQueue;
+  try {
+    base = resolveBaseTaskQueue({ name, queue }, routing);
+  } catch {
+    return; // Enqueueing reports the missing queue.
+  }
+  if (typeof base.derive !== "function") {
+    throw new TaskDefinitionError(
+      name,
+      "capabilities",
+      `The capabilities option of the task ${JSON.stringify(name)} needs a queue with a ` +
+        `derive() method, through which tasks reach capable workers; its queue (a ` +
+        `${base.constructor?.name ?? "queue"}) has none.`,
+    );
+  }
 }

@@ -1,3 +1,4 @@
+import { RouteNotRegisteredError } from "../http/errors.ts";
 import { type ActorKeyPair, buildActorKeyPairs } from "./key-pairs.ts";
 
 /**
@@ -30,19 +31,27 @@ export type ActorKeyPairsSource<TContext> = (
 /**
  * Calls a key pairs dispatcher for an actor, checks what it returned and
  * gives the pairs their key ids and vocabulary objects.
- * @param dispatcher The key pairs dispatcher.
+ * @param dispatcher The key pairs dispatcher, if one is registered.
  * @param ctx The context to give the dispatcher.
  * @param identifier The actor's identifier.
  * @returns The key pairs.
+ * @throws {RouteNotRegisteredError} When no dispatcher is registered
+ *         (since 0.4.0).
  * @throws {TypeError} When the dispatcher returns something else than an
  *         array of key pairs.
  * @since 0.3.0
  */
 export async function loadActorKeyPairs<TContext extends ActorKeyPairsContext>(
-  dispatcher: ActorKeyPairsSource<TContext>,
+  dispatcher: ActorKeyPairsSource<TContext> | undefined,
   ctx: TContext,
   identifier: string,
 ): Promise<ActorKeyPair[]> {
+  if (dispatcher == null) {
+    throw new RouteNotRegisteredError(
+      "key pairs dispatcher",
+      "setActorDispatcher(…).setKeyPairsDispatcher",
+    );
+  }
   const pairs = await dispatcher(ctx, identifier);
   if (
     !Array.isArray(pairs) ||

@@ -4,6 +4,15 @@ import { asArray, idOf, messageOf } from "../json-values.ts";
 import { hasProof, verifyObject } from "../proofs/proof.ts";
 import type { PublicKeyFetcher } from "../signatures/key-cache.ts";
 import type { DurationInput } from "../../time/duration.ts";
+import type { KvStore } from "../../kv/kv-store.ts";
+import type { Outcome } from "../../processing/outcome.ts";
+import {
+  claimReceivedActivity,
+  receivedActivityKey,
+  type ReceivedActivityKeyHost,
+  type ReceivedActivityParsing,
+} from "./idempotency.ts";
+import type { InboxMessage } from "./message.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "inbox"]);
 
@@ -118,4 +127,104 @@ export async function verifyRoutedActivity(
 function refuse(reason: string): RoutedActivityVerification {
   logger.debug("Refused to route an activity: {reason}", { reason });
   return { ok: false, reason };
+}
+
+/**
+ * What {@link routeActivity} needs from the federation.  Internal.
+ * @typeParam TContextData The context data type.
+ * @typeParam TInboxContext The context an idempotency key callback gets.
+ * @since 0.4.0
+ */
+export interface RouteActivityHost<TContextData, TInboxContext>
+  extends ReceivedActivityKeyHost<TContextData, TInboxContext> {
+  readonly options: ReceivedActivityParsing & {
+    readonly kv: KvStore;
+    readonly inboxIdempotencyTtlMs: number;
+    readonly proofMaxAge: DurationInput | false;
+    readonly signatureTimeWindow: DurationInput | false;
+  };
+  /** Fetches and caches public keys. */
+  readonly fetchPublicKey: PublicKeyFetcher;
+  /**
+   * Takes a verified inbox message: enqueues it, or dispatches it now.
+   * @param message The message.
+   * @param contextData The context data.
+   * @param options `immediate` to run it now even with an inbox queue.
+   */
+  receive(
+    message: InboxMessage,
+    contextData: TContextData,
+    options: { readonly immediate: boolean },
+  ): Promise<Outcome | undefined>;
+}
+
+/**
+ * Routes an activity that did not come through an inbox (one found inside
+ * an `Announce`, say) to the inbox listeners, as `ctx.routeActivity()`:
+ * trusted only by its own proof or signature, deduplicated with the
+ * activities inboxes receive, then enqueued (or run now).
+ * @param host The federation.
+ * @param from Where it is routed from: the context's origin and data, and
+ *             the inbox URL it counts as received at (built only when
+ *             needed: the inbox route may not be registered).
+ * @param recipient The personal inbox's identifier, or `null`.
+ * @param activity The activity as JSON-LD.
+ * @param options The loaders and `immediate`.
+ * @returns Whether it was routed (or was a duplicate); `false` when it
+ *          could not be verified or was dropped as malformed.
+ * @throws When it could not be enqueued, or, run now, it failed.
+ * @since 0.4.0
+ */
+export async function routeActivity<TContextData, TInboxContext>(
+  host: RouteActivityHost<TContextData, TInboxContext>,
+  from: { readonly origin: string; readonly data: TContextData; readonly inboxUrl: () => URL },
+  recipient: string | null,
+  activity: Record<string, unknown>,
+  options: { readonly documentLoader: DocumentLoader; readonly immediate: boolean },
+): Promise<boolean> {
+  const verified = await verifyRoutedActivity(activity, {
+    documentLoader: options.documentLoader,
+    fetchKey: host.fetchPublicKey,
+    proofMaxAge: host.options.proofMaxAge,
+    timeWindow: host.options.signatureTimeWindow,
+  });
+  if (!verified.ok) return false;
+  // Deduplicated with the activities inboxes receive: a Create that came
+  // directly and again inside an Announce runs once.
+  const activityId = verified.activity.id;
+  const claimed = typeof activityId !== "string" ? null : await receivedActivityKey(host, {
+    baseUrl: new URL(from.origin),
+    data: from.data,
+    recipient,
+    inboxUrl: from.inboxUrl(),
+    senderOrigin: verified.signer.origin,
+    activity: verified.activity,
+    identity: { id: activityId },
+  });
+  if (claimed != null && !await claimReceivedActivity(host.options, claimed)) {
+    return true;
+  }
+  const message: InboxMessage = {
+    type: "inbox",
+    id: crypto.randomUUID(),
+    baseUrl: from.origin,
+    started: new Date().toISOString(),
+    attempt: 0,
+    traceContext: {},
+    activity: verified.activity,
+    identifier: recipient,
+    signer: verified.signer.href,
+  };
+  let outcome: Outcome | undefined;
+  try {
+    outcome = await host.receive(message, from.data, { immediate: options.immediate });
+  } catch (error) {
+    if (claimed != null) await host.options.kv.delete(claimed);
+    throw error;
+  }
+  if (outcome?.type === "dropped") {
+    if (claimed != null) await host.options.kv.delete(claimed);
+    return false;
+  }
+  return true;
 }

@@ -9,8 +9,8 @@
 export {
   type CountFailedTasksOptions,
   type FailedTaskDetails,
-  FederationOperations,
   type TaskOperations,
+  TaskRecords,
   type TaskRecordsPort,
 } from "./operations.ts";
 export {

@@ -15,8 +15,8 @@ import type { PubSub } from "../../pubsub/pubsub.ts";
 import { decodeTaskPayload } from "../../tasks/codec/mod.ts";
 import { releaseTaskDeduplication } from "../../tasks/dedup.ts";
 import type { TaskDefinition, TaskEnqueueResult } from "../../tasks/definition.ts";
-import { defaultTaskPriority, type PreparedTaskMessages } from "../../tasks/enqueue.ts";
-import { TaskEnqueuer } from "../../tasks/enqueuer.ts";
+import { defaultTaskPriority } from "../../tasks/enqueue.ts";
+import type { TaskEnqueuer } from "../../tasks/enqueuer.ts";
 import {
   FailedTaskNotFoundError,
   TaskNotDefinedError,
@@ -42,7 +42,7 @@ import { resolveTaskQueue, type TaskQueueRoutingOptions } from "../../tasks/rout
 import type { TaskSchedule } from "../schedules/store.ts";
 import { validateTaskPayload } from "../../tasks/validation.ts";
 import type { TaskScheduleOptions } from "../schedules/mod.ts";
-import { TaskStatusTracker } from "../status/mod.ts";
+import type { TaskStatusTracker } from "../status/mod.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
 
 const logger = getLogger(["fedwork", "task"]);
@@ -205,7 +205,7 @@ export interface TaskOperations<TContextData> {
 }
 
 /**
- * What {@link FederationOperations} needs from the federation.  Internal.
+ * What {@link TaskRecords} needs from the federation.  Internal.
  * @typeParam TContextData The type of the application data in contexts.
  * @since 0.2.0
  */
@@ -225,16 +225,24 @@ export interface TaskRecordsPort<TContextData> {
   readonly observe: (observer: MessageObserver) => unknown;
   /** The message metrics (the producer counts enqueues on them). */
   readonly metrics: MessageMetrics;
-  /** Puts task messages into their queues. */
+  /** Puts replayed deliveries and quarantined messages into their queues. */
   readonly producer: MessageProducer<TContextData>;
-  /** How long failed, completed and status records are kept, in milliseconds. */
+  /**
+   * Puts replayed tasks into their queues (the wiring owns it).
+   * @since 0.4.0
+   */
+  readonly taskEnqueuer: TaskEnqueuer<TContextData>;
+  /**
+   * The task status records, which the records keep up to date from the
+   * dispatcher's events (the wiring owns them).
+   * @since 0.4.0
+   */
+  readonly taskStatus: TaskStatusTracker;
+  /** How long failed and completed records are kept, in milliseconds. */
   readonly retention: {
     readonly failedMs: number;
     readonly completedMs: number;
-    readonly statusMs: number;
   };
-  /** How long a deduplication key is held at most, in milliseconds. */
-  readonly deduplicationTtlMs: number;
   /**
    * Whether outbox deliveries that fail for good are kept with the failed
    * tasks (the `keepFailedDeliveries` option).
@@ -261,22 +269,20 @@ interface QueuedDelivery extends BaseMessage, Omit<FailedDeliveryInput, "statusC
 }
 
 /**
- * The federation's task records, status and metrics, kept out of
- * `FederationImpl` to keep it wiring only: it observes the dispatcher to
- * record metrics, keep failed (and completed) tasks, keep status records
- * and free deduplication reservations, owns the task enqueuer, and
- * implements the failed-task part of {@link TaskOperations}.  Internal.
- * @since 0.2.0
+ * The federation's task records: it observes the dispatcher to record
+ * metrics and throughput, keep failed (and completed) tasks and
+ * quarantined messages, keep status records and free deduplication
+ * reservations, and implements the failed-task part of
+ * {@link TaskOperations}.  Internal; named `FederationOperations` before
+ * 0.4.0, when it also owned the task enqueuer.
+ * @since 0.4.0
  */
-export class FederationOperations<TContextData> {
+export class TaskRecords<TContextData> {
   /** The message metrics. */
   readonly metrics: MessageMetrics;
   /** The per-minute counters the dashboard reads. */
   readonly throughput: ThroughputRecorder;
-  /** Task status records and live updates.  Internal. */
-  readonly taskStatus: TaskStatusTracker;
-  /** The one path task messages take to the producer. */
-  readonly taskEnqueuer: TaskEnqueuer<TContextData>;
+  readonly #taskEnqueuer: TaskEnqueuer<TContextData>;
   readonly #port: TaskRecordsPort<TContextData>;
   readonly #records: TaskRecordStore;
 
@@ -294,19 +300,12 @@ export class FederationOperations<TContextData> {
       perTask: (name) => port.tasks.get(name),
     });
     this.throughput = new ThroughputRecorder(port.kv);
-    this.taskStatus = new TaskStatusTracker(port.kv, port.pubsub, port.retention.statusMs);
-    this.taskEnqueuer = new TaskEnqueuer({
-      kv: port.kv,
-      deduplicationTtlMs: port.deduplicationTtlMs,
-      producer: port.producer,
-      status: this.taskStatus,
-      metrics: port.metrics,
-    });
+    this.#taskEnqueuer = port.taskEnqueuer;
     // Not at all without a meter provider: every message's path.
     if (this.metrics.recording) port.observe(this.metrics.observe);
     port.observe(this.throughput.observe);
     port.observe((event, message) => this.#observeTask(event, message));
-    port.observe(this.taskStatus.observe);
+    port.observe(port.taskStatus.observe);
   }
 
   // Not async: most messages need nothing here (a completed task with no
@@ -387,19 +386,6 @@ export class FederationOperations<TContextData> {
     else await this.#records.recordCompleted(task);
   }
 
-  /**
-   * Enqueues prepared task messages, holding their deduplication keys.
-   * @param prepared The messages, their queue and options.
-   * @param contextData The context data, for starting the workers.
-   * @returns One result per message.
-   */
-  enqueueTaskMessages(
-    prepared: PreparedTaskMessages,
-    contextData: TContextData,
-  ): Promise<TaskEnqueueResult[]> {
-    return this.taskEnqueuer.enqueue(prepared, { contextData });
-  }
-
   listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {
     return this.#records.list("failed", options);
   }
@@ -457,7 +443,7 @@ export class FederationOperations<TContextData> {
     const queueOptions = record.orderingKey == null
       ? priority
       : { orderingKey: record.orderingKey, ...priority };
-    await this.taskEnqueuer.enqueue({
+    await this.#taskEnqueuer.enqueue({
       queue,
       messages: [message],
       queueOptions,

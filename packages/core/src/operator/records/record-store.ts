@@ -87,7 +87,7 @@ export interface FailedDeliveryInfo {
 
 /**
  * A delivery that failed for good, as the failed-task store keeps it.
- * Internal: what `FederationOperations` passes to
+ * Internal: what `TaskRecords` passes to
  * {@link TaskRecordStore.recordFailedDelivery}.
  * @since 0.3.0
  */

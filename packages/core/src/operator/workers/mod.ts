@@ -7,6 +7,7 @@
 export { listWorkers, type ResolvedWorkerPresenceOptions, WorkerPresence } from "./presence.ts";
 export { resolveWorkerPresenceOptions } from "./options.ts";
 export { queueConcurrency } from "./concurrency.ts";
+export { type FederationStartQueueOptions, startWorkers, type WorkerStartPort } from "./start.ts";
 export type {
   WorkerCounts,
   WorkerEvent,

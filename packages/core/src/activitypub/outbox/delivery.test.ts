@@ -1,15 +1,15 @@
 import { assert, assertEquals, assertInstanceOf, assertRejects, test } from "@fedify/fixture";
 import { Create, Note } from "@fedify/vocab";
-import { PrivateAddressError } from "../activitypub/network/errors.ts";
-import { verifyRequest } from "../activitypub/signatures/verify.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { PermanentError } from "../processing/errors.ts";
-import type { MessageFailedEvent } from "../processing/events.ts";
-import { createExponentialBackoffPolicy } from "../retry/exponential-backoff.ts";
-import type { OutboxPermanentFailure } from "./callbacks.ts";
-import { DeliveryError, RouteNotRegisteredError } from "./errors.ts";
-import { createFederation, type Federation } from "./federation.ts";
-import type { FederationOptions } from "./options.ts";
+import { PrivateAddressError } from "../network/errors.ts";
+import { verifyRequest } from "../signatures/verify.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { PermanentError } from "../../processing/errors.ts";
+import type { MessageFailedEvent } from "../../processing/events.ts";
+import { createExponentialBackoffPolicy } from "../../retry/exponential-backoff.ts";
+import type { OutboxPermanentFailure } from "./delivery.ts";
+import { DeliveryError, RouteNotRegisteredError } from "../../federation/errors.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import type { FederationOptions } from "../../federation/options.ts";
 import { deferred, within as withTimeout } from "@fedify/fixture";
 import {
   type ReceivedRequest,
@@ -17,7 +17,7 @@ import {
   registerTestActor,
   startInboxServer,
   testKeyPair,
-} from "./testdata/test-support.ts";
+} from "../../federation/testdata/test-support.ts";
 
 const base = new URL("https://example.com/");
 const alice = new URL("https://example.com/users/alice");

@@ -1,9 +1,6 @@
 import { assert, assertEquals, assertThrows, test } from "@fedify/fixture";
 import { Follow } from "@fedify/vocab";
-import {
-  ACCEPT_SIGNATURE_NONCE_PREFIX,
-  consumeSignatureNonce,
-} from "../activitypub/inbox/challenge.ts";
+import { ACCEPT_SIGNATURE_NONCE_PREFIX, consumeSignatureNonce } from "./challenge.ts";
 import {
   type BareItem,
   type InnerList,
@@ -12,14 +9,18 @@ import {
   serializeDictionary,
   serializeInnerList,
 } from "structured-headers";
-import { signRequest } from "../activitypub/signatures/sign.ts";
-import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
-import type { KvStore } from "../kv/kv-store.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { UnknownOptionError } from "../options/known-options.ts";
-import { createFederation } from "./federation.ts";
-import type { InboxChallengePolicy } from "../activitypub/inbox/challenge.ts";
-import { registerTestActor, serveFederation, testKeyPair } from "./testdata/test-support.ts";
+import { signRequest } from "../signatures/sign.ts";
+import type { HttpSignatureSpec } from "../signatures/spec.ts";
+import type { KvStore } from "../../kv/kv-store.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { UnknownOptionError } from "../../options/known-options.ts";
+import { createFederation } from "../../federation/federation.ts";
+import type { InboxChallengePolicy } from "./challenge.ts";
+import {
+  registerTestActor,
+  serveFederation,
+  testKeyPair,
+} from "../../federation/testdata/test-support.ts";
 
 /** A sender (alice, whose key it serves) and a receiver (bob) with the policy. */
 async function withPair(

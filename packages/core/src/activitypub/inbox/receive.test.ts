@@ -1,12 +1,17 @@
 import { assert, assertEquals, test } from "@fedify/fixture";
 import { Temporal } from "@js-temporal/polyfill";
 import { Create, Follow, Note } from "@fedify/vocab";
-import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
-import { PermanentError } from "../processing/errors.ts";
+import { generateCryptoKeyPair } from "../actors/keys.ts";
+import { PermanentError } from "../../processing/errors.ts";
 import { startTestServer } from "@fedify/fixture";
 import { deferred, within as withTimeout } from "@fedify/fixture";
-import { follow, post, startServer, withServers } from "./testdata/inbox-test-support.ts";
-import { RecordingQueue, testKeyPair } from "./testdata/test-support.ts";
+import {
+  follow,
+  post,
+  startServer,
+  withServers,
+} from "../../federation/testdata/inbox-test-support.ts";
+import { RecordingQueue, testKeyPair } from "../../federation/testdata/test-support.ts";
 
 const { privateKey } = await testKeyPair();
 

@@ -8,15 +8,15 @@ import {
   waitUntil,
 } from "@fedify/fixture";
 import { Create, Note } from "@fedify/vocab";
-import type { OutboxMessage } from "../activitypub/outbox/messages.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { FederationOptionError } from "../options/federation-option-error.ts";
-import { UnknownOptionError } from "../options/known-options.ts";
-import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
+import type { OutboxMessage } from "./messages.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { FederationOptionError } from "../../options/federation-option-error.ts";
+import { UnknownOptionError } from "../../options/known-options.ts";
+import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
 import { fanOutDirectly, resolveFanoutDeliveries } from "./fanout.ts";
-import { createFederation, type Federation } from "./federation.ts";
-import type { FederationOptions } from "./options.ts";
-import { loopbackFederation, withWorkers } from "./testdata/test-support.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import type { FederationOptions } from "../../federation/options.ts";
+import { loopbackFederation, withWorkers } from "../../federation/testdata/test-support.ts";
 
 function deliveries(count: number): OutboxMessage[] {
   return Array.from(

@@ -3,12 +3,12 @@
 // Bob's server trusts it through the proof sendActivity() put on it.
 import { assert, assertEquals, test, withLogs } from "@fedify/fixture";
 import { Create, Note, Person } from "@fedify/vocab";
-import { generateCryptoKeyPair } from "../activitypub/actors/keys.ts";
-import { signObject } from "../activitypub/proofs/proof.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { createFederation, type Federation } from "./federation.ts";
-import { post } from "./testdata/inbox-test-support.ts";
-import { serveFederation, testKeyPair } from "./testdata/test-support.ts";
+import { generateCryptoKeyPair } from "../actors/keys.ts";
+import { signObject } from "../proofs/proof.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import { post } from "../../federation/testdata/inbox-test-support.ts";
+import { serveFederation, testKeyPair } from "../../federation/testdata/test-support.ts";
 
 const rsa = await testKeyPair();
 const ed25519 = await generateCryptoKeyPair("Ed25519");

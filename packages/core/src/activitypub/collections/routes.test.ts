@@ -1,11 +1,15 @@
 import { assert, assertEquals, assertRejects, assertThrows, test } from "@fedify/fixture";
 import { Collection, Create, Hashtag, Like, Note, OrderedCollection, Person } from "@fedify/vocab";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { DuplicateRegistrationError, RouteNotRegisteredError, RoutePathError } from "./errors.ts";
-import { createFederationBuilder } from "./builder.ts";
-import { createFederation, type Federation } from "./federation.ts";
-import type { RequestContext } from "./context-api.ts";
-import { serveFederation } from "./testdata/test-support.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import {
+  DuplicateRegistrationError,
+  RouteNotRegisteredError,
+  RoutePathError,
+} from "../../federation/errors.ts";
+import { createFederationBuilder } from "../../federation/builder.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import type { RequestContext } from "../../federation/context-api.ts";
+import { serveFederation } from "../../federation/testdata/test-support.ts";
 
 const JSON_LD = { Accept: "application/activity+json" };
 const BOOKMARKS = Symbol("bookmarks");

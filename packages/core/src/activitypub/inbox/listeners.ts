@@ -1,22 +1,55 @@
+// Running a queued inbox message: parse the activity within its budget
+// and call the listener registered for its class.  Generic over the
+// context the listeners get (the federation's InboxContext).
 import { getLogger } from "@logtape/logtape";
 import { Activity, type DocumentLoader } from "@fedify/vocab";
 import {
   type DocumentLoadBudget,
   DocumentLoadBudgetError,
   withDocumentLoadBudget,
-} from "../activitypub/network/document-budget.ts";
+} from "../network/document-budget.ts";
 import {
   checkDocumentComplexity,
   DocumentTooComplexError,
-} from "../activitypub/network/document-complexity.ts";
-import type { UnhandledRun } from "../processing/dispatcher.ts";
-import { MalformedMessageError } from "../processing/errors.ts";
-import type { InboxListener } from "./callbacks.ts";
-import type { InboxContext } from "./context-api.ts";
-import type { InboxMessage } from "../activitypub/inbox/message.ts";
-import type { ActivityClass, FederationRegistry } from "./registry-api.ts";
+} from "../network/document-complexity.ts";
+import type { UnhandledRun } from "../../processing/dispatcher.ts";
+import { MalformedMessageError } from "../../processing/errors.ts";
+import type { InboxMessage } from "./message.ts";
 
 const logger = getLogger(["fedwork", "federation", "inbox"]);
+
+/**
+ * An activity class, as accepted by `InboxListenerSetters.on()`.
+ * @since 0.1.0
+ */
+export type ActivityClass<TActivity extends Activity = Activity> = new (
+  // deno-lint-ignore no-explicit-any
+  ...args: any[]
+) => TActivity;
+
+/**
+ * Handles one received activity: what a registered inbox listener is to
+ * {@link handleInboxMessage}.
+ * @typeParam TContext The context the listener gets.
+ * @since 0.4.0
+ */
+export type InboxActivityListener<TContext> = (
+  ctx: TContext,
+  activity: Activity,
+) => void | Promise<void>;
+
+/**
+ * The inbox listeners and error handler {@link handleInboxMessage} calls:
+ * the part of a federation's registry it reads.
+ * @typeParam TContext The context the listeners get.
+ * @since 0.4.0
+ */
+export interface InboxListenerRegistry<TContext> {
+  /** The listeners, by the activity class they were registered for. */
+  readonly inboxListeners: ReadonlyMap<ActivityClass, InboxActivityListener<TContext>>;
+  /** Called when a listener throws, before the failure is retried. */
+  readonly inboxErrorHandler?: (ctx: TContext, error: Error) => void | Promise<void>;
+}
 
 /**
  * Finds the listener for an activity: the one registered for its class or
@@ -26,10 +59,10 @@ const logger = getLogger(["fedwork", "federation", "inbox"]);
  * @returns The listener, or `undefined`.
  * @since 0.1.0
  */
-export function findInboxListener<TContextData>(
-  listeners: ReadonlyMap<ActivityClass, InboxListener<TContextData, Activity>>,
+export function findInboxListener<TContext>(
+  listeners: ReadonlyMap<ActivityClass, InboxActivityListener<TContext>>,
   activity: Activity,
-): InboxListener<TContextData, Activity> | undefined {
+): InboxActivityListener<TContext> | undefined {
   let cls: unknown = activity.constructor;
   while (typeof cls === "function") {
     const listener = listeners.get(cls as ActivityClass);
@@ -48,17 +81,17 @@ export function findInboxListener<TContextData>(
  * error handler and the error rethrown, for the dispatcher to decide.
  * @param message The inbox message.
  * @param ctx The context to give the listener.
- * @param registry The federation's registrations.
+ * @param registry The listeners and the error handler.
  * @param documentLoader Loads remote documents while parsing.
  * @param budget The document limits the activity is held to, and the
  *               budget of the loads parsing it may make (since 0.4.0).
  * @returns Nothing, or an {@link UnhandledRun} when no listener handles it.
  * @since 0.1.0
  */
-export async function handleInboxMessage<TContextData>(
+export async function handleInboxMessage<TContext extends { readonly signal: AbortSignal }>(
   message: InboxMessage,
-  ctx: InboxContext<TContextData>,
-  registry: FederationRegistry<TContextData>,
+  ctx: TContext,
+  registry: InboxListenerRegistry<TContext>,
   documentLoader: DocumentLoader,
   budget: Omit<DocumentLoadBudget, "signal"> = {},
 ): Promise<void | UnhandledRun> {

@@ -15,21 +15,21 @@ import {
   parseDictionary,
   serializeDictionary,
 } from "structured-headers";
-import { signRequest } from "../activitypub/signatures/sign.ts";
-import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import type { MessageQueue } from "../queue/message-queue.ts";
-import { FederationOptionError } from "./errors.ts";
-import { UnknownOptionError } from "../options/known-options.ts";
-import { createFederation } from "./federation.ts";
+import { signRequest } from "../signatures/sign.ts";
+import type { HttpSignatureSpec } from "../signatures/spec.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import type { MessageQueue } from "../../queue/message-queue.ts";
+import { FederationOptionError } from "../../federation/errors.ts";
+import { UnknownOptionError } from "../../options/known-options.ts";
+import { createFederation } from "../../federation/federation.ts";
 import {
   follow,
   type InboxServer,
   post,
   startServer,
   withServers,
-} from "./testdata/inbox-test-support.ts";
-import { testKeyPair } from "./testdata/test-support.ts";
+} from "../../federation/testdata/inbox-test-support.ts";
+import { testKeyPair } from "../../federation/testdata/test-support.ts";
 
 const { privateKey } = await testKeyPair();
 

@@ -2,14 +2,14 @@
 // outbox queue (the default), or the first attempts of as many as it can
 // make within a time budget itself, a few at once, and the rest into the
 // queue (the fanoutDeliveries option).
-import type { OutboxMessage } from "../activitypub/outbox/messages.ts";
-import { assertKnownOptions } from "../options/known-options.ts";
-import { positiveDurationOption, positiveIntegerOption } from "../options/value-options.ts";
-import type { DurationInput } from "../time/duration.ts";
+import type { OutboxMessage } from "./messages.ts";
+import { assertKnownOptions } from "../../options/known-options.ts";
+import { positiveDurationOption, positiveIntegerOption } from "../../options/value-options.ts";
+import type { DurationInput } from "../../time/duration.ts";
 import {
   checkFederationOption,
   FederationOptionError,
-} from "../options/federation-option-error.ts";
+} from "../../options/federation-option-error.ts";
 
 /**
  * The `fanoutDeliveries` federation option: the fan-out worker makes the

@@ -12,14 +12,18 @@ import {
   withLogs,
 } from "@fedify/fixture";
 import { Follow } from "@fedify/vocab";
-import { signRequest } from "../activitypub/signatures/sign.ts";
-import { contextBomb, scopedTypeBomb } from "../activitypub/network/testdata/hostile-documents.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
-import { createFederation, type Federation } from "./federation.ts";
-import type { MessageEvent } from "../processing/events.ts";
-import { queuedInboxMessage } from "./testdata/inbox-test-support.ts";
-import { registerTestActor, serveFederation, testKeyPair } from "./testdata/test-support.ts";
+import { signRequest } from "../signatures/sign.ts";
+import { contextBomb, scopedTypeBomb } from "../network/testdata/hostile-documents.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import type { MessageEvent } from "../../processing/events.ts";
+import { queuedInboxMessage } from "../../federation/testdata/inbox-test-support.ts";
+import {
+  registerTestActor,
+  serveFederation,
+  testKeyPair,
+} from "../../federation/testdata/test-support.ts";
 
 const { privateKey } = await testKeyPair();
 const AS = "https://www.w3.org/ns/activitystreams";

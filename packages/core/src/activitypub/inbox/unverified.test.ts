@@ -1,11 +1,18 @@
 import { assert, assertEquals, assertThrows, test } from "@fedify/fixture";
 import { type Activity, Follow } from "@fedify/vocab";
-import { signRequest } from "../activitypub/signatures/sign.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { createFederation } from "./federation.ts";
-import type { UnverifiedActivityHandler, UnverifiedActivityReason } from "./callbacks.ts";
-import { DuplicateRegistrationError } from "./errors.ts";
-import { registerTestActor, serveFederation, testKeyPair } from "./testdata/test-support.ts";
+import { signRequest } from "../signatures/sign.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { createFederation } from "../../federation/federation.ts";
+import type {
+  UnverifiedActivityHandler,
+  UnverifiedActivityReason,
+} from "../../federation/callbacks.ts";
+import { DuplicateRegistrationError } from "../../federation/errors.ts";
+import {
+  registerTestActor,
+  serveFederation,
+  testKeyPair,
+} from "../../federation/testdata/test-support.ts";
 
 type Sign = "good" | "none" | "tampered" | "unknownKey";
 

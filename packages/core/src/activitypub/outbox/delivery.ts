@@ -1,25 +1,56 @@
-import { Activity } from "@fedify/vocab";
+// Running a queued delivery: sign it with the sender's keys, POST it, and
+// tell a permanent failure from one worth retrying.  Generic over the
+// context the callbacks get (the federation's Context).
+import { Activity, type DocumentLoader } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
-import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
-import { PrivateAddressError } from "../activitypub/network/errors.ts";
-import { deliverSignedActivity } from "../activitypub/outbox/deliver.ts";
-import type { HttpSignatureSpec } from "../activitypub/signatures/spec.ts";
-import type { KvStore } from "../kv/kv-store.ts";
-import { PermanentError } from "../processing/errors.ts";
-import type { OutboxPermanentFailureHandler } from "./callbacks.ts";
-import type { Context } from "./context-api.ts";
+import type { ActorKeyPair } from "../actors/key-pairs.ts";
+import { PrivateAddressError } from "../network/errors.ts";
+import { deliverSignedActivity } from "./deliver.ts";
+import type { HttpSignatureSpec } from "../signatures/spec.ts";
+import type { KvStore } from "../../kv/kv-store.ts";
+import { PermanentError } from "../../processing/errors.ts";
 import { DeliveryError } from "./errors.ts";
-import type { FanoutMessage, OutboxMessage } from "../activitypub/outbox/messages.ts";
-import type { ResolvedRemoteRequestOptions } from "../activitypub/network/remote-request-options.ts";
+import type { FanoutMessage, OutboxMessage } from "./messages.ts";
+import type { ResolvedRemoteRequestOptions } from "../network/remote-request-options.ts";
 
 const logger = getLogger(["fedwork", "federation", "outbox"]);
 
 /**
+ * What an outbox permanent failure handler is told about a delivery that
+ * will never succeed.
+ * @since 0.2.0
+ */
+export interface OutboxPermanentFailure {
+  /** The inbox that refused the activity for good. */
+  readonly inbox: URL;
+  /** The activity. */
+  readonly activity: Activity;
+  /** The error the delivery failed with. */
+  readonly error: Error;
+  /** The status the inbox answered (one of `permanentFailureStatusCodes`). */
+  readonly statusCode: number;
+  /** The recipients reached through that inbox, e.g. followers to remove. */
+  readonly actorIds: readonly URL[];
+}
+
+/**
+ * Called once when a delivery fails for good (the federation's
+ * `OutboxPermanentFailureHandler`).
+ * @typeParam TContext The context it gets.
+ * @since 0.4.0
+ */
+export type PermanentFailureCallback<TContext> = (
+  ctx: TContext,
+  failure: OutboxPermanentFailure,
+) => void | Promise<void>;
+
+/**
  * What {@link deliverOutboxMessage} needs from the federation.
- * @typeParam TContextData The context data type.
+ * @typeParam TContext The context the callbacks get (since 0.4.0; the
+ *                     context data type before).
  * @since 0.1.0
  */
-export interface DeliveryOptions<TContextData> {
+export interface DeliveryOptions<TContext extends { readonly documentLoader: DocumentLoader }> {
   /** Where the signature scheme each origin accepted is remembered. */
   readonly kv: KvStore;
   /** The `User-Agent` header. */
@@ -33,11 +64,11 @@ export interface DeliveryOptions<TContextData> {
   /** The statuses after which a delivery is never retried. */
   readonly permanentFailureStatusCodes: readonly number[];
   /** A context for the message's base URL, for the callbacks. */
-  readonly createContext: (baseUrl: URL) => Context<TContextData>;
+  readonly createContext: (baseUrl: URL) => TContext;
   /** Returns the sender's key pairs (cached per process). */
-  readonly getKeyPairs: (ctx: Context<TContextData>, identifier: string) => Promise<ActorKeyPair[]>;
+  readonly getKeyPairs: (ctx: TContext, identifier: string) => Promise<ActorKeyPair[]>;
   /** Called once when the delivery fails for good. */
-  readonly onPermanentFailure?: OutboxPermanentFailureHandler<TContextData>;
+  readonly onPermanentFailure?: PermanentFailureCallback<TContext> | undefined;
   /**
    * Aborts the delivery: the worker's shutdown or the `outboxTimeout`.
    * @since 0.3.0
@@ -59,9 +90,11 @@ export interface DeliveryOptions<TContextData> {
  * @throws {DeliveryError} When the delivery may succeed later.
  * @since 0.1.0
  */
-export async function deliverOutboxMessage<TContextData>(
+export async function deliverOutboxMessage<
+  TContext extends { readonly documentLoader: DocumentLoader },
+>(
   message: OutboxMessage,
-  options: DeliveryOptions<TContextData>,
+  options: DeliveryOptions<TContext>,
 ): Promise<void> {
   const inbox = new URL(message.inbox);
   if (message.senderIdentifier == null) {
@@ -115,9 +148,11 @@ export async function deliverOutboxMessage<TContextData>(
   throw new PermanentError(error.message, { cause: error });
 }
 
-async function callPermanentFailureHandler<TContextData>(
-  handler: OutboxPermanentFailureHandler<TContextData>,
-  ctx: Context<TContextData>,
+async function callPermanentFailureHandler<
+  TContext extends { readonly documentLoader: DocumentLoader },
+>(
+  handler: PermanentFailureCallback<TContext>,
+  ctx: TContext,
   message: OutboxMessage,
   failure: { inbox: URL; error: Error; statusCode: number },
 ): Promise<void> {

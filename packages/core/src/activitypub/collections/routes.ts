@@ -1,17 +1,87 @@
-// The federation's collection routes: from a matched route to the
-// registration, and from the registration to what
-// activitypub/collections/ builds.
+// The collection routes: from a matched route to the registered callbacks,
+// and from the callbacks to what build.ts makes of them.  Generic over the
+// request's context: the federation's registry fills in the callbacks.
+import type { RouteTable } from "../http/route-table.ts";
 import {
   buildCollectionDocument,
   type CollectionDocument,
   type CollectionSource,
-} from "../activitypub/collections/build.ts";
-import type { ParseUriResult, RequestContext } from "./context-api.ts";
-import type {
-  CollectionRegistration,
-  CustomCollectionRegistration,
-  FederationRegistry,
-} from "./registry-api.ts";
+  type PageItems,
+} from "./build.ts";
+
+/**
+ * The callbacks of a collection route, as the application registered them:
+ * keyed by the actor's identifier for an actor's collections, by the path's
+ * values for a custom collection.
+ * @typeParam TContext The request's context.
+ * @typeParam TKey The identifier, or the path's values.
+ * @since 0.4.0
+ */
+export interface CollectionCallbacks<TContext, TKey> {
+  /** Returns the whole collection (cursor `null`) or one page. */
+  readonly dispatcher: (
+    ctx: TContext,
+    key: TKey,
+    cursor: string | null,
+  ) => PageItems<unknown> | null | Promise<PageItems<unknown> | null>;
+  /** Returns the number of items, or `null`. */
+  readonly counter?:
+    | ((ctx: TContext, key: TKey) => number | bigint | null | Promise<number | bigint | null>)
+    | undefined;
+  /** Returns the first page's cursor, or `null` for an unpaged collection. */
+  readonly firstCursor?:
+    | ((ctx: TContext, key: TKey) => string | null | Promise<string | null>)
+    | undefined;
+  /** Returns the last page's cursor, or `null`. */
+  readonly lastCursor?:
+    | ((ctx: TContext, key: TKey) => string | null | Promise<string | null>)
+    | undefined;
+  /** Tells whether the request may see the collection; `false` answers 401. */
+  readonly authorize?: ((ctx: TContext, key: TKey) => boolean | Promise<boolean>) | undefined;
+}
+
+/**
+ * A custom collection's registration, as the routes read it.
+ * @typeParam TContext The request's context.
+ * @since 0.4.0
+ */
+export interface CustomCollectionRoute<TContext>
+  extends CollectionCallbacks<TContext, Record<string, string>> {
+  /** The route's name in the route table: `collection:<n>`. */
+  readonly routeName: string;
+  /** Whether it is served as an `OrderedCollection`. */
+  readonly ordered: boolean;
+}
+
+/**
+ * The registry fields of the actor's collections.
+ * @since 0.3.0
+ */
+export type ActorCollectionName =
+  | "outbox"
+  | "inboxCollection"
+  | "followers"
+  | "following"
+  | "liked"
+  | "featured"
+  | "featuredTags";
+
+/**
+ * The collections a federation registered, as the routes read them: the
+ * part of its registry they use.
+ * @typeParam TContext The request's context.
+ * @since 0.4.0
+ */
+export type CollectionRegistry<TContext> =
+  & {
+    /** Every route's path template. */
+    readonly routes: Pick<RouteTable, "build">;
+    /** Custom collections, by name. */
+    readonly collections: ReadonlyMap<string | symbol, CustomCollectionRoute<TContext>>;
+  }
+  & {
+    readonly [name in ActorCollectionName]?: CollectionCallbacks<TContext, string> | undefined;
+  };
 
 /**
  * The route names of the actor's collections, with their registry fields.
@@ -35,10 +105,17 @@ export type CollectionRouteResult =
   | { readonly status: "served"; readonly document: CollectionDocument }
   | { readonly status: "notFound" | "unauthorized" };
 
-function customCollectionOf<TContextData>(
-  registry: FederationRegistry<TContextData>,
+/**
+ * The custom collection registered under a route name.
+ * @param registry The registry.
+ * @param routeName The route's name.
+ * @returns The registration, or `undefined`.
+ * @since 0.4.0
+ */
+export function customCollectionOf<TRegistration extends { readonly routeName: string }>(
+  registry: { readonly collections: ReadonlyMap<string | symbol, TRegistration> },
   routeName: string,
-): CustomCollectionRegistration<TContextData> | undefined {
+): TRegistration | undefined {
   if (!routeName.startsWith("collection:")) return undefined;
   for (const registration of registry.collections.values()) {
     if (registration.routeName === routeName) return registration;
@@ -54,8 +131,8 @@ function customCollectionOf<TContextData>(
  * @returns Whether {@link serveCollectionRoute} answers it.
  * @since 0.3.0
  */
-export function isCollectionRoute<TContextData>(
-  registry: FederationRegistry<TContextData>,
+export function isCollectionRoute<TContext>(
+  registry: CollectionRegistry<TContext>,
   routeName: string,
 ): boolean {
   if (Object.hasOwn(ACTOR_COLLECTION_ROUTES, routeName)) {
@@ -70,14 +147,17 @@ export function isCollectionRoute<TContextData>(
  * calls the dispatcher (and the counter and cursors) through
  * `buildCollectionDocument()`.
  * @param ctx The request's context.
+ * @param registry The registry.
  * @param routeName The matched route's name (see {@link isCollectionRoute}).
  * @param values The matched route's values.
  * @returns The document, or `notFound` / `unauthorized`.
  * @since 0.3.0
  */
-export async function serveCollectionRoute<TContextData>(
-  ctx: RequestContext<TContextData>,
-  registry: FederationRegistry<TContextData>,
+export async function serveCollectionRoute<
+  TContext extends { readonly canonicalOrigin: string; readonly url: URL },
+>(
+  ctx: TContext,
+  registry: CollectionRegistry<TContext>,
   routeName: string,
   values: Readonly<Record<string, string>>,
 ): Promise<CollectionRouteResult> {
@@ -86,9 +166,7 @@ export async function serveCollectionRoute<TContextData>(
   let source: CollectionSource<unknown>;
   if (Object.hasOwn(ACTOR_COLLECTION_ROUTES, routeName)) {
     const field = ACTOR_COLLECTION_ROUTES[routeName as keyof typeof ACTOR_COLLECTION_ROUTES];
-    const registration = registry[field] as
-      | CollectionRegistration<unknown, TContextData, RequestContext<TContextData>>
-      | undefined;
+    const registration = registry[field];
     if (registration == null) return { status: "notFound" };
     const { identifier } = values;
     if (registration.authorize != null && !await registration.authorize(ctx, identifier)) {
@@ -121,29 +199,4 @@ export async function serveCollectionRoute<TContextData>(
   }
   const document = await buildCollectionDocument(source, cursor);
   return document == null ? { status: "notFound" } : { status: "served", document };
-}
-
-/**
- * What `ctx.parseUri()` says of a custom collection's route.
- * @param registry The registry.
- * @param routeName The matched route's name.
- * @param values The matched route's values.
- * @returns The result, or `null` when the route is not a custom
- *          collection's.
- * @since 0.3.0
- */
-export function parseCollectionUri<TContextData>(
-  registry: FederationRegistry<TContextData>,
-  routeName: string,
-  values: Readonly<Record<string, string>>,
-): ParseUriResult | null {
-  const registration = customCollectionOf(registry, routeName);
-  if (registration == null) return null;
-  return {
-    type: registration.ordered ? "orderedCollection" : "collection",
-    name: registration.name,
-    class: registration.itemType,
-    typeId: registration.itemType.typeId,
-    values,
-  };
 }

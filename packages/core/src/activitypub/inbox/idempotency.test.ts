@@ -1,10 +1,14 @@
 import { assertEquals, assertThrows, test } from "@fedify/fixture";
 import { Follow } from "@fedify/vocab";
-import { signRequest } from "../activitypub/signatures/sign.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { createFederation } from "./federation.ts";
-import type { IdempotencyKeyCallback, IdempotencyStrategy } from "./registry-api.ts";
-import { registerTestActor, serveFederation, testKeyPair } from "./testdata/test-support.ts";
+import { signRequest } from "../signatures/sign.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { createFederation } from "../../federation/federation.ts";
+import type { IdempotencyKeyCallback, IdempotencyStrategy } from "../../federation/registry-api.ts";
+import {
+  registerTestActor,
+  serveFederation,
+  testKeyPair,
+} from "../../federation/testdata/test-support.ts";
 
 /**
  * A sender (alice) and a receiver (bob) whose inbox deduplicates with the

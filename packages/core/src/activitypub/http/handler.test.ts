@@ -1,9 +1,9 @@
 import { assert, assertEquals, assertThrows, test } from "@fedify/fixture";
 import { Create, Note, Person, Tombstone } from "@fedify/vocab";
-import { RouteConflictError } from "../activitypub/http/errors.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { createFederation, type Federation } from "./federation.ts";
-import { serveFederation, testKeyPair } from "./testdata/test-support.ts";
+import { RouteConflictError } from "./errors.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { createFederation, type Federation } from "../../federation/federation.ts";
+import { serveFederation, testKeyPair } from "../../federation/testdata/test-support.ts";
 
 const JSON_LD = { Accept: "application/activity+json" };
 

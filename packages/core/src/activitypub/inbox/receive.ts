@@ -1,40 +1,121 @@
-import { Activity, Tombstone } from "@fedify/vocab";
+// The inbox request: check the recipient, read and verify the request,
+// answer a challenge, skip an activity already received, then hand the
+// message over (enqueued, or run now without an inbox queue) and answer.
+// Generic over the contexts: the federation fills in the host.
+import { Tombstone } from "@fedify/vocab";
+import type { DocumentLoader } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
-import { parseActivityBody } from "../activitypub/inbox/parse-activity.ts";
-import { type InboxVerification, verifyInboxRequest } from "../activitypub/inbox/verify.ts";
+import { readBodyCapped } from "../../http/capped-body.ts";
+import type { KvStore } from "../../kv/kv-store.ts";
+import type { Outcome } from "../../processing/outcome.ts";
+import type { MessageQueue } from "../../queue/message-queue.ts";
+import type { DurationInput } from "../../time/duration.ts";
+import type { ResolvedDocumentComplexityLimits } from "../network/document-complexity.ts";
+import type { ResolvedRemoteDocumentOptions } from "../network/remote-document-options.ts";
+import { createPublicKeyFetcher, type PublicKeyFetcher } from "../signatures/key-cache.ts";
 import {
   consumeSignatureNonce,
+  type InboxChallengePolicy,
   withAcceptSignatureChallenge,
-} from "../activitypub/inbox/challenge.ts";
+} from "./challenge.ts";
 import {
-  createPublicKeyFetcher,
-  type PublicKeyFetcher,
-} from "../activitypub/signatures/key-cache.ts";
-import { readBodyCapped } from "../http/capped-body.ts";
-import { withDocumentLoadBudget } from "../activitypub/network/document-budget.ts";
-import type { ResolvedDocumentComplexityLimits } from "../activitypub/network/document-complexity.ts";
-import type { KvKey } from "../kv/kv-store.ts";
-import type { Outcome } from "../processing/outcome.ts";
-import type { InboxMessage } from "../activitypub/inbox/message.ts";
-import type { ResolvedFederationOptions } from "./options.ts";
-import type {
-  FederationRegistry,
-  IdempotencyKeyCallback,
-  IdempotencyStrategy,
-} from "./registry-api.ts";
-import type { InboxContext, RequestContext } from "./context-api.ts";
-import type { UnverifiedActivityReason } from "./callbacks.ts";
+  claimReceivedActivity,
+  type IdempotencyKeyFunction,
+  type IdempotencyStrategy,
+  receivedActivityKey,
+} from "./idempotency.ts";
+import type { InboxMessage } from "./message.ts";
+import { parseActivityBody } from "./parse-activity.ts";
+import { runUnverifiedActivityHook, type UnverifiedActivityHook } from "./unverified.ts";
+import { verifyInboxRequest } from "./verify.ts";
 
 const logger = getLogger(["fedwork", "federation", "inbox"]);
 
 /**
+ * What {@link handleInboxRequest} reads of the request's context.
+ * @typeParam TContextData The context data type.
+ * @since 0.4.0
+ */
+export interface InboxRequestContext<TContextData> {
+  /** The request. */
+  readonly request: Request;
+  /** The request's origin. */
+  readonly origin: string;
+  /** The origin URIs are built from. */
+  readonly canonicalOrigin: string;
+  /** The context data. */
+  readonly data: TContextData;
+  /**
+   * A document loader whose requests an actor signs.
+   * @param identity The actor.
+   */
+  getDocumentLoader(identity: { readonly identifier: string }): Promise<DocumentLoader>;
+}
+
+/**
+ * The registrations {@link handleInboxRequest} reads: the part of a
+ * federation's registry it uses.
+ * @typeParam TRequestContext The request's context.
+ * @typeParam TInboxContext The context an idempotency key callback gets.
+ * @since 0.4.0
+ */
+export interface InboxRequestRegistry<TRequestContext, TInboxContext> {
+  /** The actor route, to check that a personal inbox's actor exists. */
+  readonly actor?: {
+    readonly dispatcher: (ctx: TRequestContext, identifier: string) => unknown;
+  } | undefined;
+  /** How received activities are deduplicated. */
+  readonly inboxIdempotency?:
+    | IdempotencyStrategy
+    | IdempotencyKeyFunction<TInboxContext>
+    | undefined;
+  /** Names the actor whose key signs the inbox's key fetches. */
+  readonly sharedKeyDispatcher?:
+    | ((
+      ctx: TRequestContext,
+    ) =>
+      | { readonly identifier: string }
+      | null
+      | Promise<{ readonly identifier: string } | null>)
+    | undefined;
+  /** Sees activities whose signature failed. */
+  readonly unverifiedActivityHandler?: UnverifiedActivityHook<TRequestContext> | undefined;
+}
+
+/**
+ * The federation options {@link handleInboxRequest} reads.
+ * @since 0.4.0
+ */
+export interface InboxRequestOptions {
+  readonly kv: KvStore;
+  /** Only whether there is an inbox queue matters. */
+  readonly queues: { readonly inbox?: MessageQueue | undefined };
+  readonly origin?: string | undefined;
+  readonly documentLoader: DocumentLoader;
+  readonly remoteDocuments: ResolvedRemoteDocumentOptions;
+  readonly signatureTimeWindow: DurationInput | false;
+  readonly proofMaxAge: DurationInput | false;
+  readonly skipSignatureVerification: boolean;
+  readonly inboxChallengePolicy?: InboxChallengePolicy | undefined;
+  readonly inboxIdempotencyTtlMs: number;
+  readonly inboxMaxBytes: number;
+}
+
+/**
  * What {@link handleInboxRequest} needs from the federation.  Internal.
  * @typeParam TContextData The context data type.
+ * @typeParam TRequestContext The request's context (since 0.4.0).
+ * @typeParam TInboxContext The context an idempotency key callback gets
+ *                          (since 0.4.0).
  * @since 0.2.0
  */
-export interface InboxRequestHost<TContextData> {
-  readonly registry: FederationRegistry<TContextData>;
-  readonly options: ResolvedFederationOptions;
+export interface InboxRequestHost<
+  TContextData,
+  TRequestContext extends InboxRequestContext<TContextData>,
+  TInboxContext,
+> {
+  readonly registry: InboxRequestRegistry<TRequestContext, TInboxContext>;
+  readonly options: InboxRequestOptions;
   readonly fetchPublicKey: PublicKeyFetcher;
   /**
    * Enqueues the message into the inbox queue (resolving to `undefined`)
@@ -48,7 +129,7 @@ export interface InboxRequestHost<TContextData> {
     data: TContextData,
     recipient: string | null,
     activity: Readonly<Record<string, unknown>>,
-  ): InboxContext<TContextData>;
+  ): TInboxContext;
 }
 
 /**
@@ -58,141 +139,6 @@ export interface InboxRequestHost<TContextData> {
 export interface InboxRequestCallbacks {
   readonly onNotFound: (request: Request) => Response | Promise<Response>;
   readonly onUnauthorized: (request: Request) => Response | Promise<Response>;
-}
-
-const IDEMPOTENCY_PREFIX = ["fedwork", "activity-idempotence"] as const;
-
-/**
- * What identifies a received activity for deduplication: its `id`, or,
- * for an activity without one, the SHA-256 digest of the request body
- * (lowercase hex), so that the same bytes delivered twice still run once.
- * @since 0.3.0
- */
-export type ReceivedActivityIdentity =
-  | { readonly id: string }
-  | { readonly bodySha256: string };
-
-/**
- * The KV key recording that an activity was received, by the inbox's
- * idempotency strategy: `[...prefix, ...strategy's scope, senderOrigin,
- * activityId]`, or `[..., senderOrigin, "sha-256", digest]` for an
- * activity without an id.  The sender's origin is part of the key so that
- * nobody can make an inbox skip someone else's activity by sending a decoy
- * with its (predictable) id first: a decoy only ever shadows activities of
- * its own sender's origin.
- * @param strategy The strategy.
- * @param inboxUrl The inbox that received it (canonical origin and path).
- * @param senderOrigin The origin that sent it: the verified signer's, or,
- *                     with `skipSignatureVerification`, the `actor`'s
- *                     (`"null"` when the activity has no single actor URL).
- * @param activity The activity's id, or its body's digest.
- * @returns The key.
- * @since 0.2.0
- */
-export function idempotencyKey(
-  strategy: IdempotencyStrategy,
-  inboxUrl: URL,
-  senderOrigin: string,
-  activity: ReceivedActivityIdentity,
-): KvKey {
-  const identity = "id" in activity ? [activity.id] : ["sha-256", activity.bodySha256];
-  switch (strategy) {
-    case "global":
-      return [...IDEMPOTENCY_PREFIX, "global", senderOrigin, ...identity];
-    case "per-origin":
-      return [...IDEMPOTENCY_PREFIX, "origin", inboxUrl.origin, senderOrigin, ...identity];
-    case "per-inbox":
-      return [
-        ...IDEMPOTENCY_PREFIX,
-        "inbox",
-        inboxUrl.origin + inboxUrl.pathname,
-        senderOrigin,
-        ...identity,
-      ];
-  }
-}
-
-/**
- * The KV key recording that an activity was received, by the inbox's
- * idempotency setting: {@link idempotencyKey} for a strategy name or, for
- * an {@link IdempotencyKeyCallback}, `[...prefix, "custom", senderOrigin,
- * key]` with the key it returns (so that a decoy from another origin still
- * cannot shadow the genuine activity), or `null` when it returns `null`
- * (no deduplication).  A callback that throws, or an activity it cannot
- * be given (not parsable), falls back to the `"per-inbox"` key.
- * Internal; also used by `ctx.routeActivity()`.
- * @param host The federation.
- * @param received Where and from whom the activity came, and what it is.
- * @returns The key, or `null` not to deduplicate.
- * @since 0.3.0
- */
-export async function receivedActivityKey<TContextData>(
-  host: Pick<InboxRequestHost<TContextData>, "registry" | "options" | "createInboxContext">,
-  received: {
-    readonly baseUrl: URL;
-    readonly data: TContextData;
-    readonly recipient: string | null;
-    readonly inboxUrl: URL;
-    readonly senderOrigin: string;
-    readonly activity: Record<string, unknown>;
-    readonly identity: ReceivedActivityIdentity;
-  },
-): Promise<KvKey | null> {
-  const strategy = host.registry.inboxIdempotency ?? "per-inbox";
-  const { inboxUrl, senderOrigin, identity } = received;
-  if (typeof strategy !== "function") {
-    return idempotencyKey(strategy, inboxUrl, senderOrigin, identity);
-  }
-  const key = await callIdempotencyKeyCallback(host, strategy, received);
-  if (key === undefined) return idempotencyKey("per-inbox", inboxUrl, senderOrigin, identity);
-  return key == null ? null : [...IDEMPOTENCY_PREFIX, "custom", senderOrigin, key];
-}
-
-/** The callback's key, or `undefined` when it could not give one. */
-async function callIdempotencyKeyCallback<TContextData>(
-  host: Pick<InboxRequestHost<TContextData>, "options" | "createInboxContext">,
-  callback: IdempotencyKeyCallback<TContextData>,
-  received: Parameters<typeof receivedActivityKey<TContextData>>[1],
-): Promise<string | null | undefined> {
-  let activity: Activity;
-  try {
-    activity = await parseReceivedActivity(host.options, received.activity);
-  } catch {
-    // The worker drops it with the reason; the default key will do.
-    return undefined;
-  }
-  const ctx = host.createInboxContext(
-    received.baseUrl,
-    received.data,
-    received.recipient,
-    received.activity,
-  );
-  try {
-    const key = await callback(ctx, activity);
-    if (key === null || typeof key === "string") return key;
-    throw new TypeError(`it returned ${typeof key}, not a string or null`);
-  } catch (error) {
-    logger.error(
-      "The idempotency key callback failed on {activityId}; using the per-inbox key: {error}",
-      { activityId: activity.id?.href ?? null, error },
-    );
-    return undefined;
-  }
-}
-
-/**
- * Parses an activity received in a request (for the unverified-activity
- * hook or an idempotency key callback) within the document budget: at most
- * `remoteDocuments.maxLoads` loads within `remoteDocuments.loadTimeout` in
- * all, as the inbox worker parses it.  The body was held to the document
- * limits when it was read.
- */
-function parseReceivedActivity(
-  options: Pick<ResolvedFederationOptions, "documentLoader" | "remoteDocuments">,
-  activity: Readonly<Record<string, unknown>>,
-): Promise<Activity> {
-  const loader = withDocumentLoadBudget(options.documentLoader, options.remoteDocuments.budget);
-  return Activity.fromJsonLd(activity, { documentLoader: loader, contextLoader: loader });
 }
 
 function text(status: number, body: string): Response {
@@ -224,9 +170,13 @@ function text(status: number, body: string): Response {
  * @returns The response.
  * @since 0.2.0
  */
-export async function handleInboxRequest<TContextData>(
-  host: InboxRequestHost<TContextData>,
-  ctx: RequestContext<TContextData>,
+export async function handleInboxRequest<
+  TContextData,
+  TRequestContext extends InboxRequestContext<TContextData>,
+  TInboxContext,
+>(
+  host: InboxRequestHost<TContextData, TRequestContext, TInboxContext>,
+  ctx: TRequestContext,
   identifier: string | null,
   callbacks: InboxRequestCallbacks,
 ): Promise<Response> {
@@ -274,7 +224,12 @@ export async function handleInboxRequest<TContextData>(
     });
     if (!verification.ok) {
       if (verification.status !== 401) return text(verification.status, verification.message);
-      const answered = await runUnverifiedActivityHandler(host, ctx, verification);
+      const answered = await runUnverifiedActivityHook(
+        registry.unverifiedActivityHandler,
+        options,
+        ctx,
+        verification,
+      );
       if (answered != null) return answered;
       const refused = await callbacks.onUnauthorized(request);
       // A challenge says how to sign; a signer who is not the actor
@@ -372,80 +327,19 @@ export async function handleInboxRequest<TContextData>(
 }
 
 /**
- * Gives an activity whose signature failed to the `onUnverifiedActivity()`
- * hook, if any: its response, or `undefined` for the default 401.  An
- * activity signed by someone else than its actor (`actorMismatch`) had a
- * good signature, and is not the hook's.
- */
-async function runUnverifiedActivityHandler<TContextData>(
-  host: InboxRequestHost<TContextData>,
-  ctx: RequestContext<TContextData>,
-  verification: InboxVerification & { readonly ok: false },
-): Promise<Response | undefined> {
-  const handler = host.registry.unverifiedActivityHandler;
-  if (handler == null || verification.activity == null) return undefined;
-  const reason = unverifiedReason(verification);
-  if (reason == null) return undefined;
-  let activity: Activity;
-  try {
-    activity = await parseReceivedActivity(host.options, verification.activity);
-  } catch (error) {
-    logger.debug(
-      "Skipped the unverified activity hook: the activity could not be parsed: {error}",
-      {
-        error,
-      },
-    );
-    return undefined;
-  }
-  try {
-    const response = await handler(ctx, activity, reason);
-    return response instanceof Response ? response : undefined;
-  } catch (error) {
-    logger.error("The unverified activity hook failed on {activityId}: {error}", {
-      activityId: activity.id?.href ?? null,
-      error,
-    });
-    return undefined;
-  }
-}
-
-/** Fedify's shape of a signature failure, or `null` when it is not one. */
-function unverifiedReason(
-  verification: InboxVerification & { readonly ok: false },
-): UnverifiedActivityReason | null {
-  const { reason, message, keyId } = verification;
-  switch (reason) {
-    case "noSignature":
-      return { type: "noSignature", detail: reason, message };
-    case "keyNotFound":
-      if (keyId != null) return { type: "keyFetchError", detail: reason, keyId, message };
-      return { type: "invalidSignature", detail: reason, message };
-    case "malformedSignature":
-    case "unsupportedAlgorithm":
-    case "missingRequiredComponent":
-    case "missingDigest":
-    case "digestMismatch":
-    case "outsideTimeWindow":
-    case "invalidSignature":
-      return keyId == null
-        ? { type: "invalidSignature", detail: reason, message }
-        : { type: "invalidSignature", detail: reason, keyId, message };
-    default:
-      return null;
-  }
-}
-
-/**
  * The key fetcher for an inbox request: the federation's or, with a shared
  * key dispatcher, one whose GETs that actor signs.  The dispatcher and the
  * actor's keys are asked for only when a key is fetched, so a request
  * refused before (unsigned, too large, malformed) costs the application
  * nothing.
  */
-function keyFetcherFor<TContextData>(
-  host: InboxRequestHost<TContextData>,
-  ctx: RequestContext<TContextData>,
+function keyFetcherFor<
+  TContextData,
+  TRequestContext extends InboxRequestContext<TContextData>,
+  TInboxContext,
+>(
+  host: InboxRequestHost<TContextData, TRequestContext, TInboxContext>,
+  ctx: TRequestContext,
 ): PublicKeyFetcher {
   const dispatcher = host.registry.sharedKeyDispatcher;
   if (dispatcher == null) return host.fetchPublicKey;
@@ -462,27 +356,6 @@ function keyFetcherFor<TContextData>(
     })();
     return (await fetcher)(keyId, options);
   };
-}
-
-/**
- * Records that an activity was received under its idempotency key, for
- * `inboxIdempotencyTtl`.  Internal; also used by `ctx.routeActivity()`.
- * @param options The federation's KV store and idempotency TTL.
- * @param key The key, from {@link idempotencyKey}.
- * @returns `false` when it was already recorded (a duplicate).
- * @since 0.3.0
- */
-export async function claimReceivedActivity(
-  options: Pick<ResolvedFederationOptions, "kv" | "inboxIdempotencyTtlMs">,
-  key: KvKey,
-): Promise<boolean> {
-  const { kv, inboxIdempotencyTtlMs } = options;
-  const ttl = { milliseconds: inboxIdempotencyTtlMs };
-  // With compare-and-swap, two copies arriving at once still run once.
-  if (kv.cas != null) return await kv.cas(key, undefined, true, { ttl });
-  if (await kv.get(key) !== undefined) return false;
-  await kv.set(key, true, { ttl });
-  return true;
 }
 
 /** Reads an unverified inbox body with the same cap and parser as a verified one. */

@@ -1,34 +1,62 @@
 // Registering collections: the actor's (outbox, inbox, followers,
-// following, liked, featured, featured tags) and custom ones.  What
-// FederatableImpl's collection methods do.
+// following, liked, featured, featured tags) and custom ones.  What the
+// federation's collection methods do, generic over the callbacks' types:
+// the registry is the federation's, read through the fields it shares.
 import type { Object as APObject } from "@fedify/vocab";
-import { parseUriTemplate } from "../activitypub/http/uri-template.ts";
-import type { CollectionDispatcher, CustomCollectionDispatcher } from "./callbacks.ts";
-import type { Context, RequestContext } from "./context-api.ts";
-import { DuplicateRegistrationError, RoutePathError } from "./errors.ts";
-import type {
-  CollectionCallbackSetters,
-  CustomCollectionCallbackSetters,
-} from "./federatable-api.ts";
-import type {
-  CollectionRegistration,
-  CustomCollectionRegistration,
-  FederationRegistry,
-  ObjectClass,
-} from "./registry-api.ts";
+import { DuplicateRegistrationError, RoutePathError } from "../http/errors.ts";
+import type { RouteTable } from "../http/route-table.ts";
+import { parseUriTemplate } from "../http/uri-template.ts";
+import type { ActorCollectionName } from "./routes.ts";
+
+export type { ActorCollectionName };
+
+/** A registered callback, whatever its context and arguments. */
+// deno-lint-ignore no-explicit-any
+type Callback = (...args: any[]) => unknown;
 
 /**
- * The registry fields of the actor's collections.
- * @since 0.3.0
+ * The setters a collection registration returns: each replaces one
+ * callback and returns the setters, for chaining.  The federation's
+ * `CollectionCallbackSetters` and `CustomCollectionCallbackSetters` are
+ * these with their callbacks' types.
+ * @since 0.4.0
  */
-export type ActorCollectionName =
-  | "outbox"
-  | "inboxCollection"
-  | "followers"
-  | "following"
-  | "liked"
-  | "featured"
-  | "featuredTags";
+export interface CollectionSetters {
+  setCounter(counter: Callback): CollectionSetters;
+  setFirstCursor(cursor: Callback): CollectionSetters;
+  setLastCursor(cursor: Callback): CollectionSetters;
+  authorize(predicate: Callback): CollectionSetters;
+}
+
+/**
+ * A custom collection as registered.
+ * @since 0.4.0
+ */
+export interface CustomCollectionRecord {
+  readonly name: string | symbol;
+  // deno-lint-ignore no-explicit-any
+  readonly itemType: (new (...args: any[]) => APObject) & { readonly typeId: URL };
+  readonly ordered: boolean;
+  readonly routeName: string;
+  readonly path: string;
+  readonly dispatcher: Callback;
+  readonly counter?: Callback | undefined;
+  readonly firstCursor?: Callback | undefined;
+  readonly lastCursor?: Callback | undefined;
+  readonly authorize?: Callback | undefined;
+}
+
+/**
+ * The registry fields collection registration reads and writes.
+ * @since 0.4.0
+ */
+export type CollectionRegistrations =
+  & {
+    readonly routes: Pick<RouteTable, "add">;
+    readonly inboxPath?: string | undefined;
+    readonly collections: Map<string | symbol, CustomCollectionRecord>;
+  }
+  & { readonly [name in ActorCollectionName]?: { readonly path: string } | undefined };
 
 /** The route of each actor collection; the inbox collection shares the inbox's. */
 const ROUTE_NAMES: Record<ActorCollectionName, string> = {
@@ -57,8 +85,8 @@ function assertCallback(callback: unknown, method: string): void {
  * @throws {RoutePathError} When the other one has another path.
  * @since 0.3.0
  */
-export function checkSharedInboxRoute<TContextData>(
-  registry: FederationRegistry<TContextData>,
+export function checkSharedInboxRoute(
+  registry: Pick<CollectionRegistrations, "inboxPath" | "inboxCollection">,
   path: string,
   method: "setInboxListeners" | "setInboxDispatcher",
 ): boolean {
@@ -90,18 +118,14 @@ export function checkSharedInboxRoute<TContextData>(
  * @throws {DuplicateRegistrationError} When already registered.
  * @since 0.3.0
  */
-export function registerActorCollection<
-  TItem,
-  TContextData,
-  TContext extends Context<TContextData>,
->(
-  registry: FederationRegistry<TContextData>,
+export function registerActorCollection(
+  registry: CollectionRegistrations,
   name: ActorCollectionName,
   method: string,
   path: string,
-  dispatcher: CollectionDispatcher<TItem, TContextData, TContext>,
+  dispatcher: Callback,
   validatePath: (path: string, placeholder: boolean, method: string) => void,
-): CollectionCallbackSetters<TContextData, TContext> {
+): CollectionSetters {
   validatePath(path, true, method);
   assertCallback(dispatcher, method);
   if (registry[name] != null) {
@@ -113,22 +137,16 @@ export function registerActorCollection<
   const routed = name === "inboxCollection" &&
     checkSharedInboxRoute(registry, path, "setInboxDispatcher");
   if (!routed) registry.routes.add(ROUTE_NAMES[name], path, method);
-  const fields = registry as unknown as Record<
-    string,
-    CollectionRegistration<TItem, TContextData, TContext>
-  >;
+  const fields = registry as unknown as Record<string, Record<string, unknown>>;
   fields[name] = { path, dispatcher };
   // Each setter replaces the registration, so that a builder's copy made
   // in between keeps what it had.
-  const update = (
-    method: string,
-    change: Partial<CollectionRegistration<TItem, TContextData, TContext>>,
-  ) => {
+  const update = (method: string, change: Record<string, Callback>) => {
     assertCallback(Object.values(change)[0], method);
     fields[name] = { ...fields[name], ...change };
     return setters;
   };
-  const setters: CollectionCallbackSetters<TContextData, TContext> = {
+  const setters: CollectionSetters = {
     setCounter: (counter) => update("setCounter", { counter }),
     setFirstCursor: (firstCursor) => update("setFirstCursor", { firstCursor }),
     setLastCursor: (lastCursor) => update("setLastCursor", { lastCursor }),
@@ -152,19 +170,14 @@ export function registerActorCollection<
  * @throws {DuplicateRegistrationError} When the name is taken.
  * @since 0.3.0
  */
-export function registerCustomCollection<TContextData, TParam extends string>(
-  registry: FederationRegistry<TContextData>,
+export function registerCustomCollection(
+  registry: CollectionRegistrations,
   ordered: boolean,
   name: string | symbol,
-  itemType: ObjectClass<APObject>,
+  itemType: CustomCollectionRecord["itemType"],
   path: string,
-  dispatcher: CustomCollectionDispatcher<
-    unknown,
-    TParam,
-    RequestContext<TContextData>,
-    TContextData
-  >,
-): CustomCollectionCallbackSetters<TParam, RequestContext<TContextData>, TContextData> {
+  dispatcher: Callback,
+): CollectionSetters {
   const method = ordered ? "setOrderedCollectionDispatcher" : "setCollectionDispatcher";
   if (typeof name !== "string" && typeof name !== "symbol") {
     throw new TypeError(`The name given to ${method}() must be a string or a symbol.`);
@@ -201,30 +214,17 @@ export function registerCustomCollection<TContextData, TParam extends string>(
     ordered,
     routeName,
     path,
-    dispatcher: dispatcher as CustomCollectionRegistration<TContextData>["dispatcher"],
+    dispatcher,
   });
-  const update = (method: string, change: Partial<CustomCollectionRegistration<TContextData>>) => {
+  const update = (method: string, change: Partial<CustomCollectionRecord>) => {
     assertCallback(Object.values(change)[0], method);
     collections.set(name, { ...collections.get(name)!, ...change });
     return setters;
   };
-  const setters: CustomCollectionCallbackSetters<
-    TParam,
-    RequestContext<TContextData>,
-    TContextData
-  > = {
-    setCounter: (counter) =>
-      update("setCounter", {
-        counter: counter as CustomCollectionRegistration<TContextData>["counter"],
-      }),
-    setFirstCursor: (firstCursor) =>
-      update("setFirstCursor", {
-        firstCursor: firstCursor as CustomCollectionRegistration<TContextData>["firstCursor"],
-      }),
-    setLastCursor: (lastCursor) =>
-      update("setLastCursor", {
-        lastCursor: lastCursor as CustomCollectionRegistration<TContextData>["lastCursor"],
-      }),
+  const setters: CollectionSetters = {
+    setCounter: (counter) => update("setCounter", { counter }),
+    setFirstCursor: (firstCursor) => update("setFirstCursor", { firstCursor }),
+    setLastCursor: (lastCursor) => update("setLastCursor", { lastCursor }),
     authorize: (authorize) => update("authorize", { authorize }),
   };
   return setters;

@@ -1,29 +1,170 @@
-import { type DocumentLoader, type Object as APObject, Tombstone } from "@fedify/vocab";
-import { acceptsJsonLd } from "../activitypub/http/negotiation.ts";
+// The fetch entry: routes a request to what the federation registered
+// (actors, objects, collections, inboxes, WebFinger, NodeInfo) and answers
+// it.  Generic over the contexts: the federation's registry, options and
+// context factory fill in the host.
+import { type Actor, type DocumentLoader, type Object as APObject, Tombstone } from "@fedify/vocab";
+import { assertKnownOptions } from "../../options/known-options.ts";
+import { acceptsJsonLd } from "./negotiation.ts";
 import {
   createActivityJsonResponse,
   createNotAcceptableResponse,
   createNotFoundResponse,
-} from "../activitypub/http/responses.ts";
+} from "./responses.ts";
+import type { RouteTable } from "./route-table.ts";
 import {
   createNodeInfoResponse,
   handleNodeInfoWellKnown,
-} from "../activitypub/nodeinfo/document.ts";
-import { handleWebFinger, type WebFingerActor } from "../activitypub/webfinger/handler.ts";
-import { isCollectionRoute, serveCollectionRoute } from "./collections.ts";
-import { handleInboxRequest, type InboxRequestHost } from "./inbox-handler.ts";
-import type { FederationFetchOptions } from "./api.ts";
-import type { RequestContext } from "./context-api.ts";
+  type NodeInfo,
+} from "../nodeinfo/document.ts";
+import { handleWebFinger, type WebFingerActor, type WebFingerLink } from "../webfinger/handler.ts";
+import {
+  type CollectionRegistry,
+  isCollectionRoute,
+  serveCollectionRoute,
+} from "../collections/routes.ts";
+import {
+  handleInboxRequest,
+  type InboxRequestContext,
+  type InboxRequestHost,
+  type InboxRequestOptions,
+  type InboxRequestRegistry,
+} from "../inbox/receive.ts";
+
+/**
+ * What {@link handleFederationRequest} reads of the request's context.
+ * @typeParam TContextData The context data type.
+ * @since 0.4.0
+ */
+export interface FederationRequestContext<TContextData> extends InboxRequestContext<TContextData> {
+  /** The request's URL. */
+  readonly url: URL;
+  /** The host handles are under, when no `handleHost` is set. */
+  readonly host: string;
+  /** Loads remote documents (and the contexts of served objects). */
+  readonly documentLoader: DocumentLoader;
+  /** The URI of the NodeInfo document. */
+  getNodeInfoUri(): URL;
+  /**
+   * An actor's URI.
+   * @param identifier The actor's identifier.
+   */
+  getActorUri(identifier: string): URL;
+  /**
+   * What a URI of this server stands for, or `null`.
+   * @param uri The URI.
+   */
+  parseUri(uri: URL): { readonly type: string; readonly identifier?: string | null } | null;
+}
+
+/**
+ * The registrations {@link handleFederationRequest} routes to: the part
+ * of a federation's registry it uses.
+ * @typeParam TContext The request's context.
+ * @typeParam TInboxContext The context an idempotency key callback gets.
+ * @since 0.4.0
+ */
+export interface FederationRequestRegistry<TContext, TInboxContext>
+  extends
+    Omit<InboxRequestRegistry<TContext, TInboxContext>, "actor">,
+    CollectionRegistry<TContext> {
+  readonly routes: Pick<RouteTable, "route" | "build">;
+  readonly inboxPath?: string | undefined;
+  readonly actor?: {
+    readonly dispatcher: (
+      ctx: TContext,
+      identifier: string,
+    ) => Actor | Tombstone | null | Promise<Actor | Tombstone | null>;
+    readonly handleMapper?:
+      | ((ctx: TContext, username: string) => string | null | Promise<string | null>)
+      | undefined;
+    readonly aliasMapper?:
+      | ((
+        ctx: TContext,
+        resource: URL,
+      ) =>
+        | { readonly identifier: string }
+        | { readonly username: string }
+        | null
+        | Promise<{ readonly identifier: string } | { readonly username: string } | null>)
+      | undefined;
+    readonly authorize?:
+      | ((ctx: TContext, identifier: string) => boolean | Promise<boolean>)
+      | undefined;
+  } | undefined;
+  readonly objects: ReadonlyMap<string, {
+    readonly dispatcher: (
+      ctx: TContext,
+      values: Readonly<Record<string, string>>,
+    ) => APObject | null | Promise<APObject | null>;
+    readonly authorize?:
+      | ((ctx: TContext, values: Readonly<Record<string, string>>) => boolean | Promise<boolean>)
+      | undefined;
+  }>;
+  readonly nodeInfo?:
+    | { readonly dispatcher: (ctx: TContext) => NodeInfo | Promise<NodeInfo> }
+    | undefined;
+  readonly webFingerLinks?:
+    | ((
+      ctx: TContext,
+      resource: URL,
+    ) => readonly WebFingerLink[] | Promise<readonly WebFingerLink[]>)
+    | undefined;
+}
 
 /**
  * What {@link handleFederationRequest} needs from the federation.  Internal.
+ * @typeParam TContextData The context data type.
+ * @typeParam TContext The request's context (since 0.4.0).
+ * @typeParam TInboxContext The context an idempotency key callback gets
+ *                          (since 0.4.0).
  * @since 0.2.0
  */
-export interface FederationRequestHost<TContextData> extends InboxRequestHost<TContextData> {
-  createRequestContext(request: Request, data: TContextData): RequestContext<TContextData>;
+export interface FederationRequestHost<
+  TContextData,
+  TContext extends FederationRequestContext<TContextData>,
+  TInboxContext,
+> extends InboxRequestHost<TContextData, TContext, TInboxContext> {
+  readonly registry: FederationRequestRegistry<TContext, TInboxContext>;
+  readonly options: InboxRequestOptions & { readonly handleHost?: string | undefined };
+}
+
+/**
+ * Checks the arguments of `Federation.fetch()`.
+ * @param request The request.
+ * @param options The context data and the fallbacks.
+ * @throws {TypeError} When the request is not a `Request` or the options
+ *         have no `contextData`.
+ * @throws {UnknownOptionError} When an option's name is unknown.
+ * @since 0.4.0
+ */
+export function checkFetchArguments(request: unknown, options: unknown): void {
+  if (!(request instanceof Request)) throw new TypeError("fetch() needs a Fetch API Request.");
+  if (typeof options !== "object" || options == null || !("contextData" in options)) {
+    throw new TypeError("fetch() needs options with contextData, e.g. { contextData: undefined }.");
+  }
+  assertKnownOptions(options, FETCH_OPTION_NAMES, { where: "fetch()" });
+}
+
+/**
+ * The context data and the fallbacks of one request: the federation's
+ * `FederationFetchOptions`.
+ * @typeParam TContextData The context data type.
+ * @since 0.4.0
+ */
+export interface FederationRequestOptions<TContextData> {
+  readonly contextData: TContextData;
+  readonly onNotFound?: ((request: Request) => Response | Promise<Response>) | undefined;
+  readonly onNotAcceptable?: ((request: Request) => Response | Promise<Response>) | undefined;
+  readonly onUnauthorized?: ((request: Request) => Response | Promise<Response>) | undefined;
 }
 
 const GET_METHODS = ["GET", "HEAD"];
+const FETCH_OPTION_NAMES: readonly string[] = [
+  "contextData",
+  "onNotFound",
+  "onNotAcceptable",
+  "onUnauthorized",
+];
 
 function methodNotAllowed(allow: string[]): Response {
   return new Response("Method Not Allowed", {
@@ -51,18 +192,23 @@ async function activityJson(
 /**
  * Routes a request to what the federation registered: actors, objects,
  * collections, inboxes, WebFinger and NodeInfo.  Implements
- * `Federation.fetch()`.
+ * `Federation.fetch()`, once its arguments are checked.
  * @param host The federation.
- * @param request The request.
+ * @param ctx The request's context (the request, since 0.4.0).
  * @param options The context data and the fallbacks.
  * @returns The response.
  * @since 0.2.0
  */
-export async function handleFederationRequest<TContextData>(
-  host: FederationRequestHost<TContextData>,
-  request: Request,
-  options: FederationFetchOptions<TContextData>,
+export async function handleFederationRequest<
+  TContextData,
+  TContext extends FederationRequestContext<TContextData>,
+  TInboxContext,
+>(
+  host: FederationRequestHost<TContextData, TContext, TInboxContext>,
+  ctx: TContext,
+  options: FederationRequestOptions<TContextData>,
 ): Promise<Response> {
+  const { request } = ctx;
   const onNotFound = options.onNotFound ?? (() => createNotFoundResponse());
   const onNotAcceptable = options.onNotAcceptable ?? (() => createNotAcceptableResponse());
   const onUnauthorized = options.onUnauthorized ?? (() => unauthorized());
@@ -71,7 +217,6 @@ export async function handleFederationRequest<TContextData>(
   const match = registry.routes.route(url.pathname);
   if (match == null) return await onNotFound(request);
   const { name, values } = match;
-  const ctx = host.createRequestContext(request, options.contextData);
   const method = request.method.toUpperCase();
 
   // The inbox path takes POSTs for the listeners and, with an inbox
@@ -130,9 +275,13 @@ export async function handleFederationRequest<TContextData>(
   return await activityJson(ctx.documentLoader, found, found instanceof Tombstone ? 410 : 200);
 }
 
-async function handleWebFingerRequest<TContextData>(
-  host: FederationRequestHost<TContextData>,
-  ctx: RequestContext<TContextData>,
+async function handleWebFingerRequest<
+  TContextData,
+  TContext extends FederationRequestContext<TContextData>,
+  TInboxContext,
+>(
+  host: FederationRequestHost<TContextData, TContext, TInboxContext>,
+  ctx: TContext,
   onNotFound: (request: Request) => Response | Promise<Response>,
 ): Promise<Response> {
   const actor = host.registry.actor;
@@ -188,7 +337,7 @@ async function handleWebFingerRequest<TContextData>(
     }),
     lookupActorUri: async (uri) => {
       const parsed = ctx.parseUri(uri);
-      if (parsed?.type !== "actor") return null;
+      if (parsed?.type !== "actor" || typeof parsed.identifier !== "string") return null;
       return await describe(parsed.identifier, parsed.identifier);
     },
   });
