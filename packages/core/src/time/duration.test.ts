@@ -35,6 +35,33 @@ test("durationToMilliseconds rounds sub-millisecond parts up to whole millisecon
   assertEquals(durationToMilliseconds({ milliseconds: 7, microseconds: 0 }), 7);
 });
 
+test("durationToMilliseconds accepts fractional units, in exact decimal arithmetic", () => {
+  assertEquals(durationToMilliseconds({ seconds: 1.5 }, "delay"), 1_500);
+  assertEquals(durationToMilliseconds({ seconds: 1.1 }), 1_100);
+  assertEquals(durationToMilliseconds({ minutes: 0.1 }), 6_000);
+  assertEquals(durationToMilliseconds({ hours: 1.5, seconds: 0.25 }), 5_400_250);
+  assertEquals(durationToMilliseconds({ days: 0.5 }), 43_200_000);
+  assertEquals(durationToMilliseconds({ days: 200.1 }), 17_288_640_000);
+  // Sub-millisecond parts round up, as for whole microseconds.
+  assertEquals(durationToMilliseconds({ milliseconds: 0.2 }), 1);
+  assertEquals(durationToMilliseconds({ seconds: 1e-7 }), 1);
+  assertEquals(durationToMilliseconds({ microseconds: 1_000.5 }), 2);
+  assertEquals(durationToMilliseconds({ seconds: 2, milliseconds: 0.5 }), 2_001);
+});
+
+test("durationToMilliseconds rejects fractional units that are negative or calendar units", () => {
+  assertThrows(() => durationToMilliseconds({ seconds: -1.5 }, "delay"), RangeError, "negative");
+  assertThrows(
+    () => durationToMilliseconds({ seconds: 1.5, milliseconds: -1 }, "delay"),
+    RangeError,
+    "delay option must not be negative",
+  );
+  assertThrows(() => durationToMilliseconds({ weeks: 1.5 }, "ttl"), RangeError, "weeks");
+  assertThrows(() => durationToMilliseconds({ seconds: 1.5, weeks: 1 }), RangeError, "weeks");
+  assertThrows(() => durationToMilliseconds({ seconds: Number.NaN }), TypeError, "duration");
+  assertThrows(() => durationToMilliseconds({ seconds: 0.5, lightyears: 1 }), TypeError);
+});
+
 test("durationToMilliseconds rejects negative durations naming the option", () => {
   assertThrows(() => durationToMilliseconds({ seconds: -1 }, "delay"), RangeError, "delay");
   assertThrows(
@@ -51,7 +78,7 @@ test("durationToMilliseconds rejects calendar units", () => {
 });
 
 test("durationToMilliseconds rejects values that are not durations with a TypeError", () => {
-  for (const value of [null, undefined, 42, {}, { minutes: 1.5 }]) {
+  for (const value of [null, undefined, 42, {}, { minutes: "five" }]) {
     const error = assertThrows(
       () => durationToMilliseconds(value as unknown as Temporal.DurationLike, "delay"),
       TypeError,
@@ -98,6 +125,15 @@ test("toTemporalDuration turns every accepted form into a Temporal.Duration", ()
     assertEquals(duration.round({ largestUnit: "hour" }).total({ unit: "second" }), 300);
     assertEquals(Object.prototype.toString.call(duration), "[object Temporal.Duration]");
   }
+});
+
+test("toTemporalDuration turns fractional units into whole milliseconds", () => {
+  const native = (globalThis as unknown as { Temporal?: typeof Temporal }).Temporal;
+  const duration = toTemporalDuration({ seconds: 1.5 }, "delay");
+  assertEquals(duration.total("millisecond"), 1_500);
+  assertEquals(duration instanceof (native ?? Temporal).Duration, true);
+  assertEquals(toTemporalDuration({ milliseconds: 0.5 }).total("millisecond"), 1);
+  assertThrows(() => toTemporalDuration({ minutes: -0.5 }, "ttl"), RangeError, "ttl");
 });
 
 test("toTemporalDuration uses the runtime's own Temporal where it has one", () => {

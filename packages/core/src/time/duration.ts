@@ -1,4 +1,5 @@
 import { Temporal } from "@js-temporal/polyfill";
+import { fractionalUnitMilliseconds } from "./fractional-units.ts";
 
 /**
  * A length of time as Fedwork's options accept it: a `Temporal.Duration`
@@ -12,7 +13,9 @@ export type DurationInput = Temporal.Duration | Temporal.DurationLike | string;
  * Converts a duration to whole milliseconds.
  *
  * Calendar units (years, months, weeks) are rejected because their length
- * depends on a reference date; days count as 24 hours.
+ * depends on a reference date; days count as 24 hours.  Fractional units
+ * (`{ seconds: 1.5 }`), which `Temporal.Duration.from()` refuses, are
+ * accepted (since 0.4.0).
  * @param duration The duration.
  * @param optionName The name of the option the duration came from, used in
  *                   error messages (e.g. `"delay"`).
@@ -37,12 +40,29 @@ export function durationToMilliseconds(
     if (isTemporalDuration(duration)) knownDurations.set(duration, fast);
     return fast;
   }
+  const fractional = fractionalUnitMilliseconds(duration);
+  if (fractional !== undefined) {
+    if (fractional < 0) {
+      throw new RangeError(
+        `The ${optionName} option must not be negative; got ${describeValue(duration)}.`,
+      );
+    }
+    return fractional;
+  }
   let parsed: Temporal.Duration;
   try {
     // Temporal.Duration.from() accepts both native and polyfilled Duration
     // objects and plain duration-like property bags.
     parsed = Temporal.Duration.from(duration as Temporal.DurationLike);
   } catch (error) {
+    if (usesCalendarUnit(duration)) {
+      // e.g. { weeks: 1.5 }: say what is wrong with it, not that it is no duration.
+      throw new RangeError(
+        `The ${optionName} option must not use years, months or weeks (their length ` +
+          `depends on a date); got ${describeValue(duration)}.`,
+        { cause: error },
+      );
+    }
     throw new TypeError(
       `The ${optionName} option must be a Temporal.Duration, a duration-like object ` +
         `such as { seconds: 30 } or an ISO 8601 duration such as "PT30S"; got ` +
@@ -90,13 +110,17 @@ export function toTemporalDuration(
   optionName = "duration",
 ): Temporal.Duration {
   // Validates (non-negative, no calendar units) with the same messages.
-  durationToMilliseconds(duration, optionName);
+  const milliseconds = durationToMilliseconds(duration, optionName);
   if (isTemporalDuration(duration)) return duration;
   // A native Duration where the runtime has Temporal: it is what adapters
   // written against the runtime's Temporal expect, and the polyfill's
   // methods accept it too.
   const native = (globalThis as unknown as { Temporal?: typeof Temporal }).Temporal;
-  return (native ?? Temporal).Duration.from(duration as Temporal.DurationLike | string);
+  // Temporal refuses fractional units, so those become whole milliseconds.
+  const like = fractionalUnitMilliseconds(duration) === undefined
+    ? duration as Temporal.DurationLike | string
+    : { milliseconds };
+  return (native ?? Temporal).Duration.from(like);
 }
 
 const SIMPLE_UNITS: readonly (readonly [string, number])[] = [
@@ -168,6 +192,13 @@ export function millisecondsToDuration(milliseconds: number): Temporal.Duration 
   return Temporal.Duration.from({ milliseconds: Math.round(milliseconds) }).round({
     largestUnit: "hour",
   });
+}
+
+/** Whether a plain duration-like object names years, months or weeks. */
+function usesCalendarUnit(value: unknown): boolean {
+  if (value == null || typeof value !== "object" || isTemporalDuration(value)) return false;
+  const fields = value as Record<string, unknown>;
+  return ["years", "months", "weeks"].some((unit) => fields[unit] !== undefined);
 }
 
 function describeValue(value: unknown): string {
