@@ -59,7 +59,10 @@ test("durationToMilliseconds rejects fractional units that are negative or calen
   assertThrows(() => durationToMilliseconds({ weeks: 1.5 }, "ttl"), RangeError, "weeks");
   assertThrows(() => durationToMilliseconds({ seconds: 1.5, weeks: 1 }), RangeError, "weeks");
   assertThrows(() => durationToMilliseconds({ seconds: Number.NaN }), TypeError, "duration");
-  assertThrows(() => durationToMilliseconds({ seconds: 0.5, lightyears: 1 }), TypeError);
+  assertThrows(
+    () => durationToMilliseconds({ seconds: 0.5, lightyears: 1 } as DurationInput),
+    TypeError,
+  );
 });
 
 test("durationToMilliseconds rejects negative durations naming the option", () => {
