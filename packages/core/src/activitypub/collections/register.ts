@@ -69,6 +69,31 @@ const ROUTE_NAMES: Record<ActorCollectionName, string> = {
   featuredTags: "featuredTags",
 };
 
+/**
+ * The setters of one registration.  Each checks its callback and hands
+ * `apply` the one field it sets; `apply` replaces the registration rather
+ * than changing it in place, so that a builder's copy made in between
+ * keeps what it had.
+ */
+function collectionSetters(
+  apply: (
+    change: Partial<Record<"counter" | "firstCursor" | "lastCursor" | "authorize", Callback>>,
+  ) => void,
+): CollectionSetters {
+  const update = (method: string, change: Parameters<typeof apply>[0]) => {
+    assertCallback(Object.values(change)[0], method);
+    apply(change);
+    return setters;
+  };
+  const setters: CollectionSetters = {
+    setCounter: (counter) => update("setCounter", { counter }),
+    setFirstCursor: (firstCursor) => update("setFirstCursor", { firstCursor }),
+    setLastCursor: (lastCursor) => update("setLastCursor", { lastCursor }),
+    authorize: (authorize) => update("authorize", { authorize }),
+  };
+  return setters;
+}
+
 function assertCallback(callback: unknown, method: string): void {
   if (typeof callback !== "function") {
     throw new TypeError(`The callback given to ${method}() must be a function.`);
@@ -139,20 +164,9 @@ export function registerActorCollection(
   if (!routed) registry.routes.add(ROUTE_NAMES[name], path, method);
   const fields = registry as unknown as Record<string, Record<string, unknown>>;
   fields[name] = { path, dispatcher };
-  // Each setter replaces the registration, so that a builder's copy made
-  // in between keeps what it had.
-  const update = (method: string, change: Record<string, Callback>) => {
-    assertCallback(Object.values(change)[0], method);
+  return collectionSetters((change) => {
     fields[name] = { ...fields[name], ...change };
-    return setters;
-  };
-  const setters: CollectionSetters = {
-    setCounter: (counter) => update("setCounter", { counter }),
-    setFirstCursor: (firstCursor) => update("setFirstCursor", { firstCursor }),
-    setLastCursor: (lastCursor) => update("setLastCursor", { lastCursor }),
-    authorize: (authorize) => update("authorize", { authorize }),
-  };
-  return setters;
+  });
 }
 
 /**
@@ -216,18 +230,9 @@ export function registerCustomCollection(
     path,
     dispatcher,
   });
-  const update = (method: string, change: Partial<CustomCollectionRecord>) => {
-    assertCallback(Object.values(change)[0], method);
+  return collectionSetters((change) => {
     collections.set(name, { ...collections.get(name)!, ...change });
-    return setters;
-  };
-  const setters: CollectionSetters = {
-    setCounter: (counter) => update("setCounter", { counter }),
-    setFirstCursor: (firstCursor) => update("setFirstCursor", { firstCursor }),
-    setLastCursor: (lastCursor) => update("setLastCursor", { lastCursor }),
-    authorize: (authorize) => update("authorize", { authorize }),
-  };
-  return setters;
+  });
 }
 
 /**
