@@ -59,6 +59,18 @@ function stoppingQuietly(queue: MessageQueue): MessageQueue {
   };
 }
 
+// When listen() stops, @fedify/postgres 1.8.7 calls unlisten() without
+// awaiting it; postgres.js sends that UNLISTEN on its one listening
+// connection, and sql.end() ends that connection with no grace, so an
+// UNLISTEN still in flight (a loaded machine) is rejected with
+// CONNECTION_DESTROYED and nothing catches it.  Queries on that connection
+// run in order, so a LISTEN of our own that has been answered means the
+// queue's UNLISTEN has been answered too.
+async function drainListenConnection(sql: postgres.Sql, namespace: string): Promise<void> {
+  const drain = await sql.listen(`${namespace}_drain`, () => {});
+  await drain.unlisten();
+}
+
 // Fedify's own pollers default to 5 s; delayed messages would wait that long.
 const POLL_INTERVAL = { milliseconds: 100 };
 
@@ -129,6 +141,7 @@ export const FEDIFY_QUEUES: readonly FedifyQueueFactory[] = [
         queue: stoppingQuietly(queue),
         async dispose() {
           await sql.unsafe(`DROP TABLE IF EXISTS "${namespace}"`);
+          await drainListenConnection(sql, namespace);
           await sql.end({ timeout: 5 });
         },
       };
