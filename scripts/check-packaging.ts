@@ -45,6 +45,16 @@ function run(command: string, args: string[], cwd: string): Promise<string> {
   });
 }
 
+/** The first Node.js older than 24 on the usual system paths, if any. */
+async function findOlderNode(): Promise<{ path: string; version: string } | undefined> {
+  for (const path of ["/usr/bin/node", "/usr/local/bin/node"]) {
+    const version = await run(path, ["--version"], root).then((out) => out.trim(), () => null);
+    if (version == null) continue;
+    if (Number.parseInt(version.replace(/^v/, ""), 10) < 24) return { path, version };
+  }
+  return undefined;
+}
+
 async function step<T>(label: string, body: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const result = await body();
@@ -251,6 +261,29 @@ try {
       },
     );
   }
+  // An older Node.js must be refused with a message that names the version
+  // it needs.  Only a Node.js outside the workspace can be older (the
+  // workspace pins its own); Debian's, at /usr/bin/node, is on this kind of
+  // machine.
+  await step("tried the published core on an older Node.js", async () => {
+    const older = await findOlderNode();
+    if (older == null) {
+      console.log("  no Node.js older than 24 outside the workspace: not tried");
+      return;
+    }
+    const output = await run(older.path, [
+      "--input-type=module",
+      "--eval",
+      'await import("@fedwork/core"); console.log("loaded");',
+    ], scratch).then(
+      (out) => `exited 0: ${out}`,
+      (error: Error) => error.message,
+    );
+    if (!output.includes("Fedwork needs Node.js 24 or later")) {
+      throw new Error(`Node.js ${older.version} was not refused clearly:\n${output}`);
+    }
+    console.log(`  Node.js ${older.version} (${older.path}) was refused, naming Node.js 24`);
+  });
   console.log("packaging: every package installs and runs from its tarball.");
 } catch (error) {
   failed = true;

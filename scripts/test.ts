@@ -291,6 +291,10 @@ if (!skipChecks) {
     // lists; on a difference it says to run
     // `node scripts/check-exports.ts --update` and review the diff.
     ["exports snapshot", process.execPath, [join(root, "scripts", "check-exports.ts")]],
+    // One version for every published package, asked for exactly by what
+    // depends on it, in core's FEDWORK_VERSION (the User-Agent), and never
+    // exceeded by a @since tag.
+    ["versions", process.execPath, [join(root, "scripts", "check-versions.ts")]],
     // Every name a Fedify 2.3 app imports is in Fedwork or on the committed
     // list of deliberate differences, scripts/fedify-parity.json, from which
     // the "Coming from Fedify" page's table is generated.

@@ -5,6 +5,8 @@
  * @module
  * @since 0.1.0
  */
+// First, so that an unsupported Node.js is refused before anything else loads.
+import "./supported-runtime.ts";
 export * from "./time/mod.ts";
 export { UnknownOptionError } from "./options/mod.ts";
 export * from "./queue/mod.ts";

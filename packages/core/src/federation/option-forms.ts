@@ -1,5 +1,6 @@
 import type { DocumentLoader } from "@fedify/vocab";
 import { FederationOptionError } from "./errors.ts";
+import { DEFAULT_USER_AGENT } from "../http/user-agent.ts";
 
 // The forms of the origin, userAgent and document loader options, Fedify's
 // included, and how each becomes the one value Fedwork uses.
@@ -8,7 +9,7 @@ import { FederationOptionError } from "./errors.ts";
  * The default `User-Agent` header of outgoing requests.
  * @since 0.1.0
  */
-export const DEFAULT_USER_AGENT = "Fedwork/0.1.0";
+export { DEFAULT_USER_AGENT };
 
 /**
  * The `origin` option in Fedify's object form.

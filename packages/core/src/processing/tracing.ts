@@ -11,10 +11,11 @@ import {
   type TracerProvider,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { FEDWORK_VERSION } from "../http/user-agent.ts";
 
 /** The instrumentation scope name of Fedwork's spans. */
 const TRACER_NAME = "@fedwork/core";
-const TRACER_VERSION = "0.1.0";
+const TRACER_VERSION = FEDWORK_VERSION;
 
 // A fixed propagator rather than the global one: trace context in queue
 // messages must use the same format whichever propagator the app installs.

@@ -3,6 +3,7 @@ import { assertKnownOptions } from "../../options/known-options.ts";
 import { createFetchDocumentLoader } from "../network/document-loader.ts";
 import { acceptsJsonLd } from "./negotiation.ts";
 import { createActivityJsonResponse } from "./responses.ts";
+import { DEFAULT_USER_AGENT } from "../../http/user-agent.ts";
 
 /**
  * Options for {@link respondWithObject} and
@@ -48,7 +49,7 @@ export async function respondWithObject(
 ): Promise<Response> {
   assertKnownOptions(options, ["contextLoader"], { where: "respondWithObject()" });
   defaultContextLoader ??= createFetchDocumentLoader({
-    userAgent: "Fedwork/0.3.0",
+    userAgent: DEFAULT_USER_AGENT,
     allowPrivateAddress: false,
   });
   const document = await object.toJsonLd({

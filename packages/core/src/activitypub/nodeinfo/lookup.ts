@@ -5,6 +5,7 @@ import { positiveIntegerOption } from "../../options/value-options.ts";
 import { PrivateAddressError } from "../network/errors.ts";
 import { fetchRemote, type RemoteRequestLimits } from "../network/outgoing-http.ts";
 import type { JsonValue, NodeInfo, NodeInfoProtocol } from "./document.ts";
+import { DEFAULT_USER_AGENT } from "../../http/user-agent.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "nodeinfo"]);
 
@@ -78,7 +79,7 @@ export interface GetNodeInfoOptions extends RemoteRequestLimits, NodeInfoMetadat
   readonly parse?: "strict" | "best-effort" | "none";
   /**
    * The `User-Agent` header.
-   * @default `"Fedwork/0.3.0"`
+   * @default `"Fedwork/<version>"`
    */
   readonly userAgent?: string;
   /**
@@ -213,7 +214,7 @@ async function discover(server: URL, options: GetNodeInfoOptions): Promise<URL |
 async function fetchJson(url: URL, options: GetNodeInfoOptions): Promise<unknown> {
   const response = await fetchRemote(url, {
     headers: { Accept: "application/json" },
-    userAgent: options.userAgent ?? "Fedwork/0.3.0",
+    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
     allowPrivateAddress: options.allowPrivateAddress ?? false,
     ...(options.timeout == null ? {} : { timeout: options.timeout }),
     ...(options.maxBodyBytes == null ? {} : { maxBodyBytes: options.maxBodyBytes }),

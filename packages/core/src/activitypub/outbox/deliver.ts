@@ -19,6 +19,7 @@ import {
 } from "../signatures/spec.ts";
 import { MissingSigningKeyError } from "./errors.ts";
 import { messageOf } from "../json-values.ts";
+import { DEFAULT_USER_AGENT } from "../../http/user-agent.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "outbox"]);
 
@@ -60,7 +61,7 @@ export interface DeliverSignedActivityOptions {
   readonly permanentFailureStatusCodes?: readonly number[];
   /**
    * The `User-Agent` header.
-   * @default `"Fedwork/0.2.0"`
+   * @default `"Fedwork/<version>"`
    */
   readonly userAgent?: string;
   /**
@@ -250,7 +251,7 @@ async function post(
         Accept: `${ACTIVITY_JSON_MEDIA_TYPE}, application/ld+json`,
       },
       body: body.bytes,
-      userAgent: options.userAgent ?? "Fedwork/0.2.0",
+      userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
       allowPrivateAddress: options.allowPrivateAddress ?? false,
       timeout: options.timeout ?? { milliseconds: DEFAULT_DELIVERY_TIMEOUT_MS },
       maxRedirects: options.maxRedirects ?? DEFAULT_MAX_REDIRECTS,

@@ -6,6 +6,7 @@ import { isNonPublicAddress, normalizeIpAddress } from "../network/private-addre
 import type { WebFingerLink } from "./handler.ts";
 import { messageOf } from "../json-values.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
+import { DEFAULT_USER_AGENT } from "../../http/user-agent.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "webfinger"]);
 
@@ -47,7 +48,7 @@ export interface LookupWebFingerOptions {
   readonly maxRedirects?: number;
   /**
    * The `User-Agent` header.  Optional since 0.3.0, as in Fedify.
-   * @default `"Fedwork/0.3.0"`
+   * @default `"Fedwork/<version>"`
    */
   readonly userAgent?: string;
   /**
@@ -135,7 +136,7 @@ export async function lookupWebFinger(
   try {
     response = await fetchRemote(url, {
       headers: { Accept: "application/jrd+json, application/json" },
-      userAgent: options.userAgent ?? "Fedwork/0.3.0",
+      userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
       allowPrivateAddress,
       // Followed as Fedify and Mastodon do: a handle host commonly sends
       // its WebFinger endpoint on to the web host.  fetchRemote() checks
