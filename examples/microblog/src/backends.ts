@@ -42,7 +42,7 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
   let description: string;
   if (env.REDIS_URL) {
     const { RedisKvStore, RedisMessageQueue } = await import("@fedwork/redis");
-    const prefix = `microblog:${instance}:`;
+    const prefix = `microblog:${instance}`;
     queue = new RedisMessageQueue({ url: env.REDIS_URL, prefix });
     kv = new RedisKvStore({ url: env.REDIS_URL, prefix });
     description = "Redis queue, Redis KV";

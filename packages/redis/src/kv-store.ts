@@ -14,6 +14,7 @@ import {
   RedisConnectionSource,
 } from "./connection.ts";
 import { decodeKvKey, encodeKvKey, encodeKvValue, escapeGlob } from "./kv-codec.ts";
+import { checkPrefix } from "./options.ts";
 import { LuaScript } from "./scripts/lua-script.ts";
 import { kvCasLua } from "./scripts/kv-cas.lua.ts";
 
@@ -101,11 +102,7 @@ export class RedisKvStore implements KvStore, AsyncDisposable {
     assertKnownOptions(options, ["client", "createClient", "url", "redisOptions", "prefix"], {
       where: "new RedisKvStore()",
     });
-    const prefix = options.prefix ?? "fedwork";
-    if (typeof prefix !== "string" || prefix === "") {
-      throw new TypeError("The prefix option of RedisKvStore must be a non-empty string.");
-    }
-    this.#prefix = `${prefix}:kv:`;
+    this.#prefix = `${checkPrefix(options.prefix, "new RedisKvStore()")}:kv:`;
     this.#connections = new RedisConnectionSource(options, "RedisKvStore");
   }
 

@@ -108,7 +108,7 @@ export interface ResolvedQueueOptions extends ResolvedLeaseOptions {
  */
 export function resolveQueueOptions(options: RedisMessageQueueOptions): ResolvedQueueOptions {
   const queue = checkName(options.queue ?? "default", "queue");
-  const prefix = checkName(options.prefix ?? "fedwork", "prefix");
+  const prefix = checkName(checkPrefix(options.prefix, "new RedisMessageQueue()"), "prefix");
   const lease = resolveLeaseOptions(options, {
     prefetch: DEFAULT_PREFETCH,
     maxPrefetch: DEFAULT_MAX_PREFETCH,
@@ -122,6 +122,32 @@ export function resolveQueueOptions(options: RedisMessageQueueOptions): Resolved
     lease.leaseMs,
   );
   return { ...lease, queue, prefix, redeliveryDelayMs };
+}
+
+/**
+ * Checks the `prefix` option of a queue, a KV store or a pub/sub transport:
+ * the same rule for all three, so one value works for each.  Fedwork puts
+ * the `:` between the prefix and the rest itself, so a trailing colon
+ * (which would double it) is refused rather than guessed at.
+ * @param value The option's value, `undefined` for the default.
+ * @param where Which constructor, for the message: `"new RedisPubSub()"`.
+ * @returns The prefix, `"fedwork"` by default.
+ * @throws {TypeError} When it is not a non-empty string.
+ * @throws {RangeError} When it ends with a colon.
+ */
+export function checkPrefix(value: unknown, where: string): string {
+  const prefix = value ?? "fedwork";
+  if (typeof prefix !== "string" || prefix === "") {
+    throw new TypeError(`The prefix option of ${where} must be a non-empty string.`);
+  }
+  if (prefix.endsWith(":")) {
+    throw new RangeError(
+      `The prefix option of ${where} must not end with ":": Fedwork puts the colon between ` +
+        `the prefix and the rest of each name itself (prefix "myapp" gives ` +
+        `"myapp:task-updates"); got ${JSON.stringify(prefix)}.`,
+    );
+  }
+  return prefix;
 }
 
 function checkName(value: unknown, optionName: string): string {

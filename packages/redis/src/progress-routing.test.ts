@@ -5,6 +5,7 @@ import { assertEquals, test, within } from "@fedify/fixture";
 import { testTaskProgressAndRouting } from "@fedwork/testing";
 import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
 import { RedisPubSub } from "./pubsub.ts";
+import { Redis } from "ioredis";
 import { openRedisBackend, redisBackendPrefixes } from "./testdata/progress-backend.ts";
 
 testTaskProgressAndRouting({
@@ -16,7 +17,7 @@ testTaskProgressAndRouting({
 });
 
 test("RedisPubSub delivers across clients and unsubscribes on abort", async () => {
-  const prefix = `fedwork-test-${crypto.randomUUID().slice(0, 8)}:`;
+  const prefix = `fedwork-test-${crypto.randomUUID().slice(0, 8)}`;
   await using publisher = new RedisPubSub({ url: REDIS_URL, prefix });
   await using subscriber = new RedisPubSub({ url: REDIS_URL, prefix });
   const controller = new AbortController();
@@ -36,4 +37,20 @@ test("RedisPubSub delivers across clients and unsubscribes on abort", async () =
   assertEquals(received, ["one", "two"]);
   controller.abort();
   assertEquals(subscriber.subscriptionCount, 0);
+});
+
+test("RedisPubSub names a topic's channel <prefix>:<topic>, as the queue and store name keys", async () => {
+  const prefix = `fedwork-test-${crypto.randomUUID().slice(0, 8)}`;
+  await using pubsub = new RedisPubSub({ url: REDIS_URL, prefix });
+  const watcher = new Redis(REDIS_URL);
+  try {
+    const message = new Promise<[string, string]>((resolve) =>
+      watcher.on("message", (channel: string, payload: string) => resolve([channel, payload]))
+    );
+    await watcher.subscribe(`${prefix}:news`);
+    await pubsub.publish("news", "hello");
+    assertEquals(await message, [`${prefix}:news`, "hello"]);
+  } finally {
+    watcher.disconnect();
+  }
 });

@@ -7,6 +7,7 @@ import {
 } from "@fedwork/core/queue-kit";
 import type { PubSubSubscribeOptions } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
+import { checkPrefix } from "./options.ts";
 import type { Cluster } from "ioredis";
 import {
   type RedisClient,
@@ -43,9 +44,11 @@ function publisherOf(client: RedisClient, channel: string): RedisClient {
  */
 export interface RedisPubSubOptions extends RedisConnectionOptions {
   /**
-   * Put before every topic to make the Redis channel name, so that
-   * several applications can share one Redis.  `"fedwork:"` by default
-   * (the task updates topic becomes `fedwork:fedwork:task-updates`).
+   * Put, with a colon, before every topic to make the Redis channel name,
+   * so that several applications can share one Redis: the same rule as
+   * the queue's and the KV store's `prefix`, without a trailing colon
+   * (refused).  `"fedwork"` by default (the task updates topic becomes
+   * `fedwork:fedwork:task-updates`).
    */
   readonly prefix?: string;
 }
@@ -95,11 +98,7 @@ export class RedisPubSub implements PubSub, AsyncDisposable {
       where: "new RedisPubSub()",
     });
     this.#connections = new RedisConnectionSource(options, "RedisPubSub");
-    const prefix = options.prefix ?? "fedwork:";
-    if (typeof prefix !== "string") {
-      throw new TypeError("The prefix option of RedisPubSub must be a string.");
-    }
-    this.#prefix = prefix;
+    this.#prefix = `${checkPrefix(options.prefix, "new RedisPubSub()")}:`;
   }
 
   /**

@@ -37,3 +37,19 @@ test("new RedisKvStore() and new RedisPubSub() refuse an unknown option", () => 
   );
   assertEquals(pubsub.option, "keyPrefix");
 });
+
+test("the queue, the KV store and the pub/sub take one prefix rule, refusing a trailing colon", () => {
+  const constructors: [string, () => unknown][] = [
+    ["new RedisMessageQueue()", () => new RedisMessageQueue({ url: REDIS_URL, prefix: "app:" })],
+    ["new RedisKvStore()", () => new RedisKvStore({ url: REDIS_URL, prefix: "app:" })],
+    ["new RedisPubSub()", () => new RedisPubSub({ url: REDIS_URL, prefix: "app:" })],
+  ];
+  for (const [where, make] of constructors) {
+    const error = assertThrows(make, RangeError);
+    assertMatch(
+      error.message,
+      new RegExp(`^The prefix option of ${where.replace(/[()]/g, "\\$&")}`),
+    );
+    assertMatch(error.message, /must not end with ":".*got "app:"/);
+  }
+});

@@ -18,7 +18,7 @@ export function openRedisBackend(
 ): ProgressRoutingBackend {
   const queue = new RedisMessageQueue({ ...connection, queue: namespace });
   const kv = new RedisKvStore({ ...connection, prefix: namespace });
-  const pubsub = new RedisPubSub({ ...connection, prefix: `${namespace}:` });
+  const pubsub = new RedisPubSub({ ...connection, prefix: namespace });
   return {
     queue,
     kv,
