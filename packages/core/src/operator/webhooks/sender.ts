@@ -12,6 +12,7 @@ import { webhookRetryDelayMs } from "./headers.ts";
 import { signWebhookRequest } from "./signature.ts";
 import { type StoredWebhook, toWebhook, type WebhookStore } from "./store.ts";
 import type { ResolvedWebhookOptions } from "./options.ts";
+import { expandWebhookUrl, webhookUrlValues } from "./url-template.ts";
 
 const logger = getLogger(["fedwork", "webhook"]);
 
@@ -199,7 +200,10 @@ export class WebhookSender {
     | { readonly ok: true; readonly status: number }
     | { readonly ok: false; readonly failure: WebhookDeliveryError; readonly permanent: boolean }
   > {
-    const url = new URL(webhook.url);
+    const url = expandWebhookUrl(
+      webhook.url,
+      webhookUrlValues(webhook.id, data.eventId, data.eventType, data.body),
+    );
     const { allowPrivateAddress, userAgent, maxRedirects } = this.#port.http;
     try {
       const signed = await signWebhookRequest({
