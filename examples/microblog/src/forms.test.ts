@@ -2,7 +2,7 @@
 // three checks every form post passes (its origin, its form token, the
 // sign-in), the public origin behind a proxy, and the start-up warning
 // without API_TOKEN.  forms-browser.test.ts does the same in Chromium.
-import { assert, assertEquals, assertMatch, test, withLogs } from "@fedify/fixture";
+import { assert, assertEquals, assertMatch, assertThrows, test, withLogs } from "@fedify/fixture";
 import { InProcessMessageQueue, MemoryKvStore } from "@fedwork/core";
 import { createMicroblog } from "./federation.ts";
 import { type ReceivedNote, Store } from "./store.ts";
@@ -143,7 +143,10 @@ test("a form post without the app's Origin, from a sibling site, or without the 
       }],
       ["a text/plain form", { csrf, content: "Forged" }, { "Content-Type": "text/plain" }],
       ["no form token", { content: "Forged" }, {}],
-      ["a wrong form token", { csrf: csrf.replace(/^./, "x"), content: "Forged" }, {}],
+      ["a wrong form token", {
+        csrf: (csrf[0] === "x" ? "y" : "x") + csrf.slice(1),
+        content: "Forged",
+      }, {}],
       ["the token without its session's cookie", { csrf, content: "Forged" }, {
         Cookie: "other=1",
       }],
@@ -224,4 +227,15 @@ test("without API_TOKEN the web handler warns once, saying what it means and how
     await using _app = await startApp(TOKEN);
     assertEquals(records.filter((record) => record.level === "warning"), []);
   });
+});
+
+test("a blank API token is refused when the handler is made, naming the option", async () => {
+  await using app = await startApp();
+  for (const apiToken of ["", "   "]) {
+    assertThrows(
+      () => createFetchHandler(app.app, { apiToken }),
+      TypeError,
+      "The apiToken option (API_TOKEN) must be a non-blank secret",
+    );
+  }
 });

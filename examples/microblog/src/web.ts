@@ -66,7 +66,10 @@ const BODY_LIMITS = { maxBytes: 64 * 1024, timeoutMs: 10_000 };
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-/** The whole web app as a Fetch API handler. */
+/**
+ * The whole web app as a Fetch API handler.
+ * @throws {TypeError} When `apiToken` is blank.
+ */
 export function createFetchHandler(
   app: Microblog,
   options: FetchHandlerOptions = {},
@@ -75,6 +78,12 @@ export function createFetchHandler(
   const ctx = () => federation.createContext(app.origin, undefined);
   const handle = (user: string) => `@${user}@${app.origin.host}`;
   const { apiToken } = options;
+  // An empty API_TOKEN= would otherwise be a password anyone can type.
+  if (apiToken != null && (typeof apiToken !== "string" || apiToken.trim() === "")) {
+    throw new TypeError(
+      "The apiToken option (API_TOKEN) must be a non-blank secret; unset it to run without one.",
+    );
+  }
   const sessions = new BrowserSessions(app.origin, apiToken);
   const forms = createFormHandler({
     app,

@@ -50,27 +50,28 @@ interface Geometry {
   readonly cancelledIn: string | null;
 }
 
-// Runs in the page: `main > section` is a card.  An element or a text run
-// is outside when any edge passes its card's by more than half a pixel;
-// an element inside a scrolled-away part of a scroll box counts too, since
-// the operator would not see it without scrolling.
-function measure(): Geometry {
-  const outside: Record<string, string[]> = {};
-  const describe = (node: Node) => {
-    const element = node instanceof Element ? node : node.parentElement!;
+// Runs in the page (as text: the workspace's types have no DOM, as the
+// dashboard's own client script): `main > section` is a card.  An element
+// or a text run is outside when any edge passes its card's by more than
+// half a pixel; one in a scrolled-away part of a scroll box counts too,
+// since the operator would not see it without scrolling.
+const MEASURE = String.raw`(() => {
+  const outside = {};
+  const describe = (node) => {
+    const element = node.nodeType === Node.ELEMENT_NODE ? node : node.parentElement;
     const id = element.closest("[id]")?.id ?? "";
     const text = (node.textContent ?? "").trim().slice(0, 40);
-    return `${element.tagName.toLowerCase()}.${element.className} in #${id}: "${text}"`;
+    return element.tagName.toLowerCase() + "." + element.className + " in #" + id + ': "' + text + '"';
   };
-  const check = (node: Node, box: DOMRect, card: DOMRect, cardId: string) => {
+  const check = (node, box, card, cardId) => {
     if (box.width === 0 && box.height === 0) return;
     if (
       box.left < card.left - 0.5 || box.right > card.right + 0.5 ||
       box.top < card.top - 0.5 || box.bottom > card.bottom + 0.5
     ) {
       (outside[cardId] ??= []).push(
-        `${describe(node)} spans ${Math.round(box.left)}–${Math.round(box.right)} px, ` +
-          `its card ${Math.round(card.left)}–${Math.round(card.right)} px`,
+        describe(node) + " spans " + Math.round(box.left) + "–" + Math.round(box.right) +
+          " px, its card " + Math.round(card.left) + "–" + Math.round(card.right) + " px",
       );
     }
   };
@@ -91,7 +92,7 @@ function measure(): Geometry {
   const cancelled = [...document.querySelectorAll("main [role=status]")]
     .find((node) => (node.textContent ?? "").startsWith("Cancelled"));
   return {
-    viewport: globalThis.innerWidth,
+    viewport: innerWidth,
     documentWidth: document.documentElement.scrollWidth,
     outside,
     workersHeadings: [...document.querySelectorAll("#workers th")].map((th) => {
@@ -100,7 +101,7 @@ function measure(): Geometry {
     }),
     cancelledIn: cancelled?.closest("section")?.id ?? null,
   };
-}
+})()`;
 
 /** A federation on the shared store whose worker runs long tasks until released. */
 function busyWorker(kv: MemoryKvStore, released: Promise<void>) {
@@ -256,12 +257,12 @@ test("at 1280, 1440 and 1920 px every table, cell and text of a full dashboard s
       for (const width of WIDTHS) {
         await page.setViewportSize({ width, height: 1000 });
         // The layout after the resize, and after the next refresh redrew it.
-        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+        await page.evaluate("new Promise((resolve) => requestAnimationFrame(resolve))");
         await page.screenshot({
           path: join(dataDir, `dashboard-${width}.png`),
           fullPage: true,
         });
-        const geometry = await page.evaluate(measure);
+        const geometry = await page.evaluate(MEASURE) as Geometry;
         assertEquals(geometry.viewport, width);
         if (geometry.documentWidth > width) {
           problems.push(`${width} px: the page is ${geometry.documentWidth} px wide`);
