@@ -71,7 +71,10 @@ export class BrowserSessions {
     }`;
   }
 
-  /** What a sign-in's MAC covers: the origin too, so that one API token shared by two instances does not sign a browser in to both. */
+  /**
+   * What a sign-in's MAC covers: the origin too, so that one API token
+   * shared by two instances does not sign a browser in to both.
+   */
   #signed(nonce: string, expires: string): Uint8Array {
     return encoder.encode(`${this.#origin.origin}\n${nonce}\n${expires}`);
   }
