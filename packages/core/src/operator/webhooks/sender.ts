@@ -200,11 +200,21 @@ export class WebhookSender {
     | { readonly ok: true; readonly status: number }
     | { readonly ok: false; readonly failure: WebhookDeliveryError; readonly permanent: boolean }
   > {
-    const url = expandWebhookUrl(
-      webhook.url,
-      webhookUrlValues(webhook.id, data.eventId, data.eventType, data.body),
-    );
     const { allowPrivateAddress, userAgent, maxRedirects } = this.#port.http;
+    let url: URL;
+    try {
+      url = expandWebhookUrl(
+        webhook.url,
+        webhookUrlValues(webhook.id, data.eventId, data.eventType, data.body),
+      );
+    } catch (error) {
+      // The same values would fill it in the same way at every retry.
+      return {
+        ok: false,
+        permanent: true,
+        failure: new WebhookDeliveryError(webhook.id, webhook.url, null, String(error), error),
+      };
+    }
     try {
       const signed = await signWebhookRequest({
         secret: webhook.secret,

@@ -1,7 +1,15 @@
 // Webhook URL templates: refused at addWebhook() when a placeholder is
 // unknown or misplaced, and filled in per request, each value URL-encoded,
 // as a real receiver on loopback sees the requests.
-import { assertEquals, assertRejects, startTestServer, test, waitUntil } from "@fedify/fixture";
+import {
+  assertEquals,
+  assertMatch,
+  assertRejects,
+  assertThrows,
+  startTestServer,
+  test,
+  waitUntil,
+} from "@fedify/fixture";
 import { z } from "zod";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
@@ -131,6 +139,44 @@ test("a filled-in value cannot change the URL's shape: slashes, ? and # stay ins
   assertEquals(url.pathname, "/jobs/..%2Fadmin%3Fx%3D1%23y/done");
   assertEquals([...url.searchParams], [["event", "a&b=c"]]);
   assertEquals(url.hash, "");
+});
+
+test("a value of . or .. in the path is refused rather than sent to another path", () => {
+  const values = { taskId: "", taskName: "", attempt: "1", event: "e", eventId: "", webhookId: "" };
+  for (const taskName of [".", ".."]) {
+    assertThrows(
+      () => expandWebhookUrl("https://hooks.example/jobs/{taskName}/done", { ...values, taskName }),
+      TypeError,
+      `{taskName} is "${taskName}", which would change its path`,
+    );
+    // In the query it is only a value.
+    assertEquals(
+      expandWebhookUrl("https://hooks.example/jobs?task={taskName}", { ...values, taskName }).href,
+      `https://hooks.example/jobs?task=${taskName}`,
+    );
+  }
+});
+
+test("a request whose value would change the URL's path fails for good, unsent", async () => {
+  await using receiver = await startTestServer(() => new Response(null, { status: 204 }));
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue);
+  const job = federation.defineTask("..", { schema: z.object({}), handler: () => {} });
+  await federation.addWebhook({
+    url: new URL("/jobs/{taskName}/done", receiver.url).href,
+    events: ["completed"],
+    secret,
+  });
+  await withWorkers(federation, async () => {
+    await federation.createContext(new URL("https://example.com/"), undefined).enqueueTask(job, {});
+    await waitUntil(async () => (await federation.listFailedTasks()).records.length === 1, {
+      what: "the webhook task to fail for good",
+    });
+  });
+  const [record] = (await federation.listFailedTasks()).records;
+  assertEquals([record.taskName, record.reason], ["fedwork:webhook", "permanent"]);
+  assertMatch(record.error?.message ?? "", /\{taskName\} is "\.\.", which would change its path/);
+  assertEquals(receiver.requests.length, 0);
 });
 
 test("a URL stored before templates, with an encoded brace, is still sent literally", () => {

@@ -69,18 +69,25 @@ export type WebhookUrlValues = Readonly<Record<WebhookUrlPlaceholder, string>>;
  * @param template The stored URL (see {@link checkWebhookUrlTemplate}).
  * @param values The request's values.
  * @returns The URL to POST to.
+ * @throws {TypeError} When a value in the path is `.` or `..`, which URL
+ *         parsing would resolve into another path (no encoding of the dots
+ *         escapes that).
  * @since 0.4.0
  */
 export function expandWebhookUrl(template: string, values: WebhookUrlValues): URL {
+  const query = template.indexOf("?", template.indexOf("//") + 2);
   return new URL(
-    template.replace(
-      PLACEHOLDER,
-      (whole, name: string | undefined) =>
-        name != null && KNOWN.has(name)
-          ? encodeURIComponent(values[name as WebhookUrlPlaceholder])
-          // Stored before templates existed: as it was, literally.
-          : whole,
-    ),
+    template.replace(PLACEHOLDER, (whole, name: string | undefined, _encoded, offset: number) => {
+      // Stored before templates existed: as it was, literally.
+      if (name == null || !KNOWN.has(name)) return whole;
+      const value = values[name as WebhookUrlPlaceholder];
+      if ((query < 0 || offset < query) && (value === "." || value === "..")) {
+        throw new TypeError(
+          `The webhook URL's {${name}} is ${JSON.stringify(value)}, which would change its path.`,
+        );
+      }
+      return encodeURIComponent(value);
+    }),
   );
 }
 
