@@ -26,6 +26,7 @@ import { serve } from "./testdata/serve.ts";
 
 // The widths the brief names, and those an operator reported overflowing.
 const WIDTHS = [1280, 1300, 1400, 1440, 1600, 1920];
+const NARROW_WIDTHS = [720, 400];
 const WORKER_PROCESSES = 7;
 const RUNNING_PER_WORKER = 3;
 
@@ -289,6 +290,24 @@ test("from 1280 to 1920 px every table, cell and text of a full dashboard stays 
               "not in #progress-panel",
           );
         }
+      }
+      // Narrower than any table can wrap to: the page itself must not
+      // scroll sideways; a table scrolls inside its card instead.
+      for (const width of NARROW_WIDTHS) {
+        await page.setViewportSize({ width, height: 1000 });
+        await page.evaluate("new Promise((resolve) => requestAnimationFrame(resolve))");
+        await page.screenshot({ path: join(dataDir, `dashboard-${width}.png`), fullPage: true });
+        const geometry = await page.evaluate(MEASURE) as Geometry;
+        if (geometry.documentWidth > width) {
+          problems.push(`${width} px: the page is ${geometry.documentWidth} px wide`);
+        }
+        const cards = await page.evaluate(
+          `[...document.querySelectorAll("main > section")].filter((card) => {
+            const box = card.getBoundingClientRect();
+            return box.left < 0 || box.right > innerWidth;
+          }).map((card) => card.id)`,
+        ) as string[];
+        for (const card of cards) problems.push(`${width} px: #${card} is wider than the window`);
       }
       assertEquals(problems, [], `screenshots in ${dataDir}`);
     } finally {

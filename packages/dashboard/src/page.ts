@@ -137,15 +137,16 @@ h1 { font-size: 1.2rem; margin: 0; }
 h2 { font-size: 1rem; margin: 0 0 0.6rem; }
 #status { margin: 0; color: var(--muted); font-size: 0.85rem; }
 #status.error { color: var(--bad); }
-main { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr)); gap: 1rem;
+main { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(560px, 100%), 1fr)); gap: 1rem;
   padding: 1rem 1.5rem; }
 /* Long task names, ids, URLs and error messages wrap anywhere rather than
    widen their card; a table that still cannot fit scrolls inside it. */
 section { background: var(--card); border: 1px solid var(--line); border-radius: 8px;
   padding: 0.9rem 1rem; min-width: 0; overflow-wrap: anywhere; }
 #failed-panel, #throughput-panel, #workers-panel { grid-column: 1 / -1; }
+/* Below 36rem a table would wrap into slivers: it scrolls inside its card. */
 .table-scroll { overflow-x: auto; }
-table { width: 100%; border-collapse: collapse; }
+table { width: 100%; min-width: 36rem; border-collapse: collapse; }
 th, td { text-align: left; padding: 0.35rem 0.5rem; border-bottom: 1px solid var(--line);
   vertical-align: top; }
 th { color: var(--muted); font-weight: 600; font-size: 0.8rem; }
