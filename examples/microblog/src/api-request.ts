@@ -1,7 +1,8 @@
-// The checks a request to the JSON API passes before it is believed: it
+// The checks a request passes before it is believed: a JSON API request
 // comes from the app's own pages or from a program (not from another site a
-// signed-in browser visits), it carries the right bearer token, and its
-// body is a small JSON object read within a time limit.
+// signed-in browser visits) and carries the right bearer token; a form post
+// comes from the app's own origin; either body is small and read within a
+// time limit.
 
 /** Why {@link crossSiteRefusal} refused a request. */
 export type CrossSiteReason = "content-type" | "sec-fetch-site" | "origin";
@@ -29,6 +30,37 @@ export function crossSiteRefusal(request: Request, origin: URL): CrossSiteReason
   if (site != null && site !== "same-origin" && site !== "none") return "sec-fetch-site";
   const from = request.headers.get("origin");
   if (from != null && from !== origin.origin) return "origin";
+  return undefined;
+}
+
+/** Why {@link crossSiteFormRefusal} refused a form post. */
+export type CrossSiteFormReason = "content-type" | "sec-fetch-site" | "origin";
+
+/**
+ * Tells whether a form post may come from another site.  The app's forms
+ * post `application/x-www-form-urlencoded` from its own pages, so a
+ * browser sends `Origin` (every current browser does on a POST) and
+ * `Sec-Fetch-Site: same-origin`.  `Origin` is compared with the app's
+ * public origin, not with the request's own URL or `Host`: behind a
+ * reverse proxy the request arrives for `http://127.0.0.1:8000` while the
+ * page was `https://blog.example`.  A post without `Origin`, with
+ * `Origin: null` (a sandboxed frame, a redirect across sites) or from a
+ * sibling host is refused; a program acts through the JSON API instead.
+ * This is one of three checks: the form's token must match the session
+ * cookie's (see `browser-session.ts`), and the cookie is `SameSite=Lax`.
+ * @param request The request.
+ * @param origin The app's public origin.
+ * @returns Why the request is refused, or `undefined` when it may proceed.
+ */
+export function crossSiteFormRefusal(
+  request: Request,
+  origin: URL,
+): CrossSiteFormReason | undefined {
+  const type = request.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") return "content-type";
+  const site = request.headers.get("sec-fetch-site");
+  if (site != null && site !== "same-origin") return "sec-fetch-site";
+  if (request.headers.get("origin") !== origin.origin) return "origin";
   return undefined;
 }
 
@@ -77,18 +109,25 @@ export type JsonObjectBody =
   | { readonly ok: true; readonly value: Readonly<Record<string, unknown>> }
   | { readonly ok: false; readonly status: 400 | 408 | 413 };
 
+/** What {@link readFormBody} found. */
+export type FormBody =
+  | { readonly ok: true; readonly value: URLSearchParams }
+  | { readonly ok: false; readonly status: 400 | 408 | 413 };
+
 /**
- * Reads a request body that must be a JSON object, stopping at a size and a
- * time limit.
- * @param request The request.
- * @param limits The size and time limits.
- * @returns The object, or the status to answer: 413 past the size limit,
- *          408 past the time limit, 400 when it is not a JSON object.
+ * Reads a request body as UTF-8 text, stopping at a size and a time limit.
+ * @returns The text, or the status to answer: 413 past the size limit, 408
+ *          past the time limit, 400 without a body or when it is not UTF-8.
  */
-export async function readJsonObject(
+async function readText(
   request: Request,
   limits: BodyLimits,
-): Promise<JsonObjectBody> {
+): Promise<
+  { readonly ok: true; readonly text: string } | {
+    readonly ok: false;
+    readonly status: 400 | 408 | 413;
+  }
+> {
   const declared = Number(request.headers.get("content-length") ?? 0);
   if (declared > limits.maxBytes) return { ok: false, status: 413 };
   if (request.body == null) return { ok: false, status: 400 };
@@ -120,9 +159,30 @@ export async function readJsonObject(
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
+  try {
+    return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    return { ok: false, status: 400 };
+  }
+}
+
+/**
+ * Reads a request body that must be a JSON object, stopping at a size and a
+ * time limit.
+ * @param request The request.
+ * @param limits The size and time limits.
+ * @returns The object, or the status to answer: 413 past the size limit,
+ *          408 past the time limit, 400 when it is not a JSON object.
+ */
+export async function readJsonObject(
+  request: Request,
+  limits: BodyLimits,
+): Promise<JsonObjectBody> {
+  const body = await readText(request, limits);
+  if (!body.ok) return body;
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    value = JSON.parse(body.text);
   } catch {
     return { ok: false, status: 400 };
   }
@@ -130,4 +190,16 @@ export async function readJsonObject(
     return { ok: false, status: 400 };
   }
   return { ok: true, value: value as Record<string, unknown> };
+}
+
+/**
+ * Reads an `application/x-www-form-urlencoded` body (what the app's own
+ * forms send), stopping at a size and a time limit.
+ * @param request The request.
+ * @param limits The size and time limits.
+ * @returns The fields, or the status to answer, as {@link readJsonObject}.
+ */
+export async function readFormBody(request: Request, limits: BodyLimits): Promise<FormBody> {
+  const body = await readText(request, limits);
+  return body.ok ? { ok: true, value: new URLSearchParams(body.text) } : body;
 }

@@ -61,11 +61,17 @@ test("a form on another site, submitted by a browser, cannot post as a user with
       users: ["carol"],
     });
     const api = new URL("/api/users/carol/posts", carol.url).href;
-    // The classic JSON CSRF: a text/plain form whose one field, name and
-    // value joined by "=", is a JSON object.
-    await using attacker = await startTestServer(() =>
+    const forms = new URL("/forms/carol/posts", carol.url).href;
+    await using attacker = await startTestServer((request) =>
       new Response(
-        `<!doctype html><form method="POST" action="${api}" enctype="text/plain">
+        new URL(request.url).pathname.endsWith("/forms")
+          // The page's own form, guessed: the forms are open to anyone here.
+          ? `<!doctype html><form method="POST" action="${forms}">
+<input type="hidden" name="csrf" value="guessed"><input type="hidden" name="content" value="Forged by a form"></form>
+<script>document.forms[0].submit();</script>`
+          // The classic JSON CSRF: a text/plain form whose one field, name
+          // and value joined by "=", is a JSON object.
+          : `<!doctype html><form method="POST" action="${api}" enctype="text/plain">
 <input type="hidden" name='{"content":"Forged by a form","x":"' value='"}'></form>
 <script>document.forms[0].submit();</script>`,
         { headers: { "Content-Type": "text/html; charset=utf-8" } },
@@ -74,16 +80,21 @@ test("a form on another site, submitted by a browser, cannot post as a user with
     const browser = await launchChromium(join(dataDir, "chromium-profile"));
     try {
       const page = await browser.newPage();
+      // carol's page first, so that the browser holds her session cookie.
+      await page.goto(new URL("/users/carol", carol.url).href);
+      assertEquals(await page.locator("form#compose").count(), 1);
       // localhost is another site than 127.0.0.1; another port of
       // 127.0.0.1 is the same site, a different origin.
-      for (const host of ["localhost", "127.0.0.1"]) {
-        const from = new URL(`/${host}`, attacker.url);
-        from.hostname = host;
-        const [response] = await Promise.all([
-          page.waitForResponse(api),
-          page.goto(from.href),
-        ]);
-        assertEquals(response.status(), 403, `a form on ${from.origin}`);
+      for (const [target, kind] of [[api, "api"], [forms, "forms"]]) {
+        for (const host of ["localhost", "127.0.0.1"]) {
+          const from = new URL(`/${host}/${kind}`, attacker.url);
+          from.hostname = host;
+          const [response] = await Promise.all([
+            page.waitForResponse(target),
+            page.goto(from.href),
+          ]);
+          assertEquals(response.status(), 403, `a form on ${from.origin} to ${target}`);
+        }
       }
     } finally {
       await browser.close();

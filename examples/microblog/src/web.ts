@@ -1,17 +1,21 @@
 // The web process's Fetch handler: federation.fetch() answers ActivityPub
 // (actors, inboxes, followers, notes, WebFinger, NodeInfo); a browser asking
 // for the same URLs gets HTML through onNotAcceptable; everything else (the
-// home page and a small JSON API to act as a user) goes through onNotFound.
+// home page, the sign-in page, the forms' posts and a small JSON API to act
+// as a user) goes through onNotFound.
 //
 // What anyone may see: public and unlisted notes only.  Followers-only and
 // direct notes a user received are in the API's answer only to a request
-// carrying the API token; the HTML pages, which no browser authenticates
-// to, never show them.
+// carrying the API token, and on the pages only to the browser that signed
+// in with it (forms.ts, browser-session.ts).
 import { Note } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import { bearerToken, crossSiteRefusal, readJsonObject, tokenMatches } from "./api-request.ts";
+import { type ActionResult, ACTIONS, actionValue, isActionName, runAction } from "./actions.ts";
 import type { Microblog } from "./federation.ts";
-import { renderHome, renderMessage, renderPost, renderProfile } from "./html.ts";
+import { BrowserSessions } from "./browser-session.ts";
+import { createFormHandler, viewerOf, withSession } from "./forms.ts";
+import { mayAct, NOTICES, renderHome, renderMessage, renderPost, renderProfile } from "./html.ts";
 import type { Audience } from "./visibility.ts";
 
 const logger = getLogger(["fedwork", "microblog", "web"]);
@@ -20,10 +24,12 @@ const logger = getLogger(["fedwork", "microblog", "web"]);
 export interface FetchHandlerOptions {
   /**
    * The bearer token the JSON API's POSTs must carry, and that lets a GET
-   * see followers-only and direct notes.  Without one, anybody who reaches
-   * the port can post as any user (fine on loopback only), and nobody sees
-   * those notes through the API.  Either way, cross-site requests from a
-   * browser are refused.
+   * see followers-only and direct notes; a browser signs in with it at
+   * `/login` to use the forms (and to see those notes on the pages).
+   * Without one, anybody who reaches the port can post as any user through
+   * the API and the forms (fine on loopback only; a warning says so when
+   * the handler is made), and nobody sees those notes.  Either way,
+   * cross-site requests from a browser are refused.
    */
   readonly apiToken?: string;
 }
@@ -55,20 +61,15 @@ const problem = (status: ErrorStatus, field?: string, headers?: HeadersInit) =>
     headers,
   );
 
-// The API's actions, the body field each takes and its longest length.
-const ACTIONS: Readonly<Record<string, { readonly field: string; readonly maxLength: number }>> = {
-  posts: { field: "content", maxLength: 5_000 },
-  follow: { field: "target", maxLength: 2_048 },
-  unfollow: { field: "target", maxLength: 2_048 },
-  like: { field: "object", maxLength: 2_048 },
-};
-
 // An action's body is one short field: anything larger is not ours.
 const BODY_LIMITS = { maxBytes: 64 * 1024, timeoutMs: 10_000 };
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-/** The whole web app as a Fetch API handler. */
+/**
+ * The whole web app as a Fetch API handler.
+ * @throws {TypeError} When `apiToken` is blank.
+ */
 export function createFetchHandler(
   app: Microblog,
   options: FetchHandlerOptions = {},
@@ -76,6 +77,30 @@ export function createFetchHandler(
   const { federation, store } = app;
   const ctx = () => federation.createContext(app.origin, undefined);
   const handle = (user: string) => `@${user}@${app.origin.host}`;
+  const { apiToken } = options;
+  // An empty API_TOKEN= would otherwise be a password anyone can type.
+  if (apiToken != null && (typeof apiToken !== "string" || apiToken.trim() === "")) {
+    throw new TypeError(
+      "The apiToken option (API_TOKEN) must be a non-blank secret; unset it to run without one.",
+    );
+  }
+  const sessions = new BrowserSessions(app.origin, apiToken);
+  const forms = createFormHandler({
+    app,
+    sessions,
+    apiToken,
+    profileUrl: (user) => ctx().getActorUri(user).href,
+  });
+  if (apiToken == null) {
+    logger.warn(
+      "API_TOKEN is not set: anyone who can reach {origin} can post, follow and like as any of " +
+        "its users, through the JSON API and the HTML forms, without signing in.  Fine on a " +
+        "machine of your own; before anyone else can reach the port, set API_TOKEN to a long " +
+        "random secret (e.g. `openssl rand -hex 32`), send it as `Authorization: Bearer` to the " +
+        "API, and sign in to the forms at {login}.",
+      { origin: app.origin.origin, login: new URL("/login", app.origin).href },
+    );
+  }
 
   async function html(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
@@ -95,16 +120,25 @@ export function createFetchHandler(
       if (post == null) return renderMessage(404, "No such post");
       return renderPost(post, ctx().getActorUri(name).href);
     }
-    return renderProfile({
+    const session = await sessions.read(request);
+    const viewer = viewerOf(session, apiToken);
+    const notice = new URL(request.url).searchParams.get("notice");
+    const page = renderProfile({
       name,
       handle: handle(name),
       posts: await store.listPosts(name),
       followers: await store.listFollowers(name),
       following: await store.listFollowing(name),
-      // A page has no signed-in viewer: what anyone may see, and no more.
-      received: await store.listReceivedNotes(name, "anyone"),
+      // Followers-only and direct notes for the browser signed in with
+      // the API token only, as in the API.
+      received: await store.listReceivedNotes(name, session.signedIn ? "owner" : "anyone"),
       postUrl: (post) => ctx().getObjectUri(Note, { identifier: name, id: post.id }).href,
+      viewer,
+      ...(notice != null && Object.hasOwn(NOTICES, notice)
+        ? { notice: notice as keyof typeof NOTICES }
+        : {}),
     });
+    return mayAct(viewer) ? withSession(page, session) : page;
   }
 
   /** Who the request is: the owner (the right token), anyone, or refused. */
@@ -159,8 +193,7 @@ export function createFetchHandler(
         Allow: "GET",
       });
     }
-    const spec = Object.hasOwn(ACTIONS, action) ? ACTIONS[action] : undefined;
-    if (spec == null) return problem(404);
+    if (!isActionName(action)) return problem(404);
     if (method !== "POST") return problem(405, undefined, { Allow: "POST" });
     if (options.apiToken != null && audience !== "owner") return unauthorized();
     const body = await readJsonObject(request, BODY_LIMITS);
@@ -172,36 +205,37 @@ export function createFetchHandler(
       });
       return problem(body.status);
     }
-    const value = body.value[spec.field];
-    if (typeof value !== "string" || value.trim() === "" || value.length > spec.maxLength) {
+    const { field } = ACTIONS[action];
+    const value = actionValue(action, body.value[field]);
+    if (value == null) {
       logger.debug("Refused a {action} request of {user}: {field} is invalid.", {
         action,
         user,
-        field: spec.field,
+        field,
       });
-      return problem(400, spec.field);
+      return problem(400, field);
     }
-    if (action === "posts") {
-      const post = await app.post(user, value);
-      const url = ctx().getObjectUri(Note, { identifier: user, id: post.id }).href;
-      return json({ ...post, url }, 201);
-    }
-    // These depend on another server (a lookup, a delivery): a failure is
-    // the request's, told to the client in general terms only.
+    // Follow, unfollow and like depend on another server (a lookup, a
+    // delivery): a failure is the request's, told to the client in general
+    // terms only.
+    let result: ActionResult;
     try {
-      switch (action) {
-        case "follow":
-          return json({ following: await app.follow(user, value) }, 202);
-        case "unfollow":
-          await app.unfollow(user, value);
-          return json({ unfollowed: value }, 202);
-        default:
-          await app.like(user, value);
-          return json({ liked: value }, 202);
-      }
+      result = await runAction(app, user, action, value);
     } catch (error) {
+      // A post is this server's own business: its failure is a 500.
+      if (action === "posts") throw error;
       logger.warn("The {action} of {user} failed: {error}", { action, user, error });
       return problem(422);
+    }
+    switch (result.action) {
+      case "posts":
+        return json(result.post, 201);
+      case "follow":
+        return json({ following: result.following }, 202);
+      case "unfollow":
+        return json({ unfollowed: result.unfollowed }, 202);
+      case "like":
+        return json({ liked: result.liked }, 202);
     }
   }
 
@@ -209,11 +243,18 @@ export function createFetchHandler(
     const path = new URL(request.url).pathname;
     if (path === "/" && request.method === "GET") {
       const users = await store.listUsers();
-      return renderHome(
-        users.map((user) => ({ name: user.name, url: ctx().getActorUri(user.name).href })),
-        await store.getDigest(),
+      const session = await sessions.read(request);
+      return withSession(
+        renderHome(
+          users.map((user) => ({ name: user.name, url: ctx().getActorUri(user.name).href })),
+          await store.getDigest(),
+          viewerOf(session, apiToken),
+        ),
+        session,
       );
     }
+    const answered = await forms(request);
+    if (answered != null) return answered;
     const match = path.match(/^\/api\/users\/([^/]+)(?:\/([a-z]+))?$/);
     if (match != null) {
       let user: string;

@@ -3,8 +3,6 @@
 // in a Hono app: a task failed for good shows with its payload as text
 // (a <script> in it stays text), Replay enqueues it again once its handler
 // works, and the page sees it complete.  Writes docs/images/dashboard.png.
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import process from "node:process";
@@ -29,11 +27,11 @@ import {
   millisecondsToDuration,
   PermanentError,
 } from "@fedwork/core";
-import { sendFetchResponse } from "@fedwork/express";
 import { Hono } from "hono";
 import { launchChromium } from "@fedify/fixture/browser";
 import { z } from "zod";
 import { createDashboard } from "./mod.ts";
+import { serve } from "./testdata/serve.ts";
 
 // The manual's screenshot is rewritten only on request
 // (`FEDWORK_UPDATE_SCREENSHOTS=1`), so that a test run leaves the working
@@ -42,46 +40,6 @@ const SCREENSHOT = process.env.FEDWORK_UPDATE_SCREENSHOTS === "1"
   ? resolve(import.meta.dirname!, "../../../docs/images/dashboard.png")
   : join(tmpdir(), `fedwork-dashboard-${process.pid}.png`);
 const SCRIPT = "<script>alert(1)</script><img src=x onerror=alert(2)>";
-
-/** Serves a Fetch API handler on 127.0.0.1, aborting a request's signal when its client goes. */
-async function serve(handler: (request: Request) => Promise<Response>) {
-  const server = createServer((req, res) => {
-    const controller = new AbortController();
-    res.on("close", () => controller.abort());
-    const chunks: Uint8Array[] = [];
-    req.on("data", (chunk: Uint8Array) => chunks.push(chunk));
-    req.on("end", async () => {
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value == null) continue;
-        for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-      }
-      const { port } = server.address() as AddressInfo;
-      const method = req.method ?? "GET";
-      const request = new Request(`http://127.0.0.1:${port}${req.url ?? "/"}`, {
-        method,
-        headers,
-        body: method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks),
-        signal: controller.signal,
-      });
-      try {
-        await sendFetchResponse(res, await handler(request));
-      } catch {
-        res.destroy();
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 test("in a browser, Replay on a failed task runs it again and the page sees it complete", async () => {
   const federation = createFederation<void>({
@@ -449,7 +407,7 @@ test("in a browser, Cancel on a running task aborts its signal and the page show
       await row.getByRole("button", { name: "Cancel" }).click();
       await row.getByRole("button", { name: "Really cancel?" }).click();
       await row.locator(".state", { hasText: "cancelled" }).waitFor({ timeout: 30_000 });
-      assertMatch(await page.locator("#notice").innerText(), /Cancelled transcode/);
+      assertMatch(await page.locator("#progress-notice").innerText(), /Cancelled transcode/);
       // An ended task has no Cancel button.
       assertEquals(await row.getByRole("button").count(), 0);
       assertEquals((await federation.getTaskStatus(messageId))?.state, "cancelled");

@@ -68,8 +68,10 @@ export const CLIENT_SCRIPT = String.raw`
     status.classList.toggle("error", !!isError);
   }
 
-  function notice(text, isError) {
-    const node = $("notice");
+  // Each panel says what its buttons did under its own heading: "notice"
+  // (failed tasks), "hosts-notice", "progress-notice".
+  function notice(text, isError, where) {
+    const node = $(where || "notice");
     node.textContent = text;
     node.classList.toggle("error", !!isError);
   }
@@ -163,7 +165,7 @@ export const CLIENT_SCRIPT = String.raw`
         el("td", { text: worker.currentTaskIds.join(", "), className: "mono worker-running" }),
         el("td", { text: number(worker.completed), className: "num" }),
         el("td", { text: number(worker.failed), className: "num" }),
-        el("td", { text: time(worker.lastHeartbeatAt) }),
+        el("td", { text: time(worker.lastHeartbeatAt), className: "time" }),
       ])
     ));
     $("workers").hidden = workers.length === 0;
@@ -195,8 +197,8 @@ export const CLIENT_SCRIPT = String.raw`
         el("td", { text: host.host, className: "mono" }),
         el("td", { text: host.dead ? "dead" : "unhealthy", className: "host-state" }),
         el("td", { text: number(host.consecutiveFailures), className: "num" }),
-        el("td", { text: time(host.since) }),
-        el("td", { text: host.dead ? "" : time(host.nextProbeAt) }),
+        el("td", { text: time(host.since), className: "time" }),
+        el("td", { text: host.dead ? "" : time(host.nextProbeAt), className: "time" }),
         el("td", { text: number(host.parkedDeliveries), className: "num" }),
         actions,
       ]);
@@ -209,11 +211,11 @@ export const CLIENT_SCRIPT = String.raw`
     button.disabled = true;
     try {
       await post("/hosts/" + encodeURIComponent(host) + "/release");
-      notice("Released " + host + "; deliveries to it are tried again.");
+      notice("Released " + host + "; deliveries to it are tried again.", false, "hosts-notice");
       refresh();
     } catch (error) {
       button.disabled = false;
-      notice("Could not release " + host + ": " + error.message, true);
+      notice("Could not release " + host + ": " + error.message, true, "hosts-notice");
     }
   }
 
@@ -291,7 +293,7 @@ export const CLIENT_SCRIPT = String.raw`
           }),
         ]),
         el("td", { text: record.attempts, className: "num" }),
-        el("td", { text: time(record.finishedAt) }),
+        el("td", { text: time(record.finishedAt), className: "time" }),
         el("td", null, [toggle, replay, discard]),
       ]));
       if (failed.open.has(record.id)) rows.push(detailsRow(record));
@@ -437,7 +439,7 @@ export const CLIENT_SCRIPT = String.raw`
               (update.error == null ? "" : update.error),
           }),
         ]),
-        el("td", { text: time(update.updatedAt) }),
+        el("td", { text: time(update.updatedAt), className: "time" }),
         el("td", null, cancelButton(update)),
       ]);
     }));
@@ -482,10 +484,12 @@ export const CLIENT_SCRIPT = String.raw`
           : result.status === "finished"
           ? update.name + " " + update.id + " had already ended (" + result.state + ")."
           : "No task " + update.id + " is known.",
+        false,
+        "progress-notice",
       );
     } catch (error) {
       button.disabled = false;
-      notice("Could not cancel " + update.id + ": " + error.message, true);
+      notice("Could not cancel " + update.id + ": " + error.message, true, "progress-notice");
     }
   }
 

@@ -50,10 +50,12 @@ export function renderPage(options: PageOptions): string {
 <main>
   <section id="queues-panel" aria-labelledby="queues-heading">
     <h2 id="queues-heading">Queues</h2>
-    <table id="queues">
-      <thead><tr><th>Role</th><th>Queue</th><th class="num">Queued</th><th class="num">Ready</th><th class="num">Delayed</th></tr></thead>
-      <tbody></tbody>
-    </table>
+    <div class="table-scroll">
+      <table id="queues">
+        <thead><tr><th>Role</th><th>Queue</th><th class="num">Queued</th><th class="num">Ready</th><th class="num">Delayed</th></tr></thead>
+        <tbody></tbody>
+      </table>
+    </div>
   </section>
   <section id="throughput-panel" aria-labelledby="throughput-heading">
     <h2 id="throughput-heading">Throughput, last hour</h2>
@@ -67,39 +69,49 @@ export function renderPage(options: PageOptions): string {
   </section>
   <section id="failed-panel" aria-labelledby="failed-heading">
     <h2 id="failed-heading">Failed tasks and deliveries <span id="failed-count" class="badge">0</span></h2>
-    <p id="notice" role="status"></p>
-    <table id="failed">
-      <thead><tr><th>Task</th><th>Error</th><th class="num">Attempts</th><th>Failed at</th><th>Actions</th></tr></thead>
-      <tbody></tbody>
-    </table>
+    <p id="notice" class="notice" role="status"></p>
+    <div class="table-scroll">
+      <table id="failed">
+        <thead><tr><th>Task</th><th>Error</th><th class="num">Attempts</th><th>Failed at</th><th>Actions</th></tr></thead>
+        <tbody></tbody>
+      </table>
+    </div>
     <p id="failed-empty" class="empty">No failed tasks or deliveries.</p>
     <button type="button" id="failed-more" hidden>Load more</button>
   </section>
   <section id="progress-panel" aria-labelledby="progress-heading">
     <h2 id="progress-heading">Live progress</h2>
+    <p id="progress-notice" class="notice" role="status"></p>
     <p id="progress-unavailable" class="empty" hidden>Not available: this federation has no watchTasks().</p>
-    <table id="progress">
-      <thead><tr><th>Task</th><th>State</th><th>Progress</th><th>Updated</th><th>Actions</th></tr></thead>
-      <tbody></tbody>
-    </table>
+    <div class="table-scroll">
+      <table id="progress">
+        <thead><tr><th>Task</th><th>State</th><th>Progress</th><th>Updated</th><th>Actions</th></tr></thead>
+        <tbody></tbody>
+      </table>
+    </div>
     <p id="progress-empty" class="empty">No task updates yet.</p>
   </section>
   <section id="hosts-panel" aria-labelledby="hosts-heading">
     <h2 id="hosts-heading">Unhealthy and dead hosts</h2>
+    <p id="hosts-notice" class="notice" role="status"></p>
     <p id="hosts-unavailable" class="empty" hidden>Not available: this federation has no listUnhealthyHosts().</p>
-    <table id="hosts">
-      <thead><tr><th>Host</th><th>State</th><th class="num">Failures</th><th>Since</th><th>Next probe</th><th class="num">Parked</th><th>Actions</th></tr></thead>
-      <tbody></tbody>
-    </table>
+    <div class="table-scroll">
+      <table id="hosts">
+        <thead><tr><th>Host</th><th>State</th><th class="num">Failures</th><th>Since</th><th>Next probe</th><th class="num">Parked</th><th>Actions</th></tr></thead>
+        <tbody></tbody>
+      </table>
+    </div>
     <p id="hosts-empty" class="empty">Every host is healthy.</p>
   </section>
   <section id="workers-panel" aria-labelledby="workers-heading">
     <h2 id="workers-heading">Workers</h2>
     <p id="workers-unavailable" class="empty" hidden>Not available: this federation has no listWorkers().</p>
-    <table id="workers">
-      <thead><tr><th>Host</th><th class="num">PID</th><th>Runtime</th><th>Queues</th><th>State</th><th>Running</th><th class="num">Completed</th><th class="num">Failed</th><th>Last heartbeat</th></tr></thead>
-      <tbody></tbody>
-    </table>
+    <div class="table-scroll">
+      <table id="workers">
+        <thead><tr><th>Host</th><th class="num">PID</th><th>Runtime</th><th>Queues</th><th>State</th><th>Running</th><th class="num">Completed</th><th class="num">Failed</th><th>Last heartbeat</th></tr></thead>
+        <tbody></tbody>
+      </table>
+    </div>
     <p id="workers-empty" class="empty">No worker is registered.</p>
   </section>
 </main>
@@ -125,15 +137,21 @@ h1 { font-size: 1.2rem; margin: 0; }
 h2 { font-size: 1rem; margin: 0 0 0.6rem; }
 #status { margin: 0; color: var(--muted); font-size: 0.85rem; }
 #status.error { color: var(--bad); }
-main { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 1rem;
+main { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(560px, 100%), 1fr)); gap: 1rem;
   padding: 1rem 1.5rem; }
+/* Long task names, ids, URLs and error messages wrap anywhere rather than
+   widen their card; a table that still cannot fit scrolls inside it. */
 section { background: var(--card); border: 1px solid var(--line); border-radius: 8px;
-  padding: 0.9rem 1rem; min-width: 0; }
-#failed-panel, #throughput-panel { grid-column: 1 / -1; }
-table { width: 100%; border-collapse: collapse; }
+  padding: 0.9rem 1rem; min-width: 0; overflow-wrap: anywhere; }
+#failed-panel, #throughput-panel, #workers-panel { grid-column: 1 / -1; }
+/* Below 36rem a table would wrap into slivers: it scrolls inside its card. */
+.table-scroll { overflow-x: auto; }
+table { width: 100%; min-width: 36rem; border-collapse: collapse; }
 th, td { text-align: left; padding: 0.35rem 0.5rem; border-bottom: 1px solid var(--line);
   vertical-align: top; }
 th { color: var(--muted); font-weight: 600; font-size: 0.8rem; }
+/* Headings, numbers, times, states and buttons break between words only. */
+th, .num, .time, .state, .host-state, .worker-state, button { overflow-wrap: normal; }
 #progress td .muted { overflow-wrap: anywhere; }
 td.state { white-space: nowrap; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -150,8 +168,9 @@ button { font: inherit; padding: 0.2rem 0.6rem; border-radius: 5px; border: 1px 
 button:disabled { opacity: 0.5; cursor: default; }
 button.replay { border-color: var(--accent); color: var(--accent); }
 button.discard { border-color: var(--bad); color: var(--bad); }
-#notice { margin: 0 0 0.5rem; min-height: 1.2em; color: var(--ok); }
-#notice.error { color: var(--bad); }
+.notice { margin: 0 0 0.5rem; color: var(--ok); }
+.notice:empty { margin: 0; }
+.notice.error { color: var(--bad); }
 .totals { margin: 0 0 0.5rem; color: var(--muted); }
 .totals strong { color: var(--fg); margin-right: 1rem; }
 .key { display: inline-block; width: 0.7rem; height: 0.7rem; border-radius: 2px;

@@ -12,6 +12,7 @@ import { webhookRetryDelayMs } from "./headers.ts";
 import { signWebhookRequest } from "./signature.ts";
 import { type StoredWebhook, toWebhook, type WebhookStore } from "./store.ts";
 import type { ResolvedWebhookOptions } from "./options.ts";
+import { expandWebhookUrl, webhookUrlValues } from "./url-template.ts";
 
 const logger = getLogger(["fedwork", "webhook"]);
 
@@ -199,8 +200,21 @@ export class WebhookSender {
     | { readonly ok: true; readonly status: number }
     | { readonly ok: false; readonly failure: WebhookDeliveryError; readonly permanent: boolean }
   > {
-    const url = new URL(webhook.url);
     const { allowPrivateAddress, userAgent, maxRedirects } = this.#port.http;
+    let url: URL;
+    try {
+      url = expandWebhookUrl(
+        webhook.url,
+        webhookUrlValues(webhook.id, data.eventId, data.eventType, data.body),
+      );
+    } catch (error) {
+      // The same values would fill it in the same way at every retry.
+      return {
+        ok: false,
+        permanent: true,
+        failure: new WebhookDeliveryError(webhook.id, webhook.url, null, String(error), error),
+      };
+    }
     try {
       const signed = await signWebhookRequest({
         secret: webhook.secret,

@@ -34,7 +34,14 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = Object.freeze([
  * @since 0.2.0
  */
 export interface WebhookInit {
-  /** The http(s) URL the events are POSTed to.  Required. */
+  /**
+   * The http(s) URL the events are POSTed to.  Required.  Since 0.4.0 a
+   * template: `{taskId}`, `{taskName}`, `{attempt}`, `{event}`, `{eventId}`
+   * and `{webhookId}` in the path or the query are filled in per request
+   * with the event's values, each URL-encoded (`fedwork:delivery` becomes
+   * `fedwork%3Adelivery`), e.g. `https://ops.example/jobs/{taskId}/webhook`.
+   * Any other `{name}` is refused, as is a placeholder in the host.
+   */
   readonly url: string | URL;
   /** The events to send; at least one.  Required. */
   readonly events: readonly WebhookEventType[];
@@ -106,7 +113,10 @@ export interface WebhookRetryPolicy {
 export interface Webhook {
   /** The webhook's id. */
   readonly id: string;
-  /** Where the events are POSTed. */
+  /**
+   * Where the events are POSTed: the URL as given, its placeholders (since
+   * 0.4.0) written `{name}`.
+   */
   readonly url: string;
   /** The events it receives. */
   readonly events: readonly WebhookEventType[];

@@ -20,6 +20,7 @@ import type { ResolvedWebhookOptions } from "./options.ts";
 import { describeSecretProblem } from "./signature.ts";
 import { WebhookSender, type WebhookTaskContext, type WebhookTaskData } from "./sender.ts";
 import { type StoredWebhook, toWebhook, WebhookStore } from "./store.ts";
+import { checkWebhookUrlTemplate } from "./url-template.ts";
 import {
   type Webhook,
   WEBHOOK_EVENT_TYPES,
@@ -65,10 +66,14 @@ export interface WebhookOperations {
    * land in the failed-task store.  After `webhooks.disableAfterFailures` failed
    * requests in a row (10 by default) the webhook is disabled.  Stored in
    * the key–value store, so every process of the federation sends it;
-   * other processes notice a change within seconds.
+   * other processes notice a change within seconds.  Since 0.4.0 the URL
+   * may be a template: `{taskId}`, `{taskName}`, `{attempt}`, `{event}`,
+   * `{eventId}` and `{webhookId}` in its path or query are replaced, per
+   * request, by that event's value, URL-encoded.
    * @param init The URL, the events, the secret and optionally task names.
    * @returns The webhook, without its secret.
-   * @throws {TypeError} When the URL is not http(s), `events` is empty or
+   * @throws {TypeError} When the URL is not http(s), has an unknown
+   *         placeholder or one outside its path and query (since 0.4.0), `events` is empty or
    *         names an unknown event, `tasks` is not an array of names, the
    *         secret is shorter than 16 or longer than 1024 characters, or
    *         the key–value store has no `list()`.
@@ -192,6 +197,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
           "requests by their signature.",
       );
     }
+    const template = checkWebhookUrlTemplate(url);
     const events = init.events;
     if (!Array.isArray(events) || events.length === 0) {
       throw new TypeError(
@@ -235,7 +241,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     resolveTaskQueue({ name: WEBHOOK_TASK_NAME }, this.#port.internalTasks.routing);
     const stored: StoredWebhook = {
       id: crypto.randomUUID(),
-      url: url.href,
+      url: template,
       events: [...new Set(events)],
       ...(init.tasks == null ? {} : { tasks: [...init.tasks] }),
       secret: init.secret,
