@@ -1,7 +1,8 @@
 // Measures the self-hosted set-up of docs/manual/self-hosting.md (not a
 // test): the microblog example as one web process and N worker processes on
 // PostgreSQL, each a real child process, delivering notes to followers on a
-// loopback sink that answers every inbox POST with 202.  For each setting it
+// loopback sink that answers every inbox POST with 202 (after --latency ms,
+// standing in for a remote server's response time).  For each setting it
 // posts notes through the web role's API and times from the first post to
 // the last delivery received, then sends SIGTERM to every process and
 // times how long each takes to exit.  The numbers behind the page's sizing
@@ -9,6 +10,7 @@
 //
 // Usage: node -C fedwork-source bench/self-hosting.ts [--followers 200]
 //          [--notes 3] [--workers 1,2,4] [--concurrency 1,8] [--trials 1]
+//          [--latency 0]
 //   (PostgreSQL at POSTGRES_URL, postgres://postgres@127.0.0.1:5432/test by default)
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:http";
@@ -31,6 +33,7 @@ const NOTES = Number(option("notes", "3"));
 const WORKERS = option("workers", "1,2,4").split(",").map(Number);
 const CONCURRENCIES = option("concurrency", "1,8").split(",").map(Number);
 const TRIALS = Number(option("trials", "1"));
+const LATENCY_MS = Number(option("latency", "0"));
 const POSTGRES_URL = process.env.POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const MAIN = new URL("../examples/microblog/src/main.ts", import.meta.url).pathname;
 
@@ -45,7 +48,7 @@ async function startSink() {
         received++;
         for (const waiter of waiters.filter((w) => received >= w.count)) waiter.resolve();
       }
-      res.writeHead(req.method === "POST" ? 202 : 404).end();
+      setTimeout(() => res.writeHead(req.method === "POST" ? 202 : 404).end(), LATENCY_MS);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -166,7 +169,8 @@ async function measure(workers: number, concurrency: number): Promise<Result> {
 
 console.log(
   `${FOLLOWERS} followers, ${NOTES} notes a run (${FOLLOWERS * NOTES} deliveries), ` +
-    `${TRIALS} trial(s), on ${navigator.hardwareConcurrency} cores`,
+    `${TRIALS} trial(s), inboxes answering after ${LATENCY_MS} ms, ` +
+    `on ${navigator.hardwareConcurrency} cores`,
 );
 console.log("| workers | concurrency | deliveries/s | SIGTERM to exit (web, workers…) | exit codes |");
 console.log("| ------- | ----------- | ------------ | ------------------------------- | ---------- |");
