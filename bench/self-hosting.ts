@@ -10,7 +10,7 @@
 //
 // Usage: node -C fedwork-source bench/self-hosting.ts [--followers 200]
 //          [--notes 3] [--workers 1,2,4] [--concurrency 1,8] [--trials 1]
-//          [--latency 0]
+//          [--latency 0] [--prefetch ""]   (--prefetch 16,0: also vary the prefetch)
 //   (PostgreSQL at POSTGRES_URL, postgres://postgres@127.0.0.1:5432/test by default)
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:http";
@@ -34,6 +34,8 @@ const WORKERS = option("workers", "1,2,4").split(",").map(Number);
 const CONCURRENCIES = option("concurrency", "1,8").split(",").map(Number);
 const TRIALS = Number(option("trials", "1"));
 const LATENCY_MS = Number(option("latency", "0"));
+// Empty: the engine's default prefetch, QUEUE_PREFETCH unset.
+const PREFETCHES = option("prefetch", "").split(",").filter((p) => p !== "");
 const POSTGRES_URL = process.env.POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const MAIN = new URL("../examples/microblog/src/main.ts", import.meta.url).pathname;
 
@@ -89,7 +91,10 @@ function startRole(args: string[], env: Record<string, string>): Promise<ChildPr
     };
     child.stdout!.on("data", read);
     child.stderr!.on("data", (chunk) => output += chunk);
-    child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited (${code}):\n${output}`)));
+    child.once(
+      "exit",
+      (code) => reject(new Error(`${args.join(" ")} exited (${code}):\n${output}`)),
+    );
   });
 }
 
@@ -114,12 +119,13 @@ async function post(webUrl: string, content: string): Promise<void> {
 interface Result {
   workers: number;
   concurrency: number;
+  prefetch: string;
   deliveriesPerSecond: number;
   stopMs: number[];
   codes: (number | null)[];
 }
 
-async function measure(workers: number, concurrency: number): Promise<Result> {
+async function measure(workers: number, concurrency: number, prefetch: string): Promise<Result> {
   const name = `bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
   const dataDir = await mkdtemp(join(tmpdir(), "fedwork-self-hosting-"));
   const sink = await startSink();
@@ -137,10 +143,25 @@ async function measure(workers: number, concurrency: number): Promise<Result> {
   const port = await freePort();
   const webUrl = `http://127.0.0.1:${port}`;
   const common = ["--origin", webUrl, "--data", dataDir, "--name", name];
-  const env = { POSTGRES_URL, QUEUE_CONCURRENCY: String(concurrency), API_TOKEN: "bench" };
-  const web = await startRole(["--role", "web", "--port", String(port), "--user", "alice", ...common], env);
+  const env: Record<string, string> = {
+    POSTGRES_URL,
+    QUEUE_CONCURRENCY: String(concurrency),
+    API_TOKEN: "bench",
+  };
+  if (prefetch !== "") env.QUEUE_PREFETCH = prefetch;
+  const web = await startRole([
+    "--role",
+    "web",
+    "--port",
+    String(port),
+    "--user",
+    "alice",
+    ...common,
+  ], env);
   const children = [web];
-  for (let i = 0; i < workers; i++) children.push(await startRole(["--role", "worker", ...common], env));
+  for (let i = 0; i < workers; i++) {
+    children.push(await startRole(["--role", "worker", ...common], env));
+  }
   try {
     // One note to warm up (keys, connections), then the timed ones.
     await post(webUrl, "warm-up");
@@ -153,6 +174,7 @@ async function measure(workers: number, concurrency: number): Promise<Result> {
     return {
       workers,
       concurrency,
+      prefetch: prefetch === "" ? "default" : prefetch,
       deliveriesPerSecond: (FOLLOWERS * NOTES) / seconds,
       stopMs: stops.map((s) => s.ms),
       codes: stops.map((s) => s.code),
@@ -172,17 +194,24 @@ console.log(
     `${TRIALS} trial(s), inboxes answering after ${LATENCY_MS} ms, ` +
     `on ${navigator.hardwareConcurrency} cores`,
 );
-console.log("| workers | concurrency | deliveries/s | SIGTERM to exit (web, workers…) | exit codes |");
-console.log("| ------- | ----------- | ------------ | ------------------------------- | ---------- |");
+console.log(
+  "| workers | concurrency | prefetch | deliveries/s | SIGTERM to exit (web, workers…) | exit codes |",
+);
+console.log(
+  "| ------- | ----------- | -------- | ------------ | ------------------------------- | ---------- |",
+);
 for (let trial = 0; trial < TRIALS; trial++) {
-  for (const concurrency of CONCURRENCIES) {
-    for (const workers of WORKERS) {
-      const result = await measure(workers, concurrency);
-      console.log(
-        `| ${workers} | ${concurrency} | ${result.deliveriesPerSecond.toFixed(0)} | ` +
-          `${result.stopMs.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(", ")} | ` +
-          `${result.codes.join(", ")} |`,
-      );
+  for (const prefetch of PREFETCHES.length === 0 ? [""] : PREFETCHES) {
+    for (const concurrency of CONCURRENCIES) {
+      for (const workers of WORKERS) {
+        const result = await measure(workers, concurrency, prefetch);
+        console.log(
+          `| ${workers} | ${concurrency} | ${result.prefetch} | ` +
+            `${result.deliveriesPerSecond.toFixed(1)} | ` +
+            `${result.stopMs.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(", ")} | ` +
+            `${result.codes.join(", ")} |`,
+        );
+      }
     }
   }
 }

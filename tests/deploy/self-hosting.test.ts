@@ -95,7 +95,13 @@ test("the self-hosting page's set-up: nginx with TLS, a web and two worker roles
     roles.push(await startRole("web", MAIN, place(webUnit.mainArgs), env, /web process for /));
     for (const n of [1, 2]) {
       roles.push(
-        await startRole(`worker ${n}`, MAIN, place(workerUnit.mainArgs), env, /worker process for /),
+        await startRole(
+          `worker ${n}`,
+          MAIN,
+          place(workerUnit.mainArgs),
+          env,
+          /worker process for /,
+        ),
       );
     }
     peer = await startRole("Fedify peer", PEER, [], env, /listening http:\/\/\S+\n/);

@@ -63,10 +63,14 @@ ${temp}
 `,
   );
   const child = spawn(NGINX, [
-    "-p", prefix,
-    "-c", join(prefix, "nginx.conf"),
-    "-e", join(prefix, "logs", "error.log"),
-    "-g", "daemon off;",
+    "-p",
+    prefix,
+    "-c",
+    join(prefix, "nginx.conf"),
+    "-e",
+    join(prefix, "logs", "error.log"),
+    "-g",
+    "daemon off;",
   ], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (chunk) => output += chunk);

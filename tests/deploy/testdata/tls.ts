@@ -33,18 +33,49 @@ const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"
  */
 export async function makeCertificates(dir: string): Promise<Certificates> {
   await openssl([
-    "req", "-x509", ...EC_KEY, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-    "-subj", "/CN=Fedwork self-hosting test CA",
+    "req",
+    "-x509",
+    ...EC_KEY,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=Fedwork self-hosting test CA",
   ], dir);
-  await openssl(["req", ...EC_KEY, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"], dir);
+  await openssl([
+    "req",
+    ...EC_KEY,
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+    "-subj",
+    "/CN=127.0.0.1",
+  ], dir);
   // Clients check the subject alternative names, not the common name.
   await writeFile(
     join(dir, "server.ext"),
     "subjectAltName = IP:127.0.0.1, DNS:localhost\nextendedKeyUsage = serverAuth\n",
   );
   await openssl([
-    "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-    "-out", "server.pem", "-days", "2", "-extfile", "server.ext",
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "server.pem",
+    "-days",
+    "2",
+    "-extfile",
+    "server.ext",
   ], dir);
   return {
     caPath: join(dir, "ca.pem"),
