@@ -28,6 +28,8 @@ interface PeerState {
 }
 
 const state: PeerState = { accepted: [], followers: [], notes: [] };
+/** Bob's followers' inboxes, by actor id. */
+const inboxes = new Map<string, URL>();
 const keys = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
 
 const federation = createFederation<void>({
@@ -49,13 +51,14 @@ federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) => 
   });
 }).setKeyPairsDispatcher((_ctx, identifier) => identifier === "bob" ? [keys] : []);
 federation.setFollowersDispatcher("/users/{identifier}/followers", () => ({
-  items: state.followers.map((id) => new URL(id)),
+  items: [...inboxes].map(([id, inboxId]) => ({ id: new URL(id), inboxId })),
 }));
 federation.setInboxListeners("/users/{identifier}/inbox", "/inbox")
   .on(Follow, async (ctx, follow) => {
     const follower = await follow.getActor(ctx);
     if (follower?.id == null || ctx.parseUri(follow.objectId)?.type !== "actor") return;
     if (!state.followers.includes(follower.id.href)) state.followers.push(follower.id.href);
+    if (follower.inboxId != null) inboxes.set(follower.id.href, follower.inboxId);
     await ctx.sendActivity(
       { identifier: "bob" },
       follower,

@@ -67,7 +67,10 @@ function spawnOn(
     }).spawn();
     const read = async (stream: ReadableStream<Uint8Array>) => {
       const decoder = new TextDecoder();
-      for await (const chunk of stream) onOutput(decoder.decode(chunk, { stream: true }));
+      const reader = stream.getReader();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        onOutput(decoder.decode(read.value, { stream: true }));
+      }
     };
     const streams = Promise.all([read(child.stdout), read(child.stderr)]);
     return {
