@@ -16,7 +16,13 @@ import { assert, assertEquals, assertMatch, test, waitUntil, within } from "@fed
 import postgres from "postgres";
 import { httpsRequest } from "./testdata/https.ts";
 import { startNginx } from "./testdata/nginx.ts";
-import { fencedBlocks, readSelfHostingPage, substitute, unitFile } from "./testdata/page.ts";
+import {
+  environmentFile,
+  fencedBlocks,
+  readSelfHostingPage,
+  substitute,
+  unitFile,
+} from "./testdata/page.ts";
 import { MAIN, type Role, startRole } from "./testdata/roles.ts";
 import { makeCertificates } from "./testdata/tls.ts";
 
@@ -83,12 +89,15 @@ test("the self-hosting page's set-up: nginx with TLS, a web and two worker roles
           ? join(dir, "data")
           : arg
       ).concat(["--name", name]);
+    // The page's environment file, its address and secret replaced, and
+    // the CA the processes trust (as a real one would be, system-wide).
+    const pageEnv = environmentFile(page, "/etc/microblog/env");
+    assertEquals(Object.keys(pageEnv).sort(), ["API_TOKEN", "POSTGRES_URL", "QUEUE_CONCURRENCY"]);
     const token = `token-${crypto.randomUUID()}`;
-    // What the page's /etc/microblog/env holds, and the CA the peers trust.
     const env = {
+      ...pageEnv,
       POSTGRES_URL,
       API_TOKEN: token,
-      QUEUE_CONCURRENCY: "8",
       NODE_EXTRA_CA_CERTS: certs.caPath,
       DENO_CERT: certs.caPath,
     };

@@ -72,3 +72,19 @@ export function unitFile(page: string, path: string): Unit {
     killSignal: setting("KillSignal"),
   };
 }
+
+/**
+ * The variables of the page's environment file whose first line names
+ * `path` (`# /etc/microblog/env …`): its `NAME=value` lines, comments left
+ * out.
+ */
+export function environmentFile(page: string, path: string): Record<string, string> {
+  const block = fencedBlocks(page, "sh").find((b) => b.startsWith(`# ${path}`));
+  if (block == null) throw new Error(`The page has no environment file ${path}.`);
+  const variables: Record<string, string> = {};
+  for (const line of block.split("\n")) {
+    const match = line.match(/^([A-Z_][A-Z0-9_]*)=(.*)$/);
+    if (match != null) variables[match[1]] = match[2];
+  }
+  return variables;
+}
