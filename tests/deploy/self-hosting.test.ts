@@ -29,7 +29,7 @@ import { makeCertificates } from "./testdata/tls.ts";
 const POSTGRES_URL = process.env.POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const PEER = join(import.meta.dirname!, "testdata", "fedify-peer.ts");
 // Waits on other processes, several hops each, on a loaded machine.
-const STEP_MS = 60_000;
+const STEP_MS = 120_000;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -148,7 +148,8 @@ export async function startRole(
       );
     }),
     () => `${name} to start; it printed:\n${output}`,
-    60_000,
+    // Deno compiles the example first; a loaded machine may take a while.
+    120_000,
   );
   return role;
 }
