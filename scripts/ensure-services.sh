@@ -2,8 +2,11 @@
 # Makes sure what the test suite needs is there: PostgreSQL on loopback
 # (5432, user "postgres" without a password, database "test"), Redis (6379),
 # a three-master Redis Cluster (127.0.0.1:7000-7002, nothing kept on disk),
-# RabbitMQ (5672, guest/guest) and Chromium (/usr/bin/chromium), which the
-# microblog example's browser test drives.  `npm test` runs it first.
+# RabbitMQ (5672, guest/guest), Chromium (/usr/bin/chromium), which the
+# microblog example's browser test drives, and nginx (/usr/sbin/nginx),
+# which the self-hosting test starts itself as a foreground process on
+# loopback (it needs only the binary: no nginx service is started here).
+# `npm test` runs it first.
 #
 # It looks first, and when nothing is missing it says "all present" and
 # does nothing, in well under a second.  Otherwise, as root, it installs
@@ -18,6 +21,7 @@
 set -uo pipefail
 
 CHROMIUM=/usr/bin/chromium
+NGINX=/usr/sbin/nginx
 check_only=0
 case "${1:-}" in
   "") ;;
@@ -75,6 +79,10 @@ survey() {
   if [ ! -x "$CHROMIUM" ]; then
     missing+=("Chromium ($CHROMIUM), for the example's browser test: not installed")
     packages+=(chromium)
+  fi
+  if [ ! -x "$NGINX" ]; then
+    missing+=("nginx ($NGINX), for the self-hosting test behind a reverse proxy: not installed")
+    packages+=(nginx)
   fi
   if port_open 5432; then
     # Without psql the database cannot be looked at; someone running
@@ -205,7 +213,7 @@ start_rabbitmq() {
 
 survey
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "ensure-services: all present (Chromium, PostgreSQL, Redis, Redis Cluster, RabbitMQ)"
+  echo "ensure-services: all present (Chromium, nginx, PostgreSQL, Redis, Redis Cluster, RabbitMQ)"
   exit 0
 fi
 if [ "$check_only" = 1 ]; then

@@ -105,3 +105,44 @@ test("a signed Follow POSTed through Hono reaches the inbox listener", async () 
   );
   assertEquals(receiver.follows, [["hono POST", followId.href]]);
 });
+
+test("Hono on node:http behind a TLS-terminating proxy serves the public origin's URIs", async () => {
+  // What integrations.md shows: the public origin for the federation and
+  // for the Node.js adapter, whatever address the proxy connects to.
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    origin: "https://example.com",
+  });
+  federation.setActorDispatcher("/users/{identifier}", (ctx, identifier) =>
+    new Person({
+      id: ctx.getActorUri(identifier),
+      preferredUsername: identifier,
+      inbox: ctx.getInboxUri(identifier),
+    }));
+  federation.setInboxListeners("/users/{identifier}/inbox");
+  const app = new Hono();
+  app.use(serveFederation(federation, () => undefined));
+  app.get("/users/:name", (c) => c.html(`<h1>${c.req.param("name")}</h1>`));
+  const server = createServer(
+    createNodeRequestListener(app.fetch, { origin: "https://example.com" }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const response = await fetch(`http://127.0.0.1:${port}/users/alice`, {
+      headers: { Accept: "application/activity+json" },
+    });
+    const actor = await response.json();
+    assertEquals([actor.id, actor.inbox], [
+      "https://example.com/users/alice",
+      "https://example.com/users/alice/inbox",
+    ]);
+    const page = await fetch(`http://127.0.0.1:${port}/users/alice`, {
+      headers: { Accept: "text/html" },
+    });
+    assertEquals(await page.text(), "<h1>alice</h1>");
+  } finally {
+    server.closeAllConnections?.();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});

@@ -264,6 +264,31 @@ test("verification behind a proxy checks the URL against the public origin", asy
   assert(right.verified, JSON.stringify(right));
 });
 
+for (const spec of SPECS) {
+  test(`verification behind a proxy that rewrote Host checks ${spec}'s host against the public origin`, async () => {
+    const signed = await signRequest(post(), rsa.privateKey, keyId, { spec });
+    // What nginx passes on by default: its upstream's address as the Host.
+    const headers = new Headers(signed.headers);
+    headers.set("host", "127.0.0.1:8000");
+    const proxied = new Request("http://127.0.0.1:8000/users/bob/inbox?x=1", {
+      method: "POST",
+      headers,
+      body: await signed.text(),
+    });
+    const fetchKey = fetcherOf(rsa.publicKey);
+    const wrong = await verifyRequest(proxied.clone(), { fetchKey });
+    assertEquals(wrong.verified ? "verified" : wrong.reason, "invalidSignature");
+    const right = await verifyRequest(proxied.clone(), {
+      fetchKey,
+      origin: "https://remote.example",
+    });
+    assert(right.verified, JSON.stringify(right));
+    // A request signed for another server is still refused there.
+    const elsewhere = await verifyRequest(proxied, { fetchKey, origin: "https://other.example" });
+    assertEquals(elsewhere.verified ? "verified" : elsewhere.reason, "invalidSignature");
+  });
+}
+
 /** A fetcher that verifies with `publicKey` whatever the key id, recording each id asked for. */
 function recordingFetcher(publicKey: CryptoKey, asked: string[]): PublicKeyFetcher {
   return (id) => {

@@ -41,8 +41,10 @@ export interface VerifyRequestOptions {
    * The public origin (`https://example.com`) the sender signed for, when
    * it differs from the request's URL: behind a TLS-terminating proxy the
    * application sees `http://127.0.0.1:8000/inbox`, but RFC 9421's
-   * `@target-uri` and `@authority` were signed for the public URL.
-   * @default the request URL's origin
+   * `@target-uri` and `@authority` were signed for the public URL.  The
+   * signed `host` header is then the origin's host too (since 0.4.0), not
+   * the `Host` the request arrived with, which a proxy may have rewritten.
+   * @default the request URL's origin (and the request's `Host` header)
    */
   readonly origin?: string | URL;
   /**
@@ -162,10 +164,13 @@ export async function verifyRequest(
   let signedRequest = request;
   if (options.origin != null) {
     const url = new URL(request.url);
-    signedRequest = new Request(new URL(`${url.pathname}${url.search}`, options.origin), {
-      method: request.method,
-      headers: request.headers,
-    });
+    const publicUrl = new URL(`${url.pathname}${url.search}`, options.origin);
+    // The sender signed the Host it sent, the public one; a proxy may have
+    // replaced it with the upstream's (nginx does unless told otherwise),
+    // so the signed `host` is the public origin's, whatever arrived.
+    const headers = new Headers(request.headers);
+    headers.set("host", publicUrl.host);
+    signedRequest = new Request(publicUrl, { method: request.method, headers });
   }
   let prepared: Awaited<ReturnType<typeof prepareRfc9421 | typeof prepareDraftCavage>>;
   try {
