@@ -40,6 +40,7 @@ import {
 } from "../processing/events.ts";
 import type { Outcome } from "../processing/outcome.ts";
 import { listWorkers, startWorkers, type WorkerInfo } from "../operator/workers/mod.ts";
+import type { HealthCheckOptions, HealthReport } from "../operator/health/mod.ts";
 import { queuesForRoles } from "../tasks/listen-queues.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
 import type { TaskCancelOptions, TaskCancelResult } from "../operator/cancellation/mod.ts";
@@ -260,6 +261,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       },
       webhooks: this.options.webhooks,
       hostHealth: this.options.hostHealth,
+      health: {
+        listWorkers: () => listWorkers(kv),
+        kvType: options.kv?.constructor?.name ?? "Object",
+      },
     });
     this.batches = this.operator.batches;
     for (const name of this.registry.tasks.names) {
@@ -546,6 +551,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   getThroughput(options?: GetThroughputOptions): Promise<ThroughputBucket[]> {
     return this.operator.getThroughput(options);
+  }
+
+  checkHealth(options?: HealthCheckOptions): Promise<HealthReport> {
+    return this.operator.checkHealth(options);
   }
 
   addWebhook(init: WebhookInit): Promise<Webhook> {
