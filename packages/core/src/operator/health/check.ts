@@ -6,13 +6,8 @@ import type { QueueRole } from "../../processing/queue-roles.ts";
 import type { PubSub } from "../../pubsub/pubsub.ts";
 import type { MessageQueue, MessageQueueDepth } from "../../queue/message-queue.ts";
 import type { WorkerInfo } from "../workers/types.ts";
-import { resolveHealthCheckOptions, type ResolvedHealthCheckOptions } from "./options.ts";
-import type {
-  EngineHealth,
-  HealthCheckOptions,
-  HealthReport,
-  WorkersHealth,
-} from "./types.ts";
+import { type ResolvedHealthCheckOptions, resolveHealthCheckOptions } from "./options.ts";
+import type { EngineHealth, HealthCheckOptions, HealthReport, WorkersHealth } from "./types.ts";
 
 /** A distinct queue of the federation, with the roles it serves.  Internal. */
 export interface HealthQueue {

@@ -90,7 +90,8 @@ export function createHealthHandler(
 }
 
 function remoteAddressOf(info: HealthRequestInfo | undefined): string | undefined {
-  if (info == null) return undefined;
+  // Anything else a server passes (an index, its own objects) says nothing.
+  if (typeof info !== "object" || info == null) return undefined;
   if ("remoteAddress" in info && typeof info.remoteAddress === "string") {
     return info.remoteAddress;
   }

@@ -198,7 +198,10 @@ test({
   ignore: externalAddress() === undefined,
   async fn() {
     const address = externalAddress()!;
-    const server = await serveHealth(createHealthHandler(federationOn(), { token: TOKEN }), address);
+    const server = await serveHealth(
+      createHealthHandler(federationOn(), { token: TOKEN }),
+      address,
+    );
     try {
       const [status, body] = await getJson(new URL("/healthz", server.url));
       assertEquals(status, 403);
@@ -244,7 +247,7 @@ test("createHealthHandler() checks its options when it is called", () => {
   assertThrows(
     () => createHealthHandler(federation, { tokn: TOKEN } as never),
     UnknownOptionError,
-    'did you mean token',
+    "did you mean token",
   );
   assertThrows(() => createHealthHandler(federation, { token: "short" }), TypeError, "token");
   assertThrows(
@@ -252,8 +255,16 @@ test("createHealthHandler() checks its options when it is called", () => {
     TypeError,
     "allowLoopback",
   );
-  assertThrows(() => createHealthHandler(federation, { timeout: { seconds: -1 } }), RangeError, "timeout");
-  assertThrows(() => createHealthHandler(federation, { minWorkers: 1.5 }), RangeError, "minWorkers");
+  assertThrows(
+    () => createHealthHandler(federation, { timeout: { seconds: -1 } }),
+    RangeError,
+    "timeout",
+  );
+  assertThrows(
+    () => createHealthHandler(federation, { minWorkers: 1.5 }),
+    RangeError,
+    "minWorkers",
+  );
   assertThrows(
     () => createHealthHandler(federation, { maxReadyMessages: { inbx: 1 } as never }),
     UnknownOptionError,

@@ -1,10 +1,7 @@
 // The checks of the health options: the probes' time limit, the readiness
 // thresholds, and the handler's paths, access and cache.
 import { assertKnownOptions } from "../../options/known-options.ts";
-import {
-  nonNegativeIntegerOption,
-  positiveDurationOption,
-} from "../../options/value-options.ts";
+import { nonNegativeIntegerOption, positiveDurationOption } from "../../options/value-options.ts";
 import { QUEUE_ROLES, type QueueRole } from "../../processing/queue-roles.ts";
 import type { HealthCheckOptions, HealthHandlerOptions } from "./types.ts";
 

@@ -150,7 +150,9 @@ export async function collectQueueDepths(
   }
   for (const { label, queue } of labelled) {
     if (!label.startsWith("task:")) continue;
-    entries.push(depths.get(queue)!.then((depth) => ({ role: "task" as const, queue: label, depth })));
+    entries.push(
+      depths.get(queue)!.then((depth) => ({ role: "task" as const, queue: label, depth })),
+    );
   }
   return await Promise.all(entries);
 }
