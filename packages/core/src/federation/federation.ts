@@ -3,6 +3,7 @@ import {
   createPublicKeyFetcher,
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
+import { InboxRefusalLog } from "../activitypub/inbox/refusal-log.ts";
 import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
 import { checkFetchArguments, handleFederationRequest } from "../activitypub/http/handler.ts";
 import type { FederationFetchOptions } from "./api.ts";
@@ -104,6 +105,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly taskEnqueuer: TaskEnqueuer<TContextData>;
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
+  /** Logs refused inbox requests at info, once per host per minute.  Internal. */
+  readonly inboxRefusals: InboxRefusalLog = new InboxRefusalLog();
   readonly #senderKeys: ActorKeyPairsCache<Context<TContextData>>;
   /** Takes a verified inbox message: the inbox's `receive()`.  Internal. */
   readonly receive: Inbox<TContextData, InboxContextImpl<TContextData>>["receive"];
