@@ -4,6 +4,7 @@ import {
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
 import { InboxRefusalLog } from "../activitypub/inbox/refusal-log.ts";
+import { hintFedifyLogCategory } from "./log-category-hint.ts";
 import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
 import { checkFetchArguments, handleFederationRequest } from "../activitypub/http/handler.ts";
 import type { FederationFetchOptions } from "./api.ts";
@@ -130,6 +131,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   ) {
     super(registry);
     this.options = resolveFederationOptions(options);
+    hintFedifyLogCategory();
     this.#tracer = getFedworkTracer(this.options.tracerProvider);
     this.dispatcher = new MessageDispatcher(this.#tracer, this.#events, {
       timeoutGracePeriodMs: this.options.timeoutGracePeriodMs,
@@ -337,6 +339,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response> {
+    hintFedifyLogCategory();
     try {
       checkFetchArguments(request, options);
     } catch (error) {
@@ -430,6 +433,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     contextData: TContextData,
     options: FederationStartQueueOptions = {},
   ): Promise<void> {
+    hintFedifyLogCategory();
     return startWorkers(
       {
         dispatcher: this.dispatcher,
