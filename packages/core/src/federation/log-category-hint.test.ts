@@ -9,7 +9,7 @@ import { resetFedifyLogCategoryHint } from "./log-category-hint.ts";
 /** Runs `fn` with LogTape configured for `categories`, collecting console warnings. */
 async function withConsoleWarnings(
   categories: readonly (string | string[])[] | null,
-  fn: () => Promise<void> | void,
+  fn: () => unknown,
 ): Promise<string[]> {
   const warnings: string[] = [];
   const original = console.warn;

@@ -69,7 +69,7 @@ test("an unsigned inbox request is logged at info under an unknown host", async 
 test("InboxRefusalLog logs a host again after a minute with the count it did not log", async () => {
   let now = 0;
   const log = new InboxRefusalLog({ now: () => now });
-  await withLogs(async (records) => {
+  await withLogs((records) => {
     log.refused(refusal("a.example"));
     now = 30_000;
     log.refused(refusal("a.example"));
@@ -85,13 +85,14 @@ test("InboxRefusalLog logs a host again after a minute with the count it did not
     assertEquals(lines.length, 3);
     assertEquals(lines[2].properties.host, "a.example");
     assertEquals(lines[2].properties.suppressed, 2);
+    return Promise.resolve();
   });
 });
 
 test("InboxRefusalLog writes the count of a host that went quiet when its minute ends", async () => {
   let now = 0;
   const log = new InboxRefusalLog({ now: () => now });
-  await withLogs(async (records) => {
+  await withLogs((records) => {
     log.refused(refusal("a.example"));
     log.refused(refusal("a.example"));
     now = 60_000;
@@ -104,12 +105,13 @@ test("InboxRefusalLog writes the count of a host that went quiet when its minute
     ]);
     assertEquals(lines[1].properties.suppressed, 1);
     assertEquals(log.size, 1);
+    return Promise.resolve();
   });
 });
 
 test("InboxRefusalLog keeps a bounded table: past it, new hosts share one line", async () => {
   const log = new InboxRefusalLog({ maxHosts: 3, now: () => 0 });
-  await withLogs(async (records) => {
+  await withLogs((records) => {
     for (let i = 0; i < 1000; i++) log.refused(refusal(`h${i}.example`));
     assert(log.size <= 4, `${log.size} hosts tracked`);
     assertEquals(refusalLines(records).map((line) => line.properties.host), [
@@ -118,5 +120,6 @@ test("InboxRefusalLog keeps a bounded table: past it, new hosts share one line",
       "h2.example",
       OTHER_HOSTS,
     ]);
+    return Promise.resolve();
   });
 });
