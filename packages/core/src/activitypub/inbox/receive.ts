@@ -242,20 +242,27 @@ export async function handleInboxRequest<
       ...(registry.unverifiedActivityHandler == null ? {} : { readUnsignedBody: true }),
     });
     if (!verification.ok) {
-      refuse(
-        verification.status,
-        verification.reason,
-        verification.message,
-        hostOf(verification.keyId?.href) ?? actorHostOf(verification.activity),
-      );
-      if (verification.status !== 401) return text(verification.status, verification.message);
+      const logRefusal = () =>
+        refuse(
+          verification.status,
+          verification.reason,
+          verification.message,
+          hostOf(verification.keyId?.href) ?? actorHostOf(verification.activity),
+        );
+      if (verification.status !== 401) {
+        logRefusal();
+        return text(verification.status, verification.message);
+      }
       const answered = await runUnverifiedActivityHook(
         registry.unverifiedActivityHandler,
         options,
         ctx,
         verification,
       );
+      // The hook took it (a Delete from an actor that is gone, say): the
+      // application's decision, not a refusal.
       if (answered != null) return answered;
+      logRefusal();
       const refused = await callbacks.onUnauthorized(request);
       // A challenge says how to sign; a signer who is not the actor
       // signed well enough, and no other signature would help.

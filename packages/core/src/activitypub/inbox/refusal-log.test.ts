@@ -4,6 +4,8 @@
 import { assert, assertEquals, assertMatch, test, withLogs } from "@fedify/fixture";
 import type { LogRecord } from "@logtape/logtape";
 import { follow, post, withServers } from "../../federation/testdata/inbox-test-support.ts";
+import { createFederation } from "../../federation/federation.ts";
+import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { InboxRefusalLog, OTHER_HOSTS } from "./refusal-log.ts";
 
 /** The info lines about refusals among `records`. */
@@ -63,6 +65,31 @@ test("an unsigned inbox request is logged at info under an unknown host", async 
       ]);
       assertMatch(String(lines[0].properties.fix), /Signature header/);
     });
+  });
+});
+
+test("a request the unverified-activity hook answers is not logged as refused", async () => {
+  await withLogs(async (records) => {
+    const federation = createFederation<void>({ kv: new MemoryKvStore() });
+    federation.setInboxListeners("/users/{identifier}/inbox", "/inbox")
+      .onUnverifiedActivity(() => new Response(null, { status: 202 }));
+    const body = JSON.stringify({
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: "https://gone.example/users/carol#delete",
+      type: "Delete",
+      actor: "https://gone.example/users/carol",
+      object: "https://gone.example/users/carol",
+    });
+    const response = await federation.fetch(
+      new Request("https://app.example/inbox", {
+        method: "POST",
+        headers: { "Content-Type": "application/activity+json" },
+        body,
+      }),
+      { contextData: undefined },
+    );
+    assertEquals(response.status, 202);
+    assertEquals(refusalLines(records), []);
   });
 });
 
