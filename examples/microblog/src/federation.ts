@@ -24,6 +24,7 @@ import {
   type MessageQueue,
   PermanentError,
   PrivateAddressError,
+  RemoteRequestError,
   type RemoteResponse,
   UnacceptableContentTypeError,
 } from "@fedwork/core";
@@ -223,7 +224,9 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
         }
         throw error;
       }
-      if (!response.ok) throw new Error(`${url} answered ${response.status}.`);
+      // The page's server failing is no bug here: a RemoteRequestError is
+      // logged at each retry with its message, not a stack trace.
+      if (!response.ok) throw new RemoteRequestError(url, `${url} answered ${response.status}.`);
       const html = response.text();
       const title = html.match(/<title[^>]*>([^<]*)<\/title>/i)?.[1]?.trim() ?? url;
       const post = await store.getPost(author, postId);

@@ -65,6 +65,18 @@ export type {
 } from "./operator/records/mod.ts";
 export type { TaskSchedule, TaskScheduleTiming } from "./operator/schedules/mod.ts";
 export {
+  createHealthHandler,
+  type EngineHealth,
+  type HealthCheckOptions,
+  type HealthCheckStatus,
+  type HealthHandler,
+  type HealthHandlerOptions,
+  type HealthOperations,
+  type HealthReport,
+  type HealthRequestInfo,
+  type WorkersHealth,
+} from "./operator/health/mod.ts";
+export {
   isTerminalTaskState,
   type TaskProgress,
   type TaskState,

@@ -11,6 +11,7 @@ import type { WebhookOperations } from "../operator/webhooks/mod.ts";
 import type { Context, RequestContext } from "./context-api.ts";
 import type { Federatable } from "./federatable-api.ts";
 import type { QueueMonitoring } from "../operator/monitoring/mod.ts";
+import type { HealthOperations } from "../operator/health/mod.ts";
 import type { FederationStartQueueOptions, WorkerInfo } from "../operator/workers/mod.ts";
 
 /**
@@ -47,6 +48,7 @@ export interface Federation<TContextData>
     TaskCancelOperations,
     BatchStatusOperations,
     QueueMonitoring,
+    HealthOperations,
     WebhookOperations,
     HostHealthOperations {
   /**

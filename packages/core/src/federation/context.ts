@@ -23,6 +23,7 @@ import { getNodeInfo, type GetNodeInfoOptions } from "../activitypub/nodeinfo/lo
 import type { InboxMessage } from "../activitypub/inbox/message.ts";
 import { routeActivity, type RouteActivityOptions } from "../activitypub/inbox/route.ts";
 import type { PublicKeyFetcher } from "../activitypub/signatures/key-cache.ts";
+import type { InboxRefusalLog } from "../activitypub/inbox/refusal-log.ts";
 import { assertKnownOptions } from "../options/known-options.ts";
 import type { Outcome } from "../processing/outcome.ts";
 import type { ActorKeyPair } from "../activitypub/actors/key-pairs.ts";
@@ -87,6 +88,8 @@ export interface ContextHost<TContextData> {
   getActorKeyPairs(ctx: Context<TContextData>, identifier: string): Promise<ActorKeyPair[]>;
   /** Fetches and caches public keys (since 0.3.0). */
   readonly fetchPublicKey: PublicKeyFetcher;
+  /** Logs refused inbox requests and routed activities (since 0.4.0). */
+  readonly inboxRefusals: InboxRefusalLog;
   /** The context an idempotency key callback gets (since 0.3.0). */
   createInboxContext(
     baseUrl: URL,

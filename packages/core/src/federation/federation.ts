@@ -3,6 +3,8 @@ import {
   createPublicKeyFetcher,
   type PublicKeyFetcher,
 } from "../activitypub/signatures/key-cache.ts";
+import { InboxRefusalLog } from "../activitypub/inbox/refusal-log.ts";
+import { hintFedifyLogCategory } from "./log-category-hint.ts";
 import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
 import { checkFetchArguments, handleFederationRequest } from "../activitypub/http/handler.ts";
 import type { FederationFetchOptions } from "./api.ts";
@@ -40,6 +42,7 @@ import {
 } from "../processing/events.ts";
 import type { Outcome } from "../processing/outcome.ts";
 import { listWorkers, startWorkers, type WorkerInfo } from "../operator/workers/mod.ts";
+import type { HealthCheckOptions, HealthReport } from "../operator/health/mod.ts";
 import { queuesForRoles } from "../tasks/listen-queues.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
 import type { TaskCancelOptions, TaskCancelResult } from "../operator/cancellation/mod.ts";
@@ -103,6 +106,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly taskEnqueuer: TaskEnqueuer<TContextData>;
   /** Fetches and caches remote public keys.  Internal. */
   readonly fetchPublicKey: PublicKeyFetcher;
+  /** Logs refused inbox requests at info, once per host per minute.  Internal. */
+  readonly inboxRefusals: InboxRefusalLog = new InboxRefusalLog();
   readonly #senderKeys: ActorKeyPairsCache<Context<TContextData>>;
   /** Takes a verified inbox message: the inbox's `receive()`.  Internal. */
   readonly receive: Inbox<TContextData, InboxContextImpl<TContextData>>["receive"];
@@ -126,6 +131,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   ) {
     super(registry);
     this.options = resolveFederationOptions(options);
+    hintFedifyLogCategory();
     this.#tracer = getFedworkTracer(this.options.tracerProvider);
     this.dispatcher = new MessageDispatcher(this.#tracer, this.#events, {
       timeoutGracePeriodMs: this.options.timeoutGracePeriodMs,
@@ -260,6 +266,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       },
       webhooks: this.options.webhooks,
       hostHealth: this.options.hostHealth,
+      health: {
+        listWorkers: () => listWorkers(kv),
+        kvType: options.kv?.constructor?.name ?? "Object",
+      },
     });
     this.batches = this.operator.batches;
     for (const name of this.registry.tasks.names) {
@@ -329,6 +339,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response> {
+    hintFedifyLogCategory();
     try {
       checkFetchArguments(request, options);
     } catch (error) {
@@ -422,6 +433,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     contextData: TContextData,
     options: FederationStartQueueOptions = {},
   ): Promise<void> {
+    hintFedifyLogCategory();
     return startWorkers(
       {
         dispatcher: this.dispatcher,
@@ -546,6 +558,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   getThroughput(options?: GetThroughputOptions): Promise<ThroughputBucket[]> {
     return this.operator.getThroughput(options);
+  }
+
+  checkHealth(options?: HealthCheckOptions): Promise<HealthReport> {
+    return this.operator.checkHealth(options);
   }
 
   addWebhook(init: WebhookInit): Promise<Webhook> {

@@ -30,7 +30,10 @@ import { FederationHostHealth } from "./host-health/mod.ts";
 import { hostHealthOutbox, type ResolvedHostHealthOptions } from "./host-health/options.ts";
 import type { HostHealth } from "./host-health/types.ts";
 import type { InternalTaskPort } from "./internal-tasks/mod.ts";
-import { collectQueueDepths, type QueueDepthEntry } from "./monitoring/mod.ts";
+import { HealthChecker, type HealthReport } from "./health/mod.ts";
+import type { HealthCheckOptions } from "./health/types.ts";
+import { collectQueueDepths, labelQueues, type QueueDepthEntry } from "./monitoring/mod.ts";
+import type { WorkerInfo } from "./workers/types.ts";
 import {
   type CountFailedTasksOptions,
   type FailedTaskDetails,
@@ -85,6 +88,13 @@ export interface OperatorFeaturesPort<TContextData> {
   readonly webhooks: ResolvedWebhookOptions;
   /** The `hostHealth` option, resolved; `undefined` when off. */
   readonly hostHealth?: ResolvedHostHealthOptions | undefined;
+  /** What the readiness check needs besides the above. */
+  readonly health: {
+    /** Lists the workers. */
+    readonly listWorkers: () => Promise<WorkerInfo[]>;
+    /** The class name of the store the application passed (`kv` may wrap it). */
+    readonly kvType: string;
+  };
 }
 
 /**
@@ -109,6 +119,7 @@ export class OperatorFeatures<TContextData> {
   readonly webhooks: FederationWebhooks<TContextData>;
   /** Remote-server health, when the `hostHealth` option is on. */
   readonly hostHealth?: FederationHostHealth<TContextData>;
+  readonly #health: HealthChecker;
   readonly #canceller: TaskCanceller;
   readonly #port: OperatorFeaturesPort<TContextData>;
 
@@ -163,6 +174,13 @@ export class OperatorFeatures<TContextData> {
       observe: port.observe,
       http: port.http,
     }, port.webhooks);
+    this.#health = new HealthChecker({
+      kv,
+      pubsub: retention.pubsub,
+      kvType: port.health.kvType,
+      queues: () => this.#labelledQueues(),
+      listWorkers: port.health.listWorkers,
+    });
     if (port.hostHealth != null) {
       this.hostHealth = new FederationHostHealth({
         kv,
@@ -238,6 +256,24 @@ export class OperatorFeatures<TContextData> {
   }
 
   getQueueDepths(): Promise<QueueDepthEntry[]> {
+    const { taskQueues, fallback } = this.#queueSources();
+    return collectQueueDepths(this.#port.queues, taskQueues, fallback);
+  }
+
+  checkHealth(options?: HealthCheckOptions): Promise<HealthReport> {
+    return this.#health.check(options);
+  }
+
+  #labelledQueues() {
+    const { taskQueues, fallback } = this.#queueSources();
+    return labelQueues(this.#port.queues, taskQueues, fallback);
+  }
+
+  /** The queues of tasks that have their own, and the tasks' fallback queue. */
+  #queueSources(): {
+    taskQueues: Map<string, MessageQueue>;
+    fallback: MessageQueue | undefined;
+  } {
     const { queues, routing, tasks } = this.#port;
     const taskQueues = new Map<string, MessageQueue>();
     for (const name of tasks.names) {
@@ -251,7 +287,7 @@ export class OperatorFeatures<TContextData> {
     const fallback = queues.task == null && routing.resolution === "fallback"
       ? queues.outbox
       : undefined;
-    return collectQueueDepths(queues, taskQueues, fallback);
+    return { taskQueues, fallback };
   }
 
   getThroughput(options?: GetThroughputOptions): Promise<ThroughputBucket[]> {

@@ -31,6 +31,7 @@ import {
   type TimeLimitedRun,
 } from "./time-limit.ts";
 import { extractTraceContext, hasTraceContext, traceContextOf, withSpan } from "./tracing.ts";
+import { loggedError } from "./remote-failure.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -600,7 +601,7 @@ export class MessageDispatcher<TContextData> {
               : source.callerRetries
               ? "if the caller sends it again"
               : "when the queue hands it out again",
-            error: outcome.error,
+            error: loggedError(outcome.error),
           },
         );
         break;
@@ -641,7 +642,7 @@ export class MessageDispatcher<TContextData> {
             ? "Gave up on message {messageId} ({messageType}) after {attempts} attempts, the " +
               "last of which ran out of time: {error}"
             : "Gave up on message {messageId} ({messageType}) after {attempts} attempts: {error}",
-          { ...properties, attempts: message.attempt + 1, error: outcome.error },
+          { ...properties, attempts: message.attempt + 1, error: loggedError(outcome.error) },
         );
         break;
     }

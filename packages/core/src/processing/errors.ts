@@ -1,3 +1,5 @@
+import { markRemoteFailureClass } from "./remote-failure.ts";
+
 /**
  * Thrown by a task handler, an inbox listener or a delivery to say that
  * trying again cannot help: the message fails for good at once, whatever
@@ -212,3 +214,7 @@ export class PoisonMessageError extends Error {
     this.maxDeliveries = options.maxDeliveries;
   }
 }
+
+// A handler that ran out of time waited, almost always, on a remote party;
+// the stack of the timer that fired says nothing.
+markRemoteFailureClass(HandlerTimeoutError);

@@ -89,9 +89,12 @@ test("a request carrying 100 signatures causes at most three key fetches and ans
     });
     const fetched = keyServer.requests.map((recorded) => new URL(recorded.url).pathname);
     assertEquals(fetched, ["/users/u0", "/users/u1", "/users/u2"]);
-    // Refused once, at the debug level, with no error objects (stacks).
+    // Refused once, in one info line naming the first key, with no error
+    // objects (stacks).
     const loud = records.filter((record) => record.level !== "debug" && record.level !== "trace");
-    assertEquals(loud.map((record) => record.message.join("")), []);
+    assertEquals(loud.map((record) => [record.level, record.properties.reason]), [
+      ["info", "keyNotFound"],
+    ]);
     assert(
       records.every((record) =>
         Object.values(record.properties).every((value) => !(value instanceof Error))

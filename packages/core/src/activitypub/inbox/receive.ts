@@ -26,6 +26,7 @@ import {
 } from "./idempotency.ts";
 import type { InboxMessage } from "./message.ts";
 import { parseActivityBody } from "./parse-activity.ts";
+import type { InboxRefusalLog, InboxRefusalReason } from "./refusal-log.ts";
 import { runUnverifiedActivityHook, type UnverifiedActivityHook } from "./unverified.ts";
 import { verifyInboxRequest } from "./verify.ts";
 
@@ -117,6 +118,8 @@ export interface InboxRequestHost<
   readonly registry: InboxRequestRegistry<TRequestContext, TInboxContext>;
   readonly options: InboxRequestOptions;
   readonly fetchPublicKey: PublicKeyFetcher;
+  /** Logs refused requests at info, once per host per minute (since 0.4.0). */
+  readonly inboxRefusals: InboxRefusalLog;
   /**
    * Enqueues the message into the inbox queue (resolving to `undefined`)
    * or, without one, dispatches it now and resolves to its outcome;
@@ -196,6 +199,19 @@ export async function handleInboxRequest<
   // The inbox's public URL: what a challenge nonce is bound to, and what
   // deduplication is keyed on.
   const inboxUrl = new URL(new URL(request.url).pathname, ctx.canonicalOrigin);
+  const refuse = (
+    status: number,
+    reason: InboxRefusalReason,
+    message: string,
+    from: string | undefined = undefined,
+  ) =>
+    host.inboxRefusals.refused({
+      host: from ?? "(unknown)",
+      inbox: inboxUrl.href,
+      status,
+      reason,
+      message,
+    });
   let activity: Record<string, unknown>;
   let body: Uint8Array;
   let senderOrigin: string;
@@ -206,7 +222,10 @@ export async function handleInboxRequest<
       options.inboxMaxBytes,
       options.remoteDocuments.limits,
     );
-    if (!read.ok) return text(read.status, read.message);
+    if (!read.ok) {
+      refuse(read.status, read.status === 413 ? "bodyTooLarge" : "invalidJson", read.message);
+      return text(read.status, read.message);
+    }
     ({ activity, body } = read);
     // Nothing was verified: the activity's own claim is all there is.
     senderOrigin = actorOriginOf(activity);
@@ -223,14 +242,27 @@ export async function handleInboxRequest<
       ...(registry.unverifiedActivityHandler == null ? {} : { readUnsignedBody: true }),
     });
     if (!verification.ok) {
-      if (verification.status !== 401) return text(verification.status, verification.message);
+      const logRefusal = () =>
+        refuse(
+          verification.status,
+          verification.reason,
+          verification.message,
+          hostOf(verification.keyId?.href) ?? actorHostOf(verification.activity),
+        );
+      if (verification.status !== 401) {
+        logRefusal();
+        return text(verification.status, verification.message);
+      }
       const answered = await runUnverifiedActivityHook(
         registry.unverifiedActivityHandler,
         options,
         ctx,
         verification,
       );
+      // The hook took it (a Delete from an actor that is gone, say): the
+      // application's decision, not a refusal.
       if (answered != null) return answered;
+      logRefusal();
       const refused = await callbacks.onUnauthorized(request);
       // A challenge says how to sign; a signer who is not the actor
       // signed well enough, and no other signature would help.
@@ -248,6 +280,12 @@ export async function handleInboxRequest<
       logger.debug("Refused an activity signed by {signer}: no valid challenge nonce.", {
         signer: verification.signer.href,
       });
+      refuse(
+        401,
+        "challengeNonce",
+        `The request signed by ${verification.signer.href} carries no valid challenge nonce.`,
+        verification.signer.host,
+      );
       return await withAcceptSignatureChallenge(
         await callbacks.onUnauthorized(request),
         options.inboxChallengePolicy,
@@ -259,6 +297,7 @@ export async function handleInboxRequest<
     senderOrigin = verification.signer.origin;
     signer = verification.signer.href;
   }
+  const senderHost = hostOf(senderOrigin);
   const activityId = typeof activity.id === "string" ? activity.id : null;
   const claimed = await receivedActivityKey(host, {
     baseUrl: new URL(ctx.origin),
@@ -312,6 +351,7 @@ export async function handleInboxRequest<
         activityId,
         reason,
       });
+      refuse(400, "unencodable", `The activity cannot be stored: ${reason}`, senderHost);
       return text(400, `The activity cannot be stored: ${reason}`);
     }
     logger.error("Failed to receive activity {activityId}: {error}", { activityId, error });
@@ -321,6 +361,7 @@ export async function handleInboxRequest<
     // Sending the same activity again fails the same way, but a corrected
     // one with the same id must get through.
     if (claimed != null) await options.kv.delete(claimed);
+    refuse(400, "malformed", `The activity is malformed: ${outcome.reason}`, senderHost);
     return text(400, `The activity is malformed: ${outcome.reason}`);
   }
   return text(202, "Accepted.");
@@ -380,6 +421,22 @@ async function readJsonObject(
   const parsed = parseActivityBody(body, limits);
   if (!parsed.ok) return { ok: false, status: 400, message: parsed.message };
   return { ok: true, activity: parsed.activity, body };
+}
+
+/** The host of a URL, or `undefined` when it is none. */
+function hostOf(url: string | undefined): string | undefined {
+  if (url == null) return undefined;
+  try {
+    const { host } = new URL(url);
+    return host === "" ? undefined : host;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The host of an unverified activity's sole `actor`, if it has one. */
+function actorHostOf(activity: Record<string, unknown> | undefined): string | undefined {
+  return activity == null ? undefined : hostOf(actorOriginOf(activity));
 }
 
 /** The origin of an activity's sole `actor` (a URL or an object's `id`), else `"null"`. */

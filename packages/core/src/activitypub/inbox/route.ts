@@ -13,6 +13,7 @@ import {
   type ReceivedActivityParsing,
 } from "./idempotency.ts";
 import type { InboxMessage } from "./message.ts";
+import type { InboxRefusalLog } from "./refusal-log.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "inbox"]);
 
@@ -124,6 +125,17 @@ export async function verifyRoutedActivity(
   return { ok: true, activity: served, signer: actor };
 }
 
+/** The host of the activity's first `actor`, or `"(unknown)"`. */
+function actorHostOf(activity: Record<string, unknown>): string {
+  const actor = asArray(activity.actor).map((value) => idOf(value))[0];
+  if (actor == null) return "(unknown)";
+  try {
+    return new URL(actor).host || "(unknown)";
+  } catch {
+    return "(unknown)";
+  }
+}
+
 function refuse(reason: string): RoutedActivityVerification {
   logger.debug("Refused to route an activity: {reason}", { reason });
   return { ok: false, reason };
@@ -145,6 +157,8 @@ export interface RouteActivityHost<TContextData, TInboxContext>
   };
   /** Fetches and caches public keys. */
   readonly fetchPublicKey: PublicKeyFetcher;
+  /** Logs refused activities at info, once per host per minute (since 0.4.0). */
+  readonly inboxRefusals: InboxRefusalLog;
   /**
    * Takes a verified inbox message: enqueues it, or dispatches it now.
    * @param message The message.
@@ -188,7 +202,16 @@ export async function routeActivity<TContextData, TInboxContext>(
     proofMaxAge: host.options.proofMaxAge,
     timeWindow: host.options.signatureTimeWindow,
   });
-  if (!verified.ok) return false;
+  if (!verified.ok) {
+    host.inboxRefusals.refused({
+      host: actorHostOf(activity),
+      inbox: "routeActivity()",
+      status: null,
+      reason: "unroutable",
+      message: verified.reason,
+    });
+    return false;
+  }
   // Deduplicated with the activities inboxes receive: a Create that came
   // directly and again inside an Announce runs once.
   const activityId = verified.activity.id;

@@ -16,6 +16,7 @@
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import { assertKnownOptions } from "../../options/known-options.ts";
 import { positiveIntegerOption } from "../../options/value-options.ts";
+import { markRemoteFailureClass } from "../../processing/remote-failure.ts";
 
 /**
  * Limits on the shape of a remote JSON-LD document, checked on the parsed
@@ -410,3 +411,6 @@ function violation(
 ): DocumentComplexityViolation {
   return { limit, max: limits[limit], message: `The document is too complex: ${message}` };
 }
+
+// A remote party's doing, not a bug here: logged without a stack.
+markRemoteFailureClass(DocumentTooComplexError);

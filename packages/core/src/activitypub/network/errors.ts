@@ -1,3 +1,5 @@
+import { markRemoteFailureClass } from "../../processing/remote-failure.ts";
+
 /**
  * Thrown when Fedwork refuses to contact a URL because it points to a
  * loopback, private or otherwise non-public address and the
@@ -132,3 +134,7 @@ export class UnacceptableContentTypeError extends RemoteRequestError {
     this.contentType = contentType;
   }
 }
+
+// A remote party's doing, not a bug here: logged without a stack.
+markRemoteFailureClass(PrivateAddressError);
+markRemoteFailureClass(RemoteRequestError);

@@ -9,6 +9,7 @@ import {
 } from "./errors.ts";
 import { guardedFetch } from "./guarded-fetch.ts";
 import type { OutgoingRequest } from "./outgoing-request.ts";
+import { markRemoteFailure } from "../../processing/remote-failure.ts";
 
 /**
  * The default time limit of one remote request (documents, keys, WebFinger,
@@ -335,7 +336,9 @@ export async function fetchRemoteSigned(
     if (deadline.signal.aborted && !(options.signal?.aborted ?? false)) {
       throw new RemoteTimeoutError(requested.href, limits.timeoutMs, { cause: error });
     }
-    throw error;
+    // A network error is a TypeError (or the runtime's own class): mark it
+    // as the remote party's, so that it is logged without a stack.
+    throw markRemoteFailure(error);
   } finally {
     clearTimeout(timer);
   }

@@ -1,3 +1,5 @@
+import { markRemoteFailureClass } from "../../processing/remote-failure.ts";
+
 /**
  * Thrown when an activity is to be delivered but none of the sender's keys
  * is an RSASSA-PKCS1-v1_5 (SHA-256) key, the only kind every ActivityPub
@@ -76,3 +78,6 @@ export function httpStatusOf(error: unknown): number | undefined {
   }
   return undefined;
 }
+
+// A remote party's doing, not a bug here: logged without a stack.
+markRemoteFailureClass(DeliveryError);

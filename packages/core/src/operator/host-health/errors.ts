@@ -1,3 +1,5 @@
+import { markRemoteFailureClass } from "../../processing/remote-failure.ts";
+
 /**
  * Thrown (as the cause of a `PermanentError`) for a delivery to a host that
  * host health declared dead, and by `retryFailedTask()` for a failed
@@ -25,3 +27,6 @@ export class DeadHostError extends Error {
     this.host = host;
   }
 }
+
+// A remote party's doing, not a bug here: logged without a stack.
+markRemoteFailureClass(DeadHostError);

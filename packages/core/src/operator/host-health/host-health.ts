@@ -20,6 +20,7 @@ import type {
   ResolvedHostHealthOptions,
 } from "./api.ts";
 import { ParkedDeliveries } from "./parked.ts";
+import { loggedError, markRemoteFailureClass } from "../../processing/remote-failure.ts";
 
 const logger = getLogger(["fedwork", "federation", "host-health"]);
 
@@ -38,6 +39,7 @@ class HostStillUnreachableError extends Error {
     this.name = "HostStillUnreachableError";
   }
 }
+markRemoteFailureClass(HostStillUnreachableError);
 
 /**
  * The federation's remote-server health: wraps each queued delivery,
@@ -192,7 +194,7 @@ export class FederationHostHealth<TContextData> implements HostHealthOperations 
       logger.warn(
         "Marked {host} unhealthy after {failures} failed deliveries in a row; parking its " +
           "deliveries and probing it in {delay} ms.",
-        { host, failures: after.consecutiveFailures, delay: firstDelay, error },
+        { host, failures: after.consecutiveFailures, delay: firstDelay, error: loggedError(error) },
       );
       await this.#notify({
         host,

@@ -4,4 +4,10 @@
  * @module
  * @since 0.3.0
  */
-export { collectQueueDepths, type QueueDepthEntry, type QueueMonitoring } from "./monitoring.ts";
+export {
+  collectQueueDepths,
+  type LabelledQueue,
+  labelQueues,
+  type QueueDepthEntry,
+  type QueueMonitoring,
+} from "./monitoring.ts";

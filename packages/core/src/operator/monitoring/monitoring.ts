@@ -71,6 +71,58 @@ export interface QueueMonitoring {
 }
 
 /**
+ * One distinct queue of a federation, with the roles it serves and its
+ * label in {@link QueueDepthEntry.queue}.  Internal.
+ * @since 0.4.0
+ */
+export interface LabelledQueue {
+  /** The label: the roles sharing it joined by `+`, or `task:` and task names. */
+  readonly label: string;
+  /** The roles it serves (`task` for a queue of tasks' own). */
+  readonly roles: readonly QueueRole[];
+  /** The queue. */
+  readonly queue: MessageQueue;
+}
+
+/**
+ * Lists the distinct queues of a federation: those of the roles, in role
+ * order, then those of tasks that have their own.  Internal.
+ * @param queues The role queues.
+ * @param taskQueues The tasks that have their own queue, by name.
+ * @param fallback The queue tasks use when there is no task queue (the
+ *                 outbox queue with the `"fallback"` resolution).
+ * @returns The queues, each once.
+ * @since 0.4.0
+ */
+export function labelQueues(
+  queues: Readonly<Partial<Record<QueueRole, MessageQueue>>>,
+  taskQueues: ReadonlyMap<string, MessageQueue>,
+  fallback: MessageQueue | undefined,
+): LabelledQueue[] {
+  const rolesOf = new Map<MessageQueue, QueueRole[]>();
+  for (const role of QUEUE_ROLES) {
+    const queue = queues[role] ?? (role === "task" ? fallback : undefined);
+    if (queue == null) continue;
+    const roles = rolesOf.get(queue);
+    if (roles == null) rolesOf.set(queue, [role]);
+    else roles.push(role);
+  }
+  const ownQueues = new Map<MessageQueue, string[]>();
+  for (const [name, queue] of taskQueues) {
+    if (rolesOf.has(queue)) continue;
+    const names = ownQueues.get(queue);
+    if (names == null) ownQueues.set(queue, [name]);
+    else names.push(name);
+  }
+  const labelled: LabelledQueue[] = [];
+  for (const [queue, roles] of rolesOf) labelled.push({ label: roles.join("+"), roles, queue });
+  for (const [queue, names] of ownQueues) {
+    labelled.push({ label: `task:${names.sort().join(",")}`, roles: ["task"], queue });
+  }
+  return labelled;
+}
+
+/**
  * Lists the queues of each role and asks each distinct one for its depth.
  * Internal.
  * @param queues The role queues.
@@ -85,37 +137,22 @@ export async function collectQueueDepths(
   taskQueues: ReadonlyMap<string, MessageQueue>,
   fallback: MessageQueue | undefined,
 ): Promise<QueueDepthEntry[]> {
-  const rolesOf = new Map<MessageQueue, QueueRole[]>();
-  const roleQueues: [QueueRole, MessageQueue][] = [];
-  for (const role of QUEUE_ROLES) {
-    const queue = queues[role] ?? (role === "task" ? fallback : undefined);
-    if (queue == null) continue;
-    roleQueues.push([role, queue]);
-    const roles = rolesOf.get(queue);
-    if (roles == null) rolesOf.set(queue, [role]);
-    else roles.push(role);
-  }
-  const ownQueues = new Map<MessageQueue, string[]>();
-  for (const [name, queue] of taskQueues) {
-    if (rolesOf.has(queue)) continue;
-    const names = ownQueues.get(queue);
-    if (names == null) ownQueues.set(queue, [name]);
-    else names.push(name);
-  }
-  const depths = new Map<MessageQueue, Promise<MessageQueueDepth | undefined>>();
-  const depthOf = (queue: MessageQueue) => {
-    let depth = depths.get(queue);
-    if (depth == null) depths.set(queue, depth = askDepth(queue));
-    return depth;
-  };
+  const labelled = labelQueues(queues, taskQueues, fallback);
+  const depths = new Map(labelled.map(({ queue }) => [queue, askDepth(queue)]));
   const entries: Promise<QueueDepthEntry>[] = [];
-  for (const [role, queue] of roleQueues) {
-    const label = rolesOf.get(queue)!.join("+");
-    entries.push(depthOf(queue).then((depth) => ({ role, queue: label, depth })));
+  // One entry per role, in role order, then one per queue of tasks' own.
+  for (const role of QUEUE_ROLES) {
+    const found = labelled.find((entry) =>
+      entry.roles.includes(role) && !entry.label.startsWith("task:")
+    );
+    if (found == null) continue;
+    entries.push(depths.get(found.queue)!.then((depth) => ({ role, queue: found.label, depth })));
   }
-  for (const [queue, names] of ownQueues) {
-    const label = `task:${names.sort().join(",")}`;
-    entries.push(depthOf(queue).then((depth) => ({ role: "task" as const, queue: label, depth })));
+  for (const { label, queue } of labelled) {
+    if (!label.startsWith("task:")) continue;
+    entries.push(
+      depths.get(queue)!.then((depth) => ({ role: "task" as const, queue: label, depth })),
+    );
   }
   return await Promise.all(entries);
 }

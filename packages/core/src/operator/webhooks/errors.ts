@@ -1,3 +1,5 @@
+import { markRemoteFailureClass } from "../../processing/remote-failure.ts";
+
 /**
  * Thrown (to the retry machinery) when a webhook request failed: the
  * receiver answered other than 2xx, or did not answer.  Its message names
@@ -36,3 +38,6 @@ export class WebhookDeliveryError extends Error {
     this.status = status;
   }
 }
+
+// A remote party's doing, not a bug here: logged without a stack.
+markRemoteFailureClass(WebhookDeliveryError);
