@@ -135,3 +135,79 @@ export function resolveQueueOptions(options: SqliteMessageQueueOptions): Resolve
     busyTimeoutMs: positiveDurationOption(options.busyTimeout, "busyTimeout", 5_000),
   };
 }
+
+/**
+ * Options for {@link SqlitePubSub}.
+ * @since 0.4.0
+ */
+export interface SqlitePubSubOptions {
+  /**
+   * The SQLite database file; created when it does not exist.  Every
+   * process that should hear the others opens the same file (it may be the
+   * queue's and the store's).  Required.
+   */
+  readonly path: string;
+
+  /**
+   * The table holding recent publications; created on first use.  Letters,
+   * digits and underscores only.  `"fedwork_pubsub"` by default.
+   */
+  readonly tableName?: string;
+
+  /**
+   * How often a subscribed instance asks SQLite whether another connection
+   * wrote to the file (`PRAGMA data_version`, which reads a counter and no
+   * table), and reads the new publications when one did.  This is the
+   * longest a payload published in another process waits, beyond the
+   * commit.  50 milliseconds by default.
+   */
+  readonly pollInterval?: DurationInput;
+
+  /**
+   * How long a publication stays in the table for subscribers that have
+   * not read it yet (a process whose event loop was blocked); older rows
+   * are deleted by the next publish.  One minute by default.
+   */
+  readonly retention?: DurationInput;
+
+  /**
+   * How long a statement waits for another connection's write lock
+   * (SQLite's `busy_timeout`).  Five seconds by default.
+   */
+  readonly busyTimeout?: DurationInput;
+}
+
+/** {@link SqlitePubSubOptions} after validation, in milliseconds. */
+export interface ResolvedPubSubOptions {
+  readonly path: string;
+  readonly table: string;
+  readonly pollMs: number;
+  readonly retentionMs: number;
+  readonly busyTimeoutMs: number;
+}
+
+/**
+ * Validates {@link SqlitePubSubOptions} and fills in the defaults.
+ * @throws {TypeError} When an option has the wrong type.
+ * @throws {RangeError} When an option is out of range.
+ */
+export function resolvePubSubOptions(options: SqlitePubSubOptions): ResolvedPubSubOptions {
+  if (options == null || typeof options !== "object") {
+    throw new TypeError("SqlitePubSub needs an options object with a path.");
+  }
+  if (typeof options.path !== "string" || options.path === "" || options.path === ":memory:") {
+    throw new TypeError(
+      "The path option must be the path of a SQLite database file (not empty and not " +
+        `":memory:", which other processes could not open); got ${JSON.stringify(options.path)}.`,
+    );
+  }
+  const table = options.tableName ?? "fedwork_pubsub";
+  quoteIdentifier(table, "tableName");
+  return {
+    path: options.path,
+    table,
+    pollMs: positiveDurationOption(options.pollInterval, "pollInterval", 50),
+    retentionMs: positiveDurationOption(options.retention, "retention", 60_000),
+    busyTimeoutMs: positiveDurationOption(options.busyTimeout, "busyTimeout", 5_000),
+  };
+}
