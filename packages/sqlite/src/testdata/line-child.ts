@@ -26,7 +26,9 @@ export function startLineChild(script: string, args: string[]): LineChild {
   const env = { ...process.env };
   // node:test's variable would make the child report to the parent's runner.
   delete env.NODE_TEST_CONTEXT;
-  const child = spawn(command, deno == null ? [script, ...args] : ["run", "-A", script, ...args], {
+  // The parent's flags (`-C fedwork-source` when run by hand) go along.
+  const runtimeArgs = deno == null ? [...process.execArgv, script] : ["run", "-A", script];
+  const child = spawn(command, [...runtimeArgs, ...args], {
     cwd: process.cwd(),
     env,
     stdio: ["pipe", "pipe", "pipe"],
