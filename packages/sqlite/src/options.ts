@@ -38,9 +38,24 @@ export interface SqliteMessageQueueOptions {
   /**
    * How many handlers one {@link SqliteMessageQueue.listen} call runs at
    * once.  Messages that share an ordering key still never run at the same
-   * time.  1 by default.
+   * time.  4 by default (1 before 0.4.0), so that one long handler leaves
+   * the listener's other slots to the messages behind it.
    */
   readonly concurrency?: number;
+
+  /**
+   * Whether a federation given this queue as its one `queue` option gives
+   * the outbox, fan-out and task roles tables of their own
+   * (`<tableName>_outbox`, `_fanout`, `_task`, through
+   * {@link SqliteMessageQueue.derive}), each listened to apart with its own
+   * {@link SqliteMessageQueueOptions.concurrency} slots: a long task then
+   * cannot hold up received activities or deliveries.  The inbox keeps
+   * `tableName`, so messages queued there by an earlier version still run.
+   * `false` puts every role in `tableName` behind one listener, as before
+   * 0.4.0.  `true` by default.
+   * @since 0.4.0
+   */
+  readonly separateRoles?: boolean;
 
   /**
    * How many messages a listener claims beyond its free handler slots.
@@ -87,6 +102,7 @@ export interface ResolvedQueueOptions {
   readonly maxPrefetch: number;
   readonly heartbeatMs: number;
   readonly busyTimeoutMs: number;
+  readonly separateRoles: boolean;
 }
 
 /**
@@ -95,6 +111,11 @@ export interface ResolvedQueueOptions {
  * @since 0.2.0
  */
 const DEFAULT_SQLITE_PREFETCH = 16;
+/**
+ * The default of {@link SqliteMessageQueueOptions.concurrency}: enough
+ * that a long handler does not keep the messages behind it waiting.
+ */
+const DEFAULT_SQLITE_CONCURRENCY = 4;
 /** How far the prefetch grows while quick handlers drain a backlog. */
 const DEFAULT_SQLITE_MAX_PREFETCH = 1_024;
 
@@ -117,7 +138,14 @@ export function resolveQueueOptions(options: SqliteMessageQueueOptions): Resolve
   }
   const table = options.tableName ?? "fedwork_messages";
   quoteIdentifier(table, "tableName");
+  const separateRoles = options.separateRoles ?? true;
+  if (typeof separateRoles !== "boolean") {
+    throw new TypeError(
+      `The separateRoles option must be a boolean; got ${JSON.stringify(separateRoles)}.`,
+    );
+  }
   const lease = resolveLeaseOptions(options, {
+    concurrency: DEFAULT_SQLITE_CONCURRENCY,
     prefetch: DEFAULT_SQLITE_PREFETCH,
     maxPrefetch: DEFAULT_SQLITE_MAX_PREFETCH,
     leaseMs: 30_000,
@@ -133,6 +161,7 @@ export function resolveQueueOptions(options: SqliteMessageQueueOptions): Resolve
     maxPrefetch: lease.maxPrefetch,
     heartbeatMs: lease.heartbeatMs,
     busyTimeoutMs: positiveDurationOption(options.busyTimeout, "busyTimeout", 5_000),
+    separateRoles,
   };
 }
 
