@@ -1,11 +1,4 @@
-import {
-  assertEquals,
-  assertRejects,
-  assertThrows,
-  deferred,
-  test,
-  within,
-} from "@fedify/fixture";
+import { assertEquals, assertRejects, assertThrows, deferred, test, within } from "@fedify/fixture";
 import { UnknownOptionError } from "@fedwork/core";
 import { SqliteClosedError, SqliteIdentifierError } from "./errors.ts";
 import type { SqlitePubSubOptions } from "./options.ts";
@@ -34,7 +27,11 @@ test("new SqlitePubSub() refuses invalid options, naming the option", () => {
     RangeError,
     "pollInterval",
   );
-  assertThrows(() => new SqlitePubSub({ path, retention: { seconds: -1 } }), RangeError, "retention");
+  assertThrows(
+    () => new SqlitePubSub({ path, retention: { seconds: -1 } }),
+    RangeError,
+    "retention",
+  );
   const error = assertThrows(
     () => new SqlitePubSub({ path, pollintervall: 5 } as unknown as SqlitePubSubOptions),
     UnknownOptionError,

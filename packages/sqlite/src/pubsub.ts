@@ -8,7 +8,7 @@ import {
   resolvePubSubOptions,
   type SqlitePubSubOptions,
 } from "./options.ts";
-import { type PubSubStatements, preparePubSubStatements, pubsubSchemaSql } from "./sql/pubsub.ts";
+import { preparePubSubStatements, pubsubSchemaSql, type PubSubStatements } from "./sql/pubsub.ts";
 
 const logger = getLogger(["fedwork", "sqlite"]);
 

@@ -102,7 +102,10 @@ test("a long task on the default SQLite set-up leaves the inbox, the outbox and 
 
       // Another task, through the task queue the long one occupies.
       await ctx.enqueueTask(quick, { label: "quick" });
-      assertEquals(await within(quickRan.promise, "the second task while the long one runs"), "quick");
+      assertEquals(
+        await within(quickRan.promise, "the second task while the long one runs"),
+        "quick",
+      );
 
       // Each role is listened to apart, with slots of its own.
       const depths = await federation.getQueueDepths();

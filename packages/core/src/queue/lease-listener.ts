@@ -340,9 +340,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
    * busy, none finishing), or `Infinity` when they are not held so.
    */
   const stallDeadline = () =>
-    buffer.length > 0 && running.size >= concurrency
-      ? lastRunChangeAt + stallReleaseMs
-      : Infinity;
+    buffer.length > 0 && running.size >= concurrency ? lastRunChangeAt + stallReleaseMs : Infinity;
   /** Whether a slot is free with nothing prefetched to run in it. */
   const starving = () => running.size + buffer.length < concurrency;
   let closed = false;

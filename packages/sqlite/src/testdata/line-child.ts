@@ -64,7 +64,9 @@ export function startLineChild(script: string, args: string[]): LineChild {
             resolve(found);
           } else if (exitCode !== undefined) {
             waiters.delete(check);
-            reject(new Error(`The child exited (${exitCode}) before printing ${prefix}:\n${stderr}`));
+            reject(
+              new Error(`The child exited (${exitCode}) before printing ${prefix}:\n${stderr}`),
+            );
           }
         };
         waiters.add(check);
