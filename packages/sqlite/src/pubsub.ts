@@ -1,7 +1,12 @@
 import type { PubSub, PubSubSubscribeOptions } from "@fedwork/core";
 import { assertKnownOptions, checkPublication, checkSubscription } from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
-import { configureConnection, openSqliteDatabase, type SqliteDatabase } from "./driver.ts";
+import {
+  configureConnection,
+  openSqliteDatabase,
+  runImmediateTransaction,
+  type SqliteDatabase,
+} from "./driver.ts";
 import { SqliteClosedError } from "./errors.ts";
 import {
   type ResolvedPubSubOptions,
@@ -25,6 +30,14 @@ interface Subscription {
   readonly listener: (payload: string) => void;
   /** The newest row when it subscribed: older ones are not for it. */
   readonly since: number;
+}
+
+/** A publication waiting for the turn's one transaction. */
+interface PendingPublication {
+  readonly topic: string;
+  readonly payload: string;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
 }
 
 interface PublicationRow {
@@ -85,6 +98,8 @@ export class SqlitePubSub implements PubSub, AsyncDisposable {
   /** The `data_version` at the last poll. */
   #version: unknown = undefined;
   #lastPruneAt = 0;
+  /** The publications of this turn, written together (see publish()). */
+  #pending: PendingPublication[] = [];
   /** Aborts every subscription on dispose. */
   readonly #disposal = new AbortController();
 
@@ -142,15 +157,40 @@ export class SqlitePubSub implements PubSub, AsyncDisposable {
    */
   async publish(topic: string, payload: string): Promise<void> {
     checkPublication(topic, payload);
-    const { statements } = await this.#connect();
+    const connection = await this.#connect();
     if (this.#closed) throw new SqliteClosedError("SqlitePubSub");
+    // The publications made in one turn (the status changes of the tasks
+    // a claim started together) share one transaction: one write lock
+    // and one commit rather than one each.
+    return new Promise<void>((resolve, reject) => {
+      if (this.#pending.length === 0) queueMicrotask(() => this.#flush(connection));
+      this.#pending.push({ topic, payload, resolve, reject });
+    });
+  }
+
+  /** Writes this turn's publications and delivers them to this instance. */
+  #flush({ database, statements }: Connection): void {
+    const batch = this.#pending;
+    this.#pending = [];
     const now = Date.now();
-    statements.insert.run(topic, payload, this.#origin, now);
-    queueMicrotask(() => this.#deliver(topic, payload, Infinity));
-    // At most one prune per tenth of the retention, whoever publishes.
-    if (now - this.#lastPruneAt >= this.#options.retentionMs / 10) {
-      this.#lastPruneAt = now;
-      statements.prune.run(now - this.#options.retentionMs);
+    try {
+      runImmediateTransaction(database, () => {
+        for (const { topic, payload } of batch) {
+          statements.insert.run(topic, payload, this.#origin, now);
+        }
+        // At most one prune per tenth of the retention, whoever publishes.
+        if (now - this.#lastPruneAt >= this.#options.retentionMs / 10) {
+          this.#lastPruneAt = now;
+          statements.prune.run(now - this.#options.retentionMs);
+        }
+      });
+    } catch (error) {
+      for (const publication of batch) publication.reject(error);
+      return;
+    }
+    for (const { topic, payload, resolve } of batch) {
+      this.#deliver(topic, payload, Infinity);
+      resolve();
     }
   }
 
