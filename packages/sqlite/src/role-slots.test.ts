@@ -109,8 +109,7 @@ test("a long task on the default SQLite set-up leaves the inbox, the outbox and 
 
       // Each role is listened to apart, with slots of its own.
       const depths = await federation.getQueueDepths();
-      const queues = new Set(depths.map((entry) => entry.queue));
-      assertEquals(queues.size, 4, "one queue per role");
+      assertEquals(depths.map((entry) => entry.queue), ["inbox", "outbox", "fanout", "task"]);
     } finally {
       releaseLong.resolve();
       controller.abort();
@@ -162,6 +161,47 @@ test("SqliteMessageQueue counts messages waiting behind busy handler slots as re
       release.resolve();
       controller.abort();
       await listening;
+    }
+  });
+});
+
+test("getQueueDepths() counts the tasks waiting behind a long one as ready", async () => {
+  await withDatabase(async (path) => {
+    // One slot, so that the long task fills the task role's listener.
+    await using queue = new SqliteMessageQueue({ path, concurrency: 1 });
+    const longStarted = deferred();
+    const releaseLong = deferred();
+    const builder = createFederationBuilder<void>();
+    const long = builder.defineTask("long", {
+      schema: holdSchema,
+      async handler() {
+        longStarted.resolve();
+        await releaseLong.promise;
+      },
+    });
+    const quick = builder.defineTask("quick", { schema: holdSchema, handler() {} });
+    const federation = await builder.build({
+      kv: new MemoryKvStore(),
+      queue,
+      manuallyStartQueue: true,
+    });
+    const controller = new AbortController();
+    const working = federation.startQueue(undefined, { signal: controller.signal });
+    try {
+      const ctx = federation.createContext(new URL("https://app.example/"), undefined);
+      await ctx.enqueueTask(long, { label: "long" });
+      await within(longStarted.promise, "the long task to start");
+      await ctx.enqueueTaskMany(quick, [{ label: "a" }, { label: "b" }]);
+      const taskDepth = async () =>
+        (await federation.getQueueDepths()).find((entry) => entry.role === "task")?.depth;
+      await waitUntil(async () => (await taskDepth())?.ready === 2, {
+        what: "the two waiting tasks to count as ready",
+      });
+      assertEquals(await taskDepth(), { queued: 3, ready: 2, delayed: 0 });
+    } finally {
+      releaseLong.resolve();
+      controller.abort();
+      await working;
     }
   });
 });
