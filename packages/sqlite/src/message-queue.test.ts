@@ -494,7 +494,12 @@ test("SqliteMessageQueue counts hand-outs in the claim, before the handler runs,
 
 test("SqliteMessageQueue takes back the count of prefetched messages released unstarted", async () => {
   await withDatabase(async (path) => {
-    await using queue = new SqliteMessageQueue({ path, leaseTime: { minutes: 10 }, prefetch: 2 });
+    await using queue = new SqliteMessageQueue({
+      path,
+      leaseTime: { minutes: 10 },
+      prefetch: 2,
+      concurrency: 1,
+    });
     const controller = new AbortController();
     const started = deferred();
     const release = deferred();

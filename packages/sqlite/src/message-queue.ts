@@ -222,6 +222,14 @@ function ids(rows: readonly { readonly id: number }[]): string {
  * {@link SqliteMessageQueueOptions.pollInterval} (1 s by default), because
  * SQLite cannot notify across processes.
  *
+ * Roles: given to `createFederation()` as its one `queue`, the queue
+ * keeps received activities in its own table and gives deliveries,
+ * fan-outs and tasks a table each (`<tableName>_outbox`, `_fanout`,
+ * `_task`), each with a listener and
+ * {@link SqliteMessageQueueOptions.concurrency} slots of its own, so that a
+ * long task never holds up the inbox or the outbox (see
+ * {@link SqliteMessageQueueOptions.separateRoles}).
+ *
  * A handler that throws does not lose its message: the message is handed
  * out again after one {@link SqliteMessageQueueOptions.leaseTime}.  Handlers
  * get a `MessageRedelivery` as their second argument, which stores a new
@@ -290,6 +298,17 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     return this.#options.concurrency;
   }
 
+  /**
+   * Whether a federation given this queue for every role gives the
+   * outbox, fan-out and task roles sibling tables of their own: the
+   * `separateRoles` option (see `MessageQueue.separateRoles`).
+   * @returns The resolved `separateRoles` option.
+   * @since 0.4.0
+   */
+  get separateRoles(): boolean {
+    return this.#options.separateRoles;
+  }
+
   readonly #options: ResolvedQueueOptions;
   readonly #given: SqliteMessageQueueOptions;
   readonly #siblings: SiblingQueues<SqliteMessageQueue> = new SiblingQueues(
@@ -325,6 +344,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
       "prefetch",
       "maxPrefetch",
       "busyTimeout",
+      "separateRoles",
     ], { where: "new SqliteMessageQueue()" });
     this.#given = options;
     this.#options = resolveQueueOptions(options);

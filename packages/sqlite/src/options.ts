@@ -38,9 +38,24 @@ export interface SqliteMessageQueueOptions {
   /**
    * How many handlers one {@link SqliteMessageQueue.listen} call runs at
    * once.  Messages that share an ordering key still never run at the same
-   * time.  1 by default.
+   * time.  4 by default (1 before 0.4.0), so that one long handler leaves
+   * the listener's other slots to the messages behind it.
    */
   readonly concurrency?: number;
+
+  /**
+   * Whether a federation given this queue as its one `queue` option gives
+   * the outbox, fan-out and task roles tables of their own
+   * (`<tableName>_outbox`, `_fanout`, `_task`, through
+   * {@link SqliteMessageQueue.derive}), each listened to apart with its own
+   * {@link SqliteMessageQueueOptions.concurrency} slots: a long task then
+   * cannot hold up received activities or deliveries.  The inbox keeps
+   * `tableName`, so messages queued there by an earlier version still run.
+   * `false` puts every role in `tableName` behind one listener, as before
+   * 0.4.0.  `true` by default.
+   * @since 0.4.0
+   */
+  readonly separateRoles?: boolean;
 
   /**
    * How many messages a listener claims beyond its free handler slots.
@@ -87,6 +102,7 @@ export interface ResolvedQueueOptions {
   readonly maxPrefetch: number;
   readonly heartbeatMs: number;
   readonly busyTimeoutMs: number;
+  readonly separateRoles: boolean;
 }
 
 /**
@@ -95,6 +111,11 @@ export interface ResolvedQueueOptions {
  * @since 0.2.0
  */
 const DEFAULT_SQLITE_PREFETCH = 16;
+/**
+ * The default of {@link SqliteMessageQueueOptions.concurrency}: enough
+ * that a long handler does not keep the messages behind it waiting.
+ */
+const DEFAULT_SQLITE_CONCURRENCY = 4;
 /** How far the prefetch grows while quick handlers drain a backlog. */
 const DEFAULT_SQLITE_MAX_PREFETCH = 1_024;
 
@@ -117,7 +138,14 @@ export function resolveQueueOptions(options: SqliteMessageQueueOptions): Resolve
   }
   const table = options.tableName ?? "fedwork_messages";
   quoteIdentifier(table, "tableName");
+  const separateRoles = options.separateRoles ?? true;
+  if (typeof separateRoles !== "boolean") {
+    throw new TypeError(
+      `The separateRoles option must be a boolean; got ${JSON.stringify(separateRoles)}.`,
+    );
+  }
   const lease = resolveLeaseOptions(options, {
+    concurrency: DEFAULT_SQLITE_CONCURRENCY,
     prefetch: DEFAULT_SQLITE_PREFETCH,
     maxPrefetch: DEFAULT_SQLITE_MAX_PREFETCH,
     leaseMs: 30_000,
@@ -132,6 +160,83 @@ export function resolveQueueOptions(options: SqliteMessageQueueOptions): Resolve
     prefetch: lease.prefetch,
     maxPrefetch: lease.maxPrefetch,
     heartbeatMs: lease.heartbeatMs,
+    busyTimeoutMs: positiveDurationOption(options.busyTimeout, "busyTimeout", 5_000),
+    separateRoles,
+  };
+}
+
+/**
+ * Options for {@link SqlitePubSub}.
+ * @since 0.4.0
+ */
+export interface SqlitePubSubOptions {
+  /**
+   * The SQLite database file; created when it does not exist.  Every
+   * process that should hear the others opens the same file (it may be the
+   * queue's and the store's).  Required.
+   */
+  readonly path: string;
+
+  /**
+   * The table holding recent publications; created on first use.  Letters,
+   * digits and underscores only.  `"fedwork_pubsub"` by default.
+   */
+  readonly tableName?: string;
+
+  /**
+   * How often a subscribed instance asks SQLite whether another connection
+   * wrote to the file (`PRAGMA data_version`, which reads a counter and no
+   * table), and reads the new publications when one did.  This is the
+   * longest a payload published in another process waits, beyond the
+   * commit.  50 milliseconds by default.
+   */
+  readonly pollInterval?: DurationInput;
+
+  /**
+   * How long a publication stays in the table for subscribers that have
+   * not read it yet (a process whose event loop was blocked); older rows
+   * are deleted by the next publish.  One minute by default.
+   */
+  readonly retention?: DurationInput;
+
+  /**
+   * How long a statement waits for another connection's write lock
+   * (SQLite's `busy_timeout`).  Five seconds by default.
+   */
+  readonly busyTimeout?: DurationInput;
+}
+
+/** {@link SqlitePubSubOptions} after validation, in milliseconds. */
+export interface ResolvedPubSubOptions {
+  readonly path: string;
+  readonly table: string;
+  readonly pollMs: number;
+  readonly retentionMs: number;
+  readonly busyTimeoutMs: number;
+}
+
+/**
+ * Validates {@link SqlitePubSubOptions} and fills in the defaults.
+ * @throws {TypeError} When an option has the wrong type.
+ * @throws {RangeError} When an option is out of range.
+ */
+export function resolvePubSubOptions(options: SqlitePubSubOptions): ResolvedPubSubOptions {
+  if (options == null || typeof options !== "object") {
+    throw new TypeError("SqlitePubSub needs an options object with a path.");
+  }
+  if (typeof options.path !== "string" || options.path === "" || options.path === ":memory:") {
+    throw new TypeError(
+      "The path option must be the path of a SQLite database file (not empty and not " +
+        `":memory:", which other processes could not open); got ${JSON.stringify(options.path)}.`,
+    );
+  }
+  const table = options.tableName ?? "fedwork_pubsub";
+  quoteIdentifier(table, "tableName");
+  return {
+    path: options.path,
+    table,
+    pollMs: positiveDurationOption(options.pollInterval, "pollInterval", 50),
+    retentionMs: positiveDurationOption(options.retention, "retention", 60_000),
     busyTimeoutMs: positiveDurationOption(options.busyTimeout, "busyTimeout", 5_000),
   };
 }

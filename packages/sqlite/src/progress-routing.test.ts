@@ -1,11 +1,12 @@
-// Capability routing on SQLite, with three federations each opening its
-// own connections to one database file, as separate processes on one
-// machine would.  SQLite has no cross-process notification, so the
-// progress half of the suite (which needs a pub/sub transport) is skipped
-// here; it runs on Redis and PostgreSQL.
+// Task progress, cancellation and capability routing on SQLite, with
+// federations that each open their own connections to one database file,
+// as separate processes on one machine would; progress and cancellation
+// requests travel through SqlitePubSub.  cross-process.test.ts does the
+// same with real processes.
 import { testTaskProgressAndRouting } from "@fedwork/testing";
 import { SqliteKvStore } from "./kv-store.ts";
 import { SqliteMessageQueue } from "./message-queue.ts";
+import { SqlitePubSub } from "./pubsub.ts";
 import { cleanup, databasePath } from "./testdata/conformance-factory.ts";
 
 testTaskProgressAndRouting({
@@ -14,15 +15,17 @@ testTaskProgressAndRouting({
     const path = databasePath(namespace);
     const queue = new SqliteMessageQueue({ path, pollInterval: { milliseconds: 100 } });
     const kv = new SqliteKvStore({ path });
+    const pubsub = new SqlitePubSub({ path });
     return {
       queue,
       kv,
+      pubsub,
       async dispose() {
         await queue[Symbol.asyncDispose]();
+        await pubsub[Symbol.asyncDispose]();
         await kv[Symbol.asyncDispose]();
       },
     };
   },
   cleanup,
-  progress: false,
 });

@@ -15,16 +15,24 @@ export function failRetryStores(inner: MessageQueue, failures: number): MessageQ
   let left = failures;
   const fail = () => left > 0 && left-- > 0;
   const refused = () => Promise.reject(new Error("Injected fault: the engine is unreachable."));
-  return {
+  // Siblings (a queue that separates its roles, capability routing) share
+  // the one fault budget.
+  const wrap = (queue: MessageQueue): MessageQueue => ({
     get nativeRetrial() {
-      return inner.nativeRetrial;
+      return queue.nativeRetrial;
     },
+    get separateRoles() {
+      return queue.separateRoles;
+    },
+    ...(typeof queue.derive === "function"
+      ? { derive: (channel: string) => wrap(queue.derive!(channel)) }
+      : {}),
     enqueue: (message, options) =>
       typeof message?.attempt === "number" && message.attempt > 0 && fail()
         ? refused()
-        : inner.enqueue(message, options),
+        : queue.enqueue(message, options),
     listen: (handler: MessageQueueHandler, options) =>
-      inner.listen(
+      queue.listen(
         (message, redelivery) =>
           handler(
             message,
@@ -35,5 +43,6 @@ export function failRetryStores(inner: MessageQueue, failures: number): MessageQ
           ),
         options,
       ),
-  };
+  });
+  return wrap(inner);
 }

@@ -72,6 +72,7 @@ import {
   isMessageQueue,
   QUEUE_ROLES,
   type QueueRole,
+  queuesOfOneQueue,
 } from "../processing/queue-roles.ts";
 
 export { DEFAULT_USER_AGENT };
@@ -89,7 +90,10 @@ export interface FederationOptions<TContextData>
 
   /**
    * The message queue: one queue for every role, or a queue per role.  When
-   * absent, activities are delivered and received in the request.
+   * absent, activities are delivered and received in the request.  One
+   * queue that sets `separateRoles` (`SqliteMessageQueue` does) gives the
+   * outbox, fan-out and task roles siblings of their own, each listened to
+   * apart (since 0.4.0).
    */
   readonly queue?: MessageQueue | FederationQueueOptions;
 
@@ -603,9 +607,7 @@ function resolveQueues(
   queue: MessageQueue | FederationQueueOptions | undefined,
 ): Partial<Record<QueueRole, MessageQueue>> {
   if (queue == null) return {};
-  if (isMessageQueue(queue)) {
-    return Object.fromEntries(QUEUE_ROLES.map((role) => [role, queue]));
-  }
+  if (isMessageQueue(queue)) return queuesOfOneQueue(queue);
   if (typeof queue !== "object") {
     throw new FederationOptionError(
       "queue",

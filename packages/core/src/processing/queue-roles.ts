@@ -33,6 +33,26 @@ export interface FederationQueueOptions {
 }
 
 /**
+ * The queue of each role when one queue is given for every role: that
+ * queue for all of them, or, when it sets `separateRoles`, a sibling of
+ * its own for each role but the inbox (see `MessageQueue.separateRoles`).
+ * @param queue The queue given.
+ * @returns The queue of each role.
+ * @since 0.4.0
+ */
+export function queuesOfOneQueue(queue: MessageQueue): Record<QueueRole, MessageQueue> {
+  if (queue.separateRoles !== true || typeof queue.derive !== "function") {
+    return { inbox: queue, outbox: queue, fanout: queue, task: queue };
+  }
+  return {
+    inbox: queue,
+    outbox: queue.derive("outbox"),
+    fanout: queue.derive("fanout"),
+    task: queue.derive("task"),
+  };
+}
+
+/**
  * Tells whether a value looks like a {@link MessageQueue}.
  * @param value Any value.
  * @returns `true` when it has `enqueue` and `listen` methods.

@@ -20,8 +20,8 @@ export function hasInProcessSubscriber(pubsub: InProcessPubSub, topic: string): 
  * A {@link PubSub} inside one process: what a federation uses when no
  * `pubsub` option is given.  Payloads are delivered asynchronously (in a
  * later microtask), as a networked transport would, so a publisher never
- * runs subscriber code synchronously.  Use `RedisPubSub` or
- * `PostgresPubSub` when workers and watchers run in different processes.
+ * runs subscriber code synchronously.  Use `RedisPubSub`, `PostgresPubSub`
+ * or `SqlitePubSub` when workers and watchers run in different processes.
  * @example
  * ```ts
  * import { InProcessPubSub } from "@fedwork/core";

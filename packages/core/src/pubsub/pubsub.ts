@@ -16,8 +16,9 @@ export interface PubSubSubscribeOptions {
  * store and the transport only says that it changed.
  *
  * Fedwork ships {@link InProcessPubSub} (one process), `RedisPubSub`
- * (`@fedwork/redis`, Redis `PUBLISH`/`SUBSCRIBE`) and `PostgresPubSub`
- * (`@fedwork/postgres`, `LISTEN`/`NOTIFY`).
+ * (`@fedwork/redis`, Redis `PUBLISH`/`SUBSCRIBE`), `PostgresPubSub`
+ * (`@fedwork/postgres`, `LISTEN`/`NOTIFY`) and, since 0.4.0,
+ * `SqlitePubSub` (`@fedwork/sqlite`, for processes sharing a SQLite file).
  * @since 0.2.0
  */
 export interface PubSub {

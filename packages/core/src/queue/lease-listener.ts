@@ -207,6 +207,17 @@ export interface LeaseListenerOptions {
    * slot has nothing to run.  50 by default.
    */
   readonly ackDelayMs?: number;
+  /**
+   * How long every handler slot may stay busy, with no handler starting
+   * or finishing, before the prefetched messages are handed back
+   * ({@link LeaseEngine.release}): they then count as ready again and
+   * other listeners (in this process or another) take them, instead of
+   * waiting behind long handlers.  The listener claims nothing beyond its
+   * free slots until a handler finishes.  In milliseconds; 1,000 by
+   * default, `Infinity` never.
+   * @since 0.4.0
+   */
+  readonly stallReleaseMs?: number;
   /** What to call the queue in log messages, e.g. `SQLite table "jobs"`. */
   readonly queueName: string;
   /** Stops the listener.  Optional. */
@@ -223,6 +234,8 @@ const DEFAULT_ACK_DELAY_MS = 50;
 // A backlog whose prefetched messages go quicker than this, from one full
 // claim to the next, makes the prefetch grow (see maxPrefetch).
 const QUICK_TURNOVER_MS = 10;
+// How long full slots may hold prefetched messages (see stallReleaseMs).
+const DEFAULT_STALL_RELEASE_MS = 1_000;
 // How often the final acknowledgements are tried when stopping.
 const FINAL_FLUSH_ATTEMPTS = 3;
 
@@ -249,6 +262,9 @@ interface Delivery<M> {
  *   can be claimed, or when an outcome has waited `ackDelayMs`;
  * - runs up to `concurrency` handlers; a finishing handler starts the next
  *   prefetched message at once, without a round trip;
+ * - hands back its prefetched messages when every handler slot has been
+ *   busy for `stallReleaseMs` with none finishing, so that they wait as
+ *   ready messages instead of behind long handlers;
  * - renews the leases of every message it holds (running, prefetched, or
  *   finished but not yet acknowledged) every `heartbeatMs`;
  * - passes each handler a {@link MessageRedelivery} (checked once per
@@ -278,6 +294,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
   const { concurrency, prefetch, heartbeatMs, pollMs, handBackDelayMs, queueName, signal } =
     options;
   const ackDelayMs = options.ackDelayMs ?? DEFAULT_ACK_DELAY_MS;
+  const stallReleaseMs = options.stallReleaseMs ?? DEFAULT_STALL_RELEASE_MS;
   const logger = options.logger ?? getLogger(["fedwork", "queue"]);
   const running = new Set<Delivery<M>>();
   /** Prefetched messages, in hand-out order. */
@@ -295,6 +312,13 @@ export async function runLeaseListener<M extends LeasedMessage>(
   let lastClaimFull = false;
   /** When the last claim came back, on the `performance.now()` clock. */
   let lastClaimAt = -Infinity;
+  /** When a handler last started or finished, on the same clock. */
+  let lastRunChangeAt = -Infinity;
+  /**
+   * Set when the prefetched messages were handed back because every slot
+   * stayed busy: claim only for free slots until a handler finishes.
+   */
+  let prefetchHeldBack = false;
   /**
    * A slot ran out of work although the last claim came back full: the
    * handlers outrun the round trips, so claim further ahead (once per full
@@ -309,7 +333,14 @@ export async function runLeaseListener<M extends LeasedMessage>(
   // acknowledges many.
   const refillAtFor = () => Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
   /** How many messages a claim may take now: the free places in `concurrency + prefetch`. */
-  const room = () => concurrency + currentPrefetch - running.size - buffer.length;
+  const room = () =>
+    concurrency + (prefetchHeldBack ? 0 : currentPrefetch) - running.size - buffer.length;
+  /**
+   * When the prefetched messages are due to be handed back (every slot
+   * busy, none finishing), or `Infinity` when they are not held so.
+   */
+  const stallDeadline = () =>
+    buffer.length > 0 && running.size >= concurrency ? lastRunChangeAt + stallReleaseMs : Infinity;
   /** Whether a slot is free with nothing prefetched to run in it. */
   const starving = () => running.size + buffer.length < concurrency;
   let closed = false;
@@ -469,6 +500,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
         settled: false,
       };
       running.add(delivery);
+      lastRunChangeAt = performance.now();
       // then() with the same callback twice rather than finally(), which
       // makes two more promises per message; run() never rejects anyway.
       void run(delivery).then(afterRun, afterRun);
@@ -483,12 +515,39 @@ export async function runLeaseListener<M extends LeasedMessage>(
    * message.
    */
   const afterRun = () => {
+    lastRunChangeAt = performance.now();
+    prefetchHeldBack = false;
     pump();
     if (
       stopped() || starving() || room() >= refillAtFor() ||
       (!sleepCoversOutcomes && acks.length + handBacks.length > 0)
     ) {
       wake();
+    }
+  };
+
+  /**
+   * Hands the prefetched messages back: every slot stayed busy for
+   * `stallReleaseMs`, so they would only wait behind long handlers while
+   * other listeners could run them.
+   */
+  const handBackPrefetched = async () => {
+    const released = buffer.splice(0);
+    prefetchHeldBack = true;
+    currentPrefetch = prefetch;
+    try {
+      await engine.release(released);
+      logger.debug(
+        "Handed back {count} prefetched messages of {queue}: every handler slot stayed busy.",
+        { count: released.length, queue: queueName },
+      );
+    } catch (error) {
+      if (error instanceof QueueClosedError) return;
+      logger.warn(
+        "Failed to hand back {count} prefetched messages of {queue}; they are handed out " +
+          "again when their leases run out: {error}",
+        { count: released.length, queue: queueName, error },
+      );
     }
   };
 
@@ -500,6 +559,10 @@ export async function runLeaseListener<M extends LeasedMessage>(
     let failures = 0;
     while (!stopped()) {
       woken = false;
+      if (performance.now() >= stallDeadline()) {
+        await handBackPrefetched();
+        continue;
+      }
       const starved = starving();
       if (starved && lastClaimFull) growPrefetch();
       let refillAt = refillAtFor();
@@ -521,10 +584,13 @@ export async function runLeaseListener<M extends LeasedMessage>(
       const refill = want >= refillAt;
       const overdue = pending && performance.now() - pendingSince >= ackDelayMs;
       if (!starved && !refill && !overdue) {
+        const stallAt = stallDeadline();
         // A finishing handler wakes us when there is something to do (see
-        // afterRun); so does the acknowledgement deadline.
+        // afterRun); so does the acknowledgement deadline, and so does the
+        // time to hand the prefetched messages back.
         sleepCoversOutcomes = pending;
-        await sleep(pending ? pendingSince + ackDelayMs - performance.now() : pollMs);
+        const untilOutcomes = pending ? pendingSince + ackDelayMs - performance.now() : pollMs;
+        await sleep(Math.min(untilOutcomes, stallAt - performance.now()));
         sleepCoversOutcomes = false;
         continue;
       }
@@ -581,7 +647,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
       pump();
       if (count > 0 && result.messages.length < count) {
         const waitMs = result.waitMs == null ? pollMs : Math.min(pollMs, result.waitMs);
-        await sleep(waitMs);
+        await sleep(Math.min(waitMs, stallDeadline() - performance.now()));
       }
     }
     // Stopping: let other workers have the prefetched messages at once.

@@ -273,4 +273,17 @@ export interface MessageQueue {
    * @since 0.2.0
    */
   derive?(channel: string): MessageQueue;
+
+  /**
+   * Whether a federation given this queue as its one `queue` option, for
+   * every role, gives the outbox, fan-out and task roles a sibling each
+   * (`derive("outbox")`, `derive("fanout")`, `derive("task")`), listened
+   * to apart with handler slots of their own: a long task then cannot hold
+   * up received activities or deliveries, nor a slow delivery the tasks.
+   * The inbox keeps this queue, so messages queued in it before are still
+   * handled.  Only with {@link MessageQueue.derive}; `false` when absent
+   * (every role shares this queue and its listener).
+   * @since 0.4.0
+   */
+  readonly separateRoles?: boolean;
 }

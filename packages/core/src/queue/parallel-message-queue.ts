@@ -137,6 +137,17 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   /**
+   * Whether the inner queue separates the roles of a federation it serves
+   * alone (see `MessageQueue.separateRoles`): this queue then does too, with
+   * its siblings wrapped like it, so that every process splits the roles
+   * the same way whether it wraps the queue or not.
+   * @since 0.4.0
+   */
+  get separateRoles(): boolean {
+    return this.queue.separateRoles === true && this.derive != null;
+  }
+
+  /**
    * Adds a message to the inner queue.
    * @param message The message.
    * @param options The delay and ordering key.

@@ -32,6 +32,10 @@ export function createQueue(
     // The suite must hold with prefetched messages (leased, heartbeated,
     // released on stop), whatever the default is.
     prefetch: options.prefetch ?? 8,
+    // The suites count what one handler slot holds (prefetched messages,
+    // those started before a higher priority arrived): keep one, as the
+    // other backends do by default.
+    concurrency: 1,
   });
 }
 
