@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+// The `fedwork` program: runs one command line and exits with its code.
+// It exits explicitly, because the app's federation holds the connections
+// of its queues and stores (and the CLI never disposes what the app made).
+import process from "node:process";
+import { runCli } from "./cli.ts";
+
+/** Writes to a stream and resolves once the text is handed to the system. */
+function writer(stream: NodeJS.WriteStream): (text: string) => Promise<void> {
+  return (text) =>
+    new Promise((resolve, reject) =>
+      stream.write(text, (error) => (error == null ? resolve() : reject(error)))
+    );
+}
+
+const controller = new AbortController();
+const stop = () => controller.abort();
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
+// Signal handlers do not keep a process alive: without this, a `tail` on a
+// federation whose pub/sub holds no connection (the in-process default)
+// would end as soon as it waits, before any Ctrl-C.
+const keepAlive = setInterval(() => {}, 1 << 30);
+const code = await runCli(process.argv.slice(2), {
+  stdout: writer(process.stdout),
+  stderr: writer(process.stderr),
+  env: process.env,
+  cwd: process.cwd(),
+  signal: controller.signal,
+});
+clearInterval(keepAlive);
+process.exit(code);
