@@ -109,7 +109,9 @@ export function parseCommandLine(
       throw new CliUsageError(unknownCommand(positionals, commands));
     }
     if (rest.length > names.length) {
-      throw new CliUsageError(`unexpected argument ${JSON.stringify(rest[names.length])}: ${usage}.`);
+      throw new CliUsageError(
+        `unexpected argument ${JSON.stringify(rest[names.length])}: ${usage}.`,
+      );
     }
     names.forEach((name, index) => (args[name] = rest[index]));
   }

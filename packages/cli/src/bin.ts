@@ -15,8 +15,15 @@ function writer(stream: NodeJS.WriteStream): (text: string) => Promise<void> {
 
 const controller = new AbortController();
 const stop = () => controller.abort();
-process.on("SIGINT", stop);
-process.on("SIGTERM", stop);
+const deno = (globalThis as {
+  Deno?: { addSignalListener(signal: "SIGINT" | "SIGTERM", handler: () => void): void };
+}).Deno;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  // Deno's node:process takes signal listeners too, but a signal that
+  // arrives soon after start still killed the process there.
+  if (deno != null) deno.addSignalListener(signal, stop);
+  else process.on(signal, stop);
+}
 // Signal handlers do not keep a process alive: without this, a `tail` on a
 // federation whose pub/sub holds no connection (the in-process default)
 // would end as soon as it waits, before any Ctrl-C.

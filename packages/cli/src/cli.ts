@@ -1,6 +1,7 @@
 // One run of the CLI: read the command line, load the app's federation,
 // run the command, turn what went wrong into one line and an exit code.
 import process from "node:process";
+import { assertKnownOptions } from "@fedwork/core/queue-kit";
 import { loadFederation, messageOf, type OperatorFederation } from "./app-module.ts";
 import { parseCommandLine } from "./args.ts";
 import { COMMANDS } from "./commands/mod.ts";
@@ -31,7 +32,8 @@ export interface RunCliOptions {
 
 /**
  * Runs one `fedwork` command line: `fedwork --app ./src/federation.ts
- * failed list`.  Errors are written as one line to `stderr`, never thrown.
+ * failed list`.  What goes wrong in the command is written as one line to
+ * `stderr`, never thrown.
  * The loaded federation is not disposed: the `fedwork` program exits when
  * this returns.
  * @param argv The arguments after the program's name.
@@ -39,10 +41,14 @@ export interface RunCliOptions {
  * @returns The exit code: 0 done, 1 not found or failed, 2 malformed
  *          command line (unknown command or option, missing argument, no
  *          `--app`, a module without a federation).
+ * @throws {TypeError} When `argv` is not an array of strings or `stdout` or
+ *         `stderr` is not a function.
+ * @throws {UnknownOptionError} When `options` holds an unknown name.
  * @since 0.4.0
  * @example
  * ```ts ignore
  * import process from "node:process";
+import { assertKnownOptions } from "@fedwork/core/queue-kit";
  * import { runCli } from "@fedwork/cli";
  *
  * process.exitCode = await runCli(["failed", "list", "--json"], {
@@ -52,7 +58,14 @@ export interface RunCliOptions {
  * });
  * ```
  */
-export async function runCli(argv: readonly string[], options: RunCliOptions): Promise<number> {
+export function runCli(argv: readonly string[], options: RunCliOptions): Promise<number> {
+  // Malformed options throw here, before anything runs; the command's
+  // failures become exit codes.
+  checkRunCliOptions(argv, options);
+  return run(argv, options);
+}
+
+async function run(argv: readonly string[], options: RunCliOptions): Promise<number> {
   const print = async (text: string) => await options.stdout(`${text}\n`);
   const note = async (text: string) => await options.stderr(`${text}\n`);
   try {
@@ -88,5 +101,19 @@ export async function runCli(argv: readonly string[], options: RunCliOptions): P
     }
     await note(`fedwork: ${error instanceof CliFailure ? error.message : messageOf(error)}`);
     return EXIT_FAILURE;
+  }
+}
+
+function checkRunCliOptions(argv: readonly string[], options: RunCliOptions): void {
+  if (!Array.isArray(argv) || argv.some((arg) => typeof arg !== "string")) {
+    throw new TypeError("runCli(): argv must be an array of strings.");
+  }
+  assertKnownOptions(options, ["stdout", "stderr", "env", "cwd", "signal", "federation"], {
+    where: "runCli()",
+  });
+  for (const name of ["stdout", "stderr"] as const) {
+    if (typeof options?.[name] !== "function") {
+      throw new TypeError(`runCli(): the ${name} option must be a function writing text.`);
+    }
   }
 }

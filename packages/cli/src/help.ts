@@ -9,7 +9,9 @@ import type { CommandSpec, OptionSpec } from "./command.ts";
  * @returns Its text.
  */
 export function overallHelp(commands: readonly CommandSpec[]): string {
-  const rows = commands.filter((command) => !command.alias).map((command) => [usageOf(command, false), command.summary]);
+  const rows = commands.filter((command) => !command.alias).map((
+    command,
+  ) => [usageOf(command, false), command.summary]);
   return [
     "fedwork: operate a Fedwork federation from the command line.",
     "",
@@ -50,10 +52,12 @@ function usageOf(command: CommandSpec, withOptions = true): string {
 }
 
 function optionLines(options: Readonly<Record<string, OptionSpec>>): string[] {
-  return columns(Object.entries(options).map(([name, spec]) => [
-    `--${name}${spec.type === "boolean" ? "" : ` ${spec.value ?? "VALUE"}`}`,
-    spec.description,
-  ]));
+  return columns(
+    Object.entries(options).map(([name, spec]) => [
+      `--${name}${spec.type === "boolean" ? "" : ` ${spec.value ?? "VALUE"}`}`,
+      spec.description,
+    ]),
+  );
 }
 
 function columns(rows: readonly (readonly [string, string])[] | string[][]): string[] {

@@ -3,7 +3,15 @@
 // which runs the workers: a failed task listed, shown, replayed to
 // completion and discarded; cancellation; an unhealthy host released; the
 // listings; and `tail` printing live updates.
-import { assert, assertEquals, assertMatch, startTestServer, test, waitUntil, within } from "@fedify/fixture";
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  startTestServer,
+  test,
+  waitUntil,
+  within,
+} from "@fedify/fixture";
 import { Create, Note } from "@fedify/vocab";
 import { rm } from "node:fs/promises";
 import process from "node:process";
@@ -41,7 +49,10 @@ async function withFederation(
   const backend: CliTestBackend = kind === "sqlite"
     ? { backend: "sqlite", path }
     : { backend: "postgres", namespace };
-  const env = { FEDWORK_CLI_TEST_BACKEND: kind, FEDWORK_CLI_TEST_TARGET: kind === "sqlite" ? path : namespace };
+  const env = {
+    FEDWORK_CLI_TEST_BACKEND: kind,
+    FEDWORK_CLI_TEST_TARGET: kind === "sqlite" ? path : namespace,
+  };
   const state: CliTestState = { broken: true };
   const made = await createCliTestFederation(backend, state);
   const controller = new AbortController();
@@ -82,7 +93,9 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const first = await ctx.enqueueTask(setup.tasks.flaky, { n: 1 });
       assert(first.status === "enqueued");
       const id = first.messageId;
-      await waitUntil(async () => (await stateOf(setup, id)) === "failed", { what: "the task to fail" });
+      await waitUntil(async () => (await stateOf(setup, id)) === "failed", {
+        what: "the task to fail",
+      });
 
       const list = await setup.fedwork("failed", "list");
       assertEquals(list.code, 0, list.stderr);
@@ -109,7 +122,11 @@ for (const kind of ["sqlite", "postgres"] as const) {
         timeoutMs: 60_000,
       });
       const gone = await setup.fedwork("failed", "show", id);
-      assertEquals([gone.code, gone.stdout, gone.stderr], [1, "", `fedwork: no failed task "${id}".\n`]);
+      assertEquals([gone.code, gone.stdout, gone.stderr], [
+        1,
+        "",
+        `fedwork: no failed task "${id}".\n`,
+      ]);
       const again = await setup.fedwork("failed", "replay", id);
       assertEquals([again.code, again.stderr], [1, `fedwork: no failed task "${id}".\n`]);
 
@@ -176,7 +193,10 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const hosts = await setup.fedwork("hosts");
       assertEquals(hosts.code, 0, hosts.stderr);
       assertMatch(hosts.stdout, /^HOST +STATE +FAILURES +PARKED +SINCE +NEXT PROBE$/m);
-      assertMatch(hosts.stdout, new RegExp(`^${host.replaceAll(".", "\\.")} +unhealthy +1 +1 `, "m"));
+      assertMatch(
+        hosts.stdout,
+        new RegExp(`^${host.replaceAll(".", "\\.")} +unhealthy +1 +1 `, "m"),
+      );
       const json = await setup.fedwork("hosts", "--json");
       assertEquals(JSON.parse(json.stdout).map((h: { host: string }) => h.host), [host]);
 
@@ -193,7 +213,10 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const healthy = await setup.fedwork("hosts");
       assertEquals([healthy.code, healthy.stdout], [0, "No unhealthy hosts.\n"]);
       const twice = await setup.fedwork("hosts", "release", host);
-      assertEquals([twice.code, twice.stderr], [1, `fedwork: host ${host} is not unhealthy or dead.\n`]);
+      assertEquals([twice.code, twice.stderr], [
+        1,
+        `fedwork: host ${host} is not unhealthy or dead.\n`,
+      ]);
     });
   });
 
@@ -216,7 +239,12 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const queues = await setup.fedwork("queues", "--json");
       assertEquals(queues.code, 0, queues.stderr);
       const entries = JSON.parse(queues.stdout) as { role: string; depth: { queued: number } }[];
-      assertEquals(entries.map((entry) => entry.role).sort(), ["fanout", "inbox", "outbox", "task"]);
+      assertEquals(entries.map((entry) => entry.role).sort(), [
+        "fanout",
+        "inbox",
+        "outbox",
+        "task",
+      ]);
       assert(entries.every((entry) => typeof entry.depth?.queued === "number"), queues.stdout);
       const table = await setup.fedwork("queues");
       assertMatch(table.stdout, /^ROLE +QUEUE +QUEUED +READY +DELAYED$/m);

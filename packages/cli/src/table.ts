@@ -11,7 +11,10 @@ const MAX_CELL = 60;
  *             shown as spaces.
  * @returns The table's lines, header first.
  */
-export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function renderTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
   const cells = [header, ...rows].map((row) => row.map(cell));
   const widths = header.map((_, column) =>
     Math.max(...cells.map((row) => [...(row[column] ?? "")].length))

@@ -32,7 +32,8 @@ export const schedulesCommand: CommandSpec = {
       schedules.map((schedule) => [
         schedule.id,
         schedule.taskName,
-        schedule.every ?? `${schedule.cron}${schedule.timezone == null ? "" : ` ${schedule.timezone}`}`,
+        schedule.every ??
+          `${schedule.cron}${schedule.timezone == null ? "" : ` ${schedule.timezone}`}`,
         formatTime(schedule.lastRunAt),
         formatTime(schedule.nextRunAt),
       ]),

@@ -55,7 +55,9 @@ async function listRecords(
 ): Promise<number> {
   const kind = options.kind as string | undefined;
   if (kind != null && !(KINDS as readonly string[]).includes(kind)) {
-    throw new CliUsageError(`--kind must be one of ${KINDS.join(", ")}, not ${JSON.stringify(kind)}.`);
+    throw new CliUsageError(
+      `--kind must be one of ${KINDS.join(", ")}, not ${JSON.stringify(kind)}.`,
+    );
   }
   let page: TaskRecordPage;
   try {
@@ -143,7 +145,9 @@ export const failedShowCommand: CommandSpec = {
         `activity:    ${orDash(task.message.activityType)} ${orDash(task.message.activityId)}`,
       );
     }
-    lines.push(`error:       ${task.error == null ? "-" : `${task.error.name}: ${task.error.message}`}`);
+    lines.push(
+      `error:       ${task.error == null ? "-" : `${task.error.name}: ${task.error.message}`}`,
+    );
     if (task.stack != null) lines.push("stack:", indent(task.stack));
     lines.push(
       task.payload == null ? `payload:     not decoded: ${task.payloadError}` : "payload:",
@@ -170,9 +174,7 @@ export const failedReplayCommand: CommandSpec = {
     try {
       const result = await federation.retryFailedTask(args.id);
       await print(
-        json
-          ? JSON.stringify({ id: args.id, status: result.status })
-          : `Queued ${args.id} again.`,
+        json ? JSON.stringify({ id: args.id, status: result.status }) : `Queued ${args.id} again.`,
       );
       return EXIT_OK;
     } catch (error) {

@@ -60,12 +60,16 @@ async function statusText(status: TaskStatus): Promise<string> {
     `state:       ${status.state}`,
     `attempt:     ${status.attempt}`,
     `updated:     ${formatTime(status.updatedAt.toISOString())}`,
-    `progress:    ${orDash(status.progress?.percent == null ? null : `${status.progress.percent}%`)}`,
+    `progress:    ${
+      orDash(status.progress?.percent == null ? null : `${status.progress.percent}%`)
+    }`,
   ];
   if (status.progress?.data !== undefined) {
     lines.push(`data:        ${await toDisplayText(status.progress.data, 0)}`);
   }
-  if (status.error != null) lines.push(`error:       ${status.error.name}: ${status.error.message}`);
+  if (status.error != null) {
+    lines.push(`error:       ${status.error.name}: ${status.error.message}`);
+  }
   if (status.reason != null) lines.push(`reason:      ${status.reason}`);
   if (status.result !== undefined) {
     lines.push(`result:      ${await toDisplayText(status.result, 0)}`);

@@ -21,8 +21,6 @@ export interface CliRun {
 export interface RunningCli {
   /** Resolves once the standard error has a line containing `text`. */
   stderrLine(text: string): Promise<void>;
-  /** Resolves once the standard output has `count` lines. */
-  stdoutLines(count: number): Promise<string[]>;
   /** Sends a signal. */
   kill(signal: NodeJS.Signals): void;
   /** Resolves when it exits. */
@@ -35,42 +33,35 @@ export interface RunningCli {
  * @param env Variables added to this process's environment.
  * @returns The process.
  */
-export function startFedwork(args: readonly string[], env: Record<string, string> = {}): RunningCli {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  const command = deno == null ? process.execPath : deno.execPath();
-  const argv = deno == null ? [BIN, ...args] : ["run", "-A", BIN, ...args];
+export function startFedwork(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): RunningCli {
   const childEnv: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined) childEnv[key] = value;
   }
   // node:test sets this for its own children; the CLI is not one.
   delete childEnv.NODE_TEST_CONTEXT;
-  const child = spawn(command, argv, {
-    cwd: CLI_CWD,
-    env: { ...childEnv, NO_COLOR: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
   let stdout = "";
   let stderr = "";
   const waiters: (() => void)[] = [];
   const changed = () => waiters.splice(0).forEach((wake) => wake());
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-    changed();
-  });
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-    changed();
-  });
-  const exited = new Promise<CliRun>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      resolve({ code, signal, stdout, stderr });
+  const child = spawnChild(args, { ...childEnv, NO_COLOR: "1", ...env }, {
+    stdout: (chunk) => {
+      stdout += chunk;
       changed();
-    });
+    },
+    stderr: (chunk) => {
+      stderr += chunk;
+      changed();
+    },
   });
   let done = false;
-  exited.finally(() => (done = true)).catch(() => {});
+  const exited = child.exited.finally(() => {
+    done = true;
+    changed();
+  }).then(({ code, signal }) => ({ code, signal, stdout, stderr }));
   const until = async (ready: () => boolean, what: string) => {
     while (!ready()) {
       if (done) throw new Error(`fedwork exited before ${what}:\n${stdout}\n${stderr}`);
@@ -81,12 +72,7 @@ export function startFedwork(args: readonly string[], env: Record<string, string
   };
   return {
     stderrLine: (text) => until(() => stderr.includes(text), `printing ${text}`),
-    async stdoutLines(count) {
-      const lines = () => stdout.split("\n").filter((line) => line !== "");
-      await until(() => lines().length >= count, `printing ${count} lines`);
-      return lines();
-    },
-    kill: (signal) => void child.kill(signal),
+    kill: (signal) => child.kill(signal),
     exited,
   };
 }
@@ -97,6 +83,84 @@ export function startFedwork(args: readonly string[], env: Record<string, string
  * @param env Variables added to this process's environment.
  * @returns What it printed and its exit code.
  */
-export function runFedwork(args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> {
+export function runFedwork(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<CliRun> {
   return startFedwork(args, env).exited;
+}
+
+interface SpawnedChild {
+  readonly exited: Promise<{ code: number | null; signal: string | null }>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+interface DenoCommandApi {
+  execPath(): string;
+  Command: new (command: string, options: {
+    args: string[];
+    cwd: string;
+    env: Record<string, string>;
+    clearEnv: boolean;
+    stdin: "null";
+    stdout: "piped";
+    stderr: "piped";
+  }) => {
+    spawn(): {
+      stdout: ReadableStream<Uint8Array>;
+      stderr: ReadableStream<Uint8Array>;
+      status: Promise<{ code: number; signal: string | null }>;
+      kill(signal: string): void;
+    };
+  };
+}
+
+/**
+ * Starts the program: with Deno.Command on Deno, whose node:child_process
+ * reports a child it sent a signal to as killed by it even when the child
+ * handled the signal and exited 0; with node:child_process elsewhere.
+ */
+function spawnChild(
+  args: readonly string[],
+  env: Record<string, string>,
+  on: { stdout(chunk: string): void; stderr(chunk: string): void },
+): SpawnedChild {
+  const deno = (globalThis as { Deno?: DenoCommandApi }).Deno;
+  if (deno != null) {
+    const child = new deno.Command(deno.execPath(), {
+      args: ["run", "-A", BIN, ...args],
+      cwd: CLI_CWD,
+      env,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const pump = async (stream: ReadableStream<Uint8Array>, write: (chunk: string) => void) => {
+      const decoder = new TextDecoder();
+      for await (const chunk of stream) write(decoder.decode(chunk, { stream: true }));
+    };
+    const pumped = Promise.all([pump(child.stdout, on.stdout), pump(child.stderr, on.stderr)]);
+    return {
+      exited: Promise.all([child.status, pumped]).then(([status]) => ({
+        code: status.signal == null ? status.code : null,
+        signal: status.signal,
+      })),
+      kill: (signal) => child.kill(signal),
+    };
+  }
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: CLI_CWD,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout.setEncoding("utf8").on("data", on.stdout);
+  child.stderr.setEncoding("utf8").on("data", on.stderr);
+  return {
+    exited: new Promise((resolve, reject) => {
+      child.on("error", reject);
+      child.on("close", (code, signal) => resolve({ code, signal }));
+    }),
+    kill: (signal) => void child.kill(signal),
+  };
 }
