@@ -268,7 +268,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
 
 test("on postgres, fedwork tail prints a running task's updates and exits after --count", async () => {
   await withFederation("postgres", async (setup) => {
-    const tail = setup.start("tail", "--count", "2", "--json");
+    const tail = setup.start("tail", "--count", "2", "--json", "--task", "long");
     await within(tail.stderrLine("Watching task updates"), "tail to start", 60_000);
     const ctx = setup.federation.createContext(BASE, undefined);
     const long = await ctx.enqueueTask(setup.tasks.long, {});
