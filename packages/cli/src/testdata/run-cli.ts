@@ -138,7 +138,10 @@ function spawnChild(
     }).spawn();
     const pump = async (stream: ReadableStream<Uint8Array>, write: (chunk: string) => void) => {
       const decoder = new TextDecoder();
-      for await (const chunk of stream) write(decoder.decode(chunk, { stream: true }));
+      const reader = stream.getReader();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        write(decoder.decode(read.value, { stream: true }));
+      }
     };
     const pumped = Promise.all([pump(child.stdout, on.stdout), pump(child.stderr, on.stderr)]);
     return {
@@ -146,7 +149,13 @@ function spawnChild(
         code: status.signal == null ? status.code : null,
         signal: status.signal,
       })),
-      kill: (signal) => child.kill(signal),
+      kill(signal) {
+        try {
+          child.kill(signal);
+        } catch {
+          // It has exited already (Deno throws where Node.js does nothing).
+        }
+      },
     };
   }
   const child = spawn(process.execPath, [BIN, ...args], {
