@@ -39,8 +39,9 @@ export const queuesCommand: CommandSpec = {
 export const workersCommand: CommandSpec = {
   words: ["workers"],
   summary: "list the worker processes and what they run",
-  details: "Every process that called startQueue() and wrote a heartbeat lately, with its\n" +
-    "state, its queues (roles × concurrency), the tasks it runs and its counts.",
+  details: "The workers every process started with startQueue(), oldest first, with their\n" +
+    "state (busy, idle, stopping, or offline after missing heartbeats), queues\n" +
+    "(roles × concurrency), the tasks they run and their counts.",
   async run({ federation, json, print }) {
     const workers = (await federation.listWorkers()).map(serializeWorker);
     if (json) {
