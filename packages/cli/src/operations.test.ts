@@ -87,7 +87,7 @@ async function stateOf(setup: Setup, id: string): Promise<string | undefined> {
 }
 
 for (const kind of ["sqlite", "postgres"] as const) {
-  test(`on ${kind}, fedwork failed list shows a failed task, replay runs it to completion, discard removes one`, async () => {
+  test(`on ${kind}, fedwork failed list shows a failed task, replay runs it to completion (then listed as completed), discard removes one`, async () => {
     await withFederation(kind, async (setup) => {
       const ctx = setup.federation.createContext(BASE, undefined);
       const first = await ctx.enqueueTask(setup.tasks.flaky, { n: 1 });
@@ -121,6 +121,9 @@ for (const kind of ["sqlite", "postgres"] as const) {
         what: "the replayed task to complete",
         timeoutMs: 60_000,
       });
+      const completed = await setup.fedwork("completed", "--task", "flaky", "--json");
+      assertEquals(completed.code, 0, completed.stderr);
+      assertEquals(JSON.parse(completed.stdout).records.map((r: { id: string }) => r.id), [id]);
       const gone = await setup.fedwork("failed", "show", id);
       assertEquals([gone.code, gone.stdout, gone.stderr], [
         1,
@@ -166,6 +169,58 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const unknown = await setup.fedwork("cancel", "no-such-task", "--json");
       assertEquals(unknown.code, 1);
       assertEquals(JSON.parse(unknown.stdout), { status: "unknown", id: "no-such-task" });
+    });
+  });
+
+  test(`on ${kind}, fedwork failed list --kind delivery shows a delivery refused for good, and replay sends it again`, async () => {
+    let gone = true;
+    await using server = await startTestServer(() =>
+      new Response(gone ? "gone" : null, { status: gone ? 410 : 202 })
+    );
+    await withFederation(kind, async (setup) => {
+      const inbox = new URL("/inbox", server.url);
+      await setup.federation.createContext(BASE, undefined).sendActivity(
+        { identifier: "alice" },
+        { id: new URL("https://remote.example/users/carol"), inboxId: inbox },
+        new Create({
+          id: new URL("https://cli.example/activities/2"),
+          actor: new URL("https://cli.example/users/alice"),
+          object: new Note({ id: new URL("https://cli.example/notes/2"), content: "hi" }),
+        }),
+      );
+      let id = "";
+      await waitUntil(async () => {
+        const page = await setup.federation.listFailedTasks({ kind: "delivery" });
+        id = page.records[0]?.id ?? "";
+        return id !== "";
+      }, { what: "the delivery to fail for good", timeoutMs: 60_000 });
+      const list = await setup.fedwork("failed", "list", "--kind", "delivery");
+      assertEquals(list.code, 0, list.stderr);
+      assertMatch(
+        list.stdout,
+        new RegExp(`^${id} +fedwork:delivery +delivery +permanent +1 .*HTTP 410 `, "m"),
+      );
+      const show = await setup.fedwork("failed", "show", id);
+      assertEquals(show.code, 0, show.stderr);
+      assertMatch(show.stdout, new RegExp(`^inbox: +${inbox.href.replaceAll(".", "\\.")}$`, "m"));
+      assertMatch(show.stdout, /^activity: +Create https:\/\/cli\.example\/activities\/2$/m);
+      const tasks = await setup.fedwork("failed", "list", "--kind", "task");
+      assertEquals([tasks.code, tasks.stdout], [0, "No failed tasks.\n"]);
+
+      const posts = () => server.requests.filter((request) => request.method === "POST").length;
+      const before = posts();
+      gone = false;
+      const replay = await setup.fedwork("failed", "replay", id);
+      assertEquals([replay.code, replay.stdout], [0, `Queued ${id} again.\n`], replay.stderr);
+      await waitUntil(() => posts() > before, {
+        what: "the replayed delivery to be sent",
+        timeoutMs: 60_000,
+      });
+      const bad = await setup.fedwork("failed", "list", "--kind", "letter");
+      assertEquals([bad.code, bad.stderr], [
+        2,
+        'fedwork: --kind must be one of task, delivery, inbox, fanout, not "letter".\n',
+      ]);
     });
   });
 

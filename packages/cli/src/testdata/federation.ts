@@ -85,6 +85,7 @@ export async function createCliTestFederation(
     allowPrivateAddress: true,
     origin: "https://cli.example",
     hostHealth: { failureThreshold: 1, initialProbeDelay: { hours: 1 } },
+    completedTaskRetention: { hours: 1 },
   } as const;
   if (backend.backend === "sqlite") {
     const kv = new SqliteKvStore({ path: backend.path });
