@@ -19,8 +19,9 @@ const deno = (globalThis as {
   Deno?: { addSignalListener(signal: "SIGINT" | "SIGTERM", handler: () => void): void };
 }).Deno;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  // Deno's node:process takes signal listeners too, but a signal that
-  // arrives soon after start still killed the process there.
+  // Deno's node:process takes signal listeners too, but with one a SIGINT
+  // still killed the program when a shell started it in the background;
+  // Deno.addSignalListener() handles it.
   if (deno != null) deno.addSignalListener(signal, stop);
   else process.on(signal, stop);
 }
