@@ -5,16 +5,30 @@
 import process from "node:process";
 import { runCli } from "./cli.ts";
 
-/** Writes to a stream and resolves once the text is handed to the system. */
-function writer(stream: NodeJS.WriteStream): (text: string) => Promise<void> {
-  return (text) =>
-    new Promise((resolve, reject) =>
-      stream.write(text, (error) => (error == null ? resolve() : reject(error)))
-    );
-}
-
 const controller = new AbortController();
 const stop = () => controller.abort();
+
+/**
+ * Writes to a stream and resolves once the text is handed to the system.
+ * When the reader has gone (`fedwork tail | head -n 5`), the command stops
+ * as on Ctrl-C instead of failing.
+ */
+function writer(stream: NodeJS.WriteStream): (text: string) => Promise<void> {
+  // Failed writes are answered in their callbacks; without a listener, the
+  // stream's error event would end the process with a stack trace.
+  stream.on("error", () => {});
+  return (text) =>
+    new Promise((resolve, reject) => {
+      if (stream.destroyed) return resolve();
+      stream.write(text, (error) => {
+        if (error == null) return resolve();
+        if ((error as NodeJS.ErrnoException).code !== "EPIPE") return reject(error);
+        stop();
+        resolve();
+      });
+    });
+}
+
 const deno = (globalThis as {
   Deno?: { addSignalListener(signal: "SIGINT" | "SIGTERM", handler: () => void): void };
 }).Deno;

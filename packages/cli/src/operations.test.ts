@@ -349,6 +349,27 @@ test("on postgres, fedwork tail prints a running task's updates and exits after 
   });
 });
 
+test("on postgres, fedwork tail stops and exits 0 when the reader of its output goes", async () => {
+  await withFederation("postgres", async (setup) => {
+    const tail = setup.start("tail", "--task", "long");
+    await within(tail.stderrLine("Watching task updates"), "tail to start", 60_000);
+    const long = await setup.federation.createContext(BASE, undefined)
+      .enqueueTask(setup.tasks.long, {});
+    assert(long.status === "enqueued");
+    try {
+      await within(tail.stdoutLine(long.messageId), "tail to print an update", 60_000);
+      // As `fedwork tail | head -n 1` does once it has its line; the task
+      // keeps reporting progress, so tail writes again and finds no reader.
+      await tail.closeStdout();
+      const run = await within(tail.exited, "tail to exit once nobody reads it", 60_000);
+      assertEquals([run.code, run.signal], [0, null], run.stderr);
+    } finally {
+      tail.kill("SIGKILL");
+      await setup.federation.cancelTask(long.messageId);
+    }
+  });
+});
+
 test("on sqlite, fedwork tail stops on SIGINT and exits 0", async () => {
   await withFederation("sqlite", async (setup) => {
     const tail = setup.start("tail");

@@ -21,6 +21,10 @@ export interface CliRun {
 export interface RunningCli {
   /** Resolves once the standard error has a line containing `text`. */
   stderrLine(text: string): Promise<void>;
+  /** Resolves once the standard output has a line containing `text`. */
+  stdoutLine(text: string): Promise<void>;
+  /** Closes the reading end of its standard output, as `| head -n 1` does. */
+  closeStdout(): Promise<void>;
   /** Sends a signal. */
   kill(signal: NodeJS.Signals): void;
   /** Resolves when it exits. */
@@ -72,6 +76,8 @@ export function startFedwork(
   };
   return {
     stderrLine: (text) => until(() => stderr.includes(text), `printing ${text}`),
+    stdoutLine: (text) => until(() => stdout.includes(text), `printing ${text}`),
+    closeStdout: () => child.closeStdout(),
     kill: (signal) => child.kill(signal),
     exited,
   };
@@ -93,6 +99,7 @@ export function runFedwork(
 interface SpawnedChild {
   readonly exited: Promise<{ code: number | null; signal: string | null }>;
   kill(signal: NodeJS.Signals): void;
+  closeStdout(): Promise<void>;
 }
 
 interface DenoCommandApi {
@@ -136,15 +143,22 @@ function spawnChild(
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    const pump = async (stream: ReadableStream<Uint8Array>, write: (chunk: string) => void) => {
+    const pump = async (
+      reader: ReadableStreamDefaultReader<Uint8Array>,
+      write: (chunk: string) => void,
+    ) => {
       const decoder = new TextDecoder();
-      const reader = stream.getReader();
       for (let read = await reader.read(); !read.done; read = await reader.read()) {
         write(decoder.decode(read.value, { stream: true }));
       }
     };
-    const pumped = Promise.all([pump(child.stdout, on.stdout), pump(child.stderr, on.stderr)]);
+    const stdout = child.stdout.getReader();
+    const pumped = Promise.all([
+      pump(stdout, on.stdout),
+      pump(child.stderr.getReader(), on.stderr),
+    ]);
     return {
+      closeStdout: () => stdout.cancel(),
       exited: Promise.all([child.status, pumped]).then(([status]) => ({
         code: status.signal == null ? status.code : null,
         signal: status.signal,
@@ -171,5 +185,6 @@ function spawnChild(
       child.on("close", (code, signal) => resolve({ code, signal }));
     }),
     kill: (signal) => void child.kill(signal),
+    closeStdout: async () => void child.stdout.destroy(),
   };
 }
