@@ -185,6 +185,9 @@ function spawnChild(
       child.on("close", (code, signal) => resolve({ code, signal }));
     }),
     kill: (signal) => void child.kill(signal),
-    closeStdout: async () => void child.stdout.destroy(),
+    closeStdout() {
+      child.stdout.destroy();
+      return Promise.resolve();
+    },
   };
 }
