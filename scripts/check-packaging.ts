@@ -3,7 +3,8 @@
 // directory (outside the workspace, so nothing resolves to the sources),
 // type-checks a small app against the published declarations, then runs it
 // (one typed task end to end on SQLite), @fedwork/testing's KV suite and its
-// worker-crash test on Node.js, Deno and Bun.
+// worker-crash test, and the packed `fedwork` program (@fedwork/cli's bin)
+// on Node.js, Deno and Bun.
 //
 // Dependencies other than ours come from the registry, through npm's cache
 // (`--prefer-offline`): after the workspace's own `npm install` they are
@@ -140,7 +141,7 @@ try {
         allowImportingTsExtensions: true,
         skipLibCheck: true,
       },
-      files: ["app.ts", "adapters.ts", "conformance.test.ts", "sqlite-factory.ts"],
+      files: ["app.ts", "adapters.ts", "conformance.test.ts", "sqlite-factory.ts", "cli-app.ts"],
     }),
   );
   await copyFile(join(root, "scripts", "packaging", "app.ts"), join(scratch, "app.ts"));
@@ -153,6 +154,7 @@ try {
     join(root, "scripts", "packaging", "sqlite-factory.ts"),
     join(scratch, "sqlite-factory.ts"),
   );
+  await copyFile(join(root, "scripts", "packaging", "cli-app.ts"), join(scratch, "cli-app.ts"));
   await step("installed the tarballs into a scratch project", () =>
     run("npm", [
       "install",
@@ -239,15 +241,31 @@ try {
       "./conformance.test.ts",
     ]],
   ];
+  // The program as each runtime's users start it: npm's bin link (whose
+  // first line asks for Node.js), and the packed module with deno and bun.
+  const cliBin = join(scratch, "node_modules", "@fedwork", "cli", "dist", "bin.js");
+  const cliArgs = ["--app", "./cli-app.ts", "queues", "--json"];
+  const clis: Record<string, string[]> = {
+    "Node.js": [join(scratch, "node_modules", ".bin", "fedwork"), ...cliArgs],
+    Deno: [bin("deno"), "run", "-A", cliBin, ...cliArgs],
+    Bun: [bin("bun"), cliBin, ...cliArgs],
+  };
   for (const [runtime, app, adapters, suite] of runtimes) {
     await step(
-      `ran the app, the adapters, the KV suite and the crash test on ${runtime}`,
+      `ran the app, the adapters, the KV suite, the crash test and fedwork on ${runtime}`,
       async () => {
-        const [appOutput, adaptersOutput] = await Promise.all([
+        const cli = clis[runtime];
+        const [appOutput, adaptersOutput, , cliOutput] = await Promise.all([
           run(app[0], app.slice(1), scratch),
           run(adapters[0], adapters.slice(1), scratch),
           run(suite[0], suite.slice(1), scratch),
+          run(cli[0], cli.slice(1), scratch),
         ]);
+        const roles = (JSON.parse(cliOutput) as { role: string }[]).map((entry) => entry.role);
+        if (roles.join(",") !== "inbox,outbox,fanout,task") {
+          throw new Error(`fedwork queues --json on ${runtime} printed:\n${cliOutput}`);
+        }
+        console.log(`  fedwork queues --json ran on ${runtime}: ${roles.join(", ")}`);
         for (
           const [output, prefix] of [
             [appOutput, "packaged task ran on"],

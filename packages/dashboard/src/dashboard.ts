@@ -3,13 +3,18 @@ import {
   FailedTaskNotFoundError,
   TaskNotDefinedError,
   TaskQueueNotConfiguredError,
-  type TaskRecord,
   TaskValidationError,
 } from "@fedwork/core";
 import { getLogger } from "@logtape/logtape";
-import { toDisplayText } from "./display.ts";
 import { type DashboardOptions, resolveDashboardOptions } from "./options.ts";
 import { renderPage } from "./page.ts";
+import {
+  serializeFailedTask,
+  serializeHostHealth,
+  serializeQueueDepth,
+  serializeTaskRecord,
+  serializeWorker,
+} from "./serialize.ts";
 import type { DashboardFederation } from "./source.ts";
 import { streamTaskUpdates } from "./stream.ts";
 
@@ -199,13 +204,7 @@ class DashboardApi {
     return {
       generatedAt: new Date().toISOString(),
       features: this.features,
-      queues: queues.map(({ role, queue, depth }) => ({
-        role,
-        queue,
-        depth: depth == null
-          ? null
-          : { queued: depth.queued, ready: depth.ready ?? null, delayed: depth.delayed ?? null },
-      })),
+      queues: queues.map(serializeQueueDepth),
       throughput: throughput.map((bucket) => ({
         minute: bucket.minute.toISOString(),
         completed: bucket.completed,
@@ -214,32 +213,8 @@ class DashboardApi {
         dropped: bucket.dropped,
       })),
       failedCounts: Object.fromEntries(counts),
-      hosts: hosts == null ? null : hosts.map((host) => ({
-        host: String(host.host),
-        consecutiveFailures: host.consecutiveFailures,
-        since: isoOrNull(host.since),
-        nextProbeAt: isoOrNull(host.nextProbeAt),
-        parkedDeliveries: host.parkedDeliveries,
-        dead: host.dead === true,
-      })),
-      workers: workers == null ? null : workers.map((worker) => ({
-        id: String(worker.id),
-        host: String(worker.host),
-        pid: worker.pid,
-        runtime: String(worker.runtime),
-        // "task × 8": what a worker can take on, beside what it runs.
-        queues: worker.queues.map((queue) =>
-          typeof queue.concurrency === "number" && Number.isFinite(queue.concurrency)
-            ? `${String(queue.roles)} × ${queue.concurrency}`
-            : String(queue.roles)
-        ),
-        capabilities: worker.capabilities.map(String),
-        state: String(worker.state),
-        lastHeartbeatAt: isoOrNull(worker.lastHeartbeatAt),
-        currentTaskIds: worker.currentTaskIds.map(String),
-        completed: worker.counts.completed,
-        failed: worker.counts.failed,
-      })),
+      hosts: hosts == null ? null : hosts.map(serializeHostHealth),
+      workers: workers == null ? null : workers.map(serializeWorker),
     };
   }
 
@@ -257,21 +232,14 @@ class DashboardApi {
       page = await this.#federation.listFailedTasks({ limit: this.#pageSize });
     }
     return {
-      records: page.records.map((record) => summary(record)),
+      records: page.records.map(serializeTaskRecord),
       cursor: page.cursor ?? null,
     };
   }
 
   async failedTask(id: string): Promise<unknown> {
     const details = await this.#federation.getFailedTask(id);
-    if (details == null) return undefined;
-    return {
-      ...summary(details),
-      stack: details.error?.stack ?? null,
-      orderingKey: details.orderingKey ?? null,
-      payload: details.payloadError == null ? await toDisplayText(details.payload) : null,
-      payloadError: details.payloadError ?? null,
-    };
+    return details == null ? undefined : await serializeFailedTask(details);
   }
 
   async replay(id: string): Promise<Response> {
@@ -338,36 +306,6 @@ class DashboardApi {
       },
     );
   }
-}
-
-function summary(record: TaskRecord) {
-  return {
-    id: record.id,
-    kind: record.kind === "delivery" || record.kind === "inbox" || record.kind === "fanout"
-      ? record.kind
-      : "task",
-    taskName: record.taskName,
-    message: record.message == null ? null : {
-      activityType: record.message.activityType ?? null,
-      activityId: record.message.activityId ?? null,
-      deliveries: record.message.deliveries ?? null,
-    },
-    delivery: record.delivery == null ? null : {
-      inbox: String(record.delivery.inbox),
-      activityType: String(record.delivery.activityType),
-      activityId: record.delivery.activityId ?? null,
-      statusCode: record.delivery.statusCode ?? null,
-    },
-    reason: record.reason ?? null,
-    attempts: record.attempts,
-    enqueuedAt: isoOrNull(record.enqueuedAt),
-    finishedAt: isoOrNull(record.finishedAt),
-    error: record.error == null ? null : { name: record.error.name, message: record.error.message },
-  };
-}
-
-function isoOrNull(date: Date | undefined): string | null {
-  return date instanceof Date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
 }
 
 function matchId(path: string, pattern: RegExp): string | undefined {

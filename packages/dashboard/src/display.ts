@@ -5,12 +5,14 @@ const MAX_TEXT = 64 * 1024;
 
 /**
  * Turns a decoded task payload (which may hold dates, maps, URLs,
- * vocabulary objects, big integers, cycles) into indented JSON text for
- * the page, which shows it as text.  Vocabulary objects become their
- * JSON-LD.  Long output is cut, saying so.  Internal.
+ * vocabulary objects, big integers, cycles) into indented JSON text, as
+ * the dashboard's page and the `fedwork` CLI show it.  Vocabulary objects
+ * become their JSON-LD, dates ISO 8601 strings, big integers `123n`.  Long
+ * output (past 64 KiB) is cut, saying so.
  * @param value The payload.
  * @param indent The indentation (0 for one line).
  * @returns The text.
+ * @since 0.4.0
  */
 export async function toDisplayText(value: unknown, indent = 2): Promise<string> {
   const text = JSON.stringify(await toDisplayJson(value, 0, new Set()), null, indent) ??

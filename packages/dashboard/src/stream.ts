@@ -1,5 +1,5 @@
 import { getLogger } from "@logtape/logtape";
-import { toDisplayText } from "./display.ts";
+import { serializeTaskUpdate } from "./serialize.ts";
 import type { DashboardTaskUpdate } from "./source.ts";
 
 const logger = getLogger(["fedwork", "dashboard"]);
@@ -71,7 +71,7 @@ export function streamTaskUpdates(
         try {
           for await (const update of watch(controller.signal)) {
             if (controller.signal.aborted) break;
-            send(`event: task\ndata: ${JSON.stringify(await serializeUpdate(update))}\n\n`);
+            send(`event: task\ndata: ${JSON.stringify(await serializeTaskUpdate(update))}\n\n`);
           }
         } catch (error) {
           if (!controller.signal.aborted) {
@@ -89,32 +89,4 @@ export function streamTaskUpdates(
       stop();
     },
   });
-}
-
-async function serializeUpdate(update: DashboardTaskUpdate): Promise<unknown> {
-  const { status } = update;
-  const progress = status?.progress;
-  return {
-    id: String(update.id),
-    kind: String(update.kind),
-    name: String(status?.name ?? ""),
-    state: String(status?.state ?? ""),
-    attempt: typeof status?.attempt === "number" ? status.attempt : null,
-    percent: typeof progress?.percent === "number" && Number.isFinite(progress.percent)
-      ? progress.percent
-      : null,
-    data: progress?.data === undefined ? null : await toDisplayText(progress.data, 0),
-    error: errorText(status),
-    updatedAt: status?.updatedAt instanceof Date ? status.updatedAt.toISOString() : null,
-  };
-}
-
-/**
- * The error line of an update: the error's name and message, or, for a
- * task dropped without an error, why it was dropped.
- */
-function errorText(status: DashboardTaskUpdate["status"] | undefined): string | null {
-  const error = status?.error;
-  if (error != null) return `${String(error.name)}: ${String(error.message)}`;
-  return status?.state === "dropped" && status.reason != null ? String(status.reason) : null;
 }

@@ -1,0 +1,72 @@
+// `fedwork queues` and `fedwork workers`: what waits in each queue, and who
+// takes it out.
+import { serializeQueueDepth, serializeWorker } from "@fedwork/dashboard/json";
+import type { CommandSpec } from "../command.ts";
+import { EXIT_OK } from "../errors.ts";
+import { formatTime, orDash, renderTable } from "../table.ts";
+
+/** `fedwork queues`. */
+export const queuesCommand: CommandSpec = {
+  words: ["queues"],
+  summary: "show how many messages each queue holds",
+  details: "One row per role's queue: queued (everything not yet acknowledged), ready (what a\n" +
+    "worker could take now) and delayed.  `-` when the queue cannot tell.",
+  async run({ federation, json, print }) {
+    const entries = (await federation.getQueueDepths()).map(serializeQueueDepth);
+    if (json) {
+      await print(JSON.stringify(entries));
+      return EXIT_OK;
+    }
+    if (entries.length === 0) {
+      await print("No queues (the federation has no queue).");
+      return EXIT_OK;
+    }
+    await print(renderTable(
+      ["ROLE", "QUEUE", "QUEUED", "READY", "DELAYED"],
+      entries.map(({ role, queue, depth }) => [
+        role,
+        queue,
+        orDash(depth?.queued),
+        orDash(depth?.ready),
+        orDash(depth?.delayed),
+      ]),
+    ));
+    return EXIT_OK;
+  },
+};
+
+/** `fedwork workers`. */
+export const workersCommand: CommandSpec = {
+  words: ["workers"],
+  summary: "list the worker processes and what they run",
+  details: "The workers every process started with startQueue(), oldest first, with their\n" +
+    "state (busy, idle, stopping, or offline after missing heartbeats), queues\n" +
+    "(roles × concurrency), the tasks they run and their counts.",
+  async run({ federation, json, print }) {
+    const workers = (await federation.listWorkers()).map(serializeWorker);
+    if (json) {
+      await print(JSON.stringify(workers));
+      return EXIT_OK;
+    }
+    if (workers.length === 0) {
+      await print("No workers.");
+      return EXIT_OK;
+    }
+    await print(renderTable(
+      ["ID", "HOST", "PID", "RUNTIME", "STATE", "QUEUES", "RUNNING", "DONE", "FAILED", "HEARTBEAT"],
+      workers.map((worker) => [
+        worker.id,
+        worker.host,
+        String(worker.pid),
+        worker.runtime,
+        worker.state,
+        worker.queues.join(", "),
+        String(worker.currentTaskIds.length),
+        String(worker.completed),
+        String(worker.failed),
+        formatTime(worker.lastHeartbeatAt),
+      ]),
+    ));
+    return EXIT_OK;
+  },
+};
