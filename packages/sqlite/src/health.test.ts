@@ -56,11 +56,19 @@ test("readiness on SQLite answers 200, then 503 once the queue lags", async () =
     assertEquals(status, 200);
     assertEquals(
       report.engines.map(({ kind, type, status }) => [kind, type, status]),
-      [["kv", "SqliteKvStore", "ok"], ["queue", "SqliteMessageQueue", "ok"], [
-        "pubsub",
-        "InProcessPubSub",
-        "ok",
-      ]],
+      // One SQLite queue gives each role a table of its own (separateRoles).
+      [
+        ["kv", "SqliteKvStore", "ok"],
+        ["queue", "SqliteMessageQueue", "ok"],
+        ["queue", "SqliteMessageQueue", "ok"],
+        ["queue", "SqliteMessageQueue", "ok"],
+        ["queue", "SqliteMessageQueue", "ok"],
+        ["pubsub", "InProcessPubSub", "ok"],
+      ],
+    );
+    assertEquals(
+      report.engines.filter(({ kind }) => kind === "queue").map(({ name }) => name),
+      ["inbox", "outbox", "fanout", "task"],
     );
     // No worker runs: the tasks wait, ready.
     const ctx = federation.createContext(new URL("https://app.example/"), undefined);
@@ -68,8 +76,7 @@ test("readiness on SQLite answers 200, then 503 once the queue lags", async () =
     const [lagging, lagged] = await readiness(server.url);
     assertEquals(lagging, 503);
     assertEquals(lagged.reasons, [
-      "queue inbox+outbox+fanout+task (SqliteMessageQueue): 3 ready messages, above " +
-      "maxReadyMessages 2",
+      "queue task (SqliteMessageQueue): 3 ready messages, above maxReadyMessages 2",
     ]);
     // Workers drain the queue, and readiness comes back.
     const controller = new AbortController();
