@@ -11,7 +11,11 @@ import type { WebhookOperations } from "../operator/webhooks/mod.ts";
 import type { Context, RequestContext } from "./context-api.ts";
 import type { Federatable } from "./federatable-api.ts";
 import type { QueueMonitoring } from "../operator/monitoring/mod.ts";
-import type { FederationStartQueueOptions, WorkerInfo } from "../operator/workers/mod.ts";
+import type {
+  FederationCloseOptions,
+  FederationStartQueueOptions,
+  WorkerInfo,
+} from "../operator/workers/mod.ts";
 
 /**
  * Options for {@link Federation.processQueuedMessage}: what the platform
@@ -30,7 +34,7 @@ export interface ProcessQueuedMessageOptions {
   readonly deliveryCount?: number;
 }
 
-export type { FederationStartQueueOptions };
+export type { FederationCloseOptions, FederationStartQueueOptions };
 
 /**
  * An ActivityPub federation: registrations (from {@link Federatable}), the
@@ -48,7 +52,8 @@ export interface Federation<TContextData>
     BatchStatusOperations,
     QueueMonitoring,
     WebhookOperations,
-    HostHealthOperations {
+    HostHealthOperations,
+    AsyncDisposable {
   /**
    * Creates a context for a base URL.
    * @param baseUrl The server's base URL.
@@ -106,6 +111,41 @@ export interface Federation<TContextData>
    * @throws {TypeError} When `options.queue` is not a queue role.
    */
   startQueue(contextData: TContextData, options?: FederationStartQueueOptions): Promise<void>;
+
+  /**
+   * Stops this process's workers (every `startQueue()` call, and the
+   * workers started on the first enqueue): they take no more messages at
+   * once; running handlers get `options.grace` to finish, then their
+   * signals abort and each message whose handler ends so goes back to its
+   * queue unchanged (no attempt spent) for another worker.  Resolves once
+   * every `startQueue()` has resolved; `startQueue()` is refused
+   * afterwards.  Calling it again (a second `SIGTERM`) may shorten the
+   * grace.  It does not close the queues, the key–value store or the
+   * pub/sub you passed to `createFederation()`: they are yours (you may
+   * share a client between them); dispose of them after it, e.g. with
+   * `await using`.  See also `closeOnSignals()`.
+   * @param options The grace.
+   * @returns Resolves when the workers have stopped.
+   * @throws {UnknownOptionError} When an option's name is unknown.
+   * @throws {TypeError} When `grace` is not a duration.
+   * @throws {RangeError} When `grace` is negative or too long.
+   * @since 0.4.0
+   * @example
+   * ```ts ignore
+   * const workers = federation.startQueue(undefined);
+   * // … on SIGTERM:
+   * await federation.close({ grace: { seconds: 20 } });
+   * await workers; // already resolved
+   * ```
+   */
+  close(options?: FederationCloseOptions): Promise<void>;
+
+  /**
+   * The same as {@link Federation.close} with the default grace (20
+   * seconds), for `await using federation = createFederation(…)`.
+   * @since 0.4.0
+   */
+  [Symbol.asyncDispose](): Promise<void>;
 
   /**
    * Processes one queue message as a worker would, retrying on failure.

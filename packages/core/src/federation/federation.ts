@@ -39,7 +39,13 @@ import {
   type MessageEventType,
 } from "../processing/events.ts";
 import type { Outcome } from "../processing/outcome.ts";
-import { listWorkers, startWorkers, type WorkerInfo } from "../operator/workers/mod.ts";
+import {
+  type FederationCloseOptions,
+  listWorkers,
+  startWorkers,
+  type WorkerInfo,
+  WorkerShutdown,
+} from "../operator/workers/mod.ts";
 import { queuesForRoles } from "../tasks/listen-queues.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
 import type { TaskCancelOptions, TaskCancelResult } from "../operator/cancellation/mod.ts";
@@ -91,6 +97,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #events = new MessageEventHub();
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
+  readonly #shutdown = new WorkerShutdown();
   /** Task status records and live updates.  Internal. */
   readonly taskStatus: TaskStatusTracker;
   /** The operator features the operator methods forward to.  Internal. */
@@ -422,7 +429,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     contextData: TContextData,
     options: FederationStartQueueOptions = {},
   ): Promise<void> {
-    return startWorkers(
+    if (this.#shutdown.closed) {
+      return Promise.reject(
+        new TypeError("startQueue() was called after close(): this federation is closed."),
+      );
+    }
+    return this.#shutdown.track(startWorkers(
       {
         dispatcher: this.dispatcher,
         kv: this.options.kv,
@@ -434,10 +446,23 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         // What the stopping workers counted, and the records of tasks they
         // left running, reach the other processes now.
         flush: () => this.operator.flush(),
+        shutdown: this.#shutdown,
       },
       contextData,
       options,
-    );
+    ));
+  }
+
+  close(options?: FederationCloseOptions): Promise<void> {
+    try {
+      return this.#shutdown.close(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   listWorkers(): Promise<WorkerInfo[]> {
