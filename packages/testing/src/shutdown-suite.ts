@@ -139,7 +139,9 @@ function startWorker(
     },
     terminate() {
       const at = performance.now();
-      child.kill("SIGTERM");
+      // Not child.kill(): Deno's node:child_process then reports the exit
+      // as a death by that signal, even when the child exited with 0.
+      process.kill(child.pid!, "SIGTERM");
       return at;
     },
     async kill() {
@@ -194,10 +196,11 @@ async function withNamespace(
  * closed by `closeOnSignals()` and which disposes of its engines after
  * `startQueue()` resolves, gives it a task, sends it `SIGTERM` and asserts
  * that it exits by itself with code 0 within its grace plus a generous
- * margin: once with a task that finishes within the grace (it completes,
- * and the process does not wait the grace out), once with a task that
- * waits for its signal (aborted at the end of the grace; on a durable
- * backend a second worker then runs it).
+ * margin: with a task that finishes within the grace (it completes, and
+ * the process does not wait the grace out), with a task that waits for
+ * its signal (aborted at the end of the grace; on a durable backend a
+ * second worker then runs it), with such a task and a second `SIGTERM`
+ * (aborted at once), and with nothing to do.
  * @param options The backend's name, module and durability.
  * @since 0.4.0
  */
@@ -206,10 +209,17 @@ export function testGracefulShutdown(options: GracefulShutdownConformanceOptions
     withNamespace(options, async (namespace, workers) => {
       const worker = startWorker(options, namespace, "finish-in-grace", LONG_GRACE_MS, true);
       workers.push(worker);
-      const started = await worker.waitFor(/^STARTED /, "the task to start", CHILD_START_TIMEOUT_MS);
+      const started = await worker.waitFor(
+        /^STARTED /,
+        "the task to start",
+        CHILD_START_TIMEOUT_MS,
+      );
       const id = started.slice("STARTED ".length);
       const elapsed = await terminateAndExit(worker, LONG_GRACE_MS + EXIT_MARGIN_MS);
-      assert(worker.lines.includes(`COMPLETED ${id}`), `the task did not complete; ${worker.output()}`);
+      assert(
+        worker.lines.includes(`COMPLETED ${id}`),
+        `the task did not complete; ${worker.output()}`,
+      );
       assert(!worker.lines.some((line) => line.startsWith("ABORTED")), worker.output());
       // The process ends when its task does, not when the grace would.
       assert(elapsed < LONG_GRACE_MS, `the worker took ${elapsed} ms to exit`);
@@ -222,10 +232,17 @@ export function testGracefulShutdown(options: GracefulShutdownConformanceOptions
       withNamespace(options, async (namespace, workers) => {
         const first = startWorker(options, namespace, "hold", SHORT_GRACE_MS, true);
         workers.push(first);
-        const started = await first.waitFor(/^STARTED /, "the task to start", CHILD_START_TIMEOUT_MS);
+        const started = await first.waitFor(
+          /^STARTED /,
+          "the task to start",
+          CHILD_START_TIMEOUT_MS,
+        );
         const id = started.slice("STARTED ".length);
         const elapsed = await terminateAndExit(first, SHORT_GRACE_MS + EXIT_MARGIN_MS);
-        assert(first.lines.includes(`ABORTED ${id}`), `the task was not aborted; ${first.output()}`);
+        assert(
+          first.lines.includes(`ABORTED ${id}`),
+          `the task was not aborted; ${first.output()}`,
+        );
         // Its signal aborted only at the end of the grace.
         assert(elapsed >= SHORT_GRACE_MS, `the worker exited ${elapsed} ms after SIGTERM`);
         if (!options.durable) return;
@@ -239,6 +256,27 @@ export function testGracefulShutdown(options: GracefulShutdownConformanceOptions
         await terminateAndExit(second, SHORT_GRACE_MS + EXIT_MARGIN_MS);
       }),
   );
+
+  test(`${options.name}: a second SIGTERM aborts the running task at once, and the worker exits`, () =>
+    withNamespace(options, async (namespace, workers) => {
+      const worker = startWorker(options, namespace, "hold", LONG_GRACE_MS, true);
+      workers.push(worker);
+      const started = await worker.waitFor(
+        /^STARTED /,
+        "the task to start",
+        CHILD_START_TIMEOUT_MS,
+      );
+      const id = started.slice("STARTED ".length);
+      worker.terminate();
+      await worker.waitFor(/^TERMINATED$/, "the worker to take the first SIGTERM", EXIT_MARGIN_MS);
+      const elapsed = await terminateAndExit(worker, LONG_GRACE_MS + EXIT_MARGIN_MS);
+      assert(
+        worker.lines.includes(`ABORTED ${id}`),
+        `the task was not aborted; ${worker.output()}`,
+      );
+      // The second signal ended the grace: the process did not wait it out.
+      assert(elapsed < LONG_GRACE_MS, `the worker took ${elapsed} ms to exit`);
+    }));
 
   test(`${options.name}: a worker with nothing to do exits at once on SIGTERM`, () =>
     withNamespace(options, async (namespace, workers) => {

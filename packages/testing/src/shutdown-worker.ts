@@ -10,7 +10,8 @@
 // waits for its signal, prints ABORTED <id> and throws its reason;
 // "finish-in-grace" waits for this process's SIGTERM, then a moment, and
 // prints COMPLETED <id>; "finish" prints COMPLETED <id> at once.  READY
-// when listening, DISPOSED once the engines are disposed of.
+// when listening, TERMINATED on the first SIGTERM, DISPOSED once the
+// engines are disposed of.
 import process from "node:process";
 import { closeOnSignals, createFederation } from "@fedwork/core";
 import { numberSchema } from "./backend-set.ts";
@@ -47,6 +48,7 @@ const keepAlive = setInterval(() => {}, 60_000);
 const terminated = new Promise<void>((resolve) =>
   process.once("SIGTERM", () => {
     clearInterval(keepAlive);
+    void say("TERMINATED");
     resolve();
   })
 );

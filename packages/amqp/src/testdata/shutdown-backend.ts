@@ -9,5 +9,8 @@ export { cleanup } from "./conformance-factory.ts";
 
 /** Opens a process's queue on the namespace. */
 export function open(namespace: string): ShutdownBackend {
-  return { queue: createQueue(namespace), kv: new MemoryKvStore() };
+  // A redelivery delay far longer than the test: the task the first
+  // worker's shutdown cuts short can only reach the second worker in time
+  // if the first one gave it back at once.
+  return { queue: createQueue(namespace, { leaseMs: 600_000 }), kv: new MemoryKvStore() };
 }

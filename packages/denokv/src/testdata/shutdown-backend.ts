@@ -9,7 +9,10 @@ export { cleanup } from "./conformance-factory.ts";
 /** Opens a process's queue and store on the namespace's file. */
 export async function open(namespace: string): Promise<ShutdownBackend> {
   return {
-    queue: await createQueue(namespace, { leaseMs: 2_000 }),
+    // A lease far longer than the test: the task the first worker's
+    // shutdown cuts short can only reach the second worker in time if
+    // the first one released it.
+    queue: await createQueue(namespace, { leaseMs: 600_000 }),
     kv: await createStore(namespace),
   };
 }

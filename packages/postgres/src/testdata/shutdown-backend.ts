@@ -8,11 +8,16 @@ import { PostgresMessageQueue } from "../message-queue.ts";
 import { PostgresPubSub } from "../pubsub.ts";
 import { POSTGRES_URL, tableNameFor } from "./conformance-factory.ts";
 
+// Leases (and hand-back delays) far longer than the test: the task the
+// first worker's shutdown cuts short can only reach the second worker in
+// time if the first one released it.
+const LEASE = { minutes: 10 } as const;
+
 /** Opens a process's clients on the namespace's tables. */
 export function open(namespace: string): ShutdownBackend {
   const table = tableNameFor(namespace);
   return {
-    queue: new PostgresMessageQueue(POSTGRES_URL, { tableName: table }),
+    queue: new PostgresMessageQueue(POSTGRES_URL, { tableName: table, leaseTime: LEASE }),
     kv: new PostgresKvStore(POSTGRES_URL, { tableName: `${table}_kv` }),
     pubsub: new PostgresPubSub(POSTGRES_URL, { prefix: `${table}:` }),
   };

@@ -16,11 +16,7 @@ export type {
   WorkerQueueInfo,
   WorkerState,
 } from "./types.ts";
-export {
-  DEFAULT_CLOSE_GRACE_MS,
-  type FederationCloseOptions,
-  WorkerShutdown,
-} from "./shutdown.ts";
+export { DEFAULT_CLOSE_GRACE_MS, type FederationCloseOptions, WorkerShutdown } from "./shutdown.ts";
 export {
   closeOnSignals,
   type CloseOnSignalsOptions,

@@ -324,8 +324,9 @@ function isStoredWorker(value: unknown): value is StoredWorker {
 }
 
 /**
- * Names the queues of a worker in words, for its ready line: "the inbox
- * queue and one queue for outbox and task", "no queues".
+ * Names the queues of a worker in words, for its ready line: "one queue
+ * for inbox, outbox, fanout and task", "the inbox queue; one queue for
+ * outbox and task", "no queues".
  * @param labels Each queue's roles, as `"outbox, task"`.
  * @returns The words.
  */
@@ -334,7 +335,8 @@ export function describeQueues(labels: readonly string[]): string {
     const roles = label.split(", ");
     return roles.length === 1 ? `the ${roles[0]} queue` : `one queue for ${andList(roles)}`;
   });
-  return words.length === 0 ? "no queues" : andList(words);
+  // Semicolons, since a queue's own roles are listed with commas.
+  return words.length === 0 ? "no queues" : words.join("; ");
 }
 
 function andList(items: readonly string[]): string {
