@@ -160,7 +160,9 @@ export async function runWorkers<TContextData>(
 
 /** Resolves when `signal` aborts (it has not yet). */
 function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  return new Promise((resolve) =>
+    signal.addEventListener("abort", () => resolve(), { once: true })
+  );
 }
 
 function messageIdOf(message: unknown): string {
