@@ -103,12 +103,13 @@ export interface Federation<TContextData>
 
   /**
    * Starts the queue workers and resolves when they stop (after
-   * `options.signal` aborts).  Needed with `manuallyStartQueue: true`,
-   * typically in a separate worker process.
+   * `options.signal` aborts, or `close()` stopped them).  Needed with
+   * `manuallyStartQueue: true`, typically in a separate worker process.
    * @param contextData The application data of the workers' contexts.
    * @param options The abort signal and the role to start.
    * @returns Resolves when every started worker has stopped.
-   * @throws {TypeError} When `options.queue` is not a queue role.
+   * @throws {TypeError} When `options.queue` is not a queue role, or
+   *         (since 0.4.0) when called after `close()`.
    */
   startQueue(contextData: TContextData, options?: FederationStartQueueOptions): Promise<void>;
 

@@ -21,7 +21,12 @@ import type { WorkerEvent, WorkerPresenceOptions } from "./types.ts";
  * @since 0.1.0
  */
 export interface FederationStartQueueOptions {
-  /** Stops the workers; `startQueue()` resolves once they have stopped. */
+  /**
+   * Stops the workers at once, aborting the running handlers' signals too;
+   * `startQueue()` resolves once they have stopped.  To give running
+   * handlers a grace first, call `federation.close({ grace })` instead (or
+   * let `closeOnSignals()` call it), which stops every `startQueue()`.
+   */
   readonly signal?: AbortSignal;
   /**
    * Start only the worker for this role.  All roles by default.  `"task"`
@@ -32,10 +37,11 @@ export interface FederationStartQueueOptions {
    */
   readonly queue?: QueueRole;
   /**
-   * How long to wait, once `signal` aborts, for running handlers to finish
-   * before `startQueue()` resolves anyway.  Handlers still running then are
-   * logged by message id; durable queues hand their messages out again
-   * after the lease.
+   * How long to wait, once the handlers' signals abort (when `signal`
+   * aborts, or at the end of a `close()`'s grace), for running handlers to
+   * finish before `startQueue()` resolves anyway.  Handlers still running
+   * then are logged by message id and left running; durable queues hand
+   * their messages out again after the lease.
    * @default `{ seconds: 30 }`
    * @since 0.2.0
    */
