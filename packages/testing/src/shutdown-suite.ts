@@ -75,7 +75,7 @@ interface Worker {
 function startWorker(
   options: GracefulShutdownConformanceOptions,
   namespace: string,
-  mode: "hold" | "finish-in-grace" | "finish",
+  mode: "hold" | "finish-in-grace" | "finish" | "enqueue-only",
   graceMs: number,
   enqueue: boolean,
 ): Worker {
@@ -200,7 +200,9 @@ async function withNamespace(
  * the process does not wait the grace out), with a task that waits for
  * its signal (aborted at the end of the grace; on a durable backend a
  * second worker then runs it), with such a task and a second `SIGTERM`
- * (aborted at once), and with nothing to do.
+ * (aborted at once), and with nothing to do; and that a process that
+ * only enqueues (a web process) exits with no signal once it disposed of
+ * its engines.
  * @param options The backend's name, module and durability.
  * @since 0.4.0
  */
@@ -276,6 +278,19 @@ export function testGracefulShutdown(options: GracefulShutdownConformanceOptions
       );
       // The second signal ended the grace: the process did not wait it out.
       assert(elapsed < LONG_GRACE_MS, `the worker took ${elapsed} ms to exit`);
+    }));
+
+  test(`${options.name}: a process that only enqueues exits by itself once it disposed of its engines`, () =>
+    withNamespace(options, async (namespace, workers) => {
+      const web = startWorker(options, namespace, "enqueue-only", SHORT_GRACE_MS, false);
+      workers.push(web);
+      const { code, signal } = await within(
+        web.exited,
+        () => `the process to exit by itself; ${web.output()}`,
+        CHILD_START_TIMEOUT_MS,
+      );
+      assertEquals({ code, signal }, { code: 0, signal: null }, web.output());
+      assert(web.lines.includes("ENQUEUED") && web.lines.includes("DISPOSED"), web.output());
     }));
 
   test(`${options.name}: a worker with nothing to do exits at once on SIGTERM`, () =>

@@ -9,7 +9,9 @@
 // Its one task prints STARTED <id> when it starts, then by mode: "hold"
 // waits for its signal, prints ABORTED <id> and throws its reason;
 // "finish-in-grace" waits for this process's SIGTERM, then a moment, and
-// prints COMPLETED <id>; "finish" prints COMPLETED <id> at once.  READY
+// prints COMPLETED <id>; "finish" prints COMPLETED <id> at once.
+// "enqueue-only" is a web process: it starts no worker, enqueues the task,
+// prints ENQUEUED and disposes of its engines with no signal.  READY
 // when listening, TERMINATED on the first SIGTERM, DISPOSED once the
 // engines are disposed of.
 import process from "node:process";
@@ -20,10 +22,11 @@ import type { ShutdownBackend } from "./shutdown-suite.ts";
 const [backendModule, namespace, mode, graceText, enqueue] = process.argv.slice(2);
 if (
   backendModule == null || namespace == null || graceText == null ||
-  !["hold", "finish-in-grace", "finish"].includes(mode ?? "")
+  !["hold", "finish-in-grace", "finish", "enqueue-only"].includes(mode ?? "")
 ) {
   process.stderr.write(
-    "Usage: shutdown-worker.ts <backend module URL> <namespace> hold|finish-in-grace|finish " +
+    "Usage: shutdown-worker.ts <backend module URL> <namespace> " +
+      "hold|finish-in-grace|finish|enqueue-only " +
       "<graceMs> yes|no\n",
   );
   process.exit(2);
@@ -78,7 +81,12 @@ const task = federation.defineTask("shutdown-test", {
     await say(`COMPLETED ${id}`);
   },
 });
-{
+if (mode === "enqueue-only") {
+  clearInterval(keepAlive);
+  await federation.createContext(new URL("https://shutdown.example/"), undefined)
+    .enqueueTask(task, { n: 1 });
+  await say("ENQUEUED");
+} else {
   using _closing = closeOnSignals(federation, { grace: { milliseconds: Number(graceText) } });
   const workers = federation.startQueue(undefined);
   await say("READY");
