@@ -454,11 +454,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   close(options?: FederationCloseOptions): Promise<void> {
-    try {
-      return this.#shutdown.close(options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#shutdown.close(options);
   }
 
   [Symbol.asyncDispose](): Promise<void> {
