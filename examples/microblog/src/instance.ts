@@ -4,7 +4,7 @@ import { mkdir } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import type { DurationInput } from "@fedwork/core";
+import type { DurationInput, FederationCloseOptions } from "@fedwork/core";
 import { createNodeRequestListener } from "@fedwork/express";
 import { SqliteKvStore } from "@fedwork/sqlite";
 import { openBackends } from "./backends.ts";
@@ -48,6 +48,12 @@ export interface Instance extends AsyncDisposable {
   readonly url: URL;
   /** "SQLite queue, SQLite KV" and the like. */
   readonly backends: string;
+  /**
+   * Stops the web server, closes the federation (its workers stop taking
+   * messages; running ones get `options.grace`), then closes the queue and
+   * stores.  A second call may only shorten the grace.
+   */
+  close(options?: FederationCloseOptions): Promise<void>;
 }
 
 /** Starts a microblog server. */
@@ -92,28 +98,34 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
       options.origin == null ? {} : { origin: options.origin },
     ),
   );
-  const controller = new AbortController();
   let workers: Promise<void> | undefined;
   if (role !== "web") {
     await app.scheduleDigest();
-    workers = app.federation.startQueue(undefined, {
-      signal: controller.signal,
-      shutdownTimeout: { seconds: 5 },
-    });
+    // Runs until federation.close() (see close() below).
+    workers = app.federation.startQueue(undefined, { shutdownTimeout: { seconds: 5 } });
   }
-  return {
-    app,
-    url: origin,
-    backends: backends.description,
-    async [Symbol.asyncDispose]() {
-      controller.abort();
-      await workers;
+  let closed: Promise<void> | undefined;
+  const close = (closeOptions?: FederationCloseOptions): Promise<void> => {
+    // Every call reaches the federation: a second one may shorten the grace.
+    const federationClosed = app.federation.close(closeOptions);
+    closed ??= (async () => {
       if (server != null) {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server!.close(() => resolve()));
       }
+      await federationClosed;
+      await workers;
+      // The federation leaves the engines to their owner: this instance.
       await backends[Symbol.asyncDispose]();
       await appKv[Symbol.asyncDispose]();
-    },
+    })();
+    return federationClosed.then(() => closed);
+  };
+  return {
+    app,
+    url: origin,
+    backends: backends.description,
+    close,
+    [Symbol.asyncDispose]: () => close({ grace: { seconds: 0 } }),
   };
 }

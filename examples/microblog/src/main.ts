@@ -2,14 +2,20 @@
 //
 //   node examples/microblog/src/main.ts [--role all|web|worker] [--port 8000]
 //        [--data ./data] [--origin http://127.0.0.1:8000] [--user alice]…
+//        [--grace 20]
 //
 // `--role web` serves HTTP and only enqueues; `--role worker` runs the queue
 // workers (deliveries, inbox listeners, tasks, the digest schedule) with no
 // HTTP; `all` (the default) does both in one process.  Start a web and a
 // worker process with the same --data and --origin to split them.
+//
+// SIGTERM or SIGINT stops it: the workers take no more messages, running
+// ones get --grace seconds to finish (a second signal aborts them at once),
+// then the connections close and the process exits by itself.
 import { parseArgs } from "node:util";
 import process from "node:process";
 import { configure, getConsoleSink } from "@logtape/logtape";
+import { closeOnSignals } from "@fedwork/core";
 import { type Role, startInstance } from "./instance.ts";
 
 const { values } = parseArgs({
@@ -20,6 +26,7 @@ const { values } = parseArgs({
     origin: { type: "string" },
     user: { type: "string", multiple: true, default: [] },
     name: { type: "string", default: "microblog" },
+    grace: { type: "string", default: "20" },
   },
 });
 const role = values.role as Role;
@@ -28,6 +35,11 @@ if (!["all", "web", "worker"].includes(role)) {
   process.exit(2);
 }
 const port = Number(values.port);
+const grace = Number(values.grace);
+if (!(grace >= 0)) {
+  process.stderr.write(`--grace must be a number of seconds, not ${values.grace}\n`);
+  process.exit(2);
+}
 await configure({
   sinks: { console: getConsoleSink() },
   loggers: [
@@ -45,11 +57,9 @@ const instance = await startInstance({
   apiToken: process.env.API_TOKEN,
   env: process.env,
 });
+// Before the line that says it runs: a signal after it must close it.
+using closing = closeOnSignals(instance, { grace: { seconds: grace } });
 process.stdout.write(
   `${role} process for ${instance.url.href} (${instance.backends}, data in ${values.data})\n`,
 );
-await new Promise<void>((resolve) => {
-  process.once("SIGINT", () => resolve());
-  process.once("SIGTERM", () => resolve());
-});
-await instance[Symbol.asyncDispose]();
+await closing.closed;

@@ -372,6 +372,22 @@ export async function handleDelivery(
         });
         settle(context, delivery, "requeue", deliveryCount);
         return;
+      } else if (stopped.aborted) {
+        // Stopping: the handler most likely ended because its worker shut
+        // down under it, so the message goes back at once, this hand-out
+        // not counted, as one prefetched but never started does (above);
+        // once nothing more is delivered here, so that it goes elsewhere.
+        logger.info(
+          "A message handler on {queue} ended while the listener stopped; the message goes " +
+            "back to the broker for another worker.",
+          { queue: source.queue },
+        );
+        if (context.channelOpen()) await context.consumersCancelled;
+        if (!context.channelOpen()) return;
+        if (source.keyed || !await republish(context, delivery, source, deliveryCount - 1)) {
+          settle(context, delivery, "requeue", deliveryCount - 1);
+        }
+        return;
       } else {
         logger.error(
           "A message handler failed on {queue}; the message will be handed out again in " +

@@ -84,6 +84,14 @@ export {
   type TaskUpdate,
   TERMINAL_TASK_STATES,
 } from "./operator/status/mod.ts";
+export {
+  closeOnSignals,
+  type CloseOnSignalsOptions,
+  type FederationCloseOptions,
+  type ShutdownSignal,
+  type SignalClosable,
+  type SignalClosing,
+} from "./operator/workers/mod.ts";
 export type {
   WorkerCounts,
   WorkerEvent,

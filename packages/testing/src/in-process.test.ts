@@ -1,5 +1,10 @@
 import { MemoryKvStore } from "@fedwork/core";
-import { testFederationOverQueue, testKvStore, testMessageQueue } from "./mod.ts";
+import {
+  testFederationOverQueue,
+  testGracefulShutdown,
+  testKvStore,
+  testMessageQueue,
+} from "./mod.ts";
 
 testMessageQueue({
   name: "InProcessMessageQueue",
@@ -18,4 +23,10 @@ testFederationOverQueue({
   name: "InProcessMessageQueue",
   factoryModule: new URL("./testdata/in-process-factory.ts", import.meta.url).href,
   redelivery: true,
+});
+
+testGracefulShutdown({
+  name: "InProcessMessageQueue",
+  backendModule: new URL("./testdata/in-process-backend.ts", import.meta.url).href,
+  durable: false,
 });

@@ -47,3 +47,8 @@ export {
 export { testWebhooks, type WebhookConformanceOptions } from "./webhook-suite.ts";
 export { testWorkerPresence, type WorkerPresenceConformanceOptions } from "./presence-suite.ts";
 export { type TaskRetentionConformanceOptions, testTaskRetention } from "./retention-suite.ts";
+export {
+  type GracefulShutdownConformanceOptions,
+  type ShutdownBackend,
+  testGracefulShutdown,
+} from "./shutdown-suite.ts";

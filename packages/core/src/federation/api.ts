@@ -12,7 +12,11 @@ import type { Context, RequestContext } from "./context-api.ts";
 import type { Federatable } from "./federatable-api.ts";
 import type { QueueMonitoring } from "../operator/monitoring/mod.ts";
 import type { HealthOperations } from "../operator/health/mod.ts";
-import type { FederationStartQueueOptions, WorkerInfo } from "../operator/workers/mod.ts";
+import type {
+  FederationCloseOptions,
+  FederationStartQueueOptions,
+  WorkerInfo,
+} from "../operator/workers/mod.ts";
 
 /**
  * Options for {@link Federation.processQueuedMessage}: what the platform
@@ -31,7 +35,7 @@ export interface ProcessQueuedMessageOptions {
   readonly deliveryCount?: number;
 }
 
-export type { FederationStartQueueOptions };
+export type { FederationCloseOptions, FederationStartQueueOptions };
 
 /**
  * An ActivityPub federation: registrations (from {@link Federatable}), the
@@ -50,7 +54,8 @@ export interface Federation<TContextData>
     QueueMonitoring,
     HealthOperations,
     WebhookOperations,
-    HostHealthOperations {
+    HostHealthOperations,
+    AsyncDisposable {
   /**
    * Creates a context for a base URL.
    * @param baseUrl The server's base URL.
@@ -100,14 +105,50 @@ export interface Federation<TContextData>
 
   /**
    * Starts the queue workers and resolves when they stop (after
-   * `options.signal` aborts).  Needed with `manuallyStartQueue: true`,
-   * typically in a separate worker process.
+   * `options.signal` aborts, or `close()` stopped them).  Needed with
+   * `manuallyStartQueue: true`, typically in a separate worker process.
    * @param contextData The application data of the workers' contexts.
    * @param options The abort signal and the role to start.
    * @returns Resolves when every started worker has stopped.
-   * @throws {TypeError} When `options.queue` is not a queue role.
+   * @throws {TypeError} When `options.queue` is not a queue role, or
+   *         (since 0.4.0) when called after `close()`.
    */
   startQueue(contextData: TContextData, options?: FederationStartQueueOptions): Promise<void>;
+
+  /**
+   * Stops this process's workers (every `startQueue()` call, and the
+   * workers started on the first enqueue): they take no more messages at
+   * once; running handlers get `options.grace` to finish, then their
+   * signals abort and each message whose handler ends so goes back to its
+   * queue unchanged (no attempt spent) for another worker.  Resolves once
+   * every `startQueue()` has resolved; `startQueue()` is refused
+   * afterwards.  Calling it again (a second `SIGTERM`) may shorten the
+   * grace.  It does not close the queues, the key–value store or the
+   * pub/sub you passed to `createFederation()`: they are yours (you may
+   * share a client between them); dispose of them after it, e.g. with
+   * `await using`.  See also `closeOnSignals()`.
+   * @param options The grace.
+   * @returns Resolves when the workers have stopped.
+   * @throws {UnknownOptionError} When an option's name is unknown.
+   * @throws {TypeError} When `grace` is not a duration.
+   * @throws {RangeError} When `grace` is negative or too long.
+   * @since 0.4.0
+   * @example
+   * ```ts ignore
+   * const workers = federation.startQueue(undefined);
+   * // … on SIGTERM:
+   * await federation.close({ grace: { seconds: 20 } });
+   * await workers; // already resolved
+   * ```
+   */
+  close(options?: FederationCloseOptions): Promise<void>;
+
+  /**
+   * The same as {@link Federation.close} with the default grace (20
+   * seconds), for `await using federation = createFederation(…)`.
+   * @since 0.4.0
+   */
+  [Symbol.asyncDispose](): Promise<void>;
 
   /**
    * Processes one queue message as a worker would, retrying on failure.

@@ -41,7 +41,13 @@ import {
   type MessageEventType,
 } from "../processing/events.ts";
 import type { Outcome } from "../processing/outcome.ts";
-import { listWorkers, startWorkers, type WorkerInfo } from "../operator/workers/mod.ts";
+import {
+  type FederationCloseOptions,
+  listWorkers,
+  startWorkers,
+  type WorkerInfo,
+  WorkerShutdown,
+} from "../operator/workers/mod.ts";
 import type { HealthCheckOptions, HealthReport } from "../operator/health/mod.ts";
 import { queuesForRoles } from "../tasks/listen-queues.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
@@ -94,6 +100,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #events = new MessageEventHub();
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
+  readonly #shutdown = new WorkerShutdown();
   /** Task status records and live updates.  Internal. */
   readonly taskStatus: TaskStatusTracker;
   /** The operator features the operator methods forward to.  Internal. */
@@ -434,7 +441,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     options: FederationStartQueueOptions = {},
   ): Promise<void> {
     hintFedifyLogCategory();
-    return startWorkers(
+    if (this.#shutdown.closed) {
+      return Promise.reject(
+        new TypeError("startQueue() was called after close(): this federation is closed."),
+      );
+    }
+    return this.#shutdown.track(startWorkers(
       {
         dispatcher: this.dispatcher,
         kv: this.options.kv,
@@ -446,10 +458,19 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         // What the stopping workers counted, and the records of tasks they
         // left running, reach the other processes now.
         flush: () => this.operator.flush(),
+        shutdown: this.#shutdown,
       },
       contextData,
       options,
-    );
+    ));
+  }
+
+  close(options?: FederationCloseOptions): Promise<void> {
+    return this.#shutdown.close(options);
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   listWorkers(): Promise<WorkerInfo[]> {

@@ -444,6 +444,12 @@ export class MessageDispatcher<TContextData> {
         outcome = { type: "dropped", reason: error.message, error: error.cause ?? error };
       } else if (error instanceof PermanentError) {
         outcome = { type: "failed", reason: "permanent", error };
+      } else if (run.signal.aborted && source.queue != null && !source.callerRetries) {
+        // Stopped by its worker's shutdown, not by a fault of its own: the
+        // queue keeps the message, unchanged, for another worker, and no
+        // attempt is spent on it.
+        outcome = { type: "retrying", delay: undefined, reason: "shutdown", error };
+        rethrow = { error };
       } else if (source.queue?.nativeRetrial || source.callerRetries) {
         outcome = { type: "retrying", delay: undefined, reason: "error", error };
         rethrow = { error };
@@ -589,6 +595,14 @@ export class MessageDispatcher<TContextData> {
         });
         break;
       case "retrying":
+        if (outcome.reason === "shutdown") {
+          logger.info(
+            "Message {messageId} ({messageType}) stopped when its worker shut down; it goes " +
+              "back to its queue for another worker.",
+            properties,
+          );
+          break;
+        }
         logger.warn(
           (outcome.reason === "timeout"
             ? "Message {messageId} ({messageType}) ran out of time on attempt {attempt}; "

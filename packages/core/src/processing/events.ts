@@ -59,10 +59,13 @@ export interface MessageRetryingEvent extends MessageEventBase {
   readonly delay: Temporal.Duration | undefined;
   /**
    * `"error"` when the handler threw; `"timeout"` when its time limit
-   * passed (`error` is then a `HandlerTimeoutError`).
+   * passed (`error` is then a `HandlerTimeoutError`); `"shutdown"` (since
+   * 0.4.0) when it ended after its worker's shutdown aborted its signal:
+   * the message went back to its queue unchanged (`delay` is `undefined`
+   * and no attempt was spent), for another worker to run.
    * @since 0.3.0
    */
-  readonly reason: "error" | "timeout";
+  readonly reason: "error" | "timeout" | "shutdown";
   /**
    * With `reason: "timeout"`: `true` when the handler ignored its signal
    * through the grace period and was left running; `false` when it

@@ -10,7 +10,9 @@ import type { Temporal } from "@js-temporal/polyfill";
  * - `retrying`: the handler failed (`reason: "error"`) or ran out of time
  *   (`reason: "timeout"`, since 0.3.0) and another attempt is scheduled
  *   (`delay` is `undefined` when the queue retries natively and picks the
- *   delay itself);
+ *   delay itself), or its worker shut down under it (`reason:
+ *   "shutdown"`, since 0.4.0: the message goes back to its queue
+ *   unchanged, for another worker, with no attempt spent);
  * - `dropped`: the message cannot be processed (malformed, unknown task,
  *   invalid payload) and is discarded without retrying;
  * - `failed`: the message failed for good, because its error was a
@@ -30,7 +32,7 @@ export type Outcome =
   | {
     readonly type: "retrying";
     readonly delay: Temporal.Duration | undefined;
-    readonly reason: "error" | "timeout";
+    readonly reason: "error" | "timeout" | "shutdown";
     readonly error: unknown;
   }
   | { readonly type: "dropped"; readonly reason: string; readonly error?: unknown }

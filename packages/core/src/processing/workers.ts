@@ -21,8 +21,15 @@ export interface RunWorkersOptions<TContextData> {
   /** Aborting it stops taking messages and starts the shutdown. */
   readonly signal?: AbortSignal;
   /**
-   * How long to wait, after `signal` aborts, for running handlers to
-   * finish before resolving anyway, in milliseconds.
+   * Aborts the running handlers' signals: their grace is over.  `signal`
+   * by default, so that handlers hear of the shutdown at once; a signal
+   * aborted later lets them finish in the meantime.
+   * @since 0.4.0
+   */
+  readonly handlerSignal?: AbortSignal;
+  /**
+   * How long to wait, after the handlers' signal aborts, for running
+   * handlers to finish before resolving anyway, in milliseconds.
    */
   readonly shutdownTimeoutMs: number;
   /**
@@ -64,9 +71,10 @@ export interface WorkerRunObserver<THandle = unknown> {
 /**
  * Listens to each queue until `signal` aborts, dispatching every message;
  * then stops taking messages and resolves once the running handlers have
- * finished, or after the shutdown timeout (logging which messages were
- * still running: durable queues hand them out again after their lease).
- * Handlers see the abort through their run's `signal`.
+ * finished, or after the shutdown timeout that starts when the handlers'
+ * signal aborts (logging which messages were still running: durable
+ * queues hand them out again after their lease).  Handlers see the abort
+ * through their run's `signal`, which is `handlerSignal` (or `signal`).
  * @param options The dispatcher, queues, context data, signal and timeout.
  * @returns Resolves when the workers have stopped.
  * @since 0.2.0
@@ -75,9 +83,10 @@ export async function runWorkers<TContextData>(
   options: RunWorkersOptions<TContextData>,
 ): Promise<void> {
   const { dispatcher, contextData, signal, shutdownTimeoutMs, observer } = options;
+  const handlerSignal = options.handlerSignal ?? signal;
   const listeners: Promise<void>[] = [];
   // The same for every message of a worker: made once, not per message.
-  const run = { contextData, signal: signal ?? neverAborted() };
+  const run = { contextData, signal: handlerSignal ?? neverAborted() };
   for (const [queue, label] of options.queues) {
     logger.info("Starting the worker for the {roles} queue.", { roles: label });
     const plainSource = { queue };
@@ -119,15 +128,12 @@ export async function runWorkers<TContextData>(
   }
   const all = Promise.all(listeners).then(() => undefined);
   if (signal == null) return await all;
-  if (!signal.aborted) {
-    await Promise.race([
-      all,
-      new Promise<void>((resolve) =>
-        signal.addEventListener("abort", () => resolve(), { once: true })
-      ),
-    ]);
+  // Until the workers stop taking messages, then until the handlers' grace
+  // is over: the listeners may end first in either phase.
+  for (const phase of new Set([signal, handlerSignal ?? signal])) {
+    if (!phase.aborted) await Promise.race([all, aborted(phase)]);
+    if (!phase.aborted) return await all;
   }
-  if (!signal.aborted) return await all;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<"timeout">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), shutdownTimeoutMs);
@@ -150,6 +156,13 @@ export async function runWorkers<TContextData>(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Resolves when `signal` aborts (it has not yet). */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) =>
+    signal.addEventListener("abort", () => resolve(), { once: true })
+  );
 }
 
 function messageIdOf(message: unknown): string {

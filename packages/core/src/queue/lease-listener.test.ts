@@ -231,6 +231,31 @@ test("runLeaseListener releases prefetched messages when it stops and acknowledg
   assert([...engine.rows.values()].every((row) => !row.leased), "nothing stays leased");
 });
 
+test("runLeaseListener releases at once, uncounted, a message whose handler throws while it stops", async () => {
+  const engine = new MemoryEngine();
+  engine.add("interrupted");
+  const controller = new AbortController();
+  const started = deferred();
+  const listening = runLeaseListener(engine, async () => {
+    started.resolve();
+    // Its worker shut down under it: the handler ends when the signal does.
+    await new Promise<void>((_, reject) =>
+      controller.signal.addEventListener("abort", () => reject(new Error("shut down")))
+    );
+  }, options({ signal: controller.signal }));
+  await within(started.promise, "the handler");
+  controller.abort();
+  await within(listening, "the listener to stop");
+  assertEquals(engine.releases, [[1]]);
+  const handedBack = engine.claims.flatMap((claim) => claim.handBacks.map((message) => message.id));
+  assertEquals(handedBack, [], "released, not handed back after the delay");
+  const row = engine.rows.get(1)!;
+  assertEquals({ leased: row.leased, deliveries: row.deliveries }, {
+    leased: false,
+    deliveries: 0,
+  });
+});
+
 test("runLeaseListener's heartbeat covers prefetched messages as well as running ones", async () => {
   const engine = new MemoryEngine();
   engine.add("a", "b", "c", "d", "e");

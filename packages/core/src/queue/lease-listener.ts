@@ -278,7 +278,9 @@ interface Delivery<M> {
  * - when stopping: claims nothing more, releases the prefetched messages,
  *   waits for the running handlers and applies their outcomes (three
  *   attempts; after that their leases run out and they are delivered
- *   again).
+ *   again); a message whose handler throws once the listener is stopping
+ *   (its worker shut down under it) is released like a prefetched one
+ *   (since 0.4.0), for another worker at once.
  *
  * @param engine The storage side.
  * @param handler The queue user's handler.
@@ -301,6 +303,8 @@ export async function runLeaseListener<M extends LeasedMessage>(
   const buffer: M[] = [];
   let acks: M[] = [];
   let handBacks: M[] = [];
+  /** Messages whose handlers threw while stopping: released at once. */
+  const releases: M[] = [];
   /** Outcomes sent with the claim in flight (still ours until it commits). */
   let sending: readonly M[] = [];
   /** When the oldest outcome in `acks`/`handBacks` was recorded. */
@@ -383,7 +387,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
   };
 
   const heartbeat = setInterval(() => {
-    const messages = held().concat(acks, handBacks, sending);
+    const messages = held().concat(acks, handBacks, releases, sending);
     if (messages.length === 0) return;
     engine.extendLeases(messages).catch((error) => {
       logger.warn(
@@ -439,6 +443,16 @@ export async function runLeaseListener<M extends LeasedMessage>(
         "The handler of message {messageId} of {queue} returned although its redelivery " +
           "failed; the message will be handed out again in {retryMs} ms.",
         { messageId, queue: queueName, retryMs: handBackDelayMs },
+      );
+    } else if (stopped()) {
+      // Stopping: the handler most likely ended because its worker shut
+      // down under it, not by a fault of the message's, so another worker
+      // may have it at once, with this hand-out not counted.
+      releases.push(delivery.message);
+      logger.info(
+        "The handler of message {messageId} of {queue} ended while the listener stopped; " +
+          "the message is released for another worker.",
+        { messageId, queue: queueName },
       );
     } else {
       handBacks.push(delivery.message);
@@ -671,6 +685,22 @@ export async function runLeaseListener<M extends LeasedMessage>(
         if (running.size === 0) resolve();
       });
       wakeUp = undefined;
+    }
+    if (releases.length > 0) {
+      try {
+        await engine.release(releases);
+      } catch (error) {
+        // Handed back instead, by the final round trip: they come back
+        // after the hand-back delay, or after their leases.
+        handBacks = handBacks.concat(releases);
+        if (!(error instanceof QueueClosedError)) {
+          logger.warn(
+            "Failed to release {count} messages of {queue} whose handlers ended while it " +
+              "stopped; they are handed back instead: {error}",
+            { count: releases.length, queue: queueName, error },
+          );
+        }
+      }
     }
     await flushOnStop(engine, acks, handBacks, queueName, logger);
   } finally {

@@ -16,3 +16,11 @@ export type {
   WorkerQueueInfo,
   WorkerState,
 } from "./types.ts";
+export { DEFAULT_CLOSE_GRACE_MS, type FederationCloseOptions, WorkerShutdown } from "./shutdown.ts";
+export {
+  closeOnSignals,
+  type CloseOnSignalsOptions,
+  type ShutdownSignal,
+  type SignalClosable,
+  type SignalClosing,
+} from "./close-on-signals.ts";

@@ -8,6 +8,7 @@ import { createFederation, type Federation } from "../../federation/federation.t
 import type { KvKey, KvStore, KvStoreSetOptions } from "../../kv/kv-store.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
+import { describeQueues } from "./presence.ts";
 
 /** A MemoryKvStore that counts the writes under `["fedwork", "worker"]`. */
 class CountingKvStore extends MemoryKvStore {
@@ -155,4 +156,16 @@ test("a worker stopped while a heartbeat is being written stays removed", async 
   // Every write the worker started has landed: none may bring it back.
   while (kv.pending.size > 0) await Promise.all([...kv.pending]);
   assertEquals(await federation.listWorkers(), []);
+});
+
+test("the worker-ready line names its queues in words", () => {
+  assertEquals(
+    describeQueues(["inbox, outbox, fanout, task"]),
+    "one queue for inbox, outbox, fanout and task",
+  );
+  assertEquals(
+    describeQueues(["inbox", "outbox, task", "fanout"]),
+    "the inbox queue; one queue for outbox and task; the fanout queue",
+  );
+  assertEquals(describeQueues([]), "no queues");
 });

@@ -240,7 +240,7 @@ export class WorkerPresence {
       workerId: this.#identity.id,
       host: this.#identity.host,
       pid: this.#identity.pid,
-      queues: this.#identity.queues.map((queue) => queue.roles),
+      queues: describeQueues(this.#identity.queues.map((queue) => queue.roles)),
     });
     this.#emit("ready");
   }
@@ -321,4 +321,26 @@ function isStoredWorker(value: unknown): value is StoredWorker {
   return typeof worker.id === "string" && typeof worker.lastHeartbeatAt === "number" &&
     typeof worker.offlineAfterMs === "number" && Array.isArray(worker.running) &&
     Array.isArray(worker.queues) && typeof worker.counts === "object" && worker.counts != null;
+}
+
+/**
+ * Names the queues of a worker in words, for its ready line: "one queue
+ * for inbox, outbox, fanout and task", "the inbox queue; one queue for
+ * outbox and task", "no queues".
+ * @param labels Each queue's roles, as `"outbox, task"`.
+ * @returns The words.
+ */
+export function describeQueues(labels: readonly string[]): string {
+  const words = labels.map((label) => {
+    const roles = label.split(", ");
+    return roles.length === 1 ? `the ${roles[0]} queue` : `one queue for ${andList(roles)}`;
+  });
+  // Semicolons, since a queue's own roles are listed with commas.
+  return words.length === 0 ? "no queues" : words.join("; ");
+}
+
+function andList(items: readonly string[]): string {
+  return items.length < 2
+    ? items.join("")
+    : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
 }

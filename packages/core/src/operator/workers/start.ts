@@ -13,6 +13,7 @@ import { type DurationInput, durationToMilliseconds } from "../../time/duration.
 import { queueConcurrency } from "./concurrency.ts";
 import { resolveWorkerPresenceOptions } from "./options.ts";
 import { WorkerPresence } from "./presence.ts";
+import type { WorkerShutdown } from "./shutdown.ts";
 import type { WorkerEvent, WorkerPresenceOptions } from "./types.ts";
 
 /**
@@ -20,7 +21,12 @@ import type { WorkerEvent, WorkerPresenceOptions } from "./types.ts";
  * @since 0.1.0
  */
 export interface FederationStartQueueOptions {
-  /** Stops the workers; `startQueue()` resolves once they have stopped. */
+  /**
+   * Stops the workers at once, aborting the running handlers' signals too;
+   * `startQueue()` resolves once they have stopped.  To give running
+   * handlers a grace first, call `federation.close({ grace })` instead (or
+   * let `closeOnSignals()` call it), which stops every `startQueue()`.
+   */
   readonly signal?: AbortSignal;
   /**
    * Start only the worker for this role.  All roles by default.  `"task"`
@@ -31,10 +37,11 @@ export interface FederationStartQueueOptions {
    */
   readonly queue?: QueueRole;
   /**
-   * How long to wait, once `signal` aborts, for running handlers to finish
-   * before `startQueue()` resolves anyway.  Handlers still running then are
-   * logged by message id; durable queues hand their messages out again
-   * after the lease.
+   * How long to wait, once the handlers' signals abort (when `signal`
+   * aborts, or at the end of a `close()`'s grace), for running handlers to
+   * finish before `startQueue()` resolves anyway.  Handlers still running
+   * then are logged by message id and left running; durable queues hand
+   * their messages out again after the lease.
    * @default `{ seconds: 30 }`
    * @since 0.2.0
    */
@@ -111,6 +118,12 @@ export interface WorkerStartPort<TContextData> {
   runSchedules(signal: AbortSignal | undefined): Promise<void>;
   /** Writes out what the stopping workers counted and left running. */
   flush(): Promise<unknown>;
+  /**
+   * The federation's `close()`: stops the workers besides `signal`, with a
+   * grace for their handlers.  Optional.
+   * @since 0.4.0
+   */
+  readonly shutdown?: WorkerShutdown;
 }
 
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -163,6 +176,10 @@ export async function startWorkers<TContextData>(
         "tasks their own queue with defineTask(name, { queue }).",
     );
   }
+  // Aborting the caller's signal stops the workers and aborts the handlers
+  // at once; the federation's close() gives the handlers a grace first.
+  const outer = anySignal(options.signal, port.shutdown?.stop);
+  const handlerSignal = anySignal(options.signal, port.shutdown?.abortHandlers);
   const queues = new Map<MessageQueue, string>();
   for (const [queue, queueRoles] of groups) {
     // One listener per queue object, however many roles it serves and
@@ -171,12 +188,12 @@ export async function startWorkers<TContextData>(
     port.listening.add(queue);
     queues.set(queue, queueRoles.join(", "));
   }
-  // Running tasks hear of their cancellation while the workers run.
+  // Running tasks hear of their cancellation while the workers run, and
+  // through the grace of a close().
   const cancelHold = new AbortController();
-  const outer = options.signal;
-  if (outer != null) {
-    if (outer.aborted) cancelHold.abort();
-    else outer.addEventListener("abort", () => cancelHold.abort(), { once: true });
+  if (handlerSignal != null) {
+    if (handlerSignal.aborted) cancelHold.abort();
+    else handlerSignal.addEventListener("abort", () => cancelHold.abort(), { once: true });
   }
   // Not awaited: the workers start listening at once, and each run waits
   // for the subscription before it starts (see TaskCancellations.begin()).
@@ -210,12 +227,13 @@ export async function startWorkers<TContextData>(
         dispatcher: port.dispatcher,
         queues,
         contextData,
-        signal: options.signal,
+        signal: outer,
+        handlerSignal,
         shutdownTimeoutMs,
         ...(presence == null ? {} : { observer: presence.observer }),
       }),
       // Recurring tasks are enqueued by the workers of the task role.
-      roles.includes("task") ? port.runSchedules(options.signal) : undefined,
+      roles.includes("task") ? port.runSchedules(outer) : undefined,
     ]);
   } finally {
     cancelHold.abort();
@@ -225,6 +243,11 @@ export async function startWorkers<TContextData>(
     for (const queue of queues.keys()) port.listening.delete(queue);
     await port.flush();
   }
+}
+
+function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const given = signals.filter((signal) => signal != null);
+  return given.length < 2 ? given[0] : AbortSignal.any(given);
 }
 
 function checkWorkerCapabilities(capabilities: unknown): ReadonlySet<string> {
