@@ -204,6 +204,22 @@ test("the self-hosting page's set-up: nginx with TLS, a web and two worker roles
     assertEquals(redirect.headers.get("location"), "https://127.0.0.1/users/alice");
     await redirect.body?.cancel();
 
+    // Readiness: the web role's port, asked from this machine, reports its
+    // engines; the same path through nginx is refused (the proxy's
+    // X-Forwarded-For gives it away).
+    const ready = await fetch(`http://127.0.0.1:${webPort}/readyz`);
+    const report = await ready.json();
+    assertEquals(ready.status, 200, JSON.stringify(report));
+    assertEquals(report.ready, true);
+    assertEquals(report.reasons, []);
+    assertEquals(
+      report.engines.filter((e: { kind: string }) => e.kind === "queue")
+        .map((e: { type: string; status: string }) => [e.type, e.status]),
+      [["PostgresMessageQueue", "ok"]],
+    );
+    const throughProxy = await httpsRequest(new URL("/readyz", origin), { ca });
+    assertEquals(throughProxy.status, 403, throughProxy.body);
+
     // SIGTERM: each role exits by itself, with code 0, within the unit's
     // TimeoutStopSec (systemd's SIGKILL would come after it).
     const [web, ...workers] = roles;

@@ -4,7 +4,11 @@ import { mkdir } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import type { DurationInput, FederationCloseOptions } from "@fedwork/core";
+import {
+  createHealthHandler,
+  type DurationInput,
+  type FederationCloseOptions,
+} from "@fedwork/core";
 import { createNodeRequestListener } from "@fedwork/express";
 import { SqliteKvStore } from "@fedwork/sqlite";
 import { openBackends } from "./backends.ts";
@@ -31,6 +35,12 @@ export interface InstanceOptions {
   readonly users?: readonly string[];
   /** See {@link FetchHandlerOptions.apiToken}. */
   readonly apiToken?: string;
+  /**
+   * Lets a prober on another machine ask `/readyz` with
+   * `Authorization: Bearer <token>` (16 characters or more); without it,
+   * only requests to the port from this machine that no proxy forwarded.
+   */
+  readonly healthToken?: string;
   /** @default `{ seconds: 10 }` */
   readonly welcomeDelay?: DurationInput;
   /** @default `{ hours: 1 }` */
@@ -90,14 +100,24 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
   });
   // The web process creates users, so two processes never race to.
   if (role !== "worker") { for (const user of options.users ?? []) await app.createUser(user); }
-  server?.on(
-    "request",
-    createNodeRequestListener(
-      createFetchHandler(app, { apiToken: options.apiToken }),
-      // Behind a proxy, requests arrive for another origin than the public one.
-      options.origin == null ? {} : { origin: options.origin },
-    ),
+  // Behind a proxy, requests arrive for another origin than the public one.
+  const proxied = options.origin == null ? {} : { origin: options.origin };
+  const web = createNodeRequestListener(
+    createFetchHandler(app, { apiToken: options.apiToken }),
+    proxied,
   );
+  // /healthz and /readyz (see docs/manual/health.md): for a prober on this
+  // machine asking the port directly, or anyone with HEALTH_TOKEN; a
+  // request that came through the proxy is refused.
+  const health = createHealthHandler(app.federation, {
+    ...(options.healthToken == null ? {} : { token: options.healthToken }),
+  });
+  server?.on("request", (req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (path !== "/healthz" && path !== "/readyz") return web(req, res);
+    const remoteAddress = req.socket.remoteAddress;
+    createNodeRequestListener((request) => health(request, { remoteAddress }), proxied)(req, res);
+  });
   let workers: Promise<void> | undefined;
   if (role !== "web") {
     await app.scheduleDigest();

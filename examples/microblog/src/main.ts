@@ -55,6 +55,7 @@ const instance = await startInstance({
   origin: new URL(values.origin ?? `http://127.0.0.1:${port}`),
   users: values.user,
   apiToken: process.env.API_TOKEN,
+  healthToken: process.env.HEALTH_TOKEN || undefined,
   env: process.env,
 });
 // Before the line that says it runs: a signal after it must close it.
