@@ -15,10 +15,10 @@ import {
   type SqliteDatabase,
   type SqliteStatement,
 } from "./driver.ts";
-import { SqliteClosedError } from "./errors.ts";
 import { quoteIdentifier } from "./identifier.ts";
 import { jsonEqual } from "./json-equal.ts";
 import { decodeKvKey, encodeKvKey, kvPrefixRange } from "./key-encoding.ts";
+import { LazyConnection } from "./lazy-connection.ts";
 
 /**
  * Options for {@link SqliteKvStore}.
@@ -87,8 +87,7 @@ export class SqliteKvStore implements KvStore, AsyncDisposable {
   readonly #path: string;
   readonly #table: string;
   readonly #busyTimeoutMs: number;
-  #connection: Promise<Connection> | undefined;
-  #closed = false;
+  readonly #connection = new LazyConnection<Connection>("SqliteKvStore", () => this.#open());
   #lastSweep = 0;
 
   /**
@@ -122,12 +121,7 @@ export class SqliteKvStore implements KvStore, AsyncDisposable {
   }
 
   #connect(): Promise<Connection> {
-    if (this.#closed) return Promise.reject(new SqliteClosedError("SqliteKvStore"));
-    this.#connection ??= this.#open().catch((error) => {
-      this.#connection = undefined;
-      throw error;
-    });
-    return this.#connection;
+    return this.#connection.get();
   }
 
   async #open(): Promise<Connection> {
@@ -333,11 +327,8 @@ export class SqliteKvStore implements KvStore, AsyncDisposable {
    * @since 0.1.0
    */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    const connection = await this.#connection?.catch(() => undefined);
-    this.#connection = undefined;
-    connection?.database.close();
+    if (this.#connection.closed) return;
+    await this.#connection.close();
   }
 }
 

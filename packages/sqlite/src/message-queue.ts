@@ -40,6 +40,7 @@ import {
   queueSchemaSql,
   type QueueStatements,
 } from "./sql/message-queue.ts";
+import { LazyConnection } from "./lazy-connection.ts";
 
 const logger = getLogger(["fedwork", "sqlite"]);
 
@@ -320,7 +321,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     },
   );
   readonly #channel: string;
-  #connection: Promise<Connection> | undefined;
+  readonly #connection = new LazyConnection<Connection>("SqliteMessageQueue", () => this.#open());
   #closed = false;
   /** The running listen() calls, stopped and awaited on dispose. */
   readonly #listeners = new RunningListeners();
@@ -352,13 +353,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
   }
 
   #connect(): Promise<Connection> {
-    if (this.#closed) return Promise.reject(new SqliteClosedError("SqliteMessageQueue"));
-    this.#connection ??= this.#open().catch((error) => {
-      // Let the next call try again (the file may become writable).
-      this.#connection = undefined;
-      throw error;
-    });
-    return this.#connection;
+    return this.#connection.get();
   }
 
   async #open(): Promise<Connection> {
@@ -600,9 +595,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     this.#closed = true;
     await this.#siblings.disposeAll();
     await this.#listeners.close();
-    const connection = await this.#connection?.catch(() => undefined);
-    this.#connection = undefined;
-    connection?.database.close();
+    await this.#connection.close();
   }
 }
 

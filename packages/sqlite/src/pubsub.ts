@@ -14,6 +14,7 @@ import {
   type SqlitePubSubOptions,
 } from "./options.ts";
 import { preparePubSubStatements, pubsubSchemaSql, type PubSubStatements } from "./sql/pubsub.ts";
+import { LazyConnection } from "./lazy-connection.ts";
 
 const logger = getLogger(["fedwork", "sqlite"]);
 
@@ -90,7 +91,7 @@ export class SqlitePubSub implements PubSub, AsyncDisposable {
   /** The subscriptions of each topic. */
   readonly #topics = new Map<string, Set<Subscription>>();
   #subscriptions = 0;
-  #connection: Promise<Connection> | undefined;
+  readonly #connection = new LazyConnection<Connection>("SqlitePubSub", () => this.#open());
   #closed = false;
   #timer: ReturnType<typeof setInterval> | undefined;
   /** The last row this instance read. */
@@ -121,12 +122,7 @@ export class SqlitePubSub implements PubSub, AsyncDisposable {
   }
 
   #connect(): Promise<Connection> {
-    if (this.#closed) return Promise.reject(new SqliteClosedError("SqlitePubSub"));
-    this.#connection ??= this.#open().catch((error) => {
-      this.#connection = undefined;
-      throw error;
-    });
-    return this.#connection;
+    return this.#connection.get();
   }
 
   async #open(): Promise<Connection> {
@@ -313,8 +309,6 @@ export class SqlitePubSub implements PubSub, AsyncDisposable {
     this.#closed = true;
     this.#disposal.abort();
     this.#stop();
-    const connection = await this.#connection?.catch(() => undefined);
-    this.#connection = undefined;
-    connection?.database.close();
+    await this.#connection.close();
   }
 }
