@@ -38,7 +38,7 @@ test("readiness on Redis answers 200 with the store, the queue and the pub/sub",
   const namespace = createTestNamespace();
   await using kv = new RedisKvStore({ url: REDIS_URL, prefix: namespace });
   await using queue = new RedisMessageQueue({ url: REDIS_URL, queue: namespace });
-  await using pubsub = new RedisPubSub({ url: REDIS_URL, prefix: `${namespace}:` });
+  await using pubsub = new RedisPubSub({ url: REDIS_URL, prefix: namespace });
   const federation = createFederation<void>({ kv, queue, pubsub, manuallyStartQueue: true });
   const controller = new AbortController();
   const ready = deferred<void>();

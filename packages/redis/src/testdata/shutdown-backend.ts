@@ -17,7 +17,7 @@ export function open(namespace: string): ShutdownBackend {
   return {
     queue: new RedisMessageQueue({ url: REDIS_URL, queue: namespace, leaseTime: LEASE }),
     kv: new RedisKvStore({ url: REDIS_URL, prefix: namespace }),
-    pubsub: new RedisPubSub({ url: REDIS_URL, prefix: `${namespace}:` }),
+    pubsub: new RedisPubSub({ url: REDIS_URL, prefix: namespace }),
   };
 }
 
