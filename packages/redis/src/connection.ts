@@ -139,12 +139,32 @@ export class RedisConnectionSource {
   }
 }
 
+/**
+ * How long closing waits for QUIT's answer before it drops the connection:
+ * a client that is still connecting queues QUIT behind the connection, and
+ * ioredis keeps trying to connect.
+ */
+const QUIT_TIMEOUT_MS = 3_000;
+
 async function quit(redis: RedisClient): Promise<void> {
   if (redis.status === "end") return;
+  // A client that lost its server would queue QUIT behind a reconnection
+  // that may never come (ioredis retries for over a minute by default), and
+  // a process shutting down would hang on it: drop it at once.
+  if (redis.status === "reconnecting" || redis.status === "close") {
+    redis.disconnect();
+    return;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), QUIT_TIMEOUT_MS);
+  });
   try {
-    await redis.quit();
+    if (await Promise.race([redis.quit().then(() => false), timedOut])) redis.disconnect();
   } catch {
     // QUIT fails when the connection is already broken; drop it instead.
     redis.disconnect();
+  } finally {
+    clearTimeout(timer);
   }
 }
