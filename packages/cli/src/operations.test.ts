@@ -324,33 +324,37 @@ for (const kind of ["sqlite", "postgres"] as const) {
   });
 }
 
-test("on postgres, fedwork tail prints a running task's updates and exits after --count", async () => {
-  await withFederation("postgres", async (setup) => {
-    const tail = setup.start("tail", "--count", "2", "--json", "--task", "long");
-    await within(tail.stderrLine("Watching task updates"), "tail to start", 60_000);
-    const ctx = setup.federation.createContext(BASE, undefined);
-    const long = await ctx.enqueueTask(setup.tasks.long, {});
-    assert(long.status === "enqueued");
-    try {
-      const run = await within(tail.exited, "tail to print two updates and exit", 60_000);
-      assertEquals(run.code, 0, run.stderr);
-      const lines = run.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
-      assertEquals(lines.length, 2);
-      for (const line of lines) assertEquals([line.id, line.name], [long.messageId, "long"]);
-      assert(lines.some((line) => line.state === "running"), run.stdout);
-      // Cancelling a running task reaches the worker here from the CLI.
-      const cancel = await setup.fedwork("cancel", long.messageId);
-      assertEquals(cancel.code, 0, cancel.stderr);
-      assertEquals(cancel.stdout, `Cancelled ${long.messageId} (it was running).\n`);
-      await waitUntil(async () => (await stateOf(setup, long.messageId)) === "cancelled", {
-        what: "the running task to end cancelled",
-      });
-    } finally {
-      tail.kill("SIGKILL");
-      await setup.federation.cancelTask(long.messageId);
-    }
+// SQLite carries the updates and the cancel between processes with
+// SqlitePubSub, PostgreSQL with PostgresPubSub.
+for (const kind of ["sqlite", "postgres"] as const) {
+  test(`on ${kind}, fedwork tail prints a running task's updates and exits after --count`, async () => {
+    await withFederation(kind, async (setup) => {
+      const tail = setup.start("tail", "--count", "2", "--json", "--task", "long");
+      await within(tail.stderrLine("Watching task updates"), "tail to start", 60_000);
+      const ctx = setup.federation.createContext(BASE, undefined);
+      const long = await ctx.enqueueTask(setup.tasks.long, {});
+      assert(long.status === "enqueued");
+      try {
+        const run = await within(tail.exited, "tail to print two updates and exit", 60_000);
+        assertEquals(run.code, 0, run.stderr);
+        const lines = run.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
+        assertEquals(lines.length, 2);
+        for (const line of lines) assertEquals([line.id, line.name], [long.messageId, "long"]);
+        assert(lines.some((line) => line.state === "running"), run.stdout);
+        // Cancelling a running task reaches the worker here from the CLI.
+        const cancel = await setup.fedwork("cancel", long.messageId);
+        assertEquals(cancel.code, 0, cancel.stderr);
+        assertEquals(cancel.stdout, `Cancelled ${long.messageId} (it was running).\n`);
+        await waitUntil(async () => (await stateOf(setup, long.messageId)) === "cancelled", {
+          what: "the running task to end cancelled",
+        });
+      } finally {
+        tail.kill("SIGKILL");
+        await setup.federation.cancelTask(long.messageId);
+      }
+    });
   });
-});
+}
 
 test("on postgres, fedwork tail stops and exits 0 when the reader of its output goes", async () => {
   await withFederation("postgres", async (setup) => {

@@ -11,7 +11,7 @@ import {
 } from "@fedwork/core";
 import { Person } from "@fedify/vocab";
 import { PostgresKvStore, PostgresMessageQueue, PostgresPubSub } from "@fedwork/postgres";
-import { SqliteKvStore, SqliteMessageQueue } from "@fedwork/sqlite";
+import { SqliteKvStore, SqliteMessageQueue, SqlitePubSub } from "@fedwork/sqlite";
 import { z } from "zod";
 
 /** Where the federation keeps its state. */
@@ -93,12 +93,14 @@ export async function createCliTestFederation(
       path: backend.path,
       pollInterval: { milliseconds: 50 },
     });
-    const federation = await builder.build({ ...common, kv, queue });
+    const pubsub = new SqlitePubSub({ path: backend.path });
+    const federation = await builder.build({ ...common, kv, queue, pubsub });
     return {
       federation,
       tasks: { flaky, long },
       async close() {
         await queue[Symbol.asyncDispose]();
+        await pubsub[Symbol.asyncDispose]();
         await kv[Symbol.asyncDispose]();
       },
     };
