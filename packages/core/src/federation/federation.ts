@@ -20,6 +20,7 @@ import type {
   TaskDefinitionOptions,
 } from "./context-api.ts";
 import { Outbox } from "../activitypub/outbox/outbox.ts";
+import { DeliveryHostPolicy } from "../activitypub/outbox/host-policy.ts";
 import { FederatableImpl } from "./federatable.ts";
 import { Inbox } from "../activitypub/inbox/inbox.ts";
 import type { Message } from "./message.ts";
@@ -207,6 +208,9 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       },
       registry: this.registry,
       hostHealth: () => this.operator.hostHealth,
+      hostPolicy: this.options.hostPolicy == null
+        ? undefined
+        : new DeliveryHostPolicy(this.options.hostPolicy, this.options.kv),
       createContext: (baseUrl, contextData) => this.createContext(baseUrl, contextData),
       getKeyPairs: (ctx, identifier) => this.#senderKeys.get(ctx, identifier),
       enqueue: (queue, messages, contextData, options) =>

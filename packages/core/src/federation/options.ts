@@ -1,3 +1,8 @@
+import {
+  type HostPolicyOptions,
+  resolveHostPolicy,
+  type ResolvedHostPolicy,
+} from "../activitypub/host-policy/options.ts";
 import { trace, type TracerProvider } from "@opentelemetry/api";
 import type { DocumentLoader } from "@fedify/vocab";
 import type { KvStore } from "../kv/kv-store.ts";
@@ -296,6 +301,19 @@ export interface FederationOptions<TContextData>
    * @since 0.3.0
    */
   readonly fanoutDeliveries?: FanoutDeliveriesOptions | false;
+
+  /**
+   * What deliveries and the inbox do with particular remote hosts:
+   * `block` refuses hosts and domains (no request is sent to them, and
+   * their activities are answered 403), and `retryAfter` makes deliveries
+   * to a host that answered 429 or 503 with `Retry-After` wait that long,
+   * up to a limit, without spending attempts.  See
+   * {@link HostPolicyOptions}.  Off by default: `{}` honours `Retry-After`
+   * with the defaults and blocks nothing.
+   * @default `false`
+   * @since 0.4.0
+   */
+  readonly hostPolicy?: HostPolicyOptions | false;
 }
 
 /**
@@ -346,6 +364,7 @@ const OPTION_NAMES: Record<
   webhooks: true,
   hostHealth: true,
   fanoutDeliveries: true,
+  hostPolicy: true,
 };
 
 /**
@@ -393,6 +412,8 @@ export interface ResolvedFederationOptions
   readonly hostHealth?: ResolvedHostHealthOptions;
   /** Direct first attempts of fan-out deliveries, when on (0.3.0). */
   readonly fanoutDeliveries?: ResolvedFanoutDeliveries;
+  /** The host policy, when set (0.4.0). */
+  readonly hostPolicy?: ResolvedHostPolicy;
 }
 
 /**
@@ -478,6 +499,7 @@ export function resolveFederationOptions<TContextData>(
     );
   }
   const timeouts = resolveTimeoutOptions(options);
+  const hostPolicy = resolveHostPolicy(options.hostPolicy);
   const fanoutDeliveries = resolveFanoutDeliveries(
     options.fanoutDeliveries,
     timeouts.outboxTimeoutMs,
@@ -508,6 +530,7 @@ export function resolveFederationOptions<TContextData>(
     webhooks: resolveWebhookOptions(options.webhooks),
     ...resolveOptionalHostHealth(options.hostHealth),
     ...(fanoutDeliveries == null ? {} : { fanoutDeliveries }),
+    ...(hostPolicy == null ? {} : { hostPolicy }),
   };
 }
 

@@ -32,6 +32,7 @@ import {
 } from "./time-limit.ts";
 import { extractTraceContext, hasTraceContext, traceContextOf, withSpan } from "./tracing.ts";
 import { loggedError } from "./remote-failure.ts";
+import { RunPostponedError } from "./run-postponed.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -444,6 +445,16 @@ export class MessageDispatcher<TContextData> {
         outcome = { type: "dropped", reason: error.message, error: error.cause ?? error };
       } else if (error instanceof PermanentError) {
         outcome = { type: "failed", reason: "permanent", error };
+      } else if (
+        error instanceof RunPostponedError && !source.callerRetries &&
+        (source.redelivery != null || (source.queue ?? handler!.retryQueue(checked!)) != null)
+      ) {
+        [outcome, rethrow] = await this.#postpone(
+          message,
+          source,
+          source.queue ?? handler!.retryQueue(checked!)!,
+          error,
+        );
       } else if (run.signal.aborted && source.queue != null && !source.callerRetries) {
         // Stopped by its worker's shutdown, not by a fault of its own: the
         // queue keeps the message, unchanged, for another worker, and no
@@ -570,6 +581,48 @@ export class MessageDispatcher<TContextData> {
     return [{ type: "retrying", delay, reason, error }, undefined];
   }
 
+  /**
+   * Puts a message back into its queue, due after the handler's wait, with
+   * the same attempt and one more wait: a wait is no failed attempt.
+   */
+  async #postpone(
+    message: BaseMessage,
+    source: MessageSource,
+    queue: MessageQueue,
+    error: RunPostponedError,
+  ): Promise<[Outcome, { readonly error: unknown } | undefined]> {
+    const delay = millisecondsToDuration(error.delayMs);
+    const next = handOverMessage({
+      ...message,
+      waits: (message.waits ?? 0) + 1,
+      dueAt: new Date(Date.now() + error.delayMs).toISOString(),
+    });
+    try {
+      if (source.redelivery != null) {
+        await source.redelivery.redeliver(next, { delay });
+      } else {
+        await sendToQueue(queue, [next], {
+          delay,
+          ...(message.orderingKey == null ? {} : { orderingKey: message.orderingKey }),
+          ...(typeof message.priority === "number" && message.priority !== 0
+            ? { priority: message.priority }
+            : {}),
+        });
+      }
+    } catch (storeError) {
+      logger.error(
+        "Could not store the wait of message {messageId} ({messageType}); leaving it to the " +
+          "queue to hand out again: {storeError}",
+        { messageId: message.id, messageType: message.type, storeError },
+      );
+      return [
+        { type: "retrying", delay: undefined, reason: "wait", error },
+        { error: new RetryNotStoredError(message.id, storeError) },
+      ];
+    }
+    return [{ type: "retrying", delay, reason: "wait", error }, undefined];
+  }
+
   #log(
     message: BaseMessage,
     taskName: string | undefined,
@@ -595,6 +648,14 @@ export class MessageDispatcher<TContextData> {
         });
         break;
       case "retrying":
+        if (outcome.reason === "wait") {
+          logger.info(
+            "Message {messageId} ({messageType}) waits {delay} before attempt {attempt}: " +
+              "{reason}",
+            { ...properties, delay: `${outcome.delay}`, reason: (outcome.error as Error).message },
+          );
+          break;
+        }
         if (outcome.reason === "shutdown") {
           logger.info(
             "Message {messageId} ({messageType}) stopped when its worker shut down; it goes " +

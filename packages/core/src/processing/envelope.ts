@@ -32,6 +32,12 @@ export interface BaseMessage {
    * @since 0.2.0
    */
   readonly dueAt?: string;
+  /**
+   * How many times the message was put back to wait without an attempt
+   * (a host's `Retry-After`); absent when never.
+   * @since 0.4.0
+   */
+  readonly waits?: number;
 }
 
 /**

@@ -62,10 +62,13 @@ export interface MessageRetryingEvent extends MessageEventBase {
    * passed (`error` is then a `HandlerTimeoutError`); `"shutdown"` (since
    * 0.4.0) when it ended after its worker's shutdown aborted its signal:
    * the message went back to its queue unchanged (`delay` is `undefined`
-   * and no attempt was spent), for another worker to run.
+   * and no attempt was spent), for another worker to run; `"wait"` (since
+   * 0.4.0) when it must wait before it runs again, through no fault of its
+   * own (a host's `Retry-After`): it runs again after `delay` with the same
+   * `attempt`, and `error` says why it waits.
    * @since 0.3.0
    */
-  readonly reason: "error" | "timeout" | "shutdown";
+  readonly reason: "error" | "timeout" | "shutdown" | "wait";
   /**
    * With `reason: "timeout"`: `true` when the handler ignored its signal
    * through the grace period and was left running; `false` when it

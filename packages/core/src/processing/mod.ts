@@ -36,6 +36,7 @@ export {
   resolveDeliveryLimitOptions,
   resolveMaxDeliveries,
 } from "./delivery-limit.ts";
+export { RunPostponedError } from "./run-postponed.ts";
 export {
   type MessageCancelledEvent,
   type MessageCompletedEvent,

@@ -12,7 +12,9 @@ import type { Temporal } from "@js-temporal/polyfill";
  *   (`delay` is `undefined` when the queue retries natively and picks the
  *   delay itself), or its worker shut down under it (`reason:
  *   "shutdown"`, since 0.4.0: the message goes back to its queue
- *   unchanged, for another worker, with no attempt spent);
+ *   unchanged, for another worker, with no attempt spent), or it must wait
+ *   (`reason: "wait"`, since 0.4.0: a host's `Retry-After`; it runs again
+ *   after `delay` with the same attempt number);
  * - `dropped`: the message cannot be processed (malformed, unknown task,
  *   invalid payload) and is discarded without retrying;
  * - `failed`: the message failed for good, because its error was a
@@ -32,7 +34,7 @@ export type Outcome =
   | {
     readonly type: "retrying";
     readonly delay: Temporal.Duration | undefined;
-    readonly reason: "error" | "timeout" | "shutdown";
+    readonly reason: "error" | "timeout" | "shutdown" | "wait";
     readonly error: unknown;
   }
   | { readonly type: "dropped"; readonly reason: string; readonly error?: unknown }

@@ -27,6 +27,8 @@ import {
 import type { InboxMessage } from "./message.ts";
 import { parseActivityBody } from "./parse-activity.ts";
 import type { InboxRefusalLog, InboxRefusalReason } from "./refusal-log.ts";
+import { blockedActorHost } from "./blocked-sender.ts";
+import type { HostBlockPredicate } from "../host-policy/options.ts";
 import { runUnverifiedActivityHook, type UnverifiedActivityHook } from "./unverified.ts";
 import { verifyInboxRequest } from "./verify.ts";
 
@@ -100,6 +102,12 @@ export interface InboxRequestOptions {
   readonly inboxChallengePolicy?: InboxChallengePolicy | undefined;
   readonly inboxIdempotencyTtlMs: number;
   readonly inboxMaxBytes: number;
+  /**
+   * The host policy: the inbox refuses activities from blocked hosts with
+   * 403 before fetching any key.
+   * @since 0.4.0
+   */
+  readonly hostPolicy?: { readonly isBlocked?: HostBlockPredicate } | undefined;
 }
 
 /**
@@ -227,6 +235,13 @@ export async function handleInboxRequest<
       return text(read.status, read.message);
     }
     ({ activity, body } = read);
+    const isBlocked = options.hostPolicy?.isBlocked;
+    const blocked = isBlocked == null ? undefined : await blockedActorHost(activity, isBlocked);
+    if (blocked != null) {
+      const message = `The actor's host ${blocked} is blocked.`;
+      refuse(403, "blockedHost", message, blocked);
+      return text(403, message);
+    }
     // Nothing was verified: the activity's own claim is all there is.
     senderOrigin = actorOriginOf(activity);
   } else {
@@ -240,6 +255,9 @@ export async function handleInboxRequest<
       documentLimits: options.remoteDocuments.limits,
       ...(options.origin == null ? {} : { origin: options.origin }),
       ...(registry.unverifiedActivityHandler == null ? {} : { readUnsignedBody: true }),
+      ...(options.hostPolicy?.isBlocked == null
+        ? {}
+        : { isBlockedHost: options.hostPolicy.isBlocked }),
     });
     if (!verification.ok) {
       const logRefusal = () =>

@@ -181,6 +181,9 @@ export function refusalFix(reason: InboxRefusalReason): string {
       return "The inbox queue cannot store the activity: the sender's to fix.";
     case "malformed":
       return "The activity is not a valid Activity Streams object: the sender's to fix.";
+    case "blockedHost":
+      return "The sender's host is blocked by the hostPolicy.block option: nothing to fix here " +
+        "unless the block is a mistake.";
     case "unroutable":
       return "The activity carries no proof that verifies and could not be fetched from its " +
         "origin: nothing to fix here unless its origin is yours.";

@@ -16,6 +16,7 @@ import type { HttpSignatureSpec } from "../signatures/spec.ts";
 import type { SignatureFailureReason } from "../signatures/verification.ts";
 import { verifyRequest } from "../signatures/verify.ts";
 import { parseActivityBody } from "./parse-activity.ts";
+import { BlockedKeyHostError, blockedActorHost, guardKeyFetcher } from "./blocked-sender.ts";
 import {
   type DocumentComplexityLimits,
   resolveDocumentComplexityLimits,
@@ -90,6 +91,15 @@ export interface VerifyInboxRequestOptions {
    * @since 0.4.0
    */
   readonly proofMaxAge?: DurationInput | false;
+  /**
+   * Whether a host is blocked: an activity whose `actor` is on a blocked
+   * host is refused with `blockedHost` (403) once its body is parsed, and
+   * a key on a blocked host is never fetched (`blockedHost` too).  Gets a
+   * host name, normalised (lower case, punycode, no trailing dot or port).
+   * @default no host is blocked
+   * @since 0.4.0
+   */
+  readonly isBlockedHost?: (host: string) => boolean | Promise<boolean>;
 }
 
 /**
@@ -106,7 +116,9 @@ export interface VerifyInboxRequestOptions {
  *   0.4.0);
  * - `actorMismatch` (401): the signer is not the activity's `actor`, and
  *   the activity carries no proof or Linked Data signature by its actor
- *   that verifies.
+ *   that verifies;
+ * - `blockedHost` (403): the activity's actor, or the key that signs it,
+ *   is on a host `isBlockedHost` blocks (since 0.4.0).
  * @since 0.2.0
  */
 export type InboxRejectionReason =
@@ -116,7 +128,8 @@ export type InboxRejectionReason =
   | "invalidJson"
   | "nestingTooDeep"
   | "tooComplex"
-  | "actorMismatch";
+  | "actorMismatch"
+  | "blockedHost";
 
 /**
  * The outcome of {@link verifyInboxRequest}: the activity and who signed
@@ -155,8 +168,8 @@ export type InboxVerification =
   }
   | {
     readonly ok: false;
-    /** The status to answer: 400, 401 or 413. */
-    readonly status: 400 | 401 | 413;
+    /** The status to answer: 400, 401, 403 (since 0.4.0) or 413. */
+    readonly status: 400 | 401 | 403 | 413;
     readonly reason: InboxRejectionReason;
     /** For people and logs; fine to send as the response body. */
     readonly message: string;
@@ -225,7 +238,7 @@ export async function verifyInboxRequest(
     );
   }
   const refuse = (
-    status: 400 | 401 | 413,
+    status: 400 | 401 | 403 | 413,
     reason: InboxRejectionReason,
     message: string,
     extra: { readonly activity?: Record<string, unknown>; readonly keyId?: URL } = {},
@@ -259,11 +272,43 @@ export async function verifyInboxRequest(
   );
   if (!parsed.ok) return refuse(400, parsed.reason, parsed.message);
   const { activity } = parsed;
+  const { isBlockedHost } = options;
+  if (isBlockedHost != null) {
+    const blocked = await blockedActorHost(activity, isBlockedHost);
+    if (blocked != null) {
+      return refuse(403, "blockedHost", `The actor's host ${blocked} is blocked.`, { activity });
+    }
+  }
   if (!hasSignatureHeader(request.headers)) {
     return refuse(401, "noSignature", "The request is not signed.", { activity });
   }
-  const fetchKey = options.fetchKey ??
+  const anyKey = options.fetchKey ??
     createPublicKeyFetcher({ kv: options.kv, documentLoader: options.documentLoader });
+  const fetchKey = isBlockedHost == null ? anyKey : guardKeyFetcher(anyKey, isBlockedHost);
+  try {
+    return await verifySignedActivity(request, options, activity, body, fetchKey, refuse);
+  } catch (error) {
+    if (!(error instanceof BlockedKeyHostError)) throw error;
+    return refuse(403, "blockedHost", `The signing key's host ${error.host} is blocked.`, {
+      activity,
+      keyId: error.keyId,
+    });
+  }
+}
+
+async function verifySignedActivity(
+  request: Request,
+  options: VerifyInboxRequestOptions,
+  activity: Record<string, unknown>,
+  body: Uint8Array,
+  fetchKey: PublicKeyFetcher,
+  refuse: (
+    status: 400 | 401 | 403 | 413,
+    reason: InboxRejectionReason,
+    message: string,
+    extra?: { readonly activity?: Record<string, unknown>; readonly keyId?: URL },
+  ) => InboxVerification,
+): Promise<InboxVerification> {
   const verification = await verifyRequest(request, {
     fetchKey,
     body,

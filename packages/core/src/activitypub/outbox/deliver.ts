@@ -19,6 +19,7 @@ import {
 } from "../signatures/spec.ts";
 import { MissingSigningKeyError } from "./errors.ts";
 import { messageOf } from "../json-values.ts";
+import { retryAfterMilliseconds } from "../host-policy/retry-after.ts";
 import { DEFAULT_USER_AGENT } from "../../http/user-agent.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "outbox"]);
@@ -135,6 +136,12 @@ export type DeliveryResult =
     readonly body: string;
     /** The error, when there was no usable response. */
     readonly cause?: unknown;
+    /**
+     * How long the inbox asked to be left alone, in milliseconds: its
+     * `Retry-After` on a 429 or 503; absent otherwise.
+     * @since 0.4.0
+     */
+    readonly retryAfterMs?: number;
   };
 
 type Attempt = { readonly response: RemoteResponse } | { readonly error: unknown };
@@ -194,7 +201,9 @@ export async function deliverSignedActivity(
 
   let spec = first;
   let attempt = await send(spec);
-  if ("response" in attempt && attempt.response.status >= 400) {
+  if (
+    "response" in attempt && attempt.response.status >= 400 && retryAfterOf(attempt) == null
+  ) {
     // Double knock: the peer may not know (or may reject) this scheme.
     const other = otherHttpSignatureSpec(spec);
     logger.debug("{inbox} answered {status} to {spec}; trying {other}.", {
@@ -234,7 +243,22 @@ export async function deliverSignedActivity(
     status: response.status,
     kind,
   });
-  return { kind, status: response.status, body: text };
+  const retryAfterMs = retryAfterOf(attempt);
+  return {
+    kind,
+    status: response.status,
+    body: text,
+    ...(retryAfterMs == null ? {} : { retryAfterMs }),
+  };
+}
+
+/**
+ * The wait a 429 or 503 asked for; such an answer is about the server, not
+ * the signature, so it gets no second knock.
+ */
+function retryAfterOf(attempt: { readonly response: RemoteResponse }): number | undefined {
+  const { status, headers } = attempt.response;
+  return retryAfterMilliseconds(status, headers.get("retry-after"), Date.now());
 }
 
 async function post(

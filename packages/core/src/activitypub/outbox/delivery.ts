@@ -133,7 +133,13 @@ export async function deliverOutboxMessage<
     });
     return;
   }
-  const error = new DeliveryError(inbox.href, result.status, result.body, result.cause);
+  const error = new DeliveryError(
+    inbox.href,
+    result.status,
+    result.body,
+    result.cause,
+    result.retryAfterMs,
+  );
   if (result.kind === "retryableFailure") throw error;
   if (result.cause instanceof PrivateAddressError) {
     throw new PermanentError(result.cause.message, { cause: result.cause });

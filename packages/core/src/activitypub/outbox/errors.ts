@@ -38,14 +38,27 @@ export class DeliveryError extends Error {
    * (a network error; see `cause`).  Nullable since 0.2.0.
    */
   readonly status: number | null;
+  /**
+   * How long the inbox asked to be left alone, in milliseconds (its
+   * `Retry-After` on a 429 or 503), if it did.
+   * @since 0.4.0
+   */
+  readonly retryAfterMs?: number;
 
   /**
    * @param inbox The inbox URL.
    * @param status The HTTP status, or `null`.
    * @param body The beginning of the response body, for the message.
    * @param cause The network error, when no answer came.
+   * @param retryAfterMs The wait the inbox asked for (since 0.4.0).
    */
-  constructor(inbox: string, status: number | null, body: string, cause?: unknown) {
+  constructor(
+    inbox: string,
+    status: number | null,
+    body: string,
+    cause?: unknown,
+    retryAfterMs?: number,
+  ) {
     super(
       status == null
         ? `Failed to deliver the activity to ${inbox}: ${
@@ -58,6 +71,7 @@ export class DeliveryError extends Error {
     this.name = "DeliveryError";
     this.inbox = inbox;
     this.status = status;
+    if (retryAfterMs != null) this.retryAfterMs = retryAfterMs;
   }
 }
 
@@ -81,3 +95,27 @@ export function httpStatusOf(error: unknown): number | undefined {
 
 // A remote party's doing, not a bug here: logged without a stack.
 markRemoteFailureClass(DeliveryError);
+
+/**
+ * Why a delivery was dropped without a request: its host is blocked by the
+ * `hostPolicy.block` option.  The `error` of the delivery's `dropped`
+ * event.
+ * @since 0.4.0
+ */
+export class BlockedHostError extends Error {
+  /** The blocked host's name. */
+  readonly host: string;
+  /** The inbox the delivery was for. */
+  readonly inbox: string;
+
+  /**
+   * @param host The host's name.
+   * @param inbox The inbox URL.
+   */
+  constructor(host: string, inbox: string) {
+    super(`The host ${host} is blocked (hostPolicy.block); nothing was sent to ${inbox}.`);
+    this.name = "BlockedHostError";
+    this.host = host;
+    this.inbox = inbox;
+  }
+}

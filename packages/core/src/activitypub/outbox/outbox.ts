@@ -19,6 +19,7 @@ import {
   type PermanentFailureCallback,
 } from "./delivery.ts";
 import { fanOutDirectly, type ResolvedFanoutDeliveries } from "./fanout.ts";
+import type { DeliveryHostPolicy } from "./host-policy.ts";
 import type { FanoutMessage, OutboxMessage } from "./messages.ts";
 import type { ActivityTransport, SendingContext } from "./send-activity.ts";
 
@@ -106,6 +107,11 @@ export interface OutboxPort<TContextData, TContext> {
   readonly registry: OutboxRegistry<TContext>;
   /** Host health, when the `hostHealth` option is on; read per delivery. */
   hostHealth(): DeliveryHostHealth | undefined;
+  /**
+   * The `hostPolicy` option as deliveries apply it, when it is set.
+   * @since 0.4.0
+   */
+  readonly hostPolicy?: DeliveryHostPolicy | undefined;
   /**
    * Makes a context for a message's base URL.
    * @param baseUrl The base URL.
@@ -241,6 +247,11 @@ export class Outbox<
   ): Promise<void> {
     const queue = this.#port.queues.outbox;
     const orderingKey = messages[0]?.orderingKey;
+    const policy = this.#port.hostPolicy;
+    if (policy != null) {
+      messages = await policy.withoutBlocked(messages);
+      if (messages.length === 0) return;
+    }
     if (queue != null) {
       await this.#port.enqueue(
         queue,
@@ -282,20 +293,22 @@ export class Outbox<
    * @param message The fan-out message.
    * @param run The context data and signal.
    */
-  fanOut(message: FanoutMessage, run: OutboxRun<TContextData>): Promise<void> {
-    const messages = expandFanoutMessage(message);
+  async fanOut(message: FanoutMessage, run: OutboxRun<TContextData>): Promise<void> {
+    const policy = this.#port.hostPolicy;
+    const expanded = expandFanoutMessage(message);
+    const messages = policy == null ? expanded : await policy.withoutBlocked(expanded);
     const direct = this.#port.fanoutDeliveries;
     const queue = this.#port.queues.outbox;
     if (direct == null || queue == null || messages[0]?.orderingKey != null) {
-      return this.deliverOrEnqueueFor(messages, run.contextData, run.signal);
+      return await this.deliverOrEnqueueFor(messages, run.contextData, run.signal);
     }
     const { contextData, signal } = run;
-    return fanOutDirectly(messages, {
+    await fanOutDirectly(messages, {
       ...direct,
       signal,
       deliver: (message) => this.#port.dispatch(message, { contextData, signal }),
       enqueue: (rest) => this.#port.enqueue(queue, rest, contextData, {}),
-    }).then(() => {});
+    });
   }
 
   /**
@@ -306,8 +319,18 @@ export class Outbox<
    */
   deliver(message: OutboxMessage, run: OutboxRun<TContextData>): Promise<void> {
     const hostHealth = this.#port.hostHealth();
-    if (hostHealth == null) return this.#deliverNow(message, run);
-    return hostHealth.deliver(message, () => this.#deliverNow(message, run));
+    const policy = this.#port.hostPolicy;
+    if (policy == null) {
+      if (hostHealth == null) return this.#deliverNow(message, run);
+      return hostHealth.deliver(message, () => this.#deliverNow(message, run));
+    }
+    // Blocked and waiting hosts first: host health counts only attempts,
+    // and a wait a host asked for is none.
+    const post = () => policy.honourRetryAfter(message, () => this.#deliverNow(message, run));
+    return policy.deliver(
+      message,
+      hostHealth == null ? post : () => hostHealth.deliver(message, post),
+    );
   }
 
   #deliverNow(message: OutboxMessage, run: OutboxRun<TContextData>): Promise<void> {

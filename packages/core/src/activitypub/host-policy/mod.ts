@@ -1,0 +1,15 @@
+/**
+ * The host policy of deliveries and the inbox: blocked hosts, and the
+ * waits a host's `Retry-After` asks for.
+ * @module
+ * @since 0.4.0
+ */
+export {
+  type HostBlockPredicate,
+  type HostPolicyOptions,
+  resolveHostPolicy,
+  type ResolvedHostPolicy,
+} from "./options.ts";
+export { hostNameOf, normalizeHostName } from "./host-name.ts";
+export { retryAfterMilliseconds } from "./retry-after.ts";
+export { HostWaits } from "./host-waits.ts";
