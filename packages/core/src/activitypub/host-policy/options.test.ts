@@ -76,7 +76,7 @@ test("invalid hostPolicy options throw when the federation is made, naming the o
     [{ retryAfter: true }, "hostPolicy.retryAfter", /must be an object/],
   ];
   for (const [value, option, message] of cases) {
-    const error = assertThrows(make(value), FederationOptionError, undefined, option);
+    const error = assertThrows(make(value), FederationOptionError);
     assertEquals(error.option, option);
     if (!message.test(error.message)) throw new Error(`${option}: ${error.message}`);
   }
