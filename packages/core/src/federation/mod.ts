@@ -60,10 +60,7 @@ export {
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationHostHealthOptions } from "../operator/host-health/options.ts";
 export type { FanoutDeliveriesOptions } from "../activitypub/outbox/fanout.ts";
-export type {
-  HostBlockPredicate,
-  HostPolicyOptions,
-} from "../activitypub/host-policy/options.ts";
+export type { HostBlockPredicate, HostPolicyOptions } from "../activitypub/host-policy/options.ts";
 export { BlockedHostError } from "../activitypub/outbox/errors.ts";
 export type { HostHealthOperations } from "../operator/host-health/mod.ts";
 export type { FederationWebhookOptions } from "../operator/webhooks/options.ts";

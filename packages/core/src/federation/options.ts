@@ -1,7 +1,7 @@
 import {
   type HostPolicyOptions,
-  resolveHostPolicy,
   type ResolvedHostPolicy,
+  resolveHostPolicy,
 } from "../activitypub/host-policy/options.ts";
 import { trace, type TracerProvider } from "@opentelemetry/api";
 import type { DocumentLoader } from "@fedify/vocab";

@@ -7,8 +7,8 @@
 export {
   type HostBlockPredicate,
   type HostPolicyOptions,
-  resolveHostPolicy,
   type ResolvedHostPolicy,
+  resolveHostPolicy,
 } from "./options.ts";
 export { hostNameOf, normalizeHostName } from "./host-name.ts";
 export { retryAfterMilliseconds } from "./retry-after.ts";

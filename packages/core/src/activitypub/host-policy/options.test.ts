@@ -81,5 +81,9 @@ test("invalid hostPolicy options throw when the federation is made, naming the o
     if (!message.test(error.message)) throw new Error(`${option}: ${error.message}`);
   }
   assertThrows(make({ blocks: [] }), UnknownOptionError, "hostPolicy.block");
-  assertThrows(make({ retryAfter: { maximum: 1 } }), UnknownOptionError, "hostPolicy.retryAfter.max");
+  assertThrows(
+    make({ retryAfter: { maximum: 1 } }),
+    UnknownOptionError,
+    "hostPolicy.retryAfter.max",
+  );
 });

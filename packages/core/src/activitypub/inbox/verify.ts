@@ -16,7 +16,7 @@ import type { HttpSignatureSpec } from "../signatures/spec.ts";
 import type { SignatureFailureReason } from "../signatures/verification.ts";
 import { verifyRequest } from "../signatures/verify.ts";
 import { parseActivityBody } from "./parse-activity.ts";
-import { BlockedKeyHostError, blockedActorHost, guardKeyFetcher } from "./blocked-sender.ts";
+import { blockedActorHost, BlockedKeyHostError, guardKeyFetcher } from "./blocked-sender.ts";
 import {
   type DocumentComplexityLimits,
   resolveDocumentComplexityLimits,

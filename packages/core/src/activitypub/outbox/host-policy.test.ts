@@ -221,7 +221,9 @@ test("a 503 with an HTTP-date Retry-After waits until that date", async () => {
   assertEquals(posts.length, 3);
   // The date has whole seconds: at least 2 s after the answer.
   for (const later of posts.slice(1)) assert(later.at - posts[0].at >= 2000);
-  assert(outboxEvents(events, "retrying").every((e) => e.type === "retrying" && e.reason === "wait"));
+  assert(
+    outboxEvents(events, "retrying").every((e) => e.type === "retrying" && e.reason === "wait"),
+  );
 });
 
 test("a huge Retry-After is capped by hostPolicy.retryAfter.max", async () => {
