@@ -31,7 +31,7 @@ function harness(
   options: Partial<FederationOptions<void>>,
 ): Harness {
   const federation = createFederation<void>({
-    kv: new MemoryKvStore(),
+    kv: options.kv ?? new MemoryKvStore(),
     queue,
     manuallyStartQueue: true,
     allowPrivateAddress: true,
@@ -260,4 +260,31 @@ test("host health does not count a Retry-After wait as a failure of the host", a
   const health = await federation.getHostHealth(host);
   assert(health == null || (health.healthy && health.consecutiveFailures === 0));
   assertEquals(outboxEvents(events, "completed").length, 2);
+});
+
+test("a Retry-After one federation was answered makes another sharing its store wait too", async () => {
+  await using host = await startLoopbackHost(
+    "127.0.0.1",
+    (_request, index) =>
+      index === 0 ? { status: 429, headers: { "Retry-After": "2" } } : { status: 202 },
+  );
+  const kv = new MemoryKvStore();
+  await using firstQueue = new InProcessMessageQueue();
+  await using secondQueue = new InProcessMessageQueue();
+  const first = harness(firstQueue, { kv, hostPolicy: {} });
+  const second = harness(secondQueue, { kv, hostPolicy: {} });
+  await withWorkers(first.federation, async () => {
+    await sendTo(first.federation, 1, new URL("/users/bob/inbox", host.url));
+    await waitUntil(() => host.requests.length >= 1, { what: "the first POST" });
+    await withWorkers(second.federation, async () => {
+      await sendTo(second.federation, 2, new URL("/users/carol/inbox", host.url));
+      await waitUntil(() => outboxEvents(second.events, "completed").length === 1, {
+        what: "the other federation's delivery",
+      });
+    });
+  });
+  const [answered, later] = posts(host);
+  assert(later.at - answered.at >= 2000);
+  const [wait] = outboxEvents(second.events, "retrying");
+  assert(wait?.type === "retrying" && wait.reason === "wait");
 });
