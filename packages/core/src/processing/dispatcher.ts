@@ -449,12 +449,7 @@ export class MessageDispatcher<TContextData> {
         error instanceof RunPostponedError && !source.callerRetries &&
         (source.redelivery != null || (source.queue ?? handler!.retryQueue(checked!)) != null)
       ) {
-        [outcome, rethrow] = await this.#postpone(
-          message,
-          source,
-          source.queue ?? handler!.retryQueue(checked!)!,
-          error,
-        );
+        [outcome, rethrow] = await this.#postpone(message, handler!, checked!, source, error);
       } else if (run.signal.aborted && source.queue != null && !source.callerRetries) {
         // Stopped by its worker's shutdown, not by a fault of its own: the
         // queue keeps the message, unchanged, for another worker, and no
@@ -587,8 +582,10 @@ export class MessageDispatcher<TContextData> {
    */
   async #postpone(
     message: BaseMessage,
+    // deno-lint-ignore no-explicit-any
+    handler: MessageKindHandler<TContextData, any>,
+    checked: BaseMessage,
     source: MessageSource,
-    queue: MessageQueue,
     error: RunPostponedError,
   ): Promise<[Outcome, { readonly error: unknown } | undefined]> {
     const delay = millisecondsToDuration(error.delayMs);
@@ -601,7 +598,8 @@ export class MessageDispatcher<TContextData> {
       if (source.redelivery != null) {
         await source.redelivery.redeliver(next, { delay });
       } else {
-        await sendToQueue(queue, [next], {
+        // The caller checked that there is one.
+        await sendToQueue((source.queue ?? handler.retryQueue(checked))!, [next], {
           delay,
           ...(message.orderingKey == null ? {} : { orderingKey: message.orderingKey }),
           ...(typeof message.priority === "number" && message.priority !== 0
