@@ -158,3 +158,26 @@ test("deliverSignedActivity() needs an RSA key", async () => {
     "RSASSA-PKCS1-v1_5",
   );
 });
+
+test("a 429 or 503 with Retry-After gets no second knock and reports the wait; one without gets its second knock", async () => {
+  for (
+    const [status, retryAfter, requests, wait] of [
+      [429, "7", 1, 7000],
+      [503, "3", 1, 3000],
+      [429, null, 2, undefined],
+      [503, "soon", 2, undefined],
+    ] as const
+  ) {
+    await using server = await startTestServer(() =>
+      new Response("slow down", {
+        status,
+        headers: retryAfter == null ? {} : { "Retry-After": retryAfter },
+      })
+    );
+    const result = await deliver(new URL("/inbox", server.url));
+    assert(result.kind === "retryableFailure");
+    assertEquals(result.status, status);
+    assertEquals(result.retryAfterMs, wait);
+    assertEquals(server.requests.length, requests, `${status} ${retryAfter}`);
+  }
+});
