@@ -12,7 +12,10 @@ import { startLoopbackHost } from "../host-policy/testdata/loopback-hosts.ts";
 const { privateKey } = await testKeyPair();
 
 async function withInbox(
-  options: { readonly skipSignatureVerification?: boolean },
+  options: {
+    readonly skipSignatureVerification?: boolean;
+    readonly hostPolicy?: { readonly block: (host: string) => boolean };
+  },
   fn: (inbox: URL, received: unknown[]) => Promise<void>,
 ): Promise<void> {
   const federation = createFederation<void>({
@@ -82,5 +85,26 @@ test("with skipSignatureVerification, an activity whose actor is on a blocked ho
     const accepted = await post(inbox, followBy(new URL("http://127.0.0.3/users/m")), null);
     assertEquals(accepted.status, 202);
     assertEquals(received.length, 1);
+  });
+});
+
+test("a block function that throws answers 500, for the sender to try again, and fetches no key", async () => {
+  await using open = await startLoopbackHost("127.0.0.3", () => ({ status: 404 }));
+  const hostPolicy = {
+    block: (): boolean => {
+      throw new Error("the moderation service is down");
+    },
+  };
+  await withInbox({ hostPolicy }, async (inbox, received) => {
+    const response = await withLogs(() =>
+      post(
+        inbox,
+        followBy(new URL("/users/eve", open.url)),
+        { keyId: new URL("/users/eve#main-key", open.url), privateKey },
+      )
+    );
+    assertEquals(response.status, 500);
+    assertEquals(open.requests.length, 0);
+    assertEquals(received.length, 0);
   });
 });

@@ -288,3 +288,29 @@ test("a Retry-After one federation was answered makes another sharing its store 
   const [wait] = outboxEvents(second.events, "retrying");
   assert(wait?.type === "retrying" && wait.reason === "wait");
 });
+
+test("a block function that throws fails the attempt, which is retried, not dropped", async () => {
+  await using host = await startLoopbackHost("127.0.0.1");
+  await using queue = new InProcessMessageQueue();
+  let calls = 0;
+  const { federation, events } = harness(queue, {
+    hostPolicy: {
+      block: () => {
+        // The second call is the worker's first attempt.
+        if (++calls === 2) throw new Error("the moderation service is down");
+        return false;
+      },
+    },
+  });
+  await withWorkers(federation, async () => {
+    await sendTo(federation, 1, new URL("/users/bob/inbox", host.url));
+    await waitUntil(() => outboxEvents(events, "completed").length === 1, {
+      what: "the delivery",
+    });
+  });
+  const [retry] = outboxEvents(events, "retrying");
+  assert(retry.type === "retrying" && retry.reason === "error");
+  assertEquals(outboxEvents(events, "completed")[0].attempt, 1);
+  assertEquals(outboxEvents(events, "dropped").length, 0);
+  assertEquals(posts(host).length, 1);
+});
