@@ -7,6 +7,7 @@ import type { MessageProducer } from "../processing/producer.ts";
 import type { MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
 import { enqueueTaskMessages } from "./dedup.ts";
+import { enqueueFlowControlled } from "./flow-enqueue.ts";
 import type { TaskEnqueueResult } from "./definition.ts";
 import {
   type EnqueueTasksOptions,
@@ -113,7 +114,14 @@ export class TaskEnqueuer<TContextData> {
       notSent: (stamped: readonly TaskMessage[]) =>
         status.forget(stamped.map((message) => message.id)),
     });
-    const results = await enqueueTaskMessages(prepared, {
+    const results = prepared.flow != null
+      ? await enqueueFlowControlled(
+        { ...prepared, flow: prepared.flow },
+        this.#options.kv,
+        this.#options.deduplicationTtlMs,
+        (messages, options) => producer.produce(queue, messages, options, hooks(options)),
+      )
+      : await enqueueTaskMessages(prepared, {
       kv: this.#options.kv,
       ttlMs: this.#options.deduplicationTtlMs,
       sink: {
@@ -128,7 +136,7 @@ export class TaskEnqueuer<TContextData> {
     }
     if (this.#enqueuedObservers.size > 0) {
       const enqueued = prepared.messages.filter((_, index) =>
-        results[index]?.status === "enqueued"
+        results[index]?.status === "enqueued" || results[index]?.status === "debounced"
       );
       if (enqueued.length > 0) {
         for (const observer of [...this.#enqueuedObservers]) await observer(enqueued);
