@@ -295,6 +295,9 @@ export function testDebounceAndThrottle(options: DebounceConformanceOptions): vo
       await Promise.all([first.kill(), b.kill()]);
       const second = await start("worker");
       await settled([first, second], 10);
-      assertEquals([...ran(first), ...ran(second)], [{ id: ids[9], payload: { from: "web", i: 9 } }]);
+      assertEquals([...ran(first), ...ran(second)], [{
+        id: ids[9],
+        payload: { from: "web", i: 9 },
+      }]);
     }));
 }

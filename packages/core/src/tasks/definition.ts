@@ -283,10 +283,12 @@ export function checkTaskEnqueueOptions(options: unknown, where: string): void {
  * Any other name is refused with an `UnknownOptionError`.
  * @since 0.1.0
  */
-export type TaskEnqueueOptions = TaskEnqueueCommonOptions & TaskEnqueueFlowOptions<
-  TaskDebounceOptions,
-  TaskThrottleOptions
->;
+export type TaskEnqueueOptions =
+  & TaskEnqueueCommonOptions
+  & TaskEnqueueFlowOptions<
+    TaskDebounceOptions,
+    TaskThrottleOptions
+  >;
 
 /**
  * The `debounce` and `throttle` options, at most one of them: debounce

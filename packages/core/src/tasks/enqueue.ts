@@ -241,7 +241,9 @@ type FlowOption =
  * Checks `debounce` and `throttle` and what they cannot be combined with.
  * @throws {TypeError} When both are given, or with an option they exclude.
  */
-function checkFlowOptions(options: TaskEnqueueOptions | TaskEnqueueManyOptions<unknown>): FlowOption {
+function checkFlowOptions(
+  options: TaskEnqueueOptions | TaskEnqueueManyOptions<unknown>,
+): FlowOption {
   const { debounce, throttle, deduplicationKey, delay } = options as {
     readonly debounce?: { readonly key?: unknown };
     readonly throttle?: { readonly key?: unknown };

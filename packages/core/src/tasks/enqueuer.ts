@@ -122,14 +122,15 @@ export class TaskEnqueuer<TContextData> {
         (messages, options) => producer.produce(queue, messages, options, hooks(options)),
       )
       : await enqueueTaskMessages(prepared, {
-      kv: this.#options.kv,
-      ttlMs: this.#options.deduplicationTtlMs,
-      sink: {
-        enqueue: (messages, options) => producer.produce(queue, messages, options, hooks(options)),
-        enqueueDeduplicated: (message, options) =>
-          producer.produceDeduplicated(queue, message, options, hooks(options)),
-      },
-    });
+        kv: this.#options.kv,
+        ttlMs: this.#options.deduplicationTtlMs,
+        sink: {
+          enqueue: (messages, options) =>
+            producer.produce(queue, messages, options, hooks(options)),
+          enqueueDeduplicated: (message, options) =>
+            producer.produceDeduplicated(queue, message, options, hooks(options)),
+        },
+      });
     const deduplicated = results.filter((result) => result.status === "deduplicated").length;
     if (prepared.messages.length > 0) {
       this.#options.metrics.recordDeduplicated(prepared.messages[0].taskName, deduplicated);
