@@ -195,19 +195,14 @@ test("the types refuse debounce with throttle, delay or a wrong field", () => {
   const { ctx, task } = setUp();
   const data = { key: "a", n: 1 };
   const typeOnly = (_: () => unknown) => {};
-  typeOnly(() =>
-    // @ts-expect-error: debounce and throttle at once.
-    ctx.enqueueTask(task, data, {
-      debounce: { key: "p", delay },
-      throttle: { key: "p", period: delay },
-    })
-  );
+  const both = { debounce: { key: "p", delay }, throttle: { key: "p", period: delay } };
+  // @ts-expect-error: debounce and throttle at once.
+  typeOnly(() => ctx.enqueueTask(task, data, both));
   // @ts-expect-error: debounce sets the delay itself.
   typeOnly(() => ctx.enqueueTask(task, data, { debounce: { key: "p", delay }, delay }));
+  const deduplicated = { throttle: { key: "p", period: delay }, deduplicationKey: "k" };
   // @ts-expect-error: throttle replaces deduplication.
-  typeOnly(() =>
-    ctx.enqueueTask(task, data, { throttle: { key: "p", period: delay }, deduplicationKey: "k" })
-  );
+  typeOnly(() => ctx.enqueueTask(task, data, deduplicated));
   // @ts-expect-error: the key is a string.
   typeOnly(() => ctx.enqueueTask(task, data, { debounce: { key: 1, delay } }));
   // @ts-expect-error: enqueueTask() takes no key function.
