@@ -50,8 +50,11 @@ export interface TaskEnqueuerOptions<TContextData> {
   readonly producer: MessageProducer<TContextData>;
   /** Records tasks as queued. */
   readonly status: TaskQueuedRecorder;
-  /** Counts the enqueues deduplication turned into no-ops. */
-  readonly metrics: { recordDeduplicated(taskName: string, count: number): void };
+  /** Counts the enqueues deduplication (and, since 0.4.0, throttle) turned into no-ops. */
+  readonly metrics: {
+    recordDeduplicated(taskName: string, count: number): void;
+    recordThrottled(taskName: string, count: number): void;
+  };
 }
 
 /**
@@ -134,6 +137,12 @@ export class TaskEnqueuer<TContextData> {
     const deduplicated = results.filter((result) => result.status === "deduplicated").length;
     if (prepared.messages.length > 0) {
       this.#options.metrics.recordDeduplicated(prepared.messages[0].taskName, deduplicated);
+      if (prepared.flow?.kind === "throttle") {
+        this.#options.metrics.recordThrottled(
+          prepared.messages[0].taskName,
+          results.filter((result) => result.status === "throttled").length,
+        );
+      }
     }
     if (this.#enqueuedObservers.size > 0) {
       const enqueued = prepared.messages.filter((_, index) =>
