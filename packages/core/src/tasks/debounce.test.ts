@@ -22,11 +22,25 @@ class CountingKvStore extends MemoryKvStore {
   }
 }
 
+/** An in-process queue that refuses enqueues while `refuse` is set. */
+class RefusingQueue extends InProcessMessageQueue {
+  refuse = false;
+  override enqueue(...args: Parameters<InProcessMessageQueue["enqueue"]>): Promise<void> {
+    if (this.refuse) return Promise.reject(new Error("the queue is down"));
+    return super.enqueue(...args);
+  }
+  override enqueueMany(...args: Parameters<InProcessMessageQueue["enqueueMany"]>): Promise<void> {
+    if (this.refuse) return Promise.reject(new Error("the queue is down"));
+    return super.enqueueMany(...args);
+  }
+}
+
 function setUp() {
   const kv = new CountingKvStore();
+  const queue = new RefusingQueue();
   const federation = createFederation<void>({
     kv,
-    queue: new InProcessMessageQueue(),
+    queue,
     manuallyStartQueue: true,
   });
   const ran: { key: string; n: number }[] = [];
@@ -55,7 +69,7 @@ function setUp() {
     settle();
     await within(done.promise, `${count} outcomes`, 30_000);
   };
-  return { kv, federation, task, ctx, ran, dropped, settled };
+  return { kv, queue, federation, task, ctx, ran, dropped, settled };
 }
 
 const delay = { milliseconds: 200 };
@@ -78,6 +92,44 @@ test("a burst of debounced enqueues runs once, with the last payload", async () 
     assertEquals(ran, [{ key: "a", n: 4 }]);
     assertEquals(dropped.length, 4);
     assert(dropped.every((reason) => reason.includes("superseded")), dropped[0]);
+  } finally {
+    controller.abort();
+    await workers;
+  }
+});
+
+test("a debounce delay shorter than an enqueue still runs the last payload", async () => {
+  const { federation, task, ctx, ran, settled } = setUp();
+  const controller = new AbortController();
+  const workers = federation.startQueue(undefined, { signal: controller.signal });
+  try {
+    const option = { debounce: { key: "p", delay: { milliseconds: 1 } } };
+    for (let n = 0; n < 20; n++) await ctx.enqueueTask(task, { key: "a", n }, option);
+    await settled(20);
+    // Earlier ones may have run before the next enqueue; the last one runs.
+    assertEquals(ran.at(-1), { key: "a", n: 19 });
+  } finally {
+    controller.abort();
+    await workers;
+  }
+});
+
+test("a debounced enqueue the queue refuses leaves the previous payload to run", async () => {
+  const { queue, federation, task, ctx, ran, dropped, settled } = setUp();
+  await ctx.enqueueTask(task, { key: "a", n: 1 }, { debounce: { key: "p", delay } });
+  queue.refuse = true;
+  await assertRejects(
+    () => ctx.enqueueTask(task, { key: "a", n: 2 }, { debounce: { key: "p", delay } }),
+    Error,
+    "the queue is down",
+  );
+  queue.refuse = false;
+  const controller = new AbortController();
+  const workers = federation.startQueue(undefined, { signal: controller.signal });
+  try {
+    await settled(1);
+    assertEquals(ran, [{ key: "a", n: 1 }]);
+    assertEquals(dropped, []);
   } finally {
     controller.abort();
     await workers;

@@ -53,7 +53,12 @@ interface DebounceState {
   /** When the burst began, in epoch milliseconds. */
   readonly firstAt: number;
   /** The latest message of the burst `maxWait` closed, which still runs. */
-  readonly previousId?: string;
+  readonly closedId?: string;
+  /**
+   * The previous latest, while the latest's enqueue is under way: it runs
+   * too, so that a crash in between cannot lose the burst.
+   */
+  readonly fallbackId?: string;
 }
 
 function isDebounceState(value: unknown): value is DebounceState {
@@ -115,10 +120,13 @@ export type TaskMessageEnqueue = (
 ) => Promise<void>;
 
 /**
- * Enqueues one debounced message: into the queue first, delayed, then its
- * id becomes the key's latest.  In that order, a crash in between leaves an
- * earlier message of the burst as the latest (it runs with its payload)
- * rather than a latest id no queue holds (nothing would run).
+ * Enqueues one debounced message, in three steps: its id becomes the key's
+ * latest, with the previous latest kept as a fallback; the message goes
+ * into the queue, delayed; then the fallback is dropped.  A crash after
+ * the first step leaves the fallback runnable, so the burst still runs
+ * (with the payload before the lost one); a crash after the second lets
+ * both run.  A worker never sees a message it would drop before its id
+ * is the latest, however short the delay.
  * @param kv The federation's store; it must have `cas()`.
  * @param message The message, with its `debounce` field.
  * @param debounce The checked option.
@@ -140,39 +148,50 @@ export async function enqueueDebounced(
   const kvKey = taskDebounceKvKey(message.taskName, message.debounce!.key);
   const { delayMs, maxWaitMs } = debounce;
   const ttl = { milliseconds: delayMs + (maxWaitMs ?? 0) + holdMs };
-  let current = await kv.get(kvKey);
-  let now = Date.now();
-  const dueIn = (state: DebounceState | undefined): number =>
-    state == null || maxWaitMs == null
-      ? delayMs
-      : Math.max(0, Math.min(delayMs, state.firstAt + maxWaitMs - now));
-  const next = (): DebounceState | undefined => {
-    if (!isDebounceState(current)) return undefined;
-    // A burst maxWait has closed: its latest message still runs.
-    if (maxWaitMs != null && now >= current.firstAt + maxWaitMs) return undefined;
-    return current;
-  };
-  let continued = next();
-  const due = now + dueIn(continued);
-  await enqueue([message], { ...queueOptions, delay: { milliseconds: due - now } });
-  for (let round = 0;; round++) {
-    const state: DebounceState = continued == null
-      ? {
+  let written: DebounceState | undefined;
+  let due = 0;
+  for (let round = 0; written == null; round++) {
+    const current = await kv.get(kvKey);
+    const now = Date.now();
+    const previous = isDebounceState(current) ? current : undefined;
+    // A burst maxWait has closed starts a new one; its latest still runs.
+    const closed = previous != null && maxWaitMs != null && now >= previous.firstAt + maxWaitMs;
+    const state: DebounceState = previous == null
+      ? { id: message.id, firstAt: now }
+      : closed
+      ? { id: message.id, firstAt: now, closedId: previous.id, fallbackId: previous.id }
+      : {
         id: message.id,
-        firstAt: now,
-        ...(isDebounceState(current) ? { previousId: current.id } : {}),
-      }
-      : { ...continued, id: message.id };
-    if (await kv.cas!(kvKey, current, state, { ttl })) return due;
-    // Another enqueue wrote the key in between: this one is the later.
-    if (round >= 16) {
+        firstAt: previous.firstAt,
+        ...(previous.closedId == null ? {} : { closedId: previous.closedId }),
+        fallbackId: previous.id,
+      };
+    due = now +
+      (maxWaitMs == null
+        ? delayMs
+        : Math.max(0, Math.min(delayMs, state.firstAt + maxWaitMs - now)));
+    if (await kv.cas!(kvKey, current, state, { ttl })) written = state;
+    // Another enqueue wrote the key in between: read it again.
+    else if (round >= 16) {
       await kv.set(kvKey, state, { ttl });
-      return due;
+      written = state;
     }
-    current = await kv.get(kvKey);
-    now = Date.now();
-    continued = next();
   }
+  try {
+    const delay = { milliseconds: Math.max(0, due - Date.now()) };
+    await enqueue([message], { ...queueOptions, delay });
+  } catch (error) {
+    // Not in the queue: the fallback is the latest again.
+    const { fallbackId, ...rest } = written;
+    if (fallbackId != null) await kv.cas!(kvKey, written, { ...rest, id: fallbackId }, { ttl });
+    throw error;
+  }
+  if (written.fallbackId != null) {
+    const { fallbackId: _, ...confirmed } = written;
+    // Fails only when a later enqueue wrote the key: then it is the latest.
+    await kv.cas!(kvKey, written, confirmed, { ttl });
+  }
+  return due;
 }
 
 /**
@@ -187,5 +206,6 @@ export async function enqueueDebounced(
 export async function isSupersededDebounce(kv: KvStore, message: TaskMessage): Promise<boolean> {
   const state = await kv.get(taskDebounceKvKey(message.taskName, message.debounce!.key));
   if (!isDebounceState(state)) return false;
-  return state.id !== message.id && state.previousId !== message.id;
+  const { id } = message;
+  return state.id !== id && state.closedId !== id && state.fallbackId !== id;
 }
