@@ -157,7 +157,7 @@ export interface TaskOptions<
   /**
    * The priority of this task's messages when `enqueueTask()` does not
    * give one: an integer from -5 to 5, higher first (see
-   * {@link TaskEnqueueOptions.priority}).  0 by default.
+   * {@link TaskEnqueueCommonOptions.priority}).  0 by default.
    * @example
    * ```ts ignore
    * builder.defineTask("refetch-actor", { schema, handler, priority: -2 });
