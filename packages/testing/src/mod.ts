@@ -24,6 +24,7 @@ export {
   runPoisonTest,
 } from "./poison-test.ts";
 export { testKvStore } from "./kv-store-suite.ts";
+export { type DebounceConformanceOptions, testDebounceAndThrottle } from "./debounce-suite.ts";
 export { testFederationOverQueue } from "./federation-suite.ts";
 export {
   type ProgressRoutingBackend,

@@ -66,6 +66,7 @@ import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskStatus, TaskUpdate } from "../operator/status/store.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
+import { isSupersededDebounce } from "../tasks/debounce.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../operator/records/record-store.ts";
 import type { TaskSchedule } from "../operator/schedules/mod.ts";
 import type { CountFailedTasksOptions, FailedTaskDetails } from "../operator/records/mod.ts";
@@ -189,6 +190,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
             : this.taskStatus.started(message),
         watchCancellation: (message, signal, controller) =>
           this.operator.cancellations.begin(message.id, signal, controller),
+        isSuperseded: (message) => isSupersededDebounce(this.options.kv, message),
         reportProgress: async (message, progress) => {
           await this.taskStatus.progress(message, progress);
           await this.operator.webhooks.progress(message, progress);

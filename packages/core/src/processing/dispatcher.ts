@@ -679,7 +679,7 @@ export class MessageDispatcher<TContextData> {
         );
         break;
       case "dropped":
-        logger[drop?.level === "warning" ? "warn" : "error"](
+        logger[drop?.level === "warning" ? "warn" : drop?.level ?? "error"](
           "Dropped message {messageId} ({messageType}): {reason}",
           { ...drop?.details, ...properties, reason: outcome.reason, error: outcome.error },
         );

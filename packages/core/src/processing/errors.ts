@@ -76,9 +76,11 @@ export class MalformedMessageError extends Error {
   /**
    * The level the drop is logged at: `"error"` by default; `"warning"` for
    * drops that are expected now and then (a task this worker does not
-   * know yet during a rolling deployment).
+   * know yet during a rolling deployment); `"info"` (since 0.4.0) for drops
+   * that are the intended outcome (a debounced task a later enqueue
+   * superseded).
    */
-  readonly level: "warning" | "error";
+  readonly level: "info" | "warning" | "error";
 
   /**
    * @param reason Why the message cannot be processed.
@@ -90,7 +92,7 @@ export class MalformedMessageError extends Error {
     options: {
       readonly cause?: unknown;
       readonly details?: Readonly<Record<string, unknown>>;
-      readonly level?: "warning" | "error";
+      readonly level?: "info" | "warning" | "error";
     } = {},
   ) {
     super(reason, options.cause === undefined ? undefined : { cause: options.cause });

@@ -288,3 +288,23 @@ test("metrics without a meter provider record nothing and are not observed per m
     await meters.shutdown();
   }
 });
+
+test("metrics count throttled enqueues", async () => {
+  const meters = testMeters();
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: { task: new RecordingQueue({ deliver: false }) },
+    manuallyStartQueue: true,
+    meterProvider: meters.meterProvider,
+  });
+  const digest = federation.defineTask("digest", { schema: z.object({}), handler() {} });
+  const ctx = federation.createContext(new URL("https://example.com/"), undefined);
+  await ctx.enqueueTaskMany(digest, [{}, {}, {}], {
+    throttle: { key: "alice", period: { hours: 1 } },
+  });
+  const metrics = await meters.collect();
+  const task = { "fedwork.message.type": "task", "fedwork.task.name": "digest" };
+  assertEquals(count(metrics, MESSAGE_METRICS.enqueued, task), 1);
+  assertEquals(count(metrics, MESSAGE_METRICS.throttled, task), 2);
+  await meters.shutdown();
+});

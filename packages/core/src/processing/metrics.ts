@@ -21,6 +21,8 @@ const METER_VERSION = "0.2.0";
 export const MESSAGE_METRICS = {
   enqueued: "fedwork.message.enqueued",
   deduplicated: "fedwork.message.deduplicated",
+  /** @since 0.4.0 */
+  throttled: "fedwork.message.throttled",
   completed: "fedwork.message.completed",
   /** @since 0.3.0 */
   unhandled: "fedwork.message.unhandled",
@@ -50,6 +52,7 @@ export const MESSAGE_METRICS = {
 export class MessageMetrics {
   readonly #enqueued: Counter;
   readonly #deduplicated: Counter;
+  readonly #throttled: Counter;
   readonly #completed: Counter;
   readonly #unhandled: Counter;
   readonly #retried: Counter;
@@ -88,6 +91,10 @@ export class MessageMetrics {
     this.#deduplicated = counter(
       MESSAGE_METRICS.deduplicated,
       "Task enqueues that added nothing because their deduplication key was held.",
+    );
+    this.#throttled = counter(
+      MESSAGE_METRICS.throttled,
+      "Task enqueues that added nothing because their throttle key's period was open.",
     );
     this.#completed = counter(MESSAGE_METRICS.completed, "Attempts whose handler returned.");
     this.#unhandled = counter(
@@ -137,6 +144,7 @@ export class MessageMetrics {
     const counters = [
       this.#enqueued,
       this.#deduplicated,
+      this.#throttled,
       this.#completed,
       this.#unhandled,
       this.#retried,
@@ -173,6 +181,21 @@ export class MessageMetrics {
   recordDeduplicated(taskName: string, count = 1): void {
     if (count > 0) {
       this.#deduplicated.add(count, {
+        "fedwork.message.type": "task",
+        "fedwork.task.name": taskName,
+      });
+    }
+  }
+
+  /**
+   * Counts task enqueues that `throttle` turned into no-ops.
+   * @param taskName The task's name.
+   * @param count How many.
+   * @since 0.4.0
+   */
+  recordThrottled(taskName: string, count = 1): void {
+    if (count > 0) {
+      this.#throttled.add(count, {
         "fedwork.message.type": "task",
         "fedwork.task.name": taskName,
       });

@@ -11,7 +11,9 @@ import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { timeLimitToMilliseconds } from "../processing/time-limit.ts";
 import { resolveMaxDeliveries } from "../processing/delivery-limit.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
+import type { TaskDebounceManyOptions, TaskDebounceOptions } from "./debounce.ts";
 import { TaskDefinitionError } from "./errors.ts";
+import type { TaskThrottleManyOptions, TaskThrottleOptions } from "./throttle.ts";
 import {
   DEFAULT_MAX_TASK_RESULT_BYTES,
   MAX_TASK_RESULT_BYTES_LIMIT,
@@ -155,7 +157,7 @@ export interface TaskOptions<
   /**
    * The priority of this task's messages when `enqueueTask()` does not
    * give one: an integer from -5 to 5, higher first (see
-   * {@link TaskEnqueueOptions.priority}).  0 by default.
+   * {@link TaskEnqueueCommonOptions.priority}).  0 by default.
    * @example
    * ```ts ignore
    * builder.defineTask("refetch-actor", { schema, handler, priority: -2 });
@@ -258,6 +260,8 @@ const TASK_ENQUEUE_OPTION_NAMES: readonly string[] = [
   "deduplicationKey",
   "priority",
   "capabilities",
+  "debounce",
+  "throttle",
 ];
 
 /**
@@ -279,7 +283,54 @@ export function checkTaskEnqueueOptions(options: unknown, where: string): void {
  * Any other name is refused with an `UnknownOptionError`.
  * @since 0.1.0
  */
-export interface TaskEnqueueOptions {
+export type TaskEnqueueOptions =
+  & TaskEnqueueCommonOptions
+  & TaskEnqueueFlowOptions<
+    TaskDebounceOptions,
+    TaskThrottleOptions
+  >;
+
+/**
+ * The `debounce` and `throttle` options, at most one of them: debounce
+ * leaves out `delay` and `deduplicationKey` (it sets the delay itself and
+ * replaces earlier payloads), throttle leaves out `deduplicationKey`.
+ * @typeParam TDebounce The `debounce` option's type.
+ * @typeParam TThrottle The `throttle` option's type.
+ * @since 0.4.0
+ */
+export type TaskEnqueueFlowOptions<TDebounce, TThrottle> =
+  | { readonly debounce?: undefined; readonly throttle?: undefined }
+  | {
+    /**
+     * Run a burst of enqueues with this key once, with the last payload,
+     * the debounce `delay` after the last enqueue (bounded by `maxWait`).
+     * Each enqueue resolves to `status: "debounced"`.  Needs a `KvStore`
+     * with `cas()`.  Not with `delay`, `deduplicationKey` or `throttle`.
+     * @since 0.4.0
+     */
+    readonly debounce: TDebounce;
+    readonly throttle?: undefined;
+    readonly delay?: undefined;
+    readonly deduplicationKey?: undefined;
+  }
+  | {
+    /**
+     * Enqueue only the first task with this key in each `period`; the
+     * others resolve to `status: "throttled"` and add nothing.  Needs a
+     * `KvStore` with `cas()`.  Not with `deduplicationKey` or `debounce`.
+     * @since 0.4.0
+     */
+    readonly throttle: TThrottle;
+    readonly debounce?: undefined;
+    readonly deduplicationKey?: undefined;
+  };
+
+/**
+ * The options of `Context.enqueueTask()` besides `debounce` and
+ * `throttle`.
+ * @since 0.4.0
+ */
+export interface TaskEnqueueCommonOptions {
   /** How long to wait before the task may run.  No delay by default. */
   readonly delay?: DurationInput;
   /**
@@ -331,19 +382,24 @@ export interface TaskEnqueueOptions {
  * @typeParam TInput The payload as it is enqueued.
  * @since 0.2.0
  */
-export interface TaskEnqueueManyOptions<TInput>
-  extends Omit<TaskEnqueueOptions, "deduplicationKey"> {
-  /**
-   * One key for every payload, or a function of each payload (and its
-   * index) returning its key.  See {@link TaskEnqueueOptions.deduplicationKey}.
-   */
-  readonly deduplicationKey?: string | ((payload: TInput, index: number) => string | undefined);
-}
+export type TaskEnqueueManyOptions<TInput> =
+  & Omit<TaskEnqueueCommonOptions, "deduplicationKey">
+  & {
+    /**
+     * One key for every payload, or a function of each payload (and its
+     * index) returning its key.  See
+     * {@link TaskEnqueueCommonOptions.deduplicationKey}.
+     */
+    readonly deduplicationKey?: string | ((payload: TInput, index: number) => string | undefined);
+  }
+  & TaskEnqueueFlowOptions<TaskDebounceManyOptions<TInput>, TaskThrottleManyOptions<TInput>>;
 
 /**
  * What enqueueing one task payload did: `"enqueued"` with the new
  * message's id, or `"deduplicated"` when a pending task with the same
- * deduplication key made it add nothing.  `Context.enqueueTask()` resolves
+ * deduplication key made it add nothing, `"debounced"` (since 0.4.0) for
+ * an enqueue with `debounce`, or `"throttled"` (since 0.4.0) when
+ * `throttle` made it add nothing.  `Context.enqueueTask()` resolves
  * to one; `Context.enqueueTaskMany()` to one per payload, in order.
  * @since 0.2.0
  */
@@ -359,6 +415,33 @@ export type TaskEnqueueResult =
     readonly status: "deduplicated";
     /** The key that was held. */
     readonly deduplicationKey: string;
+  }
+  | {
+    /**
+     * The task was enqueued with `debounce`: it runs when it is due unless
+     * a later enqueue with the key supersedes it first (then that one runs,
+     * and this one is dropped without an attempt).
+     * @since 0.4.0
+     */
+    readonly status: "debounced";
+    /** The id of the new message. */
+    readonly messageId: string;
+    /** The debounce key. */
+    readonly debounceKey: string;
+    /** When the message is due, unless superseded. */
+    readonly dueAt: Date;
+  }
+  | {
+    /**
+     * Nothing was enqueued: an enqueue with the key went through less than
+     * `throttle.period` ago.
+     * @since 0.4.0
+     */
+    readonly status: "throttled";
+    /** The throttle key. */
+    readonly throttleKey: string;
+    /** When the key's period ends. */
+    readonly until: Date;
   };
 
 /**

@@ -3,6 +3,7 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-
 import { assertPrioritySupported, checkMessagePriority } from "../queue/priority.ts";
 import { toTemporalDuration } from "../time/duration.ts";
 import { encodeTaskPayloads, type TaskPayloadLimits } from "./codec/mod.ts";
+import { checkTaskDebounce, type ResolvedTaskDebounce } from "./debounce.ts";
 import {
   checkEnqueueCapabilities,
   type TaskDefinition,
@@ -13,6 +14,7 @@ import { TaskNotDefinedError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
 import { resolveTaskQueue, type TaskQueueRoutingOptions } from "./routing.ts";
+import { checkTaskThrottle } from "./throttle.ts";
 
 /**
  * What {@link prepareTaskMessages} needs: the task, its payloads, and what the
@@ -66,7 +68,26 @@ export interface PreparedTaskMessages {
    * @since 0.2.0
    */
   readonly deduplicated: boolean;
+  /**
+   * The checked `debounce` or `throttle` option, with each message's key
+   * (then they go through `enqueueFlowControlled()`).  None by default.
+   * @since 0.4.0
+   */
+  readonly flow?: PreparedTaskFlow;
 }
+
+/**
+ * The checked `debounce` or `throttle` option of prepared messages, with
+ * each message's key.  Internal.
+ * @since 0.4.0
+ */
+export type PreparedTaskFlow =
+  | {
+    readonly kind: "debounce";
+    readonly debounce: ResolvedTaskDebounce;
+    readonly keys: readonly string[];
+  }
+  | { readonly kind: "throttle"; readonly periodMs: number; readonly keys: readonly string[] };
 
 /**
  * Builds one task message per payload without enqueueing anything: the
@@ -127,6 +148,10 @@ export async function prepareTaskMessages<TContextData>(
     throw new TypeError("The payloads must be an array.");
   }
   const keys = deduplicationKeys(enqueueOptions.deduplicationKey, options.payloads);
+  // Checked only when given: an enqueue without them pays one property read.
+  const flowOption = enqueueOptions.debounce != null || enqueueOptions.throttle != null
+    ? checkFlowOptions(enqueueOptions)
+    : undefined;
   // The job's own capabilities add to the definition's: the union routes
   // it to the sibling queue of that set, as a definition's set would.
   const jobCapabilities = checkEnqueueCapabilities(enqueueOptions.capabilities, "enqueueTask()");
@@ -194,7 +219,66 @@ export async function prepareTaskMessages<TContextData>(
     const key = keys[i];
     if (key != null) messages[i] = { ...messages[i], deduplication: { key, via } };
   }
-  return { queue, messages, queueOptions, deduplicated: keys.some((key) => key != null) };
+  const deduplicated = keys.some((key) => key != null);
+  if (flowOption == null) return { queue, messages, queueOptions, deduplicated };
+  const flowKeys = payloads.map((payload, index) => flowKey(flowOption, payload, index));
+  if (flowOption.kind === "debounce") {
+    for (let i = 0; i < messages.length; i++) {
+      messages[i] = { ...messages[i], debounce: { key: flowKeys[i] } };
+    }
+  }
+  const flow: PreparedTaskFlow = flowOption.kind === "debounce"
+    ? { kind: "debounce", debounce: flowOption.debounce, keys: flowKeys }
+    : { kind: "throttle", periodMs: flowOption.periodMs, keys: flowKeys };
+  return { queue, messages, queueOptions, deduplicated, flow };
+}
+
+type FlowOption =
+  | { readonly kind: "debounce"; readonly debounce: ResolvedTaskDebounce; readonly key: unknown }
+  | { readonly kind: "throttle"; readonly periodMs: number; readonly key: unknown };
+
+/**
+ * Checks `debounce` and `throttle` and what they cannot be combined with.
+ * @throws {TypeError} When both are given, or with an option they exclude.
+ */
+function checkFlowOptions(
+  options: TaskEnqueueOptions | TaskEnqueueManyOptions<unknown>,
+): FlowOption {
+  const { debounce, throttle, deduplicationKey, delay } = options as {
+    readonly debounce?: { readonly key?: unknown };
+    readonly throttle?: { readonly key?: unknown };
+    readonly deduplicationKey?: unknown;
+    readonly delay?: unknown;
+  };
+  if (debounce != null && throttle != null) {
+    throw new TypeError("The debounce and throttle options cannot be used together.");
+  }
+  const name = debounce != null ? "debounce" : "throttle";
+  if (deduplicationKey != null) {
+    throw new TypeError(`The ${name} option cannot be used with deduplicationKey.`);
+  }
+  if (debounce != null) {
+    if (delay != null) {
+      throw new TypeError(
+        "The debounce option cannot be used with delay; debounce.delay sets when it runs.",
+      );
+    }
+    return { kind: "debounce", debounce: checkTaskDebounce(debounce), key: debounce.key };
+  }
+  return { kind: "throttle", ...checkTaskThrottle(throttle), key: throttle!.key };
+}
+
+/** A payload's debounce or throttle key, checked. */
+function flowKey(option: FlowOption, payload: unknown, index: number): string {
+  const key: unknown = typeof option.key === "function" ? option.key(payload, index) : option.key;
+  if (typeof key !== "string" || key === "") {
+    throw new TypeError(
+      `The ${option.kind}.key of payload ${index} must be a non-empty string; got ${
+        JSON.stringify(key) ?? typeof key
+      }.`,
+    );
+  }
+  return key;
 }
 
 /**

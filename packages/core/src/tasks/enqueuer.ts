@@ -7,6 +7,7 @@ import type { MessageProducer } from "../processing/producer.ts";
 import type { MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
 import { enqueueTaskMessages } from "./dedup.ts";
+import { enqueueFlowControlled } from "./flow-enqueue.ts";
 import type { TaskEnqueueResult } from "./definition.ts";
 import {
   type EnqueueTasksOptions,
@@ -49,8 +50,11 @@ export interface TaskEnqueuerOptions<TContextData> {
   readonly producer: MessageProducer<TContextData>;
   /** Records tasks as queued. */
   readonly status: TaskQueuedRecorder;
-  /** Counts the enqueues deduplication turned into no-ops. */
-  readonly metrics: { recordDeduplicated(taskName: string, count: number): void };
+  /** Counts the enqueues deduplication (and, since 0.4.0, throttle) turned into no-ops. */
+  readonly metrics: {
+    recordDeduplicated(taskName: string, count: number): void;
+    recordThrottled(taskName: string, count: number): void;
+  };
 }
 
 /**
@@ -113,22 +117,36 @@ export class TaskEnqueuer<TContextData> {
       notSent: (stamped: readonly TaskMessage[]) =>
         status.forget(stamped.map((message) => message.id)),
     });
-    const results = await enqueueTaskMessages(prepared, {
-      kv: this.#options.kv,
-      ttlMs: this.#options.deduplicationTtlMs,
-      sink: {
-        enqueue: (messages, options) => producer.produce(queue, messages, options, hooks(options)),
-        enqueueDeduplicated: (message, options) =>
-          producer.produceDeduplicated(queue, message, options, hooks(options)),
-      },
-    });
+    const results = prepared.flow != null
+      ? await enqueueFlowControlled(
+        { ...prepared, flow: prepared.flow },
+        this.#options.kv,
+        this.#options.deduplicationTtlMs,
+        (messages, options) => producer.produce(queue, messages, options, hooks(options)),
+      )
+      : await enqueueTaskMessages(prepared, {
+        kv: this.#options.kv,
+        ttlMs: this.#options.deduplicationTtlMs,
+        sink: {
+          enqueue: (messages, options) =>
+            producer.produce(queue, messages, options, hooks(options)),
+          enqueueDeduplicated: (message, options) =>
+            producer.produceDeduplicated(queue, message, options, hooks(options)),
+        },
+      });
     const deduplicated = results.filter((result) => result.status === "deduplicated").length;
     if (prepared.messages.length > 0) {
       this.#options.metrics.recordDeduplicated(prepared.messages[0].taskName, deduplicated);
+      if (prepared.flow?.kind === "throttle") {
+        this.#options.metrics.recordThrottled(
+          prepared.messages[0].taskName,
+          results.filter((result) => result.status === "throttled").length,
+        );
+      }
     }
     if (this.#enqueuedObservers.size > 0) {
       const enqueued = prepared.messages.filter((_, index) =>
-        results[index]?.status === "enqueued"
+        results[index]?.status === "enqueued" || results[index]?.status === "debounced"
       );
       if (enqueued.length > 0) {
         for (const observer of [...this.#enqueuedObservers]) await observer(enqueued);

@@ -85,6 +85,13 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
    * cancelled.
    * @since 0.3.0
    */
+  /**
+   * Tells whether a debounced message was superseded by a later enqueue
+   * with its key; asked only for messages with a `debounce` field.  Without
+   * it, every debounced message runs.
+   * @since 0.4.0
+   */
+  readonly isSuperseded?: (message: TaskMessage) => Promise<boolean>;
   readonly watchCancellation?: (
     message: TaskMessage,
     signal: AbortSignal,
@@ -244,6 +251,15 @@ export function createTaskMessageHandler<TContextData, TContext>(
     const signal = watch?.signal ?? run.signal;
     try {
       const task = taskOf(message)!;
+      // Only debounced messages pay the store read.
+      if (message.debounce != null && await options.isSuperseded?.(message)) {
+        throw new MalformedMessageError(
+          `superseded by a later enqueue with the debounce key ${
+            JSON.stringify(message.debounce.key)
+          }`,
+          { level: "info" },
+        );
+      }
       let data: unknown;
       // Awaited only when it is a promise: on every task run.
       if (watch == null) {

@@ -36,6 +36,13 @@ export interface TaskMessage extends BaseMessage {
    */
   readonly deduplication?: TaskMessageDeduplication;
   /**
+   * The debounce key the task was enqueued with: the worker drops the
+   * message, without an attempt, when a later enqueue with the key
+   * superseded it.
+   * @since 0.4.0
+   */
+  readonly debounce?: TaskMessageDebounce;
+  /**
    * For a run of a recurring task: the schedule's id and the tick, as an
    * ISO 8601 timestamp.
    * @since 0.2.0
@@ -58,4 +65,14 @@ export interface TaskMessageDeduplication {
   readonly key: string;
   /** Who holds the key: the queue, or a key–value store reservation. */
   readonly via: "queue" | "kv";
+}
+
+/**
+ * The debounce key a {@link TaskMessage} carries (the message's id is its
+ * generation).
+ * @since 0.4.0
+ */
+export interface TaskMessageDebounce {
+  /** The caller's key. */
+  readonly key: string;
 }

@@ -7,12 +7,16 @@ export {
 } from "./codec/mod.ts";
 export type {
   TaskDefinition,
+  TaskEnqueueCommonOptions,
+  TaskEnqueueFlowOptions,
   TaskEnqueueManyOptions,
   TaskEnqueueOptions,
   TaskEnqueueResult,
   TaskEventListeners,
   TaskOptions,
 } from "./definition.ts";
+export type { TaskDebounceManyOptions, TaskDebounceOptions } from "./debounce.ts";
+export type { TaskThrottleManyOptions, TaskThrottleOptions } from "./throttle.ts";
 export {
   FailedTaskNotFoundError,
   TaskCancelledError,

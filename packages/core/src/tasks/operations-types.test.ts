@@ -21,7 +21,7 @@ async function typeChecks(federation: Federation<void>, ctx: Context<void>): Pro
     // @ts-expect-error: an enqueued result has no deduplicationKey.
     void result.deduplicationKey;
     void id;
-  } else {
+  } else if (result.status === "deduplicated") {
     const key: string = result.deduplicationKey;
     void key;
   }

@@ -36,7 +36,8 @@ test("enqueueTask refuses an unknown option, suggesting the nearest name", async
   assertEquals(
     error.message,
     "Unknown option dealy of enqueueTask(); did you mean delay? " +
-      "The options are capabilities, deduplicationKey, delay, orderingKey, priority.",
+      "The options are capabilities, debounce, deduplicationKey, delay, orderingKey, priority, " +
+      "throttle.",
   );
   assertEquals((await queue.getDepth()).queued, 0);
 });

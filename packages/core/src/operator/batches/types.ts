@@ -1,6 +1,6 @@
 // The public shapes of task batches: what enqueueBatch() takes and returns,
 // what a batch's status says, and what its completion task receives.
-import type { TaskDefinition, TaskEnqueueOptions } from "../../tasks/definition.ts";
+import type { TaskDefinition, TaskEnqueueCommonOptions } from "../../tasks/definition.ts";
 
 /**
  * One member of a batch: a task and its payload, as `enqueueTask()` takes
@@ -15,10 +15,11 @@ export interface BatchMember<TContextData> {
   /** The payload (the schema's input type). */
   readonly data: unknown;
   /**
-   * `enqueueTask()`'s options, except `deduplicationKey`: a member that
-   * deduplication turned into a no-op would never finish.  None by default.
+   * `enqueueTask()`'s options, except `deduplicationKey`, `debounce` and
+   * `throttle`: a member they turned into a no-op would never finish.
+   * None by default.
    */
-  readonly options?: Omit<TaskEnqueueOptions, "deduplicationKey">;
+  readonly options?: Omit<TaskEnqueueCommonOptions, "deduplicationKey">;
 }
 
 /**

@@ -33,7 +33,7 @@ export async function enqueueTasks<TContextData>(
       },
       forget: () => Promise.resolve(),
     },
-    metrics: { recordDeduplicated: () => {} },
+    metrics: { recordDeduplicated: () => {}, recordThrottled: () => {} },
   });
   await enqueuer.enqueue(prepared);
   return sent;

@@ -1,0 +1,9 @@
+// Debounce and throttle on enqueue across processes on Redis: a
+// burst runs once with its last payload, maxWait bounds it, throttled
+// enqueues are reported, and a killed worker loses nothing.
+import { testDebounceAndThrottle } from "@fedwork/testing";
+
+testDebounceAndThrottle({
+  name: "RedisMessageQueue",
+  backendModule: new URL("./testdata/flow-control-backend.ts", import.meta.url).href,
+});

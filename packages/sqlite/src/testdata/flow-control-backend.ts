@@ -1,0 +1,22 @@
+// The backend of testDebounceAndThrottle() in ../debounce.test.ts: one
+// process's queue and store, both on the namespace's database file.
+import type { ShutdownBackend } from "@fedwork/testing";
+import { SqliteKvStore } from "../kv-store.ts";
+import { SqliteMessageQueue } from "../message-queue.ts";
+import { databasePath } from "./conformance-factory.ts";
+
+export { cleanup } from "./conformance-factory.ts";
+
+/** Opens a process's queue and store on the namespace's file. */
+export function open(namespace: string): ShutdownBackend {
+  const path = databasePath(namespace);
+  return {
+    // A short lease: the crash test kills a worker.
+    queue: new SqliteMessageQueue({
+      path,
+      leaseTime: { seconds: 2 },
+      pollInterval: { milliseconds: 100 },
+    }),
+    kv: new SqliteKvStore({ path }),
+  };
+}
