@@ -3,6 +3,8 @@ import type { MessageQueue } from "../queue/message-queue.ts";
 import type { MessageDispatcher } from "./dispatcher.ts";
 import type { OutcomeType } from "./outcome.ts";
 import { neverAborted } from "./never-aborted.ts";
+import { type MessageHold, putBackHeldMessage } from "./hold.ts";
+import { isBaseMessage } from "./envelope.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -39,6 +41,12 @@ export interface RunWorkersOptions<TContextData> {
    * @since 0.3.0
    */
   readonly observer?: WorkerRunObserver;
+  /**
+   * Which messages must wait (paused tasks and roles): such a message goes
+   * back into its queue, due later, without reaching the dispatcher.
+   * @since 0.4.0
+   */
+  readonly hold?: MessageHold;
 }
 
 /**
@@ -82,7 +90,7 @@ export interface WorkerRunObserver<THandle = unknown> {
 export async function runWorkers<TContextData>(
   options: RunWorkersOptions<TContextData>,
 ): Promise<void> {
-  const { dispatcher, contextData, signal, shutdownTimeoutMs, observer } = options;
+  const { dispatcher, contextData, signal, shutdownTimeoutMs, observer, hold } = options;
   const handlerSignal = options.handlerSignal ?? signal;
   const listeners: Promise<void>[] = [];
   // The same for every message of a worker: made once, not per message.
@@ -95,6 +103,10 @@ export async function runWorkers<TContextData>(
         // Not async: the dispatch's own promise, or one then() on it, is
         // what the queue awaits; on every message's path.
         (message, redelivery): Promise<void> => {
+          // One call answered from memory when a hold is given; nothing at all otherwise.
+          if (hold != null && hold.held(message) && isBaseMessage(message)) {
+            return putBackHeldMessage(queue, message, hold.delayMs);
+          }
           const source = redelivery == null ? plainSource : { queue, redelivery };
           // The outcome is not the queue's business; dispatch() rejects
           // only when the queue must keep the message.

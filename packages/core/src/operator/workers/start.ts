@@ -11,6 +11,7 @@ import type { MessageQueue } from "../../queue/message-queue.ts";
 import { TaskQueueNotConfiguredError } from "../../tasks/errors.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
 import { queueConcurrency } from "./concurrency.ts";
+import { PAUSE_RECHECK_MS } from "../pauses/mod.ts";
 import { resolveWorkerPresenceOptions } from "./options.ts";
 import { WorkerPresence } from "./presence.ts";
 import type { WorkerShutdown } from "./shutdown.ts";
@@ -124,6 +125,30 @@ export interface WorkerStartPort<TContextData> {
    * @since 0.4.0
    */
   readonly shutdown?: WorkerShutdown;
+  /**
+   * The paused tasks and roles: watched while the workers run, and asked
+   * (from memory) about every message.  Optional.
+   * @since 0.4.0
+   */
+  readonly pauses?: WorkerPauses;
+}
+
+/**
+ * What the workers need of the pause set.  Internal.
+ * @since 0.4.0
+ */
+export interface WorkerPauses {
+  /**
+   * Keeps the cached pause set current until the signal aborts; resolves
+   * once it has been read and subscribed to.
+   * @param signal Stops the watching.
+   */
+  watch(signal: AbortSignal): Promise<void>;
+  /**
+   * Whether a message is paused, from the cache.
+   * @param message The message.
+   */
+  held(message: unknown): boolean;
 }
 
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -217,7 +242,12 @@ export async function startWorkers<TContextData>(
   // Not awaited either: the first heartbeat write (never rejecting) runs
   // beside the workers, which start listening at once.
   const presenceStarted = presence?.start();
+  // Read before the first message is taken, so that a pause made before
+  // this process started (or before a restart) holds at once.
+  const pauseWatch = new AbortController();
+  const pauses = port.pauses;
   try {
+    if (pauses != null) await pauses.watch(pauseWatch.signal);
     if (presence != null) {
       if (outer?.aborted) void presenceStarted?.then(onStopping);
       else outer?.addEventListener("abort", onStopping, { once: true });
@@ -231,11 +261,15 @@ export async function startWorkers<TContextData>(
         handlerSignal,
         shutdownTimeoutMs,
         ...(presence == null ? {} : { observer: presence.observer }),
+        ...(pauses == null ? {} : {
+          hold: { held: (message: unknown) => pauses.held(message), delayMs: PAUSE_RECHECK_MS },
+        }),
       }),
       // Recurring tasks are enqueued by the workers of the task role.
       roles.includes("task") ? port.runSchedules(outer) : undefined,
     ]);
   } finally {
+    pauseWatch.abort();
     cancelHold.abort();
     outer?.removeEventListener("abort", onStopping);
     await presenceStarted;
