@@ -21,6 +21,12 @@ export interface MessageHold {
   held(message: unknown): boolean;
   /** How long a held message waits in its queue before a worker looks again. */
   readonly delayMs: number;
+  /**
+   * Until `held()` can answer (the pause set is being read for the first
+   * time), a promise that resolves when it can; `undefined` after.  A
+   * message taken meanwhile waits for it.
+   */
+  pending(): Promise<void> | undefined;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { getLogger } from "@logtape/logtape";
-import type { MessageQueue } from "../queue/message-queue.ts";
+import type { MessageQueue, MessageRedelivery } from "../queue/message-queue.ts";
 import type { MessageDispatcher } from "./dispatcher.ts";
 import type { OutcomeType } from "./outcome.ts";
 import { neverAborted } from "./never-aborted.ts";
@@ -98,31 +98,38 @@ export async function runWorkers<TContextData>(
   for (const [queue, label] of options.queues) {
     logger.info("Starting the worker for the {roles} queue.", { roles: label });
     const plainSource = { queue };
+    // Not async: the dispatch's own promise, or one then() on it, is what
+    // the queue awaits; on every message's path.
+    const handle = (message: unknown, redelivery?: MessageRedelivery): Promise<void> => {
+      const source = redelivery == null ? plainSource : { queue, redelivery };
+      // The outcome is not the queue's business; dispatch() rejects only
+      // when the queue must keep the message.
+      if (observer == null) {
+        return dispatcher.dispatch(message, run, source) as Promise<unknown> as Promise<void>;
+      }
+      const started = observer.started(messageIdOf(message));
+      return dispatcher.dispatch(message, run, source).then(
+        (outcome) => {
+          observer.finished(started, outcome.type);
+        },
+        (error) => {
+          observer.finished(started, "retrying");
+          throw error;
+        },
+      );
+    };
+    const holdOrHandle = (message: unknown, redelivery?: MessageRedelivery): Promise<void> =>
+      hold!.held(message) && isBaseMessage(message)
+        ? putBackHeldMessage(queue, message, hold!.delayMs)
+        : handle(message, redelivery);
     listeners.push(
       queue.listen(
-        // Not async: the dispatch's own promise, or one then() on it, is
-        // what the queue awaits; on every message's path.
-        (message, redelivery): Promise<void> => {
-          // One call answered from memory when a hold is given; nothing at all otherwise.
-          if (hold != null && hold.held(message) && isBaseMessage(message)) {
-            return putBackHeldMessage(queue, message, hold.delayMs);
-          }
-          const source = redelivery == null ? plainSource : { queue, redelivery };
-          // The outcome is not the queue's business; dispatch() rejects
-          // only when the queue must keep the message.
-          if (observer == null) {
-            return dispatcher.dispatch(message, run, source) as Promise<unknown> as Promise<void>;
-          }
-          const handle = observer.started(messageIdOf(message));
-          return dispatcher.dispatch(message, run, source).then(
-            (outcome) => {
-              observer.finished(handle, outcome.type);
-            },
-            (error) => {
-              observer.finished(handle, "retrying");
-              throw error;
-            },
-          );
+        hold == null ? handle : (message, redelivery): Promise<void> => {
+          // Only the messages taken before the pause set was first read
+          // wait for it; after that, one call answered from memory.
+          const pending = hold.pending();
+          if (pending != null) return pending.then(() => holdOrHandle(message, redelivery));
+          return holdOrHandle(message, redelivery);
         },
         { signal },
       ).then(

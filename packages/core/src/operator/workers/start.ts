@@ -242,12 +242,19 @@ export async function startWorkers<TContextData>(
   // Not awaited either: the first heartbeat write (never rejecting) runs
   // beside the workers, which start listening at once.
   const presenceStarted = presence?.start();
-  // Read before the first message is taken, so that a pause made before
-  // this process started (or before a restart) holds at once.
+  // Read before the first message runs (a message taken sooner waits for
+  // it), so that a pause made before this process started, or before a
+  // restart, holds at once.
   const pauseWatch = new AbortController();
   const pauses = port.pauses;
+  let pauseLoading: Promise<void> | undefined = pauses?.watch(pauseWatch.signal)
+    // watch() logs its own failures and never rejects; a message must
+    // never wait on a rejected promise all the same.
+    .catch(() => {})
+    .then(() => {
+      pauseLoading = undefined;
+    });
   try {
-    if (pauses != null) await pauses.watch(pauseWatch.signal);
     if (presence != null) {
       if (outer?.aborted) void presenceStarted?.then(onStopping);
       else outer?.addEventListener("abort", onStopping, { once: true });
@@ -262,7 +269,11 @@ export async function startWorkers<TContextData>(
         shutdownTimeoutMs,
         ...(presence == null ? {} : { observer: presence.observer }),
         ...(pauses == null ? {} : {
-          hold: { held: (message: unknown) => pauses.held(message), delayMs: PAUSE_RECHECK_MS },
+          hold: {
+            held: (message: unknown) => pauses.held(message),
+            delayMs: PAUSE_RECHECK_MS,
+            pending: () => pauseLoading,
+          },
         }),
       }),
       // Recurring tasks are enqueued by the workers of the task role.
