@@ -15,7 +15,10 @@ export const queuesCommand: CommandSpec = {
   async run({ federation, json, print }) {
     const [depths, paused] = await Promise.all([
       federation.getQueueDepths(),
-      federation.listPaused(),
+      // A federation of an older @fedwork/core has nothing paused.
+      typeof federation.listPaused === "function"
+        ? federation.listPaused()
+        : { tasks: [] as readonly string[], roles: [] as readonly string[] },
     ]);
     const entries = depths.map((entry) => ({
       ...serializeQueueDepth(entry),
