@@ -283,6 +283,9 @@ export async function startWorkers<TContextData>(
     pauseWatch.abort();
     cancelHold.abort();
     outer?.removeEventListener("abort", onStopping);
+    // No read of the pause set may outlive the workers (the app disposes
+    // of the store after startQueue() resolves).
+    await pauseLoading;
     await presenceStarted;
     await presence?.stop();
     for (const queue of queues.keys()) port.listening.delete(queue);
