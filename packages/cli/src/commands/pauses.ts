@@ -1,10 +1,10 @@
 // `fedwork pause`, `fedwork resume` and `fedwork paused`: holding a task or
 // a role's queued work in every process, and letting it go again.
-import type { QueueRole } from "@fedwork/core";
+import { QUEUE_ROLES, type QueueRole } from "@fedwork/core";
 import type { CommandContext, CommandSpec } from "../command.ts";
 import { CliUsageError, EXIT_OK } from "../errors.ts";
 
-const ROLES: readonly QueueRole[] = ["inbox", "outbox", "fanout", "task"];
+const ROLES: readonly QueueRole[] = QUEUE_ROLES;
 
 /** The task name or the role a pause or resume command was given, checked. */
 function targetOf(
