@@ -29,6 +29,11 @@ export type OperatorFederation = Pick<
   | "watchTasks"
   | "listSchedules"
   | "listWebhooks"
+  | "pauseTask"
+  | "resumeTask"
+  | "pauseRole"
+  | "resumeRole"
+  | "listPaused"
 >;
 
 /** The methods a value must have to count as a federation. */

@@ -94,12 +94,15 @@ export function parseCommandLine(
     throw new CliUsageError(unknownCommand(positionals, commands));
   }
   const rest = positionals.slice(command.words.length);
-  const names = command.arguments ?? [];
+  const required = command.arguments ?? [];
+  const names = [...required, ...(command.optionalArguments ?? [])];
   const args: Record<string, string> = {};
   if (options.help !== true) {
-    const usage = `fedwork ${command.words.join(" ")}${names.map((n) => ` <${n}>`).join("")}`;
-    if (rest.length < names.length) {
-      throw new CliUsageError(`missing <${names[rest.length]}>: ${usage}.`);
+    const usage = `fedwork ${command.words.join(" ")}${required.map((n) => ` <${n}>`).join("")}${
+      (command.optionalArguments ?? []).map((n) => ` [<${n}>]`).join("")
+    }`;
+    if (rest.length < required.length) {
+      throw new CliUsageError(`missing <${required[rest.length]}>: ${usage}.`);
     }
     const longer = commands.some((other) =>
       other.words.length > command.words.length &&
@@ -113,7 +116,9 @@ export function parseCommandLine(
         `unexpected argument ${JSON.stringify(rest[names.length])}: ${usage}.`,
       );
     }
-    names.forEach((name, index) => (args[name] = rest[index]));
+    names.forEach((name, index) => {
+      if (index < rest.length) args[name] = rest[index];
+    });
   }
   return { command, args, options };
 }

@@ -42,6 +42,8 @@ export interface CommandSpec {
   readonly details?: string;
   /** Its positional arguments' names, all required. */
   readonly arguments?: readonly string[];
+  /** Positional arguments after those, which may be left out (`[<task>]`). */
+  readonly optionalArguments?: readonly string[];
   /** Its own options (`--app`, `--json` and `--help` are everyone's). */
   readonly options?: Readonly<Record<string, OptionSpec>>;
   /** Runs it; resolves to the exit code, or throws a CLI error. */

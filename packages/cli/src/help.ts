@@ -44,7 +44,8 @@ export function commandHelp(command: CommandSpec): string {
 }
 
 function usageOf(command: CommandSpec, withOptions = true): string {
-  const args = (command.arguments ?? []).map((name) => ` <${name}>`).join("");
+  const args = (command.arguments ?? []).map((name) => ` <${name}>`).join("") +
+    (command.optionalArguments ?? []).map((name) => ` [<${name}>]`).join("");
   const options = Object.entries(withOptions ? command.options ?? {} : {}).map(([name, spec]) =>
     ` [--${name}${spec.type === "boolean" ? "" : ` ${spec.value ?? "VALUE"}`}]`
   ).join("");

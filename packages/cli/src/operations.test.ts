@@ -302,11 +302,11 @@ for (const kind of ["sqlite", "postgres"] as const) {
       ]);
       assert(entries.every((entry) => typeof entry.depth?.queued === "number"), queues.stdout);
       const table = await setup.fedwork("queues");
-      assertMatch(table.stdout, /^ROLE +QUEUE +QUEUED +READY +DELAYED$/m);
+      assertMatch(table.stdout, /^ROLE +QUEUE +QUEUED +READY +DELAYED +PAUSED$/m);
       // SQLite gives each role a table of its own; PostgreSQL's one queue
       // serves every role.
       const taskQueue = kind === "sqlite" ? "task" : "inbox\\+outbox\\+fanout\\+task";
-      assertMatch(table.stdout, new RegExp(`^task +${taskQueue} +\\d+ +\\d+ +\\d+$`, "m"));
+      assertMatch(table.stdout, new RegExp(`^task +${taskQueue} +\\d+ +\\d+ +\\d+ +no$`, "m"));
 
       const workers = await setup.fedwork("workers");
       assertEquals(workers.code, 0, workers.stderr);

@@ -64,6 +64,7 @@ export type {
   TaskRecordPage,
 } from "./operator/records/mod.ts";
 export type { TaskSchedule, TaskScheduleTiming } from "./operator/schedules/mod.ts";
+export type { PausableTask, PausedWork, PauseOperations } from "./operator/pauses/mod.ts";
 export {
   createHealthHandler,
   type EngineHealth,

@@ -78,19 +78,76 @@ export const CLIENT_SCRIPT = String.raw`
 
   // Queues ------------------------------------------------------------------
 
-  function renderQueues(queues) {
+  const ROLES = ["inbox", "outbox", "fanout", "task"];
+
+  function renderQueues(queues, paused) {
     const body = $("queues").tBodies[0];
-    body.replaceChildren(...queues.map((entry) => el("tr", null, [
-      el("td", { text: entry.role }),
-      el("td", { text: entry.queue, className: "mono" }),
-      el("td", { text: number(entry.depth && entry.depth.queued), className: "num" }),
-      el("td", { text: number(entry.depth && entry.depth.ready), className: "num" }),
-      el("td", { text: number(entry.depth && entry.depth.delayed), className: "num" }),
-    ])));
+    body.replaceChildren(...queues.map((entry) => {
+      const cell = el("td", { className: "paused" });
+      // A row per queue; the roles a pause applies to are the four named.
+      if (paused != null && ROLES.includes(entry.role)) {
+        const isPaused = paused.roles.includes(entry.role);
+        cell.append(isPaused ? "paused " : "");
+        const toggle = el("button", {
+          text: isPaused ? "Resume" : "Pause",
+          className: isPaused ? "resume-role" : "pause-role",
+          title: isPaused
+            ? "Let the workers run this role's queued messages again"
+            : "Hold this role's queued messages in every process",
+        });
+        toggle.type = "button";
+        toggle.addEventListener("click", () =>
+          togglePause("role", entry.role, isPaused ? "resume" : "pause", toggle));
+        cell.append(toggle);
+      }
+      return el("tr", { data: { role: entry.role } }, [
+        el("td", { text: entry.role }),
+        el("td", { text: entry.queue, className: "mono" }),
+        el("td", { text: number(entry.depth && entry.depth.queued), className: "num" }),
+        el("td", { text: number(entry.depth && entry.depth.ready), className: "num" }),
+        el("td", { text: number(entry.depth && entry.depth.delayed), className: "num" }),
+        cell,
+      ]);
+    }));
     if (queues.length === 0) {
       body.append(el("tr", null, [el("td", { text: "No queues configured.", className: "muted" })]));
     }
   }
+
+  function renderPausedTasks(paused) {
+    const form = $("pause-form");
+    form.hidden = paused == null;
+    if (paused == null) return;
+    const list = $("paused-tasks");
+    list.replaceChildren(...paused.tasks.map((task) => {
+      const resume = el("button", { text: "Resume " + task, className: "resume-task" });
+      resume.type = "button";
+      resume.addEventListener("click", () => togglePause("task", task, "resume", resume));
+      return resume;
+    }));
+    if (paused.tasks.length > 0) list.prepend("Paused tasks: ");
+  }
+
+  async function togglePause(kind, name, action, button) {
+    if (button != null) button.disabled = true;
+    try {
+      await post("/paused/" + kind + "/" + encodeURIComponent(name) + "/" + action);
+      notice((action === "pause" ? "Paused " : "Resumed ") + "the " + kind + " " + name + ".", false, "paused-notice");
+      refresh();
+    } catch (error) {
+      if (button != null) button.disabled = false;
+      notice("Could not " + action + " " + name + ": " + error.message, true, "paused-notice");
+    }
+  }
+
+  $("pause-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = $("pause-task");
+    const task = input.value.trim();
+    if (task === "") return;
+    input.value = "";
+    togglePause("task", task, "pause", null);
+  });
 
   // Throughput chart --------------------------------------------------------
 
@@ -532,7 +589,8 @@ export const CLIENT_SCRIPT = String.raw`
     refreshing = (async () => {
       try {
         const overview = await request("/overview");
-        renderQueues(overview.queues);
+        renderQueues(overview.queues, overview.paused);
+        renderPausedTasks(overview.paused);
         renderChart(overview.throughput);
         renderHosts(overview.hosts);
         renderWorkers(overview.workers);

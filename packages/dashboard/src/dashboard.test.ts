@@ -420,14 +420,17 @@ test("panels whose federation method is missing say they are not available", asy
       release: false,
       cancel: false,
       workers: false,
+      pause: false,
     });
     assertEquals(overview.hosts, null);
     assertEquals(overview.workers, null);
+    assertEquals(overview.paused, null);
     assertEquals((await dashboard(new Request(new URL("/api/events", base)))).status, 404);
     const html = await (await dashboard(new Request(base))).text();
     assert(
       html.includes(
-        '"features":{"progress":false,"hosts":false,"release":false,"cancel":false,"workers":false}',
+        '"features":{"progress":false,"hosts":false,"release":false,"cancel":false,"workers":false,' +
+          '"pause":false}',
       ),
     );
 
@@ -439,7 +442,9 @@ test("panels whose federation method is missing say they are not available", asy
       release: true,
       cancel: true,
       workers: true,
+      pause: true,
     });
+    assertEquals(fullOverview.paused, { tasks: [], roles: [] });
     assertEquals(fullOverview.hosts, []);
     assert(Array.isArray(fullOverview.workers));
   } finally {

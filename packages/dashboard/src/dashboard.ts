@@ -16,6 +16,7 @@ import {
   serializeWorker,
 } from "./serialize.ts";
 import type { DashboardFederation } from "./source.ts";
+import { canPause, matchPauseRequest, runPauseRequest } from "./pauses.ts";
 import { streamTaskUpdates } from "./stream.ts";
 
 const logger = getLogger(["fedwork", "dashboard"]);
@@ -55,7 +56,11 @@ export type DashboardHandler = (request: Request) => Promise<Response>;
  * Routes under `basePath`: `GET /` (the page), `GET /api/overview`,
  * `GET /api/failed?cursor=&task=`, `GET /api/failed/:id`,
  * `POST /api/failed/:id/replay`, `POST /api/failed/:id/discard`,
- * `POST /api/hosts/:host/release`, `POST /api/tasks/:id/cancel` and
+ * `POST /api/hosts/:host/release`, `POST /api/tasks/:id/cancel`,
+ * `POST /api/paused/task/:name/pause` (and `/resume`, and `role/:role/…`
+ * for a role; since 0.4.0, when the federation has the pause methods:
+ * the queues panel then shows a Pause or Resume button per role and the
+ * paused tasks) and
  * `GET /api/events` (server-sent
  * events of task updates).
  * @param federation The federation (any `Federation` of `@fedwork/core`).
@@ -144,11 +149,18 @@ export function createDashboard(
         const discard = matchId(path, /^\/api\/failed\/([^/]+)\/discard$/);
         const release = matchId(path, /^\/api\/hosts\/([^/]+)\/release$/);
         const cancel = matchId(path, /^\/api\/tasks\/([^/]+)\/cancel$/);
-        if (replay == null && discard == null && release == null && cancel == null) {
+        const pause = matchPauseRequest(path);
+        if (
+          replay == null && discard == null && release == null && cancel == null && pause == null
+        ) {
           return text(404, "Not Found");
         }
         const refusal = checkCsrf(request);
         if (refusal != null) return json(403, { error: refusal });
+        if (pause != null) {
+          const { status, body } = await runPauseRequest(federation, pause);
+          return json(status, body);
+        }
         if (replay != null) return await api.replay(replay);
         if (release != null) return await api.release(release);
         if (cancel != null) return await api.cancel(cancel);
@@ -178,6 +190,7 @@ class DashboardApi {
     readonly release: boolean;
     readonly cancel: boolean;
     readonly workers: boolean;
+    readonly pause: boolean;
   };
 
   constructor(federation: DashboardFederation, pageSize: number) {
@@ -189,17 +202,19 @@ class DashboardApi {
       release: typeof federation.releaseHost === "function",
       cancel: typeof federation.cancelTask === "function",
       workers: typeof federation.listWorkers === "function",
+      pause: canPause(federation),
     };
   }
 
   async overview(): Promise<unknown> {
     const federation = this.#federation;
-    const [queues, throughput, counts, hosts, workers] = await Promise.all([
+    const [queues, throughput, counts, hosts, workers, paused] = await Promise.all([
       federation.getQueueDepths(),
       federation.getThroughput({ minutes: 60 }),
       federation.countFailedTasks(),
       this.features.hosts ? federation.listUnhealthyHosts!() : undefined,
       this.features.workers ? federation.listWorkers!() : undefined,
+      this.features.pause ? federation.listPaused!() : undefined,
     ]);
     return {
       generatedAt: new Date().toISOString(),
@@ -215,6 +230,7 @@ class DashboardApi {
       failedCounts: Object.fromEntries(counts),
       hosts: hosts == null ? null : hosts.map(serializeHostHealth),
       workers: workers == null ? null : workers.map(serializeWorker),
+      paused: paused == null ? null : { tasks: [...paused.tasks], roles: [...paused.roles] },
     };
   }
 

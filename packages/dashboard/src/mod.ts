@@ -12,6 +12,7 @@ export type { DashboardAuthorize, DashboardOptions } from "./options.ts";
 export type {
   DashboardFederation,
   DashboardHostHealth,
+  DashboardRole,
   DashboardTaskUpdate,
   DashboardWorker,
 } from "./source.ts";

@@ -14,6 +14,7 @@ export interface PageOptions {
     readonly release: boolean;
     readonly cancel: boolean;
     readonly workers: boolean;
+    readonly pause: boolean;
   };
 }
 
@@ -52,10 +53,16 @@ export function renderPage(options: PageOptions): string {
     <h2 id="queues-heading">Queues</h2>
     <div class="table-scroll">
       <table id="queues">
-        <thead><tr><th>Role</th><th>Queue</th><th class="num">Queued</th><th class="num">Ready</th><th class="num">Delayed</th></tr></thead>
+        <thead><tr><th>Role</th><th>Queue</th><th class="num">Queued</th><th class="num">Ready</th><th class="num">Delayed</th><th>Paused</th></tr></thead>
         <tbody></tbody>
       </table>
     </div>
+    <p id="paused-notice" class="notice" role="status"></p>
+    <form id="pause-form" hidden>
+      <span id="paused-tasks"></span>
+      <label>Task <input id="pause-task" name="task" autocomplete="off" required></label>
+      <button type="submit">Pause task</button>
+    </form>
   </section>
   <section id="throughput-panel" aria-labelledby="throughput-heading">
     <h2 id="throughput-heading">Throughput, last hour</h2>

@@ -107,7 +107,39 @@ export interface DashboardFederation {
    * @since 0.3.0
    */
   listWorkers?(): Promise<readonly DashboardWorker[]>;
+  /**
+   * See `Federation.listPaused()`; optional (without it and the four
+   * methods below, the page shows no pause state or buttons).
+   * @since 0.4.0
+   */
+  listPaused?(): Promise<{ readonly tasks: readonly string[]; readonly roles: readonly string[] }>;
+  /**
+   * See `Federation.pauseTask()`; optional.
+   * @since 0.4.0
+   */
+  pauseTask?(task: string): Promise<void>;
+  /**
+   * See `Federation.resumeTask()`; optional.
+   * @since 0.4.0
+   */
+  resumeTask?(task: string): Promise<void>;
+  /**
+   * See `Federation.pauseRole()`; optional.
+   * @since 0.4.0
+   */
+  pauseRole?(role: DashboardRole): Promise<void>;
+  /**
+   * See `Federation.resumeRole()`; optional.
+   * @since 0.4.0
+   */
+  resumeRole?(role: DashboardRole): Promise<void>;
 }
+
+/**
+ * A queue role that can be paused from the dashboard.
+ * @since 0.4.0
+ */
+export type DashboardRole = "inbox" | "outbox" | "fanout" | "task";
 
 /**
  * A worker as the dashboard shows it: what `Federation.listWorkers()`

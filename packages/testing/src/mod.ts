@@ -53,3 +53,5 @@ export {
   type ShutdownBackend,
   testGracefulShutdown,
 } from "./shutdown-suite.ts";
+export { type PauseConformanceOptions, testPauseAndResume } from "./pause-suite.ts";
+export type { PauseBackend } from "./pause-app.ts";

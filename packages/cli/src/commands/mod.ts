@@ -12,6 +12,7 @@ import {
 import { cancelCommand, statusCommand } from "./tasks.ts";
 import { hostsCommand, hostsListCommand, hostsReleaseCommand } from "./hosts.ts";
 import { tailCommand } from "./tail.ts";
+import { pauseCommand, pausedCommand, resumeCommand } from "./pauses.ts";
 import { schedulesCommand, webhooksCommand } from "./listings.ts";
 
 /** The commands. */
@@ -26,6 +27,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   completedCommand,
   statusCommand,
   cancelCommand,
+  pauseCommand,
+  resumeCommand,
+  pausedCommand,
   hostsCommand,
   hostsListCommand,
   hostsReleaseCommand,

@@ -10,9 +10,20 @@ export const queuesCommand: CommandSpec = {
   words: ["queues"],
   summary: "show how many messages each queue holds",
   details: "One row per role's queue: queued (everything not yet acknowledged), ready (what a\n" +
-    "worker could take now) and delayed.  `-` when the queue cannot tell.",
+    "worker could take now) and delayed.  `-` when the queue cannot tell.  PAUSED says\n" +
+    "whether the role is paused (fedwork pause --role); paused tasks are listed below.",
   async run({ federation, json, print }) {
-    const entries = (await federation.getQueueDepths()).map(serializeQueueDepth);
+    const [depths, paused] = await Promise.all([
+      federation.getQueueDepths(),
+      // A federation of an older @fedwork/core has nothing paused.
+      typeof federation.listPaused === "function"
+        ? federation.listPaused()
+        : { tasks: [] as readonly string[], roles: [] as readonly string[] },
+    ]);
+    const entries = depths.map((entry) => ({
+      ...serializeQueueDepth(entry),
+      paused: (paused.roles as readonly string[]).includes(entry.role),
+    }));
     if (json) {
       await print(JSON.stringify(entries));
       return EXIT_OK;
@@ -22,15 +33,17 @@ export const queuesCommand: CommandSpec = {
       return EXIT_OK;
     }
     await print(renderTable(
-      ["ROLE", "QUEUE", "QUEUED", "READY", "DELAYED"],
-      entries.map(({ role, queue, depth }) => [
+      ["ROLE", "QUEUE", "QUEUED", "READY", "DELAYED", "PAUSED"],
+      entries.map(({ role, queue, depth, paused }) => [
         role,
         queue,
         orDash(depth?.queued),
         orDash(depth?.ready),
         orDash(depth?.delayed),
+        paused ? "yes" : "no",
       ]),
     ));
+    if (paused.tasks.length > 0) await print(`Paused tasks: ${paused.tasks.join(", ")}`);
     return EXIT_OK;
   },
 };

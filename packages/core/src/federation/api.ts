@@ -1,6 +1,7 @@
 // The Federation interface and its option types: interfaces only, so that
 // what an application programs against can be read without the wiring
 // (federation.ts implements it).
+import type { PauseOperations } from "../operator/pauses/mod.ts";
 import type { MessageEventListener, MessageEventType } from "../processing/events.ts";
 import type { HostHealthOperations } from "../operator/host-health/mod.ts";
 import type { TaskOperations } from "../operator/records/mod.ts";
@@ -50,6 +51,7 @@ export interface Federation<TContextData>
     TaskOperations<TContextData>,
     TaskStatusOperations,
     TaskCancelOperations,
+    PauseOperations,
     BatchStatusOperations,
     QueueMonitoring,
     HealthOperations,

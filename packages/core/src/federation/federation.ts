@@ -54,6 +54,7 @@ import { queuesForRoles } from "../tasks/listen-queues.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
 import type { TaskCancelOptions, TaskCancelResult } from "../operator/cancellation/mod.ts";
 import { OperatorFeatures } from "../operator/features.ts";
+import type { PausableTask, PausedWork } from "../operator/pauses/mod.ts";
 import {
   checkCapabilityQueue,
   taskQueueOf,
@@ -465,6 +466,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         // left running, reach the other processes now.
         flush: () => this.operator.flush(),
         shutdown: this.#shutdown,
+        pauses: this.operator.pauses,
       },
       contextData,
       options,
@@ -537,6 +539,26 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   cancelTask(id: string, options?: TaskCancelOptions): Promise<TaskCancelResult> {
     return this.operator.cancelTask(id, options);
+  }
+
+  pauseTask(task: PausableTask): Promise<void> {
+    return this.operator.pauses.pauseTask(task);
+  }
+
+  resumeTask(task: PausableTask): Promise<void> {
+    return this.operator.pauses.resumeTask(task);
+  }
+
+  pauseRole(role: QueueRole): Promise<void> {
+    return this.operator.pauses.pauseRole(role);
+  }
+
+  resumeRole(role: QueueRole): Promise<void> {
+    return this.operator.pauses.resumeRole(role);
+  }
+
+  listPaused(): Promise<PausedWork> {
+    return this.operator.pauses.listPaused();
   }
 
   listFailedTasks(options?: ListTaskRecordsOptions): Promise<TaskRecordPage> {

@@ -4,6 +4,7 @@
 // federation's operator methods (`listFailedTasks()`, `getTaskStatus()`,
 // `addWebhook()` …) forward to this object; none of the features sees the
 // federation.
+import { FederationPauses } from "./pauses/mod.ts";
 import type { DocumentLoader } from "@fedify/vocab";
 import type { KvStore } from "../kv/kv-store.ts";
 import type { MessageObserver } from "../processing/dispatcher.ts";
@@ -109,6 +110,8 @@ export class OperatorFeatures<TContextData> {
   readonly taskStatus: TaskStatusTracker;
   /** Cancellation markers and requests, and the runs watched for them. */
   readonly cancellations: TaskCancellations;
+  /** The paused tasks and roles. */
+  readonly pauses: FederationPauses;
   /** Recurring tasks. */
   readonly schedules: TaskSchedules<TContextData>;
   /** What Fedwork's own tasks are enqueued through. */
@@ -150,6 +153,7 @@ export class OperatorFeatures<TContextData> {
       queueOf: (kind) => queues[kind],
     });
     this.cancellations = new TaskCancellations(kv, retention.pubsub, port.taskStatus.enabled);
+    this.pauses = new FederationPauses(kv, retention.pubsub);
     this.#canceller = new TaskCanceller(port.taskStatus, this.cancellations);
     this.schedules = new TaskSchedules({
       kv,

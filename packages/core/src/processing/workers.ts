@@ -1,8 +1,10 @@
 import { getLogger } from "@logtape/logtape";
-import type { MessageQueue } from "../queue/message-queue.ts";
+import type { MessageQueue, MessageRedelivery } from "../queue/message-queue.ts";
 import type { MessageDispatcher } from "./dispatcher.ts";
 import type { OutcomeType } from "./outcome.ts";
 import { neverAborted } from "./never-aborted.ts";
+import { type MessageHold, putBackHeldMessage } from "./hold.ts";
+import { isBaseMessage } from "./envelope.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -39,6 +41,12 @@ export interface RunWorkersOptions<TContextData> {
    * @since 0.3.0
    */
   readonly observer?: WorkerRunObserver;
+  /**
+   * Which messages must wait (paused tasks and roles): such a message goes
+   * back into its queue, due later, without reaching the dispatcher.
+   * @since 0.4.0
+   */
+  readonly hold?: MessageHold;
 }
 
 /**
@@ -82,7 +90,7 @@ export interface WorkerRunObserver<THandle = unknown> {
 export async function runWorkers<TContextData>(
   options: RunWorkersOptions<TContextData>,
 ): Promise<void> {
-  const { dispatcher, contextData, signal, shutdownTimeoutMs, observer } = options;
+  const { dispatcher, contextData, signal, shutdownTimeoutMs, observer, hold } = options;
   const handlerSignal = options.handlerSignal ?? signal;
   const listeners: Promise<void>[] = [];
   // The same for every message of a worker: made once, not per message.
@@ -90,27 +98,38 @@ export async function runWorkers<TContextData>(
   for (const [queue, label] of options.queues) {
     logger.info("Starting the worker for the {roles} queue.", { roles: label });
     const plainSource = { queue };
+    // Not async: the dispatch's own promise, or one then() on it, is what
+    // the queue awaits; on every message's path.
+    const handle = (message: unknown, redelivery?: MessageRedelivery): Promise<void> => {
+      const source = redelivery == null ? plainSource : { queue, redelivery };
+      // The outcome is not the queue's business; dispatch() rejects only
+      // when the queue must keep the message.
+      if (observer == null) {
+        return dispatcher.dispatch(message, run, source) as Promise<unknown> as Promise<void>;
+      }
+      const started = observer.started(messageIdOf(message));
+      return dispatcher.dispatch(message, run, source).then(
+        (outcome) => {
+          observer.finished(started, outcome.type);
+        },
+        (error) => {
+          observer.finished(started, "retrying");
+          throw error;
+        },
+      );
+    };
+    const holdOrHandle = (message: unknown, redelivery?: MessageRedelivery): Promise<void> =>
+      hold!.held(message) && isBaseMessage(message)
+        ? putBackHeldMessage(queue, message, hold!.delayMs)
+        : handle(message, redelivery);
     listeners.push(
       queue.listen(
-        // Not async: the dispatch's own promise, or one then() on it, is
-        // what the queue awaits; on every message's path.
-        (message, redelivery): Promise<void> => {
-          const source = redelivery == null ? plainSource : { queue, redelivery };
-          // The outcome is not the queue's business; dispatch() rejects
-          // only when the queue must keep the message.
-          if (observer == null) {
-            return dispatcher.dispatch(message, run, source) as Promise<unknown> as Promise<void>;
-          }
-          const handle = observer.started(messageIdOf(message));
-          return dispatcher.dispatch(message, run, source).then(
-            (outcome) => {
-              observer.finished(handle, outcome.type);
-            },
-            (error) => {
-              observer.finished(handle, "retrying");
-              throw error;
-            },
-          );
+        hold == null ? handle : (message, redelivery): Promise<void> => {
+          // Only the messages taken before the pause set was first read
+          // wait for it; after that, one call answered from memory.
+          const pending = hold.pending();
+          if (pending != null) return pending.then(() => holdOrHandle(message, redelivery));
+          return holdOrHandle(message, redelivery);
         },
         { signal },
       ).then(

@@ -11,6 +11,7 @@ import type { MessageQueue } from "../../queue/message-queue.ts";
 import { TaskQueueNotConfiguredError } from "../../tasks/errors.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
 import { queueConcurrency } from "./concurrency.ts";
+import { PAUSE_RECHECK_MS } from "../pauses/mod.ts";
 import { resolveWorkerPresenceOptions } from "./options.ts";
 import { WorkerPresence } from "./presence.ts";
 import type { WorkerShutdown } from "./shutdown.ts";
@@ -124,6 +125,30 @@ export interface WorkerStartPort<TContextData> {
    * @since 0.4.0
    */
   readonly shutdown?: WorkerShutdown;
+  /**
+   * The paused tasks and roles: watched while the workers run, and asked
+   * (from memory) about every message.  Optional.
+   * @since 0.4.0
+   */
+  readonly pauses?: WorkerPauses;
+}
+
+/**
+ * What the workers need of the pause set.  Internal.
+ * @since 0.4.0
+ */
+export interface WorkerPauses {
+  /**
+   * Keeps the cached pause set current until the signal aborts; resolves
+   * once it has been read and subscribed to.
+   * @param signal Stops the watching.
+   */
+  watch(signal: AbortSignal): Promise<void>;
+  /**
+   * Whether a message is paused, from the cache.
+   * @param message The message.
+   */
+  held(message: unknown): boolean;
 }
 
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -217,6 +242,18 @@ export async function startWorkers<TContextData>(
   // Not awaited either: the first heartbeat write (never rejecting) runs
   // beside the workers, which start listening at once.
   const presenceStarted = presence?.start();
+  // Read before the first message runs (a message taken sooner waits for
+  // it), so that a pause made before this process started, or before a
+  // restart, holds at once.
+  const pauseWatch = new AbortController();
+  const pauses = port.pauses;
+  let pauseLoading: Promise<void> | undefined = pauses?.watch(pauseWatch.signal)
+    // watch() logs its own failures and never rejects; a message must
+    // never wait on a rejected promise all the same.
+    .catch(() => {})
+    .then(() => {
+      pauseLoading = undefined;
+    });
   try {
     if (presence != null) {
       if (outer?.aborted) void presenceStarted?.then(onStopping);
@@ -231,13 +268,24 @@ export async function startWorkers<TContextData>(
         handlerSignal,
         shutdownTimeoutMs,
         ...(presence == null ? {} : { observer: presence.observer }),
+        ...(pauses == null ? {} : {
+          hold: {
+            held: (message: unknown) => pauses.held(message),
+            delayMs: PAUSE_RECHECK_MS,
+            pending: () => pauseLoading,
+          },
+        }),
       }),
       // Recurring tasks are enqueued by the workers of the task role.
       roles.includes("task") ? port.runSchedules(outer) : undefined,
     ]);
   } finally {
+    pauseWatch.abort();
     cancelHold.abort();
     outer?.removeEventListener("abort", onStopping);
+    // No read of the pause set may outlive the workers (the app disposes
+    // of the store after startQueue() resolves).
+    await pauseLoading;
     await presenceStarted;
     await presence?.stop();
     for (const queue of queues.keys()) port.listening.delete(queue);
