@@ -67,3 +67,4 @@ export {
   timeLimitToMilliseconds,
 } from "./time-limit.ts";
 export { runWorkers, type RunWorkersOptions } from "./workers.ts";
+export { type MessageRunner, MessageRunners } from "./message-runners.ts";
