@@ -108,7 +108,7 @@ export function renderPage(options: PageOptions): string {
     <p id="workers-unavailable" class="empty" hidden>Not available: this federation has no listWorkers().</p>
     <div class="table-scroll">
       <table id="workers">
-        <thead><tr><th>Host</th><th class="num">PID</th><th>Runtime</th><th>Queues</th><th>State</th><th>Running</th><th class="num">Completed</th><th class="num">Failed</th><th>Last heartbeat</th></tr></thead>
+        <thead><tr><th>Machine / host</th><th class="num">PID</th><th>Runtime</th><th>Queues</th><th>State</th><th>Running</th><th class="num">Completed</th><th class="num">Failed</th><th>Last heartbeat</th></tr></thead>
         <tbody></tbody>
       </table>
     </div>
@@ -144,6 +144,7 @@ main { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(560px, 
 section { background: var(--card); border: 1px solid var(--line); border-radius: 8px;
   padding: 0.9rem 1rem; min-width: 0; overflow-wrap: anywhere; }
 #failed-panel, #throughput-panel, #workers-panel { grid-column: 1 / -1; }
+tr.machine th { text-align: left; padding-top: 0.6em; border-bottom: 1px solid currentColor; }
 /* Below 36rem a table would wrap into slivers: it scrolls inside its card. */
 .table-scroll { overflow-x: auto; }
 table { width: 100%; min-width: 36rem; border-collapse: collapse; }
