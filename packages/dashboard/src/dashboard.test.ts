@@ -483,8 +483,7 @@ test("the workers panel's JSON has each worker's machine, and task updates the w
       ...panelsOf02(federation),
       listWorkers: () => Promise.resolve([old]),
     }, { authorize: allow });
-    const legacyOverview =
-      await (await legacy(new Request(new URL("/api/overview", base)))).json();
+    const legacyOverview = await (await legacy(new Request(new URL("/api/overview", base)))).json();
     assertEquals(legacyOverview.workers[0].machineId, first.host);
     // The failed task's record names the worker that ran it, and so does its JSON.
     const status = await federation.getTaskStatus(setup.failedId);

@@ -236,9 +236,7 @@ export function testWorkerMachines(options: WorkerMachinesConformanceOptions): v
       const updatesOf = (id: string) => updates.filter((update) => update.id === id);
       await waitUntil(
         () =>
-          ids.every((id) =>
-            updatesOf(id).some((update) => update.status.progress?.percent === 50)
-          ),
+          ids.every((id) => updatesOf(id).some((update) => update.status.progress?.percent === 50)),
         {
           what: () => `both tasks to report progress (${JSON.stringify(updates)})`,
           timeoutMs: TIMEOUT_MS,

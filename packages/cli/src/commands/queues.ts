@@ -56,7 +56,19 @@ export const workersCommand: CommandSpec = {
       return EXIT_OK;
     }
     await print(renderTable(
-      ["MACHINE", "ID", "HOST", "PID", "RUNTIME", "STATE", "QUEUES", "RUNNING", "DONE", "FAILED", "HEARTBEAT"],
+      [
+        "MACHINE",
+        "ID",
+        "HOST",
+        "PID",
+        "RUNTIME",
+        "STATE",
+        "QUEUES",
+        "RUNNING",
+        "DONE",
+        "FAILED",
+        "HEARTBEAT",
+      ],
       workers.map((worker) => [
         worker.machineId,
         worker.id,

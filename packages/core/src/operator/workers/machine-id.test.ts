@@ -3,7 +3,14 @@
 // Two worker processes on real engines: @fedwork/testing's
 // testWorkerMachines(), which SQLite and Redis run.
 import { hostname } from "node:os";
-import { assert, assertEquals, assertRejects, assertThrows, test, waitUntil } from "@fedify/fixture";
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertThrows,
+  test,
+  waitUntil,
+} from "@fedify/fixture";
 import { z } from "zod";
 import { createFederation } from "../../federation/federation.ts";
 import { FederationOptionError } from "../../options/federation-option-error.ts";
@@ -83,10 +90,12 @@ test("a worker's machine is startQueue()'s machineId, else the federation's, els
     const result = await federation.createContext(new URL("https://m.example/"), undefined)
       .enqueueTask(job, { n: 1 });
     assert(result.status === "enqueued");
-    await waitUntil(async () =>
-      (await federation.getTaskStatus(result.messageId))?.state === "completed", {
-      what: "the task to complete",
-    });
+    await waitUntil(
+      async () => (await federation.getTaskStatus(result.messageId))?.state === "completed",
+      {
+        what: "the task to complete",
+      },
+    );
     const status = await federation.getTaskStatus(result.messageId);
     const pod7 = (await federation.listWorkers()).find((worker) => worker.machineId === "pod-7");
     assertEquals([status?.workerId, status?.machineId], [pod7?.id, "pod-7"]);

@@ -235,7 +235,7 @@ export class WorkerPresence {
         workerId: this.#identity.id,
         machineId: this.#identity.machineId,
         host: this.#identity.host,
-      pid: this.#identity.pid,
+        pid: this.#identity.pid,
         queues: describeQueues(this.#identity.queues.map((queue) => queue.roles)),
       },
     );
