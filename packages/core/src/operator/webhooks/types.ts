@@ -209,11 +209,11 @@ export interface WebhookTaskInfo {
   /** How long the attempt ran, in milliseconds (not for `progress`). */
   readonly durationMs?: number;
   /**
-   * The id of the worker that ran the task (`WorkerInfo.id`), for
-   * `progress` and for an outcome a worker reached (`completed`,
-   * `failed`, `dropped`, and `cancelled` while it ran); absent when no
-   * worker ran it (a task cancelled while queued, an `enqueued` event) and
-   * from Fedwork older than 0.4.0.
+   * The id of the worker that sent the event (`WorkerInfo.id`): the one
+   * that ran the task, or took it off its queue, for `progress`,
+   * `completed`, `failed`, `dropped` and `cancelled`; absent from
+   * `enqueued` events, failed deliveries and events of Fedwork older than
+   * 0.4.0.
    * @since 0.4.0
    */
   readonly workerId?: string;
