@@ -108,7 +108,7 @@ export function renderPage(options: PageOptions): string {
     <p id="workers-unavailable" class="empty" hidden>Not available: this federation has no listWorkers().</p>
     <div class="table-scroll">
       <table id="workers">
-        <thead><tr><th>Machine / host</th><th class="num">PID</th><th>Runtime</th><th>Queues</th><th>State</th><th>Running</th><th class="num">Completed</th><th class="num">Failed</th><th>Last heartbeat</th></tr></thead>
+        <thead><tr><th>Host</th><th class="num">PID</th><th>Runtime</th><th>Queues</th><th>State</th><th>Running</th><th class="num">Completed</th><th class="num">Failed</th><th>Last heartbeat</th></tr></thead>
         <tbody></tbody>
       </table>
     </div>
