@@ -68,6 +68,29 @@ export async function localHostName(): Promise<string> {
 }
 
 /**
+ * The machine's host name, at once, through `process.getBuiltinModule()`
+ * (Node.js 22.3+, Deno 2, Bun), which loads `node:os` without an import.
+ * @returns The host name, `""` when the runtime refuses it (Deno without
+ *          `--allow-sys`), or `undefined` when the runtime has no
+ *          `getBuiltinModule()` (then {@link localHostName} may still tell).
+ * @since 0.4.0
+ */
+export function hostNameNow(): string | undefined {
+  const runtimeProcess = (globalThis as {
+    process?: { getBuiltinModule?: (id: string) => unknown };
+  }).process;
+  if (typeof runtimeProcess?.getBuiltinModule !== "function") return undefined;
+  try {
+    const os = runtimeProcess.getBuiltinModule("node:os") as
+      | { hostname?: () => string }
+      | undefined;
+    return typeof os?.hostname === "function" ? os.hostname() : undefined;
+  } catch {
+    return "";
+  }
+}
+
+/**
  * A worker's machine id: the one given, else the host name, else
  * `"unknown"` (a runtime without `node:os` and no id given).
  * @param given The checked option, if any.

@@ -13,7 +13,7 @@ import { TaskQueueNotConfiguredError } from "../../tasks/errors.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
 import type { MessageRunner, MessageRunners } from "../../processing/message-runners.ts";
 import { queueConcurrency } from "./concurrency.ts";
-import { checkMachineId, localHostName, resolveMachineId } from "./machine-id.ts";
+import { checkMachineId, hostNameNow, localHostName, resolveMachineId } from "./machine-id.ts";
 import { resolveWorkerPresenceOptions } from "./options.ts";
 import { WorkerPresence } from "./presence.ts";
 import type { WorkerShutdown } from "./shutdown.ts";
@@ -149,7 +149,9 @@ export interface WorkerStartPort<TContextData> {
   readonly runners?: MessageRunners;
 }
 
-/** The host name, read once per process (it loads `node:os`). */
+/** The host name, once read (it loads `node:os`). */
+let knownHostName: string | undefined;
+/** The host name being read through `import("node:os")`, where nothing faster tells. */
 let hostName: Promise<string> | undefined;
 
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -211,9 +213,15 @@ export async function startWorkers<TContextData>(
         "tasks their own queue with defineTask(name, { queue }).",
     );
   }
-  // Read before the first message runs: every run reports its machine.
-  hostName ??= localHostName();
-  const host = await hostName;
+  // Known before the first message runs: every run reports its machine.
+  // At once where the runtime can tell (the workers start listening when
+  // startQueue() is called); else through node:os, loaded once.
+  let host = knownHostName ?? hostNameNow();
+  if (host === undefined) {
+    hostName ??= localHostName();
+    host = await hostName;
+  }
+  knownHostName = host;
   const runner: MessageRunner = {
     workerId: crypto.randomUUID(),
     machineId: resolveMachineId(givenMachineId, host),
