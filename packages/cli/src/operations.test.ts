@@ -15,7 +15,7 @@ import {
 import { Create, Note } from "@fedify/vocab";
 import { rm } from "node:fs/promises";
 import process from "node:process";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import {
@@ -308,9 +308,34 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const taskQueue = kind === "sqlite" ? "task" : "inbox\\+outbox\\+fanout\\+task";
       assertMatch(table.stdout, new RegExp(`^task +${taskQueue} +\\d+ +\\d+ +\\d+ +no$`, "m"));
 
-      const workers = await setup.fedwork("workers");
-      assertEquals(workers.code, 0, workers.stderr);
-      assertMatch(workers.stdout, new RegExp(` ${process.pid} `));
+      // A second worker on a machine of its own (it listens to nothing:
+      // the first took every queue), registered all the same.
+      const other = new AbortController();
+      const second = setup.federation.startQueue(undefined, {
+        signal: other.signal,
+        machineId: "cli-machine-b",
+      });
+      try {
+        await waitUntil(async () => (await setup.federation.listWorkers()).length === 2, {
+          what: "the second worker's heartbeat",
+        });
+        const workers = await setup.fedwork("workers");
+        assertEquals(workers.code, 0, workers.stderr);
+        assertMatch(workers.stdout, /^MACHINE +ID +HOST +PID /m);
+        assertMatch(workers.stdout, new RegExp(`^cli-machine-b +\\S+ +\\S+ +${process.pid} `, "m"));
+        const host = hostname().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        assertMatch(workers.stdout, new RegExp(`^${host} +\\S+ +\\S+ +${process.pid} `, "m"));
+        const listed = JSON.parse((await setup.fedwork("workers", "--json")).stdout) as {
+          machineId: string;
+        }[];
+        assertEquals(
+          listed.map((worker) => worker.machineId),
+          [hostname(), "cli-machine-b"].sort(),
+        );
+      } finally {
+        other.abort();
+        await second;
+      }
 
       const schedules = await setup.fedwork("schedules");
       assertEquals(schedules.code, 0, schedules.stderr);

@@ -93,10 +93,12 @@ export {
   type SignalClosable,
   type SignalClosing,
 } from "./operator/workers/mod.ts";
+export { groupWorkersByMachine, MAX_MACHINE_ID_LENGTH } from "./operator/workers/mod.ts";
 export type {
   WorkerCounts,
   WorkerEvent,
   WorkerInfo,
+  WorkerMachine,
   WorkerPresenceOptions,
   WorkerQueueInfo,
   WorkerState,

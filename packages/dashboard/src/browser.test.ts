@@ -186,6 +186,12 @@ test("in a browser, Replay on a failed task runs it again and the page sees it c
       assertEquals(await workerRow.getAttribute("data-worker"), listed.id);
       assertEquals(await workerRow.locator("td").nth(1).textContent(), String(process.pid));
       assertMatch(await workerRow.locator(".worker-state").innerText(), /^(busy|idle)$/);
+      // Under a heading for its machine.
+      const machineRow = page.locator("#workers tbody tr.machine");
+      assertEquals(await machineRow.count(), 1);
+      assertEquals(await machineRow.getAttribute("data-machine"), listed.machineId);
+      assertEquals(await workerRow.getAttribute("data-machine"), listed.machineId);
+      assertMatch(await machineRow.innerText(), /^\S+ \u2014 1 worker, [01] busy$/);
 
       // The payload shows as text: the <script> is not markup and never ran.
       await row.getByRole("button", { name: "Details" }).click();

@@ -212,19 +212,51 @@ export const CLIENT_SCRIPT = String.raw`
       $("workers-empty").hidden = true;
       return;
     }
-    $("workers").tBodies[0].replaceChildren(...workers.map((worker) =>
-      el("tr", { className: "worker " + worker.state, data: { worker: worker.id } }, [
-        el("td", { text: worker.host, className: "mono" }),
-        el("td", { text: String(worker.pid), className: "num" }),
-        el("td", { text: worker.runtime }),
-        el("td", { text: worker.queues.join("; ") }),
-        el("td", { text: worker.state, className: "worker-state" }),
-        el("td", { text: worker.currentTaskIds.join(", "), className: "mono worker-running" }),
-        el("td", { text: number(worker.completed), className: "num" }),
-        el("td", { text: number(worker.failed), className: "num" }),
-        el("td", { text: time(worker.lastHeartbeatAt), className: "time" }),
-      ])
-    ));
+    // One heading row per machine, then its workers: a machine is what an
+    // operator restarts or drains.
+    const machines = new Map();
+    for (const worker of workers) {
+      const id = worker.machineId == null || worker.machineId === ""
+        ? worker.host
+        : worker.machineId;
+      if (!machines.has(id)) machines.set(id, []);
+      machines.get(id).push(worker);
+    }
+    const rows = [];
+    for (const id of [...machines.keys()].sort()) {
+      const list = machines.get(id);
+      const busy = list.filter((worker) => worker.state === "busy").length;
+      const heading = el("th", {
+        text: id + " \u2014 " + list.length + (list.length === 1 ? " worker" : " workers") +
+          ", " + busy + " busy",
+        className: "mono",
+      });
+      heading.colSpan = 9;
+      heading.scope = "rowgroup";
+      rows.push(el("tr", { className: "machine", data: { machine: id } }, [heading]));
+      for (const worker of list) {
+        rows.push(
+          el("tr", {
+            className: "worker " + worker.state,
+            data: { worker: worker.id, machine: id },
+          }, [
+            el("td", { text: worker.host, className: "mono" }),
+            el("td", { text: String(worker.pid), className: "num" }),
+            el("td", { text: worker.runtime }),
+            el("td", { text: worker.queues.join("; ") }),
+            el("td", { text: worker.state, className: "worker-state" }),
+            el("td", {
+              text: worker.currentTaskIds.join(", "),
+              className: "mono worker-running",
+            }),
+            el("td", { text: number(worker.completed), className: "num" }),
+            el("td", { text: number(worker.failed), className: "num" }),
+            el("td", { text: time(worker.lastHeartbeatAt), className: "time" }),
+          ]),
+        );
+      }
+    }
+    $("workers").tBodies[0].replaceChildren(...rows);
     $("workers").hidden = workers.length === 0;
     $("workers-empty").hidden = workers.length > 0;
   }
@@ -485,6 +517,11 @@ export const CLIENT_SCRIPT = String.raw`
         el("td", null, [
           el("div", { text: update.name }),
           el("div", { text: update.id, className: "mono muted" }),
+          update.machineId == null ? null : el("div", {
+            text: "on " + update.machineId,
+            title: "worker " + update.workerId,
+            className: "mono muted task-machine",
+          }),
         ]),
         el("td", { text: update.state, className: "state state-" + update.state }),
         el("td", null, [

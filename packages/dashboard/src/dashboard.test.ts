@@ -24,6 +24,7 @@ import {
 import { Hono } from "hono";
 import { z } from "zod";
 import { createDashboard, DASHBOARD_CSRF_HEADER } from "./mod.ts";
+import { serializeTaskUpdate } from "./serialize.ts";
 
 const base = new URL("https://web.example/");
 const SCRIPT = '<script>alert("pwned")</script>';
@@ -448,6 +449,60 @@ test("panels whose federation method is missing say they are not available", asy
     assertEquals(fullOverview.hosts, []);
     assert(Array.isArray(fullOverview.workers));
   } finally {
+    await setup.stop();
+  }
+});
+
+test("the workers panel's JSON has each worker's machine, and task updates the worker's", async () => {
+  const setup = await setUp();
+  const other = new AbortController();
+  // Listens to nothing (the set-up's worker took the queue), but registers.
+  const second = setup.federation.startQueue(undefined, {
+    signal: other.signal,
+    machineId: "dashboard-machine-b",
+  });
+  try {
+    const { federation } = setup;
+    await waitUntil(async () => (await federation.listWorkers()).length === 2, {
+      what: "both workers to register",
+    });
+    const dashboard = createDashboard(federation, { authorize: allow });
+    const overview = await (await dashboard(new Request(new URL("/api/overview", base)))).json();
+    const listed = await federation.listWorkers();
+    assertEquals(
+      overview.workers.map((worker: { id: string; machineId: string }) => [
+        worker.id,
+        worker.machineId,
+      ]),
+      listed.map((worker) => [worker.id, worker.machineId]),
+    );
+    assert(
+      overview.workers.some((worker: { machineId: string }) =>
+        worker.machineId === "dashboard-machine-b"
+      ),
+    );
+    // A worker of a federation older than 0.4.0 (no machineId) shows its host.
+    const [first] = listed;
+    const { machineId: _, ...old } = first;
+    const legacy = createDashboard({
+      ...panelsOf02(federation),
+      listWorkers: () => Promise.resolve([old]),
+    }, { authorize: allow });
+    const legacyOverview = await (await legacy(new Request(new URL("/api/overview", base)))).json();
+    assertEquals(legacyOverview.workers[0].machineId, first.host);
+    // The failed task's record names the worker that ran it, and so does its JSON.
+    const status = await federation.getTaskStatus(setup.failedId);
+    const runner = listed.find((worker) => worker.machineId !== "dashboard-machine-b");
+    assertEquals([status?.workerId, status?.machineId], [runner?.id, runner?.machineId]);
+    const json = await serializeTaskUpdate({ id: setup.failedId, kind: "state", status: status! });
+    assertEquals([json.state, json.workerId, json.machineId], [
+      "failed",
+      runner?.id,
+      runner?.machineId,
+    ]);
+  } finally {
+    other.abort();
+    await second;
     await setup.stop();
   }
 });

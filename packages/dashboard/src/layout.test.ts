@@ -97,7 +97,7 @@ const MEASURE = String.raw`(() => {
     viewport: innerWidth,
     documentWidth: document.documentElement.scrollWidth,
     outside,
-    workersHeadings: [...document.querySelectorAll("#workers th")].map((th) => {
+    workersHeadings: [...document.querySelectorAll("#workers thead th")].map((th) => {
       const box = th.getBoundingClientRect();
       return { text: th.textContent ?? "", visible: box.width > 0 && box.height > 0 };
     }),

@@ -151,6 +151,7 @@ main { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(560px, 
 section { background: var(--card); border: 1px solid var(--line); border-radius: 8px;
   padding: 0.9rem 1rem; min-width: 0; overflow-wrap: anywhere; }
 #failed-panel, #throughput-panel, #workers-panel { grid-column: 1 / -1; }
+tr.machine th { text-align: left; padding-top: 0.6em; border-bottom: 1px solid currentColor; }
 /* Below 36rem a table would wrap into slivers: it scrolls inside its card. */
 .table-scroll { overflow-x: auto; }
 table { width: 100%; min-width: 36rem; border-collapse: collapse; }

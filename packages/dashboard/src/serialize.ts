@@ -50,6 +50,8 @@ export interface WorkerJson {
   readonly id: string;
   /** Its machine's host name. */
   readonly host: string;
+  /** Its machine's id: `machineId`, else the host name. */
+  readonly machineId: string;
   /** Its process id. */
   readonly pid: number;
   /** Its runtime. */
@@ -144,6 +146,10 @@ export interface TaskUpdateJson {
   readonly data: string | null;
   /** The last error (`name: message`), or why it was dropped. */
   readonly error: string | null;
+  /** The worker that runs or ran it, if known. */
+  readonly workerId: string | null;
+  /** That worker's machine, if known. */
+  readonly machineId: string | null;
   /** When the update was made, ISO 8601. */
   readonly updatedAt: string | null;
 }
@@ -192,6 +198,9 @@ export function serializeWorker(worker: DashboardWorker): WorkerJson {
   return {
     id: String(worker.id),
     host: String(worker.host),
+    machineId: typeof worker.machineId === "string" && worker.machineId !== ""
+      ? worker.machineId
+      : String(worker.host),
     pid: worker.pid,
     runtime: String(worker.runtime),
     // "task × 8": what a worker can take on, beside what it runs.
@@ -277,6 +286,8 @@ export async function serializeTaskUpdate(update: DashboardTaskUpdate): Promise<
       : null,
     data: progress?.data === undefined ? null : await toDisplayText(progress.data, 0),
     error: errorText(status),
+    workerId: typeof status?.workerId === "string" ? status.workerId : null,
+    machineId: typeof status?.machineId === "string" ? status.machineId : null,
     updatedAt: status?.updatedAt instanceof Date ? status.updatedAt.toISOString() : null,
   };
 }

@@ -32,6 +32,10 @@ export interface DashboardTaskUpdate {
     readonly error?: { readonly name: string; readonly message: string };
     /** Why the task was dropped or cancelled, if a reason was given. */
     readonly reason?: string;
+    /** The worker that runs or ran it (since 0.4.0). */
+    readonly workerId?: string;
+    /** That worker's machine (since 0.4.0). */
+    readonly machineId?: string;
     readonly updatedAt: Date;
   };
 }
@@ -151,6 +155,12 @@ export interface DashboardWorker {
   readonly id: string;
   /** Its machine's host name. */
   readonly host: string;
+  /**
+   * Its machine's id (`WorkerInfo.machineId`); the host name stands for it
+   * when absent (a federation older than 0.4.0).
+   * @since 0.4.0
+   */
+  readonly machineId?: string;
   /** Its process id. */
   readonly pid: number;
   /** Its runtime. */

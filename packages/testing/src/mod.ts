@@ -47,6 +47,7 @@ export {
 } from "./failed-delivery-suite.ts";
 export { testWebhooks, type WebhookConformanceOptions } from "./webhook-suite.ts";
 export { testWorkerPresence, type WorkerPresenceConformanceOptions } from "./presence-suite.ts";
+export { testWorkerMachines, type WorkerMachinesConformanceOptions } from "./machines-suite.ts";
 export { type TaskRetentionConformanceOptions, testTaskRetention } from "./retention-suite.ts";
 export {
   type GracefulShutdownConformanceOptions,

@@ -182,6 +182,8 @@ export function testWorkerPresence(options: WorkerPresenceConformanceOptions): v
             "idle",
           ]);
           assert(listed.host !== "" && listed.runtime !== "", "host and runtime are set");
+          // Since 0.4.0; no machineId was given.
+          assertEquals(listed.machineId, listed.host, "the machine defaults to the host name");
           assert(listed.queues.length >= 1, "the queues are listed");
         }
         assertEquals([listedA.capabilities, listedB.capabilities], [["gpu"], []]);

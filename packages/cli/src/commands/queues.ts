@@ -52,11 +52,14 @@ export const queuesCommand: CommandSpec = {
 export const workersCommand: CommandSpec = {
   words: ["workers"],
   summary: "list the worker processes and what they run",
-  details: "The workers every process started with startQueue(), oldest first, with their\n" +
-    "state (busy, idle, stopping, or offline after missing heartbeats), queues\n" +
-    "(roles × concurrency), the tasks they run and their counts.",
+  details: "The workers every process started with startQueue(), by machine (the machineId\n" +
+    "option, else the host name) and oldest first on each, with their state (busy,\n" +
+    "idle, stopping, or offline after missing heartbeats), queues (roles × concurrency),\n" +
+    "the tasks they run and their counts.",
   async run({ federation, json, print }) {
-    const workers = (await federation.listWorkers()).map(serializeWorker);
+    // Sorting is stable: each machine's workers stay oldest first.
+    const workers = (await federation.listWorkers()).map(serializeWorker)
+      .sort((a, b) => (a.machineId < b.machineId ? -1 : a.machineId > b.machineId ? 1 : 0));
     if (json) {
       await print(JSON.stringify(workers));
       return EXIT_OK;
@@ -66,8 +69,21 @@ export const workersCommand: CommandSpec = {
       return EXIT_OK;
     }
     await print(renderTable(
-      ["ID", "HOST", "PID", "RUNTIME", "STATE", "QUEUES", "RUNNING", "DONE", "FAILED", "HEARTBEAT"],
+      [
+        "MACHINE",
+        "ID",
+        "HOST",
+        "PID",
+        "RUNTIME",
+        "STATE",
+        "QUEUES",
+        "RUNNING",
+        "DONE",
+        "FAILED",
+        "HEARTBEAT",
+      ],
       workers.map((worker) => [
+        worker.machineId,
         worker.id,
         worker.host,
         String(worker.pid),

@@ -49,6 +49,7 @@ function updateLine(update: TaskUpdateJson): string {
     update.state,
     `attempt ${update.attempt ?? "-"}`,
   ];
+  if (update.machineId != null) parts.push(`on ${update.machineId}`);
   if (update.percent != null) parts.push(`${update.percent}%`);
   if (update.data != null) parts.push(update.data);
   if (update.error != null) parts.push(update.error);

@@ -35,6 +35,7 @@ import type { FederationRegistry } from "./registry-api.ts";
 import { getFedworkTracer } from "../processing/tracing.ts";
 import { MessageProducer } from "../processing/producer.ts";
 import { MessageDispatcher } from "../processing/dispatcher.ts";
+import { MessageRunners } from "../processing/message-runners.ts";
 import { checkDeliveryCount } from "../processing/delivery-limit.ts";
 import {
   MessageEventHub,
@@ -103,6 +104,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   readonly #events = new MessageEventHub();
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
+  /** Which worker of this process runs each message (0.4.0). */
+  readonly #runners = new MessageRunners();
   readonly #shutdown = new WorkerShutdown();
   /** Task status records and live updates.  Internal. */
   readonly taskStatus: TaskStatusTracker;
@@ -252,7 +255,12 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     const { kv, pubsub } = this.options;
     // The wiring owns the task enqueuer: contexts, schedules, replays and
     // Fedwork's own tasks enqueue through it, straight to the producer.
-    this.taskStatus = new TaskStatusTracker(kv, pubsub, this.options.taskStatusRetentionMs);
+    this.taskStatus = new TaskStatusTracker(
+      kv,
+      pubsub,
+      this.options.taskStatusRetentionMs,
+      this.#runners,
+    );
     this.taskEnqueuer = new TaskEnqueuer({
       kv,
       deduplicationTtlMs: this.options.taskDeduplicationTtlMs,
@@ -279,6 +287,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         maxRedirects: this.options.remoteRequests.maxRedirects,
       },
       webhooks: this.options.webhooks,
+      runners: this.#runners,
       hostHealth: this.options.hostHealth,
       health: {
         listWorkers: () => listWorkers(kv),
@@ -467,6 +476,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         flush: () => this.operator.flush(),
         shutdown: this.#shutdown,
         pauses: this.operator.pauses,
+        runners: this.#runners,
+        ...(this.options.machineId == null ? {} : { machineId: this.options.machineId }),
       },
       contextData,
       options,

@@ -4,6 +4,7 @@ import {
   resolveHostPolicy,
 } from "../activitypub/host-policy/options.ts";
 import { trace, type TracerProvider } from "@opentelemetry/api";
+import { checkMachineId } from "../operator/workers/machine-id.ts";
 import type { DocumentLoader } from "@fedify/vocab";
 import type { KvStore } from "../kv/kv-store.ts";
 import { withTemporalTtl } from "../kv/temporal-ttl.ts";
@@ -109,6 +110,19 @@ export interface FederationOptions<TContextData>
    * context, with that context's data.
    */
   readonly manuallyStartQueue?: boolean;
+
+  /**
+   * The id of the machine this process runs on: `listWorkers()` shows it
+   * for each worker this federation starts (`groupWorkersByMachine()`
+   * groups by it), and the task updates and webhook payloads of the tasks
+   * they run carry it.  A non-empty string of at most 256 characters, e.g.
+   * a pod's or a VM's name; `startQueue({ machineId })` overrides it per
+   * worker.  Read where it is needed: on a runtime without `node:os`
+   * (Cloudflare Workers) and without this option, it is `"unknown"`.
+   * @default The host name (`os.hostname()`).
+   * @since 0.4.0
+   */
+  readonly machineId?: string;
 
   /**
    * The canonical origin (`https://example.com`) used for the URIs a
@@ -329,6 +343,7 @@ const OPTION_NAMES: Record<
   kv: true,
   queue: true,
   manuallyStartQueue: true,
+  machineId: true,
   origin: true,
   inboxRetryPolicy: true,
   outboxRetryPolicy: true,
@@ -379,6 +394,8 @@ export interface ResolvedFederationOptions
   /** The queue of each role that has one. */
   readonly queues: Readonly<Partial<Record<QueueRole, MessageQueue>>>;
   readonly manuallyStartQueue: boolean;
+  /** The machine id, when given (0.4.0). */
+  readonly machineId?: string;
   /** The canonical origin, e.g. `https://example.com`, if set. */
   readonly origin?: string;
   /** The host of fediverse handles, when it is not the web host (0.3.0). */
@@ -452,6 +469,12 @@ export function resolveFederationOptions<TContextData>(
       "The manuallyStartQueue option must be a boolean.",
     );
   }
+  let machineId: string | undefined;
+  try {
+    machineId = checkMachineId(options.machineId, "createFederation()");
+  } catch (error) {
+    throw new FederationOptionError("machineId", (error as Error).message);
+  }
   const allowPrivateAddress = options.allowPrivateAddress ?? false;
   if (typeof allowPrivateAddress !== "boolean") {
     throw new FederationOptionError(
@@ -514,6 +537,7 @@ export function resolveFederationOptions<TContextData>(
     kv: withTemporalTtl(kv),
     queues,
     manuallyStartQueue,
+    ...(machineId == null ? {} : { machineId }),
     origin: resolveOrigin(options.origin),
     handleHost: resolveHandleHost(options.origin),
     inboxRetryPolicy: resolveRetryPolicy("inboxRetryPolicy", options.inboxRetryPolicy),

@@ -5,6 +5,7 @@
 // `addWebhook()` …) forward to this object; none of the features sees the
 // federation.
 import { FederationPauses } from "./pauses/mod.ts";
+import type { MessageRunners } from "../processing/message-runners.ts";
 import type { DocumentLoader } from "@fedify/vocab";
 import type { KvStore } from "../kv/kv-store.ts";
 import type { MessageObserver } from "../processing/dispatcher.ts";
@@ -87,6 +88,8 @@ export interface OperatorFeaturesPort<TContextData> {
   };
   /** The `webhooks` option, resolved. */
   readonly webhooks: ResolvedWebhookOptions;
+  /** Which worker of this process runs each message (0.4.0). */
+  readonly runners?: MessageRunners;
   /** The `hostHealth` option, resolved; `undefined` when off. */
   readonly hostHealth?: ResolvedHostHealthOptions | undefined;
   /** What the readiness check needs besides the above. */
@@ -177,6 +180,7 @@ export class OperatorFeatures<TContextData> {
       internalTasks: this.internalTasks,
       observe: port.observe,
       http: port.http,
+      ...(port.runners == null ? {} : { runners: port.runners }),
     }, port.webhooks);
     this.#health = new HealthChecker({
       kv,

@@ -68,3 +68,4 @@ export {
   timeLimitToMilliseconds,
 } from "./time-limit.ts";
 export { runWorkers, type RunWorkersOptions } from "./workers.ts";
+export { type MessageRunner, MessageRunners } from "./message-runners.ts";

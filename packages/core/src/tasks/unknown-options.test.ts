@@ -122,6 +122,6 @@ test("startQueue refuses an unknown option, suggesting the nearest name", async 
   assertEquals(
     error.message,
     "Unknown option shutdownTimout of startQueue(); did you mean shutdownTimeout? " +
-      "The options are capabilities, onWorkerEvent, presence, queue, shutdownTimeout, signal.",
+      "The options are capabilities, machineId, onWorkerEvent, presence, queue, shutdownTimeout, signal.",
   );
 });

@@ -103,6 +103,19 @@ export interface TaskStatus<TResult = unknown> {
    * @since 0.3.0
    */
   readonly reason?: string;
+  /**
+   * The id of the worker that runs or ran the attempt (`WorkerInfo.id`),
+   * from `running` on; absent while `queued`, and in records written by
+   * Fedwork older than 0.4.0.
+   * @since 0.4.0
+   */
+  readonly workerId?: string;
+  /**
+   * The id of that worker's machine (`WorkerInfo.machineId`), whenever
+   * `workerId` is there.
+   * @since 0.4.0
+   */
+  readonly machineId?: string;
   /** When the record last changed. */
   readonly updatedAt: Date;
 }
@@ -133,6 +146,8 @@ interface StoredTaskStatus {
   readonly result?: unknown;
   readonly resultOmitted?: TaskResultOmission;
   readonly reason?: string;
+  readonly workerId?: string;
+  readonly machineId?: string;
   readonly updatedAt: string;
 }
 
@@ -184,6 +199,8 @@ function toStored(status: TaskStatus): StoredTaskStatus {
   if (status.result !== undefined) stored.result = status.result;
   if (status.resultOmitted !== undefined) stored.resultOmitted = status.resultOmitted;
   if (status.reason !== undefined) stored.reason = status.reason;
+  if (status.workerId !== undefined) stored.workerId = status.workerId;
+  if (status.machineId !== undefined) stored.machineId = status.machineId;
   return stored;
 }
 
@@ -220,6 +237,10 @@ function fromStored(value: unknown): TaskStatus | undefined {
     ...(v.result === undefined ? {} : { result: v.result }),
     ...(isOmission(v.resultOmitted) ? { resultOmitted: v.resultOmitted } : {}),
     ...(typeof v.reason === "string" ? { reason: v.reason } : {}),
+    // Both or neither; a record from before 0.4.0 has neither.
+    ...(typeof v.workerId === "string" && typeof v.machineId === "string"
+      ? { workerId: v.workerId, machineId: v.machineId }
+      : {}),
     updatedAt: new Date(v.updatedAt),
   };
 }

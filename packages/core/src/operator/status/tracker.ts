@@ -18,6 +18,7 @@ import {
 } from "./store.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
 import { describeError } from "../../processing/error-description.ts";
+import type { MessageRunner, MessageRunners } from "../../processing/message-runners.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -175,6 +176,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
   readonly #records: TaskStatusStore;
   readonly #pubsub: PubSub;
   readonly #retentionMs: number;
+  readonly #runners: MessageRunners | undefined;
   /**
    * What this process keeps of each task it runs or writes a record of,
    * by task id, in the order they were first seen: one map for the three
@@ -194,11 +196,14 @@ export class TaskStatusTracker implements TaskStatusOperations {
    * @param pubsub Where changes are published.
    * @param retentionMs How long a record is kept after its last change;
    *                    `0` keeps none and publishes nothing.
+   * @param runners Which worker of this process runs each task, for the
+   *                records' `workerId` and `machineId` (since 0.4.0).
    */
-  constructor(kv: KvStore, pubsub: PubSub, retentionMs: number) {
+  constructor(kv: KvStore, pubsub: PubSub, retentionMs: number, runners?: MessageRunners) {
     this.#records = new TaskStatusStore(kv);
     this.#pubsub = pubsub;
     this.#retentionMs = retentionMs;
+    this.#runners = runners;
   }
 
   /** Whether records are kept at all. */
@@ -276,6 +281,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
       updatedAt: new Date(),
     };
     if (previous?.progress != null) status.progress = previous.progress;
+    setRunner(status, this.#runners?.of(message.id));
     const slot = this.#slot(message.id);
     slot.running = status;
     slot.unwritten = status;
@@ -374,6 +380,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
       state: "running",
       attempt: message.attempt,
       progress: { ...progress, at: now },
+      ...runnerFields(this.#runners?.of(message.id) ?? slot?.running),
       updatedAt: now,
     };
     if (slot?.running != null) slot.running = status;
@@ -419,6 +426,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if ((event.type === "cancelled" || event.type === "dropped") && event.reason != null) {
       status.reason = event.reason;
     }
+    setRunner(status, this.#runners?.of(event.messageId) ?? previous);
     const written = this.#write(status, "state", 0, slot);
     return this.#writesInFlight > MAX_WRITES_IN_FLIGHT ? written : undefined;
   };
@@ -678,6 +686,25 @@ export class TaskStatusTracker implements TaskStatusOperations {
       controller.abort();
     }
   }
+}
+
+/** Sets a status's worker and machine, when there is a runner. */
+function setRunner(
+  status: { workerId?: string; machineId?: string },
+  runner: Partial<MessageRunner> | undefined,
+): void {
+  if (runner?.workerId == null || runner.machineId == null) return;
+  status.workerId = runner.workerId;
+  status.machineId = runner.machineId;
+}
+
+/** A status's worker and machine fields, for a spread. */
+function runnerFields(
+  runner: Partial<MessageRunner> | undefined,
+): { workerId?: string; machineId?: string } {
+  return runner?.workerId == null || runner.machineId == null
+    ? {}
+    : { workerId: runner.workerId, machineId: runner.machineId };
 }
 
 /** What the tracker keeps of one task (see `TaskStatusTracker.#tasks`). */

@@ -3,6 +3,7 @@ import { describeError } from "../../processing/error-description.ts";
 import type { OutboxMessage } from "../../activitypub/outbox/messages.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import type { MessageEvent, MessageFailedEvent } from "../../processing/events.ts";
+import type { MessageRunner } from "../../processing/message-runners.ts";
 import type { WebhookEventType, WebhookPayload, WebhookTaskInfo } from "./types.ts";
 
 /**
@@ -12,6 +13,7 @@ import type { WebhookEventType, WebhookPayload, WebhookTaskInfo } from "./types.
  * @param webhookId The webhook it is sent to.
  * @param result The handler's checked result, for `completed` (since
  *               0.3.0).
+ * @param runner The worker that ran the task, if one did (since 0.4.0).
  * @returns The payload, with a fresh event id.
  * @since 0.2.0
  */
@@ -19,6 +21,7 @@ export function webhookPayloadOfEvent(
   event: MessageEvent,
   webhookId: string,
   result?: Pick<WebhookTaskInfo, "result" | "resultOmitted">,
+  runner?: MessageRunner,
 ): WebhookPayload {
   const task: { -readonly [K in keyof WebhookTaskInfo]: WebhookTaskInfo[K] } = {
     id: event.messageId,
@@ -27,6 +30,10 @@ export function webhookPayloadOfEvent(
     enqueuedAt: event.enqueuedAt.toISOString(),
     durationMs: Math.round(event.duration),
   };
+  if (runner != null) {
+    task.workerId = runner.workerId;
+    task.machineId = runner.machineId;
+  }
   if (event.type === "completed" && result != null) {
     if (result.result !== undefined) task.result = result.result;
     if (result.resultOmitted != null) task.resultOmitted = result.resultOmitted;
@@ -57,6 +64,7 @@ export function webhookPayloadOfEvent(
  * @param message The running task's id, name, attempt and enqueue time.
  * @param progress The reported percent and data.
  * @param webhookId The webhook it is sent to.
+ * @param runner The worker running the task, if known (since 0.4.0).
  * @returns The payload, with a fresh event id.
  * @since 0.2.0
  */
@@ -69,6 +77,7 @@ export function webhookPayloadOfProgress(
   },
   progress: { readonly percent?: number; readonly data?: unknown },
   webhookId: string,
+  runner?: MessageRunner,
 ): WebhookPayload {
   return {
     id: crypto.randomUUID(),
@@ -80,6 +89,7 @@ export function webhookPayloadOfProgress(
       name: message.taskName,
       attempt: message.attempt,
       enqueuedAt: message.started,
+      ...(runner == null ? {} : { workerId: runner.workerId, machineId: runner.machineId }),
       progress: {
         ...(progress.percent == null ? {} : { percent: progress.percent }),
         ...(progress.data === undefined ? {} : { data: progress.data }),

@@ -209,6 +209,21 @@ export interface WebhookTaskInfo {
   /** How long the attempt ran, in milliseconds (not for `progress`). */
   readonly durationMs?: number;
   /**
+   * The id of the worker that sent the event (`WorkerInfo.id`): the one
+   * that ran the task, or took it off its queue, for `progress`,
+   * `completed`, `failed`, `dropped` and `cancelled`; absent from
+   * `enqueued` events, failed deliveries and events of Fedwork older than
+   * 0.4.0.
+   * @since 0.4.0
+   */
+  readonly workerId?: string;
+  /**
+   * The id of that worker's machine (`WorkerInfo.machineId`: the
+   * `machineId` option, else its host name), whenever `workerId` is there.
+   * @since 0.4.0
+   */
+  readonly machineId?: string;
+  /**
    * Why it failed (`"permanent"` or `"exhausted"`), was dropped (in
    * words), or was cancelled (the reason given to `cancelTask()`, if any).
    */

@@ -1,4 +1,5 @@
 import { getLogger } from "@logtape/logtape";
+import type { MessageRunner, MessageRunners } from "../../processing/message-runners.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
 import type { MessageObserver } from "../../processing/dispatcher.ts";
@@ -134,6 +135,11 @@ export interface WebhooksPort<TContextData> {
     readonly allowPrivateAddress: boolean;
     readonly maxRedirects: number;
   };
+  /**
+   * Which worker of this process runs each message, for the payloads.
+   * @since 0.4.0
+   */
+  readonly runners?: MessageRunners;
 }
 
 /**
@@ -297,6 +303,8 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     const taskName = message.taskName;
     if (taskName.startsWith(INTERNAL_TASK_PREFIX)) return;
     if (typeof this.#port.kv.list !== "function") return;
+    // Read now: the run may end while the webhooks are read.
+    const runner = this.#port.runners?.of(message.id);
     const now = Date.now();
     const last = this.#progressSentAt.get(message.id);
     if (last != null && now - last < PROGRESS_INTERVAL_MS && progress.percent !== 100) return;
@@ -314,7 +322,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     this.#progressSentAt.set(message.id, now);
     for (const webhook of webhooks) {
       await this.#enqueue(
-        webhookPayloadOfProgress(message, progress, webhook.id),
+        webhookPayloadOfProgress(message, progress, webhook.id, runner),
         message.baseUrl,
         traceOf(message),
       );
@@ -344,7 +352,9 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     if (taskName == null || taskName.startsWith(INTERNAL_TASK_PREFIX)) return;
     if (typeof this.#port.kv.list !== "function") return;
     if (this.#store.peekCached()?.length === 0) return;
-    return this.#sendEvent(event, event.type, taskName, message, trace);
+    // Read now, while the worker still runs it.
+    const runner = this.#port.runners?.of(event.messageId);
+    return this.#sendEvent(event, event.type, taskName, message, trace, runner);
   }
 
   async #sendEvent(
@@ -353,6 +363,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     taskName: string,
     message: BaseMessage,
     trace: Readonly<Record<string, string>>,
+    runner: MessageRunner | undefined,
   ): Promise<void> {
     const all = this.#store.peekCached() ?? await this.#store.listCached();
     if (all.length === 0) return;
@@ -362,7 +373,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     );
     for (const webhook of webhooks) {
       await this.#enqueue(
-        webhookPayloadOfEvent(event, webhook.id, resultInfo(message)),
+        webhookPayloadOfEvent(event, webhook.id, resultInfo(message), runner),
         message.baseUrl,
         // The task's processing span is the request's parent.
         trace.traceparent == null ? traceOf(message) : trace,

@@ -7,11 +7,14 @@
 export { listWorkers, type ResolvedWorkerPresenceOptions, WorkerPresence } from "./presence.ts";
 export { resolveWorkerPresenceOptions } from "./options.ts";
 export { queueConcurrency } from "./concurrency.ts";
+export { groupWorkersByMachine } from "./machines.ts";
+export { checkMachineId, MAX_MACHINE_ID_LENGTH } from "./machine-id.ts";
 export { type FederationStartQueueOptions, startWorkers, type WorkerStartPort } from "./start.ts";
 export type {
   WorkerCounts,
   WorkerEvent,
   WorkerInfo,
+  WorkerMachine,
   WorkerPresenceOptions,
   WorkerQueueInfo,
   WorkerState,

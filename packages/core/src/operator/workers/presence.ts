@@ -30,6 +30,8 @@ export interface ResolvedWorkerPresenceOptions {
 interface StoredWorker {
   readonly id: string;
   readonly host: string;
+  /** Absent in the records of workers older than 0.4.0: their host stands for it. */
+  readonly machineId?: string;
   readonly pid: number;
   readonly runtime: string;
   readonly queues: readonly WorkerQueueInfo[];
@@ -55,20 +57,6 @@ function runtimeName(): string {
   return typeof agent === "string" && agent !== "" ? agent : "unknown";
 }
 
-/**
- * The machine's host name, from `node:os` loaded on first use: importing it
- * when the module loads would keep core from loading where there is no
- * `node:os` (Cloudflare Workers).  Empty where it cannot be had.
- */
-async function localHostName(): Promise<string> {
-  try {
-    const os = await import("node:os");
-    return os.hostname();
-  } catch {
-    return "";
-  }
-}
-
 /** The process id, where the runtime has a `process` global; else 0. */
 function processId(): number {
   const pid = (globalThis as { process?: { pid?: unknown } }).process?.pid;
@@ -84,10 +72,10 @@ export class WorkerPresence {
   readonly #kv: KvStore;
   readonly #options: ResolvedWorkerPresenceOptions;
   readonly #onEvent: (event: WorkerEvent) => void;
-  // `host` is filled in by start(): reading it means loading node:os.
-  readonly #identity:
-    & Pick<StoredWorker, "id" | "pid" | "runtime" | "queues" | "capabilities" | "startedAt">
-    & { host: string };
+  readonly #identity: Pick<
+    StoredWorker,
+    "id" | "host" | "machineId" | "pid" | "runtime" | "queues" | "capabilities" | "startedAt"
+  >;
   /** The ids of the messages this worker runs. */
   readonly #running = new InFlightList<string>();
   readonly #counts = { completed: 0, retried: 0, failed: 0, dropped: 0, cancelled: 0 };
@@ -100,7 +88,9 @@ export class WorkerPresence {
 
   /**
    * @param kv The store; needs `list()` for `listWorkers()` to see it.
-   * @param settings The queues and capabilities the worker was started with.
+   * @param settings The worker's id, host name and machine id (since
+   *                 0.4.0), and the queues and capabilities it was started
+   *                 with.
    * @param options The heartbeat settings.
    * @param onEvent Receives the worker's events; must not throw.
    */
@@ -109,6 +99,9 @@ export class WorkerPresence {
     settings: {
       readonly queues: readonly WorkerQueueInfo[];
       readonly capabilities: readonly string[];
+      readonly id: string;
+      readonly host: string;
+      readonly machineId: string;
     },
     options: ResolvedWorkerPresenceOptions,
     onEvent: (event: WorkerEvent) => void,
@@ -117,8 +110,9 @@ export class WorkerPresence {
     this.#options = options;
     this.#onEvent = onEvent;
     this.#identity = {
-      id: crypto.randomUUID(),
-      host: "",
+      id: settings.id,
+      host: settings.host,
+      machineId: settings.machineId,
       pid: processId(),
       runtime: runtimeName(),
       queues: settings.queues.map((queue) => ({ ...queue })),
@@ -227,7 +221,6 @@ export class WorkerPresence {
    * Registers the worker, starts its heartbeat and emits `ready`.
    */
   async start(): Promise<void> {
-    this.#identity.host = await localHostName();
     await this.#write();
     this.#timer = setInterval(() => {
       if (!this.#stopped) void this.#write();
@@ -236,12 +229,16 @@ export class WorkerPresence {
     // the first enqueue are never stopped, and a script that is done must
     // still exit.
     unrefTimer(this.#timer);
-    logger.info("Worker {workerId} is ready on {host} (pid {pid}), listening to {queues}.", {
-      workerId: this.#identity.id,
-      host: this.#identity.host,
-      pid: this.#identity.pid,
-      queues: describeQueues(this.#identity.queues.map((queue) => queue.roles)),
-    });
+    logger.info(
+      "Worker {workerId} is ready on {machineId} (pid {pid}), listening to {queues}.",
+      {
+        workerId: this.#identity.id,
+        machineId: this.#identity.machineId,
+        host: this.#identity.host,
+        pid: this.#identity.pid,
+        queues: describeQueues(this.#identity.queues.map((queue) => queue.roles)),
+      },
+    );
     this.#emit("ready");
   }
 
@@ -302,6 +299,11 @@ function toWorkerInfo(stored: StoredWorker, now: number): WorkerInfo {
   return {
     id: stored.id,
     host: stored.host,
+    machineId: typeof stored.machineId === "string" && stored.machineId !== ""
+      ? stored.machineId
+      : typeof stored.host === "string" && stored.host !== ""
+      ? stored.host
+      : "unknown",
     pid: stored.pid,
     runtime: stored.runtime,
     queues: stored.queues.map((queue) => ({ ...queue })),

@@ -5,13 +5,16 @@
 import { assertKnownOptions } from "../../options/known-options.ts";
 import type { MessageDispatcher } from "../../processing/dispatcher.ts";
 import { QUEUE_ROLES, type QueueRole } from "../../processing/queue-roles.ts";
-import { runWorkers } from "../../processing/workers.ts";
+import { runWorkers, type WorkerRunObserver } from "../../processing/workers.ts";
+import type { InFlightHandle } from "../../processing/in-flight-list.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { MessageQueue } from "../../queue/message-queue.ts";
 import { TaskQueueNotConfiguredError } from "../../tasks/errors.ts";
 import { type DurationInput, durationToMilliseconds } from "../../time/duration.ts";
+import type { MessageRunner, MessageRunners } from "../../processing/message-runners.ts";
 import { queueConcurrency } from "./concurrency.ts";
 import { PAUSE_RECHECK_MS } from "../pauses/mod.ts";
+import { checkMachineId, hostNameNow, localHostName, resolveMachineId } from "./machine-id.ts";
 import { resolveWorkerPresenceOptions } from "./options.ts";
 import { WorkerPresence } from "./presence.ts";
 import type { WorkerShutdown } from "./shutdown.ts";
@@ -81,6 +84,16 @@ export interface FederationStartQueueOptions {
    * @since 0.3.0
    */
   readonly onWorkerEvent?: (event: WorkerEvent) => void;
+  /**
+   * The id of the machine this worker runs on, overriding the federation's
+   * `machineId`: shown by `listWorkers()` (and grouped by
+   * `groupWorkersByMachine()`), and carried by the task updates and
+   * webhook payloads of the tasks it runs.  A non-empty string of at most
+   * 256 characters.
+   * @default The federation's `machineId`, else the host name.
+   * @since 0.4.0
+   */
+  readonly machineId?: string;
 }
 
 /**
@@ -126,6 +139,16 @@ export interface WorkerStartPort<TContextData> {
    */
   readonly shutdown?: WorkerShutdown;
   /**
+   * The federation's `machineId` option, if given.
+   * @since 0.4.0
+   */
+  readonly machineId?: string;
+  /**
+   * Where the workers record which of them runs each message.
+   * @since 0.4.0
+   */
+  readonly runners?: MessageRunners;
+  /**
    * The paused tasks and roles: watched while the workers run, and asked
    * (from memory) about every message.  Optional.
    * @since 0.4.0
@@ -151,6 +174,11 @@ export interface WorkerPauses {
   held(message: unknown): boolean;
 }
 
+/** The host name, once read (it loads `node:os`). */
+let knownHostName: string | undefined;
+/** The host name being read through `import("node:os")`, where nothing faster tells. */
+let hostName: Promise<string> | undefined;
+
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 /**
@@ -172,9 +200,18 @@ export async function startWorkers<TContextData>(
 ): Promise<void> {
   assertKnownOptions(
     options,
-    ["signal", "queue", "shutdownTimeout", "capabilities", "presence", "onWorkerEvent"],
+    [
+      "signal",
+      "queue",
+      "shutdownTimeout",
+      "capabilities",
+      "presence",
+      "onWorkerEvent",
+      "machineId",
+    ],
     { where: "startQueue()" },
   );
+  const givenMachineId = checkMachineId(options.machineId, "startQueue()") ?? port.machineId;
   const presenceOptions = resolveWorkerPresenceOptions(options.presence);
   if (options.onWorkerEvent != null && typeof options.onWorkerEvent !== "function") {
     throw new TypeError("The onWorkerEvent option of startQueue() must be a function.");
@@ -201,6 +238,19 @@ export async function startWorkers<TContextData>(
         "tasks their own queue with defineTask(name, { queue }).",
     );
   }
+  // Known before the first message runs: every run reports its machine.
+  // At once where the runtime can tell (the workers start listening when
+  // startQueue() is called); else through node:os, loaded once.
+  let host = knownHostName ?? hostNameNow();
+  if (host === undefined) {
+    hostName ??= localHostName();
+    host = await hostName;
+  }
+  knownHostName = host;
+  const runner: MessageRunner = {
+    workerId: crypto.randomUUID(),
+    machineId: resolveMachineId(givenMachineId, host),
+  };
   // Aborting the caller's signal stops the workers and aborts the handlers
   // at once; the federation's close() gives the handlers a grace first.
   const outer = anySignal(options.signal, port.shutdown?.stop);
@@ -234,6 +284,9 @@ export async function startWorkers<TContextData>(
           concurrency: queueConcurrency(queue),
         })),
         capabilities: [...capabilities],
+        id: runner.workerId,
+        host,
+        machineId: runner.machineId,
       },
       presenceOptions,
       options.onWorkerEvent ?? (() => {}),
@@ -267,7 +320,7 @@ export async function startWorkers<TContextData>(
         signal: outer,
         handlerSignal,
         shutdownTimeoutMs,
-        ...(presence == null ? {} : { observer: presence.observer }),
+        observer: runnerObserver(runner, port.runners, presence?.observer),
         ...(pauses == null ? {} : {
           hold: {
             held: (message: unknown) => pauses.held(message),
@@ -291,6 +344,31 @@ export async function startWorkers<TContextData>(
     for (const queue of queues.keys()) port.listening.delete(queue);
     await port.flush();
   }
+}
+
+/**
+ * What the workers tell of each run: which worker runs it (for the
+ * status records and webhook payloads), and what presence counts.
+ */
+function runnerObserver(
+  runner: MessageRunner,
+  runners: MessageRunners | undefined,
+  presence: WorkerRunObserver<InFlightHandle<string>> | undefined,
+): WorkerRunObserver<{ id: string; presence: InFlightHandle<string> | undefined }> | undefined {
+  if (runners == null && presence == null) return undefined;
+  return {
+    started(messageId) {
+      runners?.begin(messageId, runner);
+      return { id: messageId, presence: presence?.started(messageId) };
+    },
+    finished(handle, outcome) {
+      runners?.end(handle.id, runner);
+      if (presence != null) presence.finished(handle.presence!, outcome);
+    },
+    failed(error, roles) {
+      presence?.failed(error, roles);
+    },
+  };
 }
 
 function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {

@@ -54,6 +54,13 @@ export interface WorkerInfo {
   readonly id: string;
   /** The host name of its machine. */
   readonly host: string;
+  /**
+   * The id of its machine: `startQueue()`'s or `createFederation()`'s
+   * `machineId` option, else its host name; the host name for a worker
+   * older than 0.4.0, and `"unknown"` when neither is known.
+   * @since 0.4.0
+   */
+  readonly machineId: string;
   /** Its process id. */
   readonly pid: number;
   /** Its runtime and version, e.g. `"Node.js/24"`, `"Deno/2.5.0"`, `"Bun/1.3.0"`. */
@@ -114,4 +121,17 @@ export interface WorkerEvent {
   readonly worker: WorkerInfo;
   /** The error, for `error`. */
   readonly error?: unknown;
+}
+
+/**
+ * The workers of one machine, as `groupWorkersByMachine()` returns them.
+ * @since 0.4.0
+ */
+export interface WorkerMachine {
+  /** The machine's id (`WorkerInfo.machineId`). */
+  readonly machineId: string;
+  /** Its workers, in the order they were given (oldest first from `listWorkers()`). */
+  readonly workers: readonly WorkerInfo[];
+  /** How many of them are in each state. */
+  readonly states: Readonly<Record<WorkerState, number>>;
 }
