@@ -15,6 +15,7 @@ import { createInterface } from "node:readline";
 import { createFederation } from "@fedwork/core";
 import type { ShutdownBackend } from "./shutdown-suite.ts";
 import { passThrough } from "./store-suite.ts";
+import { openBackendModule, say } from "./worker-process.ts";
 
 const [backendModule, namespace, role] = process.argv.slice(2);
 if (backendModule == null || namespace == null || (role !== "web" && role !== "worker")) {
@@ -24,18 +25,7 @@ if (backendModule == null || namespace == null || (role !== "web" && role !== "w
   process.exit(2);
 }
 
-/** Writes a line and resolves once the runtime has taken it. */
-function say(line: string): Promise<void> {
-  return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
-}
-
-const imported = await import(backendModule) as {
-  open?: (namespace: string) => ShutdownBackend | Promise<ShutdownBackend>;
-};
-if (typeof imported.open !== "function") {
-  throw new TypeError(`The backend module ${backendModule} must export open(namespace).`);
-}
-const { queue, kv, pubsub } = await imported.open(namespace);
+const { queue, kv, pubsub } = await openBackendModule<ShutdownBackend>(backendModule, namespace);
 const federation = createFederation<void>({
   kv,
   queue,

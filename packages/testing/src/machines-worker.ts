@@ -15,6 +15,7 @@ import { MACHINES_RELEASE_KEY, MACHINES_TASK_NAME } from "./machines-task.ts";
 import { numberSchema } from "./backend-set.ts";
 import type { ShutdownBackend } from "./shutdown-suite.ts";
 import { delay } from "./wait.ts";
+import { openBackendModule, say } from "./worker-process.ts";
 
 const [backendModule, namespace, machineId] = process.argv.slice(2);
 if (backendModule == null || namespace == null || machineId == null) {
@@ -22,18 +23,7 @@ if (backendModule == null || namespace == null || machineId == null) {
   process.exit(2);
 }
 
-/** Writes a line and resolves once the runtime has taken it. */
-function say(line: string): Promise<void> {
-  return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
-}
-
-const imported = await import(backendModule) as {
-  open?: (namespace: string) => ShutdownBackend | Promise<ShutdownBackend>;
-};
-if (typeof imported.open !== "function") {
-  throw new TypeError(`The backend module ${backendModule} must export open(namespace).`);
-}
-const { queue, kv, pubsub } = await imported.open(namespace);
+const { queue, kv, pubsub } = await openBackendModule<ShutdownBackend>(backendModule, namespace);
 const federation = createFederation<void>({
   kv,
   queue,

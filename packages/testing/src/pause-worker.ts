@@ -10,6 +10,7 @@
 import process from "node:process";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "@fedwork/core";
 import { buildPauseApp, type PauseBackend } from "./pause-app.ts";
+import { openBackendModule, say } from "./worker-process.ts";
 
 const [backendModule, namespace] = process.argv.slice(2);
 if (backendModule == null || namespace == null) {
@@ -17,18 +18,7 @@ if (backendModule == null || namespace == null) {
   process.exit(2);
 }
 
-/** Writes a line and resolves once the runtime has taken it. */
-function say(line: string): Promise<void> {
-  return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
-}
-
-const imported = await import(backendModule) as {
-  open?: (namespace: string) => PauseBackend | Promise<PauseBackend>;
-};
-if (typeof imported.open !== "function") {
-  throw new TypeError(`The backend module ${backendModule} must export open(namespace).`);
-}
-const opened = await imported.open(namespace);
+const opened = await openBackendModule<PauseBackend>(backendModule, namespace);
 // The queue as this worker sees it, with its delayed enqueues reported: no
 // task fails in these tests, so each is a paused message put back.  Its
 // siblings (a queue with separateRoles derives one per role) likewise.

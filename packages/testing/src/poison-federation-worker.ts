@@ -12,6 +12,7 @@ import { MemoryKvStore, PoisonMessageError } from "@fedwork/core";
 import { type Create, Note } from "@fedify/vocab";
 import { definePoisonApp } from "./poison-federation-app.ts";
 import { loadQueueFactory } from "./queue-harness.ts";
+import { say } from "./worker-process.ts";
 
 const [factoryModule, namespace, leaseText, limitText] = process.argv.slice(2);
 if (factoryModule == null || namespace == null || leaseText == null || limitText == null) {
@@ -20,11 +21,6 @@ if (factoryModule == null || namespace == null || leaseText == null || limitText
       "<maxDeliveries>\n",
   );
   process.exit(2);
-}
-
-/** Writes a line and resolves once the runtime has taken it. */
-function say(line: string): Promise<void> {
-  return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
 }
 
 const factory = await loadQueueFactory(factoryModule);

@@ -10,6 +10,7 @@
 //        <maxDeliveries> <sigkill|oom>
 import process from "node:process";
 import { loadQueueFactory } from "./queue-harness.ts";
+import { say } from "./worker-process.ts";
 
 const [factoryModule, namespace, leaseText, limitText, mode] = process.argv.slice(2);
 if (factoryModule == null || namespace == null || leaseText == null || limitText == null) {
@@ -23,11 +24,6 @@ const maxDeliveries = Number(limitText);
 
 // Keeps the event loop alive even if the queue's own polling does not.
 setInterval(() => {}, 1 << 30);
-
-/** Writes a line and resolves once the runtime has taken it. */
-function say(line: string): Promise<void> {
-  return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
-}
 
 function dieOutOfMemory(): never {
   // Strings of 1 MiB kept reachable until the heap limit aborts the process.

@@ -18,6 +18,7 @@ import process from "node:process";
 import { closeOnSignals, createFederation } from "@fedwork/core";
 import { numberSchema } from "./backend-set.ts";
 import type { ShutdownBackend } from "./shutdown-suite.ts";
+import { openBackendModule, say } from "./worker-process.ts";
 
 const [backendModule, namespace, mode, graceText, enqueue] = process.argv.slice(2);
 if (
@@ -32,18 +33,7 @@ if (
   process.exit(2);
 }
 
-/** Writes a line and resolves once the runtime has taken it. */
-function say(line: string): Promise<void> {
-  return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
-}
-
-const imported = await import(backendModule) as {
-  open?: (namespace: string) => ShutdownBackend | Promise<ShutdownBackend>;
-};
-if (typeof imported.open !== "function") {
-  throw new TypeError(`The backend module ${backendModule} must export open(namespace).`);
-}
-const { queue, kv, pubsub } = await imported.open(namespace);
+const { queue, kv, pubsub } = await openBackendModule<ShutdownBackend>(backendModule, namespace);
 // Stands for what keeps a real worker's process up until it is stopped (a
 // web server beside an in-process queue): an idle InProcessMessageQueue
 // does not.  Cleared by SIGTERM, so that it cannot hide an engine's timer.
