@@ -14,6 +14,7 @@ import {
   type DenoKvEntry,
   jsonValuesEqual,
 } from "./deno-kv.ts";
+import { resolveConstructorArguments } from "./constructor-arguments.ts";
 import { withLockRetries } from "./lock-retries.ts";
 import { DenoKvClosedError } from "./errors.ts";
 
@@ -79,10 +80,24 @@ export class DenoKvStore implements KvStore, AsyncDisposable {
    *                     type (its name is in the message).
    * @since 0.3.0
    */
-  constructor(options: DenoKvStoreOptions) {
-    if (options == null || typeof options !== "object") {
-      throw new TypeError(`${WHERE} needs an options object with a kv database.`);
-    }
+  constructor(options: DenoKvStoreOptions);
+  /**
+   * Creates a store on an open Deno KV database, as `@fedify/denokv`'s
+   * `new DenoKvStore(kv)` does.  The store never closes the database.
+   * @param kv An open Deno KV database, e.g. `await Deno.openKv()`.
+   * @param options The key prefix.
+   * @throws {TypeError} When the first argument is not a Deno KV database or
+   *                     an option is unknown or of the wrong type.
+   * @since 0.4.0
+   */
+  constructor(kv: DenoKv, options?: Omit<DenoKvStoreOptions, "kv">);
+  constructor(first: DenoKvStoreOptions | DenoKv, second?: Omit<DenoKvStoreOptions, "kv">) {
+    const options = resolveConstructorArguments<DenoKvStoreOptions>(
+      first,
+      second,
+      WHERE,
+      "new DenoKvStore(kv)",
+    );
     assertKnownOptions(options, ["kv", "prefix"], { where: WHERE });
     this.#kv = withLockRetries(checkKvOption(options.kv, WHERE));
     this.#prefix = checkPrefixOption(options.prefix, ["fedwork", "kv"], WHERE);

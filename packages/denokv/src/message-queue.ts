@@ -18,11 +18,13 @@ import {
 } from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
 import type { DenoKv, DenoKvEntry, DenoKvKey } from "./deno-kv.ts";
+import { resolveConstructorArguments } from "./constructor-arguments.ts";
 import { DenoKvClosedError } from "./errors.ts";
 import {
   type DenoKvMessageQueueOptions,
   type ResolvedQueueOptions,
   resolveQueueOptions,
+  WHERE,
 } from "./options.ts";
 
 const logger = getLogger(["fedwork", "denokv"]);
@@ -351,8 +353,28 @@ export class DenoKvMessageQueue implements MessageQueue, AsyncDisposable {
    * @throws {RangeError} When an option is out of range.
    * @since 0.3.0
    */
-  constructor(options: DenoKvMessageQueueOptions) {
-    this.#options = resolveQueueOptions(options);
+  constructor(options: DenoKvMessageQueueOptions);
+  /**
+   * Creates a queue on an open Deno KV database, as `@fedify/denokv`'s
+   * `new DenoKvMessageQueue(kv, options?)` does.  The queue never closes
+   * the database.  Of Fedify's options, `orderingLockPrefix` is refused:
+   * this queue keeps ordering keys without a lock (see the manual).
+   * @param kv An open Deno KV database, e.g. `await Deno.openKv()`.
+   * @param options Fedwork's other options: key prefix, lease, poll
+   *                interval, concurrency and prefetch.
+   * @throws {TypeError} When the first argument is not a Deno KV database or
+   *                     an option is unknown or of the wrong type.
+   * @throws {RangeError} When an option is out of range.
+   * @since 0.4.0
+   */
+  constructor(kv: DenoKv, options?: Omit<DenoKvMessageQueueOptions, "kv">);
+  constructor(
+    first: DenoKvMessageQueueOptions | DenoKv,
+    second?: Omit<DenoKvMessageQueueOptions, "kv">,
+  ) {
+    this.#options = resolveQueueOptions(
+      resolveConstructorArguments(first, second, WHERE, "new DenoKvMessageQueue(kv, options?)"),
+    );
     this.#keys = new QueueKeys(this.#options.prefix);
     this.#channel = JSON.stringify(this.#options.prefix);
   }

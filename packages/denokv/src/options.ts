@@ -61,7 +61,8 @@ export interface ResolvedQueueOptions {
   readonly heartbeatMs: number;
 }
 
-const WHERE = "new DenoKvMessageQueue()";
+/** The constructor, as error messages name it. */
+export const WHERE = "new DenoKvMessageQueue()";
 
 /**
  * Validates {@link DenoKvMessageQueueOptions} and fills in the defaults.
@@ -75,7 +76,14 @@ export function resolveQueueOptions(options: DenoKvMessageQueueOptions): Resolve
   assertKnownOptions(
     options,
     ["kv", "prefix", "leaseTime", "pollInterval", "concurrency", "prefetch"],
-    { where: WHERE },
+    {
+      where: WHERE,
+      hints: {
+        orderingLockPrefix: "Fedwork's Deno KV queue keeps messages that share an ordering " +
+          "key in order without a lock of its own; remove the option (the queue's keys are " +
+          "under the prefix option).",
+      },
+    },
   );
   const lease = resolveLeaseOptions(options, { prefetch: 4, leaseMs: 30_000, pollMs: 1_000 });
   return {
