@@ -13,6 +13,7 @@ import {
   type RedisConnectionOptions,
   RedisConnectionSource,
 } from "./connection.ts";
+import { FEDIFY_REDIS_HINTS, resolveConstructorArguments } from "./constructor-arguments.ts";
 import { decodeKvKey, encodeKvKey, encodeKvValue, escapeGlob } from "./kv-codec.ts";
 import { checkPrefix } from "./options.ts";
 import { LuaScript } from "./scripts/lua-script.ts";
@@ -98,9 +99,37 @@ export class RedisKvStore implements KvStore, AsyncDisposable {
    *                     `prefix` is not a non-empty string.
    * @since 0.1.0
    */
-  constructor(options: RedisKvStoreOptions) {
+  constructor(options: RedisKvStoreOptions);
+  /**
+   * Creates a store on an ioredis client, as `@fedify/redis`'s
+   * `new RedisKvStore(redis, options?)` does: the client becomes the
+   * `client` option (left open when the store is disposed), a function
+   * the `createClient` option.  Fedify's `keyPrefix` and `codec` options
+   * are refused with what to use instead.
+   * @param client An ioredis `Redis` or `Cluster` client, or a function
+   *               returning a new one.
+   * @param options The key prefix.
+   * @throws {TypeError} When the first argument is neither, an option is
+   *                     unknown, or `prefix` is not a non-empty string.
+   * @since 0.4.0
+   */
+  constructor(
+    client: RedisClient | (() => RedisClient),
+    options?: Omit<RedisKvStoreOptions, keyof RedisConnectionOptions>,
+  );
+  constructor(
+    first: RedisKvStoreOptions | RedisClient | (() => RedisClient),
+    second?: Omit<RedisKvStoreOptions, keyof RedisConnectionOptions>,
+  ) {
+    const options = resolveConstructorArguments<RedisKvStoreOptions>(
+      first,
+      second,
+      "new RedisKvStore()",
+      "new RedisKvStore(redis)",
+    );
     assertKnownOptions(options, ["client", "createClient", "url", "redisOptions", "prefix"], {
       where: "new RedisKvStore()",
+      hints: FEDIFY_REDIS_HINTS,
     });
     this.#prefix = `${checkPrefix(options.prefix, "new RedisKvStore()")}:kv:`;
     this.#connections = new RedisConnectionSource(options, "RedisKvStore");

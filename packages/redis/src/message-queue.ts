@@ -17,8 +17,9 @@ import {
   SiblingQueues,
 } from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
-import type { RedisClient } from "./connection.ts";
+import type { RedisClient, RedisConnectionOptions } from "./connection.ts";
 import { RedisConnectionSource } from "./connection.ts";
+import { FEDIFY_REDIS_HINTS, resolveConstructorArguments } from "./constructor-arguments.ts";
 import { RedisLeaseLostError, RedisMessageQueueClosedError } from "./errors.ts";
 import {
   type RedisMessageQueueOptions,
@@ -159,7 +160,38 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
    *                      `leaseTime must be a positive duration`).
    * @since 0.1.0
    */
-  constructor(options: RedisMessageQueueOptions) {
+  constructor(options: RedisMessageQueueOptions);
+  /**
+   * Creates a queue instance as `@fedify/redis`'s
+   * `new RedisMessageQueue(() => redis, options?)` does: a function first
+   * becomes the `createClient` option (Fedwork calls it for each
+   * connection it needs and closes what it returned on dispose, as Fedify
+   * does), an ioredis client the `client` option (left open).  Fedify's
+   * `pollInterval` means the same here; its `workerId`, `channelKey`,
+   * `queueKey`, `lockKey` and `codec` are refused with what to use
+   * instead.
+   * @param client A function returning a new ioredis `Redis` or `Cluster`
+   *               client, or an open client.
+   * @param options The queue's other options.
+   * @throws {TypeError} When the first argument is neither, or an option is
+   *                     unknown or has the wrong type.
+   * @throws {RangeError} When an option is out of range.
+   * @since 0.4.0
+   */
+  constructor(
+    client: (() => RedisClient) | RedisClient,
+    options?: Omit<RedisMessageQueueOptions, keyof RedisConnectionOptions>,
+  );
+  constructor(
+    first: RedisMessageQueueOptions | RedisClient | (() => RedisClient),
+    second?: Omit<RedisMessageQueueOptions, keyof RedisConnectionOptions>,
+  ) {
+    const options = resolveConstructorArguments<RedisMessageQueueOptions>(
+      first,
+      second,
+      "new RedisMessageQueue()",
+      "new RedisMessageQueue(() => redis)",
+    );
     assertKnownOptions(options, [
       "client",
       "createClient",
@@ -174,7 +206,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       "prefetch",
       "maxPrefetch",
       "pollInterval",
-    ], { where: "new RedisMessageQueue()" });
+    ], { where: "new RedisMessageQueue()", hints: FEDIFY_REDIS_HINTS });
     this.#given = options;
     this.#options = resolveQueueOptions(options);
     this.#connections = new RedisConnectionSource(options, "RedisMessageQueue");
