@@ -90,7 +90,10 @@ export class PostgresKvStore implements KvStore, AsyncDisposable {
 CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_exp_idx`)} ON ${this.#table} (expires)
   WHERE expires IS NOT NULL;`;
     if (options.initialized === true) this.#initialized = Promise.resolve();
-    ({ sql: this.#sql, ownsClient: this.#ownsClient } = resolveClient(client));
+    ({ sql: this.#sql, ownsClient: this.#ownsClient } = resolveClient(
+      client,
+      "new PostgresKvStore()",
+    ));
   }
 
   /**

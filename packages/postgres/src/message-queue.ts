@@ -325,7 +325,15 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
       "prefetch",
       "maxPrefetch",
       "initialized",
-    ], { where: "new PostgresMessageQueue()" });
+    ], {
+      where: "new PostgresMessageQueue()",
+      hints: {
+        handlerTimeout: "Fedwork's queue does not time handlers out: a live worker renews " +
+          "the lease of each running handler, and a dead worker's messages are handed out " +
+          "again once their lease (the leaseTime option) runs out.  Remove the option, and " +
+          "bound slow work in the handler itself (an AbortSignal.timeout(), say).",
+      },
+    });
     this.#given = options;
     const table = validateIdentifier(
       options.tableName ?? "fedwork_message_queue",
@@ -354,7 +362,10 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     this.#statements = buildMessageQueueStatements(table, schema);
     this.#lockName = qualifiedName(table, schema);
     if (options.initialized === true) this.#initialized = Promise.resolve();
-    ({ sql: this.#sql, ownsClient: this.#ownsClient } = resolveClient(client));
+    ({ sql: this.#sql, ownsClient: this.#ownsClient } = resolveClient(
+      client,
+      "new PostgresMessageQueue()",
+    ));
   }
 
   /**

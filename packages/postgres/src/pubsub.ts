@@ -71,7 +71,10 @@ export class PostgresPubSub implements PubSub, AsyncDisposable {
       throw new TypeError("The prefix option of PostgresPubSub must be a string.");
     }
     this.#prefix = prefix;
-    ({ sql: this.#sql, ownsClient: this.#ownsClient } = resolveClient(client));
+    ({ sql: this.#sql, ownsClient: this.#ownsClient } = resolveClient(
+      client,
+      "new PostgresPubSub()",
+    ));
   }
 
   #channel(topic: string): string {
