@@ -15,6 +15,11 @@ import {
   type SqliteDatabase,
   type SqliteStatement,
 } from "./driver.ts";
+import {
+  FEDIFY_SQLITE_HINTS,
+  resolveConstructorArguments,
+  type SqliteOpenDatabase,
+} from "./constructor-arguments.ts";
 import { quoteIdentifier } from "./identifier.ts";
 import { jsonEqual } from "./json-equal.ts";
 import { decodeKvKey, encodeKvKey, kvPrefixRange } from "./key-encoding.ts";
@@ -99,7 +104,37 @@ export class SqliteKvStore implements KvStore, AsyncDisposable {
    * @throws {RangeError} When `busyTimeout` is not positive.
    * @since 0.1.0
    */
-  constructor(options: SqliteKvStoreOptions) {
+  constructor(options: SqliteKvStoreOptions);
+  /**
+   * Creates a store on the file of an open database, as `@fedify/sqlite`'s
+   * `new SqliteKvStore(db, options?)` does.  The store opens a connection
+   * of its own to that file (and closes it on dispose); the database
+   * passed in is neither used nor closed.  An in-memory database is
+   * refused.  Fedify's `initialized` option is accepted and changes
+   * nothing.
+   * @param database An open `node:sqlite` `DatabaseSync` or `bun:sqlite`
+   *                 `Database` on a file.
+   * @param options The table and busy timeout.
+   * @throws {TypeError} When the first argument is neither a database nor
+   *                     options, the database is in memory, or an option is
+   *                     unknown or has the wrong type.
+   * @throws {RangeError} When `busyTimeout` is not positive.
+   * @since 0.4.0
+   */
+  constructor(
+    database: SqliteOpenDatabase,
+    options?: Omit<SqliteKvStoreOptions, "path"> & { readonly initialized?: boolean },
+  );
+  constructor(
+    first: SqliteKvStoreOptions | SqliteOpenDatabase,
+    second?: Omit<SqliteKvStoreOptions, "path"> & { readonly initialized?: boolean },
+  ) {
+    const options = resolveConstructorArguments<SqliteKvStoreOptions>(
+      first,
+      second,
+      "new SqliteKvStore()",
+      "new SqliteKvStore(db)",
+    );
     if (options == null || typeof options.path !== "string" || options.path === "") {
       throw new TypeError(
         `The path option must be the path of a SQLite database file; got ${
@@ -109,6 +144,7 @@ export class SqliteKvStore implements KvStore, AsyncDisposable {
     }
     assertKnownOptions(options, ["path", "tableName", "busyTimeout"], {
       where: "new SqliteKvStore()",
+      hints: FEDIFY_SQLITE_HINTS,
     });
     this.#path = options.path;
     this.#table = quoteIdentifier(options.tableName ?? "fedwork_kv", "tableName");

@@ -25,6 +25,11 @@ import {
   runImmediateTransaction,
   type SqliteDatabase,
 } from "./driver.ts";
+import {
+  FEDIFY_SQLITE_HINTS,
+  resolveConstructorArguments,
+  type SqliteOpenDatabase,
+} from "./constructor-arguments.ts";
 import { SqliteClosedError } from "./errors.ts";
 import { notifyWakeup, subscribeWakeup, wakeupChannel } from "./local-wakeup.ts";
 import {
@@ -335,7 +340,46 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
    * @throws {RangeError} When an option is out of range.
    * @since 0.1.0
    */
-  constructor(options: SqliteMessageQueueOptions) {
+  constructor(options: SqliteMessageQueueOptions);
+  /**
+   * Creates a queue on the file of an open database, as `@fedify/sqlite`'s
+   * `new SqliteMessageQueue(db, options?)` does.  The queue opens
+   * connections of its own to that file (and closes them on dispose); the
+   * database passed in is neither used nor closed (Fedify's queue closed
+   * it on dispose: close it yourself).  An in-memory database is refused.
+   * Fedify's `tableName` and `pollInterval` mean the same here;
+   * `initialized` and `journalMode: "WAL"` are accepted and change
+   * nothing; `maxRetries` and `retryDelayMs` are refused in favour of
+   * `busyTimeout`.
+   * @param database An open `node:sqlite` `DatabaseSync` or `bun:sqlite`
+   *                 `Database` on a file.
+   * @param options The table, lease, poll interval and concurrency.
+   * @throws {TypeError} When the first argument is neither a database nor
+   *                     options, the database is in memory, or an option is
+   *                     unknown or has the wrong type.
+   * @throws {RangeError} When an option is out of range.
+   * @since 0.4.0
+   */
+  constructor(
+    database: SqliteOpenDatabase,
+    options?: Omit<SqliteMessageQueueOptions, "path"> & {
+      readonly initialized?: boolean;
+      readonly journalMode?: "WAL";
+    },
+  );
+  constructor(
+    first: SqliteMessageQueueOptions | SqliteOpenDatabase,
+    second?: Omit<SqliteMessageQueueOptions, "path"> & {
+      readonly initialized?: boolean;
+      readonly journalMode?: "WAL";
+    },
+  ) {
+    const options = resolveConstructorArguments<SqliteMessageQueueOptions>(
+      first,
+      second,
+      "new SqliteMessageQueue()",
+      "new SqliteMessageQueue(db)",
+    );
     assertKnownOptions(options, [
       "path",
       "tableName",
@@ -346,7 +390,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
       "maxPrefetch",
       "busyTimeout",
       "separateRoles",
-    ], { where: "new SqliteMessageQueue()" });
+    ], { where: "new SqliteMessageQueue()", hints: FEDIFY_SQLITE_HINTS });
     this.#given = options;
     this.#options = resolveQueueOptions(options);
     this.#channel = wakeupChannel(this.#options.path, this.#options.table);

@@ -19,3 +19,4 @@ export type { SqliteMessageQueueOptions, SqlitePubSubOptions } from "./options.t
 export { SqlitePubSub } from "./pubsub.ts";
 export { SqliteKvStore, type SqliteKvStoreOptions } from "./kv-store.ts";
 export { SqliteClosedError, SqliteIdentifierError } from "./errors.ts";
+export type { SqliteOpenDatabase } from "./constructor-arguments.ts";
