@@ -82,6 +82,13 @@ test("new WorkersMessageQueue() explains why @fedify/cfworkers's orderingKv is r
     "cannot hold a lock atomically",
   );
   assertThrows(() => new WorkersMessageQueue(binding, { delay: 1 } as never), TypeError, "delay");
+  for (const option of ["orderingKeyPrefix", "orderingLockTtl"]) {
+    assertThrows(
+      () => new WorkersMessageQueue(binding, { [option]: 1 } as never),
+      TypeError,
+      `${option} of new WorkersMessageQueue(): it belongs to @fedify/cfworkers's orderingKv lock`,
+    );
+  }
   assertThrows(
     () => new WorkersMessageQueue(undefined as never),
     TypeError,

@@ -117,7 +117,17 @@ export class WorkersMessageQueue implements MessageQueue {
           "processQueueBatch() keeps the order of the messages of one batch that share a key.",
       );
     }
-    assertKnownOptions(options, [], { where: WHERE });
+    assertKnownOptions(options, [], {
+      where: WHERE,
+      hints: {
+        orderingKeyPrefix: "it belongs to @fedify/cfworkers's orderingKv lock, which Fedwork " +
+          "does not take; remove it (processQueueBatch() keeps the order of the messages of " +
+          "one batch that share a key).",
+        orderingLockTtl: "it belongs to @fedify/cfworkers's orderingKv lock, which Fedwork " +
+          "does not take; remove it (processQueueBatch() keeps the order of the messages of " +
+          "one batch that share a key).",
+      },
+    });
     this.#queue = queue;
   }
 
