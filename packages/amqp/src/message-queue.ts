@@ -15,6 +15,11 @@ import {
 import type { Channel, ChannelModel } from "amqplib";
 import { Buffer } from "node:buffer";
 import { closeQuietly, openConnection } from "./connection.ts";
+import {
+  type AmqpMessageQueueConnectionOptions,
+  FEDIFY_AMQP_HINTS,
+  resolveConstructorArguments,
+} from "./constructor-arguments.ts";
 import { AmqpMessageQueueClosedError } from "./errors.ts";
 import {
   type AmqpMessageQueueOptions,
@@ -129,9 +134,33 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * @throws {RangeError} When an option is out of range; the message names it.
    * @since 0.1.0
    */
-  constructor(options: AmqpMessageQueueOptions = {}) {
+  constructor(options?: AmqpMessageQueueOptions);
+  /**
+   * Creates the queue on an open `amqplib` connection, as `@fedify/amqp`'s
+   * `new AmqpMessageQueue(connection, options?)` does: the queue opens its
+   * channels on that connection and never closes it (see
+   * {@link AmqpMessageQueueOptions.connection}).  Fedify's `queue`,
+   * `durable` and `nativeRetrial` mean the same here, and its
+   * `ordering.partitions` becomes `orderingPartitions`; its
+   * `delayedQueuePrefix`, `ordering.exchange` and `ordering.queuePrefix`
+   * are refused with the reason.  Fedwork's other options may follow too.
+   * @param connection An open connection, from `amqplib`'s `connect()`.
+   * @param options The queue name and behaviour.
+   * @throws {TypeError} When the first argument is neither a connection
+   *                     nor options, or an option is unknown or has the
+   *                     wrong type.
+   * @throws {RangeError} When an option is out of range.
+   * @since 0.4.0
+   */
+  constructor(connection: ChannelModel, options?: AmqpMessageQueueConnectionOptions);
+  constructor(
+    first?: AmqpMessageQueueOptions | ChannelModel,
+    second?: AmqpMessageQueueConnectionOptions,
+  ) {
+    const options = resolveConstructorArguments(first, second);
     assertKnownOptions(options, [
       "url",
+      "connection",
       "queue",
       "concurrency",
       "prefetch",
@@ -143,7 +172,7 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
       "maxReconnectDelay",
       "priorities",
       "queueType",
-    ], { where: "new AmqpMessageQueue()" });
+    ], { where: "new AmqpMessageQueue()", hints: FEDIFY_AMQP_HINTS });
     this.#given = options;
     this.#options = resolveAmqpOptions(options);
     this.nativeRetrial = this.#options.nativeRetrial;
@@ -363,7 +392,7 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
     };
     const opening = (async () => {
       const model = await openConnection(
-        this.#options.url,
+        this.#options,
         `fedwork ${this.#options.queue} inspector`,
         () => {},
       );

@@ -13,6 +13,7 @@
  */
 export { AmqpMessageQueue } from "./message-queue.ts";
 export { type AmqpMessageQueueOptions, type AmqpQueueType, DEFAULT_AMQP_URL } from "./options.ts";
+export type { AmqpMessageQueueConnectionOptions } from "./constructor-arguments.ts";
 export {
   AmqpConnectionError,
   AmqpMessageQueueClosedError,

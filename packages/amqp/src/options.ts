@@ -1,5 +1,6 @@
 import type { DurationInput } from "@fedwork/core";
 import { positiveDurationOption, positiveIntegerOption } from "@fedwork/core/queue-kit";
+import type { ChannelModel } from "amqplib";
 import { delayStepFor } from "./topology.ts";
 
 /**
@@ -13,6 +14,18 @@ export interface AmqpMessageQueueOptions {
    * closes them on dispose.  Defaults to `amqp://guest:guest@127.0.0.1:5672`.
    */
   readonly url?: string;
+
+  /**
+   * An open `amqplib` connection (from `connect()`) to use instead of
+   * opening connections from `url`, as `@fedify/amqp` takes it: the queue
+   * opens its channels on it and closes those on dispose, but never closes
+   * the connection, which stays yours.  Fedwork cannot reopen a connection
+   * it did not open: once it drops, enqueues fail and listeners wait until
+   * they are stopped, so prefer `url` where the broker may restart.  Not
+   * together with `url`.
+   * @since 0.4.0
+   */
+  readonly connection?: ChannelModel;
 
   /**
    * The name of the main queue; every other queue this class declares starts
@@ -144,6 +157,7 @@ const QUEUE_TYPES: readonly AmqpQueueType[] = ["classic", "quorum"];
 /** Options after validation, with defaults filled in. */
 export interface ResolvedAmqpOptions {
   readonly url: string;
+  readonly connection: ChannelModel | undefined;
   readonly queue: string;
   readonly concurrency: number;
   readonly prefetch: number;
@@ -169,6 +183,20 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
   const url = options.url ?? DEFAULT_AMQP_URL;
   if (typeof url !== "string" || !/^amqps?:\/\//.test(url)) {
     throw new TypeError(`url must be an amqp:// or amqps:// URL; got ${JSON.stringify(url)}.`);
+  }
+  const connection = options.connection ?? undefined;
+  if (connection !== undefined) {
+    if (!isChannelModel(connection)) {
+      throw new TypeError(
+        "The connection option of new AmqpMessageQueue() must be an open amqplib connection " +
+          "(from amqplib's connect()).",
+      );
+    }
+    if (options.url != null) {
+      throw new TypeError(
+        "new AmqpMessageQueue() takes either the url option or the connection option, not both.",
+      );
+    }
   }
   const queue = options.queue ?? "fedwork";
   // 255 bytes is AMQP's limit for a queue name; leave room for the suffixes.
@@ -237,6 +265,7 @@ export function resolveAmqpOptions(options: AmqpMessageQueueOptions): ResolvedAm
   }
   return {
     url,
+    connection,
     queue,
     concurrency,
     prefetch,
@@ -276,4 +305,17 @@ function queueTypeOption(value: unknown): AmqpQueueType {
  */
 export function defaultPrefetch(concurrency: number): number {
   return Math.min(65535, Math.max(16, 2 * concurrency));
+}
+
+/**
+ * Whether `value` is an `amqplib` connection (`ChannelModel`): duck-typed,
+ * since it may come from another copy of amqplib.
+ */
+export function isChannelModel(value: unknown): value is ChannelModel {
+  const candidate = value as Partial<
+    Record<"createChannel" | "createConfirmChannel" | "on", unknown>
+  >;
+  return candidate != null && typeof candidate === "object" &&
+    typeof candidate.createChannel === "function" &&
+    typeof candidate.createConfirmChannel === "function" && typeof candidate.on === "function";
 }

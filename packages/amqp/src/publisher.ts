@@ -2,7 +2,7 @@
 // the broker has taken responsibility for every message.
 import { getLogger } from "@logtape/logtape";
 import type { ChannelModel, ConfirmChannel, Message } from "amqplib";
-import { closeQuietly, describeError, openConnection, redactUrl } from "./connection.ts";
+import { closeQuietly, describeBroker, describeError, openConnection } from "./connection.ts";
 import { AmqpConnectionError, AmqpUnroutableMessageError } from "./errors.ts";
 import type { ResolvedAmqpOptions } from "./options.ts";
 import {
@@ -145,7 +145,7 @@ export class AmqpPublisher {
     } catch (error) {
       for (const id of ids) state.returned.delete(id);
       throw new AmqpConnectionError(
-        `The AMQP broker at ${redactUrl(this.#options.url)} did not confirm the message(s) ` +
+        `${capitalized(describeBroker(this.#options))} did not confirm the message(s) ` +
           `for queue ${JSON.stringify(queue)}: ${describeError(error)}. ` +
           "They may or may not have been enqueued.",
         { cause: error },
@@ -186,7 +186,7 @@ export class AmqpPublisher {
     let model: ChannelModel | undefined;
     try {
       model = await openConnection(
-        this.#options.url,
+        this.#options,
         `fedwork ${this.#options.queue} publisher`,
         (error) => logger.warn("The AMQP publisher connection failed: {error}", { error }),
       );
@@ -213,7 +213,7 @@ export class AmqpPublisher {
       await closeQuietly(model);
       if (error instanceof AmqpConnectionError) throw error;
       throw new AmqpConnectionError(
-        `Could not set up publishing to the AMQP broker at ${redactUrl(this.#options.url)}: ` +
+        `Could not set up publishing to ${describeBroker(this.#options)}: ` +
           `${describeError(error)}.`,
         { cause: error },
       );
@@ -285,4 +285,8 @@ function waitForDrain(channel: ConfirmChannel): Promise<void> {
     channel.on("drain", done);
     channel.on("close", done);
   });
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

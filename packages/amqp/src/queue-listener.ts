@@ -108,7 +108,7 @@ async function consumeUntilDropped(
       resolveDropped();
     };
     model = await openConnection(
-      options.url,
+      options,
       `fedwork ${options.queue} listener`,
       (error) => logger.warn("The AMQP listener connection failed: {error}", { error }),
     );
