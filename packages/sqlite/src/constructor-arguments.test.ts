@@ -23,7 +23,7 @@ async function openNative(path: string): Promise<NativeDatabase> {
   return new DatabaseSync(path);
 }
 
-async function withNative(body: (db: NativeDatabase, path: string) => Promise<void>) {
+async function withNative(body: (db: NativeDatabase, path: string) => void | Promise<void>) {
   const namespace = `fedwork-sqlite-ctor-test-${crypto.randomUUID()}`;
   const path = databasePath(namespace);
   const db = await openNative(path);
@@ -104,7 +104,7 @@ test("The SQLite engines name what their first argument must be", () => {
 });
 
 test("The SQLite engines explain the options of Fedify's that they do not take", async () => {
-  await withNative(async (db) => {
+  await withNative((db) => {
     const cases: [() => unknown, string, string][] = [
       // @ts-expect-error: Fedify's option.
       [() => new SqliteMessageQueue(db, { maxRetries: 5 }), "maxRetries", "busyTimeout"],
