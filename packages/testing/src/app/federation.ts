@@ -7,11 +7,13 @@
 import { Activity, type DocumentLoader } from "@fedify/vocab";
 import { preloadedContexts } from "@fedify/vocab-runtime";
 import {
+  type Context,
   createFederation as createRealFederation,
   type Federation,
   type MessageEvent,
   type MessageEventType,
   RetryNotStoredError,
+  RouteNotRegisteredError,
 } from "@fedwork/core";
 import { TestClock } from "./clock.ts";
 import { TestKvStore } from "./kv-store.ts";
@@ -175,7 +177,8 @@ export class TestFederationState<TContextData> {
         ? Promise.resolve({ contextUrl: null, document, documentUrl: id.href })
         : fallback(url, loaderOptions);
     const ctx = this.real.createContext(this.origin, this.contextData as TContextData);
-    const routed = await ctx.routeActivity(options.recipient ?? null, activity, {
+    const recipient = options.recipient ?? inboxFor(ctx, activity);
+    const routed = await ctx.routeActivity(recipient, activity, {
       immediate: true,
       documentLoader,
     });
@@ -238,6 +241,42 @@ function withPreloadedContexts(loader: DocumentLoader): DocumentLoader {
     Object.hasOwn(preloadedContexts, url)
       ? Promise.resolve({ contextUrl: null, document: preloadedContexts[url], documentUrl: url })
       : loader(url, options);
+}
+
+// Without a recipient an activity arrives at the shared inbox; an app that
+// registered none (Fedify's mock runs its listeners anyway) gets it in the
+// personal inbox of the local actor it is addressed to, or that sent it, as
+// the actor dispatcher's route parses it or, without one, as the last
+// segment of its URI.
+function inboxFor<TContextData>(ctx: Context<TContextData>, activity: Activity): string | null {
+  try {
+    ctx.getInboxUri();
+    return null;
+  } catch (error) {
+    if (!(error instanceof RouteNotRegisteredError)) throw error;
+  }
+  const candidates = [
+    ...activity.toIds,
+    ...activity.ccIds,
+    ...activity.btoIds,
+    ...activity.bccIds,
+    ...(activity.objectId == null ? [] : [activity.objectId]),
+    ...activity.actorIds,
+  ];
+  for (const uri of candidates) {
+    const parsed = ctx.parseUri(uri);
+    if (parsed?.type === "actor") return parsed.identifier;
+  }
+  // No actor dispatcher to parse with: the last segment of a local URI, the
+  // identifier in the usual `/users/{identifier}` shape.
+  for (const uri of candidates) {
+    const segment = uri.pathname.split("/").at(-1);
+    if (uri.origin === ctx.origin && segment) return decodeURIComponent(segment);
+  }
+  throw new TypeError(
+    "receiveActivity(): no shared inbox is registered and the activity is addressed to no " +
+      "local actor; give the recipient option, or a shared inbox path to setInboxListeners().",
+  );
 }
 
 function refuseToLoad(url: string): Promise<never> {
