@@ -97,9 +97,10 @@ export class TestClock {
       this.#now = Math.max(this.#now, next);
       const ran = await this.#runDue();
       runs.push(...ran);
-      // Due, yet nothing ran (a timeline that keeps what it cannot run):
-      // another step would change nothing, so go straight to the target.
-      if (ran.length === 0) break;
+      // Still due and nothing ran (a timeline that keeps what it cannot
+      // run): another step would change nothing, so go to the target.
+      const after = this.#nextDueAt();
+      if (ran.length === 0 && after === next && after <= this.#now) break;
     }
     this.#now = target;
     runs.push(...await this.#runDue());
