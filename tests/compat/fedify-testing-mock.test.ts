@@ -134,8 +134,11 @@ test("Fedify mock: getActor() and getObject() call the registered dispatchers", 
       preferredUsername: identifier,
       name: `Test User ${identifier}`,
     }));
-  federation.setObjectDispatcher(Note, "/notes/{id}", (ctx, values) =>
-    new Note({ id: ctx.getObjectUri(Note, values), content: `Note ${values.id}` }));
+  federation.setObjectDispatcher(
+    Note,
+    "/notes/{id}",
+    (ctx, values) => new Note({ id: ctx.getObjectUri(Note, values), content: `Note ${values.id}` }),
+  );
   const ctx = federation.createContext(new Request("https://example.com/"), undefined);
 
   const actor = await ctx.getActor("alice");

@@ -4,10 +4,10 @@ import { Follow, Person } from "@fedify/vocab";
 import {
   createContext,
   createFederation,
+  type TaskRun,
   TestClock,
   TestKvStore,
   TestMessageQueue,
-  type TaskRun,
 } from "./mod.ts";
 
 test("TestClock stands still until advance(), then stops at each timeline entry on the way", async () => {

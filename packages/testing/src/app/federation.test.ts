@@ -64,8 +64,11 @@ test("receiveActivity refuses an activity without an actor", async () => {
 
 test("a listener's sendActivity is recorded on its context and on the federation", async () => {
   const federation = createFederation<void>();
-  federation.setActorDispatcher("/users/{identifier}", (ctx, identifier) =>
-    new Person({ id: ctx.getActorUri(identifier), preferredUsername: identifier }));
+  federation.setActorDispatcher(
+    "/users/{identifier}",
+    (ctx, identifier) =>
+      new Person({ id: ctx.getActorUri(identifier), preferredUsername: identifier }),
+  );
   federation.setInboxListeners("/users/{identifier}/inbox", "/inbox")
     .on(Follow, async (ctx, follow) => {
       await ctx.sendActivity(
@@ -120,23 +123,35 @@ test("sendActivity on a test context refuses what production refuses", async () 
 
 test("test contexts build URIs from the registered routes, and dispatchers answer", async () => {
   const federation = createFederation<void>();
-  federation.setActorDispatcher("/users/{identifier}", (ctx, identifier) =>
-    identifier === "alice" ? new Person({ id: ctx.getActorUri(identifier) }) : null);
+  federation.setActorDispatcher(
+    "/users/{identifier}",
+    (ctx, identifier) =>
+      identifier === "alice" ? new Person({ id: ctx.getActorUri(identifier) }) : null,
+  );
   federation.setInboxListeners("/users/{identifier}/inbox", "/inbox");
-  federation.setObjectDispatcher(Note, "/notes/{id}", (ctx, { id }) =>
-    new Note({ id: ctx.getObjectUri(Note, { id }), content: `note ${id}` }));
+  federation.setObjectDispatcher(
+    Note,
+    "/notes/{id}",
+    (ctx, { id }) => new Note({ id: ctx.getObjectUri(Note, { id }), content: `note ${id}` }),
+  );
   const ctx = federation.createContext(new URL("https://example.com/"), undefined);
   assertEquals(ctx.getActorUri("alice").href, "https://example.com/users/alice");
   assertEquals(ctx.getInboxUri("alice").href, "https://example.com/users/alice/inbox");
   assertEquals(ctx.getInboxUri().href, "https://example.com/inbox");
   assertEquals(ctx.getObjectUri(Note, { id: "7" }).href, "https://example.com/notes/7");
   const response = await federation.fetch(
-    new Request("https://example.com/notes/7", { headers: { accept: "application/activity+json" } }),
+    new Request("https://example.com/notes/7", {
+      headers: { accept: "application/activity+json" },
+    }),
     { contextData: undefined },
   );
   assertEquals(response.status, 200);
   assertEquals((await response.json()).content, "note 7");
-  const request = createRequestContext({ federation, data: undefined, url: new URL("https://example.com/users/alice") });
+  const request = createRequestContext({
+    federation,
+    data: undefined,
+    url: new URL("https://example.com/users/alice"),
+  });
   assertEquals((await request.getActor("alice"))?.id?.href, "https://example.com/users/alice");
   assertEquals(await request.getActor("nobody"), null);
 });

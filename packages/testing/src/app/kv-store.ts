@@ -137,8 +137,11 @@ function compareKeys(a: KvKey, b: KvKey): number {
 
 /** JSON with sorted object keys, so that deep equality is string equality. */
 function canonicalJson(value: unknown): string | undefined {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v != null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
-      : v);
+  return JSON.stringify(
+    value,
+    (_key, v: unknown) =>
+      v != null && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
+        : v,
+  );
 }

@@ -97,7 +97,9 @@ export class TestMessageQueue implements MessageQueue {
   listen(_handler: unknown, options?: MessageQueueListenOptions): Promise<void> {
     const signal = options?.signal;
     if (signal == null || signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    return new Promise((resolve) =>
+      signal.addEventListener("abort", () => resolve(), { once: true })
+    );
   }
 
   /**
@@ -120,7 +122,9 @@ export class TestMessageQueue implements MessageQueue {
    * @returns A copy of each.
    */
   pending(): PendingMessage[] {
-    return [...this.#entries].sort((a, b) => a.readyAt - b.readyAt || byTurn(a, b)).map((entry) => ({
+    return [...this.#entries].sort((a, b) => a.readyAt - b.readyAt || byTurn(a, b)).map((
+      entry,
+    ) => ({
       message: JSON.parse(entry.text),
       readyAt: new Date(entry.readyAt),
       priority: entry.priority,

@@ -251,7 +251,10 @@ test("a task handler's sendActivity is recorded, and tasks a task enqueues run i
       await ctx.sendActivity(
         { identifier: "alice" },
         bob,
-        new Create({ actor: new URL("https://example.com/users/alice"), object: new Note({ content }) }),
+        new Create({
+          actor: new URL("https://example.com/users/alice"),
+          object: new Note({ content }),
+        }),
       );
     },
   });
