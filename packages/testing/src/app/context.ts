@@ -16,6 +16,9 @@ export interface RecorderHost<TContextData> {
   readonly queueStarted: boolean;
 }
 
+// deno-lint-ignore no-explicit-any
+type AnyFunction = (...args: any[]) => unknown;
+
 /** Getters for the members the kit adds to the federation. */
 export type FederationExtras = Record<string, () => unknown>;
 
@@ -43,9 +46,8 @@ export class ContextRecorder<TContextData> {
     real: Federation<TContextData>,
     extras: FederationExtras,
   ): MockFederation<TContextData> {
-    const recorder = this;
     return new Proxy(real, {
-      get(target, property) {
+      get: (target, property) => {
         if (typeof property === "string" && Object.hasOwn(extras, property)) {
           return extras[property]();
         }
@@ -53,19 +55,19 @@ export class ContextRecorder<TContextData> {
         if (typeof value !== "function") return value;
         if (property === "createContext") {
           return (base: URL | Request, data: TContextData) =>
-            recorder.wrapContext(target.createContext(base as URL, data));
+            this.wrapContext(target.createContext(base as URL, data));
         }
         if (property === "defineTask") {
           return (name: string, options: unknown) =>
-            target.defineTask(name, recorder.#wrapTaskOptions(options) as never);
+            target.defineTask(name, this.#wrapTaskOptions(options) as never);
         }
         if (typeof property === "string" && property.startsWith("set")) {
           return (...args: unknown[]) =>
-            recorder.#wrapSetters(value.apply(target, recorder.#wrapArgs(args)), target);
+            this.#wrapSetters(value.apply(target, this.#wrapArgs(args)), target);
         }
         return value.bind(target);
       },
-      has(target, property) {
+      has: (target, property) => {
         return (typeof property === "string" && Object.hasOwn(extras, property)) ||
           Reflect.has(target, property);
       },
@@ -81,10 +83,9 @@ export class ContextRecorder<TContextData> {
     if (this.#wrapped.has(ctx)) return ctx;
     const known = this.#contexts.get(ctx);
     if (known != null) return known as T;
-    const recorder = this;
     const records: ContextSentActivity[] = [];
     const proxy = new Proxy(ctx, {
-      get(target, property) {
+      get: (target, property) => {
         switch (property) {
           case "sendActivity":
             return (
@@ -92,16 +93,16 @@ export class ContextRecorder<TContextData> {
               recipients: Recipient | readonly Recipient[] | "followers",
               activity: Activity,
               options?: SendActivityOptions & { readonly rawActivity?: unknown },
-            ) => recorder.#record(records, sender, recipients, activity, options);
+            ) => this.#record(records, sender, recipients, activity, options);
           case "getSentActivities":
             return () => [...records];
           case "reset":
             return () => void (records.length = 0);
           case "federation":
-            return recorder.#host.proxy;
+            return this.#host.proxy;
           case "clone":
             return (data: TContextData) =>
-              recorder.wrapContext((target as { clone(data: TContextData): object }).clone(data));
+              this.wrapContext((target as { clone(data: TContextData): object }).clone(data));
         }
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === "function" ? value.bind(target) : value;
@@ -158,25 +159,19 @@ export class ContextRecorder<TContextData> {
     const wrapped: Record<string, unknown> = { ...options };
     for (const name of ["handler", "onError"]) {
       const callback = wrapped[name];
-      if (typeof callback === "function") wrapped[name] = this.#wrapCallback(callback);
+      if (isFunction(callback)) wrapped[name] = this.#wrapCallback(callback);
     }
     return wrapped;
   }
 
   #wrapArgs(args: unknown[]): unknown[] {
-    return args.map((arg) =>
-      typeof arg === "function" && !isClass(arg) ? this.#wrapCallback(arg) : arg
-    );
+    return args.map((arg) => isFunction(arg) && !isClass(arg) ? this.#wrapCallback(arg) : arg);
   }
 
-  #wrapCallback(callback: Function): (...args: unknown[]) => unknown {
-    const recorder = this;
+  #wrapCallback(callback: AnyFunction): (...args: unknown[]) => unknown {
+    const wrap = (arg: unknown) => isContext(arg) ? this.wrapContext(arg) : arg;
     return function (this: unknown, ...args: unknown[]) {
-      return Reflect.apply(
-        callback,
-        this,
-        args.map((arg) => isContext(arg) ? recorder.wrapContext(arg) : arg),
-      );
+      return Reflect.apply(callback, this, args.map(wrap));
     };
   }
 
@@ -185,15 +180,14 @@ export class ContextRecorder<TContextData> {
   #wrapSetters(setters: unknown, federation: object): unknown {
     if (setters === federation) return this.#host.proxy;
     if (typeof setters !== "object" || setters == null) return setters;
-    const recorder = this;
     const proxy: object = new Proxy(setters, {
-      get(target, property) {
+      get: (target, property) => {
         const value: unknown = Reflect.get(target, property, target);
         if (typeof value !== "function") return value;
         return (...args: unknown[]) => {
-          const result = value.apply(target, recorder.#wrapArgs(args));
+          const result = value.apply(target, this.#wrapArgs(args));
           if (result === target) return proxy;
-          if (result === federation) return recorder.#host.proxy;
+          if (result === federation) return this.#host.proxy;
           return result;
         };
       },
@@ -202,7 +196,11 @@ export class ContextRecorder<TContextData> {
   }
 }
 
-function isClass(value: Function): boolean {
+function isFunction(value: unknown): value is AnyFunction {
+  return typeof value === "function";
+}
+
+function isClass(value: AnyFunction): boolean {
   return "typeId" in value || /^class\b/.test(Function.prototype.toString.call(value));
 }
 
