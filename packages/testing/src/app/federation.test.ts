@@ -1,5 +1,6 @@
 // The test federation: Fedify's mock members on a real Fedwork federation.
 import { Accept, Create, Follow, Note, Person } from "@fedify/vocab";
+import { UnknownOptionError } from "@fedwork/core";
 import { assert, assertEquals, assertInstanceOf, assertRejects, test } from "@fedify/fixture";
 import {
   createContext,
@@ -156,13 +157,40 @@ test("test contexts build URIs from the registered routes, and dispatchers answe
   assertEquals(await request.getActor("nobody"), null);
 });
 
-test("createFederation refuses an option it does not know", () => {
+test("createFederation refuses an option it does not know, suggesting the nearest one", () => {
   let error: unknown;
   try {
     createFederation({ contextdata: 1 } as never);
   } catch (e) {
     error = e;
   }
-  assertInstanceOf(error, TypeError);
+  assertInstanceOf(error, UnknownOptionError);
   assert(error.message.includes("contextdata"), error.message);
+  assert(error.message.includes("contextData"), error.message);
+});
+
+test("createFederation refuses a kv, queue or document loader among the federation options", () => {
+  for (const name of ["kv", "queue", "manuallyStartQueue", "documentLoader"]) {
+    let error: unknown;
+    try {
+      createFederation({ federation: { [name]: undefined } as never });
+    } catch (e) {
+      error = e;
+    }
+    assertInstanceOf(error, TypeError);
+    assert(error.message.includes(`federation.${name}`), error.message);
+  }
+});
+
+test("the federation options reach the real federation: a task retry policy", async () => {
+  const federation = createFederation<void>({ federation: { taskRetryPolicy: () => null } });
+  const task = federation.defineTask("once", {
+    schema: { "~standard": { version: 1, vendor: "test", validate: (value) => ({ value }) } },
+    handler() {
+      throw new Error("no retry");
+    },
+  });
+  await federation.createContext(new URL("https://example.com/"), undefined).enqueueTask(task, {});
+  const runs = await federation.runPendingTasks();
+  assertEquals(runs.map((run) => run.outcome), ["failed"]);
 });

@@ -15,6 +15,7 @@ import {
   RetryNotStoredError,
   RouteNotRegisteredError,
 } from "@fedwork/core";
+import { assertKnownOptions } from "@fedwork/core/queue-kit";
 import { TestClock } from "./clock.ts";
 import { TestKvStore } from "./kv-store.ts";
 import { TestMessageQueue } from "./message-queue.ts";
@@ -61,7 +62,9 @@ export function testFederationStateOf<TContextData>(
  * @param options The context data, origin, document loader, clock start
  *                and further federation options.
  * @returns The federation.
- * @throws {TypeError} When an option is unknown or of the wrong type.
+ * @throws {UnknownOptionError} When an option is unknown (it suggests the
+ *         nearest name).
+ * @throws {TypeError} When an option is of the wrong type.
  * @example
  * ```ts ignore
  * import { createFederation } from "@fedwork/testing/app";
@@ -292,15 +295,16 @@ function checkOptions(options: unknown): void {
   if (typeof options !== "object" || options == null) {
     throw new TypeError("The options of createFederation() must be an object.");
   }
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(name)) {
+  assertKnownOptions(options, OPTION_NAMES, { where: "createFederation()" });
+  const { origin, documentLoader, federation } = options as MockFederationOptions<unknown>;
+  for (const name of ["kv", "queue", "manuallyStartQueue", "documentLoader"]) {
+    if (federation != null && Object.hasOwn(federation, name)) {
       throw new TypeError(
-        `Unknown option ${JSON.stringify(name)} of createFederation() from ` +
-          `@fedwork/testing/app; the options are ${OPTION_NAMES.join(", ")}.`,
+        `The federation.${name} option of createFederation() is the kit's own` +
+          (name === "documentLoader" ? "; give documentLoader at the top level." : "."),
       );
     }
   }
-  const { origin, documentLoader } = options as MockFederationOptions<unknown>;
   if (origin != null && URL.parse(origin) == null) {
     throw new TypeError(`The origin option of createFederation() must be a URL: ${origin}.`);
   }
