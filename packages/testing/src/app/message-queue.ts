@@ -46,6 +46,8 @@ export class TestMessageQueue implements MessageQueue {
   readonly nativePriority = true;
   readonly #clock: TestClock;
   readonly #entries: Entry[] = [];
+  /** The place of each message id taken out, so that its retry keeps it. */
+  readonly #places = new Map<string, number>();
   #seq = 0;
 
   /**
@@ -138,7 +140,7 @@ export class TestMessageQueue implements MessageQueue {
    */
   nextDueAt(): number | undefined {
     let next: number | undefined;
-    for (const entry of this.#entries) {
+    for (const entry of this.#runnable()) {
       if (next == null || entry.readyAt < next) next = entry.readyAt;
     }
     return next;
@@ -152,18 +154,46 @@ export class TestMessageQueue implements MessageQueue {
   takeDue(): Record<string, unknown> | undefined {
     const now = this.#clock.now();
     let best: Entry | undefined;
-    for (const entry of this.#entries) {
+    for (const entry of this.#runnable()) {
       if (entry.readyAt > now) continue;
       if (best == null || byTurn(entry, best) < 0) best = entry;
     }
     if (best == null) return undefined;
     this.#entries.splice(this.#entries.indexOf(best), 1);
-    return JSON.parse(best.text);
+    const message = JSON.parse(best.text);
+    const id = idOf(message);
+    if (id != null) {
+      // Bounded by what is still around: a place is needed only while the
+      // message may come back as its retry.
+      if (this.#places.size >= MAX_PLACES) this.#places.clear();
+      this.#places.set(id, best.seq);
+    }
+    return message;
+  }
+
+  /**
+   * The messages that may run once due: every message without an ordering
+   * key, and for each key the one that came first (its retry keeps its
+   * place), which holds back the key's later messages.
+   */
+  #runnable(): Entry[] {
+    const firstOfKey = new Map<string, Entry>();
+    const runnable: Entry[] = [];
+    for (const entry of this.#entries) {
+      if (entry.orderingKey == null) {
+        runnable.push(entry);
+        continue;
+      }
+      const first = firstOfKey.get(entry.orderingKey);
+      if (first == null || entry.seq < first.seq) firstOfKey.set(entry.orderingKey, entry);
+    }
+    return [...runnable, ...firstOfKey.values()];
   }
 
   /** Removes every message. */
   clear(): void {
     this.#entries.length = 0;
+    this.#places.clear();
   }
 
   #add(message: unknown, options?: MessageQueueEnqueueOptions): void {
@@ -172,14 +202,26 @@ export class TestMessageQueue implements MessageQueue {
 
   #push(text: string, options?: MessageQueueEnqueueOptions): void {
     const delay = options?.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
+    const id = idOf(JSON.parse(text));
+    const place = id == null ? undefined : this.#places.get(id);
+    if (id != null) this.#places.delete(id);
     this.#entries.push({
-      seq: this.#seq++,
+      seq: place ?? this.#seq++,
       text,
       readyAt: this.#clock.now() + Math.max(0, delay),
       priority: options?.priority ?? 0,
       ...(options?.orderingKey == null ? {} : { orderingKey: options.orderingKey }),
     });
   }
+}
+
+const MAX_PLACES = 10_000;
+
+function idOf(message: unknown): string | undefined {
+  const id = typeof message === "object" && message != null
+    ? (message as { id?: unknown }).id
+    : undefined;
+  return typeof id === "string" ? id : undefined;
 }
 
 function toText(message: unknown): string {

@@ -310,3 +310,26 @@ test("cancelling a running task aborts its signal, and it ends as cancelled", as
   assertEquals(runs.map((run) => run.outcome), ["cancelled"]);
   assertEquals((await federation.getTaskStatus(enqueued.messageId))?.state, "cancelled");
 });
+
+test("a retrying task holds back the later tasks of its ordering key, and only those", async () => {
+  const federation = createFederation<void>();
+  const ran: string[] = [];
+  let failures = 0;
+  const step = federation.defineTask("step", {
+    schema: z.object({ name: z.string() }),
+    retryPolicy: createExponentialBackoffPolicy({ initialDelay: { seconds: 30 }, jitter: false }),
+    handler(_ctx, { name }) {
+      if (name === "a" && failures++ === 0) throw new Error("first attempt fails");
+      ran.push(name);
+    },
+  });
+  const ctx = federation.createContext(origin, undefined);
+  await ctx.enqueueTask(step, { name: "a" }, { orderingKey: "user:1" });
+  await ctx.enqueueTask(step, { name: "b" }, { orderingKey: "user:1" });
+  await ctx.enqueueTask(step, { name: "other" });
+  const first = await federation.runPendingTasks();
+  assertEquals(first.map((run) => run.outcome), ["retrying", "completed"]);
+  assertEquals(ran, ["other"]);
+  await federation.clock.advance({ seconds: 30 });
+  assertEquals(ran, ["other", "a", "b"]);
+});
