@@ -194,3 +194,27 @@ test("the federation options reach the real federation: a task retry policy", as
   const runs = await federation.runPendingTasks();
   assertEquals(runs.map((run) => run.outcome), ["failed"]);
 });
+
+test("an activity received twice runs the listeners once, as an inbox does", async () => {
+  const federation = createFederation<void>();
+  let runs = 0;
+  federation.setInboxListeners("/users/{identifier}/inbox", "/inbox")
+    .on(Follow, () => void runs++);
+  const follow = new Follow({ id: new URL("https://remote.example/f/9"), actor: bob.id });
+  await federation.receiveActivity(follow);
+  await federation.receiveActivity(follow);
+  assertEquals(runs, 1);
+});
+
+test("the kit's document loader reaches no network and names what was asked for", async () => {
+  const federation = createFederation<void>();
+  const ctx = federation.createContext(new URL("https://example.com/"), undefined);
+  await assertRejects(
+    () => ctx.documentLoader("https://remote.example/users/bob"),
+    Error,
+    "https://remote.example/users/bob",
+  );
+  // The vocabulary's contexts are served without it.
+  const loaded = await ctx.documentLoader("https://www.w3.org/ns/activitystreams");
+  assert(typeof loaded.document === "object" && loaded.document != null);
+});
