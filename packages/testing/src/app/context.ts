@@ -67,6 +67,16 @@ export class ContextRecorder<TContextData> {
         }
         return value.bind(target);
       },
+      // Fedify's mock has sentActivities as a plain field a test may
+      // replace; the other members of the kit are read-only.
+      set: (target, property, value) => {
+        if (property === "sentActivities" && Array.isArray(value)) {
+          this.#host.sentActivities = value;
+          return true;
+        }
+        if (typeof property === "string" && Object.hasOwn(extras, property)) return false;
+        return Reflect.set(target, property, value, target);
+      },
       has: (target, property) => {
         return (typeof property === "string" && Object.hasOwn(extras, property)) ||
           Reflect.has(target, property);

@@ -218,3 +218,13 @@ test("the kit's document loader reaches no network and names what was asked for"
   const loaded = await ctx.documentLoader("https://www.w3.org/ns/activitystreams");
   assert(typeof loaded.document === "object" && loaded.document != null);
 });
+
+test("sentActivities can be replaced, as the field of Fedify's mock can", async () => {
+  const federation = createFederation<void>();
+  const ctx = federation.createContext(new URL("https://example.com/"), undefined);
+  await ctx.sendActivity({ identifier: "alice" }, bob, new Create({ actor: alice }));
+  (federation as { sentActivities: unknown[] }).sentActivities = [];
+  assertEquals(federation.sentActivities.length, 0);
+  await ctx.sendActivity({ identifier: "alice" }, bob, new Create({ actor: alice }));
+  assertEquals(federation.sentActivities.map((sent) => sent.sentOrder), [2]);
+});
