@@ -9,6 +9,7 @@ import { AmqpMessageQueue } from "@fedwork/amqp";
 import { PostgresKvStore, PostgresMessageQueue } from "@fedwork/postgres";
 import { RedisKvStore, RedisMessageQueue } from "@fedwork/redis";
 import { testKvStore, testMessageQueue } from "@fedwork/testing";
+import { createFederation as createTestFederation } from "@fedwork/testing/app";
 
 const adapters = {
   AmqpMessageQueue,
@@ -16,6 +17,7 @@ const adapters = {
   PostgresMessageQueue,
   RedisKvStore,
   RedisMessageQueue,
+  createTestFederation,
 };
 for (const [name, adapter] of Object.entries(adapters)) {
   if (typeof adapter !== "function") throw new TypeError(`${name} did not load.`);

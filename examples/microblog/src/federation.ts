@@ -38,15 +38,30 @@ import { noteVisibility } from "./visibility.ts";
 const logger = getLogger(["fedwork", "microblog"]);
 
 /** Options for {@link createMicroblog}. */
-export interface MicroblogOptions {
+export type MicroblogOptions =
+  & MicroblogSettings
+  & (
+    | {
+      /** The federation's KV store (keys cache, idempotency, schedules). */
+      readonly kv: KvStore;
+      /** The queue for activities and tasks. */
+      readonly queue: MessageQueue;
+    }
+    | {
+      /**
+       * A federation to build on instead of one made from `kv` and
+       * `queue`: the tests give one from `@fedwork/testing/app`.
+       */
+      readonly federation: Federation<void>;
+    }
+  );
+
+/** What {@link MicroblogOptions} holds besides the federation's engines. */
+export interface MicroblogSettings {
   /** The public origin, e.g. `http://127.0.0.1:8000`. */
   readonly origin: URL;
   /** The app's own data. */
   readonly store: Store;
-  /** The federation's KV store (keys cache, idempotency, schedules). */
-  readonly kv: KvStore;
-  /** The queue for activities and tasks. */
-  readonly queue: MessageQueue;
   /** Lets the server talk to loopback peers (the demo); never in production. */
   readonly allowPrivateAddress: boolean;
   /** How long after an accepted Follow the welcome note is sent. */
@@ -82,7 +97,7 @@ export function firstLink(text: string): string | undefined {
 /** Builds the microblog on a federation. */
 export function createMicroblog(options: MicroblogOptions): Microblog {
   const { store, origin } = options;
-  const federation = createFederation<void>({
+  const federation = "federation" in options ? options.federation : createFederation<void>({
     kv: options.kv,
     queue: options.queue,
     origin,
