@@ -66,6 +66,18 @@ export interface TestAppOptions {
    * (a server spreading a reply to a thread's followers).
    */
   readonly forwardCreatesTo?: () => Recipient;
+  /**
+   * Hand the app POSTs without their signatures unless their
+   * `Signature-Input` carries a nonce, so that the app's own inbox
+   * challenges them (Fedify challenges only a failed signature).
+   */
+  readonly unsignedUnlessNonce?: boolean;
+  /** The inbox's `Accept-Signature` challenges (the same option on both). */
+  readonly inboxChallengePolicy?: {
+    readonly enabled: boolean;
+    readonly requestNonce?: boolean;
+    readonly components?: string[];
+  };
 }
 
 const keyPairs = new Map<string, Promise<CryptoKeyPair[]>>();
@@ -86,6 +98,20 @@ function specOf(request: Request): HttpSignatureSpec | null {
   return null;
 }
 
+/** The request without its HTTP signature and its object proof. */
+async function unsigned(request: Request): Promise<Request> {
+  const headers = new Headers(request.headers);
+  for (const name of ["signature", "signature-input", "digest", "content-digest"]) {
+    headers.delete(name);
+  }
+  const { proof: _, ...activity } = await request.json();
+  return new Request(request.url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(activity),
+  });
+}
+
 async function serveRecorded(
   handle: (request: Request) => Promise<Response>,
   options: TestAppOptions,
@@ -95,7 +121,12 @@ async function serveRecorded(
     const spec = specOf(request);
     const response = request.method === "POST" && options.refuseRfc9421 && spec === "rfc9421"
       ? new Response("RFC 9421 is not supported here.", { status: 401 })
-      : await handle(request);
+      : await handle(
+        request.method === "POST" && options.unsignedUnlessNonce &&
+          !/;nonce=/.test(request.headers.get("signature-input") ?? "")
+          ? await unsigned(request)
+          : request,
+      );
     if (request.method === "POST") {
       posts.push({ path: new URL(request.url).pathname, spec, status: response.status });
     }
@@ -137,6 +168,9 @@ export async function startFedworkApp(
     manuallyStartQueue: true,
     allowPrivateAddress: true,
     ...(options.firstKnock == null ? {} : { firstKnock: options.firstKnock }),
+    ...(options.inboxChallengePolicy == null
+      ? {}
+      : { inboxChallengePolicy: options.inboxChallengePolicy }),
   });
   federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) =>
     person(
@@ -220,6 +254,9 @@ export async function startFedifyApp(options: TestAppOptions = {}): Promise<Test
     // Fedify refuses loopback URLs by default, as Fedwork does.
     allowPrivateAddress: true,
     ...(options.firstKnock == null ? {} : { firstKnock: options.firstKnock }),
+    ...(options.inboxChallengePolicy == null
+      ? {}
+      : { inboxChallengePolicy: options.inboxChallengePolicy }),
   });
   federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) =>
     person(
