@@ -32,6 +32,7 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-
 import { RouteNotRegisteredError } from "./errors.ts";
 import { describeName } from "../activitypub/collections/register.ts";
 import { customCollectionOf } from "../activitypub/collections/routes.ts";
+import { ACTOR_ALIAS_PREFIX } from "../activitypub/http/route-table.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./api.ts";
@@ -200,6 +201,10 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
   }
 
   getActorUri(identifier: string): URL {
+    const alias = `${ACTOR_ALIAS_PREFIX}${identifier}`;
+    if (this.#host.registry.routes.has(alias)) {
+      return this.#build(alias, {}, ["actor dispatcher", "setActorDispatcher"]);
+    }
     return this.#buildForIdentifier("actor", identifier, [
       "actor dispatcher",
       "setActorDispatcher",

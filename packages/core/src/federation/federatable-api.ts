@@ -151,6 +151,37 @@ export interface ActorCallbackSetters<TContextData> {
   mapAlias(mapper: ActorAliasMapper<TContextData>): ActorCallbackSetters<TContextData>;
 
   /**
+   * Serves one actor at a fixed path as well, Fedify's setter of the same
+   * name: an instance actor at `/actor` for a relay, a bot at `/bot`.
+   * `ctx.getActorUri(identifier)` then gives that path (so the actor's id,
+   * WebFinger's link and `parseUri()` all agree on it), and the actor is
+   * still served at its templated path.
+   * @param path The fixed path, starting with `/`, with no variables.
+   * @param identifier The actor's identifier, handed to the dispatcher.
+   * @returns These setters, for chaining.
+   * @throws {RoutePathError} When the path is malformed or has variables.
+   * @throws {RouteConflictError} When another route could match the path.
+   * @throws {DuplicateRegistrationError} When the identifier already has an
+   *         alias.
+   * @throws {TypeError} When the identifier is not a non-empty string.
+   * @since 0.4.0
+   * @example
+   * ```ts
+   * import { createFederation, MemoryKvStore } from "@fedwork/core";
+   * import { Application } from "@fedify/vocab";
+   *
+   * const federation = createFederation<void>({ kv: new MemoryKvStore() });
+   * federation
+   *   .setActorDispatcher("/users/{identifier}", (ctx, identifier) =>
+   *     identifier === "instance"
+   *       ? new Application({ id: ctx.getActorUri(identifier), preferredUsername: "relay" })
+   *       : null)
+   *   .mapActorAlias("/actor", "instance");
+   * ```
+   */
+  mapActorAlias(path: `/${string}`, identifier: string): ActorCallbackSetters<TContextData>;
+
+  /**
    * Restricts who may fetch actors: a request the predicate refuses gets
    * 401 (or `onUnauthorized`).
    * @param predicate Tells whether a request may see an actor.
