@@ -19,9 +19,11 @@ import {
 import {
   createFederation,
   type Federation,
+  type FederationKvPrefixes,
   generateCryptoKeyPair,
   type HttpSignatureSpec,
   InProcessMessageQueue,
+  type KvStore,
   MemoryKvStore,
   type MessageQueue,
 } from "@fedwork/core";
@@ -33,6 +35,8 @@ export interface RecordedPost {
   /** The scheme it was signed with. */
   readonly spec: HttpSignatureSpec | null;
   readonly status: number;
+  /** Its `Collection-Synchronization` header (FEP-8fcf), if any. */
+  readonly collectionSync: string | null;
 }
 
 /** What both apps offer a test. */
@@ -128,7 +132,12 @@ async function serveRecorded(
           : request,
       );
     if (request.method === "POST") {
-      posts.push({ path: new URL(request.url).pathname, spec, status: response.status });
+      posts.push({
+        path: new URL(request.url).pathname,
+        spec,
+        status: response.status,
+        collectionSync: request.headers.get("collection-synchronization"),
+      });
     }
     return response;
   });
@@ -159,11 +168,16 @@ function person(
  * given.
  */
 export async function startFedworkApp(
-  options: TestAppOptions & { readonly queue?: MessageQueue } = {},
+  options: TestAppOptions & {
+    readonly queue?: MessageQueue;
+    readonly kv?: KvStore;
+    readonly kvPrefixes?: Partial<FederationKvPrefixes>;
+  } = {},
 ): Promise<TestApp & { readonly federation: Federation<void> }> {
   const queue = options.queue ?? new InProcessMessageQueue();
   const federation = createFederation<void>({
-    kv: new MemoryKvStore(),
+    kv: options.kv ?? new MemoryKvStore(),
+    ...(options.kvPrefixes == null ? {} : { kvPrefixes: options.kvPrefixes }),
     queue,
     manuallyStartQueue: true,
     allowPrivateAddress: true,

@@ -24,7 +24,11 @@ import type {
   LookupWebFingerOptions,
   ResourceDescriptor,
 } from "../activitypub/webfinger/lookup.ts";
-import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import type {
+  SendActivityOptions,
+  SendActivityOptionsForCollection,
+  SenderIdentity,
+} from "../activitypub/outbox/send-options.ts";
 import type {
   TaskDefinition,
   TaskEnqueueManyOptions,
@@ -402,7 +406,8 @@ export interface Context<TContextData> {
    *                 without an ID gets one on the canonical origin, as in
    *                 Fedify: `https://example.com/#Create/<uuid>` (a
    *                 `urn:uuid:` one before 0.3.0).
-   * @param options Shared inbox preference, fan-out and ordering.
+   * @param options Shared inbox preference, fan-out and ordering; with
+   *                `"followers"`, `syncCollection` (FEP-8fcf) as well.
    * @throws {TypeError} When an argument is malformed.
    * @throws {RouteNotRegisteredError} With `"followers"` but no followers
    *         dispatcher, or without a key pairs dispatcher.
@@ -419,7 +424,7 @@ export interface Context<TContextData> {
     sender: SenderIdentity,
     recipients: Recipient | readonly Recipient[] | "followers",
     activity: Activity,
-    options?: SendActivityOptions,
+    options?: SendActivityOptionsForCollection,
   ): Promise<void>;
 
   /**

@@ -38,7 +38,10 @@ import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./api.ts";
 import type { Context, InboxContext, ParseUriResult } from "./context-api.ts";
 import type { FederationRegistry, ObjectClass } from "./registry-api.ts";
-import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import type {
+  SendActivityOptionsForCollection,
+  SenderIdentity,
+} from "../activitypub/outbox/send-options.ts";
 import { type ActivityTransport, sendActivity } from "../activitypub/outbox/send-activity.ts";
 import {
   checkTaskEnqueueOptions,
@@ -464,7 +467,7 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     sender: SenderIdentity,
     recipients: Recipient | readonly Recipient[] | "followers",
     activity: Activity,
-    options: SendActivityOptions = {},
+    options: SendActivityOptionsForCollection = {},
   ): Promise<void> {
     return sendActivity(this.#host.outbox, this, sender, recipients, activity, options);
   }

@@ -107,6 +107,13 @@ export interface DeliverSignedActivityOptions {
   readonly timeout?: DurationInput;
   /** Aborts the request. */
   readonly signal?: AbortSignal;
+  /**
+   * More headers for the POST, e.g. FEP-8fcf's
+   * `Collection-Synchronization`; signed ones (`Date`, `Digest`,
+   * `Signature`…) and `Content-Type` are Fedwork's.
+   * @since 0.4.0
+   */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -321,6 +328,7 @@ async function post(
     const response = await fetchRemoteSigned(options.inbox, {
       method: "POST",
       headers: {
+        ...options.headers,
         "Content-Type": ACTIVITY_JSON_MEDIA_TYPE,
         Accept: `${ACTIVITY_JSON_MEDIA_TYPE}, application/ld+json`,
       },
