@@ -795,3 +795,42 @@ export type TaskRegistry<TContextData> = GenericTaskRegistry<
   TContextData,
   TaskContext<TContextData>
 >;
+
+/**
+ * The context an outbox listener gets: a {@link RequestContext} for the
+ * POST, with the outbox's owner and the posted activity to forward.
+ * Fedify's interface of the same name.
+ * @typeParam TContextData The context data type.
+ * @since 0.4.0
+ */
+export interface OutboxContext<TContextData> extends RequestContext<TContextData> {
+  /** The identifier of the actor whose outbox received the POST. */
+  readonly identifier: string;
+  /**
+   * Whether this context has sent or forwarded anything yet (a listener
+   * that returns without it is logged: the client's activity went
+   * nowhere).
+   * @returns Whether it has.
+   */
+  hasDeliveredActivity(): boolean;
+  /**
+   * Forwards the posted activity as it was posted (its proofs untouched),
+   * signing the requests as `forwarder`.
+   * @param forwarder Your actor that forwards, usually
+   *                  `{ identifier: ctx.identifier }`.
+   * @param recipients The recipients, or `"followers"`.
+   * @param options Shared inbox preference, fan-out and ordering.
+   * @returns Resolves once enqueued (or delivered, without a queue).
+   */
+  forwardActivity(
+    forwarder: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    options?: SendActivityOptions,
+  ): Promise<void>;
+  /**
+   * The same context with other data.
+   * @param data The data.
+   * @returns The new context.
+   */
+  clone(data: TContextData): OutboxContext<TContextData>;
+}

@@ -1,6 +1,7 @@
 import type { Activity, Actor, Hashtag, Object as APObject } from "@fedify/vocab";
 import { parseUriTemplate } from "../activitypub/http/uri-template.ts";
 import { ACTOR_ALIAS_PREFIX } from "../activitypub/http/route-table.ts";
+import { registerOutboxListeners } from "./outbox-listeners.ts";
 import type {
   ActorDispatcher,
   CollectionDispatcher,
@@ -31,6 +32,7 @@ import type {
   Federatable,
   InboxListenerSetters,
   ObjectCallbackSetters,
+  OutboxListenerSetters,
 } from "./federatable-api.ts";
 
 /**
@@ -297,6 +299,11 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
       },
     };
     return setters;
+  }
+
+  setOutboxListeners(outboxPath: string): OutboxListenerSetters<TContextData> {
+    validateRoutePath(outboxPath, true, "setOutboxListeners");
+    return registerOutboxListeners(this.registry, outboxPath);
   }
 
   setOutboxDispatcher(

@@ -59,6 +59,9 @@ export {
 } from "./federation.ts";
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationKvPrefixes } from "./kv-prefixes.ts";
+export type { OutboxContext } from "./context-api.ts";
+export type { OutboxListener, OutboxListenerErrorHandler } from "./callbacks.ts";
+export type { OutboxListenerSetters } from "./federatable-api.ts";
 export type { FederationHostHealthOptions } from "../operator/host-health/options.ts";
 export type { FanoutDeliveriesOptions } from "../activitypub/outbox/fanout.ts";
 export type { HostBlockPredicate, HostPolicyOptions } from "../activitypub/host-policy/options.ts";
