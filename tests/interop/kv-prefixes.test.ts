@@ -43,8 +43,9 @@ test("kvPrefixes keeps idempotence records, public keys and schemes under the pr
     return schemes.length > 0;
   }, "the scheme Fedify accepted to be remembered");
   assertEquals(schemes, [["app", "spec", fedify.server.url.origin]]);
-  for (const old of [["fedwork", "activity-idempotence"], ["fedwork", "public-key"]]) {
-    assertEquals(await keysUnder(kv, old), [], old.join("/"));
+  const old: KvKey[] = [["fedwork", "activity-idempotence"], ["fedwork", "public-key"]];
+  for (const prefix of old) {
+    assertEquals(await keysUnder(kv, prefix), [], prefix.join("/"));
   }
   assertEquals(await keysUnder(kv, ["fedwork", "http-signature-spec"]), []);
 });

@@ -30,7 +30,8 @@ test("createFederation() checks kvPrefixes and names the offending prefix", () =
   // Fedify's names all count, circuitBreaker and remoteDocument included.
   createFederation({ kv, kvPrefixes: { circuitBreaker: ["c"], remoteDocument: ["d"] } });
   const error = assertThrows(
-    () => createFederation({ kv, kvPrefixes: { publicKey: [] } }),
+    // deno-lint-ignore no-explicit-any
+    () => createFederation({ kv, kvPrefixes: { publicKey: [] as any } }),
     FederationOptionError,
   );
   assertEquals((error as FederationOptionError).option, "kvPrefixes.publicKey");
