@@ -19,9 +19,11 @@ import {
 import {
   createFederation,
   type Federation,
+  type FederationKvPrefixes,
   generateCryptoKeyPair,
   type HttpSignatureSpec,
   InProcessMessageQueue,
+  type KvStore,
   MemoryKvStore,
   type MessageQueue,
 } from "@fedwork/core";
@@ -33,6 +35,8 @@ export interface RecordedPost {
   /** The scheme it was signed with. */
   readonly spec: HttpSignatureSpec | null;
   readonly status: number;
+  /** Its `Collection-Synchronization` header (FEP-8fcf), if any. */
+  readonly collectionSync: string | null;
 }
 
 /** What both apps offer a test. */
@@ -66,6 +70,18 @@ export interface TestAppOptions {
    * (a server spreading a reply to a thread's followers).
    */
   readonly forwardCreatesTo?: () => Recipient;
+  /**
+   * Hand the app POSTs without their signatures unless their
+   * `Signature-Input` carries a nonce, so that the app's own inbox
+   * challenges them (Fedify challenges only a failed signature).
+   */
+  readonly unsignedUnlessNonce?: boolean;
+  /** The inbox's `Accept-Signature` challenges (the same option on both). */
+  readonly inboxChallengePolicy?: {
+    readonly enabled: boolean;
+    readonly requestNonce?: boolean;
+    readonly components?: string[];
+  };
 }
 
 const keyPairs = new Map<string, Promise<CryptoKeyPair[]>>();
@@ -86,6 +102,20 @@ function specOf(request: Request): HttpSignatureSpec | null {
   return null;
 }
 
+/** The request without its HTTP signature and its object proof. */
+async function unsigned(request: Request): Promise<Request> {
+  const headers = new Headers(request.headers);
+  for (const name of ["signature", "signature-input", "digest", "content-digest"]) {
+    headers.delete(name);
+  }
+  const { proof: _, ...activity } = await request.json();
+  return new Request(request.url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(activity),
+  });
+}
+
 async function serveRecorded(
   handle: (request: Request) => Promise<Response>,
   options: TestAppOptions,
@@ -95,9 +125,19 @@ async function serveRecorded(
     const spec = specOf(request);
     const response = request.method === "POST" && options.refuseRfc9421 && spec === "rfc9421"
       ? new Response("RFC 9421 is not supported here.", { status: 401 })
-      : await handle(request);
+      : await handle(
+        request.method === "POST" && options.unsignedUnlessNonce &&
+          !/;nonce=/.test(request.headers.get("signature-input") ?? "")
+          ? await unsigned(request)
+          : request,
+      );
     if (request.method === "POST") {
-      posts.push({ path: new URL(request.url).pathname, spec, status: response.status });
+      posts.push({
+        path: new URL(request.url).pathname,
+        spec,
+        status: response.status,
+        collectionSync: request.headers.get("collection-synchronization"),
+      });
     }
     return response;
   });
@@ -128,15 +168,23 @@ function person(
  * given.
  */
 export async function startFedworkApp(
-  options: TestAppOptions & { readonly queue?: MessageQueue } = {},
+  options: TestAppOptions & {
+    readonly queue?: MessageQueue;
+    readonly kv?: KvStore;
+    readonly kvPrefixes?: Partial<FederationKvPrefixes>;
+  } = {},
 ): Promise<TestApp & { readonly federation: Federation<void> }> {
   const queue = options.queue ?? new InProcessMessageQueue();
   const federation = createFederation<void>({
-    kv: new MemoryKvStore(),
+    kv: options.kv ?? new MemoryKvStore(),
+    ...(options.kvPrefixes == null ? {} : { kvPrefixes: options.kvPrefixes }),
     queue,
     manuallyStartQueue: true,
     allowPrivateAddress: true,
     ...(options.firstKnock == null ? {} : { firstKnock: options.firstKnock }),
+    ...(options.inboxChallengePolicy == null
+      ? {}
+      : { inboxChallengePolicy: options.inboxChallengePolicy }),
   });
   federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) =>
     person(
@@ -220,6 +268,9 @@ export async function startFedifyApp(options: TestAppOptions = {}): Promise<Test
     // Fedify refuses loopback URLs by default, as Fedwork does.
     allowPrivateAddress: true,
     ...(options.firstKnock == null ? {} : { firstKnock: options.firstKnock }),
+    ...(options.inboxChallengePolicy == null
+      ? {}
+      : { inboxChallengePolicy: options.inboxChallengePolicy }),
   });
   federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) =>
     person(

@@ -73,6 +73,8 @@ const CHECKS: Record<
       ? "has no valid inbox URL"
       : m.activity == null || typeof m.activity !== "object"
       ? "has no activity"
+      : m.collectionSync !== undefined && typeof m.collectionSync !== "string"
+      ? "has a collectionSync that is not a string"
       : undefined,
   fanout: (m) =>
     m.inboxes == null || typeof m.inboxes !== "object"

@@ -6,7 +6,7 @@ import type { UnverifiedActivityReason } from "../activitypub/inbox/unverified.t
 import type { OutboxPermanentFailure } from "../activitypub/outbox/delivery.ts";
 import type { Context } from "./context-api.ts";
 import type { InboxContext } from "./context-api.ts";
-import type { RequestContext } from "./context-api.ts";
+import type { OutboxContext, RequestContext } from "./context-api.ts";
 
 export type { OutboxPermanentFailure, PageItems, UnverifiedActivityReason };
 
@@ -294,3 +294,25 @@ export type OutboxPermanentFailureHandler<TContextData> = (
  * @since 0.1.0
  */
 export type FollowerItem = Recipient;
+
+/**
+ * Handles an activity POSTed to an outbox, Fedify's type of the same name.
+ * @typeParam TContextData The context data type.
+ * @typeParam TActivity The activity class it is registered for.
+ * @since 0.4.0
+ */
+export type OutboxListener<TContextData, TActivity extends Activity> = (
+  context: OutboxContext<TContextData>,
+  activity: TActivity,
+) => void | Promise<void>;
+
+/**
+ * Called when an outbox POST cannot be parsed or a listener throws,
+ * Fedify's type of the same name.
+ * @typeParam TContextData The context data type.
+ * @since 0.4.0
+ */
+export type OutboxListenerErrorHandler<TContextData> = (
+  context: OutboxContext<TContextData>,
+  error: Error,
+) => void | Promise<void>;

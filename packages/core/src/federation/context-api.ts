@@ -24,7 +24,11 @@ import type {
   LookupWebFingerOptions,
   ResourceDescriptor,
 } from "../activitypub/webfinger/lookup.ts";
-import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import type {
+  SendActivityOptions,
+  SendActivityOptionsForCollection,
+  SenderIdentity,
+} from "../activitypub/outbox/send-options.ts";
 import type {
   TaskDefinition,
   TaskEnqueueManyOptions,
@@ -402,7 +406,8 @@ export interface Context<TContextData> {
    *                 without an ID gets one on the canonical origin, as in
    *                 Fedify: `https://example.com/#Create/<uuid>` (a
    *                 `urn:uuid:` one before 0.3.0).
-   * @param options Shared inbox preference, fan-out and ordering.
+   * @param options Shared inbox preference, fan-out and ordering; with
+   *                `"followers"`, `syncCollection` (FEP-8fcf) as well.
    * @throws {TypeError} When an argument is malformed.
    * @throws {RouteNotRegisteredError} With `"followers"` but no followers
    *         dispatcher, or without a key pairs dispatcher.
@@ -419,7 +424,7 @@ export interface Context<TContextData> {
     sender: SenderIdentity,
     recipients: Recipient | readonly Recipient[] | "followers",
     activity: Activity,
-    options?: SendActivityOptions,
+    options?: SendActivityOptionsForCollection,
   ): Promise<void>;
 
   /**
@@ -790,3 +795,42 @@ export type TaskRegistry<TContextData> = GenericTaskRegistry<
   TContextData,
   TaskContext<TContextData>
 >;
+
+/**
+ * The context an outbox listener gets: a {@link RequestContext} for the
+ * POST, with the outbox's owner and the posted activity to forward.
+ * Fedify's interface of the same name.
+ * @typeParam TContextData The context data type.
+ * @since 0.4.0
+ */
+export interface OutboxContext<TContextData> extends RequestContext<TContextData> {
+  /** The identifier of the actor whose outbox received the POST. */
+  readonly identifier: string;
+  /**
+   * Whether this context has sent or forwarded anything yet (a listener
+   * that returns without it is logged: the client's activity went
+   * nowhere).
+   * @returns Whether it has.
+   */
+  hasDeliveredActivity(): boolean;
+  /**
+   * Forwards the posted activity as it was posted (its proofs untouched),
+   * signing the requests as `forwarder`.
+   * @param forwarder Your actor that forwards, usually
+   *                  `{ identifier: ctx.identifier }`.
+   * @param recipients The recipients, or `"followers"`.
+   * @param options Shared inbox preference, fan-out and ordering.
+   * @returns Resolves once enqueued (or delivered, without a queue).
+   */
+  forwardActivity(
+    forwarder: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+    options?: SendActivityOptions,
+  ): Promise<void>;
+  /**
+   * The same context with other data.
+   * @param data The data.
+   * @returns The new context.
+   */
+  clone(data: TContextData): OutboxContext<TContextData>;
+}

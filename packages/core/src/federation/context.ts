@@ -32,12 +32,16 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-
 import { RouteNotRegisteredError } from "./errors.ts";
 import { describeName } from "../activitypub/collections/register.ts";
 import { customCollectionOf } from "../activitypub/collections/routes.ts";
+import { ACTOR_ALIAS_PREFIX } from "../activitypub/http/route-table.ts";
 import type { Message } from "./message.ts";
 import type { ResolvedFederationOptions } from "./options.ts";
 import type { Federation } from "./api.ts";
 import type { Context, InboxContext, ParseUriResult } from "./context-api.ts";
 import type { FederationRegistry, ObjectClass } from "./registry-api.ts";
-import type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+import type {
+  SendActivityOptionsForCollection,
+  SenderIdentity,
+} from "../activitypub/outbox/send-options.ts";
 import { type ActivityTransport, sendActivity } from "../activitypub/outbox/send-activity.ts";
 import {
   checkTaskEnqueueOptions,
@@ -200,6 +204,10 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
   }
 
   getActorUri(identifier: string): URL {
+    const alias = `${ACTOR_ALIAS_PREFIX}${identifier}`;
+    if (this.#host.registry.routes.has(alias)) {
+      return this.#build(alias, {}, ["actor dispatcher", "setActorDispatcher"]);
+    }
     return this.#buildForIdentifier("actor", identifier, [
       "actor dispatcher",
       "setActorDispatcher",
@@ -459,7 +467,7 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
     sender: SenderIdentity,
     recipients: Recipient | readonly Recipient[] | "followers",
     activity: Activity,
-    options: SendActivityOptions = {},
+    options: SendActivityOptionsForCollection = {},
   ): Promise<void> {
     return sendActivity(this.#host.outbox, this, sender, recipients, activity, options);
   }

@@ -19,6 +19,8 @@ import type {
   NodeInfoDispatcher,
   ObjectAuthorizePredicate,
   ObjectDispatcher,
+  OutboxListener,
+  OutboxListenerErrorHandler,
   OutboxPermanentFailureHandler,
   SharedInboxKeyDispatcher,
   UnverifiedActivityHandler,
@@ -149,6 +151,37 @@ export interface ActorCallbackSetters<TContextData> {
    * @since 0.3.0
    */
   mapAlias(mapper: ActorAliasMapper<TContextData>): ActorCallbackSetters<TContextData>;
+
+  /**
+   * Serves one actor at a fixed path as well, Fedify's setter of the same
+   * name: an instance actor at `/actor` for a relay, a bot at `/bot`.
+   * `ctx.getActorUri(identifier)` then gives that path (so the actor's id,
+   * WebFinger's link and `parseUri()` all agree on it), and the actor is
+   * still served at its templated path.
+   * @param path The fixed path, starting with `/`, with no variables.
+   * @param identifier The actor's identifier, handed to the dispatcher.
+   * @returns These setters, for chaining.
+   * @throws {RoutePathError} When the path is malformed or has variables.
+   * @throws {RouteConflictError} When another route could match the path.
+   * @throws {DuplicateRegistrationError} When the identifier already has an
+   *         alias.
+   * @throws {TypeError} When the identifier is not a non-empty string.
+   * @since 0.4.0
+   * @example
+   * ```ts
+   * import { createFederation, MemoryKvStore } from "@fedwork/core";
+   * import { Application } from "@fedify/vocab";
+   *
+   * const federation = createFederation<void>({ kv: new MemoryKvStore() });
+   * federation
+   *   .setActorDispatcher("/users/{identifier}", (ctx, identifier) =>
+   *     identifier === "instance"
+   *       ? new Application({ id: ctx.getActorUri(identifier), preferredUsername: "relay" })
+   *       : null)
+   *   .mapActorAlias("/actor", "instance");
+   * ```
+   */
+  mapActorAlias(path: `/${string}`, identifier: string): ActorCallbackSetters<TContextData>;
 
   /**
    * Restricts who may fetch actors: a request the predicate refuses gets
@@ -393,6 +426,40 @@ export interface Federatable<TContextData> extends TaskRegistry<TContextData> {
   ): CollectionCallbackSetters<TContextData, RequestContext<TContextData>>;
 
   /**
+   * Listens to activities POSTed to actors' outboxes (ActivityPub's
+   * client-to-server protocol), as Fedify's method of the same name: a
+   * POST is authorized by `authorize()`, read within `inboxMaxBytes`,
+   * refused unless its actor is the outbox's owner, and handed to the
+   * listener for its class, which usually sends it on with
+   * `ctx.sendActivity({ identifier: ctx.identifier }, …)`.  The answer is
+   * 202, or 400, 401, 404, 413 or 500 as Fedify answers.
+   * @param outboxPath The outbox path, with one `{identifier}`; the outbox
+   *                   dispatcher's, if there is one.
+   * @returns Setters for the listeners, the error handler and
+   *          `authorize()`.
+   * @throws {RoutePathError} When the path is malformed or differs from
+   *         the outbox dispatcher's.
+   * @throws {DuplicateRegistrationError} When already registered.
+   * @since 0.4.0
+   * @example
+   * ```ts
+   * import { createFederation, MemoryKvStore } from "@fedwork/core";
+   * import { Create } from "@fedify/vocab";
+   *
+   * const federation = createFederation<void>({ kv: new MemoryKvStore() });
+   * federation
+   *   .setOutboxListeners("/users/{identifier}/outbox")
+   *   .authorize((ctx, identifier) =>
+   *     ctx.request.headers.get("authorization") === `Bearer token-of-${identifier}`
+   *   )
+   *   .on(Create, async (ctx, create) => {
+   *     await ctx.sendActivity({ identifier: ctx.identifier }, "followers", create);
+   *   });
+   * ```
+   */
+  setOutboxListeners(outboxPath: string): OutboxListenerSetters<TContextData>;
+
+  /**
    * Registers the followers collection dispatcher and route.  Also what
    * `sendActivity(sender, "followers", …)` enumerates.
    * @param path The path template, with one `{identifier}` placeholder.
@@ -548,4 +615,43 @@ export interface Federatable<TContextData> extends TaskRegistry<TContextData> {
       TContextData
     >,
   ): CustomCollectionCallbackSetters<TParam, RequestContext<TContextData>, TContextData>;
+}
+
+/**
+ * The setters `setOutboxListeners()` returns, Fedify's interface of the
+ * same name.
+ * @typeParam TContextData The context data type.
+ * @since 0.4.0
+ */
+export interface OutboxListenerSetters<TContextData> {
+  /**
+   * Registers the listener for an activity class (and its subclasses that
+   * have none of their own).
+   * @param type The activity class, e.g. `Create`.
+   * @param listener The listener.
+   * @returns These setters.
+   * @throws {DuplicateRegistrationError} When the class has a listener.
+   * @throws {TypeError} When an argument is not a class or a function.
+   */
+  on<TActivity extends Activity>(
+    type: ActivityClass<TActivity>,
+    listener: OutboxListener<TContextData, TActivity>,
+  ): OutboxListenerSetters<TContextData>;
+  /**
+   * Sets the handler of parse failures and listener errors.
+   * @param handler The handler.
+   * @returns These setters.
+   * @throws {TypeError} When it is not a function.
+   */
+  onError(handler: OutboxListenerErrorHandler<TContextData>): OutboxListenerSetters<TContextData>;
+  /**
+   * Decides who may POST to an outbox (an app's OAuth bearer token, a
+   * session): a POST it refuses gets 401 (or `onUnauthorized`).  Without
+   * it, **anyone may post as your actors**.
+   * @param predicate Tells whether the request may post to `identifier`'s
+   *                  outbox.
+   * @returns These setters.
+   * @throws {TypeError} When it is not a function.
+   */
+  authorize(predicate: AuthorizePredicate<TContextData>): OutboxListenerSetters<TContextData>;
 }

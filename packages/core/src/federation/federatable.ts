@@ -1,5 +1,7 @@
 import type { Activity, Actor, Hashtag, Object as APObject } from "@fedify/vocab";
 import { parseUriTemplate } from "../activitypub/http/uri-template.ts";
+import { ACTOR_ALIAS_PREFIX } from "../activitypub/http/route-table.ts";
+import { registerOutboxListeners } from "./outbox-listeners.ts";
 import type {
   ActorDispatcher,
   CollectionDispatcher,
@@ -30,6 +32,7 @@ import type {
   Federatable,
   InboxListenerSetters,
   ObjectCallbackSetters,
+  OutboxListenerSetters,
 } from "./federatable-api.ts";
 
 /**
@@ -119,6 +122,23 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
       mapAlias(aliasMapper) {
         assertCallback(aliasMapper, "mapAlias");
         registry.actor = { ...registry.actor!, aliasMapper };
+        return setters;
+      },
+      mapActorAlias(aliasPath, identifier) {
+        if (typeof identifier !== "string" || identifier === "") {
+          throw new TypeError(
+            "The identifier given to mapActorAlias() must be a non-empty string.",
+          );
+        }
+        validateRoutePath(aliasPath, false, "mapActorAlias");
+        const name = `${ACTOR_ALIAS_PREFIX}${identifier}`;
+        if (registry.routes.has(name)) {
+          throw new DuplicateRegistrationError(
+            `actor alias for ${JSON.stringify(identifier)}`,
+            "mapActorAlias",
+          );
+        }
+        registry.routes.add(name, aliasPath, "mapActorAlias");
         return setters;
       },
       authorize(authorize) {
@@ -279,6 +299,11 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
       },
     };
     return setters;
+  }
+
+  setOutboxListeners(outboxPath: string): OutboxListenerSetters<TContextData> {
+    validateRoutePath(outboxPath, true, "setOutboxListeners");
+    return registerOutboxListeners(this.registry, outboxPath);
   }
 
   setOutboxDispatcher(

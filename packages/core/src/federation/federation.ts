@@ -7,6 +7,7 @@ import { InboxRefusalLog } from "../activitypub/inbox/refusal-log.ts";
 import { hintFedifyLogCategory } from "./log-category-hint.ts";
 import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
 import { checkFetchArguments, handleFederationRequest } from "../activitypub/http/handler.ts";
+import { handleOutboxPost } from "./outbox-listeners.ts";
 import type { FederationFetchOptions } from "./api.ts";
 import { InboxContextImpl } from "./inbox-context.ts";
 import { RequestContextImpl } from "./request-context.ts";
@@ -359,6 +360,24 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
 
   watchTasks(options?: WatchTaskOptions): AsyncIterable<TaskUpdate> {
     return this.taskStatus.watchTasks(options);
+  }
+
+  /**
+   * Answers a POST to an outbox, for the outbox listeners.  Internal.
+   * @param ctx The request's context.
+   * @param identifier The outbox owner's identifier.
+   * @param fallbacks The 404 and 401 answers.
+   * @returns The response.
+   */
+  handleOutboxPost(
+    ctx: RequestContext<TContextData>,
+    identifier: string,
+    fallbacks: {
+      readonly onNotFound: (request: Request) => Response | Promise<Response>;
+      readonly onUnauthorized: (request: Request) => Response | Promise<Response>;
+    },
+  ): Promise<Response> {
+    return handleOutboxPost(this, ctx, identifier, fallbacks);
   }
 
   fetch(request: Request, options: FederationFetchOptions<TContextData>): Promise<Response> {

@@ -58,6 +58,10 @@ export {
   type ProcessQueuedMessageOptions,
 } from "./federation.ts";
 export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
+export type { FederationKvPrefixes } from "./kv-prefixes.ts";
+export type { OutboxContext } from "./context-api.ts";
+export type { OutboxListener, OutboxListenerErrorHandler } from "./callbacks.ts";
+export type { OutboxListenerSetters } from "./federatable-api.ts";
 export type { FederationHostHealthOptions } from "../operator/host-health/options.ts";
 export type { FanoutDeliveriesOptions } from "../activitypub/outbox/fanout.ts";
 export type { HostBlockPredicate, HostPolicyOptions } from "../activitypub/host-policy/options.ts";
@@ -92,7 +96,11 @@ export type {
   IdempotencyStrategy,
   ObjectClass,
 } from "./registry-api.ts";
-export type { SendActivityOptions, SenderIdentity } from "../activitypub/outbox/send-options.ts";
+export type {
+  SendActivityOptions,
+  SendActivityOptionsForCollection,
+  SenderIdentity,
+} from "../activitypub/outbox/send-options.ts";
 export type { TaskStatusOperations, WatchTaskOptions } from "../operator/status/mod.ts";
 export type {
   TaskCancelOperations,

@@ -27,6 +27,8 @@ import {
 } from "../activitypub/inbox/challenge.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { FederationOptionError } from "./errors.ts";
+import { type FederationKvPrefixes, resolveKvPrefixes } from "./kv-prefixes.ts";
+import { withKeyPrefixes } from "../kv/key-prefixes.ts";
 import {
   type FanoutDeliveriesOptions,
   type ResolvedFanoutDeliveries,
@@ -328,6 +330,16 @@ export interface FederationOptions<TContextData>
    * @since 0.4.0
    */
   readonly hostPolicy?: HostPolicyOptions | false;
+  /**
+   * Where the federation keeps its records in the `kv` store, Fedify's
+   * option: any of {@link FederationKvPrefixes}, e.g.
+   * `{ activityIdempotence: ["myapp", "idempotence"] }`, to share one store
+   * between apps.  Keys under each default prefix are stored under the
+   * given one instead; no two prefixes may overlap.
+   * @default Fedwork's prefixes (see {@link FederationKvPrefixes})
+   * @since 0.4.0
+   */
+  readonly kvPrefixes?: Partial<FederationKvPrefixes>;
 }
 
 /**
@@ -380,6 +392,7 @@ const OPTION_NAMES: Record<
   hostHealth: true,
   fanoutDeliveries: true,
   hostPolicy: true,
+  kvPrefixes: true,
 };
 
 /**
@@ -534,7 +547,7 @@ export function resolveFederationOptions<TContextData>(
     ...resolveDeliveryLimitOptions(options),
     // Parts of Fedwork that write to the store may give a TTL in any form;
     // the store gets a Temporal.Duration, the form Fedify's stores expect.
-    kv: withTemporalTtl(kv),
+    kv: withTemporalTtl(withKeyPrefixes(kv, resolveKvPrefixes(options.kvPrefixes))),
     queues,
     manuallyStartQueue,
     ...(machineId == null ? {} : { machineId }),

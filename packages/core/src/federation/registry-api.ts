@@ -21,6 +21,8 @@ import type {
   NodeInfoDispatcher,
   ObjectAuthorizePredicate,
   ObjectDispatcher,
+  OutboxListener,
+  OutboxListenerErrorHandler,
   OutboxPermanentFailureHandler,
   SharedInboxKeyDispatcher,
   UnverifiedActivityHandler,
@@ -175,6 +177,17 @@ export interface FederationRegistry<TContextData> {
   nodeInfo?: RouteRegistration<NodeInfoDispatcher<TContextData>>;
   webFingerLinks?: WebFingerLinksDispatcher<TContextData>;
   outboxPermanentFailureHandler?: OutboxPermanentFailureHandler<TContextData>;
+  /** The outbox listeners' path, `setOutboxListeners()` (since 0.4.0). */
+  outboxListenerPath?: string;
+  /** The outbox listeners, by activity class (since 0.4.0). */
+  readonly outboxListeners: Map<ActivityClass, OutboxListener<TContextData, Activity>>;
+  /** Since 0.4.0. */
+  outboxErrorHandler?: OutboxListenerErrorHandler<TContextData>;
+  /** Who may POST to an outbox (since 0.4.0). */
+  outboxAuthorize?: (
+    context: RequestContext<TContextData>,
+    identifier: string,
+  ) => boolean | Promise<boolean>;
   /** The typed background tasks, by name. */
   readonly tasks: TaskStore<TContextData, TaskContext<TContextData>>;
 }

@@ -11,6 +11,7 @@ export function createRegistry<TContextData>(): FederationRegistry<TContextData>
   return {
     routes: new RouteTable(),
     inboxListeners: new Map(),
+    outboxListeners: new Map(),
     objects: new Map(),
     collections: new Map(),
     tasks: new TaskStore(),

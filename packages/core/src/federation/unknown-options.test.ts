@@ -123,7 +123,7 @@ test("sendActivity() refuses an unknown option, suggesting the nearest name, and
   assertEquals(
     error.message,
     "Unknown option preferSharedInbx of sendActivity(); did you mean preferSharedInbox? " +
-      "The options are fanout, orderingKey, preferSharedInbox.",
+      "The options are fanout, orderingKey, preferSharedInbox, syncCollection.",
   );
   // Fedify's immediate option has no effect here: refused, not ignored.
   await assertRejects(

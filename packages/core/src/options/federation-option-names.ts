@@ -9,7 +9,6 @@
  */
 export const FEDIFY_ONLY_OPTION_HINTS: Readonly<Record<string, string>> = Object.fromEntries(
   Object.entries({
-    kvPrefixes: 'Fedwork keys its records under ["fedwork", …] in the KvStore; remove it.',
     authenticatedDocumentLoaderFactory:
       "Fedwork makes signed document requests itself: use ctx.getDocumentLoader({ identifier }); " +
       "remove it.",

@@ -10,3 +10,4 @@ export {
   traverseCollection,
   type TraverseCollectionOptions,
 } from "./traverse.ts";
+export { buildCollectionSynchronizationHeader } from "./synchronization.ts";

@@ -54,6 +54,8 @@ export type CollectionRegistrations =
   & {
     readonly routes: Pick<RouteTable, "add">;
     readonly inboxPath?: string | undefined;
+    /** The outbox listeners' path, which shares the outbox's route (0.4.0). */
+    readonly outboxListenerPath?: string | undefined;
     readonly collections: Map<string | symbol, CustomCollectionRecord>;
   }
   & { readonly [name in ActorCollectionName]?: { readonly path: string } | undefined };
@@ -98,6 +100,28 @@ function assertCallback(callback: unknown, method: string): void {
   if (typeof callback !== "function") {
     throw new TypeError(`The callback given to ${method}() must be a function.`);
   }
+}
+
+/**
+ * Checks that the outbox collection has the outbox listeners' path, when
+ * they are registered first.
+ * @returns Whether the outbox route is already in the route table.
+ * @throws {RoutePathError} When it has another path.
+ */
+function checkSharedOutboxRoute(
+  registry: Pick<CollectionRegistrations, "outboxListenerPath">,
+  path: string,
+): boolean {
+  const existing = registry.outboxListenerPath;
+  if (existing == null) return false;
+  if (existing !== path) {
+    throw new RoutePathError(
+      path,
+      `The path given to setOutboxDispatcher() must be the outbox listeners', ` +
+        `${JSON.stringify(existing)}.`,
+    );
+  }
+  return true;
 }
 
 /**
@@ -159,8 +183,9 @@ export function registerActorCollection(
       method,
     );
   }
-  const routed = name === "inboxCollection" &&
-    checkSharedInboxRoute(registry, path, "setInboxDispatcher");
+  const routed = (name === "inboxCollection" &&
+    checkSharedInboxRoute(registry, path, "setInboxDispatcher")) ||
+    (name === "outbox" && checkSharedOutboxRoute(registry, path));
   if (!routed) registry.routes.add(ROUTE_NAMES[name], path, method);
   const fields = registry as unknown as Record<string, Record<string, unknown>>;
   fields[name] = { path, dispatcher };

@@ -69,6 +69,8 @@ export interface FederationRequestRegistry<TContext, TInboxContext>
     CollectionRegistry<TContext> {
   readonly routes: Pick<RouteTable, "route" | "build">;
   readonly inboxPath?: string | undefined;
+  /** The outbox listeners' path, when there are any (0.4.0). */
+  readonly outboxListenerPath?: string | undefined;
   readonly actor?: {
     readonly dispatcher: (
       ctx: TContext,
@@ -126,6 +128,20 @@ export interface FederationRequestHost<
 > extends InboxRequestHost<TContextData, TContext, TInboxContext> {
   readonly registry: FederationRequestRegistry<TContext, TInboxContext>;
   readonly options: InboxRequestOptions & { readonly handleHost?: string | undefined };
+  /**
+   * Answers a POST to an outbox, for the outbox listeners (0.4.0).
+   * @param ctx The request's context.
+   * @param identifier The outbox owner's identifier.
+   * @param fallbacks The 404 and 401 answers.
+   */
+  handleOutboxPost?(
+    ctx: TContext,
+    identifier: string,
+    fallbacks: {
+      readonly onNotFound: (request: Request) => Response | Promise<Response>;
+      readonly onUnauthorized: (request: Request) => Response | Promise<Response>;
+    },
+  ): Promise<Response>;
 }
 
 /**
@@ -234,6 +250,12 @@ export async function handleFederationRequest<
       name === "inbox" ? values.identifier : null,
       { onNotFound, onUnauthorized },
     );
+  }
+  if (name === "outbox" && registry.outboxListenerPath != null && host.handleOutboxPost != null) {
+    if (method === "POST") {
+      return await host.handleOutboxPost(ctx, values.identifier, { onNotFound, onUnauthorized });
+    }
+    if (!GET_METHODS.includes(method)) return methodNotAllowed([...GET_METHODS, "POST"]);
   }
   if (!GET_METHODS.includes(method)) return methodNotAllowed(GET_METHODS);
 

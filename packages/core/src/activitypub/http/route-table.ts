@@ -11,6 +11,13 @@ export const WELL_KNOWN_ROUTES = {
 } as const;
 
 /**
+ * The prefix of the route names of actor aliases: `actorAlias:<identifier>`.
+ * Internal.
+ * @since 0.4.0
+ */
+export const ACTOR_ALIAS_PREFIX = "actorAlias:";
+
+/**
  * The federation's routes: one {@link Router} that both maps request paths
  * to registrations (`federation.fetch()`) and builds their URIs
  * (`ctx.getActorUri()` and the others), so the two can never disagree.
@@ -76,7 +83,17 @@ export class RouteTable {
    * @returns The match, or `null`.
    */
   route(path: string): RouteMatch | null {
-    return this.#router.route(path);
+    const match = this.#router.route(path);
+    // An actor alias (`mapActorAlias()`) is the actor route for one
+    // identifier, to every reader of the table.
+    if (match?.name.startsWith(ACTOR_ALIAS_PREFIX)) {
+      return {
+        name: "actor",
+        template: match.template,
+        values: { identifier: match.name.slice(ACTOR_ALIAS_PREFIX.length) },
+      };
+    }
+    return match;
   }
 
   /**

@@ -181,3 +181,68 @@ test("a 429 or 503 with Retry-After gets no second knock and reports the wait; o
     assertEquals(server.requests.length, requests, `${status} ${retryAfter}`);
   }
 });
+
+test("deliverSignedActivity() answers an Accept-Signature challenge with the nonce asked for", async () => {
+  const nonces: (string | undefined)[] = [];
+  await using server = await startTestServer(async (request) => {
+    const result = await verifyRequest(request, { fetchKey });
+    nonces.push(result.verified ? result.nonce : `refused:${result.reason}`);
+    if (result.verified && result.spec === "rfc9421" && result.nonce === "fresh-1") {
+      return new Response(null, { status: 202 });
+    }
+    return new Response("Sign again.", {
+      status: 401,
+      headers: {
+        "Accept-Signature":
+          'sig2=("@method" "@target-uri" "@authority" "content-digest");created;nonce="fresh-1"',
+      },
+    });
+  });
+  const kv = new MemoryKvStore();
+  const result = await deliver(new URL("/inbox", server.url), { kv });
+  assertEquals(result.kind === "delivered" && result.spec, "rfc9421");
+  assertEquals(nonces, [undefined, "fresh-1"]);
+  assert(server.requests[1].headers.get("signature-input")?.startsWith("sig2=("));
+  assertEquals(await kv.get(["fedwork", "http-signature-spec", server.url.origin]), "rfc9421");
+});
+
+test("deliverSignedActivity() knocks with draft-cavage when a challenge cannot be fulfilled", async () => {
+  const seen: string[] = [];
+  await using server = await startTestServer(async (request) => {
+    const result = await verifyRequest(request, { fetchKey });
+    seen.push(result.verified ? result.spec : `refused:${result.reason}`);
+    if (result.verified && result.spec === "draft-cavage-http-signatures-12") {
+      return new Response(null, { status: 202 });
+    }
+    // A challenge for another key: not ours to answer.
+    return new Response(null, {
+      status: 401,
+      headers: { "Accept-Signature": 'sig1=("@method");keyid="https://other.example/k"' },
+    });
+  });
+  const result = await deliver(new URL("/inbox", server.url));
+  assertEquals(result.kind === "delivered" && result.spec, "draft-cavage-http-signatures-12");
+  assertEquals(seen, ["rfc9421", "draft-cavage-http-signatures-12"]);
+});
+
+test("deliverSignedActivity() asks a specDeterminer which scheme to try and tells it what worked", async () => {
+  const { server: starting, seen } = inbox({ rejectRfc9421: true });
+  await using server = await starting;
+  const asked: string[] = [];
+  const remembered: [string, string][] = [];
+  const result = await deliver(new URL("/inbox", server.url), {
+    specDeterminer: {
+      determineSpec(origin) {
+        asked.push(origin);
+        return "rfc9421";
+      },
+      rememberSpec(origin, spec) {
+        remembered.push([origin, spec]);
+      },
+    },
+  });
+  assertEquals(result.kind === "delivered" && result.spec, "draft-cavage-http-signatures-12");
+  assertEquals(seen, ["rfc9421", "draft-cavage-http-signatures-12"]);
+  assertEquals(asked, [server.url.origin]);
+  assertEquals(remembered, [[server.url.origin, "draft-cavage-http-signatures-12"]]);
+});

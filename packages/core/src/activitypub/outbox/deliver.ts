@@ -13,10 +13,13 @@ import { signHeaders } from "../signatures/sign.ts";
 import type { SignedBody } from "../signatures/signed-body.ts";
 import { signedBodyOf } from "./body-cache.ts";
 import {
+  type HttpMessageSignaturesSpecDeterminer,
   type HttpSignatureSpec,
   otherHttpSignatureSpec,
   signatureAlgorithmOf,
 } from "../signatures/spec.ts";
+import { challengeMembers, signForChallenge } from "../signatures/challenge-signing.ts";
+import type { AcceptSignatureMember } from "../signatures/accept-signature.ts";
 import { MissingSigningKeyError } from "./errors.ts";
 import { messageOf } from "../json-values.ts";
 import { retryAfterMilliseconds } from "../host-policy/retry-after.ts";
@@ -88,6 +91,14 @@ export interface DeliverSignedActivityOptions {
    */
   readonly kvPrefix?: KvKey;
   /**
+   * Chooses the scheme of the first knock per origin and remembers the one
+   * that worked, instead of the KV store (`kv`, `kvPrefix`,
+   * `rememberSchemeFor` and `firstKnock` are then not used for that).
+   * @default the KV store
+   * @since 0.4.0
+   */
+  readonly specDeterminer?: HttpMessageSignaturesSpecDeterminer;
+  /**
    * The time limit of one POST, redirects and the answer included; past
    * it the request is aborted and the outcome is `retryableFailure`.
    * @default 15 seconds
@@ -96,6 +107,13 @@ export interface DeliverSignedActivityOptions {
   readonly timeout?: DurationInput;
   /** Aborts the request. */
   readonly signal?: AbortSignal;
+  /**
+   * More headers for the POST, e.g. FEP-8fcf's
+   * `Collection-Synchronization`; signed ones (`Date`, `Digest`,
+   * `Signature`…) and `Content-Type` are Fedwork's.
+   * @since 0.4.0
+   */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -193,7 +211,10 @@ export async function deliverSignedActivity(
     ...(options.kvPrefix ?? ["fedwork", "http-signature-spec"]),
     inbox.origin,
   ];
-  const remembered = await kv.get<HttpSignatureSpec>(schemeKey);
+  const determiner = options.specDeterminer;
+  const remembered = determiner == null
+    ? await kv.get<HttpSignatureSpec>(schemeKey)
+    : await determiner.determineSpec(inbox.origin);
   const first = remembered === "rfc9421" || remembered === "draft-cavage-http-signatures-12"
     ? remembered
     : options.firstKnock ?? "rfc9421";
@@ -201,11 +222,31 @@ export async function deliverSignedActivity(
 
   let spec = first;
   let attempt = await send(spec);
-  if (
-    "response" in attempt && attempt.response.status >= 400 && retryAfterOf(attempt) == null
-  ) {
+  let knockAgain = isRefusal(attempt);
+  if (knockAgain && "response" in attempt) {
+    // RFC 9421 §5: the refusal may say how it wants to be signed.
+    const members = challengeMembers(
+      attempt.response.headers.get("accept-signature"),
+      key.keyId,
+      key.privateKey,
+    );
+    const answer = members.length === 0 ? null : await post(options, key, body, "rfc9421", members);
+    if (answer != null && !("error" in answer && answer.error instanceof UnfulfillableChallenge)) {
+      logger.debug("{inbox} answered {status} with an Accept-Signature challenge; fulfilled it.", {
+        inbox: inbox.href,
+        status: attempt.response.status,
+        labels: members.map((member) => member.label),
+      });
+      spec = "rfc9421";
+      attempt = answer;
+      // Only a refused signature is worth the other scheme.
+      knockAgain = "response" in answer &&
+        (answer.response.status === 400 || answer.response.status === 401);
+    }
+  }
+  if (knockAgain && "response" in attempt) {
     // Double knock: the peer may not know (or may reject) this scheme.
-    const other = otherHttpSignatureSpec(spec);
+    const other = otherHttpSignatureSpec(first);
     logger.debug("{inbox} answered {status} to {spec}; trying {other}.", {
       inbox: inbox.href,
       status: attempt.response.status,
@@ -228,7 +269,10 @@ export async function deliverSignedActivity(
   const { response } = attempt;
   const url = response.url;
   if (response.status >= 200 && response.status < 300) {
-    if (remembered !== spec) await kv.set(schemeKey, spec, { ttl: { milliseconds: rememberMs } });
+    if (determiner != null) await determiner.rememberSpec(inbox.origin, spec);
+    else if (remembered !== spec) {
+      await kv.set(schemeKey, spec, { ttl: { milliseconds: rememberMs } });
+    }
     logger.debug("Delivered to {inbox} with {spec} (HTTP {status}).", {
       inbox: inbox.href,
       spec,
@@ -261,16 +305,30 @@ function retryAfterOf(attempt: { readonly response: RemoteResponse }): number | 
   return retryAfterMilliseconds(status, headers.get("retry-after"), Date.now());
 }
 
+/** A refusal (4xx, 5xx) that is not a "come back later". */
+function isRefusal(attempt: Attempt): boolean {
+  return "response" in attempt && attempt.response.status >= 400 && retryAfterOf(attempt) == null;
+}
+
+/** Thrown by the signer when no challenge member could be signed for. */
+class UnfulfillableChallenge extends Error {
+  constructor() {
+    super("No Accept-Signature member can be fulfilled.");
+  }
+}
+
 async function post(
   options: DeliverSignedActivityOptions,
   key: SenderKey,
   body: SignedBody,
   spec: HttpSignatureSpec,
+  challenge?: readonly AcceptSignatureMember[],
 ): Promise<Attempt> {
   try {
     const response = await fetchRemoteSigned(options.inbox, {
       method: "POST",
       headers: {
+        ...options.headers,
         "Content-Type": ACTIVITY_JSON_MEDIA_TYPE,
         Accept: `${ACTIVITY_JSON_MEDIA_TYPE}, application/ld+json`,
       },
@@ -285,7 +343,20 @@ async function post(
       // Signed at each hop, for its URL and this moment: never ahead of
       // time.  A moved inbox still wants the activity: POSTed again.
       signal: options.signal,
-    }, (request) => signHeaders(request, key.privateKey, key.keyId, spec, body, Date.now()));
+    }, async (request) => {
+      if (challenge == null) {
+        return signHeaders(request, key.privateKey, key.keyId, spec, body, Date.now());
+      }
+      const signed = await signForChallenge(
+        request,
+        key.privateKey,
+        key.keyId,
+        body,
+        Date.now(),
+        challenge,
+      );
+      if (signed === 0) throw new UnfulfillableChallenge();
+    });
     return { response };
   } catch (error) {
     return { error };

@@ -5,6 +5,7 @@ import { Activity, type DocumentLoader } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import type { ActorKeyPair } from "../actors/key-pairs.ts";
 import { PrivateAddressError } from "../network/errors.ts";
+import { buildCollectionSynchronizationHeader } from "../collections/synchronization.ts";
 import { deliverSignedActivity } from "./deliver.ts";
 import type { HttpSignatureSpec } from "../signatures/spec.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
@@ -122,6 +123,14 @@ export async function deliverOutboxMessage<
     signal: options.signal,
     timeout: { milliseconds: options.remoteRequests.deliveryTimeoutMs },
     maxRedirects: options.remoteRequests.maxRedirects,
+    ...(message.collectionSync == null || message.actorIds.length === 0 ? {} : {
+      headers: {
+        "Collection-Synchronization": await buildCollectionSynchronizationHeader(
+          message.collectionSync,
+          message.actorIds,
+        ),
+      },
+    }),
   });
   if (result.kind === "delivered") {
     logger.debug("Delivered activity {activityId} to {inbox} (HTTP {status}, {spec}).", {
@@ -205,5 +214,6 @@ export function expandFanoutMessage(message: FanoutMessage): OutboxMessage[] {
     ...(message.activityId == null ? {} : { activityId: message.activityId }),
     activityType: message.activityType,
     ...(message.senderIdentifier == null ? {} : { senderIdentifier: message.senderIdentifier }),
+    ...(message.collectionSync == null ? {} : { collectionSync: message.collectionSync }),
   }));
 }

@@ -23,6 +23,12 @@ export interface OutboxMessage extends BaseMessage {
   readonly activityType: string;
   /** The identifier of the sending actor, when sent on behalf of one. */
   readonly senderIdentifier?: string;
+  /**
+   * The sender's followers collection, when the delivery carries a
+   * `Collection-Synchronization` header (FEP-8fcf).
+   * @since 0.4.0
+   */
+  readonly collectionSync?: string;
 }
 
 /**
@@ -55,4 +61,10 @@ export interface FanoutMessage extends BaseMessage {
   readonly activityType: string;
   /** The identifier of the sending actor, when sent on behalf of one. */
   readonly senderIdentifier?: string;
+  /**
+   * The sender's followers collection, for the deliveries'
+   * `Collection-Synchronization` headers (FEP-8fcf).
+   * @since 0.4.0
+   */
+  readonly collectionSync?: string;
 }

@@ -5,7 +5,11 @@ import type { MessageQueue, MessageQueueEnqueueOptions } from "../../queue/messa
 import type { ActorKeyPair } from "../actors/key-pairs.ts";
 import { signActivityObject } from "../proofs/sign-activity.ts";
 import type { FanoutInbox, FanoutMessage, OutboxMessage } from "./messages.ts";
-import type { SendActivityOptions, SenderIdentity } from "./send-options.ts";
+import type {
+  SendActivityOptions,
+  SendActivityOptionsForCollection,
+  SenderIdentity,
+} from "./send-options.ts";
 
 const logger = getLogger(["fedwork", "federation"]);
 
@@ -97,6 +101,8 @@ export interface DeliveryDraft {
   readonly activityType: string;
   readonly senderIdentifier: string;
   readonly orderingKey?: string;
+  /** The followers collection of a `syncCollection` delivery (0.4.0). */
+  readonly collectionSync?: string;
 }
 
 /**
@@ -163,6 +169,13 @@ export interface SendingContext {
    * @returns The key pairs.
    */
   getActorKeyPairs(identifier: string): Promise<ActorKeyPair[]>;
+  /**
+   * Returns an actor's followers collection URI, for `syncCollection`.
+   * @param identifier The actor's identifier.
+   * @returns The URI.
+   * @since 0.4.0
+   */
+  getFollowersUri(identifier: string): URL;
 }
 
 /**
@@ -235,9 +248,12 @@ export async function sendActivity<TContext extends SendingContext>(
   sender: SenderIdentity,
   recipients: Recipient | readonly Recipient[] | "followers",
   activity: Activity,
-  options: SendActivityOptions,
+  options: SendActivityOptionsForCollection,
 ): Promise<void> {
-  checkSendActivityOptions(options, "sendActivity()");
+  checkSendActivityOptions(options, "sendActivity()", SEND_ACTIVITY_OPTION_NAMES);
+  if (options.syncCollection != null && typeof options.syncCollection !== "boolean") {
+    throw new TypeError("The syncCollection option of sendActivity() must be true or false.");
+  }
   const list = validateSendActivityArguments(
     sender,
     recipients === "followers" ? [] : recipients,
@@ -263,6 +279,10 @@ export async function sendActivity<TContext extends SendingContext>(
     activity: await signActivityObject(jsonLd, await ctx.getActorKeyPairs(sender.identifier)),
     activityId: activity.id!.href,
     activityType,
+    // FEP-8fcf: the receiver compares its follows of the sender with this.
+    ...(recipients === "followers" && options.syncCollection === true
+      ? { collectionSync: ctx.getFollowersUri(sender.identifier).href }
+      : {}),
   }, options);
 }
 
@@ -288,7 +308,7 @@ export async function forwardActivity<TContext extends SendingContext>(
   activity: Readonly<Record<string, unknown>>,
   options: SendActivityOptions,
 ): Promise<void> {
-  checkSendActivityOptions(options, "forwardActivity()");
+  checkSendActivityOptions(options, "forwardActivity()", FORWARD_ACTIVITY_OPTION_NAMES);
   if (
     typeof forwarder !== "object" || forwarder == null ||
     typeof forwarder.identifier !== "string" || forwarder.identifier === ""
@@ -321,14 +341,22 @@ export async function forwardActivity<TContext extends SendingContext>(
   }, options);
 }
 
-const SEND_ACTIVITY_OPTION_NAMES: readonly (keyof SendActivityOptions)[] = [
+const FORWARD_ACTIVITY_OPTION_NAMES: readonly (keyof SendActivityOptions)[] = [
   "preferSharedInbox",
   "fanout",
   "orderingKey",
 ];
+const SEND_ACTIVITY_OPTION_NAMES: readonly (keyof SendActivityOptionsForCollection)[] = [
+  ...FORWARD_ACTIVITY_OPTION_NAMES,
+  "syncCollection",
+];
 
-function checkSendActivityOptions(options: SendActivityOptions, where: string): void {
-  assertKnownOptions(options, SEND_ACTIVITY_OPTION_NAMES, { where });
+function checkSendActivityOptions(
+  options: SendActivityOptions,
+  where: string,
+  names: readonly string[],
+): void {
+  assertKnownOptions(options, names, { where });
   const fanout = options.fanout ?? "auto";
   if (fanout !== "auto" && fanout !== "skip" && fanout !== "force") {
     throw new TypeError(
@@ -344,7 +372,7 @@ async function enqueueDeliveries<TContext extends SendingContext>(
   ctx: TContext,
   sender: SenderIdentity,
   list: readonly Recipient[],
-  activity: Pick<DeliveryDraft, "activity" | "activityId" | "activityType">,
+  activity: Pick<DeliveryDraft, "activity" | "activityId" | "activityType" | "collectionSync">,
   options: SendActivityOptions,
 ): Promise<void> {
   const fanout = options.fanout ?? "auto";

@@ -38,3 +38,20 @@ export interface SendActivityOptions {
    */
   readonly orderingKey?: string;
 }
+
+/**
+ * Options for `Context.sendActivity()` to `"followers"`, Fedify's type of
+ * the same name.
+ * @since 0.4.0
+ */
+export interface SendActivityOptionsForCollection extends SendActivityOptions {
+  /**
+   * Whether each delivery carries FEP-8fcf's `Collection-Synchronization`
+   * header: the sender's followers collection and the digest of the
+   * followers that delivery reaches, so that the receiving server can
+   * notice follows it and the sender disagree about (Mastodon does).  Only
+   * for the recipients `"followers"`; ignored otherwise, as in Fedify.
+   * @default `false`
+   */
+  readonly syncCollection?: boolean;
+}

@@ -5,6 +5,19 @@
  * @since 0.2.0
  */
 export {
+  type AcceptSignatureComponent,
+  type AcceptSignatureMember,
+  type AcceptSignatureParameters,
+  formatAcceptSignature,
+  fulfillAcceptSignature,
+  type FulfillAcceptSignatureResult,
+  MAX_ACCEPT_SIGNATURE_COMPONENTS,
+  MAX_ACCEPT_SIGNATURE_LENGTH,
+  MAX_ACCEPT_SIGNATURE_MEMBERS,
+  parseAcceptSignature,
+  validateAcceptSignature,
+} from "./accept-signature.ts";
+export {
   checkContentDigestHeader,
   checkDigestHeader,
   createContentDigestHeader,
@@ -19,7 +32,13 @@ export {
   type PublicKeyFetcherOptions,
 } from "./key-cache.ts";
 export { signRequest, type SignRequestOptions } from "./sign.ts";
-export type { HttpMessageSignaturesSpec, HttpSignatureSpec, SignatureAlgorithm } from "./spec.ts";
+export type { Rfc9421SignRequestOptions } from "./rfc9421.ts";
+export type {
+  HttpMessageSignaturesSpec,
+  HttpMessageSignaturesSpecDeterminer,
+  HttpSignatureSpec,
+  SignatureAlgorithm,
+} from "./spec.ts";
 export type { SignatureFailure, SignatureFailureReason } from "./verification.ts";
 export {
   type VerifiedSignature,

@@ -7,6 +7,7 @@ import {
   serializeInnerList,
 } from "structured-headers";
 import { checkContentDigestHeader, contentDigestHeaderOf } from "./digest.ts";
+import type { AcceptSignatureComponent } from "./accept-signature.ts";
 import type { SignableMessage, SignedBody } from "./signed-body.ts";
 import { type SignatureAlgorithm, signatureAlgorithmOf, signBytes } from "./spec.ts";
 import {
@@ -73,11 +74,77 @@ function signatureBase(
 }
 
 /**
+ * Options for the RFC 9421 signature, usually what an `Accept-Signature`
+ * challenge asked for (see `fulfillAcceptSignature()`); Fedify's type of
+ * the same name.
+ * @since 0.4.0
+ */
+export interface Rfc9421SignRequestOptions {
+  /**
+   * The signature's label in `Signature-Input` and `Signature`.
+   * @default `"sig1"`
+   */
+  label?: string;
+  /**
+   * The components to cover.  `content-digest` is added when the request
+   * has a body and it is not asked for.  Components with parameters
+   * (`;sf`, `;name`, …) are not supported.
+   * @default `@method`, `@target-uri`, `@authority`, [`content-digest`,]
+   *          `date`
+   */
+  components?: AcceptSignatureComponent[];
+  /** A nonce for the signature's parameters. */
+  nonce?: string;
+  /** A tag for the signature's parameters. */
+  tag?: string;
+  /** Whether the signature expires, an hour after its creation. */
+  expires?: true;
+}
+
+/** The most components a signature covers. */
+const MAX_SIGNED_COMPONENTS = 32;
+
+function componentNames(
+  requested: readonly AcceptSignatureComponent[] | undefined,
+  hasBody: boolean,
+): string[] {
+  if (requested == null) {
+    return ["@method", "@target-uri", "@authority", ...(hasBody ? ["content-digest"] : []), "date"];
+  }
+  if (requested.length > MAX_SIGNED_COMPONENTS) {
+    throw new TypeError(`Cannot cover more than ${MAX_SIGNED_COMPONENTS} components.`);
+  }
+  const names: string[] = [];
+  for (const component of requested) {
+    if (typeof component?.value !== "string" || component.value === "") {
+      throw new TypeError('Each component must have a value such as "@method".');
+    }
+    if (component.params != null && Object.keys(component.params).length > 0) {
+      throw new TypeError(
+        `Cannot sign the component ${JSON.stringify(component.value)} with parameters ` +
+          `(${Object.keys(component.params).join(", ")}); Fedwork signs plain components only.`,
+      );
+    }
+    if (component.value === "@status") {
+      throw new TypeError("A request's signature cannot cover @status.");
+    }
+    // RFC 9421 §2.5: a component covered twice is an error.
+    if (!names.includes(component.value)) names.push(component.value);
+  }
+  if (hasBody && !names.includes("content-digest")) names.push("content-digest");
+  return names;
+}
+
+/**
  * Signs a request with an RFC 9421 signature as Mastodon verifies it:
  * `Signature-Input: sig1=("@method" "@target-uri" "@authority"
  * "content-digest" "date");alg="rsa-v1_5-sha256";keyid="…";created=…`,
  * with `Content-Digest: sha-256=:…:` when there is a body.  Sets those
- * headers (and `Date`) on `message.headers`.
+ * headers (and `Date`) on `message.headers`.  With `rfc9421`, the label,
+ * components and parameters are those; with `append`, the signature is
+ * added to those already on the message (one per challenge member).
+ * @throws {TypeError} When the key cannot sign, or a component cannot be
+ *         covered (unknown, with parameters, or absent from the message).
  */
 export async function signHeadersRfc9421(
   message: SignableMessage,
@@ -85,6 +152,8 @@ export async function signHeadersRfc9421(
   keyId: URL,
   body: SignedBody | null,
   nowMs: number,
+  rfc9421: Rfc9421SignRequestOptions = {},
+  append = false,
 ): Promise<void> {
   const algorithm = signatureAlgorithmOf(privateKey);
   if (algorithm == null) {
@@ -94,31 +163,45 @@ export async function signHeadersRfc9421(
     );
   }
   const { url, headers } = message;
-  headers.set("Date", new Date(nowMs).toUTCString());
-  const components = ["@method", "@target-uri", "@authority"];
-  if (body != null) {
-    headers.set("Content-Digest", contentDigestHeaderOf(await body.sha256()));
-    components.push("content-digest");
+  const components = componentNames(rfc9421.components, body != null);
+  if (!append || !headers.has("Date")) headers.set("Date", new Date(nowMs).toUTCString());
+  if (body != null) headers.set("Content-Digest", contentDigestHeaderOf(await body.sha256()));
+  const created = Math.floor(nowMs / 1000);
+  const parameters = new Map<string, BareItem>([
+    ["alg", algorithm],
+    ["keyid", keyId.href],
+    ["created", created],
+  ]);
+  if (rfc9421.expires === true) parameters.set("expires", created + 3600);
+  if (rfc9421.nonce != null) parameters.set("nonce", rfc9421.nonce);
+  if (rfc9421.tag != null) parameters.set("tag", rfc9421.tag);
+  const input: InnerList = [components.map((name): Item => [name, new Map()]), parameters];
+  let serialized: string;
+  try {
+    serialized = serializeInnerList(input);
+  } catch (error) {
+    throw new TypeError(`Cannot write the signature parameters: ${String(error)}`);
   }
-  components.push("date");
-  const input: InnerList = [
-    components.map((name): Item => [name, new Map()]),
-    new Map<string, BareItem>([
-      ["alg", algorithm],
-      ["keyid", keyId.href],
-      ["created", Math.floor(nowMs / 1000)],
-    ]),
-  ];
-  const base = signatureBase(
-    message.method,
-    url,
-    headers,
-    components,
-    serializeInnerList(input),
-  ) as string;
+  const base = signatureBase(message.method, url, headers, components, serialized);
+  if (Array.isArray(base)) {
+    throw new TypeError(`Cannot cover ${base.join(", ")}: the request has no such component.`);
+  }
   const signature = await signBytes(privateKey, encoder.encode(base));
-  headers.set("Signature-Input", serializeDictionary(new Map([["sig1", input]])));
-  headers.set("Signature", serializeDictionary(new Map([["sig1", [signature, new Map()]]])));
+  const label = rfc9421.label ?? "sig1";
+  const inputs = append ? existingDictionary(headers.get("Signature-Input")) : new Map();
+  const signatures = append ? existingDictionary(headers.get("Signature")) : new Map();
+  inputs.set(label, input);
+  signatures.set(label, [signature, new Map()]);
+  try {
+    headers.set("Signature-Input", serializeDictionary(inputs));
+  } catch (error) {
+    throw new TypeError(`Cannot use the signature label ${JSON.stringify(label)}: ${error}`);
+  }
+  headers.set("Signature", serializeDictionary(signatures));
+}
+
+function existingDictionary(header: string | null): Map<string, Item | InnerList> {
+  return header == null ? new Map() : parseDictionary(header);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Temporal } from "@js-temporal/polyfill";
 import { signHeadersDraftCavage } from "./draft-cavage.ts";
-import { signHeadersRfc9421 } from "./rfc9421.ts";
+import { type Rfc9421SignRequestOptions, signHeadersRfc9421 } from "./rfc9421.ts";
 import { type SignableMessage, SignedBody } from "./signed-body.ts";
 import type { HttpSignatureSpec } from "./spec.ts";
 
@@ -24,6 +24,13 @@ export interface SignRequestOptions {
    * reading the request.
    */
   readonly body?: Uint8Array | ArrayBuffer | null;
+  /**
+   * The label, components and parameters of an RFC 9421 signature, e.g.
+   * what an `Accept-Signature` challenge asked for
+   * (`fulfillAcceptSignature()`); ignored with draft-cavage.
+   * @since 0.4.0
+   */
+  readonly rfc9421?: Rfc9421SignRequestOptions;
 }
 
 /**
@@ -47,8 +54,9 @@ export async function readRequestBody(request: Request): Promise<Uint8Array | nu
  *   `rsa-sha256`, exactly as Mastodon signs; RSA keys only;
  * - `rfc9421`: `Date`, `Content-Digest: sha-256=:…:` (with a body),
  *   `Signature-Input` covering `"@method" "@target-uri" "@authority"
- *   ["content-digest"] "date"` with `alg`, `keyid` and `created`, and
- *   `Signature`; RSA (`rsa-v1_5-sha256`) or Ed25519 keys.
+ *   ["content-digest"] "date"` (or the `rfc9421` option's components) with
+ *   `alg`, `keyid` and `created`, and `Signature`; RSA
+ *   (`rsa-v1_5-sha256`) or Ed25519 keys.
  *
  * Sign at sending time, on every attempt: the signature is only valid
  * within the receiver's time window.
@@ -58,7 +66,9 @@ export async function readRequestBody(request: Request): Promise<Uint8Array | nu
  *              `https://example.com/users/alice#main-key`.
  * @param options The scheme, the time and the body.
  * @returns The signed request.
- * @throws {TypeError} When the key cannot sign with the scheme.
+ * @throws {TypeError} When the key cannot sign with the scheme, or the
+ *         `rfc9421` option asks for a component the request lacks or
+ *         Fedwork cannot compute.
  * @since 0.2.0
  * @example
  * ```ts
@@ -95,6 +105,7 @@ export async function signRequest(
     options.spec ?? "draft-cavage-http-signatures-12",
     bytes == null ? null : new SignedBody(bytes as Uint8Array<ArrayBuffer>),
     options.currentTime?.epochMilliseconds ?? Date.now(),
+    options.rfc9421,
   );
 }
 
@@ -110,13 +121,14 @@ export async function signRequestWithBody(
   spec: HttpSignatureSpec,
   body: SignedBody | null,
   nowMs: number,
+  rfc9421?: Rfc9421SignRequestOptions,
 ): Promise<Request> {
   const message = {
     method: request.method,
     url: new URL(request.url),
     headers: new Headers(request.headers),
   };
-  await signHeaders(message, privateKey, keyId, spec, body, nowMs);
+  await signHeaders(message, privateKey, keyId, spec, body, nowMs, rfc9421);
   return new Request(request, { headers: message.headers, body: body?.bytes ?? null });
 }
 
@@ -133,8 +145,11 @@ export function signHeaders(
   spec: HttpSignatureSpec,
   body: SignedBody | null,
   nowMs: number,
+  rfc9421?: Rfc9421SignRequestOptions,
 ): Promise<void> {
-  if (spec === "rfc9421") return signHeadersRfc9421(message, privateKey, keyId, body, nowMs);
+  if (spec === "rfc9421") {
+    return signHeadersRfc9421(message, privateKey, keyId, body, nowMs, rfc9421);
+  }
   if (spec === "draft-cavage-http-signatures-12") {
     return signHeadersDraftCavage(message, privateKey, keyId, body, nowMs);
   }

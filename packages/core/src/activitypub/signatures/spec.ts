@@ -14,6 +14,28 @@ export type HttpSignatureSpec = "draft-cavage-http-signatures-12" | "rfc9421";
 export type HttpMessageSignaturesSpec = HttpSignatureSpec;
 
 /**
+ * Chooses the signature scheme to try first with an origin and remembers
+ * the one that worked (the double knock), Fedify's interface of the same
+ * name: pass one as `deliverSignedActivity()`'s `specDeterminer` to keep
+ * that memory elsewhere than the KV store.
+ * @since 0.4.0
+ */
+export interface HttpMessageSignaturesSpecDeterminer {
+  /**
+   * The scheme to sign a request to `origin` with first.
+   * @param origin The origin requested, e.g. `https://remote.example`.
+   * @returns The scheme.
+   */
+  determineSpec(origin: string): HttpSignatureSpec | Promise<HttpSignatureSpec>;
+  /**
+   * Remembers the scheme `origin` accepted.
+   * @param origin The origin requested.
+   * @param spec The scheme it accepted.
+   */
+  rememberSpec(origin: string, spec: HttpSignatureSpec): void | Promise<void>;
+}
+
+/**
  * The signature algorithms Fedwork verifies, in RFC 9421's names:
  * RSASSA-PKCS1-v1_5 with SHA-256 (`rsa-sha256` in the Cavage draft) and
  * Ed25519.
