@@ -13,6 +13,7 @@ import { resolveMaxDeliveries } from "../processing/delivery-limit.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import type { TaskDebounceManyOptions, TaskDebounceOptions } from "./debounce.ts";
 import { TaskDefinitionError } from "./errors.ts";
+import { checkHandleMany, type HandleManySettings, type TaskManyOptions } from "./handle-many.ts";
 import type { TaskThrottleManyOptions, TaskThrottleOptions } from "./throttle.ts";
 import {
   DEFAULT_MAX_TASK_RESULT_BYTES,
@@ -195,6 +196,12 @@ export interface TaskOptions<
    * @since 0.3.0
    */
   readonly failedRetention?: DurationInput | 0;
+
+  /**
+   * Absent for a task whose handler gets one payload per run; see
+   * `TaskManyOptions` for a handler of many (since 0.4.0).
+   */
+  readonly handleMany?: undefined;
 }
 
 const EVENT_TYPES: readonly MessageEventType[] = [
@@ -251,6 +258,7 @@ const TASK_OPTION_NAMES: readonly string[] = [
   "maxResultBytes",
   "completedRetention",
   "failedRetention",
+  "handleMany",
 ];
 
 /** The names {@link TaskEnqueueOptions} has; any other is refused. */
@@ -510,6 +518,12 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
    * @since 0.3.0
    */
   readonly failedRetentionMs?: number;
+  /**
+   * How a task whose handler gets many payloads per run collects them, or
+   * `undefined` for one payload per run.
+   * @since 0.4.0
+   */
+  readonly many?: HandleManySettings;
 }
 
 /**
@@ -524,7 +538,7 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
  */
 export function createTaskDefinition<TContextData, TContext, TSchema extends StandardSchemaV1>(
   name: string,
-  options: TaskOptions<TContext, TSchema>,
+  options: TaskOptions<TContext, TSchema> | TaskManyOptions<TContext, TSchema>,
 ): RegisteredTask<TContextData, TContext> {
   if (typeof name !== "string" || name === "") {
     throw new TaskDefinitionError(
@@ -626,6 +640,7 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
       );
     }
   }
+  const many = checkHandleMany(name, options.handleMany);
   const capabilities = checkCapabilities(name, options.capabilities);
   const timeoutMs = checkTimeout(name, options.timeout);
   const maxDeliveries = checkMaxDeliveries(name, options.maxDeliveries);
@@ -659,6 +674,7 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     maxResultBytes: checkMaxResultBytes(name, options.maxResultBytes),
     ...retention(name, "completedRetention", options.completedRetention),
     ...retention(name, "failedRetention", options.failedRetention),
+    ...(many === undefined ? {} : { many }),
   };
 }
 

@@ -29,6 +29,13 @@ export {
   TaskQueueNotConfiguredError,
   TaskValidationError,
 } from "./errors.ts";
+export {
+  type TaskHandleManyOptions,
+  type TaskItem,
+  TaskItemFailure,
+  type TaskItemResults,
+  type TaskManyOptions,
+} from "./handle-many.ts";
 export type { TaskRunInfo } from "./run-info.ts";
 export {
   MAX_TASK_PROGRESS_DATA_BYTES,
