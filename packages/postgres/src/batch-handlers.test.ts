@@ -6,4 +6,5 @@ testBatchHandlers({
   name: "PostgresMessageQueue",
   backendModule: new URL("./testdata/batch-backend.ts", import.meta.url).href,
   durable: true,
+  yieldsSlots: true,
 });

@@ -6,4 +6,5 @@ testBatchHandlers({
   name: "SqliteMessageQueue",
   backendModule: new URL("./testdata/batch-backend.ts", import.meta.url).href,
   durable: true,
+  yieldsSlots: true,
 });

@@ -45,9 +45,20 @@ export interface BatchHandlerConformanceOptions {
    * killed in the middle of a run reach another worker (the crash test).
    */
   readonly durable: boolean;
+  /**
+   * Whether the queue's listener lets a waiting handler give its slot up
+   * (`MessageRedelivery.yieldSlot()`), so that a run fills to its size
+   * beyond the queue's `concurrency`.  The backend module's `open()` then
+   * takes a second argument, `{ concurrency }`, for the queue.
+   */
+  readonly yieldsSlots?: boolean;
 }
 
-interface Cleanup {
+interface BackendModule {
+  open(
+    namespace: string,
+    options?: { readonly concurrency?: number },
+  ): BatchHandlerBackend | Promise<BatchHandlerBackend>;
   cleanup?(namespace: string): Promise<void>;
 }
 
@@ -61,8 +72,13 @@ async function withApp(
   ) => TaskItemResults<void> | void | Promise<TaskItemResults<void> | void>,
   body: (app: BatchHandlerApp) => Promise<void>,
   namespace = createTestNamespace(),
+  concurrency?: number,
 ): Promise<void> {
-  const backend = await openBackendModule<BatchHandlerBackend>(options.backendModule, namespace);
+  const backend = concurrency == null
+    ? await openBackendModule<BatchHandlerBackend>(options.backendModule, namespace)
+    : await (await import(options.backendModule) as BackendModule).open(namespace, {
+      concurrency,
+    });
   const app = buildBatchHandlerApp(backend, taskName, handleMany, handler);
   const controller = new AbortController();
   const worker = app.federation.startQueue(undefined, { signal: controller.signal });
@@ -72,7 +88,7 @@ async function withApp(
     controller.abort();
     await worker;
     await closeBatchHandlerBackend(backend);
-    const module = await import(options.backendModule) as Cleanup;
+    const module = await import(options.backendModule) as BackendModule;
     await module.cleanup?.(namespace);
   }
 }
@@ -158,6 +174,34 @@ export function testBatchHandlers(options: BatchHandlerConformanceOptions): void
     ]);
     assertEquals(runs.find((run) => run.some((item) => item.attempt > 0)), [{ n: 2, attempt: 1 }]);
   });
+
+  if (options.yieldsSlots) {
+    test(`${options.name}: a handleMany run fills to its size beyond the queue's concurrency`, async () => {
+      const runs: number[][] = [];
+      const all = deferred();
+      await withApp(
+        options,
+        "batch-yield",
+        { size: 6, waitMs: 60_000 },
+        (items) => {
+          runs.push(items.map((item) => item.data.n));
+          if (runs.flat().length >= 6) all.resolve();
+        },
+        async ({ federation, task }) => {
+          await federation.createContext(new URL("https://batch.example/")).enqueueTaskMany(
+            task,
+            Array.from({ length: 6 }, (_, n) => ({ n })),
+          );
+          await within(all.promise, () => `6 items; ran ${JSON.stringify(runs)}`, STEP_TIMEOUT_MS);
+        },
+        undefined,
+        1,
+      );
+      // One handler slot, and yet one run of 6: the waiting items gave
+      // theirs up.
+      assertEquals(runs.map((run) => run.length), [6]);
+    });
+  }
 
   if (options.durable) {
     test(`${options.name}: a worker killed in the middle of a handleMany run loses no item`, async () => {

@@ -11,12 +11,15 @@ import { AMQP_URL } from "./conformance-factory.ts";
 export { cleanup } from "./conformance-factory.ts";
 
 /** Opens a process's queue on the namespace. */
-export function open(namespace: string): BatchHandlerBackend {
+export function open(
+  namespace: string,
+  options: { readonly concurrency?: number } = {},
+): BatchHandlerBackend {
   return {
     queue: new AmqpMessageQueue({
       url: AMQP_URL,
       queue: namespace,
-      concurrency: 8,
+      concurrency: options.concurrency ?? 8,
       redeliveryDelay: { milliseconds: 100 },
     }),
     kv: new MemoryKvStore(),

@@ -322,6 +322,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
             baseUrl: parseBaseUrl(message.baseUrl)!,
             info,
             state,
+            ...(run.yieldSlot == null ? {} : { yieldSlot: run.yieldSlot }),
           });
         } catch (error) {
           if (watch?.cancelled) throw cancelled(message, watch, state.started, error);

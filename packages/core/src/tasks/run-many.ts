@@ -30,12 +30,15 @@ export interface TaskItemEntry<TContextData> {
   readonly info: TaskRunInfo;
   /** Set to `true` when the item's run starts. */
   readonly state: { started: boolean };
+  /** Gives the item's listener slot up while it waits, if the queue can. */
+  readonly yieldSlot?: () => () => void;
 }
 
 /** An entry once collected: it settles when its run has decided it. */
 interface CollectedItem<TContextData> extends TaskItemEntry<TContextData> {
   resolve(): void;
   reject(error: unknown): void;
+  /** Stops watching the item's signal and takes its slot back. */
   detach(): void;
 }
 
@@ -107,6 +110,7 @@ export class TaskItemCollector<TContextData, TContext> {
         const index = this.#pending.indexOf(item);
         if (index < 0) return;
         this.#pending.splice(index, 1);
+        item.detach();
         if (this.#pending.length === 0) this.#clearTimer();
         reject(entry.signal.reason);
       };
@@ -119,8 +123,21 @@ export class TaskItemCollector<TContextData, TContext> {
       entry.signal.addEventListener("abort", onAbort, { once: true });
       this.#pending.push(item);
       if (this.#pending.length >= this.#settings.size) this.#flush();
-      else if (this.#pending.length === 1) {
-        this.#timer = setTimeout(() => this.#flush(), this.#settings.waitMs);
+      else {
+        if (this.#pending.length === 1) {
+          this.#timer = setTimeout(() => this.#flush(), this.#settings.waitMs);
+        }
+        // The listener may start another message (of this task, likely) in
+        // the slot this one waits in: what fills a run beyond the queue's
+        // concurrency.
+        const takeBack = entry.yieldSlot?.();
+        if (takeBack != null) {
+          const detach = item.detach;
+          item.detach = () => {
+            detach();
+            takeBack();
+          };
+        }
       }
     });
   }

@@ -9,12 +9,15 @@ import { POSTGRES_URL, tableNameFor } from "./conformance-factory.ts";
 export { cleanup } from "./shutdown-backend.ts";
 
 /** Opens a process's clients on the namespace's tables. */
-export function open(namespace: string): BatchHandlerBackend {
+export function open(
+  namespace: string,
+  options: { readonly concurrency?: number } = {},
+): BatchHandlerBackend {
   const table = tableNameFor(namespace);
   return {
     queue: new PostgresMessageQueue(POSTGRES_URL, {
       tableName: table,
-      concurrency: 8,
+      concurrency: options.concurrency ?? 8,
       leaseTime: { seconds: 2 },
     }),
     kv: new PostgresKvStore(POSTGRES_URL, { tableName: `${table}_kv` }),

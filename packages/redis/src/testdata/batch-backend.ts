@@ -9,12 +9,15 @@ import { RedisMessageQueue } from "../message-queue.ts";
 export { cleanup } from "./shutdown-backend.ts";
 
 /** Opens a process's clients on the namespace. */
-export function open(namespace: string): BatchHandlerBackend {
+export function open(
+  namespace: string,
+  options: { readonly concurrency?: number } = {},
+): BatchHandlerBackend {
   return {
     queue: new RedisMessageQueue({
       url: REDIS_URL,
       queue: namespace,
-      concurrency: 8,
+      concurrency: options.concurrency ?? 8,
       leaseTime: { seconds: 2 },
     }),
     kv: new RedisKvStore({ url: REDIS_URL, prefix: namespace }),

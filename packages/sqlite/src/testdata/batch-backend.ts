@@ -9,12 +9,15 @@ import { databasePath } from "./conformance-factory.ts";
 export { cleanup } from "./conformance-factory.ts";
 
 /** Opens a process's queue and store on the namespace's file. */
-export function open(namespace: string): BatchHandlerBackend {
+export function open(
+  namespace: string,
+  options: { readonly concurrency?: number } = {},
+): BatchHandlerBackend {
   const path = databasePath(namespace);
   return {
     queue: new SqliteMessageQueue({
       path,
-      concurrency: 8,
+      concurrency: options.concurrency ?? 8,
       leaseTime: { seconds: 2 },
       pollInterval: { milliseconds: 100 },
     }),
