@@ -251,3 +251,42 @@ test("a handleMany handler's items are typed by the schema", () => {
     },
   });
 });
+
+test("an item cancelled while it waits for its run leaves it, and the run goes on without it", async () => {
+  const federation = federationOn(8);
+  const runs: number[][] = [];
+  const cancelled = deferred<{ readonly started: boolean }>();
+  const ran = deferred();
+  const task = federation.defineTask("cancel-many", {
+    schema: z.object({ n: z.number() }),
+    handleMany: { size: 2, wait: { seconds: 30 } },
+    handler(_ctx, items) {
+      runs.push(items.map((item) => item.data.n));
+      ran.resolve();
+    },
+    on: {
+      cancelled(event) {
+        cancelled.resolve({ started: event.started });
+      },
+    },
+  });
+  await withWorker(federation, async () => {
+    const ctx = federation.createContext(base);
+    const first = await ctx.enqueueTask(task, { n: 1 });
+    assert(first.status === "enqueued");
+    // Running: its worker holds it, waiting for a second item.
+    await within(
+      (async () => {
+        while ((await federation.getTaskStatus(first.messageId))?.state !== "running") {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      })(),
+      "the first item to wait for its run",
+    );
+    await federation.cancelTask(first.messageId);
+    assertEquals(await within(cancelled.promise, "the cancellation"), { started: false });
+    await ctx.enqueueTaskMany(task, [{ n: 2 }, { n: 3 }]);
+    await within(ran.promise, "the run");
+  });
+  assertEquals(runs.map((run) => run.sort()), [[2, 3]]);
+});
