@@ -30,9 +30,9 @@ import type {
   TaskEnqueueManyOptions,
   TaskEnqueueOptions,
   TaskEnqueueResult,
+  TaskManyOptions,
   TaskOptions,
 } from "../tasks/definition.ts";
-import type { TaskManyOptions } from "../tasks/handle-many.ts";
 import type { TaskRegistry as GenericTaskRegistry } from "../tasks/registry.ts";
 import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskRunInfo } from "../tasks/run-info.ts";

@@ -11,7 +11,8 @@ import { ParallelMessageQueue } from "../queue/parallel-message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { millisecondsToDuration } from "../time/duration.ts";
 import { TaskDefinitionError } from "./errors.ts";
-import { type TaskItem, TaskItemFailure } from "./handle-many.ts";
+import type { TaskItem } from "./handle-many.ts";
+import { TaskItemFailure } from "./item-failure.ts";
 
 const base = new URL("https://web.example/");
 const retryAfter = (ms: number): RetryPolicy => ({ attempts }) =>

@@ -3,10 +3,10 @@ import {
   createTaskDefinition,
   type RegisteredTask,
   type TaskDefinition,
+  type TaskManyOptions,
   type TaskOptions,
 } from "./definition.ts";
 import { TaskDefinitionError } from "./errors.ts";
-import type { TaskManyOptions } from "./handle-many.ts";
 import type { TaskResultValue } from "./result.ts";
 
 /**

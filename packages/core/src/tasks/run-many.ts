@@ -1,6 +1,8 @@
 import { getLogger } from "@logtape/logtape";
 import type { RegisteredTask } from "./definition.ts";
-import { type HandleManySettings, type TaskItem, TaskItemFailure } from "./handle-many.ts";
+import type { TaskItem } from "./handle-many.ts";
+import type { HandleManySettings } from "./handle-many-options.ts";
+import { TaskItemFailure } from "./item-failure.ts";
 import type { TaskMessage } from "./message.ts";
 import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
 import { checkTaskResult, setTaskResult } from "./result.ts";
