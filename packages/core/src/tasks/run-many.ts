@@ -40,8 +40,12 @@ export interface TaskItemEntry<TContextData> {
 interface CollectedItem<TContextData> extends TaskItemEntry<TContextData> {
   resolve(): void;
   reject(error: unknown): void;
-  /** Stops watching the item's signal and takes its slot back. */
-  detach(): void;
+  /** Stops watching the item's signal. */
+  unwatch(): void;
+  /** Takes the item's listener slot back, if it gave it up. */
+  takeBack(): void;
+  /** Whether the item kept its listener slot (it did not give it up). */
+  holdsSlot: boolean;
 }
 
 /** What {@link TaskItemCollector} needs to run the items it collected. */
@@ -112,7 +116,8 @@ export class TaskItemCollector<TContextData, TContext> {
         const index = this.#pending.indexOf(item);
         if (index < 0) return;
         this.#pending.splice(index, 1);
-        item.detach();
+        item.unwatch();
+        item.takeBack();
         if (this.#pending.length === 0) this.#clearTimer();
         reject(entry.signal.reason);
       };
@@ -120,7 +125,9 @@ export class TaskItemCollector<TContextData, TContext> {
         ...entry,
         resolve,
         reject,
-        detach: () => entry.signal.removeEventListener("abort", onAbort),
+        unwatch: () => entry.signal.removeEventListener("abort", onAbort),
+        takeBack: () => {},
+        holdsSlot: true,
       };
       entry.signal.addEventListener("abort", onAbort, { once: true });
       this.#pending.push(item);
@@ -134,11 +141,8 @@ export class TaskItemCollector<TContextData, TContext> {
         // concurrency.
         const takeBack = entry.yieldSlot?.();
         if (takeBack != null) {
-          const detach = item.detach;
-          item.detach = () => {
-            detach();
-            takeBack();
-          };
+          item.takeBack = takeBack;
+          item.holdsSlot = false;
         }
       }
     });
@@ -154,8 +158,12 @@ export class TaskItemCollector<TContextData, TContext> {
     const items = this.#pending;
     this.#pending = [];
     if (items.length === 0) return;
+    // The run takes one slot, its first item's: the others stay without
+    // one until they settle, so that a listener's concurrency counts runs
+    // (and plain handlers), and the next run fills meanwhile.
+    if (!items.some((item) => item.holdsSlot)) items[0].takeBack();
     for (const item of items) {
-      item.detach();
+      item.unwatch();
       item.state.started = true;
     }
     this.#run(items).catch((error) => {
@@ -168,9 +176,9 @@ export class TaskItemCollector<TContextData, TContext> {
   async #run(items: readonly CollectedItem<TContextData>[]): Promise<void> {
     const task = this.#task;
     const first = items[0];
-    const signal = items.length === 1
-      ? first.runSignal
-      : AbortSignal.any(items.map((item) => item.runSignal));
+    // Without time limits every item runs under its worker's one signal.
+    const signals = new Set(items.map((item) => item.runSignal));
+    const signal = signals.size === 1 ? first.runSignal : AbortSignal.any([...signals]);
     const runItems: TaskItem<unknown>[] = items.map((item) =>
       Object.freeze({
         data: item.data,
