@@ -291,3 +291,46 @@ test("an item cancelled while it waits for its run leaves it, and the run goes o
   });
   assertEquals(runs.map((run) => run.sort()), [[2, 3]]);
 });
+
+test("a handleMany item's deduplication key is held until that item's outcome, then freed", async () => {
+  const federation = federationOn(8);
+  const runs: number[][] = [];
+  let completed = 0;
+  const firstDone = deferred();
+  const secondDone = deferred();
+  const task = federation.defineTask("dedup-many", {
+    schema: z.object({ n: z.number() }),
+    handleMany: { size: 2, wait: { milliseconds: 50 } },
+    handler(_ctx, items) {
+      runs.push(items.map((item) => item.data.n));
+    },
+    on: {
+      completed() {
+        completed++;
+        if (completed === 2) firstDone.resolve();
+        if (completed === 3) secondDone.resolve();
+      },
+    },
+  });
+  const ctx = federation.createContext(base);
+  // Held while queued: the second enqueue with the key adds nothing.
+  assertEquals(
+    (await ctx.enqueueTask(task, { n: 1 }, { deduplicationKey: "k" })).status,
+    "enqueued",
+  );
+  assertEquals(
+    (await ctx.enqueueTask(task, { n: 2 }, { deduplicationKey: "k" })).status,
+    "deduplicated",
+  );
+  await ctx.enqueueTask(task, { n: 3 }, { deduplicationKey: "other" });
+  await withWorker(federation, async () => {
+    await within(firstDone.promise, "the first run's items");
+    // Freed by the item's completion: the key takes a new task.
+    assertEquals(
+      (await ctx.enqueueTask(task, { n: 4 }, { deduplicationKey: "k" })).status,
+      "enqueued",
+    );
+    await within(secondDone.promise, "the later item");
+  });
+  assertEquals(runs.flat().sort(), [1, 3, 4]);
+});
