@@ -56,4 +56,9 @@ export {
   testGracefulShutdown,
 } from "./shutdown-suite.ts";
 export { type PauseConformanceOptions, testPauseAndResume } from "./pause-suite.ts";
+export {
+  type BatchHandlerBackend,
+  type BatchHandlerConformanceOptions,
+  testBatchHandlers,
+} from "./batch-handler-suite.ts";
 export type { PauseBackend } from "./pause-app.ts";

@@ -18,6 +18,7 @@ import type {
   Context,
   InboxContext,
   RequestContext,
+  TaskDefinitionManyOptions,
   TaskDefinitionOptions,
 } from "./context-api.ts";
 import { Outbox } from "../activitypub/outbox/outbox.ts";
@@ -318,12 +319,38 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     StandardSchemaV1.InferOutput<TSchema>,
     StandardSchemaV1.InferInput<TSchema>,
     TResult
+  >;
+  override defineTask<
+    TSchema extends StandardSchemaV1,
+    TResult extends TaskResultValue | void = void,
+  >(
+    name: string,
+    options: TaskDefinitionManyOptions<TContextData, TSchema, TResult>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
+  >;
+  override defineTask<
+    TSchema extends StandardSchemaV1,
+    TResult extends TaskResultValue | void = void,
+  >(
+    name: string,
+    options:
+      | TaskDefinitionOptions<TContextData, TSchema, TResult>
+      | TaskDefinitionManyOptions<TContextData, TSchema, TResult>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
   > {
     if (options != null && typeof options === "object") {
       checkCapabilityQueue(name, options.capabilities, options.queue, this.#routing);
       checkLimitStore(name, options, this.options.kv);
     }
-    return super.defineTask(name, options);
+    return super.defineTask(name, options as TaskDefinitionOptions<TContextData, TSchema, TResult>);
   }
 
   getTaskStatus(id: string): Promise<TaskStatus | undefined>;

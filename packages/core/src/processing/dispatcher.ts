@@ -57,6 +57,13 @@ export interface MessageRun<TContextData> {
    * @since 0.3.0
    */
   readonly controller?: AbortController;
+  /**
+   * The queue's `MessageRedelivery.yieldSlot()`, when it has one: a kind
+   * handler that waits for more messages to run together with this one
+   * (a `handleMany` task) gives its listener slot up meanwhile.
+   * @since 0.4.0
+   */
+  readonly yieldSlot?: () => () => void;
 }
 
 /**
@@ -371,12 +378,17 @@ export class MessageDispatcher<TContextData> {
         // layer or then() around it, on every message's path.
         (span) => {
           processSpan = span;
+          const yieldSlot = source.redelivery?.yieldSlot;
           if (limitMs == null) {
             // No time limit: the handler runs under the worker's own
             // signal, with no promise of the time limit's around it.
             return handler.run(
               checked!,
-              run.controller == null ? run : { contextData: run.contextData, signal: run.signal },
+              yieldSlot != null
+                ? { contextData: run.contextData, signal: run.signal, yieldSlot }
+                : run.controller == null
+                ? run
+                : { contextData: run.contextData, signal: run.signal },
             );
           }
           // A timed-out run rejects with its abort reason, for the span to
@@ -386,8 +398,13 @@ export class MessageDispatcher<TContextData> {
               handler.run(
                 checked!,
                 controller == null
-                  ? { contextData: run.contextData, signal }
-                  : { contextData: run.contextData, signal, controller },
+                  ? { contextData: run.contextData, signal, ...(yieldSlot && { yieldSlot }) }
+                  : {
+                    contextData: run.contextData,
+                    signal,
+                    controller,
+                    ...(yieldSlot && { yieldSlot }),
+                  },
               ),
             {
               limitMs,

@@ -21,6 +21,9 @@ import {
   type TaskConcurrencyOptions,
   type TaskRateLimitOptions,
 } from "./limit-options.ts";
+
+import type { TaskHandleManyOptions, TaskItem, TaskItemResults } from "./handle-many.ts";
+import { checkHandleMany, type HandleManySettings } from "./handle-many-options.ts";
 import type { TaskThrottleManyOptions, TaskThrottleOptions } from "./throttle.ts";
 import {
   DEFAULT_MAX_TASK_RESULT_BYTES,
@@ -240,6 +243,59 @@ export interface TaskOptions<
    * @since 0.4.0
    */
   readonly rateLimit?: TaskRateLimitOptions<StandardSchemaV1.InferOutput<TSchema>>;
+
+  /**
+   * Absent for a task whose handler gets one payload per run; see
+   * `TaskManyOptions` for a handler of many (since 0.4.0).
+   */
+  readonly handleMany?: undefined;
+}
+
+/**
+ * What `defineTask()` takes for a task whose handler gets many payloads per
+ * run (`handleMany`): a plain task's options, with the handler and
+ * `onError` given the run's items instead of one payload.
+ * @typeParam TContext The context type handlers get.
+ * @typeParam TSchema The payload's Standard Schema.
+ * @typeParam TResult The result type of one item.
+ * @since 0.4.0
+ */
+export interface TaskManyOptions<
+  TContext,
+  TSchema extends StandardSchemaV1,
+  TResult extends TaskResultValue | void = TaskResultValue | void,
+> extends Omit<TaskOptions<TContext, TSchema, TResult>, "handler" | "onError" | "handleMany"> {
+  /** How many items a run gets and how long a worker waits for them. */
+  readonly handleMany: TaskHandleManyOptions;
+
+  /**
+   * Runs the task with up to `handleMany.size` items.  Throwing (or
+   * rejecting) fails every item of the run, each retried by the retry
+   * policy on its own; returning an array with a `TaskItemFailure`
+   * fails that item alone.  An item cancelled while the run went on ends
+   * cancelled whatever the handler returned for it.
+   * @param ctx A context for the base URL of the run's first item;
+   *            `ctx.task` describes the first item, its `signal` aborts
+   *            when any item's time limit passes or the worker shuts down,
+   *            and `reportProgress()` reports for every item.
+   * @param items The items, in the order the worker took them.
+   * @returns Nothing, or one entry per item.
+   */
+  readonly handler: (
+    ctx: TContext,
+    items: readonly TaskItem<StandardSchemaV1.InferOutput<TSchema>>[],
+  ) => Promise<TaskItemResults<TResult> | void> | TaskItemResults<TResult> | void;
+
+  /**
+   * Called when the handler throws, with the run's items, before each
+   * item's retry.  Not called for items failed with a
+   * `TaskItemFailure`.
+   */
+  readonly onError?: (
+    ctx: TContext,
+    error: unknown,
+    items: readonly TaskItem<StandardSchemaV1.InferOutput<TSchema>>[],
+  ) => Promise<void> | void;
 }
 
 const EVENT_TYPES: readonly MessageEventType[] = [
@@ -298,6 +354,8 @@ const TASK_OPTION_NAMES: readonly string[] = [
   "failedRetention",
   "concurrency",
   "rateLimit",
+
+  "handleMany",
 ];
 
 /** The names {@link TaskEnqueueOptions} has; any other is refused. */
@@ -567,6 +625,12 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
    * @since 0.4.0
    */
   readonly rateLimit?: ResolvedTaskRateLimit;
+  /**
+   * How a task whose handler gets many payloads per run collects them, or
+   * `undefined` for one payload per run.
+   * @since 0.4.0
+   */
+  readonly many?: HandleManySettings;
 }
 
 /**
@@ -581,7 +645,7 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
  */
 export function createTaskDefinition<TContextData, TContext, TSchema extends StandardSchemaV1>(
   name: string,
-  options: TaskOptions<TContext, TSchema>,
+  options: TaskOptions<TContext, TSchema> | TaskManyOptions<TContext, TSchema>,
 ): RegisteredTask<TContextData, TContext> {
   if (typeof name !== "string" || name === "") {
     throw new TaskDefinitionError(
@@ -683,6 +747,7 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
       );
     }
   }
+  const many = checkHandleMany(name, options.handleMany);
   const capabilities = checkCapabilities(name, options.capabilities);
   const timeoutMs = checkTimeout(name, options.timeout);
   const maxDeliveries = checkMaxDeliveries(name, options.maxDeliveries);
@@ -720,6 +785,8 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     ...retention(name, "failedRetention", options.failedRetention),
     ...(concurrency === undefined ? {} : { concurrency }),
     ...(rateLimit === undefined ? {} : { rateLimit }),
+
+    ...(many === undefined ? {} : { many }),
   };
 }
 

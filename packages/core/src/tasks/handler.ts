@@ -17,8 +17,8 @@ import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
 import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
-import { checkTaskResult, setTaskResult } from "./result.ts";
 import type { TaskRunInfo } from "./run-info.ts";
+import { keepTaskResult, TaskItemCollector } from "./run-many.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -147,6 +147,16 @@ export function createTaskMessageHandler<TContextData, TContext>(
     contextLoader: options.contextLoader ?? options.documentLoader,
   };
   const limits = resolveLimits(undefined);
+  // One collector per handleMany task, made when its first message comes.
+  const collectors = new Map<string, TaskItemCollector<TContextData, TContext>>();
+  const collectorOf = (task: RegisteredTask<TContextData, TContext>) => {
+    let collector = collectors.get(task.name);
+    if (collector == null) {
+      collector = new TaskItemCollector(task, task.many!, options);
+      collectors.set(task.name, collector);
+    }
+    return collector;
+  };
 
   return {
     check(message: BaseMessage): TaskMessage {
@@ -318,6 +328,27 @@ export function createTaskMessageHandler<TContextData, TContext>(
       }
       const starting = options.onStart?.(message);
       if (starting instanceof Promise) await starting;
+      if (task.many != null) {
+        const state = { started: false };
+        try {
+          await collectorOf(task).add({
+            message,
+            data,
+            signal,
+            runSignal: run.signal,
+            contextData: run.contextData,
+            baseUrl: parseBaseUrl(message.baseUrl)!,
+            info,
+            state,
+            ...(run.yieldSlot == null ? {} : { yieldSlot: run.yieldSlot }),
+          });
+        } catch (error) {
+          if (watch?.cancelled) throw cancelled(message, watch, state.started, error);
+          throw error;
+        }
+        if (watch?.cancelled) throw cancelled(message, watch, true);
+        return;
+      }
       // Neither is awaited unless it returned a promise: each await is a turn
       // of the microtask queue on every task run.
       let ctx = options.createContext(
@@ -347,23 +378,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
         }
         throw error;
       }
-      if (returned !== undefined) {
-        const checked = checkTaskResult(returned, task.maxResultBytes);
-        if (checked.omitted != null) {
-          logger.warn(
-            "The result of task {taskName} ({messageId}) is not kept: {reason}  The task " +
-              "completed; its status says resultOmitted instead.",
-            {
-              taskName: task.name,
-              messageId: message.id,
-              reason: checked.omitted.message,
-              bytes: checked.omitted.bytes,
-              limit: checked.omitted.limit,
-            },
-          );
-        }
-        setTaskResult(message, checked);
-      }
+      if (returned !== undefined) keepTaskResult(task, message, returned);
       if (watch?.cancelled) throw cancelled(message, watch, true);
     } finally {
       watch?.end();
