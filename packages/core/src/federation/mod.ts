@@ -61,6 +61,11 @@ export { DEFAULT_USER_AGENT, type FederationOptions } from "./options.ts";
 export type { FederationHostHealthOptions } from "../operator/host-health/options.ts";
 export type { FanoutDeliveriesOptions } from "../activitypub/outbox/fanout.ts";
 export type { HostBlockPredicate, HostPolicyOptions } from "../activitypub/host-policy/options.ts";
+export type {
+  HostConcurrencyFunction,
+  HostRate,
+  HostRateFunction,
+} from "../activitypub/host-policy/limits-options.ts";
 export { BlockedHostError } from "../activitypub/outbox/errors.ts";
 export type { HostHealthOperations } from "../operator/host-health/mod.ts";
 export type { FederationWebhookOptions } from "../operator/webhooks/options.ts";

@@ -591,7 +591,8 @@ export class MessageDispatcher<TContextData> {
     const delay = millisecondsToDuration(error.delayMs);
     const next = handOverMessage({
       ...message,
-      waits: (message.waits ?? 0) + 1,
+      ...error.fields,
+      ...(error.counted ? { waits: (message.waits ?? 0) + 1 } : {}),
       dueAt: new Date(Date.now() + error.delayMs).toISOString(),
     });
     try {
@@ -783,6 +784,9 @@ function toEvent(
   event.enqueuedAt = new Date(Number.isNaN(started) ? 0 : started);
   event.duration = duration;
   if (timedOut != null) event.abandoned = timedOut.abandoned;
+  if (outcome.type === "retrying" && outcome.error instanceof RunPostponedError) {
+    event.waitReason = outcome.error.waitReason;
+  }
   return event as unknown as MessageEvent;
 }
 

@@ -1,5 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import type { Temporal } from "@js-temporal/polyfill";
+import type { WaitReason } from "./run-postponed.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -69,6 +70,14 @@ export interface MessageRetryingEvent extends MessageEventBase {
    * @since 0.3.0
    */
   readonly reason: "error" | "timeout" | "shutdown" | "wait";
+  /**
+   * With `reason: "wait"`: what it waits for: `"retry-after"` (its host's
+   * `Retry-After`), `"host-concurrency"` (every slot of its host under
+   * `hostPolicy.concurrency` is taken) or `"host-rate"` (its start under
+   * `hostPolicy.rate` is later).  Absent otherwise.
+   * @since 0.4.0
+   */
+  readonly waitReason?: WaitReason;
   /**
    * With `reason: "timeout"`: `true` when the handler ignored its signal
    * through the grace period and was left running; `false` when it
