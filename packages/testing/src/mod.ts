@@ -56,3 +56,4 @@ export {
 } from "./shutdown-suite.ts";
 export { type PauseConformanceOptions, testPauseAndResume } from "./pause-suite.ts";
 export type { PauseBackend } from "./pause-app.ts";
+export { type HostLimitsConformanceOptions, testHostLimits } from "./host-limits-suite.ts";
