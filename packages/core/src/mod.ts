@@ -33,7 +33,7 @@ export {
   PoisonMessageError,
   RetryNotStoredError,
   type ThroughputBucket,
-  type WaitReason,
+  type RunWaitCause,
 } from "./processing/mod.ts";
 export * from "./activitypub/mod.ts";
 export * from "./federation/mod.ts";

@@ -235,7 +235,7 @@ export function testHostLimits(options: HostLimitsConformanceOptions): void {
         assert(workers.every((worker) => worker.lines.some((l) => l.startsWith("COMPLETED"))));
         assert(linesOf(workers, "COMPLETED").every((line) => line === "COMPLETED 0"));
         assert(count(workers, "WAIT") > 0);
-        assert(linesOf(workers, "WAIT").every((line) => line === "WAIT host-concurrency 0"));
+        assert(linesOf(workers, "WAIT").every((line) => line === "WAIT concurrency 0"));
       });
     });
   });
@@ -256,7 +256,7 @@ export function testHostLimits(options: HostLimitsConformanceOptions): void {
         // most the reserved times of 1.25 s.
         const most = mostWithin(posts(host), 1000);
         assert(most <= 7, `${most} deliveries within one second`);
-        assert(linesOf(workers, "WAIT").every((line) => line === "WAIT host-rate 0"));
+        assert(linesOf(workers, "WAIT").every((line) => line === "WAIT rate 0"));
       });
     });
   });
@@ -302,7 +302,7 @@ export function testHostLimits(options: HostLimitsConformanceOptions): void {
           assert(request.at - answered >= 2000 - 50, `a request ${request.at - answered} ms on`);
         }
         assert(linesOf(workers, "COMPLETED").every((line) => line === "COMPLETED 0"));
-        assert(linesOf(workers, "WAIT").every((line) => line === "WAIT retry-after 0"));
+        assert(linesOf(workers, "WAIT").every((line) => line === "WAIT retryAfter 0"));
       });
     } finally {
       await host.close();

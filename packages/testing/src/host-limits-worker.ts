@@ -30,7 +30,7 @@ federation.on("retrying", (event) => {
   if (event.kind !== "outbox") return;
   void say(
     event.reason === "wait"
-      ? `WAIT ${event.waitReason} ${event.attempt}`
+      ? `WAIT ${event.waitFor} ${event.attempt}`
       : `RETRY ${event.attempt} ${String(event.error).replaceAll("\n", " ")}`,
   );
 });

@@ -69,6 +69,8 @@ import type { TaskStatus, TaskUpdate } from "../operator/status/store.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import { isSupersededDebounce } from "../tasks/debounce.ts";
+import { checkLimitStore } from "../tasks/limit-options.ts";
+import { TaskRunLimiter } from "../tasks/limited-run.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../operator/records/record-store.ts";
 import type { TaskSchedule } from "../operator/schedules/mod.ts";
 import type { CountFailedTasksOptions, FailedTaskDetails } from "../operator/records/mod.ts";
@@ -158,6 +160,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       this.getActorKeyPairs(ctx, identifier)
     );
     const { queues } = this.options;
+    const limiter = new TaskRunLimiter(this.options.kv);
     this.dispatcher.register(
       "outbox",
       createFederationMessageHandler<TContextData, "outbox">("outbox", {
@@ -195,6 +198,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         watchCancellation: (message, signal, controller) =>
           this.operator.cancellations.begin(message.id, signal, controller),
         isSuperseded: (message) => isSupersededDebounce(this.options.kv, message),
+        beginLimitedRun: (task, message, data) => limiter.begin(task, message, data),
         reportProgress: async (message, progress) => {
           await this.taskStatus.progress(message, progress);
           await this.operator.webhooks.progress(message, progress);
@@ -298,6 +302,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     for (const name of this.registry.tasks.names) {
       const task = this.registry.tasks.get(name)!;
       checkCapabilityQueue(name, task.capabilities, task.queue, this.#routing);
+      checkLimitStore(name, task, this.options.kv);
     }
   }
 
@@ -315,6 +320,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   > {
     if (options != null && typeof options === "object") {
       checkCapabilityQueue(name, options.capabilities, options.queue, this.#routing);
+      checkLimitStore(name, options, this.options.kv);
     }
     return super.defineTask(name, options);
   }

@@ -591,7 +591,7 @@ export class MessageDispatcher<TContextData> {
     const delay = millisecondsToDuration(error.delayMs);
     const next = handOverMessage({
       ...message,
-      ...error.fields,
+      ...error.messageFields,
       ...(error.counted ? { waits: (message.waits ?? 0) + 1 } : {}),
       dueAt: new Date(Date.now() + error.delayMs).toISOString(),
     });
@@ -648,11 +648,20 @@ export class MessageDispatcher<TContextData> {
         break;
       case "retrying":
         if (outcome.reason === "wait") {
-          logger.info(
-            "Message {messageId} ({messageType}) waits {delay} before attempt {attempt}: " +
-              "{reason}",
-            { ...properties, delay: `${outcome.delay}`, reason: (outcome.error as Error).message },
-          );
+          // A task waiting for its concurrency key or rate waits often, by
+          // design: not worth a line at info level each time.
+          const cause = outcome.error instanceof RunPostponedError
+            ? outcome.error.waitFor
+            : "other";
+          const text = "Message {messageId} ({messageType}) waits {delay} before attempt " +
+            "{attempt}: {reason}";
+          const waitProperties = {
+            ...properties,
+            delay: `${outcome.delay}`,
+            reason: (outcome.error as Error).message,
+          };
+          if (cause === "concurrency" || cause === "rate") logger.debug(text, waitProperties);
+          else logger.info(text, waitProperties);
           break;
         }
         if (outcome.reason === "shutdown") {
@@ -785,7 +794,7 @@ function toEvent(
   event.duration = duration;
   if (timedOut != null) event.abandoned = timedOut.abandoned;
   if (outcome.type === "retrying" && outcome.error instanceof RunPostponedError) {
-    event.waitReason = outcome.error.waitReason;
+    event.waitFor = outcome.error.waitFor;
   }
   return event as unknown as MessageEvent;
 }

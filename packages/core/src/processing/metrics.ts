@@ -6,9 +6,10 @@ import {
   type MeterProvider,
 } from "@opentelemetry/api";
 import type { BaseMessage } from "./envelope.ts";
-import type { MessageEvent, MessageRetryingEvent } from "./events.ts";
-import { durationToMilliseconds } from "../time/duration.ts";
+import type { MessageEvent } from "./events.ts";
+import { RunPostponedError } from "./run-postponed.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
+import { durationToMilliseconds } from "../time/duration.ts";
 
 /** The instrumentation scope name of Fedwork's meters. */
 const METER_NAME = "@fedwork/core";
@@ -145,11 +146,11 @@ export class MessageMetrics {
     );
     this.#waited = counter(
       MESSAGE_METRICS.waited,
-      "Messages put back to wait without an attempt (fedwork.wait.reason: retry-after, " +
-        "host-concurrency or host-rate); also counted as retried.",
+      "Runs put back to wait without spending an attempt (fedwork.wait.cause: concurrency, " +
+        "rate, retryAfter or other); also counted as retried.",
     );
     this.#waitDelay = meter.createHistogram(MESSAGE_METRICS.waitDelay, {
-      description: "How long a message was put back to wait for (fedwork.wait.reason).",
+      description: "How long a run was put back to wait for (fedwork.wait.cause).",
       unit: "s",
     });
     // The API hands out one shared instrument of each kind for nothing to
@@ -238,7 +239,14 @@ export class MessageMetrics {
       case "retrying":
         this.#retried.add(1, attributes);
         if (event.reason === "timeout") this.#recordTimeout(attributes, event.abandoned);
-        else if (event.reason === "wait") this.#recordWait(event, attributes);
+        else if (event.reason === "wait") {
+          const cause = event.error instanceof RunPostponedError ? event.error.waitFor : "other";
+          const waited = { ...attributes, "fedwork.wait.cause": cause };
+          this.#waited.add(1, waited);
+          if (event.delay != null) {
+            this.#waitDelay.record(durationToMilliseconds(event.delay, "delay") / 1000, waited);
+          }
+        }
         break;
       case "failed":
         this.#failed.add(1, { ...attributes, "fedwork.failure.reason": event.reason });
@@ -258,14 +266,6 @@ export class MessageMetrics {
       this.#queueWait.record(Math.max(0, startedAt - due) / 1000, attributes);
     }
   };
-
-  #recordWait(event: MessageRetryingEvent, attributes: Attributes): void {
-    const waited = { ...attributes, "fedwork.wait.reason": event.waitReason ?? "retry-after" };
-    this.#waited.add(1, waited);
-    if (event.delay != null) {
-      this.#waitDelay.record(durationToMilliseconds(event.delay, "delay") / 1000, waited);
-    }
-  }
 
   #recordTimeout(attributes: Attributes, abandoned: boolean | undefined): void {
     this.#timedOut.add(1, attributes);

@@ -13,6 +13,14 @@ import { resolveMaxDeliveries } from "../processing/delivery-limit.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import type { TaskDebounceManyOptions, TaskDebounceOptions } from "./debounce.ts";
 import { TaskDefinitionError } from "./errors.ts";
+import {
+  checkTaskConcurrency,
+  checkTaskRateLimit,
+  type ResolvedTaskConcurrency,
+  type ResolvedTaskRateLimit,
+  type TaskConcurrencyOptions,
+  type TaskRateLimitOptions,
+} from "./limit-options.ts";
 import type { TaskThrottleManyOptions, TaskThrottleOptions } from "./throttle.ts";
 import {
   DEFAULT_MAX_TASK_RESULT_BYTES,
@@ -195,6 +203,43 @@ export interface TaskOptions<
    * @since 0.3.0
    */
   readonly failedRetention?: DurationInput | 0;
+
+  /**
+   * At most `limit` runs of this task per key at once, across every worker
+   * and process of the federation; runs with other keys run freely.  A run
+   * whose key is full does not hold a worker: it goes back into its queue
+   * and looks again shortly (no attempt is spent).  Needs a `KvStore` with
+   * `cas()`.  None by default.
+   * @example
+   * ```ts ignore
+   * builder.defineTask("import", {
+   *   schema,
+   *   handler,
+   *   concurrency: { key: ({ accountId }) => accountId, limit: 1 },
+   * });
+   * ```
+   * @since 0.4.0
+   */
+  readonly concurrency?: TaskConcurrencyOptions<StandardSchemaV1.InferOutput<TSchema>>;
+
+  /**
+   * At most `limit` starts of this task per `period` (per key when `key`
+   * is given), across every worker and process of the federation.  Starts
+   * are spread evenly; a run that must wait reserves its start time and
+   * goes back into its queue, due then, so excess runs wait in order
+   * without polling (no attempt is spent).  Needs a `KvStore` with
+   * `cas()`.  None by default.
+   * @example
+   * ```ts ignore
+   * builder.defineTask("send-email", {
+   *   schema,
+   *   handler,
+   *   rateLimit: { limit: 20, period: { seconds: 1 } },
+   * });
+   * ```
+   * @since 0.4.0
+   */
+  readonly rateLimit?: TaskRateLimitOptions<StandardSchemaV1.InferOutput<TSchema>>;
 }
 
 const EVENT_TYPES: readonly MessageEventType[] = [
@@ -251,6 +296,8 @@ const TASK_OPTION_NAMES: readonly string[] = [
   "maxResultBytes",
   "completedRetention",
   "failedRetention",
+  "concurrency",
+  "rateLimit",
 ];
 
 /** The names {@link TaskEnqueueOptions} has; any other is refused. */
@@ -510,6 +557,16 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
    * @since 0.3.0
    */
   readonly failedRetentionMs?: number;
+  /**
+   * The task's checked `concurrency` option, if any.
+   * @since 0.4.0
+   */
+  readonly concurrency?: ResolvedTaskConcurrency;
+  /**
+   * The task's checked `rateLimit` option, if any.
+   * @since 0.4.0
+   */
+  readonly rateLimit?: ResolvedTaskRateLimit;
 }
 
 /**
@@ -629,6 +686,8 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
   const capabilities = checkCapabilities(name, options.capabilities);
   const timeoutMs = checkTimeout(name, options.timeout);
   const maxDeliveries = checkMaxDeliveries(name, options.maxDeliveries);
+  const concurrency = checkTaskConcurrency(name, options.concurrency);
+  const rateLimit = checkTaskRateLimit(name, options.rateLimit);
   let priority: number;
   try {
     priority = checkMessagePriority(options.priority);
@@ -659,6 +718,8 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     maxResultBytes: checkMaxResultBytes(name, options.maxResultBytes),
     ...retention(name, "completedRetention", options.completedRetention),
     ...retention(name, "failedRetention", options.failedRetention),
+    ...(concurrency === undefined ? {} : { concurrency }),
+    ...(rateLimit === undefined ? {} : { rateLimit }),
   };
 }
 

@@ -12,6 +12,7 @@ import type { TaskCancelWatch } from "./cancel-watch.ts";
 import { decodePayloadNow } from "./codec/decode.ts";
 import { resolveLimits } from "./codec/limits.ts";
 import type { RegisteredTask } from "./definition.ts";
+import type { LimitedRun } from "./limited-run.ts";
 import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
@@ -92,6 +93,18 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
    * @since 0.4.0
    */
   readonly isSuperseded?: (message: TaskMessage) => Promise<boolean>;
+  /**
+   * Waits for the rate and takes the concurrency slot of a run of a task
+   * with `concurrency` or `rateLimit` (a `TaskRunLimiter`'s `begin()`);
+   * asked only for such tasks, once the payload is valid.  Without it,
+   * their limits are not applied.
+   * @since 0.4.0
+   */
+  readonly beginLimitedRun?: (
+    task: RegisteredTask<TContextData, TContext>,
+    message: TaskMessage,
+    data: unknown,
+  ) => Promise<LimitedRun | undefined>;
   readonly watchCancellation?: (
     message: TaskMessage,
     signal: AbortSignal,
@@ -249,6 +262,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
     watch: TaskCancelWatch | undefined,
   ): Promise<void> {
     const signal = watch?.signal ?? run.signal;
+    let limited: LimitedRun | undefined;
     try {
       const task = taskOf(message)!;
       // Only debounced messages pay the store read.
@@ -278,6 +292,10 @@ export function createTaskMessageHandler<TContextData, TContext>(
         }
         if (watch.checked != null) await watch.checked;
         if (watch.cancelled) throw cancelled(message, watch, false);
+      }
+      // Only tasks with limits pay for them: a store swap or two.
+      if (task.concurrency != null || task.rateLimit != null) {
+        limited = await options.beginLimitedRun?.(task, message, data);
       }
       const started = parseTimestamp(message.started);
       // Field by field: a spread of each optional field made an object for
@@ -349,6 +367,16 @@ export function createTaskMessageHandler<TContextData, TContext>(
       if (watch?.cancelled) throw cancelled(message, watch, true);
     } finally {
       watch?.end();
+      if (limited != null) {
+        await limited.end().catch((error) => {
+          // The lease frees the slot by itself; the run's outcome stands.
+          logger.warn("Could not release the concurrency slot of {messageId}: {error}", {
+            taskName: message.taskName,
+            messageId: message.id,
+            error,
+          });
+        });
+      }
     }
   }
 }

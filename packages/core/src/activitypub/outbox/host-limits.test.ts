@@ -124,11 +124,11 @@ test("hostPolicy.concurrency: 4 keeps a fan-out to 50 followers on one host to 4
   assert(waits.length > 0);
   for (const event of waits) {
     assert(event.type === "retrying" && event.reason === "wait", JSON.stringify(event));
-    assertEquals(event.waitReason, "host-concurrency");
+    assertEquals(event.waitFor, "concurrency");
   }
   // Each wait is counted and its delay recorded, by reason.
   const collected = await meters.collect();
-  const waited = { "fedwork.message.type": "outbox", "fedwork.wait.reason": "host-concurrency" };
+  const waited = { "fedwork.message.type": "outbox", "fedwork.wait.cause": "concurrency" };
   assertEquals(countMetric(collected, MESSAGE_METRICS.waited, waited), waits.length);
   assertEquals(histogramCount(collected, MESSAGE_METRICS.waitDelay, waited), waits.length);
   await meters.shutdown();
@@ -192,7 +192,7 @@ test("hostPolicy.rate spreads one host's deliveries to its limit per period", as
   assert(waits.length > 0);
   for (const event of waits) {
     assert(event.type === "retrying" && event.reason === "wait");
-    assertEquals(event.waitReason, "host-rate");
+    assertEquals(event.waitFor, "rate");
   }
   assert(outbox(events, "completed").every((event) => event.attempt === 0));
   await (queue as Partial<AsyncDisposable>)[Symbol.asyncDispose]?.();

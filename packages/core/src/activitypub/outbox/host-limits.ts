@@ -13,7 +13,7 @@ import {
   type KeyRate,
   type KeySlots,
 } from "../../processing/limits/mod.ts";
-import { RunPostponedError, type WaitReason } from "../../processing/run-postponed.ts";
+import { RunPostponedError } from "../../processing/run-postponed.ts";
 import { hostNameOf } from "../host-policy/host-name.ts";
 import type { ResolvedHostPolicy } from "../host-policy/options.ts";
 import type { ResolvedHostRate } from "../host-policy/limits-options.ts";
@@ -108,7 +108,7 @@ export class DeliveryHostLimits {
           if (this.#queued) {
             throw postponed(
               message,
-              "host-concurrency",
+              "concurrency",
               `All ${limit} delivery slots of ${host} are taken (hostPolicy.concurrency).`,
               waitMs,
               { attempt: message.attempt, slotWaits: slotWaits + 1 },
@@ -164,7 +164,7 @@ export class DeliveryHostLimits {
     await slot?.release();
     throw postponed(
       message,
-      "host-rate",
+      "rate",
       `The next start for ${host} under hostPolicy.rate (${rate.limit} per ${rate.periodMs} ms) ` +
         `is in ${waitMs} ms.`,
       waitMs,
@@ -211,7 +211,7 @@ function slotWait(slotWaits: number, untilLeaseEnds: number): number {
 
 function postponed(
   message: OutboxMessage,
-  waitReason: WaitReason,
+  waitFor: "concurrency" | "rate",
   reason: string,
   delayMs: number,
   hostLimits: HostLimitState,
@@ -221,12 +221,12 @@ function postponed(
     inbox: message.inbox,
     delayMs,
     reason,
-    waitReason,
+    waitFor,
   });
   return new RunPostponedError(reason, delayMs, {
-    waitReason,
+    waitFor,
     counted: false,
-    fields: { hostLimits },
+    messageFields: { hostLimits },
   });
 }
 

@@ -102,6 +102,7 @@ export class DeliveryHostPolicy {
           `The host ${host} asked to be left alone for ${Math.ceil(waiting / 1000)} s more ` +
             "(Retry-After).",
           waiting,
+          { waitFor: "retryAfter" },
         );
       }
     }
@@ -137,7 +138,7 @@ export class DeliveryHostPolicy {
           (waitMs < asked ? ` (capped by hostPolicy.retryAfter.max from ${asked} ms)` : "") +
           ".",
         waitMs,
-        { cause: error },
+        { cause: error, waitFor: "retryAfter" },
       );
     }
   }
