@@ -32,8 +32,8 @@ export {
   PermanentError,
   PoisonMessageError,
   RetryNotStoredError,
-  type ThroughputBucket,
   type RunWaitCause,
+  type ThroughputBucket,
 } from "./processing/mod.ts";
 export * from "./activitypub/mod.ts";
 export * from "./federation/mod.ts";

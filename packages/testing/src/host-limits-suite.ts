@@ -166,12 +166,17 @@ async function withWorkers(
   }
 }
 
-/** Sends one activity to followers `from`…`to - 1` on each host. */
+/**
+ * Sends one activity to followers `from`…`to - 1` on each host, through
+ * a fan-out message unless `fanout` says `"skip"` (then one delivery per
+ * inbox is queued at once).
+ */
 async function send(
   federation: Federation<void>,
   hosts: readonly RemoteHost[],
   from: number,
   to: number,
+  fanout: "auto" | "skip" = "auto",
 ): Promise<void> {
   const recipients = hosts.flatMap((host) =>
     Array.from({ length: to - from }, (_, i) => ({
@@ -187,6 +192,7 @@ async function send(
       actor: new URL("https://limits.example/users/alice"),
       object: new Note({ content: "Hello" }),
     }),
+    { fanout },
   );
 }
 
@@ -264,14 +270,19 @@ export function testHostLimits(options: HostLimitsConformanceOptions): void {
   test(`${options.name}: a blocked host receives no request from either worker`, async () => {
     await withHosts(["127.0.0.1", "127.0.0.2"], 0, async ([open, blocked]) => {
       // The sender does not block it, so its deliveries are queued; the
-      // workers, which do, drop them.
+      // workers, which do, drop them.  A fan-out the workers expand leaves
+      // the blocked inboxes out instead.
       await withWorkers(options, { block: ["127.0.0.2"] }, async (federation, workers) => {
-        await send(federation, [open, blocked], 0, 10);
-        await open.waitForAnswered(10, RUN_TIMEOUT_MS);
-        await waitUntil(() => count(workers, "DROPPED") === 10, {
-          what: () => `10 drops; ${workers.map((w) => w.output()).join("\n")}`,
-          timeoutMs: RUN_TIMEOUT_MS,
-        });
+        await send(federation, [open, blocked], 0, 10, "skip");
+        await send(federation, [open, blocked], 10, 20);
+        await open.waitForAnswered(20, RUN_TIMEOUT_MS);
+        await waitUntil(
+          () => count(workers, "DROPPED") === 10 && count(workers, "COMPLETED") === 20,
+          {
+            what: () => `10 drops, 20 deliveries; ${workers.map((w) => w.output()).join("\n")}`,
+            timeoutMs: RUN_TIMEOUT_MS,
+          },
+        );
         assertEquals(blocked.requests.length, 0, "the blocked host saw no request");
         assert(linesOf(workers, "DROPPED").every((line) => line.includes("blocked")));
       }, {});

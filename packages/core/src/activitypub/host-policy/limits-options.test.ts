@@ -72,10 +72,12 @@ test("hostPolicy limits need a KvStore with cas(), and say so when the federatio
     set: (key, value, options) => memory.set(key, value, options),
     delete: (key) => memory.delete(key),
   };
-  for (const [hostPolicy, option] of [[{ concurrency: 2 }, "hostPolicy.concurrency"], [
-    { rate: { limit: 1, period: { seconds: 1 } } },
-    "hostPolicy.rate",
-  ]] as const) {
+  for (
+    const [hostPolicy, option] of [[{ concurrency: 2 }, "hostPolicy.concurrency"], [
+      { rate: { limit: 1, period: { seconds: 1 } } },
+      "hostPolicy.rate",
+    ]] as const
+  ) {
     const error = assertThrows(
       () => createFederation<void>({ kv: withoutCas, hostPolicy }),
       FederationOptionError,

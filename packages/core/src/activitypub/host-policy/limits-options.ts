@@ -3,10 +3,7 @@
 // number or an object is checked when the federation is made; a function's
 // answers are checked each time it is asked, since they come at delivery.
 import { assertKnownOptions } from "../../options/known-options.ts";
-import {
-  positiveDurationOption,
-  positiveIntegerOption,
-} from "../../options/value-options.ts";
+import { positiveDurationOption, positiveIntegerOption } from "../../options/value-options.ts";
 import {
   checkFederationOption,
   FederationOptionError,

@@ -13,9 +13,9 @@ import {
   type HostConcurrencyFunction,
   type HostRate,
   type HostRateFunction,
+  type ResolvedHostRate,
   resolveHostConcurrency,
   resolveHostRate,
-  type ResolvedHostRate,
 } from "./limits-options.ts";
 
 /**

@@ -238,15 +238,18 @@ async function holding(
 ): Promise<void> {
   if (slot == null) return await attempt();
   const timer = setInterval(() => {
-    slot.renew().then((kept) => {
-      if (!kept) {
-        logger.warn(
-          "A delivery to {host} lost its slot (its lease ran out and the slots were taken); " +
-            "the host has one delivery more in flight than hostPolicy.concurrency allows.",
-          { host },
-        );
-      }
-    }, (error) => logger.warn("Could not renew a delivery slot of {host}: {error}", { host, error }));
+    slot.renew().then(
+      (kept) => {
+        if (!kept) {
+          logger.warn(
+            "A delivery to {host} lost its slot (its lease ran out and the slots were taken); " +
+              "the host has one delivery more in flight than hostPolicy.concurrency allows.",
+            { host },
+          );
+        }
+      },
+      (error) => logger.warn("Could not renew a delivery slot of {host}: {error}", { host, error }),
+    );
   }, RENEW_EVERY_MS);
   try {
     await attempt();
