@@ -154,7 +154,9 @@ export class DeliveryHostLimits {
     }
     const waitMs = startAt - Date.now();
     if (waitMs <= IN_PLACE_START_MS) {
-      if (waitMs > 0) await sleep(waitMs, signal);
+      // Under a millisecond (a fast rate's next start is a fraction of one
+      // away) is now: a timer would take a whole millisecond or more.
+      if (waitMs >= 1) await sleep(waitMs, signal);
       return;
     }
     if (!this.#queued) {
