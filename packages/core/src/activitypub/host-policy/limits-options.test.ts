@@ -71,6 +71,7 @@ test("hostPolicy limits need a KvStore with cas(), and say so when the federatio
     get: (key) => memory.get(key),
     set: (key, value, options) => memory.set(key, value, options),
     delete: (key) => memory.delete(key),
+    list: (prefix) => memory.list(prefix),
   };
   for (
     const [hostPolicy, option] of [[{ concurrency: 2 }, "hostPolicy.concurrency"], [
