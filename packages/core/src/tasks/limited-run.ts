@@ -24,14 +24,17 @@ const RENEW_EVERY_MS = TASK_CONCURRENCY_LEASE_MS / 3;
 /**
  * How long a run whose concurrency key is full waits before it looks
  * again: 50 ms the first time, doubling with each wait of the message up
- * to 500 ms, each spread by ±50% so that the waiters of a key do not all
+ * to 2 s, each spread by ±50% so that the waiters of a key do not all
  * look at once; never longer than until the key's earliest lease ends.
+ * The cap keeps the churn of a long line bounded (each look is a
+ * re-enqueue): 200 runs waiting for one key cost about 100 re-enqueues a
+ * second, where 0.5 s saturated SQLite on a loaded machine.
  * A bounded re-check rather than a wake-up: a wake-up would need the
  * releasing run to bring a delayed message forward in its queue, which no
  * queue offers, and a second copy of it, which could run twice.
  */
 const FIRST_RECHECK_MS = 50;
-const MAX_RECHECK_MS = 500;
+const MAX_RECHECK_MS = 2000;
 
 /**
  * The delay before a waiting run looks at its concurrency key again.
@@ -116,9 +119,11 @@ export class TaskRunLimiter {
     }
     if (concurrency == null) return undefined;
     const key = keyOf(concurrency.key, data, "concurrency.key");
+    // One holder per run, not per message: should a queue hand one
+    // message out twice at once (a lease that ran out), each copy counts.
     const slot = await this.#slotsOf(task.name).acquire(
       key,
-      message.id,
+      `${message.id}:${crypto.randomUUID()}`,
       concurrency.limit,
       TASK_CONCURRENCY_LEASE_MS,
     );

@@ -217,5 +217,5 @@ test("a failed run of a task with concurrency gives its slot back", async () => 
     await ctx.enqueueTask(task, { key: "a", n: 1 });
     await within(settled.promise, "the failure", 30_000);
   });
-  assertEquals(await kv.get(["fedwork", "task-concurrency", "failing", "a"]), undefined);
+  assertEquals(await kv.get(["fedwork", "task-concurrency", "failing", "a"]), { holders: [] });
 });

@@ -17,6 +17,7 @@ export type {
 } from "./definition.ts";
 export type { TaskDebounceManyOptions, TaskDebounceOptions } from "./debounce.ts";
 export type { TaskThrottleManyOptions, TaskThrottleOptions } from "./throttle.ts";
+export type { TaskConcurrencyOptions, TaskRateLimitOptions } from "./limit-options.ts";
 export {
   FailedTaskNotFoundError,
   TaskCancelledError,

@@ -13,6 +13,9 @@ const logger = getLogger(["fedwork", "processing"]);
  */
 const MAX_CAS_ROUNDS = 32;
 
+/** How long an entry without holders stays, in milliseconds. */
+const EMPTY_ENTRY_TTL_MS = 1000;
+
 /** How long a caller waits after losing every round to other writers. */
 const CONTENDED_RETRY_MS = 50;
 
@@ -104,8 +107,10 @@ async function swapHolders(
   holders: readonly Holder[],
   now: number,
 ): Promise<boolean> {
-  if (holders.length === 0) return await kv.cas!(kvKey, current, undefined);
-  const last = Math.max(...holders.map(([, expiresAt]) => expiresAt));
+  // An empty entry rather than none: not every store's cas() can delete.
+  const last = holders.length === 0
+    ? now + EMPTY_ENTRY_TTL_MS
+    : Math.max(...holders.map(([, expiresAt]) => expiresAt));
   const entry: SlotsEntry = { holders };
   return await kv.cas!(kvKey, current, entry, {
     ttl: { milliseconds: Math.max(1, Math.ceil(last - now)) },
@@ -169,6 +174,8 @@ export function createKeySlots(kv: KvStore, prefix: KvKey): KeySlots {
         if (released) return false;
         let kept = true;
         const result = await update(kvKey, (holders, now) => {
+          // Released while this renewal went on: it must not come back.
+          if (released) return undefined;
           const others = holders.filter(([id]) => id !== holderId);
           kept = others.length < holders.length || others.length < limit;
           return kept ? [...others, [holderId, now + leaseMs]] : undefined;
