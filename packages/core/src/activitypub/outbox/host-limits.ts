@@ -125,7 +125,7 @@ export class DeliveryHostLimits {
       if (rate != null) await this.#awaitStart(message, host, rate, state, slot, began, signal);
       await holding(slot, host, attempt);
     } finally {
-      await slot?.release();
+      await giveBack(slot, host);
     }
   }
 
@@ -163,7 +163,7 @@ export class DeliveryHostLimits {
       await this.#waitInPlace(waitMs, began, signal, host);
       return;
     }
-    await slot?.release();
+    await giveBack(slot, host);
     throw postponed(
       message,
       "rate",
@@ -230,6 +230,22 @@ function postponed(
     counted: false,
     messageFields: { hostLimits },
   });
+}
+
+/**
+ * Gives a slot back.  A release the store refuses must not hide the
+ * attempt's outcome or its wait: the slot's lease runs out by itself.
+ */
+async function giveBack(slot: HeldKeySlot | undefined, host: string): Promise<void> {
+  try {
+    await slot?.release();
+  } catch (error) {
+    logger.warn(
+      "Could not give back a delivery slot of {host}; it frees itself when its lease runs " +
+        "out: {error}",
+      { host, error },
+    );
+  }
 }
 
 /** Runs the attempt, renewing the slot's lease while it is in flight. */
