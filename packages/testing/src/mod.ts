@@ -25,6 +25,7 @@ export {
 } from "./poison-test.ts";
 export { testKvStore } from "./kv-store-suite.ts";
 export { type DebounceConformanceOptions, testDebounceAndThrottle } from "./debounce-suite.ts";
+export { type TaskLimitsConformanceOptions, testTaskLimits } from "./limits-suite.ts";
 export { testFederationOverQueue } from "./federation-suite.ts";
 export {
   type ProgressRoutingBackend,

@@ -9,7 +9,9 @@ import { createFederation } from "../federation/federation.ts";
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
 import type { MessageRetryingEvent } from "../processing/events.ts";
+import { MESSAGE_METRICS } from "../processing/metrics.ts";
 import { RunPostponedError } from "../processing/run-postponed.ts";
+import { count, testMeters } from "../processing/testdata/test-meters.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import { ParallelMessageQueue } from "../queue/parallel-message-queue.ts";
 import { TaskDefinitionError } from "./errors.ts";
@@ -218,4 +220,59 @@ test("a failed run of a task with concurrency gives its slot back", async () => 
     await within(settled.promise, "the failure", 30_000);
   });
   assertEquals(await kv.get(["fedwork", "task-concurrency", "failing", "a"]), { holders: [] });
+});
+
+test("waits are counted by fedwork.message.waited with their cause, and write no status", async () => {
+  const meters = testMeters();
+  const kv = new MemoryKvStore();
+  const federation = createFederation<void>({
+    kv,
+    queue: new ParallelMessageQueue(new InProcessMessageQueue(), 4),
+    manuallyStartQueue: true,
+    meterProvider: meters.meterProvider,
+  });
+  const ctx = federation.createContext(base, undefined);
+  let done = 0;
+  const all = deferred<void>();
+  const release = deferred<void>();
+  const statuses: string[] = [];
+  const task = federation.defineTask("metered", {
+    schema,
+    concurrency: { key: () => "one", limit: 1 },
+    rateLimit: { limit: 50, period: { seconds: 1 } },
+    handler: async (_ctx, { n }) => {
+      if (n === 0) await release.promise;
+      if (++done === 3) all.resolve();
+    },
+    on: {
+      retrying: async (event) => {
+        statuses.push((await federation.getTaskStatus(event.messageId))?.state ?? "none");
+        // The first run holds the key until another has waited for it.
+        if ((event.error as RunPostponedError).waitFor === "concurrency") release.resolve();
+      },
+    },
+  });
+  try {
+    await withWorkers(federation, async () => {
+      await ctx.enqueueTaskMany(task, [0, 1, 2].map((n) => ({ key: "k", n })));
+      await within(all.promise, "3 runs", 30_000);
+    });
+    const metrics = await meters.collect();
+    const attributes = { "fedwork.message.type": "task", "fedwork.task.name": "metered" };
+    const rate = count(metrics, MESSAGE_METRICS.waited, {
+      ...attributes,
+      "fedwork.wait.cause": "rate",
+    });
+    const concurrency = count(metrics, MESSAGE_METRICS.waited, {
+      ...attributes,
+      "fedwork.wait.cause": "concurrency",
+    });
+    // The second and third wait for their start (20 ms apart), then for
+    // the first run's key.
+    assert(rate >= 1, `rate waits: ${rate}`);
+    assert(concurrency >= 1, `concurrency waits: ${concurrency}`);
+    assert(statuses.length > 0 && statuses.every((state) => state !== "retrying"), `${statuses}`);
+  } finally {
+    await meters.shutdown();
+  }
 });
