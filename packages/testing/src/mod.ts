@@ -62,3 +62,4 @@ export {
   testBatchHandlers,
 } from "./batch-handler-suite.ts";
 export type { PauseBackend } from "./pause-app.ts";
+export { type HostLimitsConformanceOptions, testHostLimits } from "./host-limits-suite.ts";

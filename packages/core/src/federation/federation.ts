@@ -222,7 +222,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       hostHealth: () => this.operator.hostHealth,
       hostPolicy: this.options.hostPolicy == null
         ? undefined
-        : new DeliveryHostPolicy(this.options.hostPolicy, this.options.kv),
+        : new DeliveryHostPolicy(this.options.hostPolicy, this.options.kv, queues.outbox != null),
       createContext: (baseUrl, contextData) => this.createContext(baseUrl, contextData),
       getKeyPairs: (ctx, identifier) => this.#senderKeys.get(ctx, identifier),
       enqueue: (queue, messages, contextData, options) =>

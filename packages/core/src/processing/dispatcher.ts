@@ -609,7 +609,7 @@ export class MessageDispatcher<TContextData> {
     const next = handOverMessage({
       ...message,
       ...error.messageFields,
-      waits: (message.waits ?? 0) + 1,
+      ...(error.counted ? { waits: (message.waits ?? 0) + 1 } : {}),
       dueAt: new Date(Date.now() + error.delayMs).toISOString(),
     });
     try {
@@ -810,6 +810,9 @@ function toEvent(
   event.enqueuedAt = new Date(Number.isNaN(started) ? 0 : started);
   event.duration = duration;
   if (timedOut != null) event.abandoned = timedOut.abandoned;
+  if (outcome.type === "retrying" && outcome.error instanceof RunPostponedError) {
+    event.waitFor = outcome.error.waitFor;
+  }
   return event as unknown as MessageEvent;
 }
 
