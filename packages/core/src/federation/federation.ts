@@ -74,6 +74,18 @@ import type { TaskSchedule } from "../operator/schedules/mod.ts";
 import type { CountFailedTasksOptions, FailedTaskDetails } from "../operator/records/mod.ts";
 import { TaskStatusTracker } from "../operator/status/mod.ts";
 import { TaskEnqueuer } from "../tasks/enqueuer.ts";
+import { prepareTaskMessages } from "../tasks/enqueue.ts";
+import type { TaskMessage } from "../tasks/message.ts";
+import {
+  type ChildEnding,
+  createStepObserver,
+  type SendEventOptions,
+  type SendEventResult,
+  sendStepEvent,
+} from "../tasks/steps/mod.ts";
+import { sendToQueue } from "../processing/producer.ts";
+import { handOverMessage } from "../queue/message-ownership.ts";
+import { isTerminalTaskState } from "../operator/status/store.ts";
 import type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
 import type { QueueDepthEntry } from "../operator/monitoring/mod.ts";
@@ -199,8 +211,18 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           await this.taskStatus.progress(message, progress);
           await this.operator.webhooks.progress(message, progress);
         },
+        steps: {
+          kv: this.options.kv,
+          documentLoader: this.options.documentLoader,
+          contextLoader: this.options.documentLoader,
+          retentionMs: this.options.taskStatusRetentionMs,
+          enqueueChild: (task, data, childId, parent) =>
+            this.#enqueueStepChild(task, data, childId, parent),
+          childEnding: (id) => this.#stepChildEnding(id),
+        },
       }),
     );
+    this.dispatcher.observe(createStepObserver(this.options.kv, (message) => this.#wake(message)));
     this.outbox = new Outbox<TContextData, Context<TContextData>>({
       queues,
       fanoutDeliveries: this.options.fanoutDeliveries,
@@ -317,6 +339,67 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       checkCapabilityQueue(name, options.capabilities, options.queue, this.#routing);
     }
     return super.defineTask(name, options);
+  }
+
+  sendEvent<TData>(event: string, options: SendEventOptions<TData>): Promise<SendEventResult> {
+    return sendStepEvent(this.options.kv, (message) => this.#wake(message), event, options);
+  }
+
+  /** Puts a woken task's message into its task's queue. */
+  async #wake(message: TaskMessage): Promise<void> {
+    const task = this.registry.tasks.get(message.taskName);
+    if (task == null) {
+      throw new TypeError(
+        `The task ${JSON.stringify(message.taskName)} is not defined on this federation, so it ` +
+          "cannot be woken from here.",
+      );
+    }
+    const queue = taskQueueOf(task, this.#routing);
+    if (queue == null) {
+      throw new TypeError(
+        `The task ${JSON.stringify(message.taskName)} has no queue to resume in.`,
+      );
+    }
+    await sendToQueue(queue, [handOverMessage(message)], {
+      ...(message.orderingKey == null ? {} : { orderingKey: message.orderingKey }),
+      ...(typeof message.priority === "number" && message.priority !== 0
+        ? { priority: message.priority }
+        : {}),
+    });
+  }
+
+  /** Enqueues the child task of a `ctx.step.invoke()`, with its derived id. */
+  async #enqueueStepChild(
+    task: TaskDefinition<unknown, unknown, unknown, unknown>,
+    data: unknown,
+    childId: string,
+    parent: TaskMessage,
+  ): Promise<void> {
+    const prepared = await prepareTaskMessages({
+      registry: this.registry.tasks,
+      task: task as TaskDefinition<TContextData, unknown, unknown>,
+      payloads: [data],
+      queues: this.#routing,
+      baseUrl: parent.baseUrl,
+    });
+    const messages = prepared.messages.map((message) => ({
+      ...message,
+      id: childId as TaskMessage["id"],
+      invokedBy: { id: parent.id },
+    }));
+    await this.taskEnqueuer.enqueue({ ...prepared, messages });
+  }
+
+  /** How a child task ended, from its status record. */
+  async #stepChildEnding(id: string): Promise<ChildEnding | undefined> {
+    const status = await this.taskStatus.getTaskStatus(id);
+    if (status == null || !isTerminalTaskState(status.state)) return undefined;
+    const state = status.state as ChildEnding["state"];
+    return {
+      state,
+      ...(status.result === undefined ? {} : { result: status.result }),
+      ...(status.error?.message == null ? {} : { reason: status.error.message }),
+    };
   }
 
   getTaskStatus(id: string): Promise<TaskStatus | undefined>;

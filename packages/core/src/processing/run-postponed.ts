@@ -14,15 +14,29 @@
 export class RunPostponedError extends Error {
   /** How long the message waits, in milliseconds. */
   readonly delayMs: number;
+  /**
+   * Fields the message waits with, replacing its own (a task's durable
+   * steps carry their generation in one); none by default.
+   */
+  readonly fields: Readonly<Record<string, unknown>> | undefined;
 
   /**
    * @param reason Why it waits, in words.
    * @param delayMs How long, in milliseconds (at least 0).
-   * @param options `cause`: the error behind the wait, if any.
+   * @param options `cause`: the error behind the wait, if any; `fields`:
+   *                message fields to set on the waiting message.
    */
-  constructor(reason: string, delayMs: number, options?: { readonly cause?: unknown }) {
+  constructor(
+    reason: string,
+    delayMs: number,
+    options?: {
+      readonly cause?: unknown;
+      readonly fields?: Readonly<Record<string, unknown>>;
+    },
+  ) {
     super(reason, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "RunPostponedError";
     this.delayMs = Math.max(0, Math.ceil(delayMs));
+    this.fields = options?.fields;
   }
 }

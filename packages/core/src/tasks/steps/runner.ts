@@ -1,0 +1,480 @@
+// One run's durable steps: replays the recorded ones, runs and records the
+// new ones, and ends the run (a RunPostponedError the dispatcher stores as
+// a wait) for sleeps and waits.  The handler makes one per run of a task
+// and the task context hands it out as `ctx.step`.
+import type { DocumentLoader } from "@fedify/vocab";
+import { getLogger } from "@logtape/logtape";
+import type { KvStore } from "../../kv/kv-store.ts";
+import { MalformedMessageError, PermanentError } from "../../processing/errors.ts";
+import { RunPostponedError } from "../../processing/run-postponed.ts";
+import type { RetryPolicy } from "../../retry/retry-policy.ts";
+import { durationToMilliseconds, millisecondsToDuration } from "../../time/duration.ts";
+import type { DurationInput } from "../../time/duration.ts";
+import { decodeTaskPayload, encodeTaskPayload } from "../codec/mod.ts";
+import type { TaskDefinition } from "../definition.ts";
+import type { TaskMessage } from "../message.ts";
+import { TaskStepError, TaskStepInvokeError } from "./errors.ts";
+import {
+  checkEventAddress,
+  CHILD_ENDED_EVENT,
+  getStepEvent,
+  registerStepWaiter,
+} from "./events.ts";
+import {
+  INVOKE_RECHECK_MS,
+  MAX_STEP_ID_LENGTH,
+  MAX_STEP_RECORD_BYTES,
+  MAX_STEP_WAIT_MS,
+  MAX_TASK_STEPS,
+} from "./limits.ts";
+import {
+  loadStepState,
+  type StepKind,
+  type StepRecord,
+  type StepState,
+  stepStateKey,
+} from "./state.ts";
+import type { StepRunOptions, TaskSteps, WaitForEventOptions } from "./types.ts";
+
+const logger = getLogger(["fedwork", "task", "steps"]);
+
+/**
+ * How a child task ended, as its `CHILD_ENDED_EVENT` carries it.  Internal.
+ * @since 0.4.0
+ */
+export interface ChildEnding {
+  readonly state: "completed" | "failed" | "dropped" | "cancelled";
+  readonly result?: unknown;
+  readonly reason?: string;
+}
+
+/**
+ * What a step's life looks like to those who watch it.  Internal.
+ * @since 0.4.0
+ */
+export interface StepNotice {
+  readonly id: string;
+  readonly kind: StepKind;
+  /** `"started"` (about to run), `"recorded"` (done), `"suspended"` (sleeping or waiting). */
+  readonly phase: "started" | "recorded" | "suspended";
+  /** The ids of the steps recorded so far. */
+  readonly recorded: readonly string[];
+}
+
+/**
+ * What step runners need from the federation.  Internal.
+ * @since 0.4.0
+ */
+export interface StepRunnerHost {
+  readonly kv: KvStore;
+  readonly documentLoader: DocumentLoader;
+  readonly contextLoader: DocumentLoader;
+  /** How long records are kept past their last write, in milliseconds. */
+  readonly retentionMs: number;
+  /** Enqueues a child task with the given id (deduplicated by it). */
+  enqueueChild(
+    task: TaskDefinition<unknown, unknown, unknown, unknown>,
+    data: unknown,
+    childId: string,
+    parent: TaskMessage,
+  ): Promise<void>;
+  /** How a task ended, from its status, or `undefined` while it has not. */
+  childEnding(childId: string): Promise<ChildEnding | undefined>;
+  /** Told of each step's phases (status, events, spans). */
+  notice?(message: TaskMessage, notice: StepNotice): void | Promise<void>;
+}
+
+/**
+ * The durable steps of one run of one task.  Internal.
+ * @since 0.4.0
+ */
+export class StepRunner implements TaskSteps {
+  readonly #host: StepRunnerHost;
+  readonly #message: TaskMessage;
+  #state: Promise<StepState> | undefined;
+  #index = 0;
+  readonly #seen = new Set<string>();
+  #saving: Promise<void> = Promise.resolve();
+  /** Whether this run read or wrote step records (they are cleaned up after). */
+  used = false;
+  /**
+   * The sleep or wait that ended this run, if one did: the run ends with it
+   * even when the handler caught it.
+   */
+  suspension: RunPostponedError | undefined;
+
+  /**
+   * @param host The store and hooks.
+   * @param message The run's message.
+   */
+  constructor(host: StepRunnerHost, message: TaskMessage) {
+    this.#host = host;
+    this.#message = message;
+  }
+
+  /**
+   * Checks a continuing message against the records before the handler
+   * runs: one of an older generation (superseded by a wake-up), or of a
+   * task whose records are gone (it ended), is dropped as stale.
+   * @throws {MalformedMessageError} When the message is stale.
+   */
+  async prepare(): Promise<void> {
+    const gen = this.#message.steps?.gen;
+    if (typeof gen !== "number") return;
+    const state = await this.#load();
+    if (state.gen > gen || (state.steps.length < 1 && gen > 0)) {
+      throw new MalformedMessageError(
+        `a newer copy of the message continues its steps (generation ${gen} < ${state.gen})`,
+        { level: "info", stale: true },
+      );
+    }
+    if (state.gen < gen) {
+      state.gen = gen;
+      await this.#save(state, 0);
+    }
+  }
+
+  #load(): Promise<StepState> {
+    this.used = true;
+    return this.#state ??= loadStepState(this.#host.kv, this.#message.id).then(({ state }) =>
+      state
+    );
+  }
+
+  /** Writes the records (after any write under way), kept `extraMs` past the retention. */
+  #save(state: StepState, extraMs: number): Promise<void> {
+    const write = () =>
+      this.#host.kv.set(stepStateKey(this.#message.id), state, {
+        ttl: { milliseconds: this.#host.retentionMs + extraMs },
+      });
+    return this.#saving = this.#saving.then(write, write);
+  }
+
+  /** Claims the next position for a step, synchronously (steps may run side by side). */
+  #claim(id: unknown): number {
+    if (typeof id !== "string" || id === "" || id.length > MAX_STEP_ID_LENGTH) {
+      throw this.#error(
+        String(id),
+        "invalid",
+        `A step id must be a non-empty string of at most ${MAX_STEP_ID_LENGTH} characters.`,
+      );
+    }
+    if (this.#seen.has(id)) {
+      throw this.#error(
+        id,
+        "duplicate",
+        `The step id ${JSON.stringify(id)} is used twice in one run of the task ` +
+          `${JSON.stringify(this.#message.taskName)}; give each step its own id.`,
+      );
+    }
+    if (this.#index >= MAX_TASK_STEPS) {
+      throw this.#error(
+        id,
+        "too-many",
+        `The task ${JSON.stringify(this.#message.taskName)} has more than ${MAX_TASK_STEPS} ` +
+          "steps; split it into child tasks (ctx.step.invoke()).",
+      );
+    }
+    this.#seen.add(id);
+    return this.#index++;
+  }
+
+  /** The record at a position, checked against the code's step there. */
+  async #recorded(index: number, id: string, kind: StepKind): Promise<StepRecord | undefined> {
+    const state = await this.#load();
+    const record = state.steps[index];
+    if (record == null) return undefined;
+    if (record.id !== id || record.kind !== kind) {
+      throw this.#error(
+        id,
+        "mismatch",
+        `The recorded steps of the task ${JSON.stringify(this.#message.taskName)} ` +
+          `(${this.#message.id}) do not match its code: step ${index + 1} was recorded as ` +
+          `${record.kind} ${JSON.stringify(record.id)}, but the code now runs ${kind} ` +
+          `${JSON.stringify(id)} there (renamed or reordered after a deploy?).  Finish or ` +
+          "cancel the tasks that started before the change, or keep the old steps in order.",
+      );
+    }
+    return record;
+  }
+
+  #error(id: string, problem: TaskStepError["problem"], message: string, cause?: unknown) {
+    return new TaskStepError(
+      this.#message.taskName,
+      id,
+      problem,
+      message,
+      cause === undefined ? undefined : { cause },
+    );
+  }
+
+  async #encode(id: string, value: unknown): Promise<string | undefined> {
+    if (value === undefined) return undefined;
+    try {
+      return await encodeTaskPayload(value, { maxSize: MAX_STEP_RECORD_BYTES });
+    } catch (error) {
+      throw this.#error(
+        id,
+        "unrecordable",
+        `The result of the step ${JSON.stringify(id)} of the task ` +
+          `${JSON.stringify(this.#message.taskName)} cannot be recorded: ${
+            error instanceof Error ? error.message : String(error)
+          }  Return a smaller value (at most ${MAX_STEP_RECORD_BYTES} bytes encoded) or a ` +
+          "reference to where the data is kept.",
+        error,
+      );
+    }
+  }
+
+  #decode(text: string | undefined): Promise<unknown> {
+    if (text == null) return Promise.resolve(undefined);
+    return decodeTaskPayload(text, {
+      documentLoader: this.#host.documentLoader,
+      contextLoader: this.#host.contextLoader,
+      maxSize: MAX_STEP_RECORD_BYTES,
+    });
+  }
+
+  async #notice(id: string, kind: StepKind, phase: StepNotice["phase"]): Promise<void> {
+    if (this.#host.notice == null) return;
+    const state = await this.#load();
+    const recorded = state.steps.filter((step) => step?.done).map((step) => step!.id);
+    try {
+      await this.#host.notice(this.#message, { id, kind, phase, recorded });
+    } catch (error) {
+      logger.warn("Could not report the step {stepId} of task {taskId}: {error}", {
+        stepId: id,
+        taskId: this.#message.id,
+        error,
+      });
+    }
+  }
+
+  /** Ends the run: the task runs again from its records after `delayMs`. */
+  #suspend(reason: string, delayMs: number, gen: number): RunPostponedError {
+    return this.suspension ??= new RunPostponedError(reason, delayMs, {
+      fields: { steps: { gen } },
+    });
+  }
+
+  async run<T>(
+    id: string,
+    fn: () => T | Promise<T>,
+    options?: StepRunOptions,
+  ): Promise<Awaited<T>> {
+    const index = this.#claim(id);
+    if (typeof fn !== "function") {
+      throw this.#error(id, "invalid", `The step ${JSON.stringify(id)} needs a function to run.`);
+    }
+    const record = await this.#recorded(index, id, "run");
+    if (record?.done) return await this.#decode(record.value) as Awaited<T>;
+    const state = await this.#load();
+    await this.#notice(id, "run", "started");
+    let value: Awaited<T>;
+    try {
+      value = await fn();
+    } catch (error) {
+      const retry: RetryPolicy | undefined = options?.retry;
+      if (retry == null) throw error;
+      const failures = (record?.failures ?? 0) + 1;
+      const delay = retry({
+        elapsedTime: millisecondsToDuration(Math.max(0, Date.now() - (record?.at ?? Date.now()))),
+        attempts: failures,
+      });
+      if (delay == null) {
+        throw new PermanentError(
+          `The step ${JSON.stringify(id)} of the task ${
+            JSON.stringify(this.#message.taskName)
+          } failed ${failures} times; its retry policy gave up: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+          { cause: error },
+        );
+      }
+      state.steps[index] = { id, kind: "run", done: false, failures, at: record?.at ?? Date.now() };
+      const delayMs = durationToMilliseconds(delay, "delay");
+      await this.#save(state, delayMs);
+      throw this.#suspend(`the step ${JSON.stringify(id)} retries`, delayMs, state.gen + 1);
+    }
+    const text = await this.#encode(id, value);
+    state.steps[index] = {
+      id,
+      kind: "run",
+      done: true,
+      ...(text == null ? {} : { value: text }),
+      at: Date.now(),
+    };
+    await this.#save(state, 0);
+    await this.#notice(id, "run", "recorded");
+    return value;
+  }
+
+  async sleep(id: string, duration: DurationInput): Promise<void> {
+    const index = this.#claim(id);
+    const ms = waitMilliseconds(duration, "sleep()");
+    const record = await this.#recorded(index, id, "sleep");
+    if (record?.done) return;
+    const state = await this.#load();
+    const now = Date.now();
+    if (record == null) {
+      state.steps[index] = { id, kind: "sleep", done: false, until: now + ms, at: now };
+      await this.#save(state, ms);
+      await this.#notice(id, "sleep", "suspended");
+      throw this.#suspend(`the step ${JSON.stringify(id)} sleeps`, ms, state.gen + 1);
+    }
+    if (now < record.until!) {
+      throw this.#suspend(
+        `the step ${JSON.stringify(id)} sleeps`,
+        record.until! - now,
+        state.gen + 1,
+      );
+    }
+    record.done = true;
+    await this.#save(state, 0);
+    await this.#notice(id, "sleep", "recorded");
+  }
+
+  async waitForEvent<T = unknown>(id: string, options: WaitForEventOptions): Promise<T | null> {
+    const index = this.#claim(id);
+    if (options == null || typeof options !== "object") {
+      throw new TypeError("waitForEvent() needs options: { event, key, timeout }.");
+    }
+    checkEventAddress("waitForEvent()", options.event, options.key);
+    const ms = waitMilliseconds(options.timeout, "waitForEvent()");
+    const value = await this.#wait(index, id, "wait", options.event, options.key, ms);
+    return (value === undefined ? null : value) as T | null;
+  }
+
+  /**
+   * A durable wait on an event key: resolves to the event's decoded data
+   * (`undefined` when the timeout passed), or ends the run until the event
+   * or the timeout.
+   */
+  async #wait(
+    index: number,
+    id: string,
+    kind: "wait" | "invoke",
+    event: string,
+    key: string,
+    ms: number,
+    child?: { readonly id: string; readonly start: () => Promise<string | undefined> },
+  ): Promise<unknown> {
+    let record = await this.#recorded(index, id, kind);
+    if (record?.done) return await this.#decode(record.value);
+    const state = await this.#load();
+    const now = Date.now();
+    if (record == null) {
+      record = {
+        id,
+        kind,
+        done: false,
+        until: now + ms,
+        wake: state.gen + 2,
+        ...(child == null ? {} : { child: child.id }),
+        at: now,
+      };
+      state.steps[index] = record;
+      await this.#save(state, ms);
+    }
+    const woken = this.#message.steps?.woken;
+    const resolve = async (data: string | undefined) => {
+      record!.done = true;
+      if (data != null) record!.value = data;
+      // Past both of this wait's messages: the one due at the timeout, and
+      // the one a wake-up sent.
+      state.gen = Math.max(state.gen, record!.wake! + 1);
+      await this.#save(state, 0);
+      await this.#notice(id, kind, "recorded");
+      return await this.#decode(data);
+    };
+    if (child != null) {
+      const ended = await child.start();
+      if (ended != null) return await resolve(ended);
+    }
+    if (woken?.step === id) return await resolve(woken.data);
+    const sent = await getStepEvent(this.#host.kv, event, key);
+    if (sent != null) return await resolve(sent.data);
+    if (now >= record.until!) return await resolve(undefined);
+    await registerStepWaiter(this.#host.kv, event, key, {
+      task: this.#message.id,
+      step: id,
+      gen: record.wake!,
+      until: record.until!,
+      message: this.#message,
+    });
+    // Sent after the first look, before the registration: the sender did
+    // not see this waiter, so look once more.
+    const late = await getStepEvent(this.#host.kv, event, key);
+    if (late != null) return await resolve(late.data);
+    await this.#notice(id, kind, "suspended");
+    const delayMs = Math.min(record.until! - now, kind === "invoke" ? INVOKE_RECHECK_MS : Infinity);
+    throw this.#suspend(
+      `the step ${JSON.stringify(id)} waits for ${event}`,
+      delayMs,
+      record.wake! - 1,
+    );
+  }
+
+  async invoke<TInput, TResult>(
+    id: string,
+    // deno-lint-ignore no-explicit-any
+    task: TaskDefinition<any, unknown, TInput, TResult>,
+    data: NoInfer<TInput>,
+  ): Promise<TResult> {
+    const index = this.#claim(id);
+    const childId = await deriveChildId(this.#message.id, id);
+    const start = async () => {
+      // Enqueued again after a crash only if it never reached its queue.
+      const ended = await this.#host.childEnding(childId);
+      if (ended !== undefined) return await encodeTaskPayload(ended);
+      await this.#host.enqueueChild(
+        task as TaskDefinition<unknown, unknown, unknown, unknown>,
+        data,
+        childId,
+        this.#message,
+      );
+      return undefined;
+    };
+    const ending = await this.#wait(
+      index,
+      id,
+      "invoke",
+      CHILD_ENDED_EVENT,
+      childId,
+      MAX_STEP_WAIT_MS,
+      {
+        id: childId,
+        start,
+      },
+    ) as ChildEnding | undefined;
+    if (ending == null) {
+      throw new TaskStepInvokeError(id, childId, "failed", "it did not end within 365 days");
+    }
+    if (ending.state !== "completed") {
+      throw new TaskStepInvokeError(id, childId, ending.state, ending.reason);
+    }
+    return ending.result as TResult;
+  }
+}
+
+function waitMilliseconds(duration: DurationInput, where: string): number {
+  const ms = durationToMilliseconds(duration, "duration");
+  if (!(ms >= 0 && ms <= MAX_STEP_WAIT_MS)) {
+    throw new RangeError(`The duration of ${where} must be from 0 to 365 days; got ${ms} ms.`);
+  }
+  return ms;
+}
+
+/** A UUID derived from the parent's id and the step's: the same on every run. */
+async function deriveChildId(parentId: string, stepId: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${parentId}\u0000${stepId}`)),
+  );
+  digest[6] = (digest[6] & 0x0f) | 0x50; // version 5-like (name-based)
+  digest[8] = (digest[8] & 0x3f) | 0x80;
+  const hex = [...digest.subarray(0, 16)].map((byte) => byte.toString(16).padStart(2, "0"))
+    .join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${
+    hex.slice(20, 32)
+  }`;
+}
