@@ -52,5 +52,6 @@ export {
   TaskStepInvokeError,
   type TaskStepProblem,
   type TaskSteps,
+  type TaskStepsStatus,
   type WaitForEventOptions,
 } from "./steps/mod.ts";
