@@ -216,7 +216,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           kv: this.options.kv,
           documentLoader: this.options.documentLoader,
           contextLoader: this.options.documentLoader,
-          retentionMs: this.options.taskStatusRetentionMs,
+          // Without status records, a day, as for batches.
+          retentionMs: this.options.taskStatusRetentionMs > 0
+            ? this.options.taskStatusRetentionMs
+            : 24 * 60 * 60 * 1000,
           tracer: this.#tracer,
           enqueueChild: (task, data, childId, parent) =>
             this.#enqueueStepChild(task, data, childId, parent),

@@ -39,6 +39,9 @@ import type { StepRunOptions, TaskSteps, WaitForEventOptions } from "./types.ts"
 
 const logger = getLogger(["fedwork", "task", "steps"]);
 
+/** How often a run's steps that start rewrite the status record, at most. */
+const NOTICE_INTERVAL_MS = 1000;
+
 /**
  * How a child task ended, as its `CHILD_ENDED_EVENT` carries it.  Internal.
  * @since 0.4.0
@@ -58,6 +61,12 @@ export interface StepNotice {
   readonly kind: StepKind;
   /** `"started"` (about to run), `"recorded"` (done), `"suspended"` (sleeping or waiting). */
   readonly phase: "started" | "recorded" | "suspended";
+  /**
+   * Whether the status record is to be written now: always for a sleep or
+   * wait, at most once a second for steps that start, never for one
+   * recorded (the next write, or the run's end, shows it).
+   */
+  readonly write: boolean;
   /** The ids of the steps recorded so far. */
   readonly recorded: readonly string[];
 }
@@ -98,6 +107,7 @@ export class StepRunner implements TaskSteps {
   #index = 0;
   readonly #seen = new Set<string>();
   #saving: Promise<void> = Promise.resolve();
+  #noticeWrittenAt = Number.NEGATIVE_INFINITY;
   /** Whether this run read or wrote step records (they are cleaned up after). */
   used = false;
   /**
@@ -144,11 +154,22 @@ export class StepRunner implements TaskSteps {
     );
   }
 
-  /** Writes the records (after any write under way), kept `extraMs` past the retention. */
+  /**
+   * Writes the records (after any write under way), kept for the retention
+   * past `extraMs` and past the end of any sleep or wait still pending:
+   * records must outlive the wait they are for.
+   */
   #save(state: StepState, extraMs: number): Promise<void> {
+    const now = Date.now();
+    let pendingMs = extraMs;
+    for (const step of state.steps) {
+      if (step != null && !step.done && step.until != null) {
+        pendingMs = Math.max(pendingMs, step.until - now);
+      }
+    }
     const write = () =>
       this.#host.kv.set(stepStateKey(this.#message.id), state, {
-        ttl: { milliseconds: this.#host.retentionMs + extraMs },
+        ttl: { milliseconds: this.#host.retentionMs + pendingMs },
       });
     return this.#saving = this.#saving.then(write, write);
   }
@@ -238,20 +259,29 @@ export class StepRunner implements TaskSteps {
     });
   }
 
-  async #notice(id: string, kind: StepKind, phase: StepNotice["phase"]): Promise<void> {
-    if (this.#host.notice == null) return;
-    const state = await this.#load();
-    const recorded: string[] = [];
-    for (const step of state.steps) if (step?.done) recorded.push(step.id);
-    try {
-      await this.#host.notice(this.#message, { id, kind, phase, recorded });
-    } catch (error) {
+  /**
+   * Tells the host where the steps are.  Not awaited by the steps: the
+   * status record is written in the background, in order, so that a
+   * step costs one write of its record and nothing more.
+   */
+  #notice(id: string, kind: StepKind, phase: StepNotice["phase"]): void {
+    if (this.#host.notice == null || this.#state == null) return;
+    const now = Date.now();
+    const write = phase === "suspended" ||
+      (phase === "started" && now - this.#noticeWrittenAt >= NOTICE_INTERVAL_MS);
+    if (write) this.#noticeWrittenAt = now;
+    const notify = (state: StepState) => {
+      const recorded: string[] = [];
+      for (const step of state.steps) if (step?.done) recorded.push(step.id);
+      return this.#host.notice!(this.#message, { id, kind, phase, recorded, write });
+    };
+    this.#state.then(notify).catch((error) => {
       logger.warn("Could not report the step {stepId} of task {taskId}: {error}", {
         stepId: id,
         taskId: this.#message.id,
         error,
       });
-    }
+    });
   }
 
   /** Ends the run: the task runs again from its records after `delayMs`. */
@@ -311,7 +341,7 @@ export class StepRunner implements TaskSteps {
     if (record?.done) return await this.#decode(record.value) as Awaited<T>;
     return await this.#traced(id, "run", async () => {
       const state = await this.#load();
-      await this.#notice(id, "run", "started");
+      this.#notice(id, "run", "started");
       let value: Awaited<T>;
       try {
         value = await fn();
@@ -353,7 +383,7 @@ export class StepRunner implements TaskSteps {
         at: Date.now(),
       };
       await this.#save(state, 0);
-      await this.#notice(id, "run", "recorded");
+      this.#notice(id, "run", "recorded");
       return value;
     });
   }
@@ -369,7 +399,7 @@ export class StepRunner implements TaskSteps {
       if (record == null) {
         state.steps[index] = { id, kind: "sleep", done: false, until: now + ms, at: now };
         await this.#save(state, ms);
-        await this.#notice(id, "sleep", "suspended");
+        this.#notice(id, "sleep", "suspended");
         throw this.#suspend(`the step ${JSON.stringify(id)} sleeps`, ms, state.gen + 1);
       }
       if (now < record.until!) {
@@ -381,7 +411,7 @@ export class StepRunner implements TaskSteps {
       }
       record.done = true;
       await this.#save(state, 0);
-      await this.#notice(id, "sleep", "recorded");
+      this.#notice(id, "sleep", "recorded");
     });
   }
 
@@ -436,7 +466,7 @@ export class StepRunner implements TaskSteps {
         // the one a wake-up sent.
         state.gen = Math.max(state.gen, record!.wake! + 1);
         await this.#save(state, 0);
-        await this.#notice(id, kind, "recorded");
+        this.#notice(id, kind, "recorded");
         return await this.#decode(data);
       };
       if (child != null) {
@@ -458,7 +488,7 @@ export class StepRunner implements TaskSteps {
       // not see this waiter, so look once more.
       const late = await getStepEvent(this.#host.kv, event, key);
       if (late != null) return await resolve(late.data);
-      await this.#notice(id, kind, "suspended");
+      this.#notice(id, kind, "suspended");
       const delayMs = Math.min(
         record.until! - now,
         kind === "invoke" ? INVOKE_RECHECK_MS : Infinity,
