@@ -399,10 +399,11 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     await this.taskEnqueuer.enqueue({ ...prepared, messages });
   }
 
-  /** How a child task ended, from its status record. */
-  async #stepChildEnding(id: string): Promise<ChildEnding | undefined> {
+  /** How a child task ended, from its status record (`"pending"` until it has). */
+  async #stepChildEnding(id: string): Promise<ChildEnding | "pending" | undefined> {
     const status = await this.taskStatus.getTaskStatus(id);
-    if (status == null || !isTerminalTaskState(status.state)) return undefined;
+    if (status == null) return undefined;
+    if (!isTerminalTaskState(status.state)) return "pending";
     const state = status.state as ChildEnding["state"];
     return {
       state,

@@ -88,8 +88,11 @@ export interface StepRunnerHost {
     childId: string,
     parent: TaskMessage,
   ): Promise<void>;
-  /** How a task ended, from its status, or `undefined` while it has not. */
-  childEnding(childId: string): Promise<ChildEnding | undefined>;
+  /**
+   * How a task ended, from its status record; `"pending"` while it has a
+   * record but has not ended; `undefined` without a record.
+   */
+  childEnding(childId: string): Promise<ChildEnding | "pending" | undefined>;
   /** Told of each step's phases (the status record). */
   notice?(message: TaskMessage, notice: StepNotice): void | Promise<void>;
   /** Where each step that does something in a run gets a span. */
@@ -135,9 +138,10 @@ export class StepRunner implements TaskSteps {
     const gen = this.#message.steps?.gen;
     if (typeof gen !== "number") return;
     const state = await this.#load();
-    if (state.gen > gen || (state.steps.length < 1 && gen > 0)) {
+    if (state.gen > gen || state.stale.includes(gen) || (state.steps.length < 1 && gen > 0)) {
       throw new MalformedMessageError(
-        `a newer copy of the message continues its steps (generation ${gen} < ${state.gen})`,
+        `another copy of the message continues its steps (generation ${gen}; the newest ` +
+          `that ran is ${state.gen})`,
         { level: "info", stale: true },
       );
     }
@@ -284,8 +288,18 @@ export class StepRunner implements TaskSteps {
     });
   }
 
-  /** Ends the run: the task runs again from its records after `delayMs`. */
-  #suspend(reason: string, delayMs: number, gen: number): RunPostponedError {
+  /**
+   * Ends the run: the task runs again from its records after `delayMs`,
+   * its continuation with a new generation (or `gen`, a wait's own), which
+   * is recorded before the run ends.
+   */
+  async #suspend(
+    reason: string,
+    delayMs: number,
+    state: StepState,
+    gen = ++state.seq,
+  ): Promise<RunPostponedError> {
+    await this.#save(state, delayMs);
     return this.suspension ??= new RunPostponedError(reason, delayMs, {
       fields: { steps: { gen } },
     });
@@ -371,8 +385,7 @@ export class StepRunner implements TaskSteps {
           at: record?.at ?? Date.now(),
         };
         const delayMs = durationToMilliseconds(delay, "delay");
-        await this.#save(state, delayMs);
-        throw this.#suspend(`the step ${JSON.stringify(id)} retries`, delayMs, state.gen + 1);
+        throw await this.#suspend(`the step ${JSON.stringify(id)} retries`, delayMs, state);
       }
       const text = await this.#encode(id, value);
       state.steps[index] = {
@@ -398,15 +411,15 @@ export class StepRunner implements TaskSteps {
       const now = Date.now();
       if (record == null) {
         state.steps[index] = { id, kind: "sleep", done: false, until: now + ms, at: now };
-        await this.#save(state, ms);
+        const suspension = await this.#suspend(`the step ${JSON.stringify(id)} sleeps`, ms, state);
         this.#notice(id, "sleep", "suspended");
-        throw this.#suspend(`the step ${JSON.stringify(id)} sleeps`, ms, state.gen + 1);
+        throw suspension;
       }
       if (now < record.until!) {
-        throw this.#suspend(
+        throw await this.#suspend(
           `the step ${JSON.stringify(id)} sleeps`,
           record.until! - now,
-          state.gen + 1,
+          state,
         );
       }
       record.done = true;
@@ -438,7 +451,13 @@ export class StepRunner implements TaskSteps {
     event: string,
     key: string,
     ms: number,
-    child?: { readonly id: string; readonly start: () => Promise<string | undefined> },
+    child?: {
+      readonly id: string;
+      readonly start: (
+        record: StepRecord,
+        save: () => Promise<void>,
+      ) => Promise<string | undefined>;
+    },
   ): Promise<unknown> {
     let record = await this.#recorded(index, id, kind);
     if (record?.done) return await this.#decode(record.value);
@@ -451,7 +470,11 @@ export class StepRunner implements TaskSteps {
           kind,
           done: false,
           until: now + ms,
-          wake: state.gen + 2,
+          // Two copies may continue the task: one due at the timeout, and
+          // one a wake-up sends.  Whichever records the outcome first makes
+          // the other stale.
+          delayed: ++state.seq,
+          wake: ++state.seq,
           ...(child == null ? {} : { child: child.id }),
           at: now,
         };
@@ -462,15 +485,17 @@ export class StepRunner implements TaskSteps {
       const resolve = async (data: string | undefined) => {
         record!.done = true;
         if (data != null) record!.value = data;
-        // Past both of this wait's messages: the one due at the timeout, and
-        // the one a wake-up sent.
-        state.gen = Math.max(state.gen, record!.wake! + 1);
+        // The woken copy, unless it is this run, is stale from now on; the
+        // copy due at the timeout is older than the woken one, or this run.
+        if ((this.#message.steps?.gen ?? 0) !== record!.wake) {
+          state.stale = [...state.stale.slice(-15), record!.wake!];
+        }
         await this.#save(state, 0);
         this.#notice(id, kind, "recorded");
         return await this.#decode(data);
       };
       if (child != null) {
-        const ended = await child.start();
+        const ended = await child.start(record, () => this.#save(state, 0));
         if (ended != null) return await resolve(ended);
       }
       if (woken?.step === id) return await resolve(woken.data);
@@ -488,16 +513,18 @@ export class StepRunner implements TaskSteps {
       // not see this waiter, so look once more.
       const late = await getStepEvent(this.#host.kv, event, key);
       if (late != null) return await resolve(late.data);
-      this.#notice(id, kind, "suspended");
       const delayMs = Math.min(
         record.until! - now,
         kind === "invoke" ? INVOKE_RECHECK_MS : Infinity,
       );
-      throw this.#suspend(
+      const suspension = await this.#suspend(
         `the step ${JSON.stringify(id)} waits for ${event}`,
         delayMs,
-        record.wake! - 1,
+        state,
+        record.delayed!,
       );
+      this.#notice(id, kind, "suspended");
+      throw suspension;
     });
   }
 
@@ -509,16 +536,21 @@ export class StepRunner implements TaskSteps {
   ): Promise<TResult> {
     const index = this.#claim(id);
     const childId = await deriveChildId(this.#message.id, id);
-    const start = async () => {
-      // Enqueued again after a crash only if it never reached its queue.
+    const start = async (record: StepRecord, save: () => Promise<void>) => {
       const ended = await this.#host.childEnding(childId);
-      if (ended !== undefined) return await encodeTaskPayload(ended);
-      await this.#host.enqueueChild(
-        task as TaskDefinition<unknown, unknown, unknown, unknown>,
-        data,
-        childId,
-        this.#message,
-      );
+      if (ended !== undefined && ended !== "pending") return await encodeTaskPayload(ended);
+      // Enqueued again after a crash only if it never reached its queue: a
+      // child with a status record, or one recorded as enqueued, did.
+      if (ended === undefined && !record.enqueued) {
+        await this.#host.enqueueChild(
+          task as TaskDefinition<unknown, unknown, unknown, unknown>,
+          data,
+          childId,
+          this.#message,
+        );
+        record.enqueued = true;
+        await save();
+      }
       return undefined;
     };
     const ending = await this.#wait(

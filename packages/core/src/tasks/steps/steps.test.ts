@@ -171,6 +171,7 @@ test("invoke enqueues a child task and returns its typed result, or throws its f
   await using queue = new InProcessMessageQueue();
   const federation = federationOn(queue);
   let childRuns = 0;
+  let afterRuns = 0;
   const child = federation.defineTask("steps-child", {
     schema: z.object({ n: z.number() }),
     retryPolicy: () => null,
@@ -183,12 +184,18 @@ test("invoke enqueues a child task and returns its typed result, or throws its f
   const parent = federation.defineTask("steps-parent", {
     schema: z.object({ n: z.number() }),
     handler: async (ctx, data) => {
+      let result: { doubled: number };
       try {
-        const result = await ctx.step.invoke("double", child, { n: data.n });
-        return result.doubled;
+        result = await ctx.step.invoke("double", child, { n: data.n });
       } catch (error) {
         return error instanceof Error ? error.name : "?";
       }
+      // Fails once: the retry replays the invoke from its record, without a
+      // second child.
+      await ctx.step.run("after", () => {
+        if (afterRuns++ === 0) throw new Error("once");
+      });
+      return result.doubled;
     },
   });
   const ctx = federation.createContext(base, undefined);
