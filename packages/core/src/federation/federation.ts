@@ -79,6 +79,7 @@ import type { TaskMessage } from "../tasks/message.ts";
 import {
   type ChildEnding,
   createStepObserver,
+  rememberStepsStatus,
   type SendEventOptions,
   type SendEventResult,
   sendStepEvent,
@@ -226,6 +227,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           childEnding: (id) => this.#stepChildEnding(id),
           notice: (message, notice) => {
             const { status, write } = stepsStatusOf(notice);
+            rememberStepsStatus(message, status);
             return this.taskStatus.step(message, status, write);
           },
         },

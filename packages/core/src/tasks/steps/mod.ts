@@ -20,7 +20,13 @@ export {
 export { createStepObserver, markStepsUsed } from "./lifecycle.ts";
 export { type ChildEnding, type StepNotice, StepRunner, type StepRunnerHost } from "./runner.ts";
 export { loadStepState, type StepRecord, type StepState, stepStateKey } from "./state.ts";
-export { MAX_STATUS_STEP_IDS, readTaskStepsStatus, stepsStatusOf } from "./status.ts";
+export {
+  MAX_STATUS_STEP_IDS,
+  readTaskStepsStatus,
+  rememberedStepsStatus,
+  rememberStepsStatus,
+  stepsStatusOf,
+} from "./status.ts";
 export type {
   SendEventOptions,
   SendEventResult,

@@ -60,3 +60,27 @@ export function stepsStatusOf(
     write: notice.write,
   };
 }
+
+const lastStatus = new WeakMap<object, TaskStepsStatus>();
+
+/**
+ * Keeps the latest steps status of a run's message, for the observers of
+ * how the run ended (webhooks).  Internal.
+ * @param message The run's message.
+ * @param status The status.
+ * @since 0.4.0
+ */
+export function rememberStepsStatus(message: object, status: TaskStepsStatus): void {
+  lastStatus.set(message, status);
+}
+
+/**
+ * The latest steps status of a run's message, if its run used steps.
+ * Internal.
+ * @param message The message, as the dispatcher's observers get it.
+ * @returns The status, or `undefined`.
+ * @since 0.4.0
+ */
+export function rememberedStepsStatus(message: object): TaskStepsStatus | undefined {
+  return lastStatus.get(message);
+}
