@@ -78,6 +78,13 @@ import type { TaskSchedule } from "../operator/schedules/mod.ts";
 import type { CountFailedTasksOptions, FailedTaskDetails } from "../operator/records/mod.ts";
 import { TaskStatusTracker } from "../operator/status/mod.ts";
 import { TaskEnqueuer } from "../tasks/enqueuer.ts";
+import {
+  createStepObserver,
+  type SendEventOptions,
+  type SendEventResult,
+  sendStepEvent,
+} from "../tasks/steps/mod.ts";
+import { createStepsWiring } from "./steps-wiring.ts";
 import type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
 import type { QueueDepthEntry } from "../operator/monitoring/mod.ts";
@@ -106,6 +113,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   /** Decides what becomes of every message.  Internal. */
   readonly dispatcher: MessageDispatcher<TContextData>;
   readonly #events = new MessageEventHub();
+  /** The step runners' host and the wake-up of waiting tasks (0.4.0). */
+  readonly #steps: ReturnType<typeof createStepsWiring>;
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
   /** Which worker of this process runs each message (0.4.0). */
@@ -181,6 +190,16 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         queue: () => queues.fanout,
       }),
     );
+    this.#steps = createStepsWiring({
+      kv: this.options.kv,
+      documentLoader: this.options.documentLoader,
+      taskStatusRetentionMs: this.options.taskStatusRetentionMs,
+      tracer: this.#tracer,
+      tasks: this.registry.tasks,
+      routing: () => this.#routing,
+      taskEnqueuer: () => this.taskEnqueuer,
+      taskStatus: () => this.taskStatus,
+    });
     this.dispatcher.register(
       "task",
       createTaskMessageHandler({
@@ -205,8 +224,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           await this.taskStatus.progress(message, progress);
           await this.operator.webhooks.progress(message, progress);
         },
+        steps: this.#steps.host,
       }),
     );
+    this.dispatcher.observe(createStepObserver(this.options.kv, this.#steps.wake));
     this.outbox = new Outbox<TContextData, Context<TContextData>>({
       queues,
       fanoutDeliveries: this.options.fanoutDeliveries,
@@ -351,6 +372,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       checkLimitStore(name, options, this.options.kv);
     }
     return super.defineTask(name, options as TaskDefinitionOptions<TContextData, TSchema, TResult>);
+  }
+
+  sendEvent<TData>(event: string, options: SendEventOptions<TData>): Promise<SendEventResult> {
+    return sendStepEvent(this.options.kv, this.#steps.wake, event, options);
   }
 
   getTaskStatus(id: string): Promise<TaskStatus | undefined>;

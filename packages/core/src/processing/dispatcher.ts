@@ -484,6 +484,16 @@ export class MessageDispatcher<TContextData> {
     }
     const duration = performance.now() - begun;
     const taskName = handler?.taskName?.(checked ?? message);
+    if (dropDetails?.stale) {
+      // A stale copy of a message that lives on: its outcome is no news.
+      logger.debug("Dropped a stale copy of message {messageId} ({messageType}): {reason}", {
+        messageId: message.id,
+        messageType: message.type,
+        taskName,
+        reason: outcome.type === "dropped" ? outcome.reason : undefined,
+      });
+      return outcome;
+    }
     this.#log(message, taskName, outcome, dropDetails, source);
     // The event object is built only for someone to receive it: this is the
     // hot path of every message.

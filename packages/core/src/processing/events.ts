@@ -75,7 +75,8 @@ export interface MessageRetryingEvent extends MessageEventBase {
    * `Retry-After`), `"concurrency"` (its concurrency key is full, or for a
    * delivery every slot of its host under `hostPolicy.concurrency` is
    * taken), `"rate"` (its start under a rate limit or `hostPolicy.rate` is
-   * later), or `"other"`.  Absent otherwise.
+   * later), `"step"` (a durable step sleeps or waits), or `"other"`.
+   * Absent otherwise.
    * @since 0.4.0
    */
   readonly waitFor?: RunWaitCause;

@@ -18,8 +18,9 @@ export class RunPostponedError extends Error {
   readonly delayMs: number;
   /**
    * What it waits for, for metrics and listeners: `"retryAfter"` (a host
-   * asked for a pause), `"concurrency"` (a task's concurrency key is full)
-   * or `"rate"` (a task's rate limit); `"other"` when not said.
+   * asked for a pause), `"concurrency"` (a task's concurrency key is full),
+   * `"rate"` (a task's rate limit) or `"step"` (a durable step sleeps or
+   * waits); `"other"` when not said.
    * @since 0.4.0
    */
   readonly waitFor: RunWaitCause;
@@ -70,4 +71,4 @@ export class RunPostponedError extends Error {
  * What a postponed run waits for ({@link RunPostponedError.waitFor}).
  * @since 0.4.0
  */
-export type RunWaitCause = "retryAfter" | "concurrency" | "rate" | "other";
+export type RunWaitCause = "retryAfter" | "concurrency" | "rate" | "step" | "other";
