@@ -128,7 +128,11 @@ function person(
  * given.
  */
 export async function startFedworkApp(
-  options: TestAppOptions & { readonly queue?: MessageQueue } = {},
+  options: TestAppOptions & {
+    readonly queue?: MessageQueue;
+    /** Defines more (tasks) on the federation before its workers start. */
+    readonly setup?: (federation: Federation<void>) => void;
+  } = {},
 ): Promise<TestApp & { readonly federation: Federation<void> }> {
   const queue = options.queue ?? new InProcessMessageQueue();
   const federation = createFederation<void>({
@@ -184,6 +188,7 @@ export async function startFedworkApp(
       });
       if (object instanceof Note) notes.resolve(object);
     });
+  options.setup?.(federation);
   const { server, posts } = await serveRecorded(
     (request) => federation.fetch(request, { contextData: undefined }),
     options,

@@ -79,6 +79,7 @@ import type { TaskMessage } from "../tasks/message.ts";
 import {
   type ChildEnding,
   createStepObserver,
+  publishStepActivity,
   type SendEventOptions,
   type SendEventResult,
   sendStepEvent,
@@ -271,6 +272,14 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       dispatcher: this.dispatcher,
       retryPolicy: () => this.options.inboxRetryPolicy,
       timeoutMs: () => this.options.inboxTimeoutMs,
+      verified: async (activity, signer) => {
+        await publishStepActivity(
+          this.options.kv,
+          (message) => this.#wake(message),
+          activity,
+          signer,
+        );
+      },
     });
     this.receive = this.inbox.receive.bind(this.inbox);
     this.dispatcher.register("inbox", this.inbox.handler());

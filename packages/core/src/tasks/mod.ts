@@ -41,6 +41,8 @@ export {
   type TaskResultValue,
 } from "./result.ts";
 export {
+  type ActivityMatchTarget,
+  type ActivityType,
   DEFAULT_STEP_EVENT_WINDOW_MS,
   MAX_STEP_RECORD_BYTES,
   MAX_STEP_WAIT_MS,
@@ -52,5 +54,6 @@ export {
   TaskStepInvokeError,
   type TaskStepProblem,
   type TaskSteps,
+  type WaitForActivityOptions,
   type WaitForEventOptions,
 } from "./steps/mod.ts";

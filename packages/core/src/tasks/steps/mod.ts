@@ -3,6 +3,7 @@
  * `sleep`, `waitForEvent` with `sendEvent()`, and `invoke` of child tasks.
  * @module
  */
+export { ACTIVITY_EVENT, publishStepActivity } from "./activities.ts";
 export { TaskStepError, TaskStepInvokeError, type TaskStepProblem } from "./errors.ts";
 export {
   checkEventAddress,
@@ -21,10 +22,13 @@ export { createStepObserver, markStepsUsed } from "./lifecycle.ts";
 export { type ChildEnding, type StepNotice, StepRunner, type StepRunnerHost } from "./runner.ts";
 export { loadStepState, type StepRecord, type StepState, stepStateKey } from "./state.ts";
 export type {
+  ActivityMatchTarget,
+  ActivityType,
   SendEventOptions,
   SendEventResult,
   StepRunOptions,
   TaskSteps,
+  WaitForActivityOptions,
   WaitForEventOptions,
 } from "./types.ts";
 

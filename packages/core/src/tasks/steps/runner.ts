@@ -2,7 +2,7 @@
 // new ones, and ends the run (a RunPostponedError the dispatcher stores as
 // a wait) for sleeps and waits.  The handler makes one per run of a task
 // and the task context hands it out as `ctx.step`.
-import type { DocumentLoader } from "@fedify/vocab";
+import type { Activity, DocumentLoader } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
 import { MalformedMessageError, PermanentError } from "../../processing/errors.ts";
@@ -13,6 +13,7 @@ import type { DurationInput } from "../../time/duration.ts";
 import { decodeTaskPayload, encodeTaskPayload } from "../codec/mod.ts";
 import type { TaskDefinition } from "../definition.ts";
 import type { TaskMessage } from "../message.ts";
+import { ACTIVITY_EVENT, activityWaitKey } from "./activities.ts";
 import { TaskStepError, TaskStepInvokeError } from "./errors.ts";
 import {
   checkEventAddress,
@@ -34,7 +35,12 @@ import {
   type StepState,
   stepStateKey,
 } from "./state.ts";
-import type { StepRunOptions, TaskSteps, WaitForEventOptions } from "./types.ts";
+import type {
+  StepRunOptions,
+  TaskSteps,
+  WaitForActivityOptions,
+  WaitForEventOptions,
+} from "./types.ts";
 
 const logger = getLogger(["fedwork", "task", "steps"]);
 
@@ -345,6 +351,20 @@ export class StepRunner implements TaskSteps {
     return (value === undefined ? null : value) as T | null;
   }
 
+  async waitForActivity<TActivity extends Activity>(
+    id: string,
+    options: WaitForActivityOptions<TActivity>,
+  ): Promise<TActivity | null> {
+    const index = this.#claim(id);
+    if (options == null || typeof options !== "object") {
+      throw new TypeError("waitForActivity() needs options: { type, object?, actor?, timeout }.");
+    }
+    const key = await activityWaitKey(options);
+    const ms = waitMilliseconds(options.timeout, "waitForActivity()");
+    const value = await this.#wait(index, id, "activity", ACTIVITY_EVENT, key, ms);
+    return (value === undefined ? null : value) as TActivity | null;
+  }
+
   /**
    * A durable wait on an event key: resolves to the event's decoded data
    * (`undefined` when the timeout passed), or ends the run until the event
@@ -353,7 +373,7 @@ export class StepRunner implements TaskSteps {
   async #wait(
     index: number,
     id: string,
-    kind: "wait" | "invoke",
+    kind: "wait" | "activity" | "invoke",
     event: string,
     key: string,
     ms: number,
