@@ -80,9 +80,11 @@ import {
   type ChildEnding,
   createStepObserver,
   publishStepActivity,
+  readTaskSteps,
   type SendEventOptions,
   type SendEventResult,
   sendStepEvent,
+  type TaskStepInfo,
 } from "../tasks/steps/mod.ts";
 import { sendToQueue } from "../processing/producer.ts";
 import { handOverMessage } from "../queue/message-ownership.ts";
@@ -348,6 +350,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       checkCapabilityQueue(name, options.capabilities, options.queue, this.#routing);
     }
     return super.defineTask(name, options);
+  }
+
+  getTaskSteps(id: string): Promise<TaskStepInfo[]> {
+    return readTaskSteps(this.options.kv, id);
   }
 
   sendEvent<TData>(event: string, options: SendEventOptions<TData>): Promise<SendEventResult> {

@@ -51,6 +51,7 @@ export {
   type SendEventResult,
   type StepRunOptions,
   TaskStepError,
+  type TaskStepInfo,
   TaskStepInvokeError,
   type TaskStepProblem,
   type TaskSteps,

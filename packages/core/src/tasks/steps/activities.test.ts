@@ -99,6 +99,15 @@ test("waitForActivity resumes with the verified Accept of its Follow, not a stra
       timeoutMs: 60_000,
     });
     await statusOf(local.federation, id, ["retrying"]);
+    // getTaskSteps() tells operators which step it waits at, and until when.
+    const [waiting, ...more] = await local.federation.getTaskSteps(id);
+    assertEquals([waiting.id, waiting.kind, waiting.state, more.length], [
+      "accepted",
+      "activity",
+      "waiting",
+      0,
+    ]);
+    assert(waiting.until!.getTime() - waiting.at.getTime() === 60_000, "the wait's end");
     // Mallory signs for herself, so her Accept of the same Follow is
     // verified, but she is not the actor waited for.
     const inbox = local.url("/users/bob/inbox");
@@ -115,6 +124,9 @@ test("waitForActivity resumes with the verified Accept of its Follow, not a stra
     const status = await statusOf(local.federation, id, ["completed", "failed"]);
     assertEquals(status.state, "completed");
     assertEquals(status.result, remote.url("/accepts/a").href);
+    await waitUntil(async () => (await local.federation.getTaskSteps(id)).length === 0, {
+      what: "the ended task's step records to be deleted",
+    });
   }));
 
 test("an Accept that arrived before the wait started resolves it; none times out to null", () =>

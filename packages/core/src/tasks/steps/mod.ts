@@ -21,6 +21,7 @@ export {
 export { createStepObserver, markStepsUsed } from "./lifecycle.ts";
 export { type ChildEnding, type StepNotice, StepRunner, type StepRunnerHost } from "./runner.ts";
 export { loadStepState, type StepRecord, type StepState, stepStateKey } from "./state.ts";
+export { readTaskSteps, type TaskStepInfo } from "./view.ts";
 export type {
   ActivityMatchTarget,
   ActivityType,
