@@ -1,6 +1,6 @@
 /**
  * The part of the page's script that shows a live task's durable steps:
- * a Steps button on each live task (when the federation has
+ * a Steps button on each live task that has not ended (when the federation has
  * `getTaskSteps()`) that opens a row listing the steps recorded and the one
  * the task is at, fetched again on each update of that task.  Spliced into
  * the page's script, whose helpers (`el`, `request`, `notice`, `time`,
@@ -16,8 +16,9 @@ export const STEPS_SCRIPT = String.raw`
   const STEP_MARKS = { done: "✓", sleeping: "⏾", waiting: "…", retrying: "↻" };
 
   function stepsButton(update) {
-    if (!config.features.steps) return null;
     const open = openSteps.has(update.id);
+    // An ended task's records are deleted: nothing to open.
+    if (!config.features.steps || (ENDED.includes(update.state) && !open)) return null;
     const button = el("button", {
       text: open ? "Hide steps" : "Steps",
       className: "steps-toggle",
