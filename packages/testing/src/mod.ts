@@ -56,3 +56,5 @@ export {
 } from "./shutdown-suite.ts";
 export { type PauseConformanceOptions, testPauseAndResume } from "./pause-suite.ts";
 export type { PauseBackend } from "./pause-app.ts";
+export { type DurableStepsConformanceOptions, testDurableSteps } from "./durable-steps-suite.ts";
+export type { DurableStepsBackend } from "./durable-steps-app.ts";

@@ -84,6 +84,7 @@ import {
   type SendEventOptions,
   type SendEventResult,
   sendStepEvent,
+  stepsStatusOf,
   type TaskStepInfo,
 } from "../tasks/steps/mod.ts";
 import { sendToQueue } from "../processing/producer.ts";
@@ -219,9 +220,14 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           documentLoader: this.options.documentLoader,
           contextLoader: this.options.documentLoader,
           retentionMs: this.options.taskStatusRetentionMs,
+          tracer: this.#tracer,
           enqueueChild: (task, data, childId, parent) =>
             this.#enqueueStepChild(task, data, childId, parent),
           childEnding: (id) => this.#stepChildEnding(id),
+          notice: (message, notice) => {
+            const { status, write } = stepsStatusOf(notice);
+            return this.taskStatus.step(message, status, write);
+          },
         },
       }),
     );

@@ -55,6 +55,7 @@ export {
   TaskStepInvokeError,
   type TaskStepProblem,
   type TaskSteps,
+  type TaskStepsStatus,
   type WaitForActivityOptions,
   type WaitForEventOptions,
 } from "./steps/mod.ts";

@@ -22,6 +22,7 @@ export { createStepObserver, markStepsUsed } from "./lifecycle.ts";
 export { type ChildEnding, type StepNotice, StepRunner, type StepRunnerHost } from "./runner.ts";
 export { loadStepState, type StepRecord, type StepState, stepStateKey } from "./state.ts";
 export { readTaskSteps, type TaskStepInfo } from "./view.ts";
+export { MAX_STATUS_STEP_IDS, readTaskStepsStatus, stepsStatusOf } from "./status.ts";
 export type {
   ActivityMatchTarget,
   ActivityType,
@@ -29,6 +30,7 @@ export type {
   SendEventResult,
   StepRunOptions,
   TaskSteps,
+  TaskStepsStatus,
   WaitForActivityOptions,
   WaitForEventOptions,
 } from "./types.ts";

@@ -4,6 +4,7 @@
 // and the task context hands it out as `ctx.step`.
 import type { Activity, DocumentLoader } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
+import { type Span, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import type { KvStore } from "../../kv/kv-store.ts";
 import { MalformedMessageError, PermanentError } from "../../processing/errors.ts";
 import { RunPostponedError } from "../../processing/run-postponed.ts";
@@ -86,8 +87,10 @@ export interface StepRunnerHost {
   ): Promise<void>;
   /** How a task ended, from its status, or `undefined` while it has not. */
   childEnding(childId: string): Promise<ChildEnding | undefined>;
-  /** Told of each step's phases (status, events, spans). */
+  /** Told of each step's phases (the status record). */
   notice?(message: TaskMessage, notice: StepNotice): void | Promise<void>;
+  /** Where each step that does something in a run gets a span. */
+  readonly tracer?: Tracer;
 }
 
 /**
@@ -244,7 +247,8 @@ export class StepRunner implements TaskSteps {
   async #notice(id: string, kind: StepKind, phase: StepNotice["phase"]): Promise<void> {
     if (this.#host.notice == null) return;
     const state = await this.#load();
-    const recorded = state.steps.filter((step) => step?.done).map((step) => step!.id);
+    const recorded: string[] = [];
+    for (const step of state.steps) if (step?.done) recorded.push(step.id);
     try {
       await this.#host.notice(this.#message, { id, kind, phase, recorded });
     } catch (error) {
@@ -263,6 +267,43 @@ export class StepRunner implements TaskSteps {
     });
   }
 
+  /**
+   * Runs a step's work in a `fedwork.task.step` span (a step replayed from
+   * its record gets none): its outcome is `recorded`, `suspended` (a sleep
+   * or wait ended the run) or `failed`.
+   */
+  #traced<T>(id: string, kind: StepKind, body: () => Promise<T>): Promise<T> {
+    const tracer = this.#host.tracer;
+    if (tracer == null) return body();
+    return tracer.startActiveSpan("fedwork.task.step", {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        "fedwork.step.id": id,
+        "fedwork.step.kind": kind,
+        "fedwork.task.name": this.#message.taskName,
+        "fedwork.message.id": this.#message.id,
+        "fedwork.message.attempt": this.#message.attempt,
+      },
+    }, async (span: Span) => {
+      try {
+        const value = await body();
+        span.setAttribute("fedwork.step.outcome", "recorded");
+        return value;
+      } catch (error) {
+        if (error instanceof RunPostponedError) {
+          span.setAttribute("fedwork.step.outcome", "suspended");
+        } else {
+          span.setAttribute("fedwork.step.outcome", "failed");
+          span.recordException(error instanceof Error ? error : String(error));
+          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+        }
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
   async run<T>(
     id: string,
     fn: () => T | Promise<T>,
@@ -274,45 +315,53 @@ export class StepRunner implements TaskSteps {
     }
     const record = await this.#recorded(index, id, "run");
     if (record?.done) return await this.#decode(record.value) as Awaited<T>;
-    const state = await this.#load();
-    await this.#notice(id, "run", "started");
-    let value: Awaited<T>;
-    try {
-      value = await fn();
-    } catch (error) {
-      const retry: RetryPolicy | undefined = options?.retry;
-      if (retry == null) throw error;
-      const failures = (record?.failures ?? 0) + 1;
-      const delay = retry({
-        elapsedTime: millisecondsToDuration(Math.max(0, Date.now() - (record?.at ?? Date.now()))),
-        attempts: failures,
-      });
-      if (delay == null) {
-        throw new PermanentError(
-          `The step ${JSON.stringify(id)} of the task ${
-            JSON.stringify(this.#message.taskName)
-          } failed ${failures} times; its retry policy gave up: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
-          { cause: error },
-        );
+    return await this.#traced(id, "run", async () => {
+      const state = await this.#load();
+      await this.#notice(id, "run", "started");
+      let value: Awaited<T>;
+      try {
+        value = await fn();
+      } catch (error) {
+        const retry: RetryPolicy | undefined = options?.retry;
+        if (retry == null) throw error;
+        const failures = (record?.failures ?? 0) + 1;
+        const delay = retry({
+          elapsedTime: millisecondsToDuration(Math.max(0, Date.now() - (record?.at ?? Date.now()))),
+          attempts: failures,
+        });
+        if (delay == null) {
+          throw new PermanentError(
+            `The step ${JSON.stringify(id)} of the task ${
+              JSON.stringify(this.#message.taskName)
+            } failed ${failures} times; its retry policy gave up: ${
+              error instanceof Error ? error.message : String(error)
+            }`,
+            { cause: error },
+          );
+        }
+        state.steps[index] = {
+          id,
+          kind: "run",
+          done: false,
+          failures,
+          at: record?.at ?? Date.now(),
+        };
+        const delayMs = durationToMilliseconds(delay, "delay");
+        await this.#save(state, delayMs);
+        throw this.#suspend(`the step ${JSON.stringify(id)} retries`, delayMs, state.gen + 1);
       }
-      state.steps[index] = { id, kind: "run", done: false, failures, at: record?.at ?? Date.now() };
-      const delayMs = durationToMilliseconds(delay, "delay");
-      await this.#save(state, delayMs);
-      throw this.#suspend(`the step ${JSON.stringify(id)} retries`, delayMs, state.gen + 1);
-    }
-    const text = await this.#encode(id, value);
-    state.steps[index] = {
-      id,
-      kind: "run",
-      done: true,
-      ...(text == null ? {} : { value: text }),
-      at: Date.now(),
-    };
-    await this.#save(state, 0);
-    await this.#notice(id, "run", "recorded");
-    return value;
+      const text = await this.#encode(id, value);
+      state.steps[index] = {
+        id,
+        kind: "run",
+        done: true,
+        ...(text == null ? {} : { value: text }),
+        at: Date.now(),
+      };
+      await this.#save(state, 0);
+      await this.#notice(id, "run", "recorded");
+      return value;
+    });
   }
 
   async sleep(id: string, duration: DurationInput): Promise<void> {
@@ -320,24 +369,26 @@ export class StepRunner implements TaskSteps {
     const ms = waitMilliseconds(duration, "sleep()");
     const record = await this.#recorded(index, id, "sleep");
     if (record?.done) return;
-    const state = await this.#load();
-    const now = Date.now();
-    if (record == null) {
-      state.steps[index] = { id, kind: "sleep", done: false, until: now + ms, at: now };
-      await this.#save(state, ms);
-      await this.#notice(id, "sleep", "suspended");
-      throw this.#suspend(`the step ${JSON.stringify(id)} sleeps`, ms, state.gen + 1);
-    }
-    if (now < record.until!) {
-      throw this.#suspend(
-        `the step ${JSON.stringify(id)} sleeps`,
-        record.until! - now,
-        state.gen + 1,
-      );
-    }
-    record.done = true;
-    await this.#save(state, 0);
-    await this.#notice(id, "sleep", "recorded");
+    return await this.#traced(id, "sleep", async () => {
+      const state = await this.#load();
+      const now = Date.now();
+      if (record == null) {
+        state.steps[index] = { id, kind: "sleep", done: false, until: now + ms, at: now };
+        await this.#save(state, ms);
+        await this.#notice(id, "sleep", "suspended");
+        throw this.#suspend(`the step ${JSON.stringify(id)} sleeps`, ms, state.gen + 1);
+      }
+      if (now < record.until!) {
+        throw this.#suspend(
+          `the step ${JSON.stringify(id)} sleeps`,
+          record.until! - now,
+          state.gen + 1,
+        );
+      }
+      record.done = true;
+      await this.#save(state, 0);
+      await this.#notice(id, "sleep", "recorded");
+    });
   }
 
   async waitForEvent<T = unknown>(id: string, options: WaitForEventOptions): Promise<T | null> {
@@ -381,58 +432,63 @@ export class StepRunner implements TaskSteps {
   ): Promise<unknown> {
     let record = await this.#recorded(index, id, kind);
     if (record?.done) return await this.#decode(record.value);
-    const state = await this.#load();
-    const now = Date.now();
-    if (record == null) {
-      record = {
-        id,
-        kind,
-        done: false,
-        until: now + ms,
-        wake: state.gen + 2,
-        ...(child == null ? {} : { child: child.id }),
-        at: now,
+    return await this.#traced(id, kind, async () => {
+      const state = await this.#load();
+      const now = Date.now();
+      if (record == null) {
+        record = {
+          id,
+          kind,
+          done: false,
+          until: now + ms,
+          wake: state.gen + 2,
+          ...(child == null ? {} : { child: child.id }),
+          at: now,
+        };
+        state.steps[index] = record;
+        await this.#save(state, ms);
+      }
+      const woken = this.#message.steps?.woken;
+      const resolve = async (data: string | undefined) => {
+        record!.done = true;
+        if (data != null) record!.value = data;
+        // Past both of this wait's messages: the one due at the timeout, and
+        // the one a wake-up sent.
+        state.gen = Math.max(state.gen, record!.wake! + 1);
+        await this.#save(state, 0);
+        await this.#notice(id, kind, "recorded");
+        return await this.#decode(data);
       };
-      state.steps[index] = record;
-      await this.#save(state, ms);
-    }
-    const woken = this.#message.steps?.woken;
-    const resolve = async (data: string | undefined) => {
-      record!.done = true;
-      if (data != null) record!.value = data;
-      // Past both of this wait's messages: the one due at the timeout, and
-      // the one a wake-up sent.
-      state.gen = Math.max(state.gen, record!.wake! + 1);
-      await this.#save(state, 0);
-      await this.#notice(id, kind, "recorded");
-      return await this.#decode(data);
-    };
-    if (child != null) {
-      const ended = await child.start();
-      if (ended != null) return await resolve(ended);
-    }
-    if (woken?.step === id) return await resolve(woken.data);
-    const sent = await getStepEvent(this.#host.kv, event, key);
-    if (sent != null) return await resolve(sent.data);
-    if (now >= record.until!) return await resolve(undefined);
-    await registerStepWaiter(this.#host.kv, event, key, {
-      task: this.#message.id,
-      step: id,
-      gen: record.wake!,
-      until: record.until!,
-      message: this.#message,
+      if (child != null) {
+        const ended = await child.start();
+        if (ended != null) return await resolve(ended);
+      }
+      if (woken?.step === id) return await resolve(woken.data);
+      const sent = await getStepEvent(this.#host.kv, event, key);
+      if (sent != null) return await resolve(sent.data);
+      if (now >= record.until!) return await resolve(undefined);
+      await registerStepWaiter(this.#host.kv, event, key, {
+        task: this.#message.id,
+        step: id,
+        gen: record.wake!,
+        until: record.until!,
+        message: this.#message,
+      });
+      // Sent after the first look, before the registration: the sender did
+      // not see this waiter, so look once more.
+      const late = await getStepEvent(this.#host.kv, event, key);
+      if (late != null) return await resolve(late.data);
+      await this.#notice(id, kind, "suspended");
+      const delayMs = Math.min(
+        record.until! - now,
+        kind === "invoke" ? INVOKE_RECHECK_MS : Infinity,
+      );
+      throw this.#suspend(
+        `the step ${JSON.stringify(id)} waits for ${event}`,
+        delayMs,
+        record.wake! - 1,
+      );
     });
-    // Sent after the first look, before the registration: the sender did
-    // not see this waiter, so look once more.
-    const late = await getStepEvent(this.#host.kv, event, key);
-    if (late != null) return await resolve(late.data);
-    await this.#notice(id, kind, "suspended");
-    const delayMs = Math.min(record.until! - now, kind === "invoke" ? INVOKE_RECHECK_MS : Infinity);
-    throw this.#suspend(
-      `the step ${JSON.stringify(id)} waits for ${event}`,
-      delayMs,
-      record.wake! - 1,
-    );
   }
 
   async invoke<TInput, TResult>(

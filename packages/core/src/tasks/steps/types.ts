@@ -220,3 +220,27 @@ export interface TaskSteps {
     data: NoInfer<TInput>,
   ): Promise<TResult>;
 }
+
+/**
+ * The durable steps of a task, as its status record shows them
+ * (`TaskStatus.steps`).
+ * @since 0.4.0
+ */
+export interface TaskStepsStatus {
+  /** The step that runs, sleeps or waits now; absent between steps and once done. */
+  readonly current?: {
+    /** The step's id. */
+    readonly id: string;
+    /** What kind of step it is. */
+    readonly kind: "run" | "sleep" | "wait" | "activity" | "invoke";
+    /** What it does: runs its function, sleeps, or waits (for an event, an activity or a child). */
+    readonly phase: "running" | "sleeping" | "waiting";
+  };
+  /**
+   * The ids of the recorded (finished) steps, in order: the last 50 of
+   * them (`MAX_STATUS_STEP_IDS`).
+   */
+  readonly recorded: readonly string[];
+  /** How many steps are recorded in all. */
+  readonly recordedCount: number;
+}
