@@ -211,3 +211,51 @@ test("waitForActivity refuses a wait anyone could resolve, a non-activity type a
   assert(errors[1].startsWith("TypeError: The type option of waitForActivity()"), errors[1]);
   assert(errors[2].includes("objet") && errors[2].includes("object"), errors[2]);
 });
+
+test("an activity the inbox did not verify (skipSignatureVerification) resolves no wait", async () => {
+  await using queue = new InProcessMessageQueue();
+  const local = await startServer({ queue, skipSignatureVerification: true });
+  let unhandled = 0;
+  local.federation.on("unhandled", (event) => {
+    if (event.kind === "inbox") unhandled++;
+  });
+  const task = local.federation.defineTask("wait-unverified", {
+    schema: z.object({ follow: z.string(), actor: z.string() }),
+    handler: async (ctx, data) => {
+      const got = await ctx.step.waitForActivity("accepted", {
+        type: Accept,
+        object: data.follow,
+        actor: data.actor,
+        timeout: { minutes: 1 },
+      });
+      return got?.id?.href ?? "timeout";
+    },
+  });
+  const ctx = local.federation.createContext(local.server.url, undefined);
+  try {
+    await withWorkers(local.federation, async () => {
+      const follow = local.url("/follows/unverified").href;
+      const actor = "https://remote.example/users/alice";
+      const enqueued = await ctx.enqueueTask(task, { follow, actor });
+      assert(enqueued.status === "enqueued");
+      await statusOf(local.federation, enqueued.messageId, ["retrying"]);
+      const body = JSON.stringify({
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: "https://remote.example/accepts/1",
+        type: "Accept",
+        actor,
+        object: follow,
+      });
+      const unsigned = await post(local.url("/inbox"), body, null);
+      assertEquals(unsigned.status, 202);
+      await waitUntil(() => unhandled === 1, { what: "the unsigned Accept to be processed" });
+      const [step] = await local.federation.getTaskSteps(enqueued.messageId);
+      assertEquals([step.id, step.state], ["accepted", "waiting"]);
+      assertEquals((await local.federation.getTaskStatus(enqueued.messageId))?.state, "retrying");
+      await local.federation.cancelTask(enqueued.messageId);
+      await statusOf(local.federation, enqueued.messageId, ["cancelled"]);
+    });
+  } finally {
+    await local.server.close();
+  }
+});
