@@ -15,6 +15,20 @@ export const STEPS_SCRIPT = String.raw`
 
   const STEP_MARKS = { done: "✓", sleeping: "⏾", waiting: "…", retrying: "↻" };
 
+  // The step a live task is at, from its status (no request).
+  function stepLine(update) {
+    const steps = update.steps;
+    if (steps == null || ENDED.includes(update.state)) return null;
+    const recorded = steps.recordedCount + " step" + (steps.recordedCount === 1 ? "" : "s") +
+      " recorded";
+    return el("div", {
+      className: "task-step muted",
+      text: steps.current == null
+        ? recorded
+        : "at " + steps.current.id + " (" + steps.current.phase + "), " + recorded,
+    });
+  }
+
   function stepsButton(update) {
     const open = openSteps.has(update.id);
     // An ended task's records are deleted: nothing to open.

@@ -528,6 +528,7 @@ export const CLIENT_SCRIPT = String.raw`
         el("td", { text: update.state, className: "state state-" + update.state }),
         el("td", null, [
           bar,
+          stepLine(update),
           el("div", {
             className: "muted",
             text: (update.percent == null ? "" : Math.round(update.percent) + "% ") +

@@ -36,6 +36,14 @@ export interface DashboardTaskUpdate {
     readonly workerId?: string;
     /** That worker's machine (since 0.4.0). */
     readonly machineId?: string;
+    /**
+     * Its durable steps: the step it is at and how many are recorded
+     * (since 0.4.0).
+     */
+    readonly steps?: {
+      readonly current?: { readonly id: string; readonly kind: string; readonly phase: string };
+      readonly recordedCount: number;
+    };
     readonly updatedAt: Date;
   };
 }

@@ -83,6 +83,9 @@ test("the dashboard lists a live task's steps and the one it waits at, in JSON a
       assert(body.steps[1].until != null, "a pending wait says until when");
 
       const row = page.locator(`#progress tr.task-progress[data-id="${id}"]`);
+      // The row says where the task is from its status updates alone.
+      await row.locator(".task-step", { hasText: "at approval (waiting), 1 step recorded" })
+        .waitFor({ timeout: 30_000 });
       await row.locator("button.steps-toggle").click({ timeout: 30_000 });
       const listed = page.locator(`#progress tr[data-steps-of="${id}"] li.step`);
       await waitUntil(async () => await listed.count() === 2, { what: "the steps to be listed" });
