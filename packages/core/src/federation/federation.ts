@@ -81,6 +81,7 @@ import {
   createStepObserver,
   publishStepActivity,
   readTaskSteps,
+  rememberStepsStatus,
   type SendEventOptions,
   type SendEventResult,
   sendStepEvent,
@@ -219,13 +220,17 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           kv: this.options.kv,
           documentLoader: this.options.documentLoader,
           contextLoader: this.options.documentLoader,
-          retentionMs: this.options.taskStatusRetentionMs,
+          // Without status records, a day, as for batches.
+          retentionMs: this.options.taskStatusRetentionMs > 0
+            ? this.options.taskStatusRetentionMs
+            : 24 * 60 * 60 * 1000,
           tracer: this.#tracer,
           enqueueChild: (task, data, childId, parent) =>
             this.#enqueueStepChild(task, data, childId, parent),
           childEnding: (id) => this.#stepChildEnding(id),
           notice: (message, notice) => {
             const { status, write } = stepsStatusOf(notice);
+            rememberStepsStatus(message, status);
             return this.taskStatus.step(message, status, write);
           },
         },
@@ -411,10 +416,11 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     await this.taskEnqueuer.enqueue({ ...prepared, messages });
   }
 
-  /** How a child task ended, from its status record. */
-  async #stepChildEnding(id: string): Promise<ChildEnding | undefined> {
+  /** How a child task ended, from its status record (`"pending"` until it has). */
+  async #stepChildEnding(id: string): Promise<ChildEnding | "pending" | undefined> {
     const status = await this.taskStatus.getTaskStatus(id);
-    if (status == null || !isTerminalTaskState(status.state)) return undefined;
+    if (status == null) return undefined;
+    if (!isTerminalTaskState(status.state)) return "pending";
     const state = status.state as ChildEnding["state"];
     return {
       state,

@@ -1,5 +1,6 @@
-// What happens to step records when a task ends: they are deleted, and a
-// child task of `ctx.step.invoke()` tells its parent how it ended.
+// What happens to step records when a task ends: they are deleted (kept,
+// for a failed task, until their TTL), and a child task of
+// `ctx.step.invoke()` tells its parent how it ended.
 import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { MessageEvent } from "../../processing/events.ts";
@@ -28,7 +29,8 @@ export function markStepsUsed(message: TaskMessage): void {
 
 /**
  * The dispatcher observer of step records: deletes a task's records when
- * it ends, and wakes the parent of an invoked child.  Cheap for tasks
+ * it completes, is dropped or is cancelled, and wakes the parent of an
+ * invoked child.  Cheap for tasks
  * without steps: two field checks.  Internal.
  * @param kv The store.
  * @param wake Puts a woken task's message into its queue.
@@ -56,7 +58,9 @@ async function ended(
   hasSteps: boolean,
 ): Promise<void> {
   try {
-    if (hasSteps) await kv.delete(stepStateKey(message.id));
+    // A failed task keeps its records (until their TTL): retryFailedTask()
+    // enqueues it again with its id, and it replays from the failed step.
+    if (hasSteps && event.type !== "failed") await kv.delete(stepStateKey(message.id));
     if (message.invokedBy == null) return;
     const state = event.type === "unhandled" ? "completed" : event.type;
     if (

@@ -22,7 +22,13 @@ export { createStepObserver, markStepsUsed } from "./lifecycle.ts";
 export { type ChildEnding, type StepNotice, StepRunner, type StepRunnerHost } from "./runner.ts";
 export { loadStepState, type StepRecord, type StepState, stepStateKey } from "./state.ts";
 export { readTaskSteps, type TaskStepInfo } from "./view.ts";
-export { MAX_STATUS_STEP_IDS, readTaskStepsStatus, stepsStatusOf } from "./status.ts";
+export {
+  MAX_STATUS_STEP_IDS,
+  readTaskStepsStatus,
+  rememberedStepsStatus,
+  rememberStepsStatus,
+  stepsStatusOf,
+} from "./status.ts";
 export type {
   ActivityMatchTarget,
   ActivityType,

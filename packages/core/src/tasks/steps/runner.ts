@@ -45,6 +45,9 @@ import type {
 
 const logger = getLogger(["fedwork", "task", "steps"]);
 
+/** How often a run's steps that start rewrite the status record, at most. */
+const NOTICE_INTERVAL_MS = 1000;
+
 /**
  * How a child task ended, as its `CHILD_ENDED_EVENT` carries it.  Internal.
  * @since 0.4.0
@@ -64,6 +67,12 @@ export interface StepNotice {
   readonly kind: StepKind;
   /** `"started"` (about to run), `"recorded"` (done), `"suspended"` (sleeping or waiting). */
   readonly phase: "started" | "recorded" | "suspended";
+  /**
+   * Whether the status record is to be written now: always for a sleep or
+   * wait, at most once a second for steps that start, never for one
+   * recorded (the next write, or the run's end, shows it).
+   */
+  readonly write: boolean;
   /** The ids of the steps recorded so far. */
   readonly recorded: readonly string[];
 }
@@ -85,8 +94,11 @@ export interface StepRunnerHost {
     childId: string,
     parent: TaskMessage,
   ): Promise<void>;
-  /** How a task ended, from its status, or `undefined` while it has not. */
-  childEnding(childId: string): Promise<ChildEnding | undefined>;
+  /**
+   * How a task ended, from its status record; `"pending"` while it has a
+   * record but has not ended; `undefined` without a record.
+   */
+  childEnding(childId: string): Promise<ChildEnding | "pending" | undefined>;
   /** Told of each step's phases (the status record). */
   notice?(message: TaskMessage, notice: StepNotice): void | Promise<void>;
   /** Where each step that does something in a run gets a span. */
@@ -104,6 +116,7 @@ export class StepRunner implements TaskSteps {
   #index = 0;
   readonly #seen = new Set<string>();
   #saving: Promise<void> = Promise.resolve();
+  #noticeWrittenAt = Number.NEGATIVE_INFINITY;
   /** Whether this run read or wrote step records (they are cleaned up after). */
   used = false;
   /**
@@ -131,9 +144,10 @@ export class StepRunner implements TaskSteps {
     const gen = this.#message.steps?.gen;
     if (typeof gen !== "number") return;
     const state = await this.#load();
-    if (state.gen > gen || (state.steps.length < 1 && gen > 0)) {
+    if (state.gen > gen || state.stale.includes(gen) || (state.steps.length < 1 && gen > 0)) {
       throw new MalformedMessageError(
-        `a newer copy of the message continues its steps (generation ${gen} < ${state.gen})`,
+        `another copy of the message continues its steps (generation ${gen}; the newest ` +
+          `that ran is ${state.gen})`,
         { level: "info", stale: true },
       );
     }
@@ -150,11 +164,22 @@ export class StepRunner implements TaskSteps {
     );
   }
 
-  /** Writes the records (after any write under way), kept `extraMs` past the retention. */
+  /**
+   * Writes the records (after any write under way), kept for the retention
+   * past `extraMs` and past the end of any sleep or wait still pending:
+   * records must outlive the wait they are for.
+   */
   #save(state: StepState, extraMs: number): Promise<void> {
+    const now = Date.now();
+    let pendingMs = extraMs;
+    for (const step of state.steps) {
+      if (step != null && !step.done && step.until != null) {
+        pendingMs = Math.max(pendingMs, step.until - now);
+      }
+    }
     const write = () =>
       this.#host.kv.set(stepStateKey(this.#message.id), state, {
-        ttl: { milliseconds: this.#host.retentionMs + extraMs },
+        ttl: { milliseconds: this.#host.retentionMs + pendingMs },
       });
     return this.#saving = this.#saving.then(write, write);
   }
@@ -244,24 +269,43 @@ export class StepRunner implements TaskSteps {
     });
   }
 
-  async #notice(id: string, kind: StepKind, phase: StepNotice["phase"]): Promise<void> {
-    if (this.#host.notice == null) return;
-    const state = await this.#load();
-    const recorded: string[] = [];
-    for (const step of state.steps) if (step?.done) recorded.push(step.id);
-    try {
-      await this.#host.notice(this.#message, { id, kind, phase, recorded });
-    } catch (error) {
+  /**
+   * Tells the host where the steps are.  Not awaited by the steps: the
+   * status record is written in the background, in order, so that a
+   * step costs one write of its record and nothing more.
+   */
+  #notice(id: string, kind: StepKind, phase: StepNotice["phase"]): void {
+    if (this.#host.notice == null || this.#state == null) return;
+    const now = Date.now();
+    const write = phase === "suspended" ||
+      (phase === "started" && now - this.#noticeWrittenAt >= NOTICE_INTERVAL_MS);
+    if (write) this.#noticeWrittenAt = now;
+    const notify = (state: StepState) => {
+      const recorded: string[] = [];
+      for (const step of state.steps) if (step?.done) recorded.push(step.id);
+      return this.#host.notice!(this.#message, { id, kind, phase, recorded, write });
+    };
+    this.#state.then(notify).catch((error) => {
       logger.warn("Could not report the step {stepId} of task {taskId}: {error}", {
         stepId: id,
         taskId: this.#message.id,
         error,
       });
-    }
+    });
   }
 
-  /** Ends the run: the task runs again from its records after `delayMs`. */
-  #suspend(reason: string, delayMs: number, gen: number): RunPostponedError {
+  /**
+   * Ends the run: the task runs again from its records after `delayMs`,
+   * its continuation with a new generation (or `gen`, a wait's own), which
+   * is recorded before the run ends.
+   */
+  async #suspend(
+    reason: string,
+    delayMs: number,
+    state: StepState,
+    gen = ++state.seq,
+  ): Promise<RunPostponedError> {
+    await this.#save(state, delayMs);
     return this.suspension ??= new RunPostponedError(reason, delayMs, {
       fields: { steps: { gen } },
     });
@@ -317,7 +361,7 @@ export class StepRunner implements TaskSteps {
     if (record?.done) return await this.#decode(record.value) as Awaited<T>;
     return await this.#traced(id, "run", async () => {
       const state = await this.#load();
-      await this.#notice(id, "run", "started");
+      this.#notice(id, "run", "started");
       let value: Awaited<T>;
       try {
         value = await fn();
@@ -347,8 +391,7 @@ export class StepRunner implements TaskSteps {
           at: record?.at ?? Date.now(),
         };
         const delayMs = durationToMilliseconds(delay, "delay");
-        await this.#save(state, delayMs);
-        throw this.#suspend(`the step ${JSON.stringify(id)} retries`, delayMs, state.gen + 1);
+        throw await this.#suspend(`the step ${JSON.stringify(id)} retries`, delayMs, state);
       }
       const text = await this.#encode(id, value);
       state.steps[index] = {
@@ -359,7 +402,7 @@ export class StepRunner implements TaskSteps {
         at: Date.now(),
       };
       await this.#save(state, 0);
-      await this.#notice(id, "run", "recorded");
+      this.#notice(id, "run", "recorded");
       return value;
     });
   }
@@ -374,20 +417,20 @@ export class StepRunner implements TaskSteps {
       const now = Date.now();
       if (record == null) {
         state.steps[index] = { id, kind: "sleep", done: false, until: now + ms, at: now };
-        await this.#save(state, ms);
-        await this.#notice(id, "sleep", "suspended");
-        throw this.#suspend(`the step ${JSON.stringify(id)} sleeps`, ms, state.gen + 1);
+        const suspension = await this.#suspend(`the step ${JSON.stringify(id)} sleeps`, ms, state);
+        this.#notice(id, "sleep", "suspended");
+        throw suspension;
       }
       if (now < record.until!) {
-        throw this.#suspend(
+        throw await this.#suspend(
           `the step ${JSON.stringify(id)} sleeps`,
           record.until! - now,
-          state.gen + 1,
+          state,
         );
       }
       record.done = true;
       await this.#save(state, 0);
-      await this.#notice(id, "sleep", "recorded");
+      this.#notice(id, "sleep", "recorded");
     });
   }
 
@@ -428,7 +471,13 @@ export class StepRunner implements TaskSteps {
     event: string,
     key: string,
     ms: number,
-    child?: { readonly id: string; readonly start: () => Promise<string | undefined> },
+    child?: {
+      readonly id: string;
+      readonly start: (
+        record: StepRecord,
+        save: () => Promise<void>,
+      ) => Promise<string | undefined>;
+    },
   ): Promise<unknown> {
     let record = await this.#recorded(index, id, kind);
     if (record?.done) return await this.#decode(record.value);
@@ -441,7 +490,11 @@ export class StepRunner implements TaskSteps {
           kind,
           done: false,
           until: now + ms,
-          wake: state.gen + 2,
+          // Two copies may continue the task: one due at the timeout, and
+          // one a wake-up sends.  Whichever records the outcome first makes
+          // the other stale.
+          delayed: ++state.seq,
+          wake: ++state.seq,
           ...(child == null ? {} : { child: child.id }),
           at: now,
         };
@@ -452,15 +505,17 @@ export class StepRunner implements TaskSteps {
       const resolve = async (data: string | undefined) => {
         record!.done = true;
         if (data != null) record!.value = data;
-        // Past both of this wait's messages: the one due at the timeout, and
-        // the one a wake-up sent.
-        state.gen = Math.max(state.gen, record!.wake! + 1);
+        // The woken copy, unless it is this run, is stale from now on; the
+        // copy due at the timeout is older than the woken one, or this run.
+        if ((this.#message.steps?.gen ?? 0) !== record!.wake) {
+          state.stale = [...state.stale.slice(-15), record!.wake!];
+        }
         await this.#save(state, 0);
-        await this.#notice(id, kind, "recorded");
+        this.#notice(id, kind, "recorded");
         return await this.#decode(data);
       };
       if (child != null) {
-        const ended = await child.start();
+        const ended = await child.start(record, () => this.#save(state, 0));
         if (ended != null) return await resolve(ended);
       }
       if (woken?.step === id) return await resolve(woken.data);
@@ -478,16 +533,18 @@ export class StepRunner implements TaskSteps {
       // not see this waiter, so look once more.
       const late = await getStepEvent(this.#host.kv, event, key);
       if (late != null) return await resolve(late.data);
-      await this.#notice(id, kind, "suspended");
       const delayMs = Math.min(
         record.until! - now,
         kind === "invoke" ? INVOKE_RECHECK_MS : Infinity,
       );
-      throw this.#suspend(
+      const suspension = await this.#suspend(
         `the step ${JSON.stringify(id)} waits for ${event}`,
         delayMs,
-        record.wake! - 1,
+        state,
+        record.delayed!,
       );
+      this.#notice(id, kind, "suspended");
+      throw suspension;
     });
   }
 
@@ -499,16 +556,21 @@ export class StepRunner implements TaskSteps {
   ): Promise<TResult> {
     const index = this.#claim(id);
     const childId = await deriveChildId(this.#message.id, id);
-    const start = async () => {
-      // Enqueued again after a crash only if it never reached its queue.
+    const start = async (record: StepRecord, save: () => Promise<void>) => {
       const ended = await this.#host.childEnding(childId);
-      if (ended !== undefined) return await encodeTaskPayload(ended);
-      await this.#host.enqueueChild(
-        task as TaskDefinition<unknown, unknown, unknown, unknown>,
-        data,
-        childId,
-        this.#message,
-      );
+      if (ended !== undefined && ended !== "pending") return await encodeTaskPayload(ended);
+      // Enqueued again after a crash only if it never reached its queue: a
+      // child with a status record, or one recorded as enqueued, did.
+      if (ended === undefined && !record.enqueued) {
+        await this.#host.enqueueChild(
+          task as TaskDefinition<unknown, unknown, unknown, unknown>,
+          data,
+          childId,
+          this.#message,
+        );
+        record.enqueued = true;
+        await save();
+      }
       return undefined;
     };
     const ending = await this.#wait(

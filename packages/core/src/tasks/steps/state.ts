@@ -20,10 +20,14 @@ export interface StepRecord {
   until?: number;
   /** For a wait: the generation its woken message carries. */
   wake?: number;
+  /** For a wait: the generation of its message due at the timeout. */
+  delayed?: number;
   /** For a failed `run` step with a retry policy: its failures so far. */
   failures?: number;
   /** For an `invoke`: the child task's id. */
   child?: string;
+  /** For an `invoke`: whether the child reached its queue. */
+  enqueued?: boolean;
   /** When the step was recorded, in epoch milliseconds. */
   at: number;
 }
@@ -42,10 +46,17 @@ export interface StepState {
   /** The format version. */
   readonly v: 1;
   /**
-   * The generation: continuation messages of an older one are stale (a
-   * sleep's or wait's message superseded by a wake-up) and dropped.
+   * The generation of the newest message that ran: continuation messages
+   * of an older one are stale and dropped.
    */
   gen: number;
+  /** The highest generation given to a continuation message so far. */
+  seq: number;
+  /**
+   * Generations superseded although not older (the woken copy of a wait
+   * that its timeout's copy resolved first): dropped too.  The last 16.
+   */
+  stale: number[];
   /** The steps, by position. */
   steps: (StepRecord | null)[];
 }
@@ -73,9 +84,18 @@ export async function loadStepState(
 ): Promise<{ readonly state: StepState; readonly found: boolean }> {
   const stored = await kv.get<StepState>(stepStateKey(taskId));
   if (isStepState(stored)) {
-    return { state: { v: 1, gen: stored.gen, steps: [...stored.steps] }, found: true };
+    return {
+      state: {
+        v: 1,
+        gen: stored.gen,
+        seq: typeof stored.seq === "number" ? Math.max(stored.seq, stored.gen) : stored.gen,
+        stale: Array.isArray(stored.stale) ? [...stored.stale] : [],
+        steps: [...stored.steps],
+      },
+      found: true,
+    };
   }
-  return { state: { v: 1, gen: 0, steps: [] }, found: false };
+  return { state: { v: 1, gen: 0, seq: 0, stale: [], steps: [] }, found: false };
 }
 
 function isStepState(value: unknown): value is StepState {

@@ -36,9 +36,8 @@ export function readTaskStepsStatus(value: unknown): TaskStepsStatus | undefined
 }
 
 /**
- * The status a step notice makes, and whether it is worth a write of the
- * status record (a step that starts, sleeps or waits is; one that was
- * recorded shows in the next write).  Internal.
+ * The status a step notice makes, and whether to write the status record
+ * now.  Internal.
  * @param notice The notice.
  * @returns The status and whether to write it.
  * @since 0.4.0
@@ -56,5 +55,32 @@ export function stepsStatusOf(
     : notice.kind === "sleep" || notice.kind === "run"
     ? "sleeping"
     : "waiting";
-  return { status: { current: { id: notice.id, kind: notice.kind, phase }, ...base }, write: true };
+  return {
+    status: { current: { id: notice.id, kind: notice.kind, phase }, ...base },
+    write: notice.write,
+  };
+}
+
+const lastStatus = new WeakMap<object, TaskStepsStatus>();
+
+/**
+ * Keeps the latest steps status of a run's message, for the observers of
+ * how the run ended (webhooks).  Internal.
+ * @param message The run's message.
+ * @param status The status.
+ * @since 0.4.0
+ */
+export function rememberStepsStatus(message: object, status: TaskStepsStatus): void {
+  lastStatus.set(message, status);
+}
+
+/**
+ * The latest steps status of a run's message, if its run used steps.
+ * Internal.
+ * @param message The message, as the dispatcher's observers get it.
+ * @returns The status, or `undefined`.
+ * @since 0.4.0
+ */
+export function rememberedStepsStatus(message: object): TaskStepsStatus | undefined {
+  return lastStatus.get(message);
 }

@@ -171,6 +171,7 @@ test("invoke enqueues a child task and returns its typed result, or throws its f
   await using queue = new InProcessMessageQueue();
   const federation = federationOn(queue);
   let childRuns = 0;
+  let afterRuns = 0;
   const child = federation.defineTask("steps-child", {
     schema: z.object({ n: z.number() }),
     retryPolicy: () => null,
@@ -183,12 +184,18 @@ test("invoke enqueues a child task and returns its typed result, or throws its f
   const parent = federation.defineTask("steps-parent", {
     schema: z.object({ n: z.number() }),
     handler: async (ctx, data) => {
+      let result: { doubled: number };
       try {
-        const result = await ctx.step.invoke("double", child, { n: data.n });
-        return result.doubled;
+        result = await ctx.step.invoke("double", child, { n: data.n });
       } catch (error) {
         return error instanceof Error ? error.name : "?";
       }
+      // Fails once: the retry replays the invoke from its record, without a
+      // second child.
+      await ctx.step.run("after", () => {
+        if (afterRuns++ === 0) throw new Error("once");
+      });
+      return result.doubled;
     },
   });
   const ctx = federation.createContext(base, undefined);
@@ -343,4 +350,41 @@ test("the copy of a woken task due at its timeout is dropped without running or 
     assertEquals(events, ["completed"]);
     assertEquals((await federation.getTaskStatus(enqueued.messageId))?.state, "completed");
   });
+});
+
+test("a failed task's status names the failed step, and retryFailedTask() replays from it", async () => {
+  await using queue = new InProcessMessageQueue();
+  const federation = federationOn(queue);
+  const runs = { a: 0, b: 0 };
+  let broken = true;
+  const task = federation.defineTask("steps-replay", {
+    schema: z.object({}),
+    retryPolicy: () => null,
+    handler: async (ctx) => {
+      await ctx.step.run("a", () => ++runs.a);
+      return await ctx.step.run("b", () => {
+        runs.b++;
+        if (broken) throw new Error("the remote server is down");
+        return "done";
+      });
+    },
+  });
+  const enqueued = await federation.createContext(base, undefined).enqueueTask(task, {});
+  assert(enqueued.status === "enqueued");
+  await withWorkers(federation, async () => {
+    const failed = await finalStatus(federation, enqueued.messageId);
+    assertEquals(failed.state, "failed");
+    assertEquals(failed.steps?.current, { id: "b", kind: "run", phase: "running" });
+    assertEquals(failed.steps?.recorded, ["a"]);
+    broken = false;
+    await federation.retryFailedTask(enqueued.messageId);
+    await waitUntil(
+      async () => (await federation.getTaskStatus(enqueued.messageId))?.state === "completed",
+      {
+        what: "the replayed task to complete",
+      },
+    );
+    assertEquals((await federation.getTaskStatus(enqueued.messageId))?.result, "done");
+  });
+  assertEquals(runs, { a: 1, b: 2 });
 });
