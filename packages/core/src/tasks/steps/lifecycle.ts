@@ -10,7 +10,7 @@ import type { TaskMessage } from "../message.ts";
 import { taskResultOf } from "../result.ts";
 import { CHILD_ENDED_EVENT, publishStepEvent, type WakeTask } from "./events.ts";
 import { DEFAULT_STEP_EVENT_WINDOW_MS } from "./limits.ts";
-import type { ChildEnding } from "./runner.ts";
+import type { ChildEnding } from "./host.ts";
 import { stepStateKey } from "./state.ts";
 
 const logger = getLogger(["fedwork", "task", "steps"]);

@@ -19,7 +19,8 @@ export {
   MAX_TASK_STEPS,
 } from "./limits.ts";
 export { createStepObserver, markStepsUsed } from "./lifecycle.ts";
-export { type ChildEnding, type StepNotice, StepRunner, type StepRunnerHost } from "./runner.ts";
+export type { ChildEnding, StepNotice, StepRunnerHost } from "./host.ts";
+export { StepRunner } from "./runner.ts";
 export { loadStepState, type StepRecord, type StepState, stepStateKey } from "./state.ts";
 export { readTaskSteps, type TaskStepInfo } from "./view.ts";
 export {

@@ -2,10 +2,8 @@
 // new ones, and ends the run (a RunPostponedError the dispatcher stores as
 // a wait) for sleeps and waits.  The handler makes one per run of a task
 // and the task context hands it out as `ctx.step`.
-import type { Activity, DocumentLoader } from "@fedify/vocab";
+import type { Activity } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
-import { type Span, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import type { KvStore } from "../../kv/kv-store.ts";
 import { MalformedMessageError, PermanentError } from "../../processing/errors.ts";
 import { RunPostponedError } from "../../processing/run-postponed.ts";
 import type { RetryPolicy } from "../../retry/retry-policy.ts";
@@ -42,68 +40,14 @@ import type {
   WaitForActivityOptions,
   WaitForEventOptions,
 } from "./types.ts";
+import type { ChildEnding, StepNotice, StepRunnerHost } from "./host.ts";
+import { tracedStep } from "./step-span.ts";
+import { deriveChildId, waitMilliseconds } from "./step-values.ts";
 
 const logger = getLogger(["fedwork", "task", "steps"]);
 
 /** How often a run's steps that start rewrite the status record, at most. */
 const NOTICE_INTERVAL_MS = 1000;
-
-/**
- * How a child task ended, as its `CHILD_ENDED_EVENT` carries it.  Internal.
- * @since 0.4.0
- */
-export interface ChildEnding {
-  readonly state: "completed" | "failed" | "dropped" | "cancelled";
-  readonly result?: unknown;
-  readonly reason?: string;
-}
-
-/**
- * What a step's life looks like to those who watch it.  Internal.
- * @since 0.4.0
- */
-export interface StepNotice {
-  readonly id: string;
-  readonly kind: StepKind;
-  /** `"started"` (about to run), `"recorded"` (done), `"suspended"` (sleeping or waiting). */
-  readonly phase: "started" | "recorded" | "suspended";
-  /**
-   * Whether the status record is to be written now: always for a sleep or
-   * wait, at most once a second for steps that start, never for one
-   * recorded (the next write, or the run's end, shows it).
-   */
-  readonly write: boolean;
-  /** The ids of the steps recorded so far. */
-  readonly recorded: readonly string[];
-}
-
-/**
- * What step runners need from the federation.  Internal.
- * @since 0.4.0
- */
-export interface StepRunnerHost {
-  readonly kv: KvStore;
-  readonly documentLoader: DocumentLoader;
-  readonly contextLoader: DocumentLoader;
-  /** How long records are kept past their last write, in milliseconds. */
-  readonly retentionMs: number;
-  /** Enqueues a child task with the given id (deduplicated by it). */
-  enqueueChild(
-    task: TaskDefinition<unknown, unknown, unknown, unknown>,
-    data: unknown,
-    childId: string,
-    parent: TaskMessage,
-  ): Promise<void>;
-  /**
-   * How a task ended, from its status record; `"pending"` while it has a
-   * record but has not ended; `undefined` without a record.
-   */
-  childEnding(childId: string): Promise<ChildEnding | "pending" | undefined>;
-  /** Told of each step's phases (the status record). */
-  notice?(message: TaskMessage, notice: StepNotice): void | Promise<void>;
-  /** Where each step that does something in a run gets a span. */
-  readonly tracer?: Tracer;
-}
 
 /**
  * The durable steps of one run of one task.  Internal.
@@ -311,41 +255,8 @@ export class StepRunner implements TaskSteps {
     });
   }
 
-  /**
-   * Runs a step's work in a `fedwork.task.step` span (a step replayed from
-   * its record gets none): its outcome is `recorded`, `suspended` (a sleep
-   * or wait ended the run) or `failed`.
-   */
   #traced<T>(id: string, kind: StepKind, body: () => Promise<T>): Promise<T> {
-    const tracer = this.#host.tracer;
-    if (tracer == null) return body();
-    return tracer.startActiveSpan("fedwork.task.step", {
-      kind: SpanKind.INTERNAL,
-      attributes: {
-        "fedwork.step.id": id,
-        "fedwork.step.kind": kind,
-        "fedwork.task.name": this.#message.taskName,
-        "fedwork.message.id": this.#message.id,
-        "fedwork.message.attempt": this.#message.attempt,
-      },
-    }, async (span: Span) => {
-      try {
-        const value = await body();
-        span.setAttribute("fedwork.step.outcome", "recorded");
-        return value;
-      } catch (error) {
-        if (error instanceof RunPostponedError) {
-          span.setAttribute("fedwork.step.outcome", "suspended");
-        } else {
-          span.setAttribute("fedwork.step.outcome", "failed");
-          span.recordException(error instanceof Error ? error : String(error));
-          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
-        }
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
+    return tracedStep(this.#host.tracer, id, kind, this.#message, body);
   }
 
   async run<T>(
@@ -593,26 +504,4 @@ export class StepRunner implements TaskSteps {
     }
     return ending.result as TResult;
   }
-}
-
-function waitMilliseconds(duration: DurationInput, where: string): number {
-  const ms = durationToMilliseconds(duration, "duration");
-  if (!(ms >= 0 && ms <= MAX_STEP_WAIT_MS)) {
-    throw new RangeError(`The duration of ${where} must be from 0 to 365 days; got ${ms} ms.`);
-  }
-  return ms;
-}
-
-/** A UUID derived from the parent's id and the step's: the same on every run. */
-async function deriveChildId(parentId: string, stepId: string): Promise<string> {
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${parentId}\u0000${stepId}`)),
-  );
-  digest[6] = (digest[6] & 0x0f) | 0x50; // version 5-like (name-based)
-  digest[8] = (digest[8] & 0x3f) | 0x80;
-  const hex = [...digest.subarray(0, 16)].map((byte) => byte.toString(16).padStart(2, "0"))
-    .join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${
-    hex.slice(20, 32)
-  }`;
 }

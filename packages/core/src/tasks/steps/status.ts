@@ -1,6 +1,6 @@
 // The durable steps a task's status record shows: built from a runner's
 // notices, and read back from stored records.
-import type { StepNotice } from "./runner.ts";
+import type { StepNotice } from "./host.ts";
 import type { TaskStepsStatus } from "./types.ts";
 
 /**

@@ -388,3 +388,30 @@ test("a failed task's status names the failed step, and retryFailedTask() replay
   });
   assertEquals(runs, { a: 1, b: 2 });
 });
+
+test("a task's time limit applies to each run, not to its sleep", async () => {
+  await using queue = new InProcessMessageQueue();
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+    taskTimeout: { milliseconds: 400 },
+    taskRetryPolicy: () => null,
+  });
+  const task = federation.defineTask("steps-timed", {
+    schema: z.object({}),
+    handler: async (ctx) => {
+      const started = await ctx.step.run("start", () => Date.now());
+      // Twice the time limit: slept outside any run.
+      await ctx.step.sleep("nap", { milliseconds: 800 });
+      return Date.now() - started;
+    },
+  });
+  const enqueued = await federation.createContext(base, undefined).enqueueTask(task, {});
+  assert(enqueued.status === "enqueued");
+  await withWorkers(federation, async () => {
+    const status = await finalStatus(federation, enqueued.messageId);
+    assertEquals(status.state, "completed", status.error?.message);
+    assert((status.result as number) >= 800, `slept ${status.result} ms`);
+  });
+});
