@@ -74,23 +74,16 @@ import type { TaskSchedule } from "../operator/schedules/mod.ts";
 import type { CountFailedTasksOptions, FailedTaskDetails } from "../operator/records/mod.ts";
 import { TaskStatusTracker } from "../operator/status/mod.ts";
 import { TaskEnqueuer } from "../tasks/enqueuer.ts";
-import { prepareTaskMessages } from "../tasks/enqueue.ts";
-import type { TaskMessage } from "../tasks/message.ts";
 import {
-  type ChildEnding,
   createStepObserver,
   publishStepActivity,
   readTaskSteps,
-  rememberStepsStatus,
   type SendEventOptions,
   type SendEventResult,
   sendStepEvent,
-  stepsStatusOf,
   type TaskStepInfo,
 } from "../tasks/steps/mod.ts";
-import { sendToQueue } from "../processing/producer.ts";
-import { handOverMessage } from "../queue/message-ownership.ts";
-import { isTerminalTaskState } from "../operator/status/store.ts";
+import { createStepsWiring } from "./steps-wiring.ts";
 import type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
 import type { QueueDepthEntry } from "../operator/monitoring/mod.ts";
@@ -119,6 +112,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   /** Decides what becomes of every message.  Internal. */
   readonly dispatcher: MessageDispatcher<TContextData>;
   readonly #events = new MessageEventHub();
+  /** The step runners' host and the wake-up of waiting tasks (0.4.0). */
+  readonly #steps: ReturnType<typeof createStepsWiring>;
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
   /** Which worker of this process runs each message (0.4.0). */
@@ -193,6 +188,16 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         queue: () => queues.fanout,
       }),
     );
+    this.#steps = createStepsWiring({
+      kv: this.options.kv,
+      documentLoader: this.options.documentLoader,
+      taskStatusRetentionMs: this.options.taskStatusRetentionMs,
+      tracer: this.#tracer,
+      tasks: this.registry.tasks,
+      routing: () => this.#routing,
+      taskEnqueuer: () => this.taskEnqueuer,
+      taskStatus: () => this.taskStatus,
+    });
     this.dispatcher.register(
       "task",
       createTaskMessageHandler({
@@ -216,27 +221,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           await this.taskStatus.progress(message, progress);
           await this.operator.webhooks.progress(message, progress);
         },
-        steps: {
-          kv: this.options.kv,
-          documentLoader: this.options.documentLoader,
-          contextLoader: this.options.documentLoader,
-          // Without status records, a day, as for batches.
-          retentionMs: this.options.taskStatusRetentionMs > 0
-            ? this.options.taskStatusRetentionMs
-            : 24 * 60 * 60 * 1000,
-          tracer: this.#tracer,
-          enqueueChild: (task, data, childId, parent) =>
-            this.#enqueueStepChild(task, data, childId, parent),
-          childEnding: (id) => this.#stepChildEnding(id),
-          notice: (message, notice) => {
-            const { status, write } = stepsStatusOf(notice);
-            rememberStepsStatus(message, status);
-            return this.taskStatus.step(message, status, write);
-          },
-        },
+        steps: this.#steps.host,
       }),
     );
-    this.dispatcher.observe(createStepObserver(this.options.kv, (message) => this.#wake(message)));
+    this.dispatcher.observe(createStepObserver(this.options.kv, this.#steps.wake));
     this.outbox = new Outbox<TContextData, Context<TContextData>>({
       queues,
       fanoutDeliveries: this.options.fanoutDeliveries,
@@ -288,7 +276,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       verified: async (activity, signer) => {
         await publishStepActivity(
           this.options.kv,
-          (message) => this.#wake(message),
+          this.#steps.wake,
           activity,
           signer,
         );
@@ -368,65 +356,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   }
 
   sendEvent<TData>(event: string, options: SendEventOptions<TData>): Promise<SendEventResult> {
-    return sendStepEvent(this.options.kv, (message) => this.#wake(message), event, options);
-  }
-
-  /** Puts a woken task's message into its task's queue. */
-  async #wake(message: TaskMessage): Promise<void> {
-    const task = this.registry.tasks.get(message.taskName);
-    if (task == null) {
-      throw new TypeError(
-        `The task ${JSON.stringify(message.taskName)} is not defined on this federation, so it ` +
-          "cannot be woken from here.",
-      );
-    }
-    const queue = taskQueueOf(task, this.#routing);
-    if (queue == null) {
-      throw new TypeError(
-        `The task ${JSON.stringify(message.taskName)} has no queue to resume in.`,
-      );
-    }
-    await sendToQueue(queue, [handOverMessage(message)], {
-      ...(message.orderingKey == null ? {} : { orderingKey: message.orderingKey }),
-      ...(typeof message.priority === "number" && message.priority !== 0
-        ? { priority: message.priority }
-        : {}),
-    });
-  }
-
-  /** Enqueues the child task of a `ctx.step.invoke()`, with its derived id. */
-  async #enqueueStepChild(
-    task: TaskDefinition<unknown, unknown, unknown, unknown>,
-    data: unknown,
-    childId: string,
-    parent: TaskMessage,
-  ): Promise<void> {
-    const prepared = await prepareTaskMessages({
-      registry: this.registry.tasks,
-      task: task as TaskDefinition<TContextData, unknown, unknown>,
-      payloads: [data],
-      queues: this.#routing,
-      baseUrl: parent.baseUrl,
-    });
-    const messages = prepared.messages.map((message) => ({
-      ...message,
-      id: childId as TaskMessage["id"],
-      invokedBy: { id: parent.id },
-    }));
-    await this.taskEnqueuer.enqueue({ ...prepared, messages });
-  }
-
-  /** How a child task ended, from its status record (`"pending"` until it has). */
-  async #stepChildEnding(id: string): Promise<ChildEnding | "pending" | undefined> {
-    const status = await this.taskStatus.getTaskStatus(id);
-    if (status == null) return undefined;
-    if (!isTerminalTaskState(status.state)) return "pending";
-    const state = status.state as ChildEnding["state"];
-    return {
-      state,
-      ...(status.result === undefined ? {} : { result: status.result }),
-      ...(status.error?.message == null ? {} : { reason: status.error.message }),
-    };
+    return sendStepEvent(this.options.kv, this.#steps.wake, event, options);
   }
 
   getTaskStatus(id: string): Promise<TaskStatus | undefined>;
