@@ -107,7 +107,8 @@ async function listen(address: string): Promise<string> {
 const origins: string[] = [];
 let distinctAddresses = true;
 for (let h = 0; h < hosts; h++) {
-  const address = distinctAddresses ? `127.1.${h >> 8}.${(h & 255) + 1}` : "127.0.0.1";
+  // 250 hosts an octet, skipping .0 and .255.
+  const address = distinctAddresses ? `127.1.${Math.floor(h / 250)}.${(h % 250) + 1}` : "127.0.0.1";
   try {
     origins.push(await listen(address));
   } catch (error) {

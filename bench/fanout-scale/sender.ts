@@ -129,7 +129,12 @@ async function fanOut(send: Send, to: Recipient[], hosts: number, run: string) {
 const { send, stop } = await start();
 // Warm-up: one follower on each of the first 50 hosts, uncounted.
 const warmHosts = setup.origins.slice(0, Math.min(50, setup.origins.length));
-await fanOut(send, followers(warmHosts.length, warmHosts, `${config.id}-warm`), warmHosts.length, `${config.id}-warm`);
+await fanOut(
+  send,
+  followers(warmHosts.length, warmHosts, `${config.id}-warm`),
+  warmHosts.length,
+  `${config.id}-warm`,
+);
 const run = `${config.id}-${process.pid}`;
 const audience = followers(setup.followers, setup.origins, run);
 const rssBeforeSend = process.memoryUsage.rss();

@@ -12,8 +12,20 @@ export interface SenderConfig {
 }
 
 export const CONFIGS: readonly SenderConfig[] = [
-  { id: "fedwork", label: "Fedwork, in-process queue", framework: "fedwork", parallel: 1, direct: 0 },
-  { id: "fedify", label: "Fedify 2.3, in-process queue", framework: "fedify", parallel: 1, direct: 0 },
+  {
+    id: "fedwork",
+    label: "Fedwork, in-process queue",
+    framework: "fedwork",
+    parallel: 1,
+    direct: 0,
+  },
+  {
+    id: "fedify",
+    label: "Fedify 2.3, in-process queue",
+    framework: "fedify",
+    parallel: 1,
+    direct: 0,
+  },
   {
     id: "fedwork-p8",
     label: "Fedwork, ParallelMessageQueue 8",
