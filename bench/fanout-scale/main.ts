@@ -172,6 +172,15 @@ for (const ours of rows.filter((r) => r.config.framework === "fedwork")) {
       `as fast to the last delivery, ${(ours.peak / theirs.peak).toFixed(2)}× the peak RSS`,
   );
 }
+const bare = rows.find((r) => r.config.framework === "bare");
+if (bare != null) {
+  for (const row of rows.filter((r) => r.config.framework !== "bare")) {
+    console.log(
+      `${row.config.label}: ${(bare.ms / row.ms).toFixed(2)}× the bare loop's rate, ` +
+        `${(row.cpuPerDelivery / bare.cpuPerDelivery).toFixed(2)}× its CPU per delivery`,
+    );
+  }
+}
 const seconds = (performance.now() - started) / 1000;
 console.log(
   `${seconds.toFixed(0)} s in all; load average after ` +

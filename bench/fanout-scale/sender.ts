@@ -54,6 +54,14 @@ type Send = (to: Recipient[]) => Promise<void>;
  */
 async function start(): Promise<{ send: Send; stop: () => Promise<void> }> {
   const controller = new AbortController();
+  if (config.framework === "bare") {
+    const { bareSender } = await import("./bare-sender.ts");
+    const bare = bareSender(keyPair.privateKey, `${senderOrigin}/users/alice#main-key`);
+    return {
+      send: async (to) => bare.send(to, await post().toJsonLd()),
+      stop: bare.stop,
+    };
+  }
   if (config.framework === "fedwork") {
     const { createFederation, InProcessMessageQueue, MemoryKvStore, ParallelMessageQueue } =
       await import("@fedwork/core");

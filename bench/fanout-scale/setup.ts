@@ -4,7 +4,8 @@
 export interface SenderConfig {
   readonly id: string;
   readonly label: string;
-  readonly framework: "fedwork" | "fedify";
+  /** `bare`: no framework, the floor (bare-sender.ts). */
+  readonly framework: "fedwork" | "fedify" | "bare";
   /** The in-process queue's concurrency (a `ParallelMessageQueue` above 1). */
   readonly parallel: number;
   /** Fedwork's `fanoutDeliveries.concurrency`, or 0 for off. */
@@ -46,6 +47,13 @@ export const CONFIGS: readonly SenderConfig[] = [
     framework: "fedwork",
     parallel: 1,
     direct: 16,
+  },
+  {
+    id: "bare",
+    label: "bare loop: node:http + subtle.sign(), 16 at once",
+    framework: "bare",
+    parallel: 16,
+    direct: 0,
   },
 ];
 
