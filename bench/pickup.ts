@@ -2,7 +2,7 @@
 // on the same engine, each trial of each system in a process of its own, the
 // order of the pair alternating from one trial to the next.
 //
-//   node --conditions=fedwork-source bench/pickup.ts [--trials N]
+//   npm run bench:pickup -- [--trials N]
 //        [--messages N] [--pairs fedwork-redis:bullmq,fedwork-postgres:graphile-worker]
 //
 // Each child first drains 20,000 messages at concurrency 10 (uncounted, so
