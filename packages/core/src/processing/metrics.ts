@@ -7,7 +7,9 @@ import {
 } from "@opentelemetry/api";
 import type { BaseMessage } from "./envelope.ts";
 import type { MessageEvent } from "./events.ts";
+import { RunPostponedError } from "./run-postponed.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
+import { durationToMilliseconds } from "../time/duration.ts";
 
 /** The instrumentation scope name of Fedwork's meters. */
 const METER_NAME = "@fedwork/core";
@@ -37,6 +39,10 @@ export const MESSAGE_METRICS = {
   abandoned: "fedwork.message.abandoned",
   /** @since 0.4.0 */
   quarantined: "fedwork.message.quarantined",
+  /** @since 0.4.0 */
+  waited: "fedwork.message.waited",
+  /** @since 0.4.0 */
+  waitDelay: "fedwork.message.wait_delay",
 } as const;
 
 /**
@@ -63,6 +69,8 @@ export class MessageMetrics {
   readonly #timedOut: Counter;
   readonly #abandoned: Counter;
   readonly #quarantined: Counter;
+  readonly #waited: Counter;
+  readonly #waitDelay: Histogram;
   /**
    * Attribute sets by kind, task name and outcome, built once: observing
    * runs for every message, and building them anew was a tenth of the
@@ -136,6 +144,15 @@ export class MessageMetrics {
       "Poison messages: handed out more than maxDeliveries times without an outcome, so " +
         "quarantined in the failed-task store without running (also counted as failed).",
     );
+    this.#waited = counter(
+      MESSAGE_METRICS.waited,
+      "Runs put back to wait without spending an attempt (fedwork.wait.cause: concurrency, " +
+        "rate, retryAfter or other); also counted as retried.",
+    );
+    this.#waitDelay = meter.createHistogram(MESSAGE_METRICS.waitDelay, {
+      description: "How long a run was put back to wait for (fedwork.wait.cause).",
+      unit: "s",
+    });
     // The API hands out one shared instrument of each kind for nothing to
     // record; a meter provider made with another copy of the API is taken
     // as recording, which is only slower.
@@ -153,10 +170,12 @@ export class MessageMetrics {
       this.#timedOut,
       this.#abandoned,
       this.#quarantined,
+      this.#waited,
     ];
     const noopHistogram = noop.createHistogram("noop");
     this.recording = counters.some((instrument) => instrument !== noopCounter) ||
-      this.#duration !== noopHistogram || this.#queueWait !== noopHistogram;
+      this.#duration !== noopHistogram || this.#queueWait !== noopHistogram ||
+      this.#waitDelay !== noopHistogram;
   }
 
   /**
@@ -220,6 +239,14 @@ export class MessageMetrics {
       case "retrying":
         this.#retried.add(1, attributes);
         if (event.reason === "timeout") this.#recordTimeout(attributes, event.abandoned);
+        else if (event.reason === "wait") {
+          const cause = event.error instanceof RunPostponedError ? event.error.waitFor : "other";
+          const waited = { ...attributes, "fedwork.wait.cause": cause };
+          this.#waited.add(1, waited);
+          if (event.delay != null) {
+            this.#waitDelay.record(durationToMilliseconds(event.delay, "delay") / 1000, waited);
+          }
+        }
         break;
       case "failed":
         this.#failed.add(1, { ...attributes, "fedwork.failure.reason": event.reason });
