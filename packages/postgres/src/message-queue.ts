@@ -123,7 +123,7 @@ class PostgresLeaseEngine implements LeaseEngine<LeasedRow> {
       plain.length > 0 ? statements.acknowledgeAndClaim : statements.claim,
       plain.length > 0 ? [count, leaseMs, this.#owner, plain] : [count, leaseMs, this.#owner],
       PREPARED,
-    );
+    ).execute(); // postgres.js sends a query once it is awaited: send the claim first.
     // An idle queue's claims come back short, and the wait query after a
     // short claim put a second round trip between a message's NOTIFY and
     // its handler.  So while claims come back short, the wait query goes
