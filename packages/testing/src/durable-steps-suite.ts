@@ -5,9 +5,7 @@
 // process is the other one: it enqueues, and sends the event the task
 // waits for.  Each completed step's side effect must have happened once,
 // and the task must finish.
-import { type ChildProcess, spawn } from "node:child_process";
-import process from "node:process";
-import { childCommand, childEnvironment } from "./child-process.ts";
+import { startSuiteWorker } from "./suite-worker.ts";
 import {
   buildDurableStepsApp,
   type DurableStepsApp,
@@ -15,7 +13,7 @@ import {
 } from "./durable-steps-app.ts";
 import { createTestNamespace } from "./namespace.ts";
 import { assert, assertEquals, test } from "./test-runner.ts";
-import { deferred, waitUntil, within } from "./wait.ts";
+import { waitUntil, within } from "./wait.ts";
 
 // Starting a runtime and connecting to an engine can be slow on a busy
 // machine; these only bound how long a broken setup takes to fail.
@@ -65,65 +63,22 @@ function startWorker(
   namespace: string,
   killPoint: "in-b" | "after-b" | "none",
 ): Worker {
-  const { command, args } = childCommand(
+  const worker = startSuiteWorker(
     new URL("./durable-steps-worker.ts", import.meta.url),
     [options.backendModule, namespace, killPoint],
+    { stdin: true },
   );
-  const child: ChildProcess = spawn(command, args, {
-    cwd: process.cwd(),
-    env: childEnvironment(),
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  let partial = "";
-  let stderr = "";
-  const exited = deferred<number | null>();
-  child.stdout!.setEncoding("utf8");
-  child.stderr!.setEncoding("utf8");
-  child.stdout!.on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop()!;
-    for (const line of parts) {
-      lines.push(line);
-      for (const waiter of waiters) if (waiter.pattern.test(line)) waiter.resolve(line);
-    }
-  });
-  child.stderr!.on("data", (chunk: string) => {
-    stderr = (stderr + chunk).slice(-6000);
-  });
-  child.on("error", (error) => {
-    stderr += `\nfailed to start: ${error}`;
-    exited.resolve(null);
-  });
-  child.on("exit", (code) => exited.resolve(code));
-  const output = () => `stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`;
   return {
-    lines,
-    output,
-    exited: exited.promise,
-    waitFor(pattern, what, timeoutMs) {
-      const found = lines.find((line) => pattern.test(line));
-      if (found !== undefined) return Promise.resolve(found);
-      const line = deferred<string>();
-      waiters.push({ pattern, resolve: line.resolve });
-      return within(
-        Promise.race([
-          line.promise,
-          exited.promise.then((code) => {
-            throw new Error(`The worker exited (code ${code}) before ${what}; ${output()}`);
-          }),
-        ]),
-        () => `${what}; ${output()}`,
-        timeoutMs,
-      );
-    },
+    lines: worker.lines,
+    output: worker.output,
+    exited: worker.exited.then(({ code }) => code),
+    waitFor: worker.waitFor,
     async stop() {
-      if (child.exitCode != null || child.signalCode != null) return;
-      child.stdin!.end();
-      await within(exited.promise, () => `the worker to stop; ${output()}`, 60_000)
-        .catch((error) => {
-          child.kill("SIGKILL");
+      if (!worker.running) return;
+      worker.closeStdin();
+      await within(worker.exited, () => `the worker to stop; ${worker.output()}`, 60_000)
+        .catch(async (error) => {
+          await worker.kill(5_000);
           throw error;
         });
     },

@@ -5,17 +5,15 @@
 // concurrency holds across both workers, a per-host rate holds, a blocked
 // host receives nothing, and a Retry-After one worker was answered holds
 // the other worker's deliveries to that host too.
-import { type ChildProcess, spawn } from "node:child_process";
-import process from "node:process";
 import { Create, Note } from "@fedify/vocab";
 import type { Federation, HostPolicyOptions } from "@fedwork/core";
-import { childCommand, childEnvironment } from "./child-process.ts";
+import { startSuiteWorker, stopByStdin } from "./suite-worker.ts";
 import { buildHostLimitsApp } from "./host-limits-app.ts";
 import { createTestNamespace } from "./namespace.ts";
 import { mostWithin, type RemoteHost, startRemoteHost } from "./remote-host.ts";
 import type { ShutdownBackend } from "./shutdown-suite.ts";
 import { assert, assertEquals, test } from "./test-runner.ts";
-import { deferred, waitUntil, within } from "./wait.ts";
+import { waitUntil } from "./wait.ts";
 
 // Starting a runtime and connecting to an engine can be slow on a busy
 // machine; these only bound how long a broken setup takes to fail.
@@ -57,67 +55,16 @@ function startWorker(
   namespace: string,
   hostPolicy: HostPolicyOptions,
 ): Worker {
-  const { command, args } = childCommand(
+  const worker = startSuiteWorker(
     new URL("./host-limits-worker.ts", import.meta.url),
     [options.backendModule, namespace, JSON.stringify(hostPolicy)],
+    { stdin: true, outputLines: 40 },
   );
-  const child: ChildProcess = spawn(command, args, {
-    cwd: process.cwd(),
-    env: childEnvironment(),
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  let partial = "";
-  let stderr = "";
-  const exited = deferred<number | null>();
-  child.stdout!.setEncoding("utf8");
-  child.stderr!.setEncoding("utf8");
-  child.stdout!.on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop()!;
-    for (const line of parts) {
-      lines.push(line);
-      for (const waiter of waiters) if (waiter.pattern.test(line)) waiter.resolve(line);
-    }
-  });
-  child.stderr!.on("data", (chunk: string) => {
-    stderr = (stderr + chunk).slice(-6000);
-  });
-  child.on("error", (error) => {
-    stderr += `\nfailed to start: ${error}`;
-    exited.resolve(null);
-  });
-  child.on("exit", (code) => exited.resolve(code));
-  const output = () => `stdout:\n${lines.slice(-40).join("\n")}\nstderr:\n${stderr}`;
   return {
-    lines,
-    output,
-    waitFor(pattern, what, timeoutMs) {
-      const found = lines.find((line) => pattern.test(line));
-      if (found !== undefined) return Promise.resolve(found);
-      const line = deferred<string>();
-      waiters.push({ pattern, resolve: line.resolve });
-      return within(
-        Promise.race([
-          line.promise,
-          exited.promise.then((code) => {
-            throw new Error(`The worker exited (code ${code}) before ${what}; ${output()}`);
-          }),
-        ]),
-        () => `${what}; ${output()}`,
-        timeoutMs,
-      );
-    },
-    async stop() {
-      child.stdin!.end();
-      const code = await within(exited.promise, () => `the worker to stop; ${output()}`, 60_000)
-        .catch((error) => {
-          child.kill("SIGKILL");
-          throw error;
-        });
-      assertEquals(code, 0, `the worker's exit code; ${output()}`);
-    },
+    lines: worker.lines,
+    output: worker.output,
+    waitFor: worker.waitFor,
+    stop: () => stopByStdin(worker, 60_000),
   };
 }
 

@@ -2,8 +2,6 @@
 // engine, each with its own machineId; listWorkers() groups them by
 // machine, and the task updates and webhook payloads of the tasks each
 // ran carry its worker and machine.
-import { type ChildProcess, spawn } from "node:child_process";
-import process from "node:process";
 import {
   createFederation,
   groupWorkersByMachine,
@@ -12,7 +10,7 @@ import {
   type WebhookPayload,
 } from "@fedwork/core";
 import { numberSchema } from "./backend-set.ts";
-import { childCommand, childEnvironment } from "./child-process.ts";
+import { startSuiteWorker } from "./suite-worker.ts";
 import { startTestServer } from "./http-server.ts";
 import { MACHINES_RELEASE_KEY, MACHINES_TASK_NAME } from "./machines-task.ts";
 import { createTestNamespace } from "./namespace.ts";
@@ -54,74 +52,25 @@ function startWorkerProcess(
   namespace: string,
   machineId: string,
 ): WorkerProcess {
-  const { command, args } = childCommand(new URL("./machines-worker.ts", import.meta.url), [
-    backendModule,
-    namespace,
-    machineId,
-  ]);
-  const child: ChildProcess = spawn(command, args, {
-    cwd: process.cwd(),
-    env: childEnvironment(),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (match: RegExpMatchArray) => void }[] = [];
-  let partial = "";
-  let stderr = "";
-  const exited = deferred<void>();
-  child.stdout!.setEncoding("utf8");
-  child.stderr!.setEncoding("utf8");
-  child.stdout!.on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop()!;
-    for (const line of parts) {
-      lines.push(line);
-      for (const waiter of waiters) {
-        const match = line.match(waiter.pattern);
-        if (match != null) waiter.resolve(match);
-      }
-    }
-  });
-  child.stderr!.on("data", (chunk: string) => {
-    stderr = (stderr + chunk).slice(-6000);
-  });
-  child.on("error", (error) => {
-    stderr += `\nfailed to start: ${error}`;
-    exited.resolve();
-  });
-  child.on("exit", () => exited.resolve());
-  const output = () => `${machineId} stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`;
+  const worker = startSuiteWorker(
+    new URL("./machines-worker.ts", import.meta.url),
+    [backendModule, namespace, machineId],
+    { label: machineId },
+  );
   return {
-    output,
-    waitFor(pattern, what) {
-      for (const line of lines) {
-        const match = line.match(pattern);
-        if (match != null) return Promise.resolve(match);
-      }
-      const found = deferred<RegExpMatchArray>();
-      waiters.push({ pattern, resolve: found.resolve });
-      return within(
-        Promise.race([
-          found.promise,
-          exited.promise.then(() => {
-            throw new Error(`The worker exited before ${what}; ${output()}`);
-          }),
-        ]),
-        () => `${what}; ${output()}`,
-        CHILD_START_TIMEOUT_MS,
-      );
+    output: worker.output,
+    async waitFor(pattern, what) {
+      const line = await worker.waitFor(pattern, what, CHILD_START_TIMEOUT_MS);
+      return line.match(pattern)!;
     },
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      process.kill(child.pid!, "SIGTERM");
-      const stopped = await within(exited.promise, "the worker to stop", 30_000).then(
+      if (!worker.running) return;
+      worker.signal("SIGTERM");
+      const stopped = await within(worker.exited, "the worker to stop", 30_000).then(
         () => true,
         () => false,
       );
-      if (!stopped) {
-        child.kill("SIGKILL");
-        await within(exited.promise, "the worker to die", 30_000).catch(() => {});
-      }
+      if (!stopped) await worker.kill(30_000);
     },
   };
 }

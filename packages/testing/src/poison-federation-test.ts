@@ -2,14 +2,12 @@
 // activities in its shared inbox and enqueues them; the worker federation
 // runs in child processes (poison-federation-worker.ts), and an activity
 // whose listener kills the worker is quarantined after maxDeliveries.
-import { type ChildProcess, spawn } from "node:child_process";
-import process from "node:process";
 import { MemoryKvStore } from "@fedwork/core";
-import { childCommand, childEnvironment } from "./child-process.ts";
+import { startSuiteWorker } from "./suite-worker.ts";
 import { definePoisonApp } from "./poison-federation-app.ts";
 import { EVENT_TIMEOUT_MS, type QueueTestRun } from "./queue-harness.ts";
 import { assertEquals, fail } from "./test-runner.ts";
-import { deferred, within } from "./wait.ts";
+import { within } from "./wait.ts";
 
 // Starting a runtime and connecting to an engine can be slow on a busy
 // machine; this only bounds how long a broken setup takes to fail.
@@ -35,63 +33,15 @@ interface Worker {
 }
 
 function startWorker(run: QueueTestRun, factoryModule: string): Worker {
-  const { command, args } = childCommand(
+  const worker = startSuiteWorker(
     new URL("./poison-federation-worker.ts", import.meta.url),
     [factoryModule, run.namespace, String(run.leaseMs), String(MAX_DELIVERIES)],
   );
-  const child: ChildProcess = spawn(command, args, {
-    cwd: process.cwd(),
-    env: childEnvironment(),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  let partial = "";
-  let stderr = "";
-  const exited = deferred<string>();
-  child.stdout!.setEncoding("utf8");
-  child.stderr!.setEncoding("utf8");
-  child.stdout!.on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop()!;
-    for (const line of parts) {
-      lines.push(line);
-      for (const waiter of waiters) if (waiter.pattern.test(line)) waiter.resolve(line);
-    }
-  });
-  child.stderr!.on("data", (chunk: string) => {
-    stderr = (stderr + chunk).slice(-4000);
-  });
-  child.on("error", (error) => exited.resolve(`failed to start: ${error}`));
-  child.on("exit", (code, signal) => exited.resolve(`exited (code ${code}, signal ${signal})`));
   return {
-    lines,
-    exited: exited.promise,
-    waitFor(pattern, what, timeoutMs) {
-      const found = lines.find((line) => pattern.test(line));
-      if (found !== undefined) return Promise.resolve(found);
-      const line = deferred<string>();
-      waiters.push({ pattern, resolve: line.resolve });
-      return within(
-        Promise.race([
-          line.promise,
-          exited.promise.then((reason) => {
-            throw new Error(
-              `The worker ${reason} before ${what}; stdout:\n${lines.join("\n")}\n` +
-                `stderr:\n${stderr}`,
-            );
-          }),
-        ]),
-        () => `${what}; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`,
-        timeoutMs,
-      );
-    },
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGKILL");
-        await within(exited.promise, "the worker to exit", EVENT_TIMEOUT_MS).catch(() => {});
-      }
-    },
+    lines: worker.lines,
+    exited: worker.exited.then(({ code, signal }) => `exited (code ${code}, signal ${signal})`),
+    waitFor: worker.waitFor,
+    stop: () => worker.kill(EVENT_TIMEOUT_MS),
   };
 }
 

@@ -3,13 +3,11 @@
 // by itself with code 0 within its grace plus a margin, after letting a
 // short task finish or aborting a long one at the end of the grace; on a
 // durable backend a second worker then runs the aborted task.
-import { type ChildProcess, spawn } from "node:child_process";
-import process from "node:process";
 import type { KvStore, MessageQueue, PubSub } from "@fedwork/core";
-import { childCommand, childEnvironment } from "./child-process.ts";
+import { startSuiteWorker } from "./suite-worker.ts";
 import { createTestNamespace } from "./namespace.ts";
 import { assert, assertEquals, fail, test } from "./test-runner.ts";
-import { deferred, within } from "./wait.ts";
+import { within } from "./wait.ts";
 
 // Starting a runtime and connecting to an engine can be slow on a busy
 // machine; these only bound how long a broken setup takes to fail.
@@ -79,77 +77,20 @@ function startWorker(
   graceMs: number,
   enqueue: boolean,
 ): Worker {
-  const { command, args } = childCommand(new URL("./shutdown-worker.ts", import.meta.url), [
+  const worker = startSuiteWorker(new URL("./shutdown-worker.ts", import.meta.url), [
     options.backendModule,
     namespace,
     mode,
     String(graceMs),
     enqueue ? "yes" : "no",
   ]);
-  const child: ChildProcess = spawn(command, args, {
-    cwd: process.cwd(),
-    env: childEnvironment(),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  let partial = "";
-  let stderr = "";
-  const exited = deferred<{ code: number | null; signal: string | null; at: number }>();
-  child.stdout!.setEncoding("utf8");
-  child.stderr!.setEncoding("utf8");
-  child.stdout!.on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop()!;
-    for (const line of parts) {
-      lines.push(line);
-      for (const waiter of waiters) if (waiter.pattern.test(line)) waiter.resolve(line);
-    }
-  });
-  child.stderr!.on("data", (chunk: string) => {
-    stderr = (stderr + chunk).slice(-6000);
-  });
-  child.on("error", (error) => {
-    stderr += `\nfailed to start: ${error}`;
-    exited.resolve({ code: null, signal: "spawn error", at: performance.now() });
-  });
-  child.on("exit", (code, signal) => exited.resolve({ code, signal, at: performance.now() }));
-  const output = () => `stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`;
   return {
-    lines,
-    exited: exited.promise,
-    output,
-    waitFor(pattern, what, timeoutMs) {
-      const found = lines.find((line) => pattern.test(line));
-      if (found !== undefined) return Promise.resolve(found);
-      const line = deferred<string>();
-      waiters.push({ pattern, resolve: line.resolve });
-      return within(
-        Promise.race([
-          line.promise,
-          exited.promise.then(({ code, signal }) => {
-            throw new Error(
-              `The worker exited (code ${code}, signal ${signal}) before ${what}; ${output()}`,
-            );
-          }),
-        ]),
-        () => `${what}; ${output()}`,
-        timeoutMs,
-      );
-    },
-    terminate() {
-      const at = performance.now();
-      // Not child.kill(): Deno's node:child_process then reports the exit
-      // as a death by that signal, even when the child exited with 0.
-      process.kill(child.pid!, "SIGTERM");
-      return at;
-    },
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGKILL");
-        await within(exited.promise, "the worker to die", EXIT_MARGIN_MS).catch(() => {});
-      }
-    },
+    lines: worker.lines,
+    exited: worker.exited,
+    output: worker.output,
+    waitFor: worker.waitFor,
+    terminate: () => worker.signal("SIGTERM"),
+    kill: () => worker.kill(EXIT_MARGIN_MS),
   };
 }
 
