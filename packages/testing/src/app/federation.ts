@@ -20,9 +20,11 @@ import { TestClock } from "./clock.ts";
 import { TestKvStore } from "./kv-store.ts";
 import { TestMessageQueue } from "./message-queue.ts";
 import { ContextRecorder } from "./context.ts";
+import { postOutboxActivity } from "./outbox-post.ts";
 import type {
   MockFederation,
   MockFederationOptions,
+  PostOutboxActivityOptions,
   ReceiveActivityOptions,
   RunPendingTasksOptions,
   SentActivity,
@@ -102,6 +104,7 @@ export class TestFederationState<TContextData> {
   contextData: TContextData | undefined;
   readonly #documentLoader: DocumentLoader;
   #events: MessageEvent[] = [];
+  #callbackErrors: unknown[] | undefined;
 
   constructor(options: MockFederationOptions<TContextData>) {
     checkOptions(options);
@@ -132,6 +135,7 @@ export class TestFederationState<TContextData> {
       clock: () => this.clock,
       pendingMessages: () => this.queue.pending(),
       receiveActivity: () => this.receiveActivity.bind(this),
+      postOutboxActivity: () => this.postOutboxActivity.bind(this),
       runPendingTasks: () => this.runPendingTasks.bind(this),
       reset: () => () => void (this.sentActivities = []),
       startQueue: () => this.startQueue.bind(this),
@@ -145,6 +149,27 @@ export class TestFederationState<TContextData> {
     this.contextData = contextData;
     this.queueStarted = true;
     return Promise.resolve();
+  }
+
+  callbackFailed(error: unknown): void {
+    this.#callbackErrors?.push(error);
+  }
+
+  captureCallbackErrors(): () => unknown[] {
+    const errors: unknown[] = [];
+    this.#callbackErrors = errors;
+    return () => {
+      if (this.#callbackErrors === errors) this.#callbackErrors = undefined;
+      return errors;
+    };
+  }
+
+  postOutboxActivity(
+    identifier: string,
+    activity: Activity,
+    options?: PostOutboxActivityOptions,
+  ): Promise<void> {
+    return postOutboxActivity(this, identifier, activity, options);
   }
 
   async receiveActivity(activity: Activity, options: ReceiveActivityOptions = {}): Promise<void> {
