@@ -2,11 +2,7 @@
 import { Accept, Create, Follow, Note, Person } from "@fedify/vocab";
 import { UnknownOptionError } from "@fedwork/core";
 import { assert, assertEquals, assertInstanceOf, assertRejects, test } from "@fedify/fixture";
-import {
-  createContext,
-  createFederation,
-  createRequestContext,
-} from "./mod.ts";
+import { createContext, createFederation, createRequestContext } from "./mod.ts";
 
 const alice = new URL("https://example.com/users/alice");
 const bob = new Person({

@@ -197,7 +197,11 @@ test("createOutboxContext makes an outbox listener's context that tells whether 
   assert(ctx.clone(undefined).hasDeliveredActivity() === false);
   assertEquals(ctx.clone(undefined).identifier, "alice");
   const posted = note("9");
-  const forwarding = createOutboxContext({ data: undefined, identifier: "alice", activity: posted });
+  const forwarding = createOutboxContext({
+    data: undefined,
+    identifier: "alice",
+    activity: posted,
+  });
   await forwarding.forwardActivity({ identifier: "alice" }, "followers");
   assertEquals(forwarding.getSentActivities()[0].activity, posted);
   assertEquals(forwarding.hasDeliveredActivity(), true);
