@@ -167,7 +167,7 @@ export function renderSvg(run: RunResults): string {
   // Peers and engine limits only: Fedwork's own variants are in the tables.
   const comps: Comparison[] = comparisons(run).filter((c) =>
     c.other.kind !== "fedwork-raw" && c.other.kind !== "fedwork-no-records" &&
-    c.other.kind !== "fedwork-kv"
+    c.other.kind !== "fedwork-kv" && c.other.kind !== "fedwork-many"
   );
   const labelWidth = 400;
   const plotWidth = 480;

@@ -234,6 +234,15 @@ export function targets(results: RunResults): TargetResult[] {
       0.8,
     );
   }
+  // Issue 43: batch handlers (handleMany) against the raw queue.
+  for (const [id, name] of engines) {
+    drainTargets(
+      (c) => `${name} handleMany typed ≥ 0.8× its raw queue, C=${c}`,
+      `fedwork-${id}-many`,
+      `fedwork-${id}-raw`,
+      0.8,
+    );
+  }
   // "In-process typed ≤ 2× the bare loop" is about time: the bare loop's
   // rate over Fedwork's, at most 2.
   for (const c of CONCURRENCIES) {

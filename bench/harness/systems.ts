@@ -18,6 +18,11 @@ export type SystemKind =
    * cost in round trips.
    */
   | "fedwork-kv"
+  /**
+   * Fedwork typed tasks whose handler gets many payloads per run
+   * (`handleMany`): what batch handlers recover of the raw queue's speed.
+   */
+  | "fedwork-many"
   /** Fedwork's raw MessageQueue API on the same engine. */
   | "fedwork-raw"
   /** Another job queue library. */
@@ -46,6 +51,8 @@ const fedwork = () => import("./systems/fedwork.ts");
 
 /** The federation option of the `fedwork-no-records` systems. */
 const NO_RECORDS = { taskStatusRetention: 0 } as const;
+/** The task option of the `fedwork-many` systems. */
+const MANY = { handleMany: { size: 50, wait: { milliseconds: 5 } } } as const;
 
 export const SYSTEMS: readonly SystemSpec[] = [
   {
@@ -79,6 +86,18 @@ export const SYSTEMS: readonly SystemSpec[] = [
         (await redis()).fedworkRedisSource((await redis()).REDIS_DATABASES["fedwork-kv"], {
           kv: true,
         }),
+      ),
+  },
+  {
+    id: "fedwork-redis-many",
+    scenario: "redis",
+    label: "Fedwork typed tasks, handleMany 50 (Redis)",
+    kind: "fedwork-many",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await redis()).fedworkRedisSource((await redis()).REDIS_DATABASES["fedwork-many"]),
+        {},
+        MANY,
       ),
   },
   {
@@ -139,6 +158,18 @@ export const SYSTEMS: readonly SystemSpec[] = [
       ),
   },
   {
+    id: "fedwork-postgres-many",
+    scenario: "postgres",
+    label: "Fedwork typed tasks, handleMany 50 (PostgreSQL)",
+    kind: "fedwork-many",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await pg()).fedworkPostgresSource(namespaced("bench_fedwork_many")),
+        {},
+        MANY,
+      ),
+  },
+  {
     id: "fedwork-postgres-raw",
     scenario: "postgres",
     label: "Fedwork PostgresMessageQueue (raw)",
@@ -194,6 +225,14 @@ export const SYSTEMS: readonly SystemSpec[] = [
     kind: "fedwork-no-records",
     load: async () =>
       (await fedwork()).typedTaskDriver((await local()).fedworkSqliteSource(), NO_RECORDS),
+  },
+  {
+    id: "fedwork-sqlite-many",
+    scenario: "sqlite",
+    label: "Fedwork typed tasks, handleMany 50 (SQLite)",
+    kind: "fedwork-many",
+    load: async () =>
+      (await fedwork()).typedTaskDriver((await local()).fedworkSqliteSource(), {}, MANY),
   },
   {
     id: "fedwork-sqlite-raw",

@@ -9,6 +9,7 @@ import {
   MemoryKvStore,
   type MessageQueue,
   type TaskDefinition,
+  type TaskHandleManyOptions,
 } from "@fedwork/core";
 import process from "node:process";
 import type { Driver, Payload, Workers } from "../driver.ts";
@@ -94,12 +95,21 @@ interface Side {
 /** Federation options a typed-task system changes from the defaults. */
 export type FederationVariant = Pick<FederationOptions<void>, "taskStatusRetention">;
 
+/**
+ * Task options a typed-task system changes from the defaults: `handleMany`
+ * for the batch-handler systems.
+ */
+export interface TaskVariant {
+  readonly handleMany?: TaskHandleManyOptions;
+}
+
 /** Defines the bench task on a new federation over `queue`. */
 function side(
   queue: MessageQueue,
   handler: (payload: Payload) => void,
   variant: FederationVariant,
   kv: KvStore = new MemoryKvStore(),
+  taskVariant: TaskVariant = {},
 ): Side {
   const federation = createFederation<void>({
     ...variant,
@@ -107,10 +117,18 @@ function side(
     queue: { task: queue },
     manuallyStartQueue: true,
   });
-  const task = federation.defineTask("bench", {
-    schema: payloadSchema,
-    handler: (_, p) => handler(p),
-  });
+  const task = taskVariant.handleMany == null
+    ? federation.defineTask("bench", {
+      schema: payloadSchema,
+      handler: (_, p) => handler(p),
+    })
+    : federation.defineTask("bench", {
+      schema: payloadSchema,
+      handleMany: taskVariant.handleMany,
+      handler(_, items) {
+        for (const item of items) handler(item.data);
+      },
+    });
   return { federation, task };
 }
 
@@ -118,7 +136,11 @@ function side(
  * Fedwork's typed tasks: `defineTask()`, `enqueueTaskMany()`, `startQueue()`.
  * `variant`: federation options other than the defaults, on both sides.
  */
-export function typedTaskDriver(source: QueueSource, variant: FederationVariant = {}): Driver {
+export function typedTaskDriver(
+  source: QueueSource,
+  variant: FederationVariant = {},
+  taskVariant: TaskVariant = {},
+): Driver {
   // The sending side: a federation whose task handler is never run.
   let sender: Side | undefined;
   const senderFor = () => sender ??= side(source.producer(), () => {}, variant, source.kv?.());
@@ -140,7 +162,13 @@ export function typedTaskDriver(source: QueueSource, variant: FederationVariant 
       await context().enqueueTask(senderFor().task, payload, priorityOf(payload.i));
     },
     work(concurrency, handler) {
-      const { federation } = side(source.consumer(concurrency), handler, variant, source.kv?.());
+      const { federation } = side(
+        source.consumer(concurrency),
+        handler,
+        variant,
+        source.kv?.(),
+        taskVariant,
+      );
       const controller = new AbortController();
       const running = federation.startQueue(undefined, { signal: controller.signal });
       return Promise.resolve<Workers>({

@@ -32,6 +32,9 @@ export const REDIS_DATABASES = {
   get "fedwork-kv"() {
     return isSmoke() ? 4 : 15;
   },
+  get "fedwork-many"() {
+    return isSmoke() ? 3 : 2;
+  },
 };
 
 function urlFor(db: number): string {

@@ -75,9 +75,23 @@ export class Semaphore {
   }
 
   release(): void {
+    // A slot taken back by take() beyond the size is paid back first.
+    if (this.#available < 0) {
+      this.#available++;
+      return;
+    }
     const next = this.#waiters.shift();
     if (next != null) next();
     else this.#available++;
+  }
+
+  /**
+   * Takes a slot at once, beyond the size if none is free (the next
+   * release() pays it back): what a handler that gave its slot up while
+   * it waited (`yieldSlot()`) does when its run starts.
+   */
+  take(): void {
+    this.#available--;
   }
 }
 
@@ -172,6 +186,9 @@ class DeliveryRedelivery implements MessageRedelivery {
   readonly #receivedAt: number;
   #storing: Promise<void> | undefined;
   #outcome: RedeliveryOutcome | undefined;
+  /** Whether the handler gave its slot up (yieldSlot()) and has not taken it back. */
+  #yielded = false;
+  #handlerSettled = false;
 
   constructor(
     context: DeliveryContext,
@@ -185,6 +202,31 @@ class DeliveryRedelivery implements MessageRedelivery {
     this.#delivery = delivery;
     this.#source = source;
     this.#receivedAt = receivedAt;
+  }
+
+  readonly yieldSlot = (): () => void => {
+    // The broker's prefetch bounds how many deliveries a listener holds, so
+    // it bounds the slots given up too.
+    if (this.#yielded || this.#handlerSettled) return () => {};
+    this.#yielded = true;
+    this.#context.semaphore.release();
+    return () => this.takeSlotBack();
+  };
+
+  /**
+   * Takes back the slot the handler gave up, if it did; called when its
+   * run starts and, at the latest, when the handler settles.
+   */
+  takeSlotBack(): void {
+    if (!this.#yielded) return;
+    this.#yielded = false;
+    this.#context.semaphore.take();
+  }
+
+  /** Called once the handler has settled: no slot is given up after. */
+  settled(): void {
+    this.takeSlotBack();
+    this.#handlerSettled = true;
   }
 
   redeliver(message: unknown, options: MessageRedeliveryOptions): Promise<void> {
@@ -346,6 +388,7 @@ export async function handleDelivery(
       } catch (error) {
         failure = { error };
       }
+      redelivery.settled();
       const requested = await redelivery.outcome();
       let next: { message: unknown; delayMs: number };
       if (requested != null) {

@@ -25,6 +25,7 @@ export {
 } from "./poison-test.ts";
 export { testKvStore } from "./kv-store-suite.ts";
 export { type DebounceConformanceOptions, testDebounceAndThrottle } from "./debounce-suite.ts";
+export { type TaskLimitsConformanceOptions, testTaskLimits } from "./limits-suite.ts";
 export { testFederationOverQueue } from "./federation-suite.ts";
 export {
   type ProgressRoutingBackend,
@@ -55,4 +56,9 @@ export {
   testGracefulShutdown,
 } from "./shutdown-suite.ts";
 export { type PauseConformanceOptions, testPauseAndResume } from "./pause-suite.ts";
+export {
+  type BatchHandlerBackend,
+  type BatchHandlerConformanceOptions,
+  testBatchHandlers,
+} from "./batch-handler-suite.ts";
 export type { PauseBackend } from "./pause-app.ts";

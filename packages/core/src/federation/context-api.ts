@@ -34,6 +34,7 @@ import type {
   TaskEnqueueManyOptions,
   TaskEnqueueOptions,
   TaskEnqueueResult,
+  TaskManyOptions,
   TaskOptions,
 } from "../tasks/definition.ts";
 import type { TaskRegistry as GenericTaskRegistry } from "../tasks/registry.ts";
@@ -784,6 +785,21 @@ export type TaskDefinitionOptions<
   TSchema extends StandardSchemaV1,
   TResult extends TaskResultValue | void = TaskResultValue | void,
 > = TaskOptions<TaskContext<TContextData>, TSchema, TResult>;
+
+/**
+ * What {@link TaskRegistry.defineTask} takes for a task whose handler gets
+ * many payloads per run: {@link TaskDefinitionOptions} with `handleMany`
+ * and a handler of the run's items.
+ * @typeParam TContextData The type of the application data in contexts.
+ * @typeParam TSchema The payload's Standard Schema.
+ * @typeParam TResult The result type of one item.
+ * @since 0.4.0
+ */
+export type TaskDefinitionManyOptions<
+  TContextData,
+  TSchema extends StandardSchemaV1,
+  TResult extends TaskResultValue | void = TaskResultValue | void,
+> = TaskManyOptions<TaskContext<TContextData>, TSchema, TResult>;
 
 /**
  * Where typed background tasks are defined.  `Federation` and

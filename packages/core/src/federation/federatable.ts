@@ -24,7 +24,12 @@ import {
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { TaskDefinition } from "../tasks/definition.ts";
 import type { TaskResultValue } from "../tasks/result.ts";
-import type { Context, RequestContext, TaskDefinitionOptions } from "./context-api.ts";
+import type {
+  Context,
+  RequestContext,
+  TaskDefinitionManyOptions,
+  TaskDefinitionOptions,
+} from "./context-api.ts";
 import type {
   ActorCallbackSetters,
   CollectionCallbackSetters,
@@ -410,8 +415,38 @@ export class FederatableImpl<TContextData> implements Federatable<TContextData> 
     StandardSchemaV1.InferOutput<TSchema>,
     StandardSchemaV1.InferInput<TSchema>,
     TResult
+  >;
+  defineTask<
+    TSchema extends StandardSchemaV1,
+    TResult extends TaskResultValue | void = void,
+  >(
+    name: string,
+    options: TaskDefinitionManyOptions<TContextData, TSchema, TResult>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
+  >;
+  defineTask<
+    TSchema extends StandardSchemaV1,
+    TResult extends TaskResultValue | void = void,
+  >(
+    name: string,
+    options:
+      | TaskDefinitionOptions<TContextData, TSchema, TResult>
+      | TaskDefinitionManyOptions<TContextData, TSchema, TResult>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
   > {
-    return this.registry.tasks.defineTask(name, options);
+    // The union matches neither overload: the store checks the options.
+    return this.registry.tasks.defineTask(
+      name,
+      options as TaskDefinitionOptions<TContextData, TSchema, TResult>,
+    );
   }
 }
 

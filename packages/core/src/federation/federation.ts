@@ -18,6 +18,7 @@ import type {
   Context,
   InboxContext,
   RequestContext,
+  TaskDefinitionManyOptions,
   TaskDefinitionOptions,
 } from "./context-api.ts";
 import { Outbox } from "../activitypub/outbox/outbox.ts";
@@ -70,6 +71,8 @@ import type { TaskStatus, TaskUpdate } from "../operator/status/store.ts";
 import type { WatchTaskOptions } from "../operator/status/mod.ts";
 import type { TaskDefinition, TaskEnqueueResult } from "../tasks/definition.ts";
 import { isSupersededDebounce } from "../tasks/debounce.ts";
+import { checkLimitStore } from "../tasks/limit-options.ts";
+import { TaskRunLimiter } from "../tasks/limited-run.ts";
 import type { ListTaskRecordsOptions, TaskRecordPage } from "../operator/records/record-store.ts";
 import type { TaskSchedule } from "../operator/schedules/mod.ts";
 import type { CountFailedTasksOptions, FailedTaskDetails } from "../operator/records/mod.ts";
@@ -159,6 +162,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       this.getActorKeyPairs(ctx, identifier)
     );
     const { queues } = this.options;
+    const limiter = new TaskRunLimiter(this.options.kv);
     this.dispatcher.register(
       "outbox",
       createFederationMessageHandler<TContextData, "outbox">("outbox", {
@@ -196,6 +200,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         watchCancellation: (message, signal, controller) =>
           this.operator.cancellations.begin(message.id, signal, controller),
         isSuperseded: (message) => isSupersededDebounce(this.options.kv, message),
+        beginLimitedRun: (task, message, data) => limiter.begin(task, message, data),
         reportProgress: async (message, progress) => {
           await this.taskStatus.progress(message, progress);
           await this.operator.webhooks.progress(message, progress);
@@ -299,6 +304,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     for (const name of this.registry.tasks.names) {
       const task = this.registry.tasks.get(name)!;
       checkCapabilityQueue(name, task.capabilities, task.queue, this.#routing);
+      checkLimitStore(name, task, this.options.kv);
     }
   }
 
@@ -313,11 +319,38 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
     StandardSchemaV1.InferOutput<TSchema>,
     StandardSchemaV1.InferInput<TSchema>,
     TResult
+  >;
+  override defineTask<
+    TSchema extends StandardSchemaV1,
+    TResult extends TaskResultValue | void = void,
+  >(
+    name: string,
+    options: TaskDefinitionManyOptions<TContextData, TSchema, TResult>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
+  >;
+  override defineTask<
+    TSchema extends StandardSchemaV1,
+    TResult extends TaskResultValue | void = void,
+  >(
+    name: string,
+    options:
+      | TaskDefinitionOptions<TContextData, TSchema, TResult>
+      | TaskDefinitionManyOptions<TContextData, TSchema, TResult>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
   > {
     if (options != null && typeof options === "object") {
       checkCapabilityQueue(name, options.capabilities, options.queue, this.#routing);
+      checkLimitStore(name, options, this.options.kv);
     }
-    return super.defineTask(name, options);
+    return super.defineTask(name, options as TaskDefinitionOptions<TContextData, TSchema, TResult>);
   }
 
   getTaskStatus(id: string): Promise<TaskStatus | undefined>;

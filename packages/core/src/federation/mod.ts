@@ -84,7 +84,12 @@ export type {
   FederationOrigin,
   UserAgentOptions,
 } from "./option-forms.ts";
-export type { TaskContext, TaskDefinitionOptions, TaskRegistry } from "./context-api.ts";
+export type {
+  TaskContext,
+  TaskDefinitionManyOptions,
+  TaskDefinitionOptions,
+  TaskRegistry,
+} from "./context-api.ts";
 export {
   type FederationQueueOptions,
   QUEUE_ROLES,

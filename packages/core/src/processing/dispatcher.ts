@@ -57,6 +57,13 @@ export interface MessageRun<TContextData> {
    * @since 0.3.0
    */
   readonly controller?: AbortController;
+  /**
+   * The queue's `MessageRedelivery.yieldSlot()`, when it has one: a kind
+   * handler that waits for more messages to run together with this one
+   * (a `handleMany` task) gives its listener slot up meanwhile.
+   * @since 0.4.0
+   */
+  readonly yieldSlot?: () => () => void;
 }
 
 /**
@@ -371,12 +378,17 @@ export class MessageDispatcher<TContextData> {
         // layer or then() around it, on every message's path.
         (span) => {
           processSpan = span;
+          const yieldSlot = source.redelivery?.yieldSlot;
           if (limitMs == null) {
             // No time limit: the handler runs under the worker's own
             // signal, with no promise of the time limit's around it.
             return handler.run(
               checked!,
-              run.controller == null ? run : { contextData: run.contextData, signal: run.signal },
+              yieldSlot != null
+                ? { contextData: run.contextData, signal: run.signal, yieldSlot }
+                : run.controller == null
+                ? run
+                : { contextData: run.contextData, signal: run.signal },
             );
           }
           // A timed-out run rejects with its abort reason, for the span to
@@ -386,8 +398,13 @@ export class MessageDispatcher<TContextData> {
               handler.run(
                 checked!,
                 controller == null
-                  ? { contextData: run.contextData, signal }
-                  : { contextData: run.contextData, signal, controller },
+                  ? { contextData: run.contextData, signal, ...(yieldSlot && { yieldSlot }) }
+                  : {
+                    contextData: run.contextData,
+                    signal,
+                    controller,
+                    ...(yieldSlot && { yieldSlot }),
+                  },
               ),
             {
               limitMs,
@@ -591,6 +608,7 @@ export class MessageDispatcher<TContextData> {
     const delay = millisecondsToDuration(error.delayMs);
     const next = handOverMessage({
       ...message,
+      ...error.messageFields,
       waits: (message.waits ?? 0) + 1,
       dueAt: new Date(Date.now() + error.delayMs).toISOString(),
     });
@@ -647,11 +665,20 @@ export class MessageDispatcher<TContextData> {
         break;
       case "retrying":
         if (outcome.reason === "wait") {
-          logger.info(
-            "Message {messageId} ({messageType}) waits {delay} before attempt {attempt}: " +
-              "{reason}",
-            { ...properties, delay: `${outcome.delay}`, reason: (outcome.error as Error).message },
-          );
+          // A task waiting for its concurrency key or rate waits often, by
+          // design: not worth a line at info level each time.
+          const cause = outcome.error instanceof RunPostponedError
+            ? outcome.error.waitFor
+            : "other";
+          const text = "Message {messageId} ({messageType}) waits {delay} before attempt " +
+            "{attempt}: {reason}";
+          const waitProperties = {
+            ...properties,
+            delay: `${outcome.delay}`,
+            reason: (outcome.error as Error).message,
+          };
+          if (cause === "concurrency" || cause === "rate") logger.debug(text, waitProperties);
+          else logger.info(text, waitProperties);
           break;
         }
         if (outcome.reason === "shutdown") {

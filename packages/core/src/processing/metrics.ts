@@ -7,6 +7,7 @@ import {
 } from "@opentelemetry/api";
 import type { BaseMessage } from "./envelope.ts";
 import type { MessageEvent } from "./events.ts";
+import { RunPostponedError } from "./run-postponed.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
 
 /** The instrumentation scope name of Fedwork's meters. */
@@ -37,6 +38,8 @@ export const MESSAGE_METRICS = {
   abandoned: "fedwork.message.abandoned",
   /** @since 0.4.0 */
   quarantined: "fedwork.message.quarantined",
+  /** @since 0.4.0 */
+  waited: "fedwork.message.waited",
 } as const;
 
 /**
@@ -63,6 +66,7 @@ export class MessageMetrics {
   readonly #timedOut: Counter;
   readonly #abandoned: Counter;
   readonly #quarantined: Counter;
+  readonly #waited: Counter;
   /**
    * Attribute sets by kind, task name and outcome, built once: observing
    * runs for every message, and building them anew was a tenth of the
@@ -136,6 +140,11 @@ export class MessageMetrics {
       "Poison messages: handed out more than maxDeliveries times without an outcome, so " +
         "quarantined in the failed-task store without running (also counted as failed).",
     );
+    this.#waited = counter(
+      MESSAGE_METRICS.waited,
+      "Runs put back to wait without spending an attempt (fedwork.wait.cause: concurrency, " +
+        "rate, retryAfter or other); also counted as retried.",
+    );
     // The API hands out one shared instrument of each kind for nothing to
     // record; a meter provider made with another copy of the API is taken
     // as recording, which is only slower.
@@ -153,6 +162,7 @@ export class MessageMetrics {
       this.#timedOut,
       this.#abandoned,
       this.#quarantined,
+      this.#waited,
     ];
     const noopHistogram = noop.createHistogram("noop");
     this.recording = counters.some((instrument) => instrument !== noopCounter) ||
@@ -220,6 +230,10 @@ export class MessageMetrics {
       case "retrying":
         this.#retried.add(1, attributes);
         if (event.reason === "timeout") this.#recordTimeout(attributes, event.abandoned);
+        else if (event.reason === "wait") {
+          const cause = event.error instanceof RunPostponedError ? event.error.waitFor : "other";
+          this.#waited.add(1, { ...attributes, "fedwork.wait.cause": cause });
+        }
         break;
       case "failed":
         this.#failed.add(1, { ...attributes, "fedwork.failure.reason": event.reason });

@@ -14,15 +14,47 @@
 export class RunPostponedError extends Error {
   /** How long the message waits, in milliseconds. */
   readonly delayMs: number;
+  /**
+   * What it waits for, for metrics and listeners: `"retryAfter"` (a host
+   * asked for a pause), `"concurrency"` (a task's concurrency key is full)
+   * or `"rate"` (a task's rate limit); `"other"` when not said.
+   * @since 0.4.0
+   */
+  readonly waitFor: RunWaitCause;
+  /**
+   * Fields the copy of the message that waits gets besides its raised
+   * `waits` count (a reserved start time, so that the run does not ask
+   * again).  Internal.
+   * @since 0.4.0
+   */
+  readonly messageFields?: Readonly<Record<string, unknown>>;
 
   /**
    * @param reason Why it waits, in words.
    * @param delayMs How long, in milliseconds (at least 0).
-   * @param options `cause`: the error behind the wait, if any.
+   * @param options `cause`: the error behind the wait, if any; `waitFor`:
+   *                what it waits for; `messageFields`: fields to set on
+   *                the message that waits.
    */
-  constructor(reason: string, delayMs: number, options?: { readonly cause?: unknown }) {
+  constructor(
+    reason: string,
+    delayMs: number,
+    options?: {
+      readonly cause?: unknown;
+      readonly waitFor?: RunWaitCause;
+      readonly messageFields?: Readonly<Record<string, unknown>>;
+    },
+  ) {
     super(reason, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "RunPostponedError";
     this.delayMs = Math.max(0, Math.ceil(delayMs));
+    this.waitFor = options?.waitFor ?? "other";
+    if (options?.messageFields != null) this.messageFields = options.messageFields;
   }
 }
+
+/**
+ * What a postponed run waits for ({@link RunPostponedError.waitFor}).
+ * @since 0.4.0
+ */
+export type RunWaitCause = "retryAfter" | "concurrency" | "rate" | "other";

@@ -518,3 +518,44 @@ test("runLeaseListener hands the handler the engine's delivery count of each cla
   assertEquals(seen.filter(([message]) => message === "fails twice").map(([, n]) => n), [1, 2, 3]);
   assertEquals(seen.filter(([message]) => message !== "fails twice").map(([, n]) => n), [1, 1]);
 });
+
+test("runLeaseListener starts another message in the slot of a handler that yields it, and counts it again once taken back", async () => {
+  const engine = new MemoryEngine();
+  engine.add(...Array.from({ length: 5 }, (_, n) => n));
+  const controller = new AbortController();
+  const started: number[] = [];
+  const takeBacks: (() => void)[] = [];
+  const release = deferred();
+  const allStarted = deferred();
+  let running = 0;
+  let maxRunningWhileTaken = 0;
+  const listening = runLeaseListener(engine, async (n: number, redelivery) => {
+    started.push(n);
+    running++;
+    if (n < 4) {
+      // Waits for companions without a slot, as a handleMany item does.
+      takeBacks.push(redelivery!.yieldSlot!());
+    } else {
+      allStarted.resolve();
+    }
+    await release.promise;
+    running--;
+  }, options({ concurrency: 1, prefetch: 0, signal: controller.signal }));
+  // Concurrency 1, and yet all five start: four gave their slots up.
+  await within(allStarted.promise, () => `five handlers; started ${started}`);
+  assertEquals(started, [0, 1, 2, 3, 4]);
+  // Once taken back, the slots count again: nothing more starts while the
+  // five run, though a sixth message is there.
+  for (const takeBack of takeBacks) takeBack();
+  engine.add(5);
+  await roundTrip();
+  await roundTrip();
+  maxRunningWhileTaken = running;
+  assertEquals(started.length, 5);
+  release.resolve();
+  await waitUntil(() => started.length === 6, { what: "the sixth message" });
+  controller.abort();
+  await listening;
+  assertEquals(maxRunningWhileTaken, 5);
+  assertEquals(engine.rows.size, 0, "every message was acknowledged");
+});

@@ -247,7 +247,17 @@ interface Delivery<M> {
   settled: boolean;
   /** Set once `redeliver()` was called: resolves to whether it stored. */
   redelivering?: Promise<boolean>;
+  /** Whether the handler gave its slot up while it waits (`yieldSlot()`). */
+  yielded?: boolean;
 }
+
+/**
+ * How many handlers of one listener may wait without a slot
+ * (`MessageRedelivery.yieldSlot()`): the most items a `handleMany` run
+ * collects, so that a listener holds at most this many messages more than
+ * `concurrency + prefetch`.
+ */
+const MAX_YIELDED_SLOTS = 1000;
 
 /**
  * Runs one `listen()` call of a lease-based queue until `options.signal`
@@ -299,6 +309,10 @@ export async function runLeaseListener<M extends LeasedMessage>(
   const stallReleaseMs = options.stallReleaseMs ?? DEFAULT_STALL_RELEASE_MS;
   const logger = options.logger ?? getLogger(["fedwork", "queue"]);
   const running = new Set<Delivery<M>>();
+  /** How many of `running` gave their slot up (`yieldSlot()`). */
+  let yielded = 0;
+  /** How many handlers hold a slot. */
+  const busy = () => running.size - yielded;
   /** Prefetched messages, in hand-out order. */
   const buffer: M[] = [];
   let acks: M[] = [];
@@ -338,15 +352,15 @@ export async function runLeaseListener<M extends LeasedMessage>(
   const refillAtFor = () => Math.max(1, Math.ceil((concurrency + currentPrefetch) / 2));
   /** How many messages a claim may take now: the free places in `concurrency + prefetch`. */
   const room = () =>
-    concurrency + (prefetchHeldBack ? 0 : currentPrefetch) - running.size - buffer.length;
+    concurrency + (prefetchHeldBack ? 0 : currentPrefetch) - busy() - buffer.length;
   /**
    * When the prefetched messages are due to be handed back (every slot
    * busy, none finishing), or `Infinity` when they are not held so.
    */
   const stallDeadline = () =>
-    buffer.length > 0 && running.size >= concurrency ? lastRunChangeAt + stallReleaseMs : Infinity;
+    buffer.length > 0 && busy() >= concurrency ? lastRunChangeAt + stallReleaseMs : Infinity;
   /** Whether a slot is free with nothing prefetched to run in it. */
-  const starving = () => running.size + buffer.length < concurrency;
+  const starving = () => busy() + buffer.length < concurrency;
   let closed = false;
   const stopped = () => closed || signal?.aborted === true;
   /** Whether the loop sleeps until the deadline of the outcomes pending. */
@@ -398,8 +412,26 @@ export async function runLeaseListener<M extends LeasedMessage>(
     });
   }, heartbeatMs);
 
+  /** Takes a yielded slot back (see `yieldSlot()`). */
+  const takeSlotBack = (delivery: Delivery<M>) => {
+    if (delivery.yielded !== true) return;
+    delivery.yielded = false;
+    yielded--;
+  };
   const redeliveryFor = (delivery: Delivery<M>): MessageRedelivery => ({
     deliveryCount: delivery.message.deliveryCount,
+    yieldSlot(): () => void {
+      if (delivery.settled || delivery.yielded === true || yielded >= MAX_YIELDED_SLOTS) {
+        return () => {};
+      }
+      delivery.yielded = true;
+      yielded++;
+      lastRunChangeAt = performance.now();
+      // The free slot takes a prefetched message, or the loop claims one.
+      pump();
+      wake();
+      return () => takeSlotBack(delivery);
+    },
     redeliver(payload: unknown, redeliveryOptions: MessageRedeliveryOptions): Promise<void> {
       const id = delivery.message.id;
       try {
@@ -489,6 +521,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
       failure = { error };
     }
     delivery.settled = true;
+    takeSlotBack(delivery);
     // A handler may return without awaiting its redeliver() call.
     const stored = delivery.redelivering === undefined ? undefined : await delivery.redelivering;
     if (stored === true) {
@@ -507,7 +540,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
 
   /** Starts prefetched messages while handler slots are free. */
   const pump = () => {
-    while (running.size < concurrency && buffer.length > 0 && !stopped()) {
+    while (busy() < concurrency && buffer.length > 0 && !stopped()) {
       const delivery: Delivery<M> = {
         message: buffer.shift()!,
         leased: true,
@@ -647,7 +680,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
       }
       lastClaimAt = performance.now();
       // A slot ran out of work while the claim was in flight.
-      const ranDry = buffer.length === 0 && running.size < concurrency;
+      const ranDry = buffer.length === 0 && busy() < concurrency;
       for (const message of result.messages) buffer.push(message);
       if (count > 0) {
         lastClaimFull = result.messages.length >= count;

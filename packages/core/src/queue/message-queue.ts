@@ -126,6 +126,20 @@ export interface MessageRedelivery {
    * @since 0.4.0
    */
   readonly deliveryCount?: number;
+
+  /**
+   * Tells the queue that the handler is waiting for more messages to
+   * handle together with this one (a `handleMany` task's run filling up):
+   * until the returned function is called, the handler does not count
+   * towards the listener's `concurrency`, so the listener starts (and
+   * claims) further messages in its place.  The message stays leased and
+   * its lease renewed.  A listener may refuse (past its own bound): the
+   * function it then returns does nothing.  Optional: without it, a
+   * waiting handler holds its slot.
+   * @returns Takes the slot back; calling it again does nothing.
+   * @since 0.4.0
+   */
+  readonly yieldSlot?: () => () => void;
 }
 
 /**

@@ -13,6 +13,17 @@ import { resolveMaxDeliveries } from "../processing/delivery-limit.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import type { TaskDebounceManyOptions, TaskDebounceOptions } from "./debounce.ts";
 import { TaskDefinitionError } from "./errors.ts";
+import {
+  checkTaskConcurrency,
+  checkTaskRateLimit,
+  type ResolvedTaskConcurrency,
+  type ResolvedTaskRateLimit,
+  type TaskConcurrencyOptions,
+  type TaskRateLimitOptions,
+} from "./limit-options.ts";
+
+import type { TaskHandleManyOptions, TaskItem, TaskItemResults } from "./handle-many.ts";
+import { checkHandleMany, type HandleManySettings } from "./handle-many-options.ts";
 import type { TaskThrottleManyOptions, TaskThrottleOptions } from "./throttle.ts";
 import {
   DEFAULT_MAX_TASK_RESULT_BYTES,
@@ -195,6 +206,96 @@ export interface TaskOptions<
    * @since 0.3.0
    */
   readonly failedRetention?: DurationInput | 0;
+
+  /**
+   * At most `limit` runs of this task per key at once, across every worker
+   * and process of the federation; runs with other keys run freely.  A run
+   * whose key is full does not hold a worker: it goes back into its queue
+   * and looks again shortly (no attempt is spent).  Needs a `KvStore` with
+   * `cas()`.  None by default.
+   * @example
+   * ```ts ignore
+   * builder.defineTask("import", {
+   *   schema,
+   *   handler,
+   *   concurrency: { key: ({ accountId }) => accountId, limit: 1 },
+   * });
+   * ```
+   * @since 0.4.0
+   */
+  readonly concurrency?: TaskConcurrencyOptions<StandardSchemaV1.InferOutput<TSchema>>;
+
+  /**
+   * At most `limit` starts of this task per `period` (per key when `key`
+   * is given), across every worker and process of the federation.  Starts
+   * are spread evenly; a run that must wait reserves its start time and
+   * goes back into its queue, due then, so excess runs wait in order
+   * without polling (no attempt is spent).  Needs a `KvStore` with
+   * `cas()`.  None by default.
+   * @example
+   * ```ts ignore
+   * builder.defineTask("send-email", {
+   *   schema,
+   *   handler,
+   *   rateLimit: { limit: 20, period: { seconds: 1 } },
+   * });
+   * ```
+   * @since 0.4.0
+   */
+  readonly rateLimit?: TaskRateLimitOptions<StandardSchemaV1.InferOutput<TSchema>>;
+
+  /**
+   * Absent for a task whose handler gets one payload per run; see
+   * `TaskManyOptions` for a handler of many (since 0.4.0).
+   */
+  readonly handleMany?: undefined;
+}
+
+/**
+ * What `defineTask()` takes for a task whose handler gets many payloads per
+ * run (`handleMany`): a plain task's options, with the handler and
+ * `onError` given the run's items instead of one payload.
+ * @typeParam TContext The context type handlers get.
+ * @typeParam TSchema The payload's Standard Schema.
+ * @typeParam TResult The result type of one item.
+ * @since 0.4.0
+ */
+export interface TaskManyOptions<
+  TContext,
+  TSchema extends StandardSchemaV1,
+  TResult extends TaskResultValue | void = TaskResultValue | void,
+> extends Omit<TaskOptions<TContext, TSchema, TResult>, "handler" | "onError" | "handleMany"> {
+  /** How many items a run gets and how long a worker waits for them. */
+  readonly handleMany: TaskHandleManyOptions;
+
+  /**
+   * Runs the task with up to `handleMany.size` items.  Throwing (or
+   * rejecting) fails every item of the run, each retried by the retry
+   * policy on its own; returning an array with a `TaskItemFailure`
+   * fails that item alone.  An item cancelled while the run went on ends
+   * cancelled whatever the handler returned for it.
+   * @param ctx A context for the base URL of the run's first item;
+   *            `ctx.task` describes the first item, its `signal` aborts
+   *            when any item's time limit passes or the worker shuts down,
+   *            and `reportProgress()` reports for every item.
+   * @param items The items, in the order the worker took them.
+   * @returns Nothing, or one entry per item.
+   */
+  readonly handler: (
+    ctx: TContext,
+    items: readonly TaskItem<StandardSchemaV1.InferOutput<TSchema>>[],
+  ) => Promise<TaskItemResults<TResult> | void> | TaskItemResults<TResult> | void;
+
+  /**
+   * Called when the handler throws, with the run's items, before each
+   * item's retry.  Not called for items failed with a
+   * `TaskItemFailure`.
+   */
+  readonly onError?: (
+    ctx: TContext,
+    error: unknown,
+    items: readonly TaskItem<StandardSchemaV1.InferOutput<TSchema>>[],
+  ) => Promise<void> | void;
 }
 
 const EVENT_TYPES: readonly MessageEventType[] = [
@@ -251,6 +352,10 @@ const TASK_OPTION_NAMES: readonly string[] = [
   "maxResultBytes",
   "completedRetention",
   "failedRetention",
+  "concurrency",
+  "rateLimit",
+
+  "handleMany",
 ];
 
 /** The names {@link TaskEnqueueOptions} has; any other is refused. */
@@ -510,6 +615,22 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
    * @since 0.3.0
    */
   readonly failedRetentionMs?: number;
+  /**
+   * The task's checked `concurrency` option, if any.
+   * @since 0.4.0
+   */
+  readonly concurrency?: ResolvedTaskConcurrency;
+  /**
+   * The task's checked `rateLimit` option, if any.
+   * @since 0.4.0
+   */
+  readonly rateLimit?: ResolvedTaskRateLimit;
+  /**
+   * How a task whose handler gets many payloads per run collects them, or
+   * `undefined` for one payload per run.
+   * @since 0.4.0
+   */
+  readonly many?: HandleManySettings;
 }
 
 /**
@@ -524,7 +645,7 @@ export interface RegisteredTask<TContextData, TContext = unknown> {
  */
 export function createTaskDefinition<TContextData, TContext, TSchema extends StandardSchemaV1>(
   name: string,
-  options: TaskOptions<TContext, TSchema>,
+  options: TaskOptions<TContext, TSchema> | TaskManyOptions<TContext, TSchema>,
 ): RegisteredTask<TContextData, TContext> {
   if (typeof name !== "string" || name === "") {
     throw new TaskDefinitionError(
@@ -626,9 +747,12 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
       );
     }
   }
+  const many = checkHandleMany(name, options.handleMany);
   const capabilities = checkCapabilities(name, options.capabilities);
   const timeoutMs = checkTimeout(name, options.timeout);
   const maxDeliveries = checkMaxDeliveries(name, options.maxDeliveries);
+  const concurrency = checkTaskConcurrency(name, options.concurrency);
+  const rateLimit = checkTaskRateLimit(name, options.rateLimit);
   let priority: number;
   try {
     priority = checkMessagePriority(options.priority);
@@ -659,6 +783,10 @@ export function createTaskDefinition<TContextData, TContext, TSchema extends Sta
     maxResultBytes: checkMaxResultBytes(name, options.maxResultBytes),
     ...retention(name, "completedRetention", options.completedRetention),
     ...retention(name, "failedRetention", options.failedRetention),
+    ...(concurrency === undefined ? {} : { concurrency }),
+    ...(rateLimit === undefined ? {} : { rateLimit }),
+
+    ...(many === undefined ? {} : { many }),
   };
 }
 

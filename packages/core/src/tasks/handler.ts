@@ -12,12 +12,13 @@ import type { TaskCancelWatch } from "./cancel-watch.ts";
 import { decodePayloadNow } from "./codec/decode.ts";
 import { resolveLimits } from "./codec/limits.ts";
 import type { RegisteredTask } from "./definition.ts";
+import type { LimitedRun } from "./limited-run.ts";
 import { TaskPayloadDecodingError, TaskValidationError } from "./errors.ts";
 import type { TaskMessage } from "./message.ts";
 import type { TaskStore } from "./registry.ts";
 import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
-import { checkTaskResult, setTaskResult } from "./result.ts";
 import type { TaskRunInfo } from "./run-info.ts";
+import { keepTaskResult, TaskItemCollector } from "./run-many.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -92,6 +93,18 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
    * @since 0.4.0
    */
   readonly isSuperseded?: (message: TaskMessage) => Promise<boolean>;
+  /**
+   * Waits for the rate and takes the concurrency slot of a run of a task
+   * with `concurrency` or `rateLimit` (a `TaskRunLimiter`'s `begin()`);
+   * asked only for such tasks, once the payload is valid.  Without it,
+   * their limits are not applied.
+   * @since 0.4.0
+   */
+  readonly beginLimitedRun?: (
+    task: RegisteredTask<TContextData, TContext>,
+    message: TaskMessage,
+    data: unknown,
+  ) => Promise<LimitedRun | undefined>;
   readonly watchCancellation?: (
     message: TaskMessage,
     signal: AbortSignal,
@@ -134,6 +147,16 @@ export function createTaskMessageHandler<TContextData, TContext>(
     contextLoader: options.contextLoader ?? options.documentLoader,
   };
   const limits = resolveLimits(undefined);
+  // One collector per handleMany task, made when its first message comes.
+  const collectors = new Map<string, TaskItemCollector<TContextData, TContext>>();
+  const collectorOf = (task: RegisteredTask<TContextData, TContext>) => {
+    let collector = collectors.get(task.name);
+    if (collector == null) {
+      collector = new TaskItemCollector(task, task.many!, options);
+      collectors.set(task.name, collector);
+    }
+    return collector;
+  };
 
   return {
     check(message: BaseMessage): TaskMessage {
@@ -249,6 +272,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
     watch: TaskCancelWatch | undefined,
   ): Promise<void> {
     const signal = watch?.signal ?? run.signal;
+    let limited: LimitedRun | undefined;
     try {
       const task = taskOf(message)!;
       // Only debounced messages pay the store read.
@@ -279,6 +303,10 @@ export function createTaskMessageHandler<TContextData, TContext>(
         if (watch.checked != null) await watch.checked;
         if (watch.cancelled) throw cancelled(message, watch, false);
       }
+      // Only tasks with limits pay for them: a store swap or two.
+      if (task.concurrency != null || task.rateLimit != null) {
+        limited = await options.beginLimitedRun?.(task, message, data);
+      }
       const started = parseTimestamp(message.started);
       // Field by field: a spread of each optional field made an object for
       // every task run.
@@ -300,6 +328,27 @@ export function createTaskMessageHandler<TContextData, TContext>(
       }
       const starting = options.onStart?.(message);
       if (starting instanceof Promise) await starting;
+      if (task.many != null) {
+        const state = { started: false };
+        try {
+          await collectorOf(task).add({
+            message,
+            data,
+            signal,
+            runSignal: run.signal,
+            contextData: run.contextData,
+            baseUrl: parseBaseUrl(message.baseUrl)!,
+            info,
+            state,
+            ...(run.yieldSlot == null ? {} : { yieldSlot: run.yieldSlot }),
+          });
+        } catch (error) {
+          if (watch?.cancelled) throw cancelled(message, watch, state.started, error);
+          throw error;
+        }
+        if (watch?.cancelled) throw cancelled(message, watch, true);
+        return;
+      }
       // Neither is awaited unless it returned a promise: each await is a turn
       // of the microtask queue on every task run.
       let ctx = options.createContext(
@@ -329,26 +378,20 @@ export function createTaskMessageHandler<TContextData, TContext>(
         }
         throw error;
       }
-      if (returned !== undefined) {
-        const checked = checkTaskResult(returned, task.maxResultBytes);
-        if (checked.omitted != null) {
-          logger.warn(
-            "The result of task {taskName} ({messageId}) is not kept: {reason}  The task " +
-              "completed; its status says resultOmitted instead.",
-            {
-              taskName: task.name,
-              messageId: message.id,
-              reason: checked.omitted.message,
-              bytes: checked.omitted.bytes,
-              limit: checked.omitted.limit,
-            },
-          );
-        }
-        setTaskResult(message, checked);
-      }
+      if (returned !== undefined) keepTaskResult(task, message, returned);
       if (watch?.cancelled) throw cancelled(message, watch, true);
     } finally {
       watch?.end();
+      if (limited != null) {
+        await limited.end().catch((error) => {
+          // The lease frees the slot by itself; the run's outcome stands.
+          logger.warn("Could not release the concurrency slot of {messageId}: {error}", {
+            taskName: message.taskName,
+            messageId: message.id,
+            error,
+          });
+        });
+      }
     }
   }
 }

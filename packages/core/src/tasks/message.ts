@@ -43,6 +43,13 @@ export interface TaskMessage extends BaseMessage {
    */
   readonly debounce?: TaskMessageDebounce;
   /**
+   * The start time a task with a `rateLimit` reserved for this attempt
+   * before it waited for it: the attempt runs then without reserving
+   * again.
+   * @since 0.4.0
+   */
+  readonly rateSlot?: TaskMessageRateSlot;
+  /**
    * For a run of a recurring task: the schedule's id and the tick, as an
    * ISO 8601 timestamp.
    * @since 0.2.0
@@ -75,4 +82,15 @@ export interface TaskMessageDeduplication {
 export interface TaskMessageDebounce {
   /** The caller's key. */
   readonly key: string;
+}
+
+/**
+ * The start time a {@link TaskMessage} reserved under its task's rate limit.
+ * @since 0.4.0
+ */
+export interface TaskMessageRateSlot {
+  /** The attempt it was reserved for: a retry reserves anew. */
+  readonly attempt: number;
+  /** The reserved start, in epoch milliseconds. */
+  readonly at: number;
 }

@@ -13,10 +13,12 @@ export type {
   TaskEnqueueOptions,
   TaskEnqueueResult,
   TaskEventListeners,
+  TaskManyOptions,
   TaskOptions,
 } from "./definition.ts";
 export type { TaskDebounceManyOptions, TaskDebounceOptions } from "./debounce.ts";
 export type { TaskThrottleManyOptions, TaskThrottleOptions } from "./throttle.ts";
+export type { TaskConcurrencyOptions, TaskRateLimitOptions } from "./limit-options.ts";
 export {
   FailedTaskNotFoundError,
   TaskCancelledError,
@@ -29,6 +31,8 @@ export {
   TaskQueueNotConfiguredError,
   TaskValidationError,
 } from "./errors.ts";
+export type { TaskHandleManyOptions, TaskItem, TaskItemResults } from "./handle-many.ts";
+export { TaskItemFailure } from "./item-failure.ts";
 export type { TaskRunInfo } from "./run-info.ts";
 export {
   MAX_TASK_PROGRESS_DATA_BYTES,

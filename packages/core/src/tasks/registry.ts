@@ -3,6 +3,7 @@ import {
   createTaskDefinition,
   type RegisteredTask,
   type TaskDefinition,
+  type TaskManyOptions,
   type TaskOptions,
 } from "./definition.ts";
 import { TaskDefinitionError } from "./errors.ts";
@@ -54,6 +55,41 @@ export interface TaskRegistry<TContextData, TContext = unknown> {
     StandardSchemaV1.InferInput<TSchema>,
     TResult
   >;
+  /**
+   * Defines a task whose handler gets many payloads per run
+   * (`handleMany: { size, wait }`): a worker collects up to `size` of the
+   * task's messages, waiting at most `wait` after the first, and calls the
+   * handler once with all of them; each item keeps its own outcome.
+   *
+   * @example
+   * ```ts
+   * import { z } from "zod";
+   *
+   * const indexPost = federation.defineTask("index-post", {
+   *   schema: z.object({ postId: z.string() }),
+   *   handleMany: { size: 50, wait: { milliseconds: 20 } },
+   *   async handler(ctx, items) {
+   *     await searchIndex.addAll(items.map((item) => item.data.postId));
+   *   },
+   * });
+   * ```
+   * @param name The task's name, as for a plain task.
+   * @param options The payload schema, `handleMany`, the handler of many
+   *                items and the plain task's other options.
+   * @returns The task's handle; each payload is enqueued on its own.
+   * @throws {TaskDefinitionError} When the name is empty or already
+   *         defined, or an option is invalid.
+   * @since 0.4.0
+   */
+  defineTask<TSchema extends StandardSchemaV1, TResult extends TaskResultValue | void = void>(
+    name: string,
+    options: TaskManyOptions<TContext, TSchema, TResult>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
+  >;
 }
 
 /**
@@ -94,6 +130,24 @@ export class TaskStore<TContextData, TContext = unknown>
     StandardSchemaV1.InferOutput<TSchema>,
     StandardSchemaV1.InferInput<TSchema>,
     TResult
+  >;
+  defineTask<TSchema extends StandardSchemaV1, TResult extends TaskResultValue | void = void>(
+    name: string,
+    options: TaskManyOptions<TContext, TSchema, TResult>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
+  >;
+  defineTask<TSchema extends StandardSchemaV1, TResult extends TaskResultValue | void = void>(
+    name: string,
+    options: TaskOptions<TContext, TSchema, TResult> | TaskManyOptions<TContext, TSchema, TResult>,
+  ): TaskDefinition<
+    TContextData,
+    StandardSchemaV1.InferOutput<TSchema>,
+    StandardSchemaV1.InferInput<TSchema>,
+    TResult
   > {
     return this.define(name, options).definition as TaskDefinition<
       TContextData,
@@ -113,7 +167,7 @@ export class TaskStore<TContextData, TContext = unknown>
    */
   define<TSchema extends StandardSchemaV1>(
     name: string,
-    options: TaskOptions<TContext, TSchema>,
+    options: TaskOptions<TContext, TSchema> | TaskManyOptions<TContext, TSchema>,
   ): RegisteredTask<TContextData, TContext> {
     if (typeof name === "string" && this.#tasks.has(name)) {
       throw new TaskDefinitionError(

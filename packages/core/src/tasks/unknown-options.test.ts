@@ -85,7 +85,7 @@ test("defineTask refuses an unknown option, suggesting the nearest name", () => 
           handler: () => {},
           retrypolicy: undefined,
           serialize: JSON.stringify,
-        } as Parameters<typeof federation.defineTask>[1],
+        } as never,
       ),
     TaskDefinitionError,
   );
@@ -99,7 +99,7 @@ test("defineTask refuses an unknown option, suggesting the nearest name", () => 
           schema: z.object({}),
           handler: () => {},
           retrypolicy: () => null,
-        } as Parameters<typeof federation.defineTask>[1],
+        } as never,
       ),
     TaskDefinitionError,
   );

@@ -2,6 +2,7 @@ import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import type { MessageEvent } from "../../processing/events.ts";
+import { RunPostponedError } from "../../processing/run-postponed.ts";
 import { hasInProcessSubscriber, InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
 import type { PubSub } from "../../pubsub/pubsub.ts";
 import type { TaskDefinition } from "../../tasks/definition.ts";
@@ -398,6 +399,12 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if (!this.enabled || message.type !== "task" || event.taskName == null) return;
     // A task message always has its handler; only inbox messages go unhandled.
     if (event.type === "unhandled") return;
+    // A run waiting for its concurrency key or rate waits often, by design:
+    // it stays as it was (enqueued), and costs no store write per wait.
+    if (
+      event.type === "retrying" && event.error instanceof RunPostponedError &&
+      (event.error.waitFor === "concurrency" || event.error.waitFor === "rate")
+    ) return;
     const slot = this.#tasks.get(event.messageId);
     const previous = slot?.running;
     if (slot != null && event.type !== "retrying") slot.running = undefined;

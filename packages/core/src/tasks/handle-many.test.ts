@@ -1,0 +1,336 @@
+// Tasks whose handler gets many payloads per run (`handleMany`), end to end
+// through a federation on the in-process queue: grouping, the wait, item
+// failures, option checks and types.
+import { assert, assertEquals, assertThrows, deferred, test, within } from "@fedify/fixture";
+import { z } from "zod";
+import { createFederation, type Federation } from "../federation/federation.ts";
+import { MemoryKvStore } from "../kv/memory-kv-store.ts";
+import { PermanentError } from "../processing/errors.ts";
+import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
+import { ParallelMessageQueue } from "../queue/parallel-message-queue.ts";
+import type { RetryPolicy } from "../retry/retry-policy.ts";
+import { millisecondsToDuration } from "../time/duration.ts";
+import { TaskDefinitionError } from "./errors.ts";
+import type { TaskItem } from "./handle-many.ts";
+import { TaskItemFailure } from "./item-failure.ts";
+
+const base = new URL("https://web.example/");
+const retryAfter = (ms: number): RetryPolicy => ({ attempts }) =>
+  attempts >= 5 ? null : millisecondsToDuration(ms);
+
+/** A federation on an in-process queue that runs `workers` messages at once. */
+function federationOn(workers: number, retryPolicy = retryAfter(10)): Federation<void> {
+  return createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: new ParallelMessageQueue(new InProcessMessageQueue(), workers),
+    manuallyStartQueue: true,
+    taskRetryPolicy: retryPolicy,
+  });
+}
+
+async function withWorker(federation: Federation<void>, body: () => Promise<void>): Promise<void> {
+  const controller = new AbortController();
+  const worker = federation.startQueue(undefined, { signal: controller.signal });
+  try {
+    await body();
+  } finally {
+    controller.abort();
+    await worker;
+  }
+}
+
+test("a handleMany task gets its payloads in runs of at most size", async () => {
+  const federation = federationOn(8);
+  const runs: number[][] = [];
+  const all = deferred();
+  const task = federation.defineTask("index", {
+    schema: z.object({ n: z.number() }),
+    // A wait no run reaches here: every run is full.
+    handleMany: { size: 3, wait: { seconds: 30 } },
+    handler(_ctx, items) {
+      runs.push(items.map((item) => item.data.n));
+      if (runs.flat().length === 6) all.resolve();
+    },
+  });
+  await withWorker(federation, async () => {
+    await federation.createContext(base).enqueueTaskMany(
+      task,
+      [1, 2, 3, 4, 5, 6].map((n) => ({ n })),
+    );
+    await within(all.promise, "six items");
+  });
+  assertEquals(runs.map((run) => run.length), [3, 3]);
+  assertEquals(runs.flat().sort(), [1, 2, 3, 4, 5, 6]);
+});
+
+test("a handleMany task with fewer items than size runs them together after wait", async () => {
+  const federation = federationOn(8);
+  const runs: { readonly items: number; readonly afterMs: number }[] = [];
+  const ran = deferred();
+  let enqueuedAt = 0;
+  const task = federation.defineTask("digest", {
+    schema: z.object({ n: z.number() }),
+    handleMany: { size: 10, wait: { milliseconds: 600 } },
+    handler(_ctx, items) {
+      runs.push({ items: items.length, afterMs: performance.now() - enqueuedAt });
+      ran.resolve();
+    },
+  });
+  await withWorker(federation, async () => {
+    enqueuedAt = performance.now();
+    await federation.createContext(base).enqueueTaskMany(task, [{ n: 1 }, { n: 2 }]);
+    await within(ran.promise, "the run");
+  });
+  assertEquals(runs.length, 1);
+  assertEquals(runs[0].items, 2);
+  // The timer starts with the first item, after the enqueue: never earlier.
+  assert(runs[0].afterMs >= 590, `the run came ${runs[0].afterMs} ms after the enqueue`);
+});
+
+test("a TaskItemFailure fails that item alone: it is retried on its own and the others complete", async () => {
+  const federation = federationOn(8);
+  const runs: { n: number; attempt: number }[][] = [];
+  const completed: number[] = [];
+  const done = deferred();
+  const task = federation.defineTask("send", {
+    schema: z.object({ n: z.number() }),
+    handleMany: { size: 3, wait: { milliseconds: 200 } },
+    handler(_ctx, items) {
+      runs.push(items.map((item) => ({ n: item.data.n, attempt: item.attempt })));
+      return items.map((item) =>
+        item.data.n === 2 && item.attempt === 0 ? new TaskItemFailure(new Error("busy")) : undefined
+      );
+    },
+    on: {
+      completed() {
+        completed.push(completed.length);
+        if (completed.length === 3) done.resolve();
+      },
+    },
+  });
+  await withWorker(federation, async () => {
+    await federation.createContext(base).enqueueTaskMany(task, [{ n: 1 }, { n: 2 }, { n: 3 }]);
+    await within(done.promise, "three completions");
+  });
+  // However the items were grouped, 1 and 3 ran once, and 2 twice: its
+  // retry alone.
+  const ranItems = runs.flat().sort((a, b) => a.n - b.n || a.attempt - b.attempt);
+  assertEquals(ranItems, [
+    { n: 1, attempt: 0 },
+    { n: 2, attempt: 0 },
+    { n: 2, attempt: 1 },
+    { n: 3, attempt: 0 },
+  ]);
+  const retryRun = runs.find((run) => run.some((item) => item.attempt === 1))!;
+  assertEquals(retryRun, [{ n: 2, attempt: 1 }]);
+});
+
+test("a handleMany handler that throws fails every item of the run, each retried by the policy", async () => {
+  const federation = federationOn(8);
+  const attempts = new Map<number, number[]>();
+  const errors: unknown[] = [];
+  const done = deferred();
+  let completed = 0;
+  const task = federation.defineTask("flaky-many", {
+    schema: z.object({ n: z.number() }),
+    handleMany: { size: 2, wait: { milliseconds: 100 } },
+    handler(_ctx, items) {
+      for (const item of items) {
+        attempts.set(item.data.n, [...attempts.get(item.data.n) ?? [], item.attempt]);
+      }
+      if (items.some((item) => item.attempt === 0)) throw new Error("down");
+    },
+    onError(_ctx, error, items) {
+      errors.push(error, items.length);
+    },
+    on: {
+      completed() {
+        if (++completed === 2) done.resolve();
+      },
+    },
+  });
+  await withWorker(federation, async () => {
+    await federation.createContext(base).enqueueTaskMany(task, [{ n: 1 }, { n: 2 }]);
+    await within(done.promise, "two completions");
+  });
+  assertEquals(attempts.get(1), [0, 1]);
+  assertEquals(attempts.get(2), [0, 1]);
+  assert(errors.length >= 2);
+});
+
+test("a PermanentError in a TaskItemFailure fails the item for good", async () => {
+  const federation = federationOn(4);
+  const failed = deferred<string>();
+  const runs: number[] = [];
+  const task = federation.defineTask("refuse", {
+    schema: z.object({ n: z.number() }),
+    handleMany: { size: 4, wait: { milliseconds: 50 } },
+    handler(_ctx, items) {
+      runs.push(...items.map((item) => item.data.n));
+      return items.map(() => new TaskItemFailure(new PermanentError("never")));
+    },
+    on: {
+      failed(event) {
+        failed.resolve(event.reason);
+      },
+    },
+  });
+  await withWorker(federation, async () => {
+    await federation.createContext(base).enqueueTask(task, { n: 7 });
+    assertEquals(await within(failed.promise, "the failure"), "permanent");
+  });
+  assertEquals(runs, [7]);
+});
+
+test("a handleMany handler that returns the wrong number of entries fails the run's items", async () => {
+  const federation = federationOn(4, () => null);
+  const failed = deferred<unknown>();
+  const task = federation.defineTask("miscount", {
+    schema: z.object({ n: z.number() }),
+    handleMany: { size: 4, wait: { milliseconds: 20 } },
+    handler() {
+      return [];
+    },
+    on: {
+      failed(event) {
+        failed.resolve(event.error);
+      },
+    },
+  });
+  await withWorker(federation, async () => {
+    await federation.createContext(base).enqueueTask(task, { n: 1 });
+    const error = await within(failed.promise, "the failure");
+    assert(error instanceof TypeError);
+    assert(/one entry per item/.test(error.message), error.message);
+  });
+});
+
+test("defineTask() checks handleMany: size, wait and unknown fields", () => {
+  const federation = federationOn(1);
+  const schema = z.object({ n: z.number() });
+  const handler = () => {};
+  for (
+    const [handleMany, pattern] of [
+      [{ size: 0 }, /handleMany\.size .* from 1 to 1000; got 0/],
+      [{ size: 1001 }, /from 1 to 1000/],
+      [{ size: 2.5 }, /integer/],
+      [{ size: 5, wait: { minutes: 2 } }, /handleMany\.wait .* one minute/],
+      [{ size: 5, wait: "soon" }, /handleMany\.wait .* duration/],
+      [{ size: 5, wiat: { seconds: 1 } }, /wait/],
+      [5, /must be an object/],
+    ] as const
+  ) {
+    const error = assertThrows(
+      () => federation.defineTask("bad", { schema, handleMany: handleMany as never, handler }),
+      TaskDefinitionError,
+    );
+    assertEquals(error.option, "handleMany");
+    assert(pattern.test(error.message), error.message);
+  }
+});
+
+test("a handleMany handler's items are typed by the schema", () => {
+  const federation = federationOn(1);
+  federation.defineTask("typed", {
+    schema: z.object({ n: z.number(), s: z.string().transform((s) => s.length) }),
+    handleMany: { size: 2 },
+    handler(_ctx, items) {
+      const first: TaskItem<{ n: number; s: number }> = items[0];
+      const n: number = first.data.n;
+      // @ts-expect-error: the schema's output is a number
+      const s: string = items[0].data.s;
+      return items.map((item) => item.data.n > 0 ? { n } : new TaskItemFailure(s));
+    },
+  });
+  federation.defineTask("plain-typed", {
+    schema: z.object({ n: z.number() }),
+    handler(_ctx, data) {
+      const n: number = data.n;
+      // @ts-expect-error: a plain task gets one payload, not items
+      data[0].data;
+      return void n;
+    },
+  });
+});
+
+test("an item cancelled while it waits for its run leaves it, and the run goes on without it", async () => {
+  const federation = federationOn(8);
+  const runs: number[][] = [];
+  const cancelled = deferred<{ readonly started: boolean }>();
+  const ran = deferred();
+  const task = federation.defineTask("cancel-many", {
+    schema: z.object({ n: z.number() }),
+    handleMany: { size: 2, wait: { seconds: 30 } },
+    handler(_ctx, items) {
+      runs.push(items.map((item) => item.data.n));
+      ran.resolve();
+    },
+    on: {
+      cancelled(event) {
+        cancelled.resolve({ started: event.started });
+      },
+    },
+  });
+  await withWorker(federation, async () => {
+    const ctx = federation.createContext(base);
+    const first = await ctx.enqueueTask(task, { n: 1 });
+    assert(first.status === "enqueued");
+    // Running: its worker holds it, waiting for a second item.
+    await within(
+      (async () => {
+        while ((await federation.getTaskStatus(first.messageId))?.state !== "running") {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      })(),
+      "the first item to wait for its run",
+    );
+    await federation.cancelTask(first.messageId);
+    assertEquals(await within(cancelled.promise, "the cancellation"), { started: false });
+    await ctx.enqueueTaskMany(task, [{ n: 2 }, { n: 3 }]);
+    await within(ran.promise, "the run");
+  });
+  assertEquals(runs.map((run) => run.sort()), [[2, 3]]);
+});
+
+test("a handleMany item's deduplication key is held until that item's outcome, then freed", async () => {
+  const federation = federationOn(8);
+  const runs: number[][] = [];
+  let completed = 0;
+  const firstDone = deferred();
+  const secondDone = deferred();
+  const task = federation.defineTask("dedup-many", {
+    schema: z.object({ n: z.number() }),
+    handleMany: { size: 2, wait: { milliseconds: 50 } },
+    handler(_ctx, items) {
+      runs.push(items.map((item) => item.data.n));
+    },
+    on: {
+      completed() {
+        completed++;
+        if (completed === 2) firstDone.resolve();
+        if (completed === 3) secondDone.resolve();
+      },
+    },
+  });
+  const ctx = federation.createContext(base);
+  // Held while queued: the second enqueue with the key adds nothing.
+  assertEquals(
+    (await ctx.enqueueTask(task, { n: 1 }, { deduplicationKey: "k" })).status,
+    "enqueued",
+  );
+  assertEquals(
+    (await ctx.enqueueTask(task, { n: 2 }, { deduplicationKey: "k" })).status,
+    "deduplicated",
+  );
+  await ctx.enqueueTask(task, { n: 3 }, { deduplicationKey: "other" });
+  await withWorker(federation, async () => {
+    await within(firstDone.promise, "the first run's items");
+    // Freed by the item's completion: the key takes a new task.
+    assertEquals(
+      (await ctx.enqueueTask(task, { n: 4 }, { deduplicationKey: "k" })).status,
+      "enqueued",
+    );
+    await within(secondDone.promise, "the later item");
+  });
+  assertEquals(runs.flat().sort(), [1, 3, 4]);
+});

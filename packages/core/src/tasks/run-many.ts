@@ -1,0 +1,278 @@
+import { getLogger } from "@logtape/logtape";
+import type { RegisteredTask } from "./definition.ts";
+import type { TaskItem } from "./handle-many.ts";
+import type { HandleManySettings } from "./handle-many-options.ts";
+import { TaskItemFailure } from "./item-failure.ts";
+import type { TaskMessage } from "./message.ts";
+import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
+import { checkTaskResult, setTaskResult } from "./result.ts";
+import type { TaskRunInfo } from "./run-info.ts";
+
+const logger = getLogger(["fedwork", "task"]);
+
+/**
+ * One message of a `handleMany` task waiting in a worker for its run, as
+ * the task message handler hands it over.  Internal.
+ * @since 0.4.0
+ */
+export interface TaskItemEntry<TContextData> {
+  /** The item's message. */
+  readonly message: TaskMessage;
+  /** The payload, decoded and validated. */
+  readonly data: unknown;
+  /** The item's own signal (its cancellation, time limit and shutdown). */
+  readonly signal: AbortSignal;
+  /** The signal of its dispatch (time limit and shutdown, no cancellation). */
+  readonly runSignal: AbortSignal;
+  /** The worker's context data. */
+  readonly contextData: TContextData;
+  /** The message's base URL, parsed. */
+  readonly baseUrl: URL;
+  /** The run information a plain task would get in `ctx.task`. */
+  readonly info: TaskRunInfo;
+  /** Set to `true` when the item's run starts. */
+  readonly state: { started: boolean };
+  /** Gives the item's listener slot up while it waits, if the queue can. */
+  readonly yieldSlot?: () => () => void;
+}
+
+/** An entry once collected: it settles when its run has decided it. */
+interface CollectedItem<TContextData> extends TaskItemEntry<TContextData> {
+  resolve(): void;
+  reject(error: unknown): void;
+  /** Stops watching the item's signal. */
+  unwatch(): void;
+  /** Takes the item's listener slot back, if it gave it up. */
+  takeBack(): void;
+  /** Whether the item kept its listener slot (it did not give it up). */
+  holdsSlot: boolean;
+}
+
+/** What {@link TaskItemCollector} needs to run the items it collected. */
+export interface TaskItemRunner<TContextData, TContext> {
+  /** Builds the context of a run, as for a plain task. */
+  readonly createContext: (
+    message: TaskMessage,
+    baseUrl: URL,
+    task: TaskRunInfo,
+    contextData: TContextData,
+  ) => TContext | Promise<TContext>;
+  /** Stores and publishes one item's progress; optional. */
+  readonly reportProgress?: (
+    message: TaskMessage,
+    progress: { readonly percent?: number; readonly data?: unknown },
+  ) => Promise<void>;
+}
+
+/**
+ * Collects the messages of one `handleMany` task that a worker is running
+ * and calls the task's handler once per group: when `size` of them are
+ * there, or `wait` after the first.  Each message still has its own
+ * dispatch (outcome, retry, records, events); the promise {@link add}
+ * returns settles with that item's part of the run.  An item whose signal
+ * aborts while it waits (cancelled, out of time, the worker stopping)
+ * leaves the group at once.  Internal.
+ * @since 0.4.0
+ */
+export class TaskItemCollector<TContextData, TContext> {
+  readonly #task: RegisteredTask<TContextData, TContext>;
+  readonly #settings: HandleManySettings;
+  readonly #runner: TaskItemRunner<TContextData, TContext>;
+  #pending: CollectedItem<TContextData>[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * @param task The task, with its `handleMany` settings.
+   * @param settings The task's `handleMany` settings.
+   * @param runner Builds contexts and reports progress.
+   */
+  constructor(
+    task: RegisteredTask<TContextData, TContext>,
+    settings: HandleManySettings,
+    runner: TaskItemRunner<TContextData, TContext>,
+  ) {
+    this.#task = task;
+    this.#settings = settings;
+    this.#runner = runner;
+  }
+
+  /** How many items wait for their run right now. */
+  get pending(): number {
+    return this.#pending.length;
+  }
+
+  /**
+   * Adds an item to the next run.
+   * @param entry The item.
+   * @returns Settles when the run has decided the item: resolves when it
+   *          completed, rejects with its error otherwise (the run's, its
+   *          {@link TaskItemFailure}'s, or its signal's reason when it
+   *          left the group before the run).
+   */
+  add(entry: TaskItemEntry<TContextData>): Promise<void> {
+    if (entry.signal.aborted) return Promise.reject(entry.signal.reason);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        const index = this.#pending.indexOf(item);
+        if (index < 0) return;
+        this.#pending.splice(index, 1);
+        item.unwatch();
+        item.takeBack();
+        if (this.#pending.length === 0) this.#clearTimer();
+        reject(entry.signal.reason);
+      };
+      const item: CollectedItem<TContextData> = {
+        ...entry,
+        resolve,
+        reject,
+        unwatch: () => entry.signal.removeEventListener("abort", onAbort),
+        takeBack: () => {},
+        holdsSlot: true,
+      };
+      entry.signal.addEventListener("abort", onAbort, { once: true });
+      this.#pending.push(item);
+      if (this.#pending.length >= this.#settings.size) this.#flush();
+      else {
+        if (this.#pending.length === 1) {
+          this.#timer = setTimeout(() => this.#flush(), this.#settings.waitMs);
+        }
+        // The listener may start another message (of this task, likely) in
+        // the slot this one waits in: what fills a run beyond the queue's
+        // concurrency.
+        const takeBack = entry.yieldSlot?.();
+        if (takeBack != null) {
+          item.takeBack = takeBack;
+          item.holdsSlot = false;
+        }
+      }
+    });
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #flush(): void {
+    this.#clearTimer();
+    const items = this.#pending;
+    this.#pending = [];
+    if (items.length === 0) return;
+    // The run takes one slot, its first item's: the others stay without
+    // one until they settle, so that a listener's concurrency counts runs
+    // (and plain handlers), and the next run fills meanwhile.
+    if (!items.some((item) => item.holdsSlot)) items[0].takeBack();
+    for (const item of items) {
+      item.unwatch();
+      item.state.started = true;
+    }
+    this.#run(items).catch((error) => {
+      // #run settles every item itself; this is a bug's last resort, so
+      // that no dispatch waits for ever.
+      for (const item of items) item.reject(error);
+    });
+  }
+
+  async #run(items: readonly CollectedItem<TContextData>[]): Promise<void> {
+    const task = this.#task;
+    const first = items[0];
+    // Without time limits every item runs under its worker's one signal.
+    const signals = new Set(items.map((item) => item.runSignal));
+    const signal = signals.size === 1 ? first.runSignal : AbortSignal.any([...signals]);
+    const runItems: TaskItem<unknown>[] = items.map((item) =>
+      Object.freeze({
+        data: item.data,
+        id: item.message.id,
+        attempt: item.message.attempt,
+        enqueuedAt: item.info.enqueuedAt,
+        signal: item.signal,
+      })
+    );
+    Object.freeze(runItems);
+    const report = this.#runner.reportProgress;
+    const info: TaskRunInfo = {
+      ...first.info,
+      signal,
+      reportProgress: async (progress: TaskProgressInput) => {
+        const normal = normalizeTaskProgress(progress);
+        if (report == null) return;
+        await Promise.all(items.map((item) => report(item.message, normal)));
+      },
+    };
+    let ctx: TContext | undefined;
+    let returned: unknown;
+    try {
+      const made = this.#runner.createContext(
+        first.message,
+        first.baseUrl,
+        info,
+        first.contextData,
+      );
+      ctx = made instanceof Promise ? await made : made;
+      returned = await task.handler(ctx as TContext, runItems);
+    } catch (error) {
+      if (ctx !== undefined && task.onError != null) {
+        try {
+          await task.onError(ctx, error, runItems);
+        } catch (onErrorError) {
+          logger.error("The onError hook of the task {taskName} threw: {error}", {
+            taskName: task.name,
+            messageId: first.message.id,
+            error: onErrorError,
+          });
+        }
+      }
+      for (const item of items) item.reject(error);
+      return;
+    }
+    if (returned !== undefined && (!Array.isArray(returned) || returned.length !== items.length)) {
+      const error = new TypeError(
+        `The handler of the task ${JSON.stringify(task.name)} (handleMany) returned ` +
+          `${Array.isArray(returned) ? `${returned.length} entries` : typeof returned} for ` +
+          `${items.length} items; return nothing, or one entry per item in their order.`,
+      );
+      logger.error("{error}", { taskName: task.name, items: items.length, error });
+      for (const item of items) item.reject(error);
+      return;
+    }
+    for (let i = 0; i < items.length; i++) {
+      const entry = (returned as readonly unknown[] | undefined)?.[i];
+      if (entry instanceof TaskItemFailure) {
+        items[i].reject(entry.error);
+        continue;
+      }
+      if (entry !== undefined) keepTaskResult(task, items[i].message, entry);
+      items[i].resolve();
+    }
+  }
+}
+
+/**
+ * Checks a handler's result and keeps it for the message's status record,
+ * or logs why it is not kept.  Internal.
+ * @param task The task (its name and `maxResultBytes`).
+ * @param message The message the result is for.
+ * @param returned What the handler returned for it, not `undefined`.
+ * @since 0.4.0
+ */
+export function keepTaskResult(
+  task: { readonly name: string; readonly maxResultBytes: number },
+  message: TaskMessage,
+  returned: unknown,
+): void {
+  const checked = checkTaskResult(returned, task.maxResultBytes);
+  if (checked.omitted != null) {
+    logger.warn(
+      "The result of task {taskName} ({messageId}) is not kept: {reason}  The task " +
+        "completed; its status says resultOmitted instead.",
+      {
+        taskName: task.name,
+        messageId: message.id,
+        reason: checked.omitted.message,
+        bytes: checked.omitted.bytes,
+        limit: checked.omitted.limit,
+      },
+    );
+  }
+  setTaskResult(message, checked);
+}
