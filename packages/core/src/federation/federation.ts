@@ -8,6 +8,7 @@ import { hintFedifyLogCategory } from "./log-category-hint.ts";
 import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
 import { checkFetchArguments, handleFederationRequest } from "../activitypub/http/handler.ts";
 import { handleOutboxPost } from "./outbox-listeners.ts";
+import { clockOf } from "../time/clock-seam.ts";
 import type { FederationFetchOptions } from "./api.ts";
 import { InboxContextImpl } from "./inbox-context.ts";
 import { RequestContextImpl } from "./request-context.ts";
@@ -273,6 +274,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       producer: this.producer,
       status: this.taskStatus,
       metrics,
+      now: clockOf(options),
     });
     this.operator = new OperatorFeatures({
       kv,

@@ -40,6 +40,7 @@ const EVENT_TYPES: readonly MessageEventType[] = [
   "cancelled",
 ];
 const DEFAULT_MAX_RUNS = 1000;
+const CLOCK_SEAM = Symbol.for("fedwork.testing.clock");
 const OPTION_NAMES = ["contextData", "origin", "documentLoader", "now", "federation"];
 
 /** Which proxies are test federations, and their state. */
@@ -113,12 +114,16 @@ export class TestFederationState<TContextData> {
     this.origin = new URL(options.origin ?? "https://example.com");
     this.contextData = options.contextData;
     this.#documentLoader = withPreloadedContexts(options.documentLoader ?? refuseToLoad);
+    // Core's clock seam (no public option): what it stores as "now"
+    // (debounce bursts, throttle periods, enqueue times) reads this clock.
+    const clockSeam = { [CLOCK_SEAM]: () => this.clock.now() };
     this.real = createRealFederation<TContextData>({
       ...options.federation,
       kv: new TestKvStore(this.clock),
       queue: this.queue,
       manuallyStartQueue: true,
       documentLoader: this.#documentLoader,
+      ...clockSeam,
     });
     for (const type of EVENT_TYPES) {
       this.real.on(type, (event: MessageEvent) => void this.#events.push(event));
