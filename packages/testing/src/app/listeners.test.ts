@@ -2,7 +2,14 @@
 // the real outbox route, forwardActivity() recorded, and the standalone
 // listener contexts.
 import { Create, Follow, Note, Person } from "@fedify/vocab";
-import { assert, assertEquals, assertInstanceOf, assertRejects, test } from "@fedify/fixture";
+import {
+  assert,
+  assertEquals,
+  assertInstanceOf,
+  assertRejects,
+  assertThrows,
+  test,
+} from "@fedify/fixture";
 import { createFederation, createInboxContext, createOutboxContext } from "./mod.ts";
 
 const ORIGIN = "https://example.com";
@@ -205,9 +212,9 @@ test("createOutboxContext makes an outbox listener's context that tells whether 
   await forwarding.forwardActivity({ identifier: "alice" }, "followers");
   assertEquals(forwarding.getSentActivities()[0].activity, posted);
   assertEquals(forwarding.hasDeliveredActivity(), true);
-  await assertRejects(
+  assertThrows(
     // @ts-expect-error: the identifier is required.
-    async () => createOutboxContext({ data: undefined }),
+    () => createOutboxContext({ data: undefined }),
     TypeError,
     "identifier option",
   );
