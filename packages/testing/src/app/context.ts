@@ -166,7 +166,7 @@ export class ContextRecorder<TContextData> {
         return typeof value === "function" ? value.bind(target) : value;
       },
       has: (target, property) =>
-        (typeof property === "string" && Object.hasOwn(members, property)) ||
+        typeof property === "string" && (Object.hasOwn(members, property) || has(property)) ||
         Reflect.has(target, property),
     });
     this.#contexts.set(ctx, proxy);

@@ -174,6 +174,7 @@ test("createInboxContext makes a listener's context: recipient, a signal that ne
   });
   const ctx = createInboxContext({ data: { n: 1 }, recipient: "alice", activity: follow });
   assertEquals(ctx.recipient, "alice");
+  assert("forwardActivity" in ctx && "recipient" in ctx && !("hasDeliveredActivity" in ctx));
   assertEquals(ctx.signal.aborted, false);
   assertEquals(ctx.data, { n: 1 });
   await ctx.forwardActivity({ identifier: "alice" }, bob);
@@ -197,6 +198,7 @@ test("createOutboxContext makes an outbox listener's context that tells whether 
   const ctx = createOutboxContext({ data: undefined, identifier: "alice", federation });
   assertEquals(ctx.identifier, "alice");
   assertEquals(ctx.request.method, "POST");
+  assert("hasDeliveredActivity" in ctx && "forwardActivity" in ctx && "identifier" in ctx);
   assertEquals(ctx.hasDeliveredActivity(), false);
   await ctx.sendActivity({ identifier: "alice" }, bob, note("8"));
   assertEquals(ctx.hasDeliveredActivity(), true);
