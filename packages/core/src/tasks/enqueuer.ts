@@ -100,6 +100,15 @@ export class TaskEnqueuer<TContextData> {
   }
 
   /**
+   * The clock the enqueuer stamps with: `Date.now`, or the app-testing
+   * kit's.
+   * @since 0.4.0
+   */
+  get now(): EpochClock {
+    return this.#options.now ?? Date.now;
+  }
+
+  /**
    * Enqueues prepared task messages, holding their deduplication keys.
    * @param prepared The messages, their queue and options.
    * @param start The context data to start the workers with, when the

@@ -18,6 +18,33 @@ export const CLOCK_SEAM: unique symbol = Symbol.for("fedwork.testing.clock") as 
 export type EpochClock = () => number;
 
 /**
+ * What a federation hands the clock seam's owner, so that recurring
+ * schedules run as its clock moves.  Internal.
+ * @since 0.4.0
+ */
+export interface ClockSeamDriver {
+  /**
+   * Enqueues the schedules' ticks due at `now`.
+   * @param now Epoch milliseconds.
+   * @returns When the earliest next tick is due, or `undefined`.
+   */
+  runSchedulesAt(now: number): Promise<number | undefined>;
+}
+
+/**
+ * Hands `driver` to the clock under {@link CLOCK_SEAM}, when that clock
+ * has an `attach()` method.  Internal.
+ * @param options The federation's options.
+ * @param driver What the clock's owner may call.
+ * @since 0.4.0
+ */
+export function attachClockSeam(options: object, driver: ClockSeamDriver): void {
+  const seam = (options as { readonly [CLOCK_SEAM]?: unknown })[CLOCK_SEAM];
+  const attach = typeof seam === "function" ? (seam as { attach?: unknown }).attach : undefined;
+  if (typeof attach === "function") attach.call(seam, driver);
+}
+
+/**
  * The clock a federation's options carry under {@link CLOCK_SEAM}, or
  * `Date.now`.  Internal.
  * @param options The federation's options.

@@ -64,3 +64,29 @@ test("a task's enqueue time is the kit's clock's", async () => {
   await federation.clock.advance({ minutes: 1 });
   assertEquals(seen, [START + 180_000]);
 });
+
+test("a recurring schedule's ticks run as the clock passes them, each at its tick", async () => {
+  const federation = createFederation<void>({ now: START });
+  const ticks: string[] = [];
+  const digest = federation.defineTask("digest", {
+    schema: z.object({ list: z.string() }),
+    handler: (_ctx, { list }) =>
+      void ticks.push(`${list} ${new Date(federation.clock.now() - START).toISOString()}`),
+  });
+  const schedule = await federation.scheduleTask(digest, { list: "daily" }, {
+    id: "digest",
+    every: { hours: 1 },
+    baseUrl: origin.href,
+  });
+  assertEquals(schedule.createdAt.getTime(), START);
+  assertEquals(await federation.clock.advance({ minutes: 59 }), []);
+  const runs = await federation.clock.advance({ hours: 2 });
+  assertEquals(runs.map((run) => [run.taskName, run.outcome]), [
+    ["digest", "completed"],
+    ["digest", "completed"],
+  ]);
+  assertEquals(ticks, ["daily 1970-01-01T01:00:00.000Z", "daily 1970-01-01T02:00:00.000Z"]);
+  assertEquals(await federation.unscheduleTask("digest"), true);
+  assertEquals(await federation.clock.advance({ hours: 3 }), []);
+  assertEquals(ticks.length, 2);
+});

@@ -41,6 +41,11 @@ const EVENT_TYPES: readonly MessageEventType[] = [
 ];
 const DEFAULT_MAX_RUNS = 1000;
 const CLOCK_SEAM = Symbol.for("fedwork.testing.clock");
+
+/** What core's clock seam hands back: its recurring schedules. */
+interface ScheduleDriver {
+  runSchedulesAt(now: number): Promise<number | undefined>;
+}
 const OPTION_NAMES = ["contextData", "origin", "documentLoader", "now", "federation"];
 
 /** Which proxies are test federations, and their state. */
@@ -106,6 +111,8 @@ export class TestFederationState<TContextData> {
   readonly #documentLoader: DocumentLoader;
   #events: MessageEvent[] = [];
   #callbackErrors: unknown[] | undefined;
+  #schedules: ScheduleDriver | undefined;
+  #nextScheduleAt: number | undefined;
 
   constructor(options: MockFederationOptions<TContextData>) {
     checkOptions(options);
@@ -116,7 +123,11 @@ export class TestFederationState<TContextData> {
     this.#documentLoader = withPreloadedContexts(options.documentLoader ?? refuseToLoad);
     // Core's clock seam (no public option): what it stores as "now"
     // (debounce bursts, throttle periods, enqueue times) reads this clock.
-    const clockSeam = { [CLOCK_SEAM]: () => this.clock.now() };
+    // It also hands back how to run recurring schedules as the clock moves.
+    const now = Object.assign(() => this.clock.now(), {
+      attach: (driver: ScheduleDriver) => void (this.#schedules = driver),
+    });
+    const clockSeam = { [CLOCK_SEAM]: now };
     this.real = createRealFederation<TContextData>({
       ...options.federation,
       kv: new TestKvStore(this.clock),
@@ -132,6 +143,17 @@ export class TestFederationState<TContextData> {
       nextDueAt: () => this.queue.nextDueAt(),
       runDue: () => this.runPendingTasks(),
     });
+    // Recurring schedules: a tick due on the clock enqueues its task, which
+    // runs at once, at the tick's time.
+    this.clock.addTimeline({
+      nextDueAt: () => this.#nextScheduleAt,
+      runDue: async () => {
+        const due = this.#nextScheduleAt;
+        if (due == null || due > this.clock.now()) return [];
+        await this.refreshSchedules();
+        return await this.runPendingTasks();
+      },
+    });
     this.recorder = new ContextRecorder<TContextData>(this);
     this.proxy = this.recorder.wrapFederation(this.real, {
       sentActivities: () => this.sentActivities,
@@ -144,6 +166,10 @@ export class TestFederationState<TContextData> {
       runPendingTasks: () => this.runPendingTasks.bind(this),
       reset: () => () => void (this.sentActivities = []),
       startQueue: () => this.startQueue.bind(this),
+      scheduleTask: () => (...args: Parameters<Federation<TContextData>["scheduleTask"]>) =>
+        this.#afterSchedulesChange(this.real.scheduleTask(...args)),
+      unscheduleTask: () => (id: string) =>
+        this.#afterSchedulesChange(this.real.unscheduleTask(id)),
     });
     states.set(this.proxy, this as TestFederationState<unknown>);
   }
@@ -154,6 +180,17 @@ export class TestFederationState<TContextData> {
     this.contextData = contextData;
     this.queueStarted = true;
     return Promise.resolve();
+  }
+
+  // Enqueues the ticks due now and notes when the next one is.
+  async refreshSchedules(): Promise<void> {
+    this.#nextScheduleAt = await this.#schedules?.runSchedulesAt(this.clock.now());
+  }
+
+  async #afterSchedulesChange<T>(change: Promise<T>): Promise<T> {
+    const result = await change;
+    await this.refreshSchedules();
+    return result;
   }
 
   callbackFailed(error: unknown): void {
