@@ -32,6 +32,7 @@ export {
   PermanentError,
   PoisonMessageError,
   RetryNotStoredError,
+  type RunWaitCause,
   type ThroughputBucket,
 } from "./processing/mod.ts";
 export * from "./activitypub/mod.ts";

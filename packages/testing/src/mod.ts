@@ -62,3 +62,7 @@ export {
   testBatchHandlers,
 } from "./batch-handler-suite.ts";
 export type { PauseBackend } from "./pause-app.ts";
+export { type HostLimitsConformanceOptions, testHostLimits } from "./host-limits-suite.ts";
+
+export { type DurableStepsConformanceOptions, testDurableSteps } from "./durable-steps-suite.ts";
+export type { DurableStepsBackend } from "./durable-steps-app.ts";

@@ -1,6 +1,7 @@
 // The Federation interface and its option types: interfaces only, so that
 // what an application programs against can be read without the wiring
 // (federation.ts implements it).
+import type { SendEventOptions, SendEventResult } from "../tasks/steps/types.ts";
 import type { PauseOperations } from "../operator/pauses/mod.ts";
 import type { MessageEventListener, MessageEventType } from "../processing/events.ts";
 import type { HostHealthOperations } from "../operator/host-health/mod.ts";
@@ -79,6 +80,26 @@ export interface Federation<TContextData>
    * @since 0.2.0
    */
   createContext(request: Request, contextData: TContextData): RequestContext<TContextData>;
+
+  /**
+   * Sends an event to the tasks that wait for it with
+   * `ctx.step.waitForEvent(id, { event, key })`, in any process sharing
+   * this federation's key–value store and queues: they resume with its
+   * data.  The event is also kept for its `keepFor` window (1 hour by
+   * default), so that a wait starting after it still sees it.
+   * @param event The event's name.
+   * @param options The key, the data and the window.
+   * @returns How many waiting tasks were woken.
+   * @throws {TypeError} When the name or an option is invalid.
+   * @throws {TaskPayloadEncodingError} When the data cannot be encoded or
+   *         is over 64 KiB encoded.
+   * @example
+   * ```ts ignore
+   * await federation.sendEvent("import-approved", { key: importId, data: { by: "admin" } });
+   * ```
+   * @since 0.4.0
+   */
+  sendEvent<TData>(event: string, options: SendEventOptions<TData>): Promise<SendEventResult>;
 
   /**
    * Answers an HTTP request with what the federation registered: actors,

@@ -40,6 +40,7 @@ import type {
 import type { TaskRegistry as GenericTaskRegistry } from "../tasks/registry.ts";
 import type { TaskResultValue } from "../tasks/result.ts";
 import type { TaskRunInfo } from "../tasks/run-info.ts";
+import type { SendEventOptions, SendEventResult, TaskSteps } from "../tasks/steps/types.ts";
 import type {
   BatchEnqueueResult,
   BatchMember,
@@ -429,6 +430,20 @@ export interface Context<TContextData> {
   ): Promise<void>;
 
   /**
+   * Sends an event to the tasks waiting for it (`ctx.step.waitForEvent()`):
+   * what `federation.sendEvent()` does.
+   * @param event The event's name.
+   * @param options The key, the data and the window.
+   * @returns How many waiting tasks were woken.
+   * @throws {TypeError} When the name or an option is invalid.
+   * @since 0.4.0
+   */
+  sendEvent<TEventData>(
+    event: string,
+    options: SendEventOptions<TEventData>,
+  ): Promise<SendEventResult>;
+
+  /**
    * Enqueues a typed background task for a worker to run.  The payload is
    * validated against the task's schema and encoded before anything is
    * enqueued, so a bad payload fails here, in the caller.
@@ -743,6 +758,23 @@ export interface InboxContext<TContextData> extends Context<TContextData> {
 export interface TaskContext<TContextData> extends Context<TContextData> {
   /** The run this handler is in. */
   readonly task: TaskRunInfo;
+
+  /**
+   * Durable steps: results recorded in the key–value store, so that a run
+   * after a retry, a crash, a sleep or a wait skips what was done.
+   * @example
+   * ```ts ignore
+   * const followed = await ctx.step.run("follow", () => sendFollow(ctx, actor));
+   * await ctx.step.sleep("pause", { hours: 1 });
+   * const accept = await ctx.step.waitForEvent("accept", {
+   *   event: "follow-accepted",
+   *   key: followed.id,
+   *   timeout: { days: 7 },
+   * });
+   * ```
+   * @since 0.4.0
+   */
+  readonly step: TaskSteps;
 
   /**
    * Adds members to the batch this task is a member of (a fan-out): they

@@ -42,6 +42,7 @@ import type {
   SendActivityOptionsForCollection,
   SenderIdentity,
 } from "../activitypub/outbox/send-options.ts";
+import type { SendEventOptions, SendEventResult } from "../tasks/steps/types.ts";
 import { type ActivityTransport, sendActivity } from "../activitypub/outbox/send-activity.ts";
 import {
   checkTaskEnqueueOptions,
@@ -496,6 +497,13 @@ export class ContextImpl<TContextData> implements Context<TContextData> {
       return Promise.reject(error);
     }
     return this.#enqueueTasks(task, payloads, options as TaskEnqueueManyOptions<unknown>);
+  }
+
+  sendEvent<TEventData>(
+    event: string,
+    options: SendEventOptions<TEventData>,
+  ): Promise<SendEventResult> {
+    return this.#host.federation.sendEvent(event, options);
   }
 
   enqueueBatch<TData = null>(

@@ -79,6 +79,13 @@ import type { TaskSchedule } from "../operator/schedules/mod.ts";
 import type { CountFailedTasksOptions, FailedTaskDetails } from "../operator/records/mod.ts";
 import { TaskStatusTracker } from "../operator/status/mod.ts";
 import { TaskEnqueuer } from "../tasks/enqueuer.ts";
+import {
+  createStepObserver,
+  type SendEventOptions,
+  type SendEventResult,
+  sendStepEvent,
+} from "../tasks/steps/mod.ts";
+import { createStepsWiring } from "./steps-wiring.ts";
 import type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
 import { MessageMetrics } from "../processing/metrics.ts";
 import type { QueueDepthEntry } from "../operator/monitoring/mod.ts";
@@ -107,6 +114,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
   /** Decides what becomes of every message.  Internal. */
   readonly dispatcher: MessageDispatcher<TContextData>;
   readonly #events = new MessageEventHub();
+  /** The step runners' host and the wake-up of waiting tasks (0.4.0). */
+  readonly #steps: ReturnType<typeof createStepsWiring>;
   readonly #tracer: Tracer;
   readonly #listening = new Set<MessageQueue>();
   /** Which worker of this process runs each message (0.4.0). */
@@ -182,6 +191,16 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         queue: () => queues.fanout,
       }),
     );
+    this.#steps = createStepsWiring({
+      kv: this.options.kv,
+      documentLoader: this.options.documentLoader,
+      taskStatusRetentionMs: this.options.taskStatusRetentionMs,
+      tracer: this.#tracer,
+      tasks: this.registry.tasks,
+      routing: () => this.#routing,
+      taskEnqueuer: () => this.taskEnqueuer,
+      taskStatus: () => this.taskStatus,
+    });
     this.dispatcher.register(
       "task",
       createTaskMessageHandler({
@@ -206,8 +225,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           await this.taskStatus.progress(message, progress);
           await this.operator.webhooks.progress(message, progress);
         },
+        steps: this.#steps.host,
       }),
     );
+    this.dispatcher.observe(createStepObserver(this.options.kv, this.#steps.wake));
     this.outbox = new Outbox<TContextData, Context<TContextData>>({
       queues,
       fanoutDeliveries: this.options.fanoutDeliveries,
@@ -223,7 +244,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       hostHealth: () => this.operator.hostHealth,
       hostPolicy: this.options.hostPolicy == null
         ? undefined
-        : new DeliveryHostPolicy(this.options.hostPolicy, this.options.kv),
+        : new DeliveryHostPolicy(this.options.hostPolicy, this.options.kv, queues.outbox != null),
       createContext: (baseUrl, contextData) => this.createContext(baseUrl, contextData),
       getKeyPairs: (ctx, identifier) => this.#senderKeys.get(ctx, identifier),
       enqueue: (queue, messages, contextData, options) =>
@@ -356,6 +377,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       checkLimitStore(name, options, this.options.kv);
     }
     return super.defineTask(name, options as TaskDefinitionOptions<TContextData, TSchema, TResult>);
+  }
+
+  sendEvent<TData>(event: string, options: SendEventOptions<TData>): Promise<SendEventResult> {
+    return sendStepEvent(this.options.kv, this.#steps.wake, event, options);
   }
 
   getTaskStatus(id: string): Promise<TaskStatus | undefined>;

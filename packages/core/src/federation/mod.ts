@@ -65,6 +65,11 @@ export type { OutboxListenerSetters } from "./federatable-api.ts";
 export type { FederationHostHealthOptions } from "../operator/host-health/options.ts";
 export type { FanoutDeliveriesOptions } from "../activitypub/outbox/fanout.ts";
 export type { HostBlockPredicate, HostPolicyOptions } from "../activitypub/host-policy/options.ts";
+export type {
+  HostConcurrencyFunction,
+  HostRate,
+  HostRateFunction,
+} from "../activitypub/host-policy/limits-options.ts";
 export { BlockedHostError } from "../activitypub/outbox/errors.ts";
 export type { HostHealthOperations } from "../operator/host-health/mod.ts";
 export type { FederationWebhookOptions } from "../operator/webhooks/options.ts";

@@ -536,6 +536,18 @@ export function resolveFederationOptions<TContextData>(
   }
   const timeouts = resolveTimeoutOptions(options);
   const hostPolicy = resolveHostPolicy(options.hostPolicy);
+  if (
+    (hostPolicy?.concurrencyOf != null || hostPolicy?.rateOf != null) &&
+    typeof kv.cas !== "function"
+  ) {
+    const option = hostPolicy.concurrencyOf != null ? "hostPolicy.concurrency" : "hostPolicy.rate";
+    throw new FederationOptionError(
+      option,
+      `The ${option} option needs a KvStore with cas(), so that every worker process shares ` +
+        "the hosts' limits; this store has none (use MemoryKvStore, SqliteKvStore, " +
+        "PostgresKvStore, RedisKvStore or DenoKvStore).",
+    );
+  }
   const fanoutDeliveries = resolveFanoutDeliveries(
     options.fanoutDeliveries,
     timeouts.outboxTimeoutMs,

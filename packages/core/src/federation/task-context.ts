@@ -1,6 +1,8 @@
 import type { BatchEnqueueOrigin } from "../operator/batches/batches.ts";
 import type { BatchEnqueueResult, BatchMember } from "../operator/batches/types.ts";
 import type { TaskRunInfo } from "../tasks/run-info.ts";
+import { stepRunnerOf } from "../tasks/steps/mod.ts";
+import type { TaskSteps } from "../tasks/steps/types.ts";
 import { type ContextHost, ContextImpl } from "./context.ts";
 import type { TaskContext } from "./context-api.ts";
 
@@ -29,6 +31,17 @@ export class TaskContextImpl<TContextData> extends ContextImpl<TContextData>
   constructor(host: ContextHost<TContextData>, url: URL, data: TContextData, task: TaskRunInfo) {
     super(host, url, data, true);
     this.task = task;
+  }
+
+  get step(): TaskSteps {
+    const runner = stepRunnerOf(this.task);
+    if (runner == null) {
+      throw new TypeError(
+        `The task ${JSON.stringify(this.task.name)} (${this.task.id}) runs without durable ` +
+          "steps; ctx.step is only available in task handlers a federation runs.",
+      );
+    }
+    return runner;
   }
 
   override clone(data: TContextData): TaskContextImpl<TContextData> {

@@ -484,6 +484,16 @@ export class MessageDispatcher<TContextData> {
     }
     const duration = performance.now() - begun;
     const taskName = handler?.taskName?.(checked ?? message);
+    if (dropDetails?.stale) {
+      // A stale copy of a message that lives on: its outcome is no news.
+      logger.debug("Dropped a stale copy of message {messageId} ({messageType}): {reason}", {
+        messageId: message.id,
+        messageType: message.type,
+        taskName,
+        reason: outcome.type === "dropped" ? outcome.reason : undefined,
+      });
+      return outcome;
+    }
     this.#log(message, taskName, outcome, dropDetails, source);
     // The event object is built only for someone to receive it: this is the
     // hot path of every message.
@@ -609,7 +619,7 @@ export class MessageDispatcher<TContextData> {
     const next = handOverMessage({
       ...message,
       ...error.messageFields,
-      waits: (message.waits ?? 0) + 1,
+      ...(error.counted ? { waits: (message.waits ?? 0) + 1 } : {}),
       dueAt: new Date(Date.now() + error.delayMs).toISOString(),
     });
     try {
@@ -810,6 +820,9 @@ function toEvent(
   event.enqueuedAt = new Date(Number.isNaN(started) ? 0 : started);
   event.duration = duration;
   if (timedOut != null) event.abandoned = timedOut.abandoned;
+  if (outcome.type === "retrying" && outcome.error instanceof RunPostponedError) {
+    event.waitFor = outcome.error.waitFor;
+  }
   return event as unknown as MessageEvent;
 }
 

@@ -81,11 +81,19 @@ export class MalformedMessageError extends Error {
    * superseded).
    */
   readonly level: "info" | "warning" | "error";
+  /**
+   * Whether the message is a stale copy of one that lives on (a durable
+   * step's continuation a wake-up superseded, since 0.4.0): dropped
+   * without an event, so that the task's status and records stay those of
+   * the live copy.
+   */
+  readonly stale: boolean;
 
   /**
    * @param reason Why the message cannot be processed.
    * @param options `cause`: the underlying error; `details`: structured
-   *                properties for the log; `level`: the log level.
+   *                properties for the log; `level`: the log level;
+   *                `stale`: drop it without an event.
    */
   constructor(
     reason: string,
@@ -93,12 +101,14 @@ export class MalformedMessageError extends Error {
       readonly cause?: unknown;
       readonly details?: Readonly<Record<string, unknown>>;
       readonly level?: "info" | "warning" | "error";
+      readonly stale?: boolean;
     } = {},
   ) {
     super(reason, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "MalformedMessageError";
     this.details = options.details ?? {};
     this.level = options.level ?? "error";
+    this.stale = options.stale ?? false;
   }
 }
 

@@ -1,5 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import type { Temporal } from "@js-temporal/polyfill";
+import type { RunWaitCause } from "./run-postponed.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
 
@@ -69,6 +70,16 @@ export interface MessageRetryingEvent extends MessageEventBase {
    * @since 0.3.0
    */
   readonly reason: "error" | "timeout" | "shutdown" | "wait";
+  /**
+   * With `reason: "wait"`: what it waits for: `"retryAfter"` (its host's
+   * `Retry-After`), `"concurrency"` (its concurrency key is full, or for a
+   * delivery every slot of its host under `hostPolicy.concurrency` is
+   * taken), `"rate"` (its start under a rate limit or `hostPolicy.rate` is
+   * later), `"step"` (a durable step sleeps or waits), or `"other"`.
+   * Absent otherwise.
+   * @since 0.4.0
+   */
+  readonly waitFor?: RunWaitCause;
   /**
    * With `reason: "timeout"`: `true` when the handler ignored its signal
    * through the grace period and was left running; `false` when it

@@ -9,6 +9,7 @@ import type { BaseMessage } from "./envelope.ts";
 import type { MessageEvent } from "./events.ts";
 import { RunPostponedError } from "./run-postponed.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
+import { durationToMilliseconds } from "../time/duration.ts";
 
 /** The instrumentation scope name of Fedwork's meters. */
 const METER_NAME = "@fedwork/core";
@@ -40,6 +41,8 @@ export const MESSAGE_METRICS = {
   quarantined: "fedwork.message.quarantined",
   /** @since 0.4.0 */
   waited: "fedwork.message.waited",
+  /** @since 0.4.0 */
+  waitDelay: "fedwork.message.wait_delay",
 } as const;
 
 /**
@@ -67,6 +70,7 @@ export class MessageMetrics {
   readonly #abandoned: Counter;
   readonly #quarantined: Counter;
   readonly #waited: Counter;
+  readonly #waitDelay: Histogram;
   /**
    * Attribute sets by kind, task name and outcome, built once: observing
    * runs for every message, and building them anew was a tenth of the
@@ -145,6 +149,10 @@ export class MessageMetrics {
       "Runs put back to wait without spending an attempt (fedwork.wait.cause: concurrency, " +
         "rate, retryAfter or other); also counted as retried.",
     );
+    this.#waitDelay = meter.createHistogram(MESSAGE_METRICS.waitDelay, {
+      description: "How long a run was put back to wait for (fedwork.wait.cause).",
+      unit: "s",
+    });
     // The API hands out one shared instrument of each kind for nothing to
     // record; a meter provider made with another copy of the API is taken
     // as recording, which is only slower.
@@ -166,7 +174,8 @@ export class MessageMetrics {
     ];
     const noopHistogram = noop.createHistogram("noop");
     this.recording = counters.some((instrument) => instrument !== noopCounter) ||
-      this.#duration !== noopHistogram || this.#queueWait !== noopHistogram;
+      this.#duration !== noopHistogram || this.#queueWait !== noopHistogram ||
+      this.#waitDelay !== noopHistogram;
   }
 
   /**
@@ -232,7 +241,11 @@ export class MessageMetrics {
         if (event.reason === "timeout") this.#recordTimeout(attributes, event.abandoned);
         else if (event.reason === "wait") {
           const cause = event.error instanceof RunPostponedError ? event.error.waitFor : "other";
-          this.#waited.add(1, { ...attributes, "fedwork.wait.cause": cause });
+          const waited = { ...attributes, "fedwork.wait.cause": cause };
+          this.#waited.add(1, waited);
+          if (event.delay != null) {
+            this.#waitDelay.record(durationToMilliseconds(event.delay, "delay") / 1000, waited);
+          }
         }
         break;
       case "failed":

@@ -51,6 +51,7 @@ export {
   type MessageUnhandledEvent,
 } from "./events.ts";
 export type { Outcome, OutcomeType } from "./outcome.ts";
+export type { RunWaitCause } from "./run-postponed.ts";
 export { MESSAGE_METRICS, MessageMetrics } from "./metrics.ts";
 export {
   type GetThroughputOptions,

@@ -20,6 +20,9 @@ import { normalizeTaskProgress, type TaskProgressInput } from "./progress.ts";
 import type { TaskRunInfo } from "./run-info.ts";
 import { keepTaskResult, TaskItemCollector } from "./run-many.ts";
 
+import { RunPostponedError } from "../processing/run-postponed.ts";
+import { markStepsUsed, setStepRunner, StepRunner, type StepRunnerHost } from "./steps/mod.ts";
+
 const logger = getLogger(["fedwork", "task"]);
 
 /**
@@ -105,6 +108,12 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
     message: TaskMessage,
     data: unknown,
   ) => Promise<LimitedRun | undefined>;
+  /**
+   * Where `ctx.step` keeps its records and how it enqueues children.
+   * Without it, handlers have no durable steps.
+   * @since 0.4.0
+   */
+  readonly steps?: StepRunnerHost;
   readonly watchCancellation?: (
     message: TaskMessage,
     signal: AbortSignal,
@@ -326,6 +335,13 @@ export function createTaskMessageHandler<TContextData, TContext>(
       if (message.batch?.role === "member" && typeof message.batch.id === "string") {
         info.batchId = message.batch.id;
       }
+      let steps: StepRunner | undefined;
+      if (options.steps != null) {
+        steps = new StepRunner(options.steps, message);
+        setStepRunner(info, steps);
+        // A continuation of an older generation is dropped before it runs.
+        if (message.steps != null) await steps.prepare();
+      }
       const starting = options.onStart?.(message);
       if (starting instanceof Promise) await starting;
       if (task.many != null) {
@@ -363,8 +379,13 @@ export function createTaskMessageHandler<TContextData, TContext>(
         returned = task.handler(ctx as TContext, data);
         if (isThenable(returned)) returned = await returned;
       } catch (error) {
+        if (steps?.used) markStepsUsed(message);
         // A cancelled task's error is the cancellation's doing: no onError.
         if (watch?.cancelled) throw cancelled(message, watch, true, error);
+        // A sleep or wait ends the run, even if the handler caught it: no
+        // failure.
+        if (steps?.suspension != null) throw steps.suspension;
+        if (error instanceof RunPostponedError) throw error;
         if (task.onError != null) {
           try {
             await task.onError(ctx, error, data);
@@ -378,6 +399,8 @@ export function createTaskMessageHandler<TContextData, TContext>(
         }
         throw error;
       }
+      if (steps?.used) markStepsUsed(message);
+      if (steps?.suspension != null) throw steps.suspension;
       if (returned !== undefined) keepTaskResult(task, message, returned);
       if (watch?.cancelled) throw cancelled(message, watch, true);
     } finally {

@@ -61,6 +61,30 @@ export interface TaskMessage extends BaseMessage {
    * @since 0.3.0
    */
   readonly batch?: { readonly id: string; readonly role: "member" | "completion" };
+  /**
+   * For a task that continues its durable steps after a sleep or wait: the
+   * generation of its step records this message is for (an older one is
+   * dropped), and the event that woke it, if one did.
+   * @since 0.4.0
+   */
+  readonly steps?: TaskMessageSteps;
+  /**
+   * For a child task that `ctx.step.invoke()` enqueued: the parent's id,
+   * which hears how the child ended.
+   * @since 0.4.0
+   */
+  readonly invokedBy?: { readonly id: string };
+}
+
+/**
+ * The durable-steps state a continuing {@link TaskMessage} carries.
+ * @since 0.4.0
+ */
+export interface TaskMessageSteps {
+  /** The generation of the task's step records this message is for. */
+  readonly gen: number;
+  /** The id of the waiting step an event woke, and the event's encoded data. */
+  readonly woken?: { readonly step: string; readonly data: string };
 }
 
 /**

@@ -44,3 +44,18 @@ export {
   type TaskResultOmission,
   type TaskResultValue,
 } from "./result.ts";
+export {
+  DEFAULT_STEP_EVENT_WINDOW_MS,
+  MAX_STEP_RECORD_BYTES,
+  MAX_STEP_WAIT_MS,
+  MAX_TASK_STEPS,
+  type SendEventOptions,
+  type SendEventResult,
+  type StepRunOptions,
+  TaskStepError,
+  TaskStepInvokeError,
+  type TaskStepProblem,
+  type TaskSteps,
+  type TaskStepsStatus,
+  type WaitForEventOptions,
+} from "./steps/mod.ts";

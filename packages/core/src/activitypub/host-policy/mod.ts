@@ -13,3 +13,9 @@ export {
 export { hostNameOf, normalizeHostName } from "./host-name.ts";
 export { retryAfterMilliseconds } from "./retry-after.ts";
 export { HostWaits } from "./host-waits.ts";
+export type {
+  HostConcurrencyFunction,
+  HostRate,
+  HostRateFunction,
+  ResolvedHostRate,
+} from "./limits-options.ts";

@@ -9,6 +9,14 @@ import {
 } from "../../options/federation-option-error.ts";
 import type { DurationInput } from "../../time/duration.ts";
 import { normalizeHostName } from "./host-name.ts";
+import {
+  type HostConcurrencyFunction,
+  type HostRate,
+  type HostRateFunction,
+  type ResolvedHostRate,
+  resolveHostConcurrency,
+  resolveHostRate,
+} from "./limits-options.ts";
 
 /**
  * Decides whether a remote host is blocked: gets the host's name,
@@ -43,6 +51,29 @@ export interface HostPolicyOptions {
    * @default `{ max: { hours: 1 } }`
    */
   readonly retryAfter?: { readonly max?: DurationInput } | false;
+  /**
+   * How many deliveries to one host (its name and port) may be in flight
+   * at once, across every worker process sharing the federation's
+   * key–value store: a positive integer (at most 10,000), or a function
+   * of the host's normalised name returning one (or `undefined` for no
+   * limit).  A delivery that finds its host's slots taken waits in the
+   * outbox queue, without holding a worker or spending an attempt.  Needs
+   * a key–value store with `cas()`.
+   * @default no limit
+   * @since 0.4.0
+   */
+  readonly concurrency?: number | HostConcurrencyFunction;
+  /**
+   * How many deliveries to one host may start per period, across every
+   * worker process: `{ limit, period }` (starts are spread evenly, one
+   * every `period / limit`), or a function of the host's normalised name
+   * returning one (or `undefined` for none).  A delivery that must wait
+   * for its start waits in the outbox queue, without holding a worker or
+   * spending an attempt.  Needs a key–value store with `cas()`.
+   * @default no limit
+   * @since 0.4.0
+   */
+  readonly rate?: HostRate | HostRateFunction;
 }
 
 /**
@@ -57,6 +88,20 @@ export interface ResolvedHostPolicy {
   readonly isBlocked?: HostBlockPredicate;
   /** The longest wait a `Retry-After` may cause, in ms; absent when off. */
   readonly maxRetryAfterMs?: number;
+  /**
+   * A host's concurrency limit; `undefined` when none is set.
+   * @param host A host name, normalised by {@link normalizeHostName}.
+   * @throws {FederationOptionError} When a function returned an invalid
+   *         limit, naming it (`hostPolicy.concurrency("a.example")`).
+   */
+  readonly concurrencyOf?: (host: string) => number | undefined;
+  /**
+   * A host's rate; `undefined` when none is set.
+   * @param host A host name, normalised by {@link normalizeHostName}.
+   * @throws {FederationOptionError} When a function returned an invalid
+   *         rate.
+   */
+  readonly rateOf?: (host: string) => ResolvedHostRate | undefined;
 }
 
 const DEFAULT_MAX_RETRY_AFTER_MS = 60 * 60_000;
@@ -81,12 +126,18 @@ export function resolveHostPolicy(
       'The hostPolicy option must be an object such as { block: ["spam.example"] } or false.',
     );
   }
-  assertKnownOptions(option, ["block", "retryAfter"], { prefix: "hostPolicy." });
+  assertKnownOptions(option, ["block", "retryAfter", "concurrency", "rate"], {
+    prefix: "hostPolicy.",
+  });
   const isBlocked = resolveBlock(option.block);
   const maxRetryAfterMs = resolveRetryAfter(option.retryAfter);
+  const concurrencyOf = resolveHostConcurrency(option.concurrency);
+  const rateOf = resolveHostRate(option.rate);
   return {
     ...(isBlocked == null ? {} : { isBlocked }),
     ...(maxRetryAfterMs == null ? {} : { maxRetryAfterMs }),
+    ...(concurrencyOf == null ? {} : { concurrencyOf }),
+    ...(rateOf == null ? {} : { rateOf }),
   };
 }
 

@@ -1,7 +1,8 @@
 // The host policy as deliveries apply it: a delivery to a blocked host is
 // dropped before anything is fetched or sent, a fan-out leaves out the
 // blocked inboxes, and a host that asked to be left alone (429 or 503 with
-// Retry-After) makes its deliveries wait, without spending their attempts.
+// Retry-After) makes its deliveries wait, without spending their attempts,
+// as do a host's concurrency and rate limits (host-limits.ts).
 import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
 import { MalformedMessageError } from "../../processing/errors.ts";
@@ -10,6 +11,7 @@ import { hostNameOf } from "../host-policy/host-name.ts";
 import { HostWaits } from "../host-policy/host-waits.ts";
 import type { ResolvedHostPolicy } from "../host-policy/options.ts";
 import { BlockedHostError, DeliveryError } from "./errors.ts";
+import { DeliveryHostLimits } from "./host-limits.ts";
 import type { OutboxMessage } from "./messages.ts";
 
 const logger = getLogger(["fedwork", "federation", "outbox"]);
@@ -28,14 +30,20 @@ export const MAX_RETRY_AFTER_WAITS = 10;
 export class DeliveryHostPolicy {
   readonly #policy: ResolvedHostPolicy;
   readonly #waits: HostWaits;
+  readonly #limits: DeliveryHostLimits;
 
   /**
    * @param policy The resolved option.
-   * @param kv Where the hosts' waits are kept, for every worker to see.
+   * @param kv Where the hosts' waits, slots and start times are kept, for
+   *           every worker to see.
+   * @param queued Whether deliveries have an outbox queue to wait in for
+   *               their host's limits (`true` by default); without one they
+   *               wait where they are.
    */
-  constructor(policy: ResolvedHostPolicy, kv: KvStore) {
+  constructor(policy: ResolvedHostPolicy, kv: KvStore, queued = true) {
     this.#policy = policy;
     this.#waits = new HostWaits(kv);
+    this.#limits = new DeliveryHostLimits(policy, kv, queued);
   }
 
   /**
@@ -61,16 +69,22 @@ export class DeliveryHostPolicy {
   }
 
   /**
-   * Makes a delivery's attempt unless its host is blocked or asked for a
-   * wait.
+   * Makes a delivery's attempt unless its host is blocked, asked for a
+   * wait, or is at its concurrency or rate limit.
    * @param message The delivery.
+   * @param signal Aborts a wait made in place (without an outbox queue).
    * @param attempt Makes the attempt (host health and all).
    * @throws {MalformedMessageError} When the host is blocked: the delivery
    *         is dropped, with a {@link BlockedHostError} as its error.
-   * @throws {RunPostponedError} When the host asked for a wait.
+   * @throws {RunPostponedError} When the host asked for a wait, or its
+   *         limits make the delivery wait.
    * @throws What `attempt` throws otherwise.
    */
-  async deliver(message: OutboxMessage, attempt: () => Promise<void>): Promise<void> {
+  async deliver(
+    message: OutboxMessage,
+    signal: AbortSignal,
+    attempt: () => Promise<void>,
+  ): Promise<void> {
     const inbox = new URL(message.inbox);
     const isBlocked = this.#policy.isBlocked;
     if (isBlocked != null) {
@@ -88,9 +102,11 @@ export class DeliveryHostPolicy {
           `The host ${host} asked to be left alone for ${Math.ceil(waiting / 1000)} s more ` +
             "(Retry-After).",
           waiting,
+          { waitFor: "retryAfter" },
         );
       }
     }
+    if (this.#limits.active) return await this.#limits.run(message, signal, attempt);
     await attempt();
   }
 
@@ -122,7 +138,7 @@ export class DeliveryHostPolicy {
           (waitMs < asked ? ` (capped by hostPolicy.retryAfter.max from ${asked} ms)` : "") +
           ".",
         waitMs,
-        { cause: error },
+        { cause: error, waitFor: "retryAfter" },
       );
     }
   }

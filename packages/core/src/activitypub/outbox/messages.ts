@@ -29,6 +29,26 @@ export interface OutboxMessage extends BaseMessage {
    * @since 0.4.0
    */
   readonly collectionSync?: string;
+  /**
+   * What a delivery waiting for its host's limits carries to its next run;
+   * absent from the others.
+   * @since 0.4.0
+   */
+  readonly hostLimits?: HostLimitState;
+}
+
+/**
+ * What a delivery waiting for its host's limits (`hostPolicy.concurrency`
+ * and `hostPolicy.rate`) carries to its next run.  Opaque.
+ * @since 0.4.0
+ */
+export interface HostLimitState {
+  /** The attempt it waits for: a retry starts afresh. */
+  readonly attempt: number;
+  /** How many times it found its host's slots all taken. */
+  readonly slotWaits: number;
+  /** The start time its host's rate gave it, in epoch milliseconds. */
+  readonly startAt?: number;
 }
 
 /**

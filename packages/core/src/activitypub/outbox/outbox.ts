@@ -329,6 +329,7 @@ export class Outbox<
     const post = () => policy.honourRetryAfter(message, () => this.#deliverNow(message, run));
     return policy.deliver(
       message,
+      run.signal,
       hostHealth == null ? post : () => hostHealth.deliver(message, post),
     );
   }

@@ -1,3 +1,5 @@
+import { readTaskStepsStatus } from "../../tasks/steps/status.ts";
+import type { TaskStepsStatus } from "../../tasks/steps/types.ts";
 import type { KvKey, KvStore, KvStoreSetManyEntry, KvStoreSetOptions } from "../../kv/kv-store.ts";
 import {
   isInMemoryKvStore,
@@ -116,6 +118,12 @@ export interface TaskStatus<TResult = unknown> {
    * @since 0.4.0
    */
   readonly machineId?: string;
+  /**
+   * For a task with durable steps (`ctx.step`): the step it is at and the
+   * ones recorded, kept across attempts and states like `progress`.
+   * @since 0.4.0
+   */
+  readonly steps?: TaskStepsStatus;
   /** When the record last changed. */
   readonly updatedAt: Date;
 }
@@ -131,8 +139,11 @@ export interface TaskUpdate<TResult = unknown> {
   readonly id: string;
   /** The status after the change. */
   readonly status: TaskStatus<TResult>;
-  /** `"state"` for a change of state, `"progress"` for a progress report. */
-  readonly kind: "state" | "progress";
+  /**
+   * `"state"` for a change of state, `"progress"` for a progress report,
+   * `"step"` (since 0.4.0) for a durable step that starts, sleeps or waits.
+   */
+  readonly kind: "state" | "progress" | "step";
 }
 
 /** A {@link TaskStatus} as stored and sent: dates as ISO strings. */
@@ -148,6 +159,7 @@ interface StoredTaskStatus {
   readonly reason?: string;
   readonly workerId?: string;
   readonly machineId?: string;
+  readonly steps?: TaskStepsStatus;
   readonly updatedAt: string;
 }
 
@@ -201,13 +213,14 @@ function toStored(status: TaskStatus): StoredTaskStatus {
   if (status.reason !== undefined) stored.reason = status.reason;
   if (status.workerId !== undefined) stored.workerId = status.workerId;
   if (status.machineId !== undefined) stored.machineId = status.machineId;
+  if (status.steps !== undefined) stored.steps = status.steps;
   return stored;
 }
 
 /** Whether a stored record holds objects from its status (progress, result). */
 function sharesObjects(stored: StoredTaskStatus): boolean {
   return stored.progress !== undefined || stored.result !== undefined ||
-    stored.resultOmitted !== undefined;
+    stored.resultOmitted !== undefined || stored.steps !== undefined;
 }
 
 function fromStored(value: unknown): TaskStatus | undefined {
@@ -221,6 +234,7 @@ function fromStored(value: unknown): TaskStatus | undefined {
   }
   const p = v.progress as StoredTaskStatus["progress"] | undefined;
   const error = readErrorDescription(v.error);
+  const steps = v.steps === undefined ? undefined : readTaskStepsStatus(v.steps);
   return {
     id: v.id,
     name: v.name,
@@ -241,6 +255,7 @@ function fromStored(value: unknown): TaskStatus | undefined {
     ...(typeof v.workerId === "string" && typeof v.machineId === "string"
       ? { workerId: v.workerId, machineId: v.machineId }
       : {}),
+    ...(steps === undefined ? {} : { steps }),
     updatedAt: new Date(v.updatedAt),
   };
 }
@@ -281,7 +296,7 @@ export function decodeTaskUpdate(payload: string): TaskUpdate | undefined {
   const status = fromStored(v.status);
   if (
     status == null || typeof v.id !== "string" || v.id !== status.id ||
-    (v.kind !== "state" && v.kind !== "progress")
+    (v.kind !== "state" && v.kind !== "progress" && v.kind !== "step")
   ) {
     return undefined;
   }

@@ -1,3 +1,4 @@
+import type { TaskStepsStatus } from "../../tasks/steps/types.ts";
 import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
@@ -282,6 +283,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
       updatedAt: new Date(),
     };
     if (previous?.progress != null) status.progress = previous.progress;
+    if (previous?.steps != null) status.steps = previous.steps;
     setRunner(status, this.#runners?.of(message.id));
     const slot = this.#slot(message.id);
     slot.running = status;
@@ -381,11 +383,39 @@ export class TaskStatusTracker implements TaskStatusOperations {
       state: "running",
       attempt: message.attempt,
       progress: { ...progress, at: now },
+      ...(slot?.running?.steps == null ? {} : { steps: slot.running.steps }),
       ...runnerFields(this.#runners?.of(message.id) ?? slot?.running),
       updatedAt: now,
     };
     if (slot?.running != null) slot.running = status;
     await this.#write(status, "progress");
+  }
+
+  /**
+   * Records where a task's durable steps are: written (and published as a
+   * `"step"` update) when `write`, else kept for the next record of the
+   * run (its end).
+   * @param message The task's message.
+   * @param steps The steps' status.
+   * @param write Whether to write it now.
+   * @since 0.4.0
+   */
+  async step(message: TaskMessage, steps: TaskStepsStatus, write: boolean): Promise<void> {
+    if (!this.enabled) return;
+    const slot = this.#tasks.get(message.id);
+    const running = slot?.running;
+    const status: TaskStatus = {
+      id: message.id,
+      name: message.taskName,
+      state: "running",
+      attempt: message.attempt,
+      ...(running?.progress == null ? {} : { progress: running.progress }),
+      steps,
+      ...runnerFields(this.#runners?.of(message.id) ?? running),
+      updatedAt: new Date(),
+    };
+    if (running != null) slot!.running = status;
+    if (write) await this.#write(status, "step");
   }
 
   /**
@@ -427,6 +457,7 @@ export class TaskStatusTracker implements TaskStatusOperations {
       updatedAt: new Date(),
     };
     if (previous?.progress != null) status.progress = previous.progress;
+    if (previous?.steps != null) status.steps = previous.steps;
     if (error != null) status.error = error;
     if (result?.result !== undefined) status.result = result.result;
     if (result?.omitted != null) status.resultOmitted = result.omitted;

@@ -4,6 +4,7 @@ import type { OutboxMessage } from "../../activitypub/outbox/messages.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import type { MessageEvent, MessageFailedEvent } from "../../processing/events.ts";
 import type { MessageRunner } from "../../processing/message-runners.ts";
+import type { TaskStepsStatus } from "../../tasks/steps/types.ts";
 import type { WebhookEventType, WebhookPayload, WebhookTaskInfo } from "./types.ts";
 
 /**
@@ -14,6 +15,8 @@ import type { WebhookEventType, WebhookPayload, WebhookTaskInfo } from "./types.
  * @param result The handler's checked result, for `completed` (since
  *               0.3.0).
  * @param runner The worker that ran the task, if one did (since 0.4.0).
+ * @param steps The task's durable steps, when its run used them (since
+ *              0.4.0).
  * @returns The payload, with a fresh event id.
  * @since 0.2.0
  */
@@ -22,6 +25,7 @@ export function webhookPayloadOfEvent(
   webhookId: string,
   result?: Pick<WebhookTaskInfo, "result" | "resultOmitted">,
   runner?: MessageRunner,
+  steps?: TaskStepsStatus,
 ): WebhookPayload {
   const task: { -readonly [K in keyof WebhookTaskInfo]: WebhookTaskInfo[K] } = {
     id: event.messageId,
@@ -34,6 +38,7 @@ export function webhookPayloadOfEvent(
     task.workerId = runner.workerId;
     task.machineId = runner.machineId;
   }
+  if (steps != null) task.steps = steps;
   if (event.type === "completed" && result != null) {
     if (result.result !== undefined) task.result = result.result;
     if (result.resultOmitted != null) task.resultOmitted = result.resultOmitted;

@@ -1,3 +1,4 @@
+import type { TaskStepsStatus } from "../../tasks/steps/types.ts";
 import type { ErrorDescription } from "../../processing/error-description.ts";
 import type { DurationInput } from "../../time/duration.ts";
 
@@ -234,6 +235,13 @@ export interface WebhookTaskInfo {
    * @since 0.3.0
    */
   readonly started?: boolean;
+  /**
+   * For a task made of durable steps: the step it was at and the ones
+   * recorded, on `completed`, `failed`, `dropped` and `cancelled` events
+   * of a run that used steps.
+   * @since 0.4.0
+   */
+  readonly steps?: TaskStepsStatus;
   /**
    * For a failed delivery (`kind: "delivery"`): the inbox, the activity,
    * and the last HTTP status the inbox answered, when it answered.

@@ -1,3 +1,4 @@
+import { rememberedStepsStatus } from "../../tasks/steps/status.ts";
 import { getLogger } from "@logtape/logtape";
 import type { MessageRunner, MessageRunners } from "../../processing/message-runners.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
@@ -373,7 +374,13 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
     );
     for (const webhook of webhooks) {
       await this.#enqueue(
-        webhookPayloadOfEvent(event, webhook.id, resultInfo(message), runner),
+        webhookPayloadOfEvent(
+          event,
+          webhook.id,
+          resultInfo(message),
+          runner,
+          rememberedStepsStatus(message),
+        ),
         message.baseUrl,
         // The task's processing span is the request's parent.
         trace.traceparent == null ? traceOf(message) : trace,

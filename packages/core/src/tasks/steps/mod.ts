@@ -1,0 +1,64 @@
+/**
+ * Durable steps in task handlers (`ctx.step`): memoized `run`, durable
+ * `sleep`, `waitForEvent` with `sendEvent()`, and `invoke` of child tasks.
+ * @module
+ */
+export { TaskStepError, TaskStepInvokeError, type TaskStepProblem } from "./errors.ts";
+export {
+  checkEventAddress,
+  CHILD_ENDED_EVENT,
+  publishStepEvent,
+  sendStepEvent,
+  type WakeTask,
+} from "./events.ts";
+export {
+  DEFAULT_STEP_EVENT_WINDOW_MS,
+  MAX_STEP_RECORD_BYTES,
+  MAX_STEP_WAIT_MS,
+  MAX_TASK_STEPS,
+} from "./limits.ts";
+export { createStepObserver, markStepsUsed } from "./lifecycle.ts";
+export type { ChildEnding, StepNotice, StepRunnerHost } from "./host.ts";
+export { StepRunner } from "./runner.ts";
+export { loadStepState, type StepRecord, type StepState, stepStateKey } from "./state.ts";
+export {
+  MAX_STATUS_STEP_IDS,
+  readTaskStepsStatus,
+  rememberedStepsStatus,
+  rememberStepsStatus,
+  stepsStatusOf,
+} from "./status.ts";
+export type {
+  SendEventOptions,
+  SendEventResult,
+  StepRunOptions,
+  TaskSteps,
+  TaskStepsStatus,
+  WaitForEventOptions,
+} from "./types.ts";
+
+import type { TaskRunInfo } from "../run-info.ts";
+import type { StepRunner } from "./runner.ts";
+
+const runners = new WeakMap<TaskRunInfo, StepRunner>();
+
+/**
+ * Ties a run's step runner to its run information, for the context.
+ * Internal.
+ * @param info The run information.
+ * @param runner The runner.
+ * @since 0.4.0
+ */
+export function setStepRunner(info: TaskRunInfo, runner: StepRunner): void {
+  runners.set(info, runner);
+}
+
+/**
+ * The step runner of a run.  Internal.
+ * @param info The run information.
+ * @returns The runner, or `undefined` when the federation has none.
+ * @since 0.4.0
+ */
+export function stepRunnerOf(info: TaskRunInfo): StepRunner | undefined {
+  return runners.get(info);
+}

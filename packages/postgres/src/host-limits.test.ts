@@ -1,0 +1,9 @@
+// The host policy across two worker processes on PostgreSQL: per-host
+// concurrency and rate, blocked hosts and Retry-After, against loopback
+// servers.
+import { testHostLimits } from "@fedwork/testing";
+
+testHostLimits({
+  name: "PostgresMessageQueue",
+  backendModule: new URL("./testdata/host-limits-backend.ts", import.meta.url).href,
+});
