@@ -172,6 +172,8 @@ export async function startFedworkApp(
     readonly queue?: MessageQueue;
     readonly kv?: KvStore;
     readonly kvPrefixes?: Partial<FederationKvPrefixes>;
+    /** Defines more (tasks) on the federation before its workers start. */
+    readonly setup?: (federation: Federation<void>) => void;
   } = {},
 ): Promise<TestApp & { readonly federation: Federation<void> }> {
   const queue = options.queue ?? new InProcessMessageQueue();
@@ -232,6 +234,7 @@ export async function startFedworkApp(
       });
       if (object instanceof Note) notes.resolve(object);
     });
+  options.setup?.(federation);
   const { server, posts } = await serveRecorded(
     (request) => federation.fetch(request, { contextData: undefined }),
     options,

@@ -9,7 +9,12 @@ export const ACTIONS = {
   follow: { field: "target", maxLength: 2_048 },
   unfollow: { field: "target", maxLength: 2_048 },
   like: { field: "object", maxLength: 2_048 },
+  // One account a line (a handle or an actor URL), at most 100 of them.
+  "import-follows": { field: "accounts", maxLength: 20_000 },
 } as const;
+
+/** Actions the JSON API offers but the HTML forms do not. */
+export const API_ONLY_ACTIONS: ReadonlySet<ActionName> = new Set<ActionName>(["import-follows"]);
 
 /** One of {@link ACTIONS}. */
 export type ActionName = keyof typeof ACTIONS;
@@ -36,7 +41,8 @@ export type ActionResult =
   | { readonly action: "posts"; readonly post: Record<string, unknown> }
   | { readonly action: "follow"; readonly following: string }
   | { readonly action: "unfollow"; readonly unfollowed: string }
-  | { readonly action: "like"; readonly liked: string };
+  | { readonly action: "like"; readonly liked: string }
+  | { readonly action: "import-follows"; readonly importing: string };
 
 /**
  * Carries out an action of a local user.
@@ -46,7 +52,8 @@ export type ActionResult =
  * @param value Its field's checked value.
  * @returns What it did.
  * @throws {Error} When another server is involved and the lookup or the
- *         delivery fails (follow, unfollow, like).
+ *         delivery fails (follow, unfollow, like), or an import lists no
+ *         account or too many.
  */
 export async function runAction(
   app: Microblog,
@@ -69,5 +76,7 @@ export async function runAction(
     case "like":
       await app.like(user, value);
       return { action, liked: value };
+    case "import-follows":
+      return { action, importing: await app.importFollows(user, value) };
   }
 }

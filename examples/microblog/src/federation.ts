@@ -1,6 +1,6 @@
 // The microblog's federation: actors with persisted keys, a followers
-// collection, notes, NodeInfo, the inbox listeners, and the four typed tasks
-// it really uses.
+// collection, notes, NodeInfo, the inbox listeners, and the typed tasks it
+// really uses (the follow import, in durable steps, is in follow-import.ts).
 import {
   Accept,
   Create,
@@ -31,6 +31,7 @@ import {
 import { getLogger } from "@logtape/logtape";
 import * as v from "valibot";
 import { z } from "zod";
+import { defineFollowImport, parseImportList } from "./follow-import.ts";
 import { renderNoteContent } from "./html.ts";
 import { newPostId, type Post, type Store } from "./store.ts";
 import { noteVisibility } from "./visibility.ts";
@@ -85,6 +86,13 @@ export interface Microblog {
   post(user: string, content: string): Promise<Post>;
   /** Sends a Like of a remote note, by its URL. */
   like(user: string, noteUrl: string): Promise<void>;
+  /**
+   * Starts the import-follows task: follows every account of a list (one a
+   * line) and waits for their Accepts.
+   * @returns The task's id.
+   * @throws {RangeError} When the list has no account or more than 100.
+   */
+  importFollows(user: string, list: string): Promise<string>;
   /** Registers the recurring digest (safe at every start). */
   scheduleDigest(): Promise<void>;
 }
@@ -352,6 +360,8 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
       );
     });
 
+  const followImport = defineFollowImport(federation, store);
+
   const context = () => federation.createContext(origin, undefined);
 
   return {
@@ -448,6 +458,14 @@ export function createMicroblog(options: MicroblogOptions): Microblog {
           object: note.id,
         }),
       );
+    },
+    async importFollows(user, list) {
+      const enqueued = await context().enqueueTask(followImport, {
+        user,
+        accounts: parseImportList(list),
+      });
+      if (enqueued.status !== "enqueued") throw new Error(`The import was ${enqueued.status}.`);
+      return enqueued.messageId;
     },
     async scheduleDigest() {
       await federation.scheduleTask(digest, {}, {

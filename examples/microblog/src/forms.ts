@@ -7,7 +7,7 @@
 // in with it.  The answer is a redirect back to a page (303), or a page
 // saying what was refused.
 import { getLogger } from "@logtape/logtape";
-import { ACTIONS, actionValue, isActionName, runAction } from "./actions.ts";
+import { ACTIONS, actionValue, API_ONLY_ACTIONS, isActionName, runAction } from "./actions.ts";
 import { crossSiteFormRefusal, readFormBody, tokenMatches } from "./api-request.ts";
 import type { BrowserSession, BrowserSessions } from "./browser-session.ts";
 import type { Microblog } from "./federation.ts";
@@ -138,7 +138,10 @@ export function createFormHandler(
     if (apiToken != null && !accepted.session.signedIn) {
       return renderMessage(401, "Sign in with the API token first");
     }
-    if (!isActionName(action) || await app.store.getUser(user) == null) {
+    if (
+      !isActionName(action) || API_ONLY_ACTIONS.has(action) ||
+      await app.store.getUser(user) == null
+    ) {
       return renderMessage(404, "No such form");
     }
     const value = actionValue(action, accepted.fields.get(ACTIONS[action].field));

@@ -236,6 +236,8 @@ export function createFetchHandler(
         return json({ unfollowed: result.unfollowed }, 202);
       case "like":
         return json({ liked: result.liked }, 202);
+      case "import-follows":
+        return json({ importing: result.importing }, 202);
     }
   }
 
@@ -255,7 +257,7 @@ export function createFetchHandler(
     }
     const answered = await forms(request);
     if (answered != null) return answered;
-    const match = path.match(/^\/api\/users\/([^/]+)(?:\/([a-z]+))?$/);
+    const match = path.match(/^\/api\/users\/([^/]+)(?:\/([a-z-]+))?$/);
     if (match != null) {
       let user: string;
       try {

@@ -24,6 +24,7 @@ export type OperatorFederation = Pick<
   | "listCompletedTasks"
   | "cancelTask"
   | "getTaskStatus"
+  | "getTaskSteps"
   | "listUnhealthyHosts"
   | "releaseHost"
   | "watchTasks"

@@ -148,6 +148,40 @@ for (const kind of ["sqlite", "postgres"] as const) {
     });
   });
 
+  test(`on ${kind}, fedwork status lists a task's durable steps and the one it waits at`, async () => {
+    await withFederation(kind, async (setup) => {
+      const ctx = setup.federation.createContext(BASE, undefined);
+      const enqueued = await ctx.enqueueTask(setup.tasks.waiting, {});
+      assert(enqueued.status === "enqueued");
+      await waitUntil(async () => {
+        const steps = await setup.federation.getTaskSteps(enqueued.messageId);
+        return steps.some((step) => step.id === "approval" && step.state === "waiting");
+      }, { what: "the task to wait at its approval step" });
+      const shown = await setup.fedwork("status", enqueued.messageId);
+      assertEquals(shown.code, 0, shown.stderr);
+      assertMatch(shown.stdout, /^steps: +2, at approval$/m);
+      assertMatch(shown.stdout, /^ {2}done +run +prepare$/m);
+      assertMatch(shown.stdout, /^ {2}waiting +wait +approval {2}until \S/m);
+      const json = JSON.parse((await setup.fedwork("status", enqueued.messageId, "--json")).stdout);
+      assertEquals(
+        json.steps.map((step: { id: string; state: string }) => [step.id, step.state]),
+        [["prepare", "done"], ["approval", "waiting"]],
+      );
+      await setup.federation.sendEvent("approved", { key: enqueued.messageId });
+      await waitUntil(
+        async () =>
+          (await setup.federation.getTaskStatus(enqueued.messageId))?.state === "completed",
+        { what: "the task to complete" },
+      );
+      await waitUntil(
+        async () => (await setup.federation.getTaskSteps(enqueued.messageId)).length === 0,
+        { what: "the ended task's step records to be deleted" },
+      );
+      const ended = await setup.fedwork("status", enqueued.messageId);
+      assertEquals(/^steps:/m.test(ended.stdout), false, ended.stdout);
+    });
+  });
+
   test(`on ${kind}, fedwork cancel cancels a queued task and says when there is nothing to cancel`, async () => {
     await withFederation(kind, async (setup) => {
       const ctx = setup.federation.createContext(BASE, undefined);

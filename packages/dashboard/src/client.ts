@@ -1,3 +1,5 @@
+import { STEPS_SCRIPT } from "./client-steps.ts";
+
 /**
  * The page's script, run in the operator's browser.  Every value from the
  * server is written with `textContent` or as an attribute through the DOM,
@@ -507,13 +509,13 @@ export const CLIENT_SCRIPT = String.raw`
     const updates = [...progress.values()]
       .sort((a, b) => String(b.updatedAt).localeCompare(String(a.updatedAt)))
       .slice(0, 50);
-    $("progress").tBodies[0].replaceChildren(...updates.map((update) => {
+    $("progress").tBodies[0].replaceChildren(...updates.flatMap((update) => {
       const bar = el("div", { className: "bar" }, [el("span")]);
       const percent = update.percent == null
         ? (update.state === "completed" ? 100 : 0)
         : Math.max(0, Math.min(100, update.percent));
       bar.firstChild.style.width = percent + "%";
-      return el("tr", { className: "task-progress", data: { id: update.id } }, [
+      return [el("tr", { className: "task-progress", data: { id: update.id } }, [
         el("td", null, [
           el("div", { text: update.name }),
           el("div", { text: update.id, className: "mono muted" }),
@@ -526,6 +528,7 @@ export const CLIENT_SCRIPT = String.raw`
         el("td", { text: update.state, className: "state state-" + update.state }),
         el("td", null, [
           bar,
+          stepLine(update),
           el("div", {
             className: "muted",
             text: (update.percent == null ? "" : Math.round(update.percent) + "% ") +
@@ -534,8 +537,8 @@ export const CLIENT_SCRIPT = String.raw`
           }),
         ]),
         el("td", { text: time(update.updatedAt), className: "time" }),
-        el("td", null, cancelButton(update)),
-      ]);
+        el("td", null, [...cancelButton(update), stepsButton(update)]),
+      ]), stepsRow(update)].filter((row) => row != null);
     }));
     $("progress").hidden = updates.length === 0;
     $("progress-empty").hidden = updates.length > 0;
@@ -607,6 +610,7 @@ export const CLIENT_SCRIPT = String.raw`
         update.percent = previous.percent;
       }
       progress.set(update.id, update);
+      if (openSteps.has(update.id)) loadSteps(update.id);
       if (progress.size > 200) {
         const oldest = [...progress.values()]
           .sort((a, b) => String(a.updatedAt).localeCompare(String(b.updatedAt)))[0];
@@ -635,6 +639,9 @@ export const CLIENT_SCRIPT = String.raw`
         for (const key of Object.keys(overview.failedCounts)) count += overview.failedCounts[key];
         $("failed-count").textContent = String(count);
         if (!failed.extended) await loadFailed(false);
+        // An open list of steps may have changed without a task update (the
+        // records of an ended task are deleted after its last one).
+        for (const id of openSteps.keys()) loadSteps(id);
         setStatus("Updated " + new Date(overview.generatedAt).toLocaleTimeString());
       } catch (error) {
         setStatus("Could not refresh: " + error.message, true);
@@ -645,6 +652,7 @@ export const CLIENT_SCRIPT = String.raw`
     return refreshing;
   }
 
+${STEPS_SCRIPT}
   watchProgress();
   refresh();
   setInterval(refresh, config.refreshIntervalMs);

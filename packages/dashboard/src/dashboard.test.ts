@@ -422,6 +422,7 @@ test("panels whose federation method is missing say they are not available", asy
       cancel: false,
       workers: false,
       pause: false,
+      steps: false,
     });
     assertEquals(overview.hosts, null);
     assertEquals(overview.workers, null);
@@ -431,7 +432,7 @@ test("panels whose federation method is missing say they are not available", asy
     assert(
       html.includes(
         '"features":{"progress":false,"hosts":false,"release":false,"cancel":false,"workers":false,' +
-          '"pause":false}',
+          '"pause":false,"steps":false}',
       ),
     );
 
@@ -444,6 +445,7 @@ test("panels whose federation method is missing say they are not available", asy
       cancel: true,
       workers: true,
       pause: true,
+      steps: true,
     });
     assertEquals(fullOverview.paused, { tasks: [], roles: [] });
     assertEquals(fullOverview.hosts, []);

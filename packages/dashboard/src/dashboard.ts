@@ -17,6 +17,7 @@ import {
 } from "./serialize.ts";
 import type { DashboardFederation } from "./source.ts";
 import { canPause, matchPauseRequest, runPauseRequest } from "./pauses.ts";
+import { canShowSteps, matchStepsRequest, taskStepsBody } from "./steps.ts";
 import { streamTaskUpdates } from "./stream.ts";
 
 const logger = getLogger(["fedwork", "dashboard"]);
@@ -62,7 +63,9 @@ export type DashboardHandler = (request: Request) => Promise<Response>;
  * the queues panel then shows a Pause or Resume button per role and the
  * paused tasks) and
  * `GET /api/events` (server-sent
- * events of task updates).
+ * events of task updates), and `GET /api/tasks/:id/steps` (a task's durable
+ * steps, since 0.4.0, when the federation has `getTaskSteps()`: live tasks
+ * then have a Steps button).
  * @param federation The federation (any `Federation` of `@fedwork/core`).
  * @param options `authorize`, `basePath`, `title`, `refreshInterval`,
  *                `pageSize`.
@@ -135,6 +138,10 @@ export function createDashboard(
           );
         }
         if (path === "/api/events") return api.events(request);
+        const stepsOf = matchStepsRequest(path);
+        if (stepsOf != null && api.features.steps) {
+          return json(200, await taskStepsBody(federation, stepsOf));
+        }
         const id = matchId(path, /^\/api\/failed\/([^/]+)$/);
         if (id != null) {
           const details = await api.failedTask(id);
@@ -191,6 +198,7 @@ class DashboardApi {
     readonly cancel: boolean;
     readonly workers: boolean;
     readonly pause: boolean;
+    readonly steps: boolean;
   };
 
   constructor(federation: DashboardFederation, pageSize: number) {
@@ -203,6 +211,7 @@ class DashboardApi {
       cancel: typeof federation.cancelTask === "function",
       workers: typeof federation.listWorkers === "function",
       pause: canPause(federation),
+      steps: canShowSteps(federation),
     };
   }
 

@@ -13,6 +13,7 @@ export type {
   DashboardFederation,
   DashboardHostHealth,
   DashboardRole,
+  DashboardTaskStep,
   DashboardTaskUpdate,
   DashboardWorker,
 } from "./source.ts";

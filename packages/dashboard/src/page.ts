@@ -15,6 +15,7 @@ export interface PageOptions {
     readonly cancel: boolean;
     readonly workers: boolean;
     readonly pause: boolean;
+    readonly steps: boolean;
   };
 }
 
@@ -197,6 +198,9 @@ button.discard { border-color: var(--bad); color: var(--bad); }
 .state-failed, .state-dropped { color: var(--bad); font-weight: 600; }
 .state-cancelled { color: var(--muted); font-weight: 600; }
 button.cancel { border-color: var(--bad); color: var(--bad); }
+.task-steps { margin: 0; padding-left: 1.5em; }
+.task-steps .step > span { margin-right: 0.75em; }
+.task-steps .step[aria-current] { font-weight: 600; }
 .host.dead .host-state { color: var(--bad); font-weight: 600; }
 .state-retrying { color: var(--warn); font-weight: 600; }
 `;

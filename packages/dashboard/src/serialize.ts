@@ -150,6 +150,14 @@ export interface TaskUpdateJson {
   readonly workerId: string | null;
   /** That worker's machine, if known. */
   readonly machineId: string | null;
+  /**
+   * For a task made of durable steps: the step it is at (its id, kind and
+   * phase, or `null` between steps) and how many are recorded.
+   */
+  readonly steps: {
+    readonly current: { readonly id: string; readonly kind: string; readonly phase: string } | null;
+    readonly recordedCount: number;
+  } | null;
   /** When the update was made, ISO 8601. */
   readonly updatedAt: string | null;
 }
@@ -288,7 +296,25 @@ export async function serializeTaskUpdate(update: DashboardTaskUpdate): Promise<
     error: errorText(status),
     workerId: typeof status?.workerId === "string" ? status.workerId : null,
     machineId: typeof status?.machineId === "string" ? status.machineId : null,
+    steps: stepsOf(status),
     updatedAt: status?.updatedAt instanceof Date ? status.updatedAt.toISOString() : null,
+  };
+}
+
+/** The durable-steps part of an update, checked field by field. */
+function stepsOf(status: DashboardTaskUpdate["status"] | undefined): TaskUpdateJson["steps"] {
+  const steps = status?.steps;
+  if (steps == null || typeof steps.recordedCount !== "number") return null;
+  const current = steps.current;
+  return {
+    current: current != null && typeof current.id === "string"
+      ? {
+        id: current.id.slice(0, 200),
+        kind: String(current.kind).slice(0, 20),
+        phase: String(current.phase).slice(0, 20),
+      }
+      : null,
+    recordedCount: steps.recordedCount,
   };
 }
 

@@ -36,6 +36,14 @@ export interface DashboardTaskUpdate {
     readonly workerId?: string;
     /** That worker's machine (since 0.4.0). */
     readonly machineId?: string;
+    /**
+     * Its durable steps: the step it is at and how many are recorded
+     * (since 0.4.0).
+     */
+    readonly steps?: {
+      readonly current?: { readonly id: string; readonly kind: string; readonly phase: string };
+      readonly recordedCount: number;
+    };
     readonly updatedAt: Date;
   };
 }
@@ -137,6 +145,34 @@ export interface DashboardFederation {
    * @since 0.4.0
    */
   resumeRole?(role: DashboardRole): Promise<void>;
+  /**
+   * See `Federation.getTaskSteps()`; optional (without it, live tasks have
+   * no Steps button).
+   * @since 0.4.0
+   */
+  getTaskSteps?(id: string): Promise<readonly DashboardTaskStep[]>;
+}
+
+/**
+ * One durable step of a task, as the dashboard reads it from
+ * `federation.getTaskSteps()`.
+ * @since 0.4.0
+ */
+export interface DashboardTaskStep {
+  /** The step's id. */
+  readonly id: string;
+  /** `run`, `sleep`, `wait`, `activity` or `invoke`. */
+  readonly kind: string;
+  /** `done`, `sleeping`, `waiting` or `retrying`. */
+  readonly state: string;
+  /** When it was recorded, or when its sleep or wait began. */
+  readonly at: Date;
+  /** For a pending sleep or wait: when it ends at the latest. */
+  readonly until?: Date;
+  /** For a retrying `run` step: how many times it failed. */
+  readonly failures?: number;
+  /** For an `invoke`: the child task's id. */
+  readonly childId?: string;
 }
 
 /**

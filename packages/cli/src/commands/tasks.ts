@@ -1,6 +1,6 @@
 // `fedwork cancel <taskId>` and `fedwork status <taskId>`: one task, by the
 // id enqueueTask() returned.
-import type { TaskStatus } from "@fedwork/core";
+import type { TaskStatus, TaskStepInfo } from "@fedwork/core";
 import { toDisplayText } from "@fedwork/dashboard/json";
 import type { CommandSpec } from "../command.ts";
 import { CliFailure, EXIT_OK } from "../errors.ts";
@@ -35,25 +35,43 @@ export const cancelCommand: CommandSpec = {
 /** `fedwork status <taskId>`. */
 export const statusCommand: CommandSpec = {
   words: ["status"],
-  summary: "show a task's status: state, attempt, progress, error",
+  summary: "show a task's status: state, attempt, progress, error, durable steps",
+  details: "A task made of durable steps (ctx.step) also lists its steps until it ends:\n" +
+    "those recorded and the one it sleeps or waits at.",
   arguments: ["taskId"],
   async run({ federation, args, json, print }) {
     const status = await federation.getTaskStatus(args.taskId);
     if (status == null) {
       throw new CliFailure(`no task ${JSON.stringify(args.taskId)} (or its status expired).`);
     }
-    await print(json ? await statusJson(status) : await statusText(status));
+    // A federation older than 0.4.0 has no steps to tell.
+    const steps = typeof federation.getTaskSteps === "function"
+      ? await federation.getTaskSteps(args.taskId)
+      : [];
+    await print(json ? await statusJson(status, steps) : await statusText(status, steps));
     return EXIT_OK;
   },
 };
 
-async function statusJson(status: TaskStatus): Promise<string> {
+async function statusJson(status: TaskStatus, steps: TaskStepInfo[]): Promise<string> {
   // Through the display conversion: results and progress data may hold
   // values JSON cannot (big integers, maps, vocabulary objects).
-  return await toDisplayText(status, 0);
+  return await toDisplayText(steps.length < 1 ? status : { ...status, steps }, 0);
 }
 
-async function statusText(status: TaskStatus): Promise<string> {
+function stepsText(steps: TaskStepInfo[]): string[] {
+  if (steps.length < 1) return [];
+  const current = steps.find((step) => step.state !== "done");
+  const lines = [`steps:       ${steps.length}${current == null ? "" : `, at ${current.id}`}`];
+  for (const step of steps) {
+    const until = step.until == null ? "" : `  until ${formatTime(step.until.toISOString())}`;
+    const failures = step.failures == null ? "" : `  failed ${step.failures}x`;
+    lines.push(`  ${step.state.padEnd(9)}${step.kind.padEnd(9)}${step.id}${until}${failures}`);
+  }
+  return lines;
+}
+
+async function statusText(status: TaskStatus, steps: TaskStepInfo[]): Promise<string> {
   const lines = [
     `id:          ${status.id}`,
     `task:        ${status.name}`,
@@ -74,5 +92,6 @@ async function statusText(status: TaskStatus): Promise<string> {
   if (status.result !== undefined) {
     lines.push(`result:      ${await toDisplayText(status.result, 0)}`);
   }
+  lines.push(...stepsText(steps));
   return lines.join("\n");
 }

@@ -35,6 +35,9 @@ export interface CliTestFederation {
     readonly flaky: TaskDefinition<void, { n: number }, { n: number }>;
     // deno-lint-ignore ban-types
     readonly long: TaskDefinition<void, {}, {}>;
+    /** A recorded step, then a wait for the "approved" event (an hour). */
+    // deno-lint-ignore ban-types
+    readonly waiting: TaskDefinition<void, {}, {}>;
   };
   close(): Promise<void>;
 }
@@ -72,6 +75,17 @@ export async function createCliTestFederation(
       throw ctx.task.signal.reason;
     },
   });
+  const waiting = builder.defineTask("waiting", {
+    schema: z.object({}),
+    async handler(ctx) {
+      await ctx.step.run("prepare", () => 1);
+      await ctx.step.waitForEvent("approval", {
+        event: "approved",
+        key: ctx.task.id,
+        timeout: { hours: 1 },
+      });
+    },
+  });
   builder.setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
     const [key] = await ctx.getActorKeyPairs(identifier);
     return new Person({
@@ -97,7 +111,7 @@ export async function createCliTestFederation(
     const federation = await builder.build({ ...common, kv, queue, pubsub });
     return {
       federation,
-      tasks: { flaky, long },
+      tasks: { flaky, long, waiting },
       async close() {
         await queue[Symbol.asyncDispose]();
         await pubsub[Symbol.asyncDispose]();
@@ -112,7 +126,7 @@ export async function createCliTestFederation(
   const federation = await builder.build({ ...common, kv, queue, pubsub });
   return {
     federation,
-    tasks: { flaky, long },
+    tasks: { flaky, long, waiting },
     async close() {
       await queue[Symbol.asyncDispose]();
       await pubsub[Symbol.asyncDispose]();

@@ -2,6 +2,7 @@
 // what an application programs against can be read without the wiring
 // (federation.ts implements it).
 import type { SendEventOptions, SendEventResult } from "../tasks/steps/types.ts";
+import type { TaskStepInfo } from "../tasks/steps/view.ts";
 import type { PauseOperations } from "../operator/pauses/mod.ts";
 import type { MessageEventListener, MessageEventType } from "../processing/events.ts";
 import type { HostHealthOperations } from "../operator/host-health/mod.ts";
@@ -100,6 +101,20 @@ export interface Federation<TContextData>
    * @since 0.4.0
    */
   sendEvent<TData>(event: string, options: SendEventOptions<TData>): Promise<SendEventResult>;
+
+  /**
+   * The durable steps of a task (`ctx.step`), in the order its code runs
+   * them: those recorded, and the one it sleeps or waits at, if any.
+   * Read from the step records, which are deleted when the task ends.
+   * @param id The task's id.
+   * @returns The steps; none for a task without steps or that ended.
+   * @example
+   * ```ts ignore
+   * const current = (await federation.getTaskSteps(id)).find((step) => step.state !== "done");
+   * ```
+   * @since 0.4.0
+   */
+  getTaskSteps(id: string): Promise<TaskStepInfo[]>;
 
   /**
    * Answers an HTTP request with what the federation registered: actors,

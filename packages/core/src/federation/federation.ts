@@ -81,9 +81,12 @@ import { TaskStatusTracker } from "../operator/status/mod.ts";
 import { TaskEnqueuer } from "../tasks/enqueuer.ts";
 import {
   createStepObserver,
+  publishStepActivity,
+  readTaskSteps,
   type SendEventOptions,
   type SendEventResult,
   sendStepEvent,
+  type TaskStepInfo,
 } from "../tasks/steps/mod.ts";
 import { createStepsWiring } from "./steps-wiring.ts";
 import type { TaskScheduleOptions } from "../operator/schedules/mod.ts";
@@ -277,6 +280,14 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       dispatcher: this.dispatcher,
       retryPolicy: () => this.options.inboxRetryPolicy,
       timeoutMs: () => this.options.inboxTimeoutMs,
+      verified: async (activity, signer) => {
+        await publishStepActivity(
+          this.options.kv,
+          this.#steps.wake,
+          activity,
+          signer,
+        );
+      },
     });
     this.receive = this.inbox.receive.bind(this.inbox);
     this.dispatcher.register("inbox", this.inbox.handler());
@@ -377,6 +388,10 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       checkLimitStore(name, options, this.options.kv);
     }
     return super.defineTask(name, options as TaskDefinitionOptions<TContextData, TSchema, TResult>);
+  }
+
+  getTaskSteps(id: string): Promise<TaskStepInfo[]> {
+    return readTaskSteps(this.options.kv, id);
   }
 
   sendEvent<TData>(event: string, options: SendEventOptions<TData>): Promise<SendEventResult> {

@@ -38,7 +38,8 @@ export class TaskContextImpl<TContextData> extends ContextImpl<TContextData>
     if (runner == null) {
       throw new TypeError(
         `The task ${JSON.stringify(this.task.name)} (${this.task.id}) runs without durable ` +
-          "steps; ctx.step is only available in task handlers a federation runs.",
+          "steps; ctx.step is only available in the handler of a task with one payload per " +
+          "run (not handleMany) that a federation's worker runs.",
       );
     }
     return runner;

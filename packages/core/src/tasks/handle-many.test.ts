@@ -334,3 +334,27 @@ test("a handleMany item's deduplication key is held until that item's outcome, t
   });
   assertEquals(runs.flat().sort(), [1, 3, 4]);
 });
+
+test("ctx.step in a handleMany handler throws a TypeError that says why", async () => {
+  const federation = federationOn(4);
+  const seen = deferred<unknown>();
+  const task = federation.defineTask("steps-in-many", {
+    schema: z.object({ n: z.number() }),
+    handleMany: { size: 2, wait: { milliseconds: 10 } },
+    retryPolicy: () => null,
+    handler(ctx) {
+      try {
+        ctx.step;
+        seen.resolve("no error");
+      } catch (error) {
+        seen.resolve(error);
+      }
+    },
+  });
+  await withWorker(federation, async () => {
+    await federation.createContext(base).enqueueTaskMany(task, [{ n: 1 }, { n: 2 }]);
+    const error = await within(seen.promise, "the handler's run");
+    assert(error instanceof TypeError, String(error));
+    assert(error.message.includes("not handleMany"), error.message);
+  });
+});

@@ -336,7 +336,9 @@ export function createTaskMessageHandler<TContextData, TContext>(
         info.batchId = message.batch.id;
       }
       let steps: StepRunner | undefined;
-      if (options.steps != null) {
+      // A handleMany run shares one context among its items: steps, which
+      // record one task's progress, are for tasks with one payload per run.
+      if (options.steps != null && task.many == null) {
         steps = new StepRunner(options.steps, message);
         setStepRunner(info, steps);
         // A continuation of an older generation is dropped before it runs.

@@ -45,6 +45,8 @@ export {
   type TaskResultValue,
 } from "./result.ts";
 export {
+  type ActivityMatchTarget,
+  type ActivityType,
   DEFAULT_STEP_EVENT_WINDOW_MS,
   MAX_STEP_RECORD_BYTES,
   MAX_STEP_WAIT_MS,
@@ -53,9 +55,11 @@ export {
   type SendEventResult,
   type StepRunOptions,
   TaskStepError,
+  type TaskStepInfo,
   TaskStepInvokeError,
   type TaskStepProblem,
   type TaskSteps,
   type TaskStepsStatus,
+  type WaitForActivityOptions,
   type WaitForEventOptions,
 } from "./steps/mod.ts";

@@ -17,7 +17,11 @@ import type { MessageQueue } from "../../queue/message-queue.ts";
 import type { RetryPolicy } from "../../retry/retry-policy.ts";
 import { createFederationMessageHandler } from "../message-kinds.ts";
 import type { DocumentLoadBudget } from "../network/document-budget.ts";
-import { handleInboxMessage, type InboxListenerRegistry } from "./listeners.ts";
+import {
+  handleInboxMessage,
+  type InboxListenerRegistry,
+  type VerifiedActivityHook,
+} from "./listeners.ts";
 import type { InboxMessage } from "./message.ts";
 
 /**
@@ -50,6 +54,8 @@ export interface InboxPort<TContextData, TContext> {
   readonly retryPolicy: () => RetryPolicy;
   /** An inbox message's time limit in milliseconds (`inboxTimeout`), or `null`. */
   readonly timeoutMs: () => number | null;
+  /** Told of each verified activity before its listener (waiting steps). */
+  readonly verified?: VerifiedActivityHook;
 }
 
 /**
@@ -117,8 +123,8 @@ export class Inbox<TContextData, TContext extends { readonly signal: AbortSignal
    * @returns Nothing, or an `UnhandledRun` when no listener handles it.
    */
   run(message: InboxMessage, run: MessageRun<TContextData>): Promise<void | UnhandledRun> {
-    const { registry, documentLoader, budget } = this.#port;
+    const { registry, documentLoader, budget, verified } = this.#port;
     const ctx = this.#port.createContext(message, run.contextData, run.signal);
-    return handleInboxMessage(message, ctx, registry, documentLoader, budget);
+    return handleInboxMessage(message, ctx, registry, documentLoader, budget, verified);
   }
 }

@@ -39,6 +39,13 @@ export type InboxActivityListener<TContext> = (
 ) => void | Promise<void>;
 
 /**
+ * Told of each inbox activity whose signature was verified, with the
+ * verified actor's id.  Internal.
+ * @since 0.4.0
+ */
+export type VerifiedActivityHook = (activity: Activity, signer: string) => Promise<void>;
+
+/**
  * The inbox listeners and error handler {@link handleInboxMessage} calls:
  * the part of a federation's registry it reads.
  * @typeParam TContext The context the listeners get.
@@ -85,6 +92,10 @@ export function findInboxListener<TContext>(
  * @param documentLoader Loads remote documents while parsing.
  * @param budget The document limits the activity is held to, and the
  *               budget of the loads parsing it may make (since 0.4.0).
+ * @param verified Called with an activity whose signer was verified and
+ *                 matches its actor, before its listener (since 0.4.0):
+ *                 what wakes `ctx.step.waitForActivity()`.  When it
+ *                 throws, the message fails as a listener's error would.
  * @returns Nothing, or an {@link UnhandledRun} when no listener handles it.
  * @since 0.1.0
  */
@@ -94,6 +105,7 @@ export async function handleInboxMessage<TContext extends { readonly signal: Abo
   registry: InboxListenerRegistry<TContext>,
   documentLoader: DocumentLoader,
   budget: Omit<DocumentLoadBudget, "signal"> = {},
+  verified?: VerifiedActivityHook,
 ): Promise<void | UnhandledRun> {
   // The request that enqueued it checked the same limits, but a queue row
   // is anyone's: checked again (one linear pass) before any JSON-LD work,
@@ -148,6 +160,9 @@ export async function handleInboxMessage<TContext extends { readonly signal: Abo
       );
     }
   }
+  // Before the listener, and whether or not one handles the activity:
+  // waits need no listener.  Only a verified signer counts.
+  if (verified != null && message.signer != null) await verified(activity, message.signer);
   const listener = findInboxListener(registry.inboxListeners, activity);
   if (listener == null) {
     // Not an error, and nothing to retry: the dispatcher logs and counts it.

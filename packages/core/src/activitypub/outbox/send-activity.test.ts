@@ -4,6 +4,7 @@ import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { RouteNotRegisteredError } from "../../federation/errors.ts";
 import { createFederation, type Federation } from "../../federation/federation.ts";
 import type { FanoutMessage, OutboxMessage } from "./messages.ts";
+import { collectInboxes } from "./send-activity.ts";
 import type { FederationQueueOptions } from "../../processing/queue-roles.ts";
 import { RecordingQueue, registerTestActor } from "../../federation/testdata/test-support.ts";
 
@@ -243,4 +244,35 @@ test("workers start on the first enqueue unless manuallyStartQueue is set", asyn
     createActivity(),
   );
   assertEquals([manual.enqueued.length, manual.listenCount], [1, 0]);
+});
+
+test("collectInboxes() keeps each shared inbox's recipients once, in the order given", () => {
+  // 3 hosts, 300 followers, each listed twice (as a followers collection
+  // that overlaps an explicit list would), plus one without a shared inbox.
+  const recipients = [];
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < 300; i++) recipients.push(createRecipient(`h${i % 3}.example`, `u${i}`));
+  }
+  recipients.push(createRecipient("h0.example", "solo", false));
+  const inboxes = collectInboxes(recipients, true);
+  assertEquals(Object.keys(inboxes), [
+    "https://h0.example/inbox",
+    "https://h1.example/inbox",
+    "https://h2.example/inbox",
+    "https://h0.example/users/solo/inbox",
+  ]);
+  const h1 = inboxes["https://h1.example/inbox"];
+  assertEquals(h1.sharedInbox, true);
+  assertEquals(h1.actorIds.length, 100);
+  assertEquals(h1.actorIds.slice(0, 3), [
+    "https://h1.example/users/u1",
+    "https://h1.example/users/u4",
+    "https://h1.example/users/u7",
+  ]);
+  assertEquals(inboxes["https://h0.example/users/solo/inbox"], {
+    actorIds: ["https://h0.example/users/solo"],
+    sharedInbox: false,
+  });
+  // Without the preference, one inbox per recipient, duplicates merged.
+  assertEquals(Object.keys(collectInboxes(recipients, false)).length, 301);
 });

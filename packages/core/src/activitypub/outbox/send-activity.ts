@@ -32,15 +32,26 @@ export function collectInboxes(
   recipients: readonly Recipient[],
   preferSharedInbox: boolean,
 ): Record<string, FanoutInbox> {
-  const inboxes: Record<string, { actorIds: string[]; sharedInbox: boolean }> = {};
+  // A Map and a Set per inbox, not an object and an array's includes():
+  // a large account's followers share a few thousand inboxes among a
+  // hundred thousand recipients, where a linear look-up per recipient made
+  // the collection quadratic in the recipients per inbox.
+  const entries = new Map<string, { actorIds: Set<string>; sharedInbox: boolean }>();
   for (const recipient of recipients) {
     const shared = preferSharedInbox ? recipient.endpoints?.sharedInbox ?? null : null;
     const inbox = shared ?? recipient.inboxId;
     if (inbox == null) continue;
-    const entry = inboxes[inbox.href] ??= { actorIds: [], sharedInbox: shared != null };
-    if (recipient.id != null && !entry.actorIds.includes(recipient.id.href)) {
-      entry.actorIds.push(recipient.id.href);
+    const href = inbox.href;
+    let entry = entries.get(href);
+    if (entry == null) {
+      entry = { actorIds: new Set(), sharedInbox: shared != null };
+      entries.set(href, entry);
     }
+    if (recipient.id != null) entry.actorIds.add(recipient.id.href);
+  }
+  const inboxes: Record<string, FanoutInbox> = {};
+  for (const [href, { actorIds, sharedInbox }] of entries) {
+    inboxes[href] = { actorIds: [...actorIds], sharedInbox };
   }
   return inboxes;
 }

@@ -3,6 +3,7 @@
  * `sleep`, `waitForEvent` with `sendEvent()`, and `invoke` of child tasks.
  * @module
  */
+export { ACTIVITY_EVENT, publishStepActivity } from "./activities.ts";
 export { TaskStepError, TaskStepInvokeError, type TaskStepProblem } from "./errors.ts";
 export {
   checkEventAddress,
@@ -21,6 +22,7 @@ export { createStepObserver, markStepsUsed } from "./lifecycle.ts";
 export type { ChildEnding, StepNotice, StepRunnerHost } from "./host.ts";
 export { StepRunner } from "./runner.ts";
 export { loadStepState, type StepRecord, type StepState, stepStateKey } from "./state.ts";
+export { readTaskSteps, type TaskStepInfo } from "./view.ts";
 export {
   MAX_STATUS_STEP_IDS,
   readTaskStepsStatus,
@@ -29,11 +31,14 @@ export {
   stepsStatusOf,
 } from "./status.ts";
 export type {
+  ActivityMatchTarget,
+  ActivityType,
   SendEventOptions,
   SendEventResult,
   StepRunOptions,
   TaskSteps,
   TaskStepsStatus,
+  WaitForActivityOptions,
   WaitForEventOptions,
 } from "./types.ts";
 

@@ -2,6 +2,7 @@
 // new ones, and ends the run (a RunPostponedError the dispatcher stores as
 // a wait) for sleeps and waits.  The handler makes one per run of a task
 // and the task context hands it out as `ctx.step`.
+import type { Activity } from "@fedify/vocab";
 import { getLogger } from "@logtape/logtape";
 import { MalformedMessageError, PermanentError } from "../../processing/errors.ts";
 import { RunPostponedError } from "../../processing/run-postponed.ts";
@@ -11,6 +12,7 @@ import type { DurationInput } from "../../time/duration.ts";
 import { decodeTaskPayload, encodeTaskPayload } from "../codec/mod.ts";
 import type { TaskDefinition } from "../definition.ts";
 import type { TaskMessage } from "../message.ts";
+import { ACTIVITY_EVENT, activityWaitKey } from "./activities.ts";
 import { TaskStepError, TaskStepInvokeError } from "./errors.ts";
 import {
   checkEventAddress,
@@ -32,7 +34,12 @@ import {
   type StepState,
   stepStateKey,
 } from "./state.ts";
-import type { StepRunOptions, TaskSteps, WaitForEventOptions } from "./types.ts";
+import type {
+  StepRunOptions,
+  TaskSteps,
+  WaitForActivityOptions,
+  WaitForEventOptions,
+} from "./types.ts";
 import type { ChildEnding, StepNotice, StepRunnerHost } from "./host.ts";
 import { tracedStep } from "./step-span.ts";
 import { deriveChildId, waitMilliseconds } from "./step-values.ts";
@@ -353,6 +360,20 @@ export class StepRunner implements TaskSteps {
     return (value === undefined ? null : value) as T | null;
   }
 
+  async waitForActivity<TActivity extends Activity>(
+    id: string,
+    options: WaitForActivityOptions<TActivity>,
+  ): Promise<TActivity | null> {
+    const index = this.#claim(id);
+    if (options == null || typeof options !== "object") {
+      throw new TypeError("waitForActivity() needs options: { type, object?, actor?, timeout }.");
+    }
+    const key = await activityWaitKey(options);
+    const ms = waitMilliseconds(options.timeout, "waitForActivity()");
+    const value = await this.#wait(index, id, "activity", ACTIVITY_EVENT, key, ms);
+    return (value === undefined ? null : value) as TActivity | null;
+  }
+
   /**
    * A durable wait on an event key: resolves to the event's decoded data
    * (`undefined` when the timeout passed), or ends the run until the event
@@ -361,7 +382,7 @@ export class StepRunner implements TaskSteps {
   async #wait(
     index: number,
     id: string,
-    kind: "wait" | "invoke",
+    kind: "wait" | "activity" | "invoke",
     event: string,
     key: string,
     ms: number,

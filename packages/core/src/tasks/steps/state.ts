@@ -36,7 +36,7 @@ export interface StepRecord {
  * The kinds of steps.
  * @since 0.4.0
  */
-export type StepKind = "run" | "sleep" | "wait" | "invoke";
+export type StepKind = "run" | "sleep" | "wait" | "activity" | "invoke";
 
 /**
  * A task's step records.  Internal.

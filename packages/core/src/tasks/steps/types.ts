@@ -1,5 +1,6 @@
 // The public shape of durable steps: what `ctx.step` offers a task handler
 // and what `sendEvent()` takes.  Interfaces only; runner.ts implements them.
+import type { Activity } from "@fedify/vocab";
 import type { RetryPolicy } from "../../retry/retry-policy.ts";
 import type { DurationInput } from "../../time/duration.ts";
 import type { TaskDefinition } from "../definition.ts";
@@ -28,6 +29,58 @@ export interface WaitForEventOptions {
   readonly event: string;
   /** The key that tells which event is meant, e.g. an object's id (at most 500 characters). */
   readonly key: string;
+  /**
+   * How long to wait at most; the wait then resolves to `null`.  At most
+   * {@link MAX_STEP_WAIT_MS} (365 days).
+   */
+  readonly timeout: DurationInput;
+}
+
+/**
+ * An Activity Vocabulary activity class of `@fedify/vocab`, e.g. `Accept`,
+ * as {@link WaitForActivityOptions.type} takes it.
+ * @typeParam TActivity The activity.
+ * @since 0.4.0
+ */
+export type ActivityType<TActivity extends Activity> = {
+  // deno-lint-ignore no-explicit-any
+  new (...args: any[]): TActivity;
+  /** The type's IRI, e.g. `https://www.w3.org/ns/activitystreams#Accept`. */
+  readonly typeId: URL;
+};
+
+/**
+ * Something a {@link WaitForActivityOptions} matches by id: a URL, an
+ * absolute URL string, or an object with an `id` (a vocabulary object).
+ * @since 0.4.0
+ */
+export type ActivityMatchTarget = URL | string | { readonly id: URL | null };
+
+/**
+ * Options of {@link TaskSteps.waitForActivity}.  At least one of `object`
+ * and `actor` is needed, so that a wait cannot be resolved by any
+ * server's activity of the type.
+ * @typeParam TActivity The activity waited for.
+ * @since 0.4.0
+ */
+export interface WaitForActivityOptions<TActivity extends Activity> {
+  /**
+   * The activity's class, e.g. `Accept`.  An activity of a subclass
+   * (`TentativeAccept` for `Accept`) matches too.
+   */
+  readonly type: ActivityType<TActivity>;
+  /**
+   * The activity's object, compared by id: e.g. the `Follow` this task sent,
+   * for its `Accept`.  An activity with several objects matches no wait on
+   * an object.
+   */
+  readonly object?: ActivityMatchTarget;
+  /**
+   * The activity's actor, compared with the actor whose signature the
+   * inbox verified: give it whenever it is known, so that no one else can
+   * resolve the wait.
+   */
+  readonly actor?: ActivityMatchTarget;
   /**
    * How long to wait at most; the wait then resolves to `null`.  At most
    * {@link MAX_STEP_WAIT_MS} (365 days).
@@ -120,6 +173,38 @@ export interface TaskSteps {
   waitForEvent<T = unknown>(id: string, options: WaitForEventOptions): Promise<T | null>;
 
   /**
+   * Waits durably for an activity to arrive in one of the federation's
+   * inboxes, e.g. the `Accept` of a `Follow` this task sent, without an
+   * inbox listener: the inbox sends each activity whose signature it
+   * verified to the waits it matches (its type, its object by id, its
+   * actor, which must be the signer).  An activity that arrived up to an
+   * hour ({@link DEFAULT_STEP_EVENT_WINDOW_MS}) before the wait started
+   * counts too.  Activities the inbox did not verify (with
+   * `skipSignatureVerification`) resolve no wait.
+   * @param id The step's id.
+   * @param options The activity's type, object and actor, and the timeout.
+   * @returns The activity (on a later run, a copy rebuilt from its record),
+   *          or `null` when the timeout passed first.
+   * @throws {TaskStepError} When the id is a duplicate or out of order.
+   * @throws {TypeError} When the type is not an activity class, or neither
+   *         an object nor an actor is given.
+   * @example
+   * ```ts ignore
+   * const follow = await ctx.step.run("follow", () => sendFollow(ctx, followee));
+   * const accept = await ctx.step.waitForActivity("accepted", {
+   *   type: Accept,
+   *   object: follow,
+   *   actor: followee,
+   *   timeout: { days: 7 },
+   * });
+   * ```
+   */
+  waitForActivity<TActivity extends Activity>(
+    id: string,
+    options: WaitForActivityOptions<TActivity>,
+  ): Promise<TActivity | null>;
+
+  /**
    * Enqueues a child task and waits durably for its result.
    * @param id The step's id.
    * @param task The child task.
@@ -147,8 +232,8 @@ export interface TaskStepsStatus {
     /** The step's id. */
     readonly id: string;
     /** What kind of step it is. */
-    readonly kind: "run" | "sleep" | "wait" | "invoke";
-    /** What it does: runs its function, sleeps, or waits (for an event or a child). */
+    readonly kind: "run" | "sleep" | "wait" | "activity" | "invoke";
+    /** What it does: runs its function, sleeps, or waits (for an event, an activity or a child). */
     readonly phase: "running" | "sleeping" | "waiting";
   };
   /**
