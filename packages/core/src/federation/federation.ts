@@ -8,6 +8,7 @@ import { hintFedifyLogCategory } from "./log-category-hint.ts";
 import { ActorKeyPairsCache, loadActorKeyPairs } from "../activitypub/actors/key-pairs-cache.ts";
 import { checkFetchArguments, handleFederationRequest } from "../activitypub/http/handler.ts";
 import { handleOutboxPost } from "./outbox-listeners.ts";
+import { attachClockSeam, clockOf } from "../time/clock-seam.ts";
 import type { FederationFetchOptions } from "./api.ts";
 import { InboxContextImpl } from "./inbox-context.ts";
 import { RequestContextImpl } from "./request-context.ts";
@@ -305,6 +306,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       producer: this.producer,
       status: this.taskStatus,
       metrics,
+      now: clockOf(options),
     });
     this.operator = new OperatorFeatures({
       kv,
@@ -331,6 +333,9 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         listWorkers: () => listWorkers(kv),
         kvType: options.kv?.constructor?.name ?? "Object",
       },
+    });
+    attachClockSeam(options, {
+      runSchedulesAt: (now) => this.operator.schedules.runDueAt(now),
     });
     this.batches = this.operator.batches;
     for (const name of this.registry.tasks.names) {

@@ -134,6 +134,7 @@ export type TaskMessageEnqueue = (
  * @param enqueue Where the message goes.
  * @param holdMs How long the store keeps a burst after its last enqueue
  *               besides the delay and the maximum wait.
+ * @param clock The clock; `Date.now` by default.
  * @returns When the message is due, in epoch milliseconds.
  * @since 0.4.0
  */
@@ -144,6 +145,7 @@ export async function enqueueDebounced(
   queueOptions: MessageQueueEnqueueOptions,
   enqueue: TaskMessageEnqueue,
   holdMs: number,
+  clock: () => number = Date.now,
 ): Promise<number> {
   const kvKey = taskDebounceKvKey(message.taskName, message.debounce!.key);
   const { delayMs, maxWaitMs } = debounce;
@@ -152,7 +154,7 @@ export async function enqueueDebounced(
   let due = 0;
   for (let round = 0; written == null; round++) {
     const current = await kv.get(kvKey);
-    const now = Date.now();
+    const now = clock();
     const previous = isDebounceState(current) ? current : undefined;
     // A burst maxWait has closed starts a new one; its latest still runs.
     const closed = previous != null && maxWaitMs != null && now >= previous.firstAt + maxWaitMs;
@@ -178,7 +180,7 @@ export async function enqueueDebounced(
     }
   }
   try {
-    const delay = { milliseconds: Math.max(0, due - Date.now()) };
+    const delay = { milliseconds: Math.max(0, due - clock()) };
     await enqueue([message], { ...queueOptions, delay });
   } catch (error) {
     // Not in the queue: the fallback is the latest again.

@@ -44,6 +44,12 @@ export interface EnqueueTasksOptions<TContextData> {
    * @since 0.2.0
    */
   readonly payloadLimits?: TaskPayloadLimits;
+  /**
+   * The clock of the messages' enqueue time (`started`); `Date.now` by
+   * default.
+   * @since 0.4.0
+   */
+  readonly now?: () => number;
 }
 
 // Shared by messages enqueued without trace context; the federation stamps
@@ -180,7 +186,7 @@ export async function prepareTaskMessages<TContextData>(
   const encodedOrPending = encodeTaskPayloads(payloads, options.payloadLimits);
   const encoded = Array.isArray(encodedOrPending) ? encodedOrPending : await encodedOrPending;
   const baseUrl = typeof options.baseUrl === "string" ? options.baseUrl : options.baseUrl.href;
-  const started = timestamp();
+  const started = timestamp(options.now ?? Date.now);
   const traceContext = options.traceContext == null ? noTraceContext : { ...options.traceContext };
   const taskName = task.name;
   const messages: TaskMessage[] = new Array(encoded.length);
@@ -333,8 +339,8 @@ let lastMillisecond = Number.NaN;
 let lastTimestamp = "";
 
 /** The current time as an ISO 8601 timestamp, formatted once per millisecond. */
-function timestamp(): string {
-  const now = Date.now();
+function timestamp(clock: () => number): string {
+  const now = clock();
   if (now !== lastMillisecond) {
     lastMillisecond = now;
     lastTimestamp = new Date(now).toISOString();

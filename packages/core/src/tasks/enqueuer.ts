@@ -6,6 +6,7 @@ import type { KvStore } from "../kv/kv-store.ts";
 import type { MessageProducer } from "../processing/producer.ts";
 import type { MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
+import type { EpochClock } from "../time/clock-seam.ts";
 import { enqueueTaskMessages } from "./dedup.ts";
 import { enqueueFlowControlled } from "./flow-enqueue.ts";
 import type { TaskEnqueueResult } from "./definition.ts";
@@ -55,6 +56,8 @@ export interface TaskEnqueuerOptions<TContextData> {
     recordDeduplicated(taskName: string, count: number): void;
     recordThrottled(taskName: string, count: number): void;
   };
+  /** The clock of enqueue times, debounce bursts, throttle periods; `Date.now`. */
+  readonly now?: EpochClock;
 }
 
 /**
@@ -97,6 +100,15 @@ export class TaskEnqueuer<TContextData> {
   }
 
   /**
+   * The clock the enqueuer stamps with: `Date.now`, or the app-testing
+   * kit's.
+   * @since 0.4.0
+   */
+  get now(): EpochClock {
+    return this.#options.now ?? Date.now;
+  }
+
+  /**
    * Enqueues prepared task messages, holding their deduplication keys.
    * @param prepared The messages, their queue and options.
    * @param start The context data to start the workers with, when the
@@ -123,6 +135,7 @@ export class TaskEnqueuer<TContextData> {
         this.#options.kv,
         this.#options.deduplicationTtlMs,
         (messages, options) => producer.produce(queue, messages, options, hooks(options)),
+        this.#options.now,
       )
       : await enqueueTaskMessages(prepared, {
         kv: this.#options.kv,
@@ -168,7 +181,11 @@ export class TaskEnqueuer<TContextData> {
     request: EnqueueTasksOptions<TTaskContextData>,
     start?: { readonly contextData: TContextData },
   ): Promise<TaskEnqueueResult[]> {
-    return await this.enqueue(await prepareTaskMessages(request), start);
+    const now = this.#options.now;
+    return await this.enqueue(
+      await prepareTaskMessages(now == null ? request : { ...request, now }),
+      start,
+    );
   }
 }
 

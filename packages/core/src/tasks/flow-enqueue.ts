@@ -2,6 +2,7 @@
 // a time, in payload order, so that a batch behaves as the same enqueues
 // made one after another.
 import type { KvStore } from "../kv/kv-store.ts";
+import type { EpochClock } from "../time/clock-seam.ts";
 import type { TaskEnqueueResult } from "./definition.ts";
 import { enqueueDebounced, type TaskMessageEnqueue } from "./debounce.ts";
 import type { PreparedTaskFlow, PreparedTaskMessages } from "./enqueue.ts";
@@ -14,6 +15,7 @@ import { closeThrottlePeriod, openThrottlePeriod } from "./throttle.ts";
  * @param holdMs How long a debounce burst is kept after its last enqueue,
  *               besides its delay and maximum wait.
  * @param enqueue Where the messages go.
+ * @param now The clock; `Date.now` by default.
  * @returns One result per message, in order.
  * @throws {TypeError} When the store has no `cas()`.
  * @since 0.4.0
@@ -23,6 +25,7 @@ export async function enqueueFlowControlled(
   kv: KvStore,
   holdMs: number,
   enqueue: TaskMessageEnqueue,
+  now: EpochClock = Date.now,
 ): Promise<TaskEnqueueResult[]> {
   const { messages, queueOptions, flow } = prepared;
   if (kv.cas == null) {
@@ -35,7 +38,15 @@ export async function enqueueFlowControlled(
     const message = messages[index];
     const key = flow.keys[index];
     if (flow.kind === "debounce") {
-      const due = await enqueueDebounced(kv, message, flow.debounce, queueOptions, enqueue, holdMs);
+      const due = await enqueueDebounced(
+        kv,
+        message,
+        flow.debounce,
+        queueOptions,
+        enqueue,
+        holdMs,
+        now,
+      );
       results.push({
         status: "debounced",
         messageId: message.id,
@@ -44,7 +55,14 @@ export async function enqueueFlowControlled(
       });
       continue;
     }
-    const period = await openThrottlePeriod(kv, message.taskName, key, message.id, flow.periodMs);
+    const period = await openThrottlePeriod(
+      kv,
+      message.taskName,
+      key,
+      message.id,
+      flow.periodMs,
+      now,
+    );
     if (!period.opened) {
       results.push({ status: "throttled", throttleKey: key, until: new Date(period.until) });
       continue;

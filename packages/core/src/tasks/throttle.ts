@@ -81,6 +81,7 @@ function isThrottlePeriod(value: unknown): value is ThrottlePeriod {
  * @param key The caller's key.
  * @param messageId The message that would open it.
  * @param periodMs The period.
+ * @param clock The clock; `Date.now` by default.
  * @returns `{ opened: true }`, or when the open period ends.
  * @since 0.4.0
  */
@@ -90,11 +91,12 @@ export async function openThrottlePeriod(
   key: string,
   messageId: string,
   periodMs: number,
+  clock: () => number = Date.now,
 ): Promise<{ readonly opened: true } | { readonly opened: false; readonly until: number }> {
   const kvKey = taskThrottleKvKey(taskName, key);
   for (let round = 0;; round++) {
     const current = await kv.get(kvKey);
-    const now = Date.now();
+    const now = clock();
     if (isThrottlePeriod(current) && current.until > now) {
       return { opened: false, until: current.until };
     }

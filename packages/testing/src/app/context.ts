@@ -14,6 +14,28 @@ export interface RecorderHost<TContextData> {
   sentActivities: SentActivity[];
   sentCounter: number;
   readonly queueStarted: boolean;
+  /** Told of what an application callback throws, before it is rethrown. */
+  callbackFailed?(error: unknown): void;
+}
+
+/** What {@link ContextRecorder.wrapContext} adds to a context.  Internal. */
+export interface ContextOverlay {
+  /** Members beyond the real context's, by name. */
+  readonly members?: Readonly<Record<string, unknown>>;
+  /**
+   * The listener context it stands for: both have `forwardActivity()`, an
+   * outbox context `hasDeliveredActivity()` too.
+   */
+  readonly kind?: "inbox" | "outbox";
+  /** The activity the context's listener received. */
+  readonly received?: Activity;
+}
+
+/** What a test context keeps. */
+interface ContextState {
+  readonly records: ContextSentActivity[];
+  delivered: boolean;
+  received: Activity | undefined;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -31,6 +53,7 @@ export class ContextRecorder<TContextData> {
   readonly #host: RecorderHost<TContextData>;
   readonly #contexts = new WeakMap<object, object>();
   readonly #wrapped = new WeakSet<object>();
+  readonly #states = new WeakMap<object, ContextState>();
 
   constructor(host: RecorderHost<TContextData>) {
     this.#host = host;
@@ -87,40 +110,91 @@ export class ContextRecorder<TContextData> {
   /**
    * A context as tests see it; the same proxy each time for one context.
    * @param ctx A real context.
+   * @param overlay Members the test context has beyond the real one's
+   *                (`recipient`, `identifier`, …: the standalone inbox and
+   *                outbox contexts), and the activity it received.
    * @returns The test context.
    */
-  wrapContext<T extends object>(ctx: T): T {
+  wrapContext<T extends object>(ctx: T, overlay: ContextOverlay = {}): T {
     if (this.#wrapped.has(ctx)) return ctx;
     const known = this.#contexts.get(ctx);
     if (known != null) return known as T;
-    const records: ContextSentActivity[] = [];
+    const state: ContextState = { records: [], delivered: false, received: overlay.received };
+    const members = overlay.members ?? {};
+    const kind = overlay.kind;
+    const has = (name: string) =>
+      name in ctx || (kind != null && (name === "forwardActivity" || kind === "outbox"));
     const proxy = new Proxy(ctx, {
       get: (target, property) => {
         switch (property) {
           case "sendActivity":
-            return (
+            return async (
               sender: SenderIdentity,
               recipients: Recipient | readonly Recipient[] | "followers",
               activity: Activity,
               options?: SendActivityOptions & { readonly rawActivity?: unknown },
-            ) => this.#record(records, sender, recipients, activity, options);
+            ) => {
+              await this.#record(state.records, sender, recipients, activity, options);
+              state.delivered = true;
+            };
+          case "forwardActivity":
+            if (!has(property)) break;
+            return (
+              forwarder: SenderIdentity,
+              recipients: Recipient | readonly Recipient[] | "followers",
+            ) => this.#forward(state, forwarder, recipients);
+          case "hasDeliveredActivity":
+            if (!has(property)) break;
+            return () => state.delivered;
           case "getSentActivities":
-            return () => [...records];
+            return () => [...state.records];
           case "reset":
-            return () => void (records.length = 0);
+            return () => void (state.records.length = 0);
           case "federation":
             return this.#host.proxy;
           case "clone":
             return (data: TContextData) =>
-              this.wrapContext((target as { clone(data: TContextData): object }).clone(data));
+              this.wrapContext(
+                (target as { clone(data: TContextData): object }).clone(data),
+                { members, kind, received: state.received },
+              );
+        }
+        if (typeof property === "string" && Object.hasOwn(members, property)) {
+          return members[property];
         }
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === "function" ? value.bind(target) : value;
       },
+      has: (target, property) =>
+        typeof property === "string" && (Object.hasOwn(members, property) || has(property)) ||
+        Reflect.has(target, property),
     });
     this.#contexts.set(ctx, proxy);
     this.#wrapped.add(proxy);
+    this.#states.set(proxy, state);
     return proxy;
+  }
+
+  // A listener's forwardActivity() sends the activity it received, as it
+  // was received: recorded with that activity and its JSON-LD.
+  async #forward(
+    state: ContextState,
+    forwarder: SenderIdentity,
+    recipients: Recipient | readonly Recipient[] | "followers",
+  ): Promise<void> {
+    const received = state.received;
+    if (received == null) {
+      throw new TypeError(
+        "This context has received no activity to forward; give createInboxContext() or " +
+          "createOutboxContext() the activity option.",
+      );
+    }
+    if (recipients == null) {
+      throw new TypeError("The recipients given to forwardActivity() must be given.");
+    }
+    const rawActivity = await received.toJsonLd();
+    await this.#record(state.records, forwarder, recipients, received, { rawActivity }, true);
+    state.delivered = true;
   }
 
   async #record(
@@ -129,28 +203,33 @@ export class ContextRecorder<TContextData> {
     recipients: Recipient | readonly Recipient[] | "followers",
     activity: Activity,
     options?: { readonly rawActivity?: unknown },
+    forwarded = false,
   ): Promise<void> {
+    const method = forwarded ? "forwardActivity()" : "sendActivity()";
     // The checks production makes before anything is sent.
     if (
       typeof sender !== "object" || sender == null ||
       typeof (sender as { identifier?: unknown }).identifier !== "string"
     ) {
       throw new TypeError(
-        "The sender given to sendActivity() must be { identifier: string } naming one of your actors.",
+        `The ${
+          forwarded ? "forwarder" : "sender"
+        } given to ${method} must be { identifier: string } naming one of your actors.`,
       );
     }
     if (!(activity instanceof Activity)) {
       throw new TypeError(
-        "The activity given to sendActivity() must be an Activity from @fedify/vocab (e.g. a Create).",
+        `The activity given to ${method} must be an Activity from @fedify/vocab (e.g. a Create).`,
       );
     }
     if (activity.actorId == null) {
-      throw new TypeError("The activity given to sendActivity() must have an actor.");
+      throw new TypeError(`The activity given to ${method} must have an actor.`);
     }
     // Production serializes it; what cannot be serialized fails here too.
     await activity.toJsonLd();
     const raw = options?.rawActivity === undefined ? {} : { rawActivity: options.rawActivity };
-    records.push({ sender, recipients, activity, ...raw });
+    const flag = forwarded ? { forwarded: true } : {};
+    records.push({ sender, recipients, activity, ...raw, ...flag });
     const host = this.#host;
     const queued = host.queueStarted;
     host.sentActivities.push({
@@ -161,6 +240,7 @@ export class ContextRecorder<TContextData> {
       sentOrder: ++host.sentCounter,
       sender,
       recipients,
+      ...flag,
     });
   }
 
@@ -180,8 +260,24 @@ export class ContextRecorder<TContextData> {
 
   #wrapCallback(callback: AnyFunction): (...args: unknown[]) => unknown {
     const wrap = (arg: unknown) => isContext(arg) ? this.wrapContext(arg) : arg;
+    const states = this.#states;
+    const host = this.#host;
+    const failed = (error: unknown) => {
+      host.callbackFailed?.(error);
+      throw error;
+    };
     return function (this: unknown, ...args: unknown[]) {
-      return Reflect.apply(callback, this, args.map(wrap));
+      const wrapped = args.map(wrap);
+      // A listener's (ctx, activity): what its forwardActivity() forwards.
+      const state = states.get(wrapped[0] as object);
+      if (state != null && wrapped[1] instanceof Activity) state.received ??= wrapped[1];
+      let result: unknown;
+      try {
+        result = Reflect.apply(callback, this, wrapped);
+      } catch (error) {
+        failed(error);
+      }
+      return result instanceof Promise ? result.catch(failed) : result;
     };
   }
 

@@ -20,9 +20,11 @@ import { TestClock } from "./clock.ts";
 import { TestKvStore } from "./kv-store.ts";
 import { TestMessageQueue } from "./message-queue.ts";
 import { ContextRecorder } from "./context.ts";
+import { postOutboxActivity } from "./outbox-post.ts";
 import type {
   MockFederation,
   MockFederationOptions,
+  PostOutboxActivityOptions,
   ReceiveActivityOptions,
   RunPendingTasksOptions,
   SentActivity,
@@ -38,6 +40,12 @@ const EVENT_TYPES: readonly MessageEventType[] = [
   "cancelled",
 ];
 const DEFAULT_MAX_RUNS = 1000;
+const CLOCK_SEAM = Symbol.for("fedwork.testing.clock");
+
+/** What core's clock seam hands back: its recurring schedules. */
+interface ScheduleDriver {
+  runSchedulesAt(now: number): Promise<number | undefined>;
+}
 const OPTION_NAMES = ["contextData", "origin", "documentLoader", "now", "federation"];
 
 /** Which proxies are test federations, and their state. */
@@ -102,6 +110,9 @@ export class TestFederationState<TContextData> {
   contextData: TContextData | undefined;
   readonly #documentLoader: DocumentLoader;
   #events: MessageEvent[] = [];
+  #callbackErrors: unknown[] | undefined;
+  #schedules: ScheduleDriver | undefined;
+  #nextScheduleAt: number | undefined;
 
   constructor(options: MockFederationOptions<TContextData>) {
     checkOptions(options);
@@ -110,12 +121,20 @@ export class TestFederationState<TContextData> {
     this.origin = new URL(options.origin ?? "https://example.com");
     this.contextData = options.contextData;
     this.#documentLoader = withPreloadedContexts(options.documentLoader ?? refuseToLoad);
+    // Core's clock seam (no public option): what it stores as "now"
+    // (debounce bursts, throttle periods, enqueue times) reads this clock.
+    // It also hands back how to run recurring schedules as the clock moves.
+    const now = Object.assign(() => this.clock.now(), {
+      attach: (driver: ScheduleDriver) => void (this.#schedules = driver),
+    });
+    const clockSeam = { [CLOCK_SEAM]: now };
     this.real = createRealFederation<TContextData>({
       ...options.federation,
       kv: new TestKvStore(this.clock),
       queue: this.queue,
       manuallyStartQueue: true,
       documentLoader: this.#documentLoader,
+      ...clockSeam,
     });
     for (const type of EVENT_TYPES) {
       this.real.on(type, (event: MessageEvent) => void this.#events.push(event));
@@ -123,6 +142,17 @@ export class TestFederationState<TContextData> {
     this.clock.addTimeline({
       nextDueAt: () => this.queue.nextDueAt(),
       runDue: () => this.runPendingTasks(),
+    });
+    // Recurring schedules: a tick due on the clock enqueues its task, which
+    // runs at once, at the tick's time.
+    this.clock.addTimeline({
+      nextDueAt: () => this.#nextScheduleAt,
+      runDue: async () => {
+        const due = this.#nextScheduleAt;
+        if (due == null || due > this.clock.now()) return [];
+        await this.refreshSchedules();
+        return await this.runPendingTasks();
+      },
     });
     this.recorder = new ContextRecorder<TContextData>(this);
     this.proxy = this.recorder.wrapFederation(this.real, {
@@ -132,9 +162,14 @@ export class TestFederationState<TContextData> {
       clock: () => this.clock,
       pendingMessages: () => this.queue.pending(),
       receiveActivity: () => this.receiveActivity.bind(this),
+      postOutboxActivity: () => this.postOutboxActivity.bind(this),
       runPendingTasks: () => this.runPendingTasks.bind(this),
       reset: () => () => void (this.sentActivities = []),
       startQueue: () => this.startQueue.bind(this),
+      scheduleTask: () => (...args: Parameters<Federation<TContextData>["scheduleTask"]>) =>
+        this.#afterSchedulesChange(this.real.scheduleTask(...args)),
+      unscheduleTask: () => (id: string) =>
+        this.#afterSchedulesChange(this.real.unscheduleTask(id)),
     });
     states.set(this.proxy, this as TestFederationState<unknown>);
   }
@@ -145,6 +180,38 @@ export class TestFederationState<TContextData> {
     this.contextData = contextData;
     this.queueStarted = true;
     return Promise.resolve();
+  }
+
+  // Enqueues the ticks due now and notes when the next one is.
+  async refreshSchedules(): Promise<void> {
+    this.#nextScheduleAt = await this.#schedules?.runSchedulesAt(this.clock.now());
+  }
+
+  async #afterSchedulesChange<T>(change: Promise<T>): Promise<T> {
+    const result = await change;
+    await this.refreshSchedules();
+    return result;
+  }
+
+  callbackFailed(error: unknown): void {
+    this.#callbackErrors?.push(error);
+  }
+
+  captureCallbackErrors(): () => unknown[] {
+    const errors: unknown[] = [];
+    this.#callbackErrors = errors;
+    return () => {
+      if (this.#callbackErrors === errors) this.#callbackErrors = undefined;
+      return errors;
+    };
+  }
+
+  postOutboxActivity(
+    identifier: string,
+    activity: Activity,
+    options?: PostOutboxActivityOptions,
+  ): Promise<void> {
+    return postOutboxActivity(this, identifier, activity, options);
   }
 
   async receiveActivity(activity: Activity, options: ReceiveActivityOptions = {}): Promise<void> {

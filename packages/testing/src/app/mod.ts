@@ -24,15 +24,26 @@ export { createFederation } from "./federation.ts";
 export {
   createContext,
   type CreateContextOptions,
+  createInboxContext,
+  type CreateInboxContextOptions,
+  createOutboxContext,
+  type CreateOutboxContextOptions,
   createRequestContext,
   type CreateRequestContextOptions,
 } from "./standalone-contexts.ts";
+export type {
+  MockInboxContext,
+  MockInboxListenerSetters,
+  MockOutboxContext,
+  MockOutboxListenerSetters,
+} from "./listener-types.ts";
 export type {
   ContextSentActivity,
   MockContext,
   MockFederation,
   MockFederationOptions,
   MockRequestContext,
+  PostOutboxActivityOptions,
   ReceiveActivityOptions,
   RunPendingTasksOptions,
   SentActivity,

@@ -10,6 +10,7 @@ import type {
   SenderIdentity,
 } from "@fedwork/core";
 import type { TestClock } from "./clock.ts";
+import type { MockInboxListenerSetters, MockOutboxListenerSetters } from "./listener-types.ts";
 import type { PendingMessage } from "./message-queue.ts";
 
 /**
@@ -32,6 +33,12 @@ export interface SentActivity {
   readonly sender: SenderIdentity;
   /** The recipients given to `sendActivity()`. */
   readonly recipients: Recipient | readonly Recipient[] | "followers";
+  /**
+   * `true` when it was a listener's `forwardActivity()`: the activity is
+   * the one received, `sender` the forwarder and `rawActivity` the
+   * activity's JSON-LD.
+   */
+  readonly forwarded?: boolean;
 }
 
 /**
@@ -48,6 +55,8 @@ export interface ContextSentActivity {
   readonly activity: Activity;
   /** The `rawActivity` option, if given. */
   readonly rawActivity?: unknown;
+  /** `true` when it was `forwardActivity()`. */
+  readonly forwarded?: boolean;
 }
 
 /**
@@ -152,6 +161,19 @@ export interface ReceiveActivityOptions {
 }
 
 /**
+ * Options of {@link MockFederation.postOutboxActivity}.
+ * @since 0.4.0
+ */
+export interface PostOutboxActivityOptions {
+  /**
+   * Headers of the POST, e.g. the `Authorization` the outbox's
+   * `authorize()` predicate checks.
+   * @default none
+   */
+  readonly headers?: HeadersInit;
+}
+
+/**
  * Options of {@link createFederation}.
  * @typeParam TContextData The application data.
  * @since 0.4.0
@@ -198,8 +220,11 @@ export interface MockFederationOptions<TContextData> {
  * @typeParam TContextData The application data.
  * @since 0.4.0
  */
-export interface MockFederation<TContextData>
-  extends Omit<Federation<TContextData>, "createContext"> {
+export interface MockFederation<TContextData> extends
+  Omit<
+    Federation<TContextData>,
+    "createContext" | "setInboxListeners" | "setOutboxListeners"
+  > {
   /** Every activity the federation's contexts sent, in order. */
   readonly sentActivities: SentActivity[];
   /** Whether `startQueue()` was called. */
@@ -234,6 +259,41 @@ export interface MockFederation<TContextData>
    * @throws What a listener throws.
    */
   receiveActivity(activity: Activity, options?: ReceiveActivityOptions): Promise<void>;
+  /**
+   * Posts an activity to a local actor's outbox, as a client-to-server
+   * client would, through the real outbox route (`authorize()`, the actor
+   * dispatcher, the owner check, the listener for the activity's class, the
+   * error handler), and resolves when the listener has run.
+   * @param identifier The outbox owner's identifier.
+   * @param activity The activity; its actor must be the owner.
+   * @param options Headers of the POST (the credentials `authorize()`
+   *                checks).
+   * @throws {TypeError} When `activity` is not an `Activity`.
+   * @throws {Error} When the outbox refuses the POST (no outbox listeners,
+   *         unauthorized, no such actor, the actor is not the owner).
+   * @throws What the listener throws.
+   */
+  postOutboxActivity(
+    identifier: string,
+    activity: Activity,
+    options?: PostOutboxActivityOptions,
+  ): Promise<void>;
+  /**
+   * Registers the inbox routes; the listeners get test contexts.
+   * @param inboxPath The personal inbox path, with `{identifier}`.
+   * @param sharedInboxPath The shared inbox path.
+   * @returns The setters.
+   */
+  setInboxListeners(
+    inboxPath: string,
+    sharedInboxPath?: string,
+  ): MockInboxListenerSetters<TContextData>;
+  /**
+   * Registers the outbox listeners' route; the listeners get test contexts.
+   * @param outboxPath The outbox path, with `{identifier}`.
+   * @returns The setters.
+   */
+  setOutboxListeners(outboxPath: string): MockOutboxListenerSetters<TContextData>;
   /**
    * Runs every message that is due on the clock, one at a time, including
    * those that become due while they run (a retry without delay, a task a

@@ -73,13 +73,8 @@ export class TaskScheduler {
     while (signal?.aborted !== true) {
       let waitMs = refreshMs;
       try {
-        const now = Date.now();
-        for (const schedule of await listStoredSchedules(kv)) {
-          if (signal?.aborted) break;
-          await this.#runDue(schedule, now);
-          const next = nextTick(schedule.timing, schedule.anchor, Math.max(now, schedule.lastTick));
-          if (next != null) waitMs = Math.min(waitMs, Math.max(0, next - Date.now()));
-        }
+        const next = await this.runDueAt(Date.now(), signal);
+        if (next != null) waitMs = Math.min(waitMs, Math.max(0, next - Date.now()));
       } catch (error) {
         logger.error("Failed to read or run the recurring tasks; trying again: {error}", {
           error,
@@ -87,6 +82,27 @@ export class TaskScheduler {
       }
       await this.#sleep(waitMs, signal);
     }
+  }
+
+  /**
+   * Enqueues every schedule's tick that is due at `now` (the latest one
+   * only, for a schedule that missed several).  What {@link run} does on
+   * each turn; `@fedwork/testing/app` calls it as its clock moves.
+   * @param now The time, in epoch milliseconds.
+   * @param signal Stops it between schedules.
+   * @returns When the earliest next tick is due, or `undefined`.
+   * @throws What reading the store throws.
+   * @since 0.4.0
+   */
+  async runDueAt(now: number, signal?: AbortSignal): Promise<number | undefined> {
+    let earliest: number | undefined;
+    for (const schedule of await listStoredSchedules(this.#options.kv)) {
+      if (signal?.aborted) break;
+      await this.#runDue(schedule, now);
+      const next = nextTick(schedule.timing, schedule.anchor, Math.max(now, schedule.lastTick));
+      if (next != null && (earliest == null || next < earliest)) earliest = next;
+    }
+    return earliest;
   }
 
   async #runDue(schedule: StoredSchedule, now: number): Promise<void> {

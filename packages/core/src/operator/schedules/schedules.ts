@@ -128,7 +128,7 @@ export class TaskSchedules<TContextData> {
     await validateTaskPayload(task, data);
     const encoded = await encodeTaskPayload(data);
     const id = options.id ?? await defaultScheduleId(task.name, encoded);
-    const now = Date.now();
+    const now = this.#port.taskEnqueuer.now();
     const saved = await saveSchedule(kv, {
       id,
       taskName: task.name,
@@ -144,7 +144,7 @@ export class TaskSchedules<TContextData> {
       taskName: task.name,
       scheduleId: id,
     });
-    return toTaskSchedule(saved);
+    return toTaskSchedule(saved, now);
   }
 
   /**
@@ -168,7 +168,7 @@ export class TaskSchedules<TContextData> {
   async listSchedules(): Promise<TaskSchedule[]> {
     const { kv } = this.#port;
     if (typeof kv.list !== "function") return [];
-    const now = Date.now();
+    const now = this.#port.taskEnqueuer.now();
     return (await listStoredSchedules(kv))
       .sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
       .map((schedule) => toTaskSchedule(schedule, now));
@@ -181,6 +181,16 @@ export class TaskSchedules<TContextData> {
    */
   run(signal: AbortSignal | undefined): Promise<void> {
     return this.#scheduler.run(signal);
+  }
+
+  /**
+   * Enqueues the ticks due at `now`; see `TaskScheduler.runDueAt()`.
+   * @param now The time, in epoch milliseconds.
+   * @returns When the earliest next tick is due, or `undefined`.
+   * @since 0.4.0
+   */
+  runDueAt(now: number): Promise<number | undefined> {
+    return this.#scheduler.runDueAt(now);
   }
 
   async #enqueueScheduled(schedule: StoredSchedule, tick: number): Promise<void> {
@@ -197,7 +207,7 @@ export class TaskSchedules<TContextData> {
       baseUrl: schedule.baseUrl,
       taskName: schedule.taskName,
       data: schedule.data,
-      started: new Date().toISOString(),
+      started: new Date(this.#port.taskEnqueuer.now()).toISOString(),
       attempt: 0,
       traceContext: {},
       schedule: { id: schedule.id, tick: new Date(tick).toISOString() },
