@@ -68,6 +68,19 @@ database_exists() {
     "SELECT 1 FROM pg_database WHERE datname = 'test'" 2>/dev/null)" = 1 ]
 }
 
+# The multi-process suites run on three runtimes side by side, each worker
+# process with its own pools: PostgreSQL's default of 100 connections runs
+# out ("sorry, too many clients already").
+PG_CONNECTIONS=500
+max_connections() {
+  psql -w -h 127.0.0.1 -U postgres -d postgres -tAc "SHOW max_connections" 2>/dev/null
+}
+enough_connections() {
+  local current
+  current=$(max_connections)
+  [ -n "$current" ] && [ "$current" -ge "$PG_CONNECTIONS" ]
+}
+
 # Fills these from what is on the machine now.
 missing=()  # one line per missing thing, for people
 packages=() # what apt-get must install
@@ -89,6 +102,10 @@ survey() {
     # PostgreSQL without it (in a container, say) looks after it themselves.
     if command -v psql >/dev/null && ! database_exists; then
       missing+=('PostgreSQL database "test" (user postgres, no password): absent')
+    fi
+    if command -v psql >/dev/null && postgres_installed && ! enough_connections; then
+      missing+=("PostgreSQL max_connections: $(max_connections), the suites need $PG_CONNECTIONS")
+      starts+=(postgres)
     fi
   elif postgres_installed; then
     missing+=("PostgreSQL on 127.0.0.1:5432: installed, not running")
@@ -160,10 +177,19 @@ start_postgres() {
     # A cluster the package's installation started must read it too.
     port_open 5432 && pg_ctlcluster --skip-systemctl-redirect "$version" main reload
   fi
-  port_open 5432 && return 0
-  echo "ensure-services: starting PostgreSQL $version"
-  pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
-  wait_port 5432 30 || echo "ensure-services: PostgreSQL did not start" >&2
+  if ! port_open 5432; then
+    echo "ensure-services: starting PostgreSQL $version"
+    pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+    wait_port 5432 30 || { echo "ensure-services: PostgreSQL did not start" >&2; return 0; }
+  fi
+  if command -v psql >/dev/null && ! enough_connections; then
+    # Takes effect at a restart only.
+    echo "ensure-services: raising PostgreSQL's max_connections to $PG_CONNECTIONS (a restart)"
+    psql -w -h 127.0.0.1 -U postgres -d postgres -qc \
+      "ALTER SYSTEM SET max_connections = $PG_CONNECTIONS"
+    pg_ctlcluster --skip-systemctl-redirect "$version" main restart || true
+    wait_port 5432 30 || echo "ensure-services: PostgreSQL did not restart" >&2
+  fi
 }
 
 start_redis() {

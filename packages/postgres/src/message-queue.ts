@@ -119,23 +119,11 @@ class PostgresLeaseEngine implements LeaseEngine<LeasedRow> {
       }
       return { messages: [] };
     }
-    const claiming = sql.unsafe<ClaimedRow[]>(
+    const rows = await sql.unsafe<ClaimedRow[]>(
       plain.length > 0 ? statements.acknowledgeAndClaim : statements.claim,
       plain.length > 0 ? [count, leaseMs, this.#owner, plain] : [count, leaseMs, this.#owner],
       PREPARED,
-    ).execute(); // postgres.js sends a query once it is awaited: send the claim first.
-    // An idle queue's claims come back short, and the wait query after a
-    // short claim put a second round trip between a message's NOTIFY and
-    // its handler.  So while claims come back short, the wait query goes
-    // out with the claim.  It may then see the rows this claim leases as
-    // another listener's leases, which can only make the listener wake
-    // earlier than needed (at most a lease from now), never later.  While
-    // claims come back full (a backlog), it is sent only when needed.
-    const waiting = this.#lastClaimShort ? this.#nextWake(request.held) : undefined;
-    // Handled by the await below; a rejection must not go unhandled while
-    // the claim is awaited.
-    waiting?.catch(() => {});
-    const rows = await claiming;
+    );
     // RETURNING gives rows in no promised order; ids grow with enqueues.
     const messages = rows
       .sort((a, b) => b.priority - a.priority || compareIds(a.id, b.id))
@@ -145,16 +133,17 @@ class PostgresLeaseEngine implements LeaseEngine<LeasedRow> {
         keyed: row.keyed,
         deliveryCount: Number(row.deliveries),
       }));
-    this.#lastClaimShort = messages.length < count;
-    if (!this.#lastClaimShort) return { messages };
+    if (messages.length === count) return { messages };
     // Nothing else is claimable now: sleep until the earliest delayed
     // message is due or a lease that this listener does not renew runs out.
-    const waitMs = await (waiting ?? this.#nextWake([...request.held, ...messages]));
+    // The wait query goes out after the claim, not beside it: sent together
+    // (tried for pickup latency), it could read the table before another
+    // listener's claim of a due row committed, see that row as neither
+    // delayed nor leased, and let this listener sleep past that lease's end
+    // (a message stranded until a notification; CI caught it).
+    const waitMs = await this.#nextWake([...request.held, ...messages]);
     return { messages, waitMs };
   }
-
-  /** Whether the last claim brought fewer rows than it asked for. */
-  #lastClaimShort = true;
 
   /**
    * How long until a delayed row is due or a lease other than those on

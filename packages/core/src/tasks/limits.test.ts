@@ -239,7 +239,9 @@ test("waits are counted by fedwork.message.waited with their cause, and write no
   const task = federation.defineTask("metered", {
     schema,
     concurrency: { key: () => "one", limit: 1 },
-    rateLimit: { limit: 50, period: { seconds: 1 } },
+    // One start a second: the second run's reserved start is a second
+    // after the first's, however slow the machine, so it waits for it.
+    rateLimit: { limit: 1, period: { seconds: 1 } },
     handler: async (_ctx, { n }) => {
       if (n === 0) await release.promise;
       if (++done === 3) all.resolve();
@@ -267,8 +269,8 @@ test("waits are counted by fedwork.message.waited with their cause, and write no
       ...attributes,
       "fedwork.wait.cause": "concurrency",
     });
-    // The second and third wait for their start (20 ms apart), then for
-    // the first run's key.
+    // The second and third wait for their start (a second apart), then
+    // for the first run's key.
     assert(rate >= 1, `rate waits: ${rate}`);
     assert(concurrency >= 1, `concurrency waits: ${concurrency}`);
     assert(statuses.length > 0 && statuses.every((state) => state !== "retrying"), `${statuses}`);
