@@ -6,16 +6,24 @@ import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
 import { createKeyRate } from "./key-rate.ts";
 
 test("createKeyRate spreads starts one interval apart, in the order reserved", async () => {
-  const rate = createKeyRate(new MemoryKvStore(), ["t", "rate"]);
+  // A clock moved by hand: 2 ms pass between reservations, however fast
+  // or slow the machine is.  The store's TTLs stay on real time, so the
+  // interval is a minute: no entry can expire between two reservations.
+  let clock = 1_000_000;
+  const rate = createKeyRate(new MemoryKvStore(), ["t", "rate"], () => clock);
   const reservations = [];
-  for (let i = 0; i < 10; i++) reservations.push(await rate.reserve("a", 20, 1000));
+  for (let i = 0; i < 10; i++) {
+    reservations.push(await rate.reserve("a", 2, 120_000));
+    clock += 2;
+  }
   assertEquals(reservations[0].waitMs, 0);
   for (let i = 1; i < reservations.length; i++) {
-    // Exactly 50 ms apart: a reservation is the previous one plus 1000 / 20.
-    assertEquals(reservations[i].startAt - reservations[i - 1].startAt, 50);
+    // Exactly a minute apart: a reservation is the previous one plus
+    // 120 s / 2.
+    assertEquals(reservations[i].startAt - reservations[i - 1].startAt, 60_000);
   }
-  // The tenth waits about 450 ms, however long the reservations took.
-  assert(reservations[9].waitMs > 350 && reservations[9].waitMs <= 450);
+  // The tenth starts nine minutes after the first, 18 ms of which have passed.
+  assertEquals(reservations[9].waitMs, 9 * 60_000 - 18);
 });
 
 test("createKeyRate keeps every window of a period within the limit under concurrency", async () => {
@@ -28,12 +36,13 @@ test("createKeyRate keeps every window of a period within the limit under concur
 });
 
 test("createKeyRate does not slow other keys, and starts at once after an idle period", async () => {
-  const rate = createKeyRate(new MemoryKvStore(), ["t"]);
+  let clock = 1_000_000;
+  const rate = createKeyRate(new MemoryKvStore(), ["t"], () => clock);
   await rate.reserve("a", 1, 60_000);
-  assert((await rate.reserve("a", 1, 60_000)).waitMs > 50_000);
+  assertEquals((await rate.reserve("a", 1, 60_000)).waitMs, 60_000);
   assertEquals((await rate.reserve("b", 1, 60_000)).waitMs, 0);
   await rate.reserve("c", 10, 200); // one every 20 ms
-  await new Promise((resolve) => setTimeout(resolve, 40));
+  clock += 40;
   assertEquals((await rate.reserve("c", 10, 200)).waitMs, 0);
 });
 

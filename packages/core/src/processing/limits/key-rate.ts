@@ -78,6 +78,8 @@ function lastStart(value: unknown): number | undefined {
  * @param kv The store; it must have `cas()`.
  * @param prefix The store prefix of the entries, such as
  *               `["fedwork", "task-rate", taskName]`.
+ * @param now The clock starts are counted on, in epoch milliseconds;
+ *            `Date.now` unless a test drives time by hand.
  * @returns The rate.
  * @throws {TypeError} When the store has no `cas()`.
  * @since 0.4.0
@@ -92,7 +94,11 @@ function lastStart(value: unknown): number | undefined {
  * // … start …
  * ```
  */
-export function createKeyRate(kv: KvStore, prefix: KvKey): KeyRate {
+export function createKeyRate(
+  kv: KvStore,
+  prefix: KvKey,
+  now: () => number = Date.now,
+): KeyRate {
   if (typeof kv.cas !== "function") {
     throw new TypeError("Key rates need a KvStore with cas(); this store has none.");
   }
@@ -102,13 +108,13 @@ export function createKeyRate(kv: KvStore, prefix: KvKey): KeyRate {
       const interval = periodMs / limit;
       for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
         const current = await kv.get(kvKey);
-        const now = Date.now();
+        const at = now();
         const last = lastStart(current);
-        const startAt = last == null ? now : Math.max(now, last + interval);
+        const startAt = last == null ? at : Math.max(at, last + interval);
         const entry: RateEntry = { last: startAt };
-        const ttl = { milliseconds: Math.max(1, Math.ceil(startAt - now + interval)) };
+        const ttl = { milliseconds: Math.max(1, Math.ceil(startAt - at + interval)) };
         if (await kv.cas!(kvKey, current, entry, { ttl })) {
-          return { waitMs: Math.max(0, Math.ceil(startAt - now)), startAt };
+          return { waitMs: Math.max(0, Math.ceil(startAt - at)), startAt };
         }
       }
       throw new KeyRateContendedError(key);

@@ -126,6 +126,8 @@ async function swapHolders(
  * @param kv The store; it must have `cas()`.
  * @param prefix The store prefix of the entries, such as
  *               `["fedwork", "task-concurrency", taskName]`.
+ * @param now The clock leases are counted on, in epoch milliseconds;
+ *            `Date.now` unless a test drives time by hand.
  * @returns The slots.
  * @throws {TypeError} When the store has no `cas()`.
  * @since 0.4.0
@@ -145,7 +147,11 @@ async function swapHolders(
  * }
  * ```
  */
-export function createKeySlots(kv: KvStore, prefix: KvKey): KeySlots {
+export function createKeySlots(
+  kv: KvStore,
+  prefix: KvKey,
+  now: () => number = Date.now,
+): KeySlots {
   if (typeof kv.cas !== "function") {
     throw new TypeError("Key slots need a KvStore with cas(); this store has none.");
   }
@@ -157,10 +163,10 @@ export function createKeySlots(kv: KvStore, prefix: KvKey): KeySlots {
   ): Promise<"swapped" | "unchanged" | "contended"> {
     for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
       const current = await kv.get(kvKey);
-      const now = Date.now();
-      const next = change(liveHolders(current, now), now);
+      const at = now();
+      const next = change(liveHolders(current, at), at);
       if (next == null) return "unchanged";
-      if (await swapHolders(kv, kvKey, current, next, now)) return "swapped";
+      if (await swapHolders(kv, kvKey, current, next, at)) return "swapped";
     }
     return "contended";
   }
@@ -173,12 +179,12 @@ export function createKeySlots(kv: KvStore, prefix: KvKey): KeySlots {
       async renew() {
         if (released) return false;
         let kept = true;
-        const result = await update(kvKey, (holders, now) => {
+        const result = await update(kvKey, (holders, at) => {
           // Released while this renewal went on: it must not come back.
           if (released) return undefined;
           const others = holders.filter(([id]) => id !== holderId);
           kept = others.length < holders.length || others.length < limit;
-          return kept ? [...others, [holderId, now + leaseMs]] : undefined;
+          return kept ? [...others, [holderId, at + leaseMs]] : undefined;
         });
         if (result === "contended") {
           logger.warn("Could not renew the slot of {holderId} under {key}: the store is busy.", {
@@ -210,14 +216,14 @@ export function createKeySlots(kv: KvStore, prefix: KvKey): KeySlots {
   return {
     async acquire(key, holderId, limit, leaseMs) {
       let retryAfterMs = CONTENDED_RETRY_MS;
-      const result = await update(kvKeyOf(key), (holders, now) => {
+      const result = await update(kvKeyOf(key), (holders, at) => {
         const others = holders.filter(([id]) => id !== holderId);
         if (others.length >= limit) {
           const earliest = Math.min(...others.map(([, expiresAt]) => expiresAt));
-          retryAfterMs = Math.max(1, Math.ceil(earliest - now));
+          retryAfterMs = Math.max(1, Math.ceil(earliest - at));
           return undefined;
         }
-        return [...others, [holderId, now + leaseMs]];
+        return [...others, [holderId, at + leaseMs]];
       });
       if (result === "swapped") return held(key, holderId, limit, leaseMs);
       // "contended": others keep changing the key, so it is busy; try later.
