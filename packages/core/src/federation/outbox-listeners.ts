@@ -82,6 +82,14 @@ function assertFunction(callback: unknown, method: string): void {
 }
 
 /**
+ * What `@fedwork/testing/app` calls on an outbox context whose
+ * `sendActivity()` or `forwardActivity()` it recorded instead of sending, so
+ * that the route does not warn that the listener sent nothing.  A
+ * `Symbol.for()`, so the kit needs no import of it.  Internal.
+ */
+const DELIVERED_SEAM = Symbol.for("fedwork.testing.outboxDelivered");
+
+/**
  * The {@link OutboxContext} implementation.  Internal.
  * @since 0.4.0
  */
@@ -111,6 +119,11 @@ export class OutboxContextImpl<TContextData> extends RequestContextImpl<TContext
 
   hasDeliveredActivity(): boolean {
     return this.#delivered;
+  }
+
+  /** The testing kit's seam: see {@link DELIVERED_SEAM}. */
+  [DELIVERED_SEAM](): void {
+    this.#delivered = true;
   }
 
   override async sendActivity(

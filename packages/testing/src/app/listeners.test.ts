@@ -10,6 +10,7 @@ import {
   assertThrows,
   test,
 } from "@fedify/fixture";
+import { configure, type LogRecord, reset } from "@logtape/logtape";
 import { createFederation, createInboxContext, createOutboxContext } from "./mod.ts";
 
 const ORIGIN = "https://example.com";
@@ -164,6 +165,42 @@ test("an outbox listener's forwardActivity is recorded and counts as delivered",
   assertEquals(federation.sentActivities.map((s) => [s.forwarded, s.activity.id?.href]), [
     [true, "https://example.com/creates/7"],
   ]);
+});
+
+test("the outbox route warns of a listener that sent nothing, not of one whose sending the kit recorded", async () => {
+  const federation = createFederation<void>();
+  federation.setActorDispatcher(
+    "/users/{identifier}",
+    (ctx, identifier) => new Person({ id: ctx.getActorUri(identifier) }),
+  );
+  federation.setOutboxListeners("/users/{identifier}/outbox")
+    .on(Create, async (ctx, create) => {
+      const content = (await create.getObject())?.content?.toString();
+      if (content === "note send") await ctx.sendActivity({ identifier: "alice" }, bob, create);
+      if (content === "note forward") await ctx.forwardActivity({ identifier: "alice" }, bob);
+    });
+  const warnings: string[] = [];
+  await configure({
+    sinks: {
+      collect: (record: LogRecord) => void warnings.push(record.message.map(String).join("")),
+    },
+    loggers: [
+      { category: ["fedwork"], sinks: ["collect"], lowestLevel: "warning" },
+      { category: ["logtape", "meta"], sinks: [], lowestLevel: "warning" },
+    ],
+    reset: true,
+  });
+  try {
+    await federation.postOutboxActivity("alice", note("send"));
+    await federation.postOutboxActivity("alice", note("forward"));
+    assertEquals(warnings, []);
+    await federation.postOutboxActivity("alice", note("nothing"));
+    assertEquals(warnings.length, 1);
+    assert(warnings[0].includes("returned without sending or forwarding"), warnings[0]);
+  } finally {
+    await reset();
+  }
+  assertEquals(federation.sentActivities.length, 2);
 });
 
 test("createInboxContext makes a listener's context: recipient, a signal that never aborts, forwarding", async () => {
