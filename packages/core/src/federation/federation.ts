@@ -208,8 +208,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       "task",
       createTaskMessageHandler({
         registry: this.registry.tasks,
-        createContext: (_message, baseUrl, task, contextData) =>
-          new TaskContextImpl(this, baseUrl, contextData, task),
+        createContext: (message, baseUrl, task, contextData) =>
+          new TaskContextImpl(this, baseUrl, contextData, task, message, this.#steps.host),
         documentLoader: this.options.documentLoader,
         retryPolicy: this.options.taskRetryPolicy,
         timeoutMs: this.options.taskTimeoutMs,
