@@ -198,6 +198,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       kv: this.options.kv,
       documentLoader: this.options.documentLoader,
       taskStatusRetentionMs: this.options.taskStatusRetentionMs,
+      waitedActivityTypeIds: this.options.waitedActivityTypeIds,
       tracer: this.#tracer,
       tasks: this.registry.tasks,
       routing: () => this.#routing,
@@ -286,6 +287,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           this.#steps.wake,
           activity,
           signer,
+          this.#steps.activityWaits,
         );
       },
     });

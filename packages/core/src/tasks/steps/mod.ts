@@ -3,7 +3,8 @@
  * `sleep`, `waitForEvent` with `sendEvent()`, and `invoke` of child tasks.
  * @module
  */
-export { ACTIVITY_EVENT, publishStepActivity } from "./activities.ts";
+export { ACTIVITY_EVENT, activityTypeIdOf, publishStepActivity } from "./activities.ts";
+export { ACTIVITY_WAITS_MAX_AGE_MS, ActivityWaitRegistry } from "./activity-waits.ts";
 export { TaskStepError, TaskStepInvokeError, type TaskStepProblem } from "./errors.ts";
 export {
   checkEventAddress,
@@ -47,7 +48,7 @@ import type { TaskRunInfo } from "../run-info.ts";
 import type { StepRunnerHost } from "./host.ts";
 import { StepRunner as Runner } from "./runner.ts";
 
-const runners = new WeakMap<TaskRunInfo, StepRunner>();
+const runners = new WeakMap<TaskRunInfo, Runner>();
 
 /**
  * Ties a run's step runner to its run information, for the context.
