@@ -18,7 +18,8 @@
 // numbers move with the machine's load.
 //
 // Usage: node --expose-gc -C fedwork-source bench/task-path.ts
-//          [--queue in-process|sqlite] [--records on|off] [--tasks N] [--trials N]
+//          [--queue in-process|sqlite] [--kv memory|sqlite] [--records on|off]
+//          [--tasks N] [--trials N]
 import { createHook } from "node:async_hooks";
 import { Session } from "node:inspector/promises";
 import { rm } from "node:fs/promises";
@@ -32,11 +33,12 @@ import {
   MemoryKvStore,
   type MessageQueue,
 } from "@fedwork/core";
-import { SqliteMessageQueue } from "@fedwork/sqlite";
+import { SqliteKvStore, SqliteMessageQueue } from "@fedwork/sqlite";
 
 const { values: args } = parseArgs({
   options: {
     queue: { type: "string", default: "in-process" },
+    kv: { type: "string", default: "memory" },
     records: { type: "string", default: "on" },
     tasks: { type: "string", default: "20000" },
     trials: { type: "string", default: "3" },
@@ -46,6 +48,9 @@ const TASKS = Number(args.tasks);
 const TRIALS = Number(args.trials);
 if (args.queue !== "in-process" && args.queue !== "sqlite") {
   throw new TypeError("--queue must be in-process or sqlite.");
+}
+if (args.kv !== "memory" && args.kv !== "sqlite") {
+  throw new TypeError("--kv must be memory or sqlite.");
 }
 
 // A Standard Schema by hand: the measurement is of Fedwork, not of a schema
@@ -73,7 +78,7 @@ const STAGES: [stage: string, test: (url: string, fn: string) => boolean][] = [
   ["decode", (url) => url.includes("/tasks/codec/") || url.includes("/devalue/")],
   [
     "cancellation check",
-    (url) => url.includes("/operator/cancellation/markers"),
+    (url) => url.includes("/operator/cancellation/"),
   ],
   // The scheduler's timer lists the key-value store once a second; with a
   // MemoryKvStore that holds every status record, that walk is not per task.
@@ -137,8 +142,10 @@ async function drain<T>(
   measure: (drained: () => Promise<void>) => Promise<T>,
 ): Promise<T> {
   const { queue, close } = makeQueue();
+  const kvPath = join(tmpdir(), `fedwork-task-path-kv-${crypto.randomUUID()}.sqlite`);
+  const kv = args.kv === "sqlite" ? new SqliteKvStore({ path: kvPath }) : new MemoryKvStore();
   const federation = createFederation<void>({
-    kv: new MemoryKvStore(),
+    kv,
     queue: { task: queue },
     manuallyStartQueue: true,
     ...(args.records === "off" ? { taskStatusRetention: 0 as const } : {}),
@@ -172,6 +179,10 @@ async function drain<T>(
   controller.abort();
   await running;
   await close();
+  if (kv instanceof SqliteKvStore) {
+    await kv[Symbol.asyncDispose]();
+    await Promise.all(["", "-wal", "-shm"].map((s) => rm(kvPath + s, { force: true })));
+  }
   return result;
 }
 

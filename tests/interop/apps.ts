@@ -20,6 +20,7 @@ import {
   createFederation,
   type Federation,
   type FederationKvPrefixes,
+  type FederationOptions,
   generateCryptoKeyPair,
   type HttpSignatureSpec,
   InProcessMessageQueue,
@@ -172,6 +173,8 @@ export async function startFedworkApp(
     readonly queue?: MessageQueue;
     readonly kv?: KvStore;
     readonly kvPrefixes?: Partial<FederationKvPrefixes>;
+    /** The `waitedActivities` option. */
+    readonly waitedActivities?: FederationOptions<void>["waitedActivities"];
     /** Defines more (tasks) on the federation before its workers start. */
     readonly setup?: (federation: Federation<void>) => void;
   } = {},
@@ -180,6 +183,7 @@ export async function startFedworkApp(
   const federation = createFederation<void>({
     kv: options.kv ?? new MemoryKvStore(),
     ...(options.kvPrefixes == null ? {} : { kvPrefixes: options.kvPrefixes }),
+    ...(options.waitedActivities == null ? {} : { waitedActivities: options.waitedActivities }),
     queue,
     manuallyStartQueue: true,
     allowPrivateAddress: true,

@@ -38,6 +38,8 @@ function defineFollowTask(federation: Federation<void>) {
 test("waitForActivity resumes a task when a real Fedify server's Accept arrives", async () => {
   let task: TaskDefinition<void, unknown, z.input<typeof followSchema>, unknown> | undefined;
   await using fedwork = await startFedworkApp({
+    // Declared: an Accept that comes before the wait starts is kept too.
+    waitedActivities: [Accept],
     setup: (federation) => task = defineFollowTask(federation),
   });
   await using fedify = await startFedifyApp();

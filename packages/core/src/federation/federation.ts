@@ -198,6 +198,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       kv: this.options.kv,
       documentLoader: this.options.documentLoader,
       taskStatusRetentionMs: this.options.taskStatusRetentionMs,
+      waitedActivityTypeIds: this.options.waitedActivityTypeIds,
       tracer: this.#tracer,
       tasks: this.registry.tasks,
       routing: () => this.#routing,
@@ -208,8 +209,8 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
       "task",
       createTaskMessageHandler({
         registry: this.registry.tasks,
-        createContext: (_message, baseUrl, task, contextData) =>
-          new TaskContextImpl(this, baseUrl, contextData, task),
+        createContext: (message, baseUrl, task, contextData) =>
+          new TaskContextImpl(this, baseUrl, contextData, task, message, this.#steps.host),
         documentLoader: this.options.documentLoader,
         retryPolicy: this.options.taskRetryPolicy,
         timeoutMs: this.options.taskTimeoutMs,
@@ -286,6 +287,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
           this.#steps.wake,
           activity,
           signer,
+          this.#steps.activityWaits,
         );
       },
     });

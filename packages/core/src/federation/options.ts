@@ -5,7 +5,9 @@ import {
 } from "../activitypub/host-policy/options.ts";
 import { trace, type TracerProvider } from "@opentelemetry/api";
 import { checkMachineId } from "../operator/workers/machine-id.ts";
-import type { DocumentLoader } from "@fedify/vocab";
+import type { Activity, DocumentLoader } from "@fedify/vocab";
+import { activityTypeIdOf } from "../tasks/steps/activities.ts";
+import type { ActivityType } from "../tasks/steps/types.ts";
 import type { KvStore } from "../kv/kv-store.ts";
 import { withTemporalTtl } from "../kv/temporal-ttl.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
@@ -331,6 +333,21 @@ export interface FederationOptions<TContextData>
    */
   readonly hostPolicy?: HostPolicyOptions | false;
   /**
+   * The activity classes tasks wait for with `ctx.step.waitForActivity()`,
+   * e.g. `[Accept]`: the inbox keeps every verified activity of these
+   * classes (and their subclasses) for the event window, so that a wait
+   * that starts after its activity arrived (an `Accept` that comes while
+   * the task is between the step that sent the `Follow` and its wait)
+   * finds it.  Activities of other classes cost the inbox nothing unless
+   * a wait for their class has started in the federation: then they are
+   * kept too, from about a second after the first such wait, but one that
+   * arrived before is lost.  Declare them in every process that runs the
+   * inbox.  None by default.
+   * @default `[]`
+   * @since 0.4.0
+   */
+  readonly waitedActivities?: readonly ActivityType<Activity>[];
+  /**
    * Where the federation keeps its records in the `kv` store, Fedify's
    * option: any of {@link FederationKvPrefixes}, e.g.
    * `{ activityIdempotence: ["myapp", "idempotence"] }`, to share one store
@@ -392,6 +409,7 @@ const OPTION_NAMES: Record<
   hostHealth: true,
   fanoutDeliveries: true,
   hostPolicy: true,
+  waitedActivities: true,
   kvPrefixes: true,
 };
 
@@ -444,6 +462,8 @@ export interface ResolvedFederationOptions
   readonly fanoutDeliveries?: ResolvedFanoutDeliveries;
   /** The host policy, when set (0.4.0). */
   readonly hostPolicy?: ResolvedHostPolicy;
+  /** The type ids of `waitedActivities` (0.4.0). */
+  readonly waitedActivityTypeIds: readonly string[];
 }
 
 /**
@@ -580,7 +600,31 @@ export function resolveFederationOptions<TContextData>(
     ...resolveOptionalHostHealth(options.hostHealth),
     ...(fanoutDeliveries == null ? {} : { fanoutDeliveries }),
     ...(hostPolicy == null ? {} : { hostPolicy }),
+    waitedActivityTypeIds: resolveWaitedActivities(options.waitedActivities),
   };
+}
+
+/** The type ids of the `waitedActivities` option, checked. */
+function resolveWaitedActivities(value: unknown): readonly string[] {
+  if (value == null) return [];
+  if (!Array.isArray(value)) {
+    throw new FederationOptionError(
+      "waitedActivities",
+      "The waitedActivities option must be an array of activity classes of @fedify/vocab, " +
+        "e.g. [Accept].",
+    );
+  }
+  return value.map((type, index) => {
+    const typeId = activityTypeIdOf(type);
+    if (typeId == null) {
+      throw new FederationOptionError(
+        "waitedActivities",
+        `The waitedActivities option must hold activity classes of @fedify/vocab, e.g. ` +
+          `[Accept]; item ${index} is not one.`,
+      );
+    }
+    return typeId;
+  });
 }
 
 // --- ActivityPub over HTTP (signatures, inbox, delivery), since 0.2.0 ---

@@ -16,6 +16,7 @@ import type { TaskMessage } from "../tasks/message.ts";
 import type { TaskStore } from "../tasks/registry.ts";
 import { taskQueueOf, type TaskQueueRoutingOptions } from "../tasks/routing.ts";
 import {
+  ActivityWaitRegistry,
   type ChildEnding,
   rememberStepsStatus,
   type StepRunnerHost,
@@ -32,6 +33,8 @@ export interface StepsWiringPort<TContextData> {
   readonly documentLoader: DocumentLoader;
   /** The federation's `taskStatusRetention`, in milliseconds (0: records off). */
   readonly taskStatusRetentionMs: number;
+  /** The type ids of the federation's `waitedActivities`. */
+  readonly waitedActivityTypeIds: readonly string[];
   readonly tracer: Tracer;
   // deno-lint-ignore no-explicit-any
   readonly tasks: TaskStore<TContextData, any>;
@@ -44,12 +47,18 @@ export interface StepsWiringPort<TContextData> {
  * Builds the step runners' host and the wake-up of waiting tasks.
  * Internal.
  * @param port The federation's parts.
- * @returns The host, and what puts a woken task's message into its queue.
+ * @returns The host, what puts a woken task's message into its queue, and
+ *          which activity types waits can need.
  * @since 0.4.0
  */
 export function createStepsWiring<TContextData>(
   port: StepsWiringPort<TContextData>,
-): { readonly host: StepRunnerHost; readonly wake: (message: TaskMessage) => Promise<void> } {
+): {
+  readonly host: StepRunnerHost;
+  readonly wake: (message: TaskMessage) => Promise<void>;
+  readonly activityWaits: ActivityWaitRegistry;
+} {
+  const activityWaits = new ActivityWaitRegistry(port.kv, port.waitedActivityTypeIds);
   const wake = async (message: TaskMessage): Promise<void> => {
     const task = port.tasks.get(message.taskName);
     if (task == null) {
@@ -80,6 +89,7 @@ export function createStepsWiring<TContextData>(
     // Without status records, a day, as for batches.
     retentionMs: port.taskStatusRetentionMs > 0 ? port.taskStatusRetentionMs : 24 * 60 * 60 * 1000,
     tracer: port.tracer,
+    registerActivityWait: (typeId, until) => activityWaits.register(typeId, until),
     async enqueueChild(task, data, childId, parent) {
       const prepared = await prepareTaskMessages({
         registry: port.tasks,
@@ -111,5 +121,5 @@ export function createStepsWiring<TContextData>(
       return port.taskStatus().step(message, status, write);
     },
   };
-  return { host, wake };
+  return { host, wake, activityWaits };
 }

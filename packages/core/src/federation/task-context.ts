@@ -1,7 +1,8 @@
 import type { BatchEnqueueOrigin } from "../operator/batches/batches.ts";
 import type { BatchEnqueueResult, BatchMember } from "../operator/batches/types.ts";
 import type { TaskRunInfo } from "../tasks/run-info.ts";
-import { stepRunnerOf } from "../tasks/steps/mod.ts";
+import type { TaskMessage } from "../tasks/message.ts";
+import { stepRunnerFor, type StepRunnerHost, stepRunnerOf } from "../tasks/steps/mod.ts";
 import type { TaskSteps } from "../tasks/steps/types.ts";
 import { type ContextHost, ContextImpl } from "./context.ts";
 import type { TaskContext } from "./context-api.ts";
@@ -19,6 +20,9 @@ const batchCalls = new WeakMap<TaskRunInfo, { batch: number; add: number }>();
 export class TaskContextImpl<TContextData> extends ContextImpl<TContextData>
   implements TaskContext<TContextData> {
   readonly task: TaskRunInfo;
+  /** The run's message, for a runner made on first use of `ctx.step`. */
+  readonly #message: TaskMessage | undefined;
+  readonly #steps: StepRunnerHost | undefined;
 
   /**
    * @param host The federation's internals.
@@ -27,14 +31,33 @@ export class TaskContextImpl<TContextData> extends ContextImpl<TContextData>
    *            out).
    * @param data The application data.
    * @param task The run information.
+   * @param message The run's message (a worker's run).
+   * @param steps Where durable steps keep their records (a worker's run).
    */
-  constructor(host: ContextHost<TContextData>, url: URL, data: TContextData, task: TaskRunInfo) {
+  constructor(
+    host: ContextHost<TContextData>,
+    url: URL,
+    data: TContextData,
+    task: TaskRunInfo,
+    message?: TaskMessage,
+    steps?: StepRunnerHost,
+  ) {
     super(host, url, data, true);
     this.task = task;
+    this.#message = message;
+    this.#steps = steps;
   }
 
   get step(): TaskSteps {
-    const runner = stepRunnerOf(this.task);
+    let runner = stepRunnerOf(this.task);
+    // Made on first use, for a task with one payload per run: a handleMany
+    // run shares one context among its items.
+    if (
+      runner == null && this.#message != null && this.#steps != null &&
+      this.federationHost.registry.tasks.get(this.task.name)?.many == null
+    ) {
+      runner = stepRunnerFor(this.task, this.#steps, this.#message);
+    }
     if (runner == null) {
       throw new TypeError(
         `The task ${JSON.stringify(this.task.name)} (${this.task.id}) runs without durable ` +
@@ -46,7 +69,14 @@ export class TaskContextImpl<TContextData> extends ContextImpl<TContextData>
   }
 
   override clone(data: TContextData): TaskContextImpl<TContextData> {
-    return new TaskContextImpl(this.federationHost, this.url, data, this.task);
+    return new TaskContextImpl(
+      this.federationHost,
+      this.url,
+      data,
+      this.task,
+      this.#message,
+      this.#steps,
+    );
   }
 
   addToBatch(members: readonly BatchMember<TContextData>[]): Promise<BatchEnqueueResult> {

@@ -24,7 +24,8 @@ export interface TaskCancelWatch {
    * before this run began.  The read is under way while the run decodes
    * and validates its payload; the handler must not start before this
    * settles.  `undefined` when the marker was read at once (a
-   * `MemoryKvStore`): there is nothing to wait for.
+   * `MemoryKvStore`), or needs no reading (no cancellation was requested
+   * in the federation): there is nothing to wait for.
    */
   readonly checked: Promise<void> | undefined;
   /** Stops watching: the run ended. */

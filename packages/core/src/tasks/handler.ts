@@ -21,7 +21,13 @@ import type { TaskRunInfo } from "./run-info.ts";
 import { keepTaskResult, TaskItemCollector } from "./run-many.ts";
 
 import { RunPostponedError } from "../processing/run-postponed.ts";
-import { markStepsUsed, setStepRunner, StepRunner, type StepRunnerHost } from "./steps/mod.ts";
+import {
+  markStepsUsed,
+  setStepRunner,
+  StepRunner,
+  type StepRunnerHost,
+  stepRunnerOf,
+} from "./steps/mod.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -338,11 +344,13 @@ export function createTaskMessageHandler<TContextData, TContext>(
       let steps: StepRunner | undefined;
       // A handleMany run shares one context among its items: steps, which
       // record one task's progress, are for tasks with one payload per run.
-      if (options.steps != null && task.many == null) {
-        steps = new StepRunner(options.steps, message);
+      // A continuation of an older generation is dropped before it runs;
+      // other runs get a runner only when the handler touches `ctx.step`.
+      const stepped = options.steps != null && task.many == null;
+      if (stepped && message.steps != null) {
+        steps = new StepRunner(options.steps!, message);
         setStepRunner(info, steps);
-        // A continuation of an older generation is dropped before it runs.
-        if (message.steps != null) await steps.prepare();
+        await steps.prepare();
       }
       const starting = options.onStart?.(message);
       if (starting instanceof Promise) await starting;
@@ -381,6 +389,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
         returned = task.handler(ctx as TContext, data);
         if (isThenable(returned)) returned = await returned;
       } catch (error) {
+        if (stepped) steps ??= stepRunnerOf(info);
         if (steps?.used) markStepsUsed(message);
         // A cancelled task's error is the cancellation's doing: no onError.
         if (watch?.cancelled) throw cancelled(message, watch, true, error);
@@ -401,6 +410,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
         }
         throw error;
       }
+      if (stepped) steps ??= stepRunnerOf(info);
       if (steps?.used) markStepsUsed(message);
       if (steps?.suspension != null) throw steps.suspension;
       if (returned !== undefined) keepTaskResult(task, message, returned);

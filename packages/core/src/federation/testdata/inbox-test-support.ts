@@ -11,6 +11,7 @@ import type { InboxMessage } from "../../activitypub/inbox/message.ts";
 import { createFederation, type Federation } from "../federation.ts";
 import type { InboxContext } from "../context-api.ts";
 import type { IdempotencyStrategy } from "../registry-api.ts";
+import type { FederationOptions } from "../options.ts";
 import { serveFederation, testKeyPair } from "./test-support.ts";
 
 /** How {@link startServer} sets its federation up. */
@@ -30,6 +31,8 @@ export interface InboxServerOptions {
   failures?: Error[];
   /** The `meterProvider` option. */
   meterProvider?: MeterProvider;
+  /** The `waitedActivities` option. */
+  waitedActivities?: FederationOptions<void>["waitedActivities"];
 }
 
 /** An activity a {@link startServer} federation's listeners received. */
@@ -63,6 +66,7 @@ export async function startServer(options: InboxServerOptions = {}): Promise<Inb
     ...(options.inboxMaxBytes == null ? {} : { inboxMaxBytes: options.inboxMaxBytes }),
     ...(options.queue == null ? {} : { queue: options.queue, manuallyStartQueue: true }),
     ...(options.meterProvider == null ? {} : { meterProvider: options.meterProvider }),
+    ...(options.waitedActivities == null ? {} : { waitedActivities: options.waitedActivities }),
   });
   federation.setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
     if (identifier === "nobody") return null;

@@ -1,7 +1,10 @@
 // How a cancellation reaches the task it is for: a marker in the key–value
 // store, which a worker reads before it runs a task (a queued task is never
 // run), and a request on the pub/sub transport, which aborts the task's
-// signal in whichever process runs it right now.
+// signal in whichever process runs it right now.  Markers are read only
+// once some cancellation was requested in the federation: a flag in the
+// store says so (see CancellationFlag), so that a federation that never
+// cancels reads no marker.
 import { type InFlightHandle, InFlightList } from "../../processing/in-flight-list.ts";
 import { getLogger } from "@logtape/logtape";
 import type { Temporal } from "@js-temporal/polyfill";
@@ -16,6 +19,7 @@ import type { PubSub } from "../../pubsub/pubsub.ts";
 import { toTemporalDuration } from "../../time/duration.ts";
 import { TaskCancelledError } from "../../tasks/errors.ts";
 import type { TaskCancelWatch } from "../../tasks/cancel-watch.ts";
+import { CancellationFlag, type CancellationFlagOptions } from "./flag.ts";
 
 const logger = getLogger(["fedwork", "task"]);
 
@@ -143,6 +147,8 @@ export class TaskCancellations {
   readonly #running = new InFlightList<WatchedRun>();
   /** The open subscription and how many worker groups hold it. */
   #subscription: Subscription | undefined;
+  /** Whether some cancellation was requested: whether markers are read at all. */
+  readonly #flag: CancellationFlag;
   /** Gathers the marker reads asked for in one turn (see #readMarker()). */
   readonly #reads = new MicrotaskBatcher<PendingRead>((reads) =>
     reads.length > 1 ? this.#readBatch(reads) : this.#readOne(reads[0].id, reads[0].run)
@@ -154,14 +160,21 @@ export class TaskCancellations {
    * @param enabled Whether cancellation is possible at all (the federation
    *                keeps task status records); when not, runs are not
    *                watched and cost nothing.
+   * @param flag The clock and the flag's cache bound, for tests.
    */
-  constructor(kv: KvStore, pubsub: PubSub, enabled: boolean) {
+  constructor(
+    kv: KvStore,
+    pubsub: PubSub,
+    enabled: boolean,
+    flag: CancellationFlagOptions = {},
+  ) {
     this.#kv = kv;
     this.#pubsub = pubsub;
     this.#enabled = enabled;
     // A MemoryKvStore answers at once: a batch would only add hops.
     this.#memory = isInMemoryKvStore(kv) ? kv : undefined;
     this.#batched = typeof kv.getMany === "function";
+    this.#flag = new CancellationFlag(kv, flag);
   }
 
   /**
@@ -175,8 +188,11 @@ export class TaskCancellations {
       ...(reason == null ? {} : { reason }),
       at: new Date().toISOString(),
     };
-    // The marker first: a run that starts after the request was published
+    // The flag first, known to every worker before the marker is written
+    // (see CancellationFlag.raise()); then the marker, before the request
+    // is published: a run that starts after the request was published
     // reads it (see begin()).
+    await this.#flag.raise(ttl);
     await this.#kv.set(markerKey(id), stored, { ttl });
     this.#abortLocal(id, reason);
     await this.#pubsub.publish(TASK_CANCEL_TOPIC, JSON.stringify({ id, reason })).catch(
@@ -201,7 +217,11 @@ export class TaskCancellations {
       const controller = new AbortController();
       const ready = this.#pubsub.subscribe(TASK_CANCEL_TOPIC, (payload) => {
         const request = decodeRequest(payload);
-        if (request != null) this.#abortLocal(request.id, request.reason);
+        if (request == null) return;
+        // Another process cancelled: this one need not wait for its cached
+        // flag to age before it reads markers.
+        this.#flag.heard();
+        this.#abortLocal(request.id, request.reason);
       }, { signal: controller.signal }).catch((error) => {
         logger.warn(
           "Could not subscribe to task cancellations; running tasks are cancelled only " +
@@ -253,9 +273,24 @@ export class TaskCancellations {
     // is being opened): a request published once it runs reaches it.
     const subscription = this.#subscription;
     run.checked = subscription == null || subscription.active
-      ? this.#readMarker(id, run)
-      : subscription.ready.then(() => this.#readMarker(id, run));
+      ? this.#check(id, run)
+      : subscription.ready.then(() => this.#check(id, run));
     return run;
+  }
+
+  /**
+   * Reads a run's marker when some cancellation was requested in the
+   * federation, and reads none otherwise.
+   * @param id The task's id.
+   * @param run The run.
+   * @returns Settles once checked; never rejects.  `undefined` when
+   *          checked at once.
+   */
+  #check(id: string, run: WatchedRun): Promise<void> | undefined {
+    const raised = this.#flag.raised();
+    if (raised === false) return undefined;
+    if (raised === true) return this.#readMarker(id, run);
+    return raised.then((yes) => yes ? this.#readMarker(id, run) : undefined);
   }
 
   /**

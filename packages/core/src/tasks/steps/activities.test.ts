@@ -48,9 +48,13 @@ async function withWaitingServer(
     enqueue: (data: WaitData) => Promise<string>,
     unhandled: () => number,
   ) => Promise<void>,
+  options: { readonly declare?: boolean } = {},
 ): Promise<void> {
   await using queue = new InProcessMessageQueue();
-  const local = await startServer({ queue });
+  const local = await startServer({
+    queue,
+    ...(options.declare ? { waitedActivities: [Accept] } : {}),
+  });
   const remote = await startServer();
   let unhandled = 0;
   local.federation.on("unhandled", (event) => {
@@ -158,7 +162,7 @@ test("an Accept that arrived before the wait started resolves it; none times out
       (await statusOf(local.federation, none, ["completed", "failed"])).result,
       "timeout",
     );
-  }));
+  }, { declare: true }));
 
 test("waitForActivity refuses a wait anyone could resolve, a non-activity type and unknown options", async () => {
   await using queue = new InProcessMessageQueue();

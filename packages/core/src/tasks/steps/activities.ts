@@ -10,6 +10,7 @@ import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
 import { encodeTaskPayload } from "../codec/mod.ts";
+import type { ActivityWaitRegistry } from "./activity-waits.ts";
 import { publishStepEvent, type WakeTask } from "./events.ts";
 import { DEFAULT_STEP_EVENT_WINDOW_MS, MAX_STEP_RECORD_BYTES } from "./limits.ts";
 import type { ActivityType, WaitForActivityOptions } from "./types.ts";
@@ -109,6 +110,19 @@ export function activityWaitKey(
   );
 }
 
+/**
+ * The type id of an activity class of `@fedify/vocab`, as waits and the
+ * `waitedActivities` option name it.  Internal.
+ * @param type The class.
+ * @returns Its type IRI, or `undefined` when it is not an activity class.
+ * @since 0.4.0
+ */
+export function activityTypeIdOf(type: unknown): string | undefined {
+  const typeId = typeIdOf(type);
+  if (typeId == null) return undefined;
+  return (type as { prototype?: unknown }).prototype instanceof Activity ? typeId : undefined;
+}
+
 /** The type ids of an activity's class and its superclasses below Activity. */
 function typeIdsOf(activity: Activity): string[] {
   const ids: string[] = [];
@@ -135,6 +149,8 @@ function typeIdsOf(activity: Activity): string[] {
  * @param wake Puts a woken task's message into its queue.
  * @param activity The verified activity.
  * @param signer The verified actor's id.
+ * @param waits Which types waits can need: an activity of no such type is
+ *              neither encoded nor kept.  Every type without it.
  * @returns How many waiting tasks were woken.
  * @since 0.4.0
  */
@@ -143,10 +159,15 @@ export async function publishStepActivity(
   wake: WakeTask,
   activity: Activity,
   signer: string,
+  waits?: ActivityWaitRegistry,
 ): Promise<number> {
   if (signer.length > MAX_MATCH_URL_LENGTH) return 0;
   const types = typeIdsOf(activity);
   if (types.length < 1) return 0;
+  if (waits != null) {
+    const waited = waits.waited(types);
+    if (waited === false || (waited !== true && !(await waited))) return 0;
+  }
   // An activity with several objects would reach a wait on each: matched
   // on its object only when it has exactly one.
   const objects = activity.objectIds;

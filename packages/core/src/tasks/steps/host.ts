@@ -60,6 +60,12 @@ export interface StepRunnerHost {
   childEnding(childId: string): Promise<ChildEnding | "pending" | undefined>;
   /** Told of each step's phases (the status record). */
   notice?(message: TaskMessage, notice: StepNotice): void | Promise<void>;
+  /**
+   * Registers a `waitForActivity()` on an activity type (its id), which
+   * waits until `until` (epoch ms) at the latest, so that inboxes keep
+   * activities of that type.  Without it, inboxes keep every type.
+   */
+  registerActivityWait?(typeId: string, until: number): Promise<void>;
   /** Where each step that does something in a run gets a span. */
   readonly tracer?: Tracer;
 }

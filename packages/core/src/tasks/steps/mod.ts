@@ -3,7 +3,8 @@
  * `sleep`, `waitForEvent` with `sendEvent()`, and `invoke` of child tasks.
  * @module
  */
-export { ACTIVITY_EVENT, publishStepActivity } from "./activities.ts";
+export { ACTIVITY_EVENT, activityTypeIdOf, publishStepActivity } from "./activities.ts";
+export { ACTIVITY_WAITS_MAX_AGE_MS, ActivityWaitRegistry } from "./activity-waits.ts";
 export { TaskStepError, TaskStepInvokeError, type TaskStepProblem } from "./errors.ts";
 export {
   checkEventAddress,
@@ -42,10 +43,12 @@ export type {
   WaitForEventOptions,
 } from "./types.ts";
 
+import type { TaskMessage } from "../message.ts";
 import type { TaskRunInfo } from "../run-info.ts";
-import type { StepRunner } from "./runner.ts";
+import type { StepRunnerHost } from "./host.ts";
+import { StepRunner as Runner } from "./runner.ts";
 
-const runners = new WeakMap<TaskRunInfo, StepRunner>();
+const runners = new WeakMap<TaskRunInfo, Runner>();
 
 /**
  * Ties a run's step runner to its run information, for the context.
@@ -54,7 +57,7 @@ const runners = new WeakMap<TaskRunInfo, StepRunner>();
  * @param runner The runner.
  * @since 0.4.0
  */
-export function setStepRunner(info: TaskRunInfo, runner: StepRunner): void {
+export function setStepRunner(info: TaskRunInfo, runner: Runner): void {
   runners.set(info, runner);
 }
 
@@ -64,6 +67,26 @@ export function setStepRunner(info: TaskRunInfo, runner: StepRunner): void {
  * @returns The runner, or `undefined` when the federation has none.
  * @since 0.4.0
  */
-export function stepRunnerOf(info: TaskRunInfo): StepRunner | undefined {
+export function stepRunnerOf(info: TaskRunInfo): Runner | undefined {
   return runners.get(info);
+}
+
+/**
+ * The step runner of a run, made on first use: a run that never touches
+ * `ctx.step` has no runner, reads no step state and writes no record.
+ * Internal.
+ * @param info The run information.
+ * @param host Where the runner keeps its records.
+ * @param message The run's message.
+ * @returns The runner.
+ * @since 0.4.0
+ */
+export function stepRunnerFor(
+  info: TaskRunInfo,
+  host: StepRunnerHost,
+  message: TaskMessage,
+): Runner {
+  let runner = runners.get(info);
+  if (runner == null) runners.set(info, runner = new Runner(host, message));
+  return runner;
 }

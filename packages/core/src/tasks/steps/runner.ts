@@ -12,7 +12,7 @@ import type { DurationInput } from "../../time/duration.ts";
 import { decodeTaskPayload, encodeTaskPayload } from "../codec/mod.ts";
 import type { TaskDefinition } from "../definition.ts";
 import type { TaskMessage } from "../message.ts";
-import { ACTIVITY_EVENT, activityWaitKey } from "./activities.ts";
+import { ACTIVITY_EVENT, activityTypeIdOf, activityWaitKey } from "./activities.ts";
 import { TaskStepError, TaskStepInvokeError } from "./errors.ts";
 import {
   checkEventAddress,
@@ -370,6 +370,9 @@ export class StepRunner implements TaskSteps {
     }
     const key = await activityWaitKey(options);
     const ms = waitMilliseconds(options.timeout, "waitForActivity()");
+    // Before the wait registers: the inboxes keep activities of its type
+    // from then on (see activity-waits.ts).
+    await this.#host.registerActivityWait?.(activityTypeIdOf(options.type)!, Date.now() + ms);
     const value = await this.#wait(index, id, "activity", ACTIVITY_EVENT, key, ms);
     return (value === undefined ? null : value) as TActivity | null;
   }
