@@ -23,6 +23,7 @@ import {
   type MemoryKvStore,
   readInMemoryNow,
 } from "../../kv/memory-kv-store.ts";
+import { CachedKvRead } from "../../kv/cached-read.ts";
 import { toTemporalDuration } from "../../time/duration.ts";
 
 const logger = getLogger(["fedwork", "task"]);
@@ -51,12 +52,6 @@ export interface CancellationFlagOptions {
   readonly maxAgeMs?: number;
 }
 
-/** A read of the flag: what it found and when it was sent. */
-interface FlagReading {
-  readonly raised: boolean;
-  readonly sentAt: number;
-}
-
 /**
  * The federation-wide "some cancellation was requested" flag, as one
  * process sees it.  Internal.
@@ -66,12 +61,10 @@ export class CancellationFlag {
   readonly #kv: KvStore;
   /** The store when it is a `MemoryKvStore`: read at once, never cached. */
   readonly #memory: MemoryKvStore | undefined;
-  readonly #now: () => number;
+  /** Whether the flag is stored, as last read; a reading that found it wins a tie. */
+  readonly #read: CachedKvRead<boolean>;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #maxAgeMs: number;
-  #reading: FlagReading | undefined;
-  /** The read under way, which the runs that begin meanwhile share. */
-  #pending: Promise<boolean> | undefined;
   /** Since when this process knows the flag is stored, and until when. */
   #writtenSince: number | undefined;
   #writtenUntil = Number.NEGATIVE_INFINITY;
@@ -83,10 +76,18 @@ export class CancellationFlag {
   constructor(kv: KvStore, options: CancellationFlagOptions = {}) {
     this.#kv = kv;
     this.#memory = isInMemoryKvStore(kv) ? kv : undefined;
-    this.#now = options.now ?? (() => performance.now());
+    this.#maxAgeMs = options.maxAgeMs ?? CANCELLATION_FLAG_MAX_AGE_MS;
+    this.#read = new CachedKvRead(kv, FLAG_KEY, (value) => value != null, {
+      maxAgeMs: this.#maxAgeMs,
+      ...(options.now == null ? {} : { now: options.now }),
+      replacesOnTie: (kept, incoming) => incoming || !kept,
+      onError: (error) =>
+        logger.warn("Could not read whether any task was cancelled; reading markers: {error}", {
+          error,
+        }),
+    });
     this.#sleep = options.sleep ??
       ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-    this.#maxAgeMs = options.maxAgeMs ?? CANCELLATION_FLAG_MAX_AGE_MS;
   }
 
   /**
@@ -104,47 +105,13 @@ export class CancellationFlag {
         return true;
       }
     }
-    const reading = this.#reading;
-    const now = this.#now();
-    if (reading != null && now - reading.sentAt < this.#maxAgeMs) return reading.raised;
-    return this.#pending ??= this.#read(now);
-  }
-
-  #read(sentAt: number): Promise<boolean> {
-    let read: Promise<unknown>;
-    try {
-      read = this.#kv.get(FLAG_KEY);
-    } catch (error) {
-      read = Promise.reject(error);
-    }
-    return read.then((value) => {
-      this.#pending = undefined;
-      const raised = value != null;
-      this.#note(raised, sentAt);
-      return raised;
-    }, (error) => {
-      this.#pending = undefined;
-      logger.warn("Could not read whether any task was cancelled; reading markers: {error}", {
-        error,
-      });
-      return true;
-    });
-  }
-
-  /** Keeps a reading unless a newer one, or one that found the flag, is kept. */
-  #note(raised: boolean, sentAt: number): void {
-    const kept = this.#reading;
-    if (
-      kept != null && (kept.sentAt > sentAt || (kept.raised && !raised && kept.sentAt === sentAt))
-    ) {
-      return;
-    }
-    this.#reading = { raised, sentAt };
+    const raised = this.#read.get();
+    return typeof raised === "boolean" ? raised : raised.catch(() => true);
   }
 
   /** Another process requested a cancellation (its request reached this one). */
   heard(): void {
-    this.#note(true, this.#now());
+    this.#read.note(true);
   }
 
   /**
@@ -160,8 +127,8 @@ export class CancellationFlag {
     await this.#kv.set(FLAG_KEY, { at: new Date().toISOString() }, {
       ttl: toTemporalDuration({ milliseconds: ttlMs }, "ttl"),
     });
-    const now = this.#now();
-    this.#note(true, now);
+    const now = this.#read.now();
+    this.#read.note(true, now);
     // A MemoryKvStore is read at every run, never cached.
     if (this.#memory != null) return;
     if (this.#writtenSince == null || now > this.#writtenUntil) this.#writtenSince = now;
@@ -170,7 +137,7 @@ export class CancellationFlag {
     if (wait > 0) {
       await this.#sleep(wait);
       // Written by this process: still there.
-      this.#note(true, this.#now());
+      this.#read.note(true);
     }
   }
 }

@@ -13,6 +13,7 @@
 // REGISTRATION_MS after the latest wait for it started (or longer, while
 // such a wait lasts), so that later waits find what arrived before them.
 import { getLogger } from "@logtape/logtape";
+import { CachedKvRead } from "../../kv/cached-read.ts";
 import type { KvKey, KvStore } from "../../kv/kv-store.ts";
 
 const logger = getLogger(["fedwork", "task", "steps"]);
@@ -35,12 +36,6 @@ const REGISTRY_KEY: KvKey = ["fedwork", "steps", "activity-waits"];
 /** The registry as stored: each type id and until when it is waited for (epoch ms). */
 type StoredWaits = Readonly<Record<string, number>>;
 
-/** A read of the registry and when it was sent. */
-interface WaitsReading {
-  readonly waits: StoredWaits;
-  readonly sentAt: number;
-}
-
 /**
  * The clocks and bound of an {@link ActivityWaitRegistry}; tests pass
  * their own.  Internal.
@@ -62,11 +57,8 @@ export interface ActivityWaitRegistryOptions {
 export class ActivityWaitRegistry {
   readonly #kv: KvStore;
   readonly #declared: ReadonlySet<string>;
-  readonly #now: () => number;
+  readonly #read: CachedKvRead<StoredWaits>;
   readonly #epoch: () => number;
-  readonly #maxAgeMs: number;
-  #reading: WaitsReading | undefined;
-  #pending: Promise<StoredWaits> | undefined;
   /** Until when this process registered each type (epoch ms). */
   readonly #registered = new Map<string, number>();
 
@@ -82,9 +74,16 @@ export class ActivityWaitRegistry {
   ) {
     this.#kv = kv;
     this.#declared = new Set(declared);
-    this.#now = options.now ?? (() => performance.now());
+    this.#read = new CachedKvRead(kv, REGISTRY_KEY, storedWaits, {
+      maxAgeMs: options.maxAgeMs ?? ACTIVITY_WAITS_MAX_AGE_MS,
+      ...(options.now == null ? {} : { now: options.now }),
+      onError: (error) =>
+        logger.warn(
+          "Could not read which activities tasks wait for; keeping them: {error}",
+          { error },
+        ),
+    });
     this.#epoch = options.epoch ?? Date.now;
-    this.#maxAgeMs = options.maxAgeMs ?? ACTIVITY_WAITS_MAX_AGE_MS;
   }
 
   /**
@@ -96,13 +95,9 @@ export class ActivityWaitRegistry {
    */
   waited(typeIds: readonly string[]): boolean | Promise<boolean> {
     for (const typeId of typeIds) if (this.#declared.has(typeId)) return true;
-    const reading = this.#reading;
-    const now = this.#now();
-    if (reading != null && now - reading.sentAt < this.#maxAgeMs) {
-      return this.#covers(reading.waits, typeIds);
-    }
-    const read = this.#pending ??= this.#read(now);
-    return read.then((waits) => this.#covers(waits, typeIds), () => true);
+    const waits = this.#read.get();
+    if (!(waits instanceof Promise)) return this.#covers(waits, typeIds);
+    return waits.then((read) => this.#covers(read, typeIds), () => true);
   }
 
   #covers(waits: StoredWaits, typeIds: readonly string[]): boolean {
@@ -112,29 +107,6 @@ export class ActivityWaitRegistry {
       if (typeof until === "number" && until > now) return true;
     }
     return false;
-  }
-
-  #read(sentAt: number): Promise<StoredWaits> {
-    let read: Promise<unknown>;
-    try {
-      read = this.#kv.get(REGISTRY_KEY);
-    } catch (error) {
-      read = Promise.reject(error);
-    }
-    return read.then((value) => {
-      this.#pending = undefined;
-      const waits = storedWaits(value);
-      const kept = this.#reading;
-      if (kept == null || kept.sentAt <= sentAt) this.#reading = { waits, sentAt };
-      return waits;
-    }, (error) => {
-      this.#pending = undefined;
-      logger.warn(
-        "Could not read which activities tasks wait for; keeping this one: {error}",
-        { error },
-      );
-      throw error;
-    });
   }
 
   /**
@@ -172,7 +144,7 @@ export class ActivityWaitRegistry {
       }
       this.#registered.set(typeId, next[typeId]);
       // This process's inbox knows at once.
-      this.#reading = { waits: next, sentAt: this.#now() };
+      this.#read.note(next);
       return;
     }
     throw new Error(`Could not register a wait for ${typeId} activities: too busy.`);
