@@ -3,34 +3,19 @@
 // sharing the stores still stops a queued task.
 import { assert, assertEquals, deferred, test, waitUntil } from "@fedify/fixture";
 import { z } from "zod";
-import type { KvKey } from "../kv/kv-store.ts";
-import { MemoryKvStore } from "../kv/memory-kv-store.ts";
+import { RecordingKvStore } from "../kv/testdata/recording-kv-store.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
 import { createFederation } from "./federation.ts";
 
-/** A store (not a `MemoryKvStore` to the federation) that counts its reads by key. */
-class ReadCountingKvStore extends MemoryKvStore {
-  readonly reads: string[] = [];
-
-  override get<T = unknown>(key: KvKey): Promise<T | undefined> {
-    this.reads.push(key.join("/"));
-    return super.get<T>(key);
-  }
-
-  override getMany<T = unknown>(keys: readonly KvKey[]): Promise<(T | undefined)[]> {
-    for (const key of keys) this.reads.push(key.join("/"));
-    return super.getMany<T>(keys);
-  }
-
-  markerReads(): number {
-    return this.reads.filter((key) => key.startsWith("fedwork/task-cancelled/")).length;
-  }
+/** How many cancellation markers the store was asked for. */
+function markerReads(kv: RecordingKvStore): number {
+  return kv.reads.filter((key) => key.startsWith("fedwork/task-cancelled/")).length;
 }
 
 const schema = z.object({ n: z.number() });
 
 test("a federation that never cancels a task reads no cancellation marker", async () => {
-  const kv = new ReadCountingKvStore();
+  const kv = new RecordingKvStore();
   const federation = createFederation<void>({
     kv,
     queue: new InProcessMessageQueue(),
@@ -51,12 +36,12 @@ test("a federation that never cancels a task reads no cancellation marker", asyn
     stop.abort();
     await running;
   }
-  assertEquals(kv.markerReads(), 0);
+  assertEquals(markerReads(kv), 0);
   assert(kv.reads.includes("fedwork/task-cancel-requested"));
 });
 
 test("a queued task cancelled from another federation sharing the store is not run", async () => {
-  const kv = new ReadCountingKvStore();
+  const kv = new RecordingKvStore();
   const queue = new InProcessMessageQueue();
   const worker = createFederation<void>({ kv, queue, manuallyStartQueue: true });
   const caller = createFederation<void>({ kv, queue, manuallyStartQueue: true });
@@ -102,6 +87,6 @@ test("a queued task cancelled from another federation sharing the store is not r
   }
   assertEquals(ran, [1]);
   assertEquals(acked, [second.messageId]);
-  assert(kv.markerReads() > 0);
+  assert(markerReads(kv) > 0);
   assertEquals((await worker.getTaskStatus(second.messageId))?.state, "cancelled");
 });

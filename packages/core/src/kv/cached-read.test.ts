@@ -17,6 +17,7 @@ function heldStore(): {
       }),
     set: (key, value, options) => kv.set(key, value, options),
     delete: (key) => kv.delete(key),
+    list: (prefix) => kv.list(prefix),
   };
   return { kv: store, reads };
 }

@@ -1,24 +1,9 @@
 import { assertEquals, test } from "@fedify/fixture";
-import type { KvKey } from "../../kv/kv-store.ts";
 import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { RecordingKvStore } from "../../kv/testdata/recording-kv-store.ts";
 import { InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
 import { CANCELLATION_FLAG_MAX_AGE_MS, type CancellationFlagOptions } from "./flag.ts";
 import { cancellationMarkerTtl, TaskCancellations } from "./markers.ts";
-
-/** A store (not a `MemoryKvStore` to the cancellations) that lists the keys it read. */
-class KeyLoggingKvStore extends MemoryKvStore {
-  readonly read: string[] = [];
-
-  override get<T = unknown>(key: KvKey): Promise<T | undefined> {
-    this.read.push(key.join("/"));
-    return super.get<T>(key);
-  }
-
-  override getMany<T = unknown>(keys: readonly KvKey[]): Promise<(T | undefined)[]> {
-    for (const key of keys) this.read.push(key.join("/"));
-    return super.getMany<T>(keys);
-  }
-}
 
 /** A clock the test moves, and a sleep that moves it. */
 function manualClock(): CancellationFlagOptions & { advance(ms: number): void; slept: number[] } {
@@ -37,7 +22,7 @@ function manualClock(): CancellationFlagOptions & { advance(ms: number): void; s
 }
 
 test("with no cancellation ever requested, runs read no marker, only the flag once per its age", async () => {
-  const kv = new KeyLoggingKvStore();
+  const kv = new RecordingKvStore();
   const clock = manualClock();
   const cancellations = new TaskCancellations(kv, new InProcessPubSub(), true, clock);
   const worker = new AbortController().signal;
@@ -49,11 +34,11 @@ test("with no cancellation ever requested, runs read no marker, only the flag on
     clock.advance(CANCELLATION_FLAG_MAX_AGE_MS / 2);
   }
   // Rounds at 0, 500 and 1000 ms: the flag read at 0 serves the first two.
-  assertEquals(kv.read, ["fedwork/task-cancel-requested", "fedwork/task-cancel-requested"]);
+  assertEquals(kv.reads, ["fedwork/task-cancel-requested", "fedwork/task-cancel-requested"]);
 });
 
 test("a cancellation requested by another process reaches a worker whose flag read is cached", async () => {
-  const kv = new KeyLoggingKvStore();
+  const kv = new RecordingKvStore();
   const clock = manualClock();
   const worker = new TaskCancellations(kv, new InProcessPubSub(), true, clock);
   const caller = new TaskCancellations(kv, new InProcessPubSub(), true, clock);
@@ -75,7 +60,7 @@ test("a cancellation requested by another process reaches a worker whose flag re
 });
 
 test("a cancellation heard over the pub/sub makes the worker read markers at once", async () => {
-  const kv = new KeyLoggingKvStore();
+  const kv = new RecordingKvStore();
   const pubsub = new InProcessPubSub();
   const clock = manualClock();
   const worker = new TaskCancellations(kv, pubsub, true, clock);

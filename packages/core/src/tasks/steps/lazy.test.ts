@@ -4,38 +4,13 @@ import { assert, assertEquals, test, waitUntil } from "@fedify/fixture";
 import { z } from "zod";
 import { createFederation } from "../../federation/federation.ts";
 import { withWorkers } from "../../federation/testdata/test-support.ts";
-import type { KvKey, KvStoreSetOptions } from "../../kv/kv-store.ts";
-import { MemoryKvStore } from "../../kv/memory-kv-store.ts";
+import { RecordingKvStore } from "../../kv/testdata/recording-kv-store.ts";
 import { InProcessMessageQueue } from "../../queue/in-process-message-queue.ts";
 import { stepRunnerOf } from "./mod.ts";
 
-/** A store that lists the keys it was asked for or wrote. */
-class KeyLoggingKvStore extends MemoryKvStore {
-  readonly touched: string[] = [];
-
-  override get<T = unknown>(key: KvKey): Promise<T | undefined> {
-    this.touched.push(key.join("/"));
-    return super.get<T>(key);
-  }
-
-  override set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
-    this.touched.push(key.join("/"));
-    return super.set(key, value, options);
-  }
-
-  override delete(key: KvKey): Promise<void> {
-    this.touched.push(key.join("/"));
-    return super.delete(key);
-  }
-
-  steps(): string[] {
-    return this.touched.filter((key) => key.startsWith("fedwork/steps/"));
-  }
-}
-
 test("a run that never touches ctx.step has no step runner and reads or writes no step record", async () => {
   await using queue = new InProcessMessageQueue();
-  const kv = new KeyLoggingKvStore();
+  const kv = new RecordingKvStore();
   const federation = createFederation<void>({ kv, queue, manuallyStartQueue: true });
   const runners: unknown[] = [];
   const plain = federation.defineTask("plain", {
@@ -56,7 +31,7 @@ test("a run that never touches ctx.step has no step runner and reads or writes n
     await waitUntil(() => runners.length === 3, { what: "the three plain runs" });
   });
   assertEquals(runners, [undefined, undefined, undefined]);
-  assertEquals(kv.steps(), []);
+  assertEquals(kv.touched("fedwork/steps/"), []);
   // A run that does use them gets its runner on first use, and records.
   const enqueued = await ctx.enqueueTask(stepped, {});
   assert(enqueued.status === "enqueued");
@@ -71,5 +46,5 @@ test("a run that never touches ctx.step has no step runner and reads or writes n
     after: true,
     value: 1,
   });
-  assert(kv.steps().length > 0);
+  assert(kv.touched("fedwork/steps/").length > 0);
 });
