@@ -130,7 +130,7 @@ export function renderMarkdown(run: RunResults, chartPath: string): string {
   const ts = targets(run);
   if (ts.length > 0) {
     out.push(
-      "#### Targets of issue 22 (and the latency targets of issue 10)",
+      "#### Targets of issue 43 (and those of issues 22 and 10 still held)",
       "",
       table(
         ["target", "measured", ""],

@@ -1,6 +1,6 @@
 // The JSON a run writes, and the summaries computed from it: medians, the
 // ratios of Fedwork typed tasks to each other system with their spread, and
-// the targets of issues 22 and 10.  Shared by main.ts (which prints them) and
+// the targets of issues 43, 22 and 10.  Shared by main.ts (which prints them) and
 // report.ts (which writes docs/benchmarks.md).
 import { CONCURRENCIES, type TrialResult } from "./driver.ts";
 import type { Scenario, Size, SystemKind } from "./systems.ts";
@@ -226,12 +226,14 @@ export function targets(results: RunResults): TargetResult[] {
     ["sqlite", "SQLite"],
     ["amqp", "RabbitMQ"],
   ] as const;
+  // Issue 43: plain typed tasks ≥ 0.6× the raw queue (issue 22 asked 0.8;
+  // batch handlers are issue 43's way to the raw queue's speed).
   for (const [id, name] of engines) {
     drainTargets(
-      (c) => `${name} typed ≥ 0.8× its raw queue, C=${c}`,
+      (c) => `${name} typed ≥ 0.6× its raw queue, C=${c}`,
       `fedwork-${id}`,
       `fedwork-${id}-raw`,
-      0.8,
+      0.6,
     );
   }
   // Issue 43: batch handlers (handleMany) against the raw queue.
@@ -259,10 +261,16 @@ export function targets(results: RunResults): TargetResult[] {
   }
   drainTargets((c) => `Redis typed ≥ 3× BullMQ, C=${c}`, "fedwork-redis", "bullmq", 3);
   drainTargets(
-    (c) => `PostgreSQL typed ≥ 1× graphile-worker with batching, C=${c}`,
+    (c) => `PostgreSQL typed ≥ 1.2× graphile-worker with batching, C=${c}`,
     "fedwork-postgres",
     "graphile-worker-batched",
-    1,
+    1.2,
+  );
+  drainTargets(
+    (c) => `PostgreSQL handleMany typed ≥ 1.2× graphile-worker with batching, C=${c}`,
+    "fedwork-postgres-many",
+    "graphile-worker-batched",
+    1.2,
   );
   absoluteTarget(
     "PostgreSQL typed ≥ 25,000 tasks/s, C=50",
@@ -303,7 +311,24 @@ export function targets(results: RunResults): TargetResult[] {
     );
   }
   // Issue 10's latency targets, still held.
+  // Issue 43: pickup at or below the peers' (a latency ratio: above 1× is
+  // lower latency).
+  ratioTarget("Redis pickup p50 ≤ BullMQ's", "fedwork-redis", "bullmq", "pickupP50", 1);
   ratioTarget("Redis pickup p99 ≤ BullMQ's", "fedwork-redis", "bullmq", "pickupP99", 1);
+  ratioTarget(
+    "PostgreSQL pickup p50 ≤ graphile-worker's",
+    "fedwork-postgres",
+    "graphile-worker",
+    "pickupP50",
+    1,
+  );
+  ratioTarget(
+    "PostgreSQL pickup p99 ≤ graphile-worker's",
+    "fedwork-postgres",
+    "graphile-worker",
+    "pickupP99",
+    1,
+  );
   absoluteTarget("PostgreSQL pickup p99 < 20 ms", "fedwork-postgres", "pickupP99", (v) => v < 20);
   absoluteTarget("In-process pickup p50 < 1 ms", "fedwork-in-process", "pickupP50", (v) => v < 1);
   return out;
