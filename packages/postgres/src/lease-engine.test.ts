@@ -4,7 +4,8 @@
 import { assertEquals, deferred, test } from "@fedify/fixture";
 import postgres from "postgres";
 import { POSTGRES_URL } from "./testdata/conformance-factory.ts";
-import { PostgresLeaseEngine, RECLAIM_MS } from "./lease-engine.ts";
+import type { LeaseClaimResult } from "@fedwork/core/queue-kit";
+import { type LeasedRow, PostgresLeaseEngine, RECLAIM_MS } from "./lease-engine.ts";
 import { PostgresMessageQueue } from "./message-queue.ts";
 import { buildMessageQueueStatements } from "./sql/message-queue.ts";
 
@@ -18,6 +19,11 @@ interface Fixture extends AsyncDisposable {
   readonly engine: PostgresLeaseEngine;
   /** Claims up to `count` with nothing to acknowledge. */
   claim(count: number): ReturnType<PostgresLeaseEngine["claim"]>;
+}
+
+/** How long the listener would sleep after `result`. */
+async function waitAfter(result: LeaseClaimResult<LeasedRow>): Promise<number | undefined> {
+  return result.nextWake == null ? result.waitMs : await result.nextWake();
 }
 
 async function fixture(): Promise<Fixture> {
@@ -66,19 +72,21 @@ test("PostgresLeaseEngine claims again soon, backing off, while another transact
     // until its poll.
     const first = await f.claim(4);
     assertEquals(first.messages, []);
-    assertEquals(first.waitMs, RECLAIM_MS);
+    assertEquals(await waitAfter(first), RECLAIM_MS);
     const second = await f.claim(4);
     assertEquals(second.messages, []);
-    assertEquals(second.waitMs, RECLAIM_MS * 2);
+    assertEquals(await waitAfter(second), RECLAIM_MS * 2);
   } finally {
     unlock.resolve();
     await locking;
   }
   const third = await f.claim(4);
   assertEquals(third.messages.map((m) => f.engine.decode(m)), ["locked"]);
-  assertEquals(third.waitMs, undefined);
+  assertEquals(await waitAfter(third), undefined);
   // The back-off starts over.
-  await f.queue.enqueue("locked again");
+  // Inserted without a notification, which would reach the subscribed
+  // engine and make it skip the wait query.
+  await f.admin.unsafe(`INSERT INTO "${f.table}" (message) VALUES ('"locked again"')`);
   const relocked = deferred<void>();
   const reunlock = deferred<void>();
   const relocking = f.admin.begin(async (tx) => {
@@ -97,7 +105,7 @@ test("PostgresLeaseEngine claims again soon, backing off, while another transact
       held: third.messages,
     });
     assertEquals(fourth.messages, []);
-    assertEquals(fourth.waitMs, RECLAIM_MS);
+    assertEquals(await waitAfter(fourth), RECLAIM_MS);
   } finally {
     reunlock.resolve();
     await relocking;
@@ -106,24 +114,25 @@ test("PostgresLeaseEngine claims again soon, backing off, while another transact
 
 test("PostgresLeaseEngine sleeps after a short claim when nothing claimable is left", async () => {
   await using f = await fixture();
-  const empty = await f.claim(4);
-  assertEquals(empty, { messages: [], waitMs: undefined });
   // The second row of a key waits for the first, which this listener runs:
   // not claimable, so no early claim (it would repeat until the first is
-  // acknowledged).
+  // acknowledged).  Enqueued before the engine subscribes, so that their
+  // notifications do not reach it.
   await f.queue.enqueue("k1", { orderingKey: "k" });
   await f.queue.enqueue("k2", { orderingKey: "k" });
   const keyed = await f.claim(4);
   assertEquals(keyed.messages.map((m) => f.engine.decode(m)), ["k1"]);
-  assertEquals(keyed.waitMs, undefined);
+  assertEquals(await waitAfter(keyed), undefined);
 });
 
 test("PostgresLeaseEngine skips the wait query when a notification came during the claim", async () => {
   await using f = await fixture();
   const woken = deferred<void>();
   f.engine.subscribe(() => woken.resolve());
-  // The first claim subscribes to the channel.
-  assertEquals(await f.claim(4), { messages: [], waitMs: undefined });
+  // The first claim subscribes to the channel; nothing to wait for.
+  const empty = await f.claim(4);
+  assertEquals(empty.messages, []);
+  assertEquals(await waitAfter(empty), undefined);
   const tableLocked = deferred<void>();
   const unlock = deferred<void>();
   // An exclusive table lock holds the claim's UPDATE (not its SKIP LOCKED
@@ -152,7 +161,7 @@ test("PostgresLeaseEngine skips the wait query when a notification came during t
     unlock.resolve();
     await locking;
   }
-  // Empty table: without the notification this would be `undefined`
-  // (sleep until the poll) after a wait query.
+  // Empty table: without the notification the listener would be told to
+  // run the wait query (nextWake) and sleep until the poll.
   assertEquals(await claiming, { messages: [], waitMs: 0 });
 });

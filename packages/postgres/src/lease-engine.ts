@@ -144,28 +144,36 @@ export class PostgresLeaseEngine implements LeaseEngine<LeasedRow> {
     // that claim by a round trip.
     if (this.#notifications !== notificationsBefore) return { messages, waitMs: 0 };
     // Short: sleep until the earliest delayed message is due or a lease
-    // that this listener does not renew runs out.  The wait query goes out after the claim, not beside it: sent together
-    // (tried for pickup latency), it could read the table before another
-    // listener's claim of a due row committed, see that row as neither
-    // delayed nor leased, and let this listener sleep past that lease's end
-    // (a message stranded until a notification; CI caught it).
-    const wait = await this.#nextWake([...request.held, ...messages]);
+    // that this listener does not renew runs out.  The wait query goes out
+    // after the claim, not beside it: sent together (tried for pickup
+    // latency), it could read the table before another listener's claim of
+    // a due row committed, see that row as neither delayed nor leased, and
+    // let this listener sleep past that lease's end (a message stranded
+    // until a notification; CI caught it).  The listener runs it once the
+    // claimed rows' handlers have started, so that they do not wait for it.
+    const held = [...request.held, ...messages];
+    return { messages, nextWake: () => this.#waitAfterShortClaim(held) };
+  }
+
+  /**
+   * How long to sleep after a short claim: until a delayed row is due or a
+   * foreign lease runs out, or only briefly when a row the claim should
+   * have taken is there after all.
+   */
+  async #waitAfterShortClaim(held: readonly LeasedRow[]): Promise<number | undefined> {
+    const wait = await this.#nextWake(held);
     if (!wait.claimable) {
       this.#lockedStreak = 0;
-      return { messages, waitMs: wait.waitMs };
+      return wait.waitMs;
     }
-    // A row the claim should have taken is there: SKIP LOCKED passed it
-    // over because another transaction held its lock at that moment (or it
-    // became due since).  No notification may announce it (a claimer that
-    // locked it and then lost its connection, a user's SELECT FOR UPDATE),
-    // so claim again soon rather than at the next poll; backing off while
-    // the lock stays held.
+    // SKIP LOCKED passed the row over because another transaction held its
+    // lock at that moment (or it became due since).  No notification may
+    // announce it (a claimer that locked it and then lost its connection, a
+    // user's SELECT FOR UPDATE), so claim again soon rather than at the
+    // next poll; backing off while the lock stays held.
     const reclaimMs = Math.min(RECLAIM_MS * 2 ** this.#lockedStreak, MAX_RECLAIM_MS);
     this.#lockedStreak++;
-    return {
-      messages,
-      waitMs: wait.waitMs == null ? reclaimMs : Math.min(wait.waitMs, reclaimMs),
-    };
+    return wait.waitMs == null ? reclaimMs : Math.min(wait.waitMs, reclaimMs);
   }
 
   /**

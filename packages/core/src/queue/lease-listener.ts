@@ -83,6 +83,19 @@ export interface LeaseClaimResult<M extends LeasedMessage> {
    * `undefined`) to sleep for the poll interval.
    */
   readonly waitMs?: number;
+  /**
+   * When fewer messages than asked were claimed: computes what
+   * {@link LeaseClaimResult.waitMs} says, for engines that need a round
+   * trip of their own for it.  The listener calls it once, after it has
+   * started the claimed messages' handlers, so that they do not wait for
+   * that round trip, and sleeps as for `waitMs` (which it replaces) with
+   * what it resolves to.  When it rejects, the error is logged and the
+   * listener claims again after a short back-off.
+   * @returns How many milliseconds to sleep at most, or `undefined` for
+   *          the poll interval.
+   * @since 0.4.0
+   */
+  readonly nextWake?: () => Promise<number | undefined>;
 }
 
 /**
@@ -693,7 +706,24 @@ export async function runLeaseListener<M extends LeasedMessage>(
       }
       pump();
       if (count > 0 && result.messages.length < count) {
-        const waitMs = result.waitMs == null ? pollMs : Math.min(pollMs, result.waitMs);
+        let wakeInMs = result.waitMs;
+        if (result.nextWake != null) {
+          try {
+            wakeInMs = await result.nextWake();
+          } catch (error) {
+            if (error instanceof QueueClosedError) {
+              closed = true;
+              break;
+            }
+            logger.warn(
+              "Failed to work out how long {queue} may sleep; claiming again in {retryMs} " +
+                "ms: {error}",
+              { queue: queueName, retryMs: FIRST_RETRY_MS, error },
+            );
+            wakeInMs = FIRST_RETRY_MS;
+          }
+        }
+        const waitMs = wakeInMs == null ? pollMs : Math.min(pollMs, wakeInMs);
         await sleep(Math.min(waitMs, stallDeadline() - performance.now()));
       }
     }
