@@ -562,7 +562,7 @@ test("runLeaseListener starts another message in the slot of a handler that yiel
 });
 
 test("runLeaseListener starts a short claim's messages before the engine's nextWake() answers, then sleeps as it says", async () => {
-  /** One answer per claim, given by the test. */
+  // The answers come from the test, one per claim.
   const answers: Deferred<number | undefined>[] = [];
   class WaitingEngine extends MemoryEngine {
     override async claim(
@@ -596,6 +596,10 @@ test("runLeaseListener starts a short claim's messages before the engine's nextW
     // Nothing wakes the listener now but the 1 ms it is told to sleep.
     answers[1].resolve(1);
     await waitUntil(() => answers.length === 3, { what: "a claim after the 1 ms answered" });
+    // Woken while nextWake() has not answered: it claims at once.
+    engine.add("second");
+    await waitUntil(() => answers.length >= 4, { what: "a claim before nextWake() answered" });
+    assertEquals(engine.claimed[3], [2]);
   } finally {
     controller.abort();
     for (const answer of answers) answer.resolve(undefined);

@@ -404,6 +404,36 @@ export async function runLeaseListener<M extends LeasedMessage>(
     });
   };
 
+  /**
+   * `answer`, or `0` as soon as the listener is woken (a notification, a
+   * finished handler, a stop): it then claims again at once, without
+   * waiting for a wait it would not sleep anyway.
+   */
+  const answerUnlessWoken = (answer: Promise<number | undefined>): Promise<number | undefined> => {
+    if (woken || stopped()) {
+      answer.catch(() => {});
+      return Promise.resolve(0);
+    }
+    return new Promise((resolve, reject) => {
+      const woke = () => {
+        wakeUp = undefined;
+        resolve(0);
+      };
+      wakeUp = woke;
+      // A late answer must not unhook a later sleep's wake-up.
+      const unhook = () => {
+        if (wakeUp === woke) wakeUp = undefined;
+      };
+      answer.then((value) => {
+        unhook();
+        resolve(value);
+      }, (error) => {
+        unhook();
+        reject(error);
+      });
+    });
+  };
+
   /** Every message whose lease this listener still holds. */
   const held = (): M[] => {
     const messages: M[] = [];
@@ -709,7 +739,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
         let wakeInMs = result.waitMs;
         if (result.nextWake != null) {
           try {
-            wakeInMs = await result.nextWake();
+            wakeInMs = await answerUnlessWoken(result.nextWake());
           } catch (error) {
             if (error instanceof QueueClosedError) {
               closed = true;
