@@ -10,21 +10,18 @@ import {
 import {
   assertKnownOptions,
   checkMessagePriority,
-  type LeaseClaimRequest,
-  type LeaseClaimResult,
-  type LeasedMessage,
-  type LeaseEngine,
   resolveLeaseOptions,
   runLeaseListener,
   RunningListeners,
   SiblingQueues,
 } from "@fedwork/core/queue-kit";
 import { getLogger } from "@logtape/logtape";
-import type { ListenMeta, Sql } from "postgres";
+import type { Sql } from "postgres";
 import { resolveClient } from "./client.ts";
 import { PostgresClosedError } from "./errors.ts";
 import type { PostgresMessageQueueOptions } from "./options.ts";
 import { qualifiedName, validateIdentifier } from "./identifiers.ts";
+import { PostgresLeaseEngine } from "./lease-engine.ts";
 import { buildMessageQueueStatements, type MessageQueueStatements } from "./sql/message-queue.ts";
 import { encodeJson } from "./json.ts";
 import { createTables } from "./sql/table-setup.ts";
@@ -43,184 +40,6 @@ const DEFAULT_PREFETCH = 16;
 // still renews every lease a listener holds in one statement.
 const DEFAULT_MAX_PREFETCH = 1_024;
 const PREPARED = { prepare: true } as const;
-
-interface ClaimedRow {
-  readonly id: string;
-  readonly message: string;
-  readonly keyed: boolean;
-  readonly priority: number;
-  readonly deliveries: number;
-}
-
-/** A row leased to a listener. */
-interface LeasedRow extends LeasedMessage {
-  readonly id: string;
-  /** The message as JSON text. */
-  readonly text: string;
-  /** Whether the row has an ordering key. */
-  readonly keyed: boolean;
-}
-
-/** What a {@link PostgresLeaseEngine} needs from its queue. */
-interface EngineContext {
-  readonly sql: Sql;
-  readonly statements: MessageQueueStatements;
-  readonly channel: string;
-  readonly leaseMs: number;
-  initialize(): Promise<void>;
-}
-
-/**
- * The storage side of one `listen()` call (see `runLeaseListener()`).
- * Handled rows without an ordering key are deleted by the claim statement
- * itself; keyed ones by a statement of their own that also notifies other
- * listeners (deleting one may make the next row of its key claimable, which
- * the claim's snapshot could not see).
- */
-class PostgresLeaseEngine implements LeaseEngine<LeasedRow> {
-  readonly #context: EngineContext;
-  /** This listener's lease owner id. */
-  readonly #owner = crypto.randomUUID();
-  #wake: () => void = () => {};
-  #subscription: ListenMeta | undefined;
-
-  constructor(context: EngineContext) {
-    this.#context = context;
-  }
-
-  async claim(request: LeaseClaimRequest<LeasedRow>): Promise<LeaseClaimResult<LeasedRow>> {
-    const { sql, statements, channel, leaseMs } = this.#context;
-    // No closed check: disposing the queue aborts the listener first, and
-    // its final call here must still delete the handled rows.
-    this.#subscription ??= await sql.listen(
-      channel,
-      () => this.#wake(),
-      // Also called after postgres.js re-listens on a new connection:
-      // anything enqueued meanwhile is picked up at once.
-      () => this.#wake(),
-    );
-    await this.#context.initialize();
-    const keyed = request.acks.filter((row) => row.keyed).map((row) => row.id);
-    const plain = request.acks.filter((row) => !row.keyed).map((row) => row.id);
-    if (keyed.length > 0) {
-      await sql.unsafe(statements.acknowledge, [keyed, channel, this.#owner], PREPARED);
-    }
-    if (request.handBacks.length > 0) {
-      await sql.unsafe(
-        statements.handBack,
-        [request.handBacks.map((row) => row.id), leaseMs, this.#owner, channel],
-        PREPARED,
-      );
-    }
-    const { count } = request;
-    if (count === 0) {
-      if (plain.length > 0) {
-        await sql.unsafe(statements.acknowledge, [plain, channel, this.#owner], PREPARED);
-      }
-      return { messages: [] };
-    }
-    const rows = await sql.unsafe<ClaimedRow[]>(
-      plain.length > 0 ? statements.acknowledgeAndClaim : statements.claim,
-      plain.length > 0 ? [count, leaseMs, this.#owner, plain] : [count, leaseMs, this.#owner],
-      PREPARED,
-    );
-    // RETURNING gives rows in no promised order; ids grow with enqueues.
-    const messages = rows
-      .sort((a, b) => b.priority - a.priority || compareIds(a.id, b.id))
-      .map((row) => ({
-        id: row.id,
-        text: row.message,
-        keyed: row.keyed,
-        deliveryCount: Number(row.deliveries),
-      }));
-    if (messages.length === count) return { messages };
-    // Nothing else is claimable now: sleep until the earliest delayed
-    // message is due or a lease that this listener does not renew runs out.
-    // The wait query goes out after the claim, not beside it: sent together
-    // (tried for pickup latency), it could read the table before another
-    // listener's claim of a due row committed, see that row as neither
-    // delayed nor leased, and let this listener sleep past that lease's end
-    // (a message stranded until a notification; CI caught it).
-    const waitMs = await this.#nextWake([...request.held, ...messages]);
-    return { messages, waitMs };
-  }
-
-  /**
-   * How long until a delayed row is due or a lease other than those on
-   * `held` runs out, in milliseconds, or `undefined` when neither is
-   * pending.
-   */
-  async #nextWake(held: readonly LeasedRow[]): Promise<number | undefined> {
-    const { sql, statements } = this.#context;
-    const [next] = await sql.unsafe(
-      statements.nextWake,
-      [held.map((row) => row.id)],
-      PREPARED,
-    );
-    return next.wait_ms == null ? undefined : Math.max(1, next.wait_ms);
-  }
-
-  async release(messages: readonly LeasedRow[]): Promise<void> {
-    const { sql, statements, channel } = this.#context;
-    await sql.unsafe(
-      statements.release,
-      [messages.map((row) => row.id), this.#owner, channel],
-      PREPARED,
-    );
-  }
-
-  async extendLeases(messages: readonly LeasedRow[]): Promise<void> {
-    const { sql, statements, leaseMs } = this.#context;
-    await sql.unsafe(
-      statements.heartbeat,
-      [messages.map((row) => row.id), leaseMs, this.#owner],
-      PREPARED,
-    );
-  }
-
-  /**
-   * Stores a new version of a running message and releases its lease, so
-   * that it is handed out again after the delay; the row keeps its id and
-   * so its place in its ordering key.
-   */
-  async redeliver(message: LeasedRow, payload: unknown, delayMs: number): Promise<void> {
-    const { sql, statements, channel } = this.#context;
-    const json = encodeJson(payload, "redelivered message");
-    const rows = await sql.unsafe(
-      statements.redeliver,
-      [message.id, json, delayMs, this.#owner, channel],
-      PREPARED,
-    );
-    if (rows.length === 0) {
-      throw new Error(
-        `Message ${message.id} was not redelivered: its lease ran out and another worker ` +
-          "took it over.",
-      );
-    }
-  }
-
-  decode(message: LeasedRow): unknown {
-    return JSON.parse(message.text);
-  }
-
-  subscribe(wake: () => void): () => void {
-    this.#wake = wake;
-    return () => {
-      this.#wake = () => {};
-    };
-  }
-
-  async close(): Promise<void> {
-    await this.#subscription?.unlisten().catch((error) => {
-      logger.debug("UNLISTEN failed: {error}", { error });
-    });
-  }
-}
-
-/** Orders bigint ids given as decimal text. */
-function compareIds(a: string, b: string): number {
-  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
-}
 
 /**
  * A durable {@link MessageQueue} on PostgreSQL, using the `postgres`

@@ -4,6 +4,7 @@ import {
   assertEquals,
   assertInstanceOf,
   assertRejects,
+  type Deferred,
   deferred,
   test,
   waitUntil,
@@ -558,4 +559,50 @@ test("runLeaseListener starts another message in the slot of a handler that yiel
   await listening;
   assertEquals(maxRunningWhileTaken, 5);
   assertEquals(engine.rows.size, 0, "every message was acknowledged");
+});
+
+test("runLeaseListener starts a short claim's messages before the engine's nextWake() answers, then sleeps as it says", async () => {
+  // The answers come from the test, one per claim.
+  const answers: Deferred<number | undefined>[] = [];
+  class WaitingEngine extends MemoryEngine {
+    override async claim(
+      request: LeaseClaimRequest<MemoryMessage>,
+    ): Promise<LeaseClaimResult<MemoryMessage>> {
+      const result = await super.claim(request);
+      const answer = deferred<number | undefined>();
+      answers.push(answer);
+      // waitMs is what the listener would use without nextWake().
+      return { ...result, waitMs: 3_600_000, nextWake: () => answer.promise };
+    }
+  }
+  const engine = new WaitingEngine();
+  engine.add("first");
+  const controller = new AbortController();
+  const handled = deferred<void>();
+  const listening = runLeaseListener(
+    engine,
+    () => handled.resolve(),
+    options({ prefetch: 4, pollMs: 3_600_000, signal: controller.signal }),
+  );
+  try {
+    // One message of the five asked for, and no answer about the wait yet.
+    await within(handled.promise, "the handler, before nextWake() answered");
+    assertEquals(answers.length, 1);
+    // The finished handler woke the listener: it claims again with the
+    // acknowledgement whatever the answer.
+    answers[0].resolve(3_600_000);
+    await waitUntil(() => answers.length === 2, { what: "the claim that acknowledges" });
+    assertEquals(engine.claims[1].acks.map((m) => m.id), [1]);
+    // Nothing wakes the listener now but the 1 ms it is told to sleep.
+    answers[1].resolve(1);
+    await waitUntil(() => answers.length === 3, { what: "a claim after the 1 ms answered" });
+    // Woken while nextWake() has not answered: it claims at once.
+    engine.add("second");
+    await waitUntil(() => answers.length >= 4, { what: "a claim before nextWake() answered" });
+    assertEquals(engine.claimed[3], [2]);
+  } finally {
+    controller.abort();
+    for (const answer of answers) answer.resolve(undefined);
+    await listening;
+  }
 });

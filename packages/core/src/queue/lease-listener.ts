@@ -83,6 +83,19 @@ export interface LeaseClaimResult<M extends LeasedMessage> {
    * `undefined`) to sleep for the poll interval.
    */
   readonly waitMs?: number;
+  /**
+   * When fewer messages than asked were claimed: computes what
+   * {@link LeaseClaimResult.waitMs} says, for engines that need a round
+   * trip of their own for it.  The listener calls it once, after it has
+   * started the claimed messages' handlers, so that they do not wait for
+   * that round trip, and sleeps as for `waitMs` (which it replaces) with
+   * what it resolves to.  When it rejects, the error is logged and the
+   * listener claims again after a short back-off.
+   * @returns How many milliseconds to sleep at most, or `undefined` for
+   *          the poll interval.
+   * @since 0.4.0
+   */
+  readonly nextWake?: () => Promise<number | undefined>;
 }
 
 /**
@@ -391,6 +404,36 @@ export async function runLeaseListener<M extends LeasedMessage>(
     });
   };
 
+  /**
+   * `answer`, or `0` as soon as the listener is woken (a notification, a
+   * finished handler, a stop): it then claims again at once, without
+   * waiting for a wait it would not sleep anyway.
+   */
+  const answerUnlessWoken = (answer: Promise<number | undefined>): Promise<number | undefined> => {
+    if (woken || stopped()) {
+      answer.catch(() => {});
+      return Promise.resolve(0);
+    }
+    return new Promise((resolve, reject) => {
+      const woke = () => {
+        wakeUp = undefined;
+        resolve(0);
+      };
+      wakeUp = woke;
+      // A late answer must not unhook a later sleep's wake-up.
+      const unhook = () => {
+        if (wakeUp === woke) wakeUp = undefined;
+      };
+      answer.then((value) => {
+        unhook();
+        resolve(value);
+      }, (error) => {
+        unhook();
+        reject(error);
+      });
+    });
+  };
+
   /** Every message whose lease this listener still holds. */
   const held = (): M[] => {
     const messages: M[] = [];
@@ -693,7 +736,24 @@ export async function runLeaseListener<M extends LeasedMessage>(
       }
       pump();
       if (count > 0 && result.messages.length < count) {
-        const waitMs = result.waitMs == null ? pollMs : Math.min(pollMs, result.waitMs);
+        let wakeInMs = result.waitMs;
+        if (result.nextWake != null) {
+          try {
+            wakeInMs = await answerUnlessWoken(result.nextWake());
+          } catch (error) {
+            if (error instanceof QueueClosedError) {
+              closed = true;
+              break;
+            }
+            logger.warn(
+              "Failed to work out how long {queue} may sleep; claiming again in {retryMs} " +
+                "ms: {error}",
+              { queue: queueName, retryMs: FIRST_RETRY_MS, error },
+            );
+            wakeInMs = FIRST_RETRY_MS;
+          }
+        }
+        const waitMs = wakeInMs == null ? pollMs : Math.min(pollMs, wakeInMs);
         await sleep(Math.min(waitMs, stallDeadline() - performance.now()));
       }
     }

@@ -63,7 +63,8 @@ export interface MessageQueueStatements {
   readonly redeliver: string;
   /**
    * $1 ids whose leases this listener renews (bigint[]).  Returns wait_ms
-   * or null.
+   * (or null) and claimable: whether a row not on $1 is claimable now
+   * (one a claim skipped because another transaction held its lock).
    */
   readonly nextWake: string;
   /** Returns queued, ready, delayed. */
@@ -211,10 +212,17 @@ SELECT pg_notify($3::text, '') FROM (SELECT 1 FROM released LIMIT 1) AS any_rele
   RETURNING 1
 )
 SELECT pg_notify($5::text, '') FROM redelivered`,
+    // claimable has the claim's conditions, so that a keyed row waiting
+    // behind a running one does not count.
     nextWake: `SELECT ceil(extract(epoch FROM (least(
   min(due_at) FILTER (WHERE due_at > now() AND locked_until IS NULL),
   min(locked_until) FILTER (WHERE locked_until >= now() AND NOT (id = ANY($1::bigint[])))
-) - clock_timestamp())) * 1000)::float8 AS wait_ms
+) - clock_timestamp())) * 1000)::float8 AS wait_ms,
+  EXISTS (
+    SELECT 1 FROM ${t} AS c
+    WHERE ${claimableCondition(t)}
+      AND NOT (c.id = ANY($1::bigint[]))
+  ) AS claimable
 FROM ${t}`,
     depth: `SELECT count(*)::int AS queued,
   count(*) FILTER (
@@ -304,6 +312,18 @@ $$;`;
 }
 
 /**
+ * When the row `c` of `table` is claimable: due, not leased (or its lease
+ * ran out), and the oldest row of its ordering key.
+ */
+function claimableCondition(table: string): string {
+  return `c.due_at <= now()
+    AND (c.locked_until IS NULL OR c.locked_until < now())
+    AND (c.ordering_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM ${table} AS e WHERE e.ordering_key = c.ordering_key AND e.id < c.id
+    ))`;
+}
+
+/**
  * The claim statement: leases up to `$1` claimable rows for `$2`
  * milliseconds to the owner `$3` and returns them, counting the hand-out
  * in the same statement (before any handler runs, so a worker killed by
@@ -313,11 +333,7 @@ $$;`;
 function claimStatement(table: string, prefix: string, extraCondition: string): string {
   return `${prefix}claimable AS (
   SELECT c.id FROM ${table} AS c
-  WHERE c.due_at <= now()
-    AND (c.locked_until IS NULL OR c.locked_until < now())${extraCondition}
-    AND (c.ordering_key IS NULL OR NOT EXISTS (
-      SELECT 1 FROM ${table} AS e WHERE e.ordering_key = c.ordering_key AND e.id < c.id
-    ))
+  WHERE ${claimableCondition(table)}${extraCondition}
   ORDER BY c.priority DESC, c.id
   LIMIT $1::int
   FOR UPDATE SKIP LOCKED
