@@ -149,7 +149,8 @@ export function createOutboxMessages(
     traceContext: {},
     inbox,
     sharedInbox,
-    actorIds: [...actorIds],
+    // Shared with `inboxes`, not copied: messages are never changed.
+    actorIds,
     ...draft,
   }));
 }
