@@ -162,6 +162,17 @@ for (const row of rows) {
       `${row.ok ? "yes" : "NO"} |`,
   );
 }
+for (const row of rows.filter((r) => (r.config.workers ?? 0) > 0)) {
+  const mine = results.filter((r) => r.config === row.config.id);
+  const peaks = (mine[0].workers ?? []).map((_, i) =>
+    Math.max(...mine.map((r) => r.workers?.[i]?.peakRssBytes ?? 0))
+  );
+  console.log(
+    `${row.config.label}: peak RSS of the worker processes ${peaks.map(mib).join(", ")} ` +
+      `(the sender's, in the table, holds the followers; all processes together ` +
+      `${mib(row.peak + peaks.reduce((a, b) => a + b, 0))}); CPU per delivery counts all of them`,
+  );
+}
 for (const ours of rows.filter((r) => r.config.framework === "fedwork")) {
   const theirs = rows.find((r) =>
     r.config.framework === "fedify" && r.config.parallel === ours.config.parallel

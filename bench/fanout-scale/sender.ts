@@ -6,10 +6,15 @@
 // every 10 ms and read from the kernel's maximum resident set at the end.
 // Prints one JSON line.  Run by main.ts:
 //   sender.ts <config> <setup.json>
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import process from "node:process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { Create, Note, Person, type Recipient } from "@fedify/vocab";
 import { configOf, type SenderResult, type Setup } from "./setup.ts";
+import type { WorkerReport } from "./outbox-worker.ts";
 
 const config = configOf(process.argv[2]);
 const setup = JSON.parse(readFileSync(process.argv[3], "utf8")) as Setup;
@@ -46,14 +51,68 @@ const post = () =>
   });
 
 type Send = (to: Recipient[]) => Promise<void>;
+type Report = () => Promise<WorkerReport[]>;
+
+/**
+ * Starts `count` outbox worker processes on the Redis queue `queueName`;
+ * resolves once all listen.
+ */
+async function startWorkers(count: number, queueName: string, concurrency: number) {
+  const script = join(dirname(fileURLToPath(import.meta.url)), "outbox-worker.ts");
+  const workers = Array.from({ length: count }, () => {
+    const proc = spawn(
+      process.execPath,
+      [...process.execArgv, script, queueName, process.argv[3], String(concurrency)],
+      { stdio: ["pipe", "pipe", "inherit"] },
+    );
+    const lines = createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
+    const next = async () => {
+      const { value, done } = await lines.next();
+      if (done) throw new Error("an outbox worker exited");
+      return value as string;
+    };
+    return { proc, next };
+  });
+  for (const worker of workers) await worker.next();
+  return {
+    report: () =>
+      Promise.all(workers.map(async (worker) => {
+        worker.proc.stdin!.write("report\n");
+        return JSON.parse(await worker.next()) as WorkerReport;
+      })),
+    stop: () =>
+      Promise.all(workers.map((worker) =>
+        new Promise((resolve) => {
+          worker.proc.once("exit", resolve);
+          worker.proc.stdin!.end();
+        })
+      )),
+  };
+}
 
 /**
  * Sets the chosen framework up and returns how to send and how to stop.
  * Only that framework is loaded, so that the other's modules do not count
  * in this process's memory.
  */
-async function start(): Promise<{ send: Send; stop: () => Promise<void> }> {
+async function start(): Promise<{ send: Send; stop: () => Promise<void>; report?: Report }> {
   const controller = new AbortController();
+  if ((config.workers ?? 0) > 0) {
+    const { redisFederation } = await import("./outbox-worker.ts");
+    const queueName = `fanout-${process.pid}-${Date.now()}`;
+    const { federation, queue } = await redisFederation(queueName, keyPair, config.parallel);
+    const workers = await startWorkers(config.workers!, queueName, config.parallel);
+    const ctx = federation.createContext(new URL(senderOrigin), undefined);
+    return {
+      send: (to) =>
+        ctx.sendActivity({ identifier: "alice" }, to, post(), { preferSharedInbox: true }),
+      stop: async () => {
+        await workers.stop();
+        await queue[Symbol.asyncDispose]();
+      },
+      report: workers.report,
+    };
+  }
   if (config.framework === "bare") {
     const { bareSender } = await import("./bare-sender.ts");
     const bare = bareSender(keyPair.privateKey, `${senderOrigin}/users/alice#main-key`);
@@ -120,21 +179,23 @@ async function start(): Promise<{ send: Send; stop: () => Promise<void> }> {
 }
 
 async function fanOut(send: Send, to: Recipient[], hosts: number, run: string) {
+  const workersBefore = await report?.() ?? [];
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   await send(to);
   const enqueuedMs = performance.now() - started;
   const response = await fetch(`${setup.control}/wait?run=${run}&count=${hosts}`);
   const stats = await response.json();
-  return {
-    ms: performance.now() - started,
-    enqueuedMs,
-    cpu: process.cpuUsage(cpuBefore),
-    stats,
-  };
+  const ms = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const workers = (await report?.() ?? []).map((after, i) => ({
+    cpuMs: after.cpuMs - workersBefore[i].cpuMs,
+    peakRssBytes: after.peakRssBytes,
+  }));
+  return { ms, enqueuedMs, cpu, stats, workers };
 }
 
-const { send, stop } = await start();
+const { send, stop, report } = await start();
 // Warm-up: one follower on each of the first 50 hosts, uncounted.
 const warmHosts = setup.origins.slice(0, Math.min(50, setup.origins.length));
 await fanOut(
@@ -156,11 +217,13 @@ const result: SenderResult = {
   deliveries: setup.origins.length,
   ms: measured.ms,
   enqueuedMs: measured.enqueuedMs,
-  cpuMs: (measured.cpu.user + measured.cpu.system) / 1000,
+  cpuMs: (measured.cpu.user + measured.cpu.system) / 1000 +
+    measured.workers.reduce((sum, w) => sum + w.cpuMs, 0),
   rssBeforeSendBytes: rssBeforeSend,
   peakRssSampledBytes: peakRss,
   maxRssBytes: process.resourceUsage().maxRSS * 1024,
   received: measured.stats,
+  ...(report == null ? {} : { workers: measured.workers }),
 };
 process.stdout.write(JSON.stringify(result) + "\n");
 process.exit(0);

@@ -10,6 +10,12 @@ export interface SenderConfig {
   readonly parallel: number;
   /** Fedwork's `fanoutDeliveries.concurrency`, or 0 for off. */
   readonly direct: number;
+  /**
+   * Outbox worker processes on a shared Redis queue (outbox-worker.ts),
+   * each running `parallel` messages at once; 0 (or absent) sends from the
+   * sender process itself.
+   */
+  readonly workers?: number;
 }
 
 export const CONFIGS: readonly SenderConfig[] = [
@@ -47,6 +53,14 @@ export const CONFIGS: readonly SenderConfig[] = [
     framework: "fedwork",
     parallel: 1,
     direct: 16,
+  },
+  {
+    id: "fedwork-redis-w2",
+    label: "Fedwork, Redis queue, 2 worker processes × 8",
+    framework: "fedwork",
+    parallel: 8,
+    direct: 0,
+    workers: 2,
   },
   {
     id: "bare",
@@ -96,4 +110,9 @@ export interface SenderResult {
   /** The kernel's maximum resident set size of the process. */
   readonly maxRssBytes: number;
   readonly received: { received: number; signed: number; rejected: number; bytes: number };
+  /**
+   * With worker processes: each one's CPU over the fan-out (also counted in
+   * `cpuMs`) and peak resident set (not counted in the sender's).
+   */
+  readonly workers?: readonly { readonly cpuMs: number; readonly peakRssBytes: number }[];
 }

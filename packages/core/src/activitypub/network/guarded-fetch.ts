@@ -85,6 +85,7 @@ function fetched(response: Response): AnsweredRequest {
   return {
     status: response.status,
     headers: response.headers,
+    header: (name) => response.headers.get(name),
     read: (maxBytes, signal) => readBodyCapped(response.body, maxBytes, { signal }),
     discard: () => void response.body?.cancel().catch(() => {}),
   };

@@ -158,23 +158,21 @@ export class NodeHttpClient {
     // The connection may fail before anyone reads the body; the reading
     // (or nothing, when the body is dropped) reports it.
     response.on("error", ignore);
-    const headers = new Headers();
-    const raw = response.rawHeaders;
-    for (let i = 0; i + 1 < raw.length; i += 2) {
-      try {
-        headers.append(raw[i], raw[i + 1]);
-      } catch {
-        // A header the Fetch API cannot hold (fetch() would have refused
-        // the whole response); nothing here reads such a header.
-      }
-    }
     const zlib = this.#zlib;
+    // A delivery that succeeds reads only a header or two: the WHATWG
+    // Headers (a validation per header) are built only when asked for.
+    let headers: Headers | undefined;
+    const raw = response.rawHeaders;
     return {
       status: response.statusCode ?? 0,
-      headers,
+      get headers() {
+        return headers ??= headersOf(raw);
+      },
+      header: (name) => headers?.get(name) ?? rawHeader(raw, name),
       read: (maxBytes, signal) => {
         release();
-        return readCapped(url, response, decoderFor(zlib, headers), maxBytes, signal);
+        const decoder = decoderFor(zlib, rawHeader(raw, "content-encoding"));
+        return readCapped(url, response, decoder, maxBytes, signal);
       },
       discard: () => {
         release();
@@ -184,9 +182,41 @@ export class NodeHttpClient {
   }
 }
 
+/** Node.js's raw response headers as WHATWG `Headers`. */
+function headersOf(raw: readonly string[]): Headers {
+  const headers = new Headers();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    try {
+      headers.append(raw[i], raw[i + 1]);
+    } catch {
+      // A header the Fetch API cannot hold (fetch() would have refused
+      // the whole response); nothing here reads such a header.
+    }
+  }
+  return headers;
+}
+
+/**
+ * A header of Node.js's raw response headers as `Headers.get()` reads it:
+ * every field of the name (case-insensitive), trimmed, joined with ", ",
+ * or `null` when there is none.
+ */
+function rawHeader(raw: readonly string[], name: string): string | null {
+  let value: string | null = null;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i].length !== name.length || raw[i].toLowerCase() !== name) continue;
+    const field = raw[i + 1].trim();
+    value = value == null ? field : `${value}, ${field}`;
+  }
+  return value;
+}
+
 /** A stream decoding the body's `Content-Encoding`, or `null` for none. */
-function decoderFor(zlib: typeof import("node:zlib"), headers: Headers): Decoder | null {
-  const encoding = headers.get("content-encoding")?.trim().toLowerCase();
+function decoderFor(
+  zlib: typeof import("node:zlib"),
+  contentEncoding: string | null,
+): Decoder | null {
+  const encoding = contentEncoding?.trim().toLowerCase();
   // Lenient like browsers: a stream that ends early is not an error.
   const flush = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
   if (encoding === "gzip" || encoding === "x-gzip") return zlib.createGunzip(flush);

@@ -230,6 +230,34 @@ test("fetchRemote() decodes a gzip body and caps it by its decoded size", async 
   );
 });
 
+test("fetchRemote() reads response headers in any case, repeated ones joined", async () => {
+  const document = JSON.stringify({ id: "https://example.com/x" });
+  await using server = await startCountingServer((request, response) => {
+    response.setHeader("X-Tag", ["a", " b "]);
+    if (request.url === "/old") {
+      response.writeHead(301, { LOCATION: "/new" });
+      response.end();
+      return;
+    }
+    const body = gzipSync(document);
+    response.writeHead(200, {
+      "content-type": "application/activity+json",
+      "CONTENT-ENCODING": "gzip",
+      "Content-Length": String(body.byteLength),
+    });
+    response.end(body);
+  });
+  const response = await fetchRemote(new URL("/old", server.url), {
+    ...base,
+    acceptContentTypes: ["application/activity+json"],
+  });
+  assertEquals(response.url.href, new URL("/new", server.url).href);
+  assertEquals(response.text(), document);
+  assertEquals(response.headers.get("x-tag"), "a, b");
+  assertEquals(response.headers.get("content-encoding"), "gzip");
+  assertEquals(server.requests(), 2);
+});
+
 test("fetchRemote() keeps the connection to an origin open between requests", async () => {
   await using server = await startCountingServer((_, response) => {
     response.writeHead(202, { "Content-Length": "0" });

@@ -8,7 +8,7 @@ import {
   UnacceptableContentTypeError,
 } from "./errors.ts";
 import { guardedFetch } from "./guarded-fetch.ts";
-import type { OutgoingRequest } from "./outgoing-request.ts";
+import type { AnsweredRequest, OutgoingRequest } from "./outgoing-request.ts";
 import { markRemoteFailure } from "../../processing/remote-failure.ts";
 
 /**
@@ -301,7 +301,7 @@ export async function fetchRemoteSigned(
         allowPrivateAddress: options.allowPrivateAddress,
         signal,
       });
-      const location = response.headers.get("location");
+      const location = response.header("location");
       if (redirectStatuses.includes(response.status) && location != null) {
         response.discard();
         if (hop >= maxRedirects) throw new TooManyRedirectsError(requested.href, maxRedirects);
@@ -309,7 +309,7 @@ export async function fetchRemoteSigned(
         continue;
       }
       if (response.status >= 200 && response.status < 300 && options.acceptContentTypes != null) {
-        const contentType = response.headers.get("content-type");
+        const contentType = response.header("content-type");
         const mediaType = contentType?.split(";")[0].trim().toLowerCase() ?? null;
         if (mediaType == null || !options.acceptContentTypes.includes(mediaType)) {
           response.discard();
@@ -320,7 +320,7 @@ export async function fetchRemoteSigned(
           );
         }
       }
-      const declared = Number(response.headers.get("content-length") ?? NaN);
+      const declared = Number(response.header("content-length") ?? NaN);
       if (declared > limits.maxBodyBytes && options.oversizedBody !== "truncate") {
         // Refused before a byte of the body is read.
         response.discard();
@@ -330,7 +330,7 @@ export async function fetchRemoteSigned(
       if (read.truncated && options.oversizedBody !== "truncate") {
         throw new RemoteBodyTooLargeError(requested.href, limits.maxBodyBytes);
       }
-      return remoteResponse(response.status, response.headers, current, read.body, read.truncated);
+      return remoteResponse(response, current, read.body, read.truncated);
     }
   } catch (error) {
     if (deadline.signal.aborted && !(options.signal?.aborted ?? false)) {
@@ -393,17 +393,20 @@ export function resolveRemoteRequestLimits(
 }
 
 function remoteResponse(
-  status: number,
-  headers: Headers,
+  response: AnsweredRequest,
   url: URL,
   body: Uint8Array,
   truncated: boolean,
 ): RemoteResponse {
+  const { status } = response;
   return {
     status,
     ok: status >= 200 && status < 300,
     url,
-    headers,
+    // Read through: a delivery that succeeds never builds them.
+    get headers() {
+      return response.headers;
+    },
     body,
     truncated,
     text: () => new TextDecoder().decode(body),

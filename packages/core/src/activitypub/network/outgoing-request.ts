@@ -25,8 +25,17 @@ export interface OutgoingRequest {
 export interface AnsweredRequest {
   /** The status code. */
   readonly status: number;
-  /** The response headers. */
+  /**
+   * The response headers.  May be built on first read (Node.js): callers
+   * that want one or two headers read them with {@link header} instead.
+   */
   readonly headers: Headers;
+  /**
+   * One response header, as `headers.get(name)` returns it.
+   * @param name The header's name, in lower case.
+   * @since 0.4.0
+   */
+  header(name: string): string | null;
   /**
    * Reads the body (decoded), keeping at most `maxBytes` bytes: past them it
    * stops reading, closes the connection and returns what it kept with

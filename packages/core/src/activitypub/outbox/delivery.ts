@@ -199,17 +199,20 @@ async function callPermanentFailureHandler<
  * @since 0.1.0
  */
 export function expandFanoutMessage(message: FanoutMessage): OutboxMessage[] {
+  const started = new Date().toISOString();
+  // The actor id arrays are shared with the fan-out message, not copied
+  // per delivery: messages are never changed once built.
   return Object.entries(message.inboxes).map(([inbox, { actorIds, sharedInbox }]) => ({
     type: "outbox",
     id: crypto.randomUUID(),
     baseUrl: message.baseUrl,
-    started: new Date().toISOString(),
+    started,
     attempt: 0,
     ...(message.orderingKey == null ? {} : { orderingKey: message.orderingKey }),
     traceContext: {},
     inbox,
     sharedInbox,
-    actorIds: [...actorIds],
+    actorIds,
     activity: message.activity,
     ...(message.activityId == null ? {} : { activityId: message.activityId }),
     activityType: message.activityType,

@@ -276,3 +276,30 @@ test("collectInboxes() keeps each shared inbox's recipients once, in the order g
   // Without the preference, one inbox per recipient, duplicates merged.
   assertEquals(Object.keys(collectInboxes(recipients, false)).length, 301);
 });
+
+test("collectInboxes() keeps the order given when no recipient repeats, and drops only repeats", () => {
+  const recipients = [
+    createRecipient("h0.example", "z"),
+    createRecipient("h0.example", "a"),
+    createRecipient("h1.example", "m"),
+    createRecipient("h0.example", "b"),
+  ];
+  assertEquals(collectInboxes(recipients, true), {
+    "https://h0.example/inbox": {
+      actorIds: [
+        "https://h0.example/users/z",
+        "https://h0.example/users/a",
+        "https://h0.example/users/b",
+      ],
+      sharedInbox: true,
+    },
+    "https://h1.example/inbox": { actorIds: ["https://h1.example/users/m"], sharedInbox: true },
+  });
+  // One repeat, not next to its first: the first place is kept.
+  const repeated = collectInboxes([...recipients, createRecipient("h0.example", "z")], true);
+  assertEquals(repeated["https://h0.example/inbox"].actorIds, [
+    "https://h0.example/users/z",
+    "https://h0.example/users/a",
+    "https://h0.example/users/b",
+  ]);
+});

@@ -32,11 +32,13 @@ export function collectInboxes(
   recipients: readonly Recipient[],
   preferSharedInbox: boolean,
 ): Record<string, FanoutInbox> {
-  // A Map and a Set per inbox, not an object and an array's includes():
-  // a large account's followers share a few thousand inboxes among a
-  // hundred thousand recipients, where a linear look-up per recipient made
-  // the collection quadratic in the recipients per inbox.
-  const entries = new Map<string, { actorIds: Set<string>; sharedInbox: boolean }>();
+  // One Map entry and one array per inbox, no Set per inbox: a large
+  // account's followers share a few thousand inboxes among a hundred
+  // thousand recipients, and a Set of every actor id was most of the cost.
+  // Duplicates are rare (a followers collection overlapping a list), so
+  // each inbox's ids are checked for them on a sorted copy and only an
+  // inbox that has some is filtered, keeping the first of each in order.
+  const entries = new Map<string, FanoutInbox & { actorIds: string[] }>();
   for (const recipient of recipients) {
     const shared = preferSharedInbox ? recipient.endpoints?.sharedInbox ?? null : null;
     const inbox = shared ?? recipient.inboxId;
@@ -44,16 +46,26 @@ export function collectInboxes(
     const href = inbox.href;
     let entry = entries.get(href);
     if (entry == null) {
-      entry = { actorIds: new Set(), sharedInbox: shared != null };
+      entry = { actorIds: [], sharedInbox: shared != null };
       entries.set(href, entry);
     }
-    if (recipient.id != null) entry.actorIds.add(recipient.id.href);
+    if (recipient.id != null) entry.actorIds.push(recipient.id.href);
   }
   const inboxes: Record<string, FanoutInbox> = {};
-  for (const [href, { actorIds, sharedInbox }] of entries) {
-    inboxes[href] = { actorIds: [...actorIds], sharedInbox };
+  for (const [href, entry] of entries) {
+    inboxes[href] = hasDuplicates(entry.actorIds)
+      ? { actorIds: [...new Set(entry.actorIds)], sharedInbox: entry.sharedInbox }
+      : entry;
   }
   return inboxes;
+}
+
+/** Whether a list of strings holds one twice, judged on a sorted copy. */
+function hasDuplicates(values: readonly string[]): boolean {
+  if (values.length < 2) return false;
+  const sorted = [...values].sort();
+  for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return true;
+  return false;
 }
 
 /**
@@ -137,7 +149,8 @@ export function createOutboxMessages(
     traceContext: {},
     inbox,
     sharedInbox,
-    actorIds: [...actorIds],
+    // Shared with `inboxes`, not copied: messages are never changed.
+    actorIds,
     ...draft,
   }));
 }

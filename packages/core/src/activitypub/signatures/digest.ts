@@ -1,5 +1,5 @@
 import { decodeBase64Leniently, encodeBase64 } from "./base64.ts";
-import { type Item, parseDictionary, serializeDictionary } from "structured-headers";
+import { type Item, parseDictionary } from "structured-headers";
 
 /**
  * What checking a `Digest` or `Content-Digest` header against a body found.
@@ -60,7 +60,10 @@ export async function createContentDigestHeader(body: Uint8Array): Promise<strin
 
 /** The `Content-Digest` header for a body whose SHA-256 is known. */
 export function contentDigestHeaderOf(sha256: Uint8Array<ArrayBuffer>): string {
-  return serializeDictionary(new Map([["sha-256", [sha256, new Map()]]]));
+  // RFC 8941's serialization of a one-member dictionary whose value is a
+  // byte sequence: standard Base64 with padding between colons.  Written as
+  // text, not through serializeDictionary(): every delivery writes one.
+  return `sha-256=:${encodeBase64(sha256)}:`;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   serializeDictionary,
   serializeInnerList,
 } from "structured-headers";
+import { encodeBase64 } from "./base64.ts";
 import { checkContentDigestHeader, contentDigestHeaderOf } from "./digest.ts";
 import type { AcceptSignatureComponent } from "./accept-signature.ts";
 import type { SignableMessage, SignedBody } from "./signed-body.ts";
@@ -167,6 +168,18 @@ export async function signHeadersRfc9421(
   if (!append || !headers.has("Date")) headers.set("Date", new Date(nowMs).toUTCString());
   if (body != null) headers.set("Content-Digest", contentDigestHeaderOf(await body.sha256()));
   const created = Math.floor(nowMs / 1000);
+  if (!append && isDefaultShape(rfc9421) && isPlainString(keyId.href)) {
+    // What every delivery of a fan-out signs: fixed components and
+    // parameters, so the RFC 8941 serialization is known; written as text
+    // (serializeInnerList() makes an Item and a Map per component).
+    const params = (body == null ? DEFAULT_INNER_LIST : DEFAULT_INNER_LIST_WITH_DIGEST) +
+      `;alg="${algorithm}";keyid="${keyId.href}";created=${created}`;
+    const base = signatureBase(message.method, url, headers, components, params) as string;
+    const signature = await signBytes(privateKey, encoder.encode(base));
+    headers.set("Signature-Input", `sig1=${params}`);
+    headers.set("Signature", `sig1=:${encodeBase64(signature)}:`);
+    return;
+  }
   const parameters = new Map<string, BareItem>([
     ["alg", algorithm],
     ["keyid", keyId.href],
@@ -198,6 +211,26 @@ export async function signHeadersRfc9421(
     throw new TypeError(`Cannot use the signature label ${JSON.stringify(label)}: ${error}`);
   }
   headers.set("Signature", serializeDictionary(signatures));
+}
+
+/** The default components' inner list, as `serializeInnerList()` writes it. */
+const DEFAULT_INNER_LIST = '("@method" "@target-uri" "@authority" "date")';
+const DEFAULT_INNER_LIST_WITH_DIGEST =
+  '("@method" "@target-uri" "@authority" "content-digest" "date")';
+
+/** Whether the options leave the label, components and parameters default. */
+function isDefaultShape(rfc9421: Rfc9421SignRequestOptions): boolean {
+  return rfc9421.label == null && rfc9421.components == null && rfc9421.nonce == null &&
+    rfc9421.tag == null && rfc9421.expires == null;
+}
+
+/**
+ * Whether `value` is an RFC 8941 string as it stands: printable ASCII
+ * without `"` or `\` (a URL may keep a backslash in its fragment), so that
+ * it needs no escape.
+ */
+function isPlainString(value: string): boolean {
+  return /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(value);
 }
 
 function existingDictionary(header: string | null): Map<string, Item | InnerList> {

@@ -164,6 +164,41 @@ test("signatures with the exact headers each scheme defines are produced", async
   assert(rfc.headers.get("signature")?.match(/^sig1=:[A-Za-z0-9+/]+=*:$/));
 });
 
+test("RFC 9421 headers written as text match the structured-field serialization", async () => {
+  const when = Temporal.Instant.from("2026-11-23T12:00:00Z");
+  const created = when.epochMilliseconds / 1000;
+  // Without a body: no content-digest among the components.
+  const get = await signRequest(
+    new Request("https://remote.example/users/bob", { method: "GET" }),
+    rsa.privateKey,
+    keyId,
+    { spec: "rfc9421", currentTime: when },
+  );
+  assertEquals(
+    get.headers.get("signature-input"),
+    `sig1=("@method" "@target-uri" "@authority" "date");` +
+      `alg="rsa-v1_5-sha256";keyid="${keyId.href}";created=${created}`,
+  );
+  assertEquals(get.headers.get("content-digest"), null);
+  const input = parseDictionary(get.headers.get("signature-input")!);
+  assertEquals(serializeDictionary(input), get.headers.get("signature-input"));
+  // A key id with a backslash (a URL keeps one in its fragment) is escaped.
+  const oddKeyId = new URL("https://example.com/users/alice#main\\key");
+  const odd = await signRequest(post(), rsa.privateKey, oddKeyId, {
+    spec: "rfc9421",
+    currentTime: when,
+  });
+  assertEquals(
+    odd.headers.get("signature-input"),
+    `sig1=("@method" "@target-uri" "@authority" "content-digest" "date");` +
+      `alg="rsa-v1_5-sha256";keyid="https://example.com/users/alice#main\\\\key";` +
+      `created=${created}`,
+  );
+  const signature = parseDictionary(odd.headers.get("signature")!).get("sig1") as Item;
+  assert(signature[0] instanceof ArrayBuffer);
+  assertEquals(signature[0].byteLength, 256);
+});
+
 test("verification fails on a request without any signature", async () => {
   const result = await verifyRequest(post(), { fetchKey: fetcherOf(rsa.publicKey) });
   assertEquals(result.verified ? "verified" : result.reason, "noSignature");
