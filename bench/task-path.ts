@@ -19,7 +19,10 @@
 //
 // Usage: node --expose-gc -C fedwork-source bench/task-path.ts
 //          [--queue in-process|sqlite] [--kv memory|sqlite] [--records on|off]
-//          [--tasks N] [--trials N]
+//          [--tasks N] [--trials N] [--many SIZE]
+//
+// `--many SIZE` defines the task with `handleMany: { size: SIZE }` (the
+// handler counts its items), to see a batch handler's per-item cost.
 import { createHook } from "node:async_hooks";
 import { Session } from "node:inspector/promises";
 import { rm } from "node:fs/promises";
@@ -42,10 +45,12 @@ const { values: args } = parseArgs({
     records: { type: "string", default: "on" },
     tasks: { type: "string", default: "20000" },
     trials: { type: "string", default: "3" },
+    many: { type: "string" },
   },
 });
 const TASKS = Number(args.tasks);
 const TRIALS = Number(args.trials);
+const MANY = args.many == null ? undefined : Number(args.many);
 if (args.queue !== "in-process" && args.queue !== "sqlite") {
   throw new TypeError("--queue must be in-process or sqlite.");
 }
@@ -153,12 +158,21 @@ async function drain<T>(
   let done = 0;
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => finish = resolve);
-  const task = federation.defineTask("bench", {
-    schema,
-    handler: function benchHandler() {
-      if (++done === count) finish();
-    },
-  });
+  const task = MANY == null
+    ? federation.defineTask("bench", {
+      schema,
+      handler: function benchHandler() {
+        if (++done === count) finish();
+      },
+    })
+    : federation.defineTask("bench", {
+      schema,
+      handleMany: { size: MANY },
+      handler: function benchHandler(_ctx, items) {
+        done += items.length;
+        if (done === count) finish();
+      },
+    });
   const ctx = federation.createContext(new URL("https://bench.example/"), undefined);
   for (let i = 0; i < count; i += 1000) {
     const payloads = Array.from(

@@ -331,10 +331,14 @@ export function createTaskMessageHandler<TContextData, TContext>(
         attempt: message.attempt,
         enqueuedAt: new Date(Number.isNaN(started) ? 0 : started),
         signal,
-        reportProgress: async (progress: TaskProgressInput) => {
-          const normal = normalizeTaskProgress(progress);
-          await options.reportProgress?.(message, normal);
-        },
+        // A handleMany run reports progress for all its items (see
+        // run-many.ts): no closure per item for it.
+        reportProgress: task.many == null
+          ? async (progress: TaskProgressInput) => {
+            const normal = normalizeTaskProgress(progress);
+            await options.reportProgress?.(message, normal);
+          }
+          : reportNoProgress,
       };
       const schedule = scheduleOf(message);
       if (schedule != null) info.schedule = schedule;
@@ -366,7 +370,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
             baseUrl: parseBaseUrl(message.baseUrl)!,
             info,
             state,
-            ...(run.yieldSlot == null ? {} : { yieldSlot: run.yieldSlot }),
+            yieldSlot: run.yieldSlot,
           });
         } catch (error) {
           if (watch?.cancelled) throw cancelled(message, watch, state.started, error);
@@ -430,6 +434,9 @@ export function createTaskMessageHandler<TContextData, TContext>(
     }
   }
 }
+
+/** The item-level `reportProgress` of a handleMany item, never called. */
+const reportNoProgress = (): Promise<void> => Promise.resolve();
 
 /** Whether `value` is a promise or another thenable, which `await` adopts. */
 function isThenable(value: unknown): value is PromiseLike<unknown> {

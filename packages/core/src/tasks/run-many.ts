@@ -33,19 +33,63 @@ export interface TaskItemEntry<TContextData> {
   /** Set to `true` when the item's run starts. */
   readonly state: { started: boolean };
   /** Gives the item's listener slot up while it waits, if the queue can. */
-  readonly yieldSlot?: () => () => void;
+  readonly yieldSlot?: (() => () => void) | undefined;
 }
 
-/** An entry once collected: it settles when its run has decided it. */
-interface CollectedItem<TContextData> extends TaskItemEntry<TContextData> {
-  resolve(): void;
-  reject(error: unknown): void;
-  /** Stops watching the item's signal. */
-  unwatch(): void;
+/** Takes nothing back: the default of an item that kept its slot. */
+const KEEP_SLOT = (): void => {};
+
+/**
+ * An entry once collected: it settles when its run has decided it.  A
+ * class, and its own abort listener (`handleEvent`), rather than a spread
+ * of the entry and closures: one is made for every item of every run.
+ */
+class CollectedItem<TContextData> implements TaskItemEntry<TContextData> {
+  readonly message: TaskMessage;
+  readonly data: unknown;
+  readonly signal: AbortSignal;
+  readonly runSignal: AbortSignal;
+  readonly contextData: TContextData;
+  readonly baseUrl: URL;
+  readonly info: TaskRunInfo;
+  readonly state: { started: boolean };
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
   /** Takes the item's listener slot back, if it gave it up. */
-  takeBack(): void;
+  takeBack: () => void = KEEP_SLOT;
   /** Whether the item kept its listener slot (it did not give it up). */
-  holdsSlot: boolean;
+  holdsSlot = true;
+  readonly #leave: (item: CollectedItem<TContextData>) => void;
+
+  constructor(
+    entry: TaskItemEntry<TContextData>,
+    resolve: () => void,
+    reject: (error: unknown) => void,
+    leave: (item: CollectedItem<TContextData>) => void,
+  ) {
+    this.message = entry.message;
+    this.data = entry.data;
+    this.signal = entry.signal;
+    this.runSignal = entry.runSignal;
+    this.contextData = entry.contextData;
+    this.baseUrl = entry.baseUrl;
+    this.info = entry.info;
+    this.state = entry.state;
+    this.resolve = resolve;
+    this.reject = reject;
+    this.#leave = leave;
+    entry.signal.addEventListener("abort", this);
+  }
+
+  /** The item's signal aborted while it waited: it leaves its group. */
+  handleEvent(): void {
+    this.#leave(this);
+  }
+
+  /** Stops watching the item's signal. */
+  unwatch(): void {
+    this.signal.removeEventListener("abort", this);
+  }
 }
 
 /** What {@link TaskItemCollector} needs to run the items it collected. */
@@ -111,42 +155,44 @@ export class TaskItemCollector<TContextData, TContext> {
    */
   add(entry: TaskItemEntry<TContextData>): Promise<void> {
     if (entry.signal.aborted) return Promise.reject(entry.signal.reason);
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        const index = this.#pending.indexOf(item);
-        if (index < 0) return;
-        this.#pending.splice(index, 1);
-        item.unwatch();
-        item.takeBack();
-        if (this.#pending.length === 0) this.#clearTimer();
-        reject(entry.signal.reason);
-      };
-      const item: CollectedItem<TContextData> = {
-        ...entry,
-        resolve,
-        reject,
-        unwatch: () => entry.signal.removeEventListener("abort", onAbort),
-        takeBack: () => {},
-        holdsSlot: true,
-      };
-      entry.signal.addEventListener("abort", onAbort, { once: true });
-      this.#pending.push(item);
-      if (this.#pending.length >= this.#settings.size) this.#flush();
-      else {
-        if (this.#pending.length === 1) {
-          this.#timer = setTimeout(() => this.#flush(), this.#settings.waitMs);
-        }
-        // The listener may start another message (of this task, likely) in
-        // the slot this one waits in: what fills a run beyond the queue's
-        // concurrency.
-        const takeBack = entry.yieldSlot?.();
-        if (takeBack != null) {
-          item.takeBack = takeBack;
-          item.holdsSlot = false;
-        }
-      }
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const settled = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
+    const item = new CollectedItem(entry, resolve, reject, this.#leave);
+    this.#pending.push(item);
+    if (this.#pending.length >= this.#settings.size) this.#flush();
+    else {
+      if (this.#pending.length === 1) {
+        this.#timer = setTimeout(this.#flushLater, this.#settings.waitMs);
+      }
+      // The listener may start another message (of this task, likely) in
+      // the slot this one waits in: what fills a run beyond the queue's
+      // concurrency.
+      const takeBack = entry.yieldSlot?.();
+      if (takeBack != null) {
+        item.takeBack = takeBack;
+        item.holdsSlot = false;
+      }
+    }
+    return settled;
   }
+
+  /** The timer's callback, made once. */
+  readonly #flushLater = (): void => this.#flush();
+
+  /** Takes an item whose signal aborted out of the group it waits in. */
+  readonly #leave = (item: CollectedItem<TContextData>): void => {
+    const index = this.#pending.indexOf(item);
+    if (index < 0) return;
+    this.#pending.splice(index, 1);
+    item.unwatch();
+    item.takeBack();
+    if (this.#pending.length === 0) this.#clearTimer();
+    item.reject(item.signal.reason);
+  };
 
   #clearTimer(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
