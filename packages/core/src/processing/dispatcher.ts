@@ -16,11 +16,7 @@ import {
   RunCancelledError,
 } from "./errors.ts";
 import { DEFAULT_MAX_DELIVERIES } from "./delivery-limit.ts";
-import type {
-  MessageEventHub,
-  MessageEventListener,
-  MessageEventType,
-} from "./events.ts";
+import type { MessageEventHub, MessageEventListener, MessageEventType } from "./events.ts";
 import type { Outcome } from "./outcome.ts";
 import { sendToQueue } from "./producer.ts";
 import {
