@@ -306,3 +306,43 @@ test("the dispatcher takes a kind handler's own maxDeliveries over its default",
   });
   assertEquals(ran, 1);
 });
+
+test("observers see each attempt's message and outcome, and the listeners' own event on demand", async () => {
+  const queue = new RecordingQueue();
+  const { dispatcher, events, run } = createDispatcher();
+  const seen: { type: string; id: string; event?: MessageEvent; trace?: object }[] = [];
+  // One observer reads only the outcome; the other reads the event too.
+  dispatcher.observe((attempt) =>
+    void seen.push({ type: attempt.outcome.type, id: attempt.message.id })
+  );
+  dispatcher.observe((attempt) => {
+    if (attempt.outcome.type !== "completed") return;
+    seen.push({
+      type: "event",
+      id: attempt.message.id,
+      event: attempt.event,
+      trace: attempt.trace,
+    });
+    assert(attempt.event === attempt.event, "the event is built once");
+  });
+  const ok = testMessage("ok");
+  const failing = testMessage("fail");
+  await withLogs(async () => {
+    await dispatcher.dispatch(ok, run, { queue });
+    await dispatcher.dispatch(failing, run, { queue });
+  });
+  assertEquals(seen.map(({ type, id }) => [type, id]), [
+    ["completed", ok.id],
+    ["event", ok.id],
+    ["retrying", failing.id],
+  ]);
+  // The observer's event is the one the listener got, whole.
+  assertEquals(events.length, 2);
+  assert(seen[1].event === events[0]);
+  assertEquals(events[0].messageId, ok.id);
+  assertEquals(events[0].enqueuedAt.toISOString(), ok.started);
+  assertEquals(seen[1].trace, {});
+  const retrying = events[1];
+  assert(retrying.type === "retrying" && retrying.reason === "error");
+  assertEquals(retrying.messageId, failing.id);
+});

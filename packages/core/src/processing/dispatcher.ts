@@ -16,12 +16,7 @@ import {
   RunCancelledError,
 } from "./errors.ts";
 import { DEFAULT_MAX_DELIVERIES } from "./delivery-limit.ts";
-import type {
-  MessageEvent,
-  MessageEventHub,
-  MessageEventListener,
-  MessageEventType,
-} from "./events.ts";
+import type { MessageEventHub, MessageEventListener, MessageEventType } from "./events.ts";
 import type { Outcome } from "./outcome.ts";
 import { sendToQueue } from "./producer.ts";
 import {
@@ -30,7 +25,8 @@ import {
   type TimedOutRun,
   type TimeLimitedRun,
 } from "./time-limit.ts";
-import { extractTraceContext, hasTraceContext, traceContextOf, withSpan } from "./tracing.ts";
+import { extractTraceContext, withSpan } from "./tracing.ts";
+import { ObservedAttempt } from "./observed-attempt.ts";
 import { loggedError } from "./remote-failure.ts";
 import { RunPostponedError } from "./run-postponed.ts";
 
@@ -188,25 +184,19 @@ export interface MessageDispatcherOptions {
 }
 
 /**
- * An internal hook that sees each lifecycle event together with the
- * message it concerns, before the listeners: what the failed-task store,
- * deduplication reservations and metrics need beyond the public event.  It
- * cannot change the outcome; an observer that throws is logged.
- * @param event The event, as listeners got it.
- * @param message The message as it was dispatched (this attempt).
- * @param startedAt When the dispatcher took the message, in epoch
- *                  milliseconds.
- * @param trace The W3C trace context of the span the attempt ran in
- *              (`{}` when it was not traced), so that work an observer
- *              starts is a child of it (since 0.3.0).
+ * An internal hook that sees each attempt of a message, before the
+ * listeners: what the failed-task store, deduplication reservations and
+ * metrics need beyond the public event.  It cannot change the outcome; an
+ * observer that throws is logged.  It gets the message and its outcome at
+ * once, and the public event (`attempt.event`) only if it reads it: an
+ * observer that has nothing to do for most messages decides so without an
+ * event being built for it (since 0.4.0; before, it got the event, the
+ * message, the start time and the trace context as four arguments).
+ * @param attempt The message, its outcome and, on demand, its event and
+ *                the W3C trace context of the span it ran in.
  * @since 0.2.0
  */
-export type MessageObserver = (
-  event: MessageEvent,
-  message: BaseMessage,
-  startedAt: number,
-  trace: Readonly<Record<string, string>>,
-) => void | Promise<void>;
+export type MessageObserver = (attempt: ObservedAttempt) => void | Promise<void>;
 
 /**
  * Thrown (to the queue) when a failed message's retry could not be
@@ -498,20 +488,26 @@ export class MessageDispatcher<TContextData> {
     // The event object is built only for someone to receive it: this is the
     // hot path of every message.
     const listener = checked == null ? undefined : handler?.listener?.(checked, outcome.type);
-    if (this.#observers.size > 0 || listener != null || this.#events.has(outcome.type)) {
-      const event = toEvent(message, taskName, duration, outcome, timedOut);
-      // The span has ended by now, so it is asked for a valid context, not
-      // whether it records.
-      const trace = processSpan != null && hasTraceContext(processSpan)
-        ? traceContextOf(processSpan)
-        : NO_TRACE;
+    const listened = listener != null || this.#events.has(outcome.type);
+    if (this.#observerList.length > 0 || listened) {
+      // The event itself is built only when someone reads it: a listener,
+      // or an observer that needs more than the message and its outcome.
+      const attempt = new ObservedAttempt(
+        message,
+        outcome,
+        taskName,
+        startedAt,
+        duration,
+        timedOut,
+        processSpan,
+      );
       // Observers first, so that listeners see their bookkeeping done (a
       // failed task already listed, a deduplication key already free).
       // Awaited only when an observer returns a promise: most return at
       // once for most messages, and each await is a turn of the loop.
       for (const observer of this.#observerList) {
         try {
-          const observed = observer(event, message, startedAt, trace);
+          const observed = observer(attempt);
           if (observed != null) await observed;
         } catch (error) {
           logger.error("An observer of message {messageId} threw; the outcome stands: {error}", {
@@ -520,8 +516,10 @@ export class MessageDispatcher<TContextData> {
           });
         }
       }
-      const emitted = this.#events.emit(event, listener);
-      if (emitted != null) await emitted;
+      if (listened) {
+        const emitted = this.#events.emit(attempt.event, listener);
+        if (emitted != null) await emitted;
+      }
     }
     if (rethrow != null) throw rethrow.error;
     return outcome;
@@ -800,33 +798,6 @@ function delayMilliseconds(delay: Temporal.Duration): number {
     return 0;
   }
 }
-
-function toEvent(
-  message: BaseMessage,
-  taskName: string | undefined,
-  duration: number,
-  outcome: Outcome,
-  timedOut: TimedOutRun | undefined,
-): MessageEvent {
-  const started = parseTimestamp(message.started);
-  // One object, the outcome's fields copied in: on every message with a
-  // listener or an observer, where a spread of a base object into another
-  // spread made three.
-  const event = { ...outcome } as Record<string, unknown>;
-  event.messageId = message.id;
-  event.kind = message.type;
-  if (taskName != null) event.taskName = taskName;
-  event.attempt = message.attempt;
-  event.enqueuedAt = new Date(Number.isNaN(started) ? 0 : started);
-  event.duration = duration;
-  if (timedOut != null) event.abandoned = timedOut.abandoned;
-  if (outcome.type === "retrying" && outcome.error instanceof RunPostponedError) {
-    event.waitFor = outcome.error.waitFor;
-  }
-  return event as unknown as MessageEvent;
-}
-
-const NO_TRACE: Readonly<Record<string, string>> = Object.freeze({});
 
 /** The outcome of every message that completed: one object, never changed. */
 const COMPLETED: Outcome = Object.freeze({ type: "completed" });

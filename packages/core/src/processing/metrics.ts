@@ -5,8 +5,8 @@ import {
   type Histogram,
   type MeterProvider,
 } from "@opentelemetry/api";
+import type { ObservedAttempt } from "./observed-attempt.ts";
 import type { BaseMessage } from "./envelope.ts";
-import type { MessageEvent } from "./events.ts";
 import { RunPostponedError } from "./run-postponed.ts";
 import { parseTimestamp } from "../time/timestamp.ts";
 import { durationToMilliseconds } from "../time/duration.ts";
@@ -222,12 +222,11 @@ export class MessageMetrics {
   }
 
   /**
-   * Records one lifecycle event: a `MessageObserver`.
-   * @param event The event.
-   * @param message The message.
-   * @param startedAt When the dispatcher took it, in epoch milliseconds.
+   * Records one attempt: a `MessageObserver`.
+   * @param attempt The attempt, its event and message.
    */
-  readonly observe = (event: MessageEvent, message: BaseMessage, startedAt: number): void => {
+  readonly observe = (attempt: ObservedAttempt): void => {
+    const { event, message, startedAt } = attempt;
     const attributes = this.#attributesOf(event.kind, event.taskName);
     switch (event.type) {
       case "completed":

@@ -16,6 +16,7 @@ export {
   type UnhandledRun,
 } from "./dispatcher.ts";
 export { type BaseMessage, isBaseMessage } from "./envelope.ts";
+export { ObservedAttempt } from "./observed-attempt.ts";
 export {
   describeError,
   type DescribeErrorOptions,

@@ -1,7 +1,7 @@
 import { getLogger } from "@logtape/logtape";
 import type { KvKey, KvStore } from "../kv/kv-store.ts";
 import { unrefTimer } from "../time/timer-ref.ts";
-import type { MessageEvent } from "./events.ts";
+import type { ObservedAttempt } from "./observed-attempt.ts";
 import { assertKnownOptions } from "../options/known-options.ts";
 
 const logger = getLogger(["fedwork", "processing"]);
@@ -97,12 +97,13 @@ export class ThroughputRecorder {
   }
 
   /**
-   * Counts one lifecycle event: a `MessageObserver`.
-   * @param event The event.
+   * Counts one attempt: a `MessageObserver`.
+   * @param attempt The attempt; only its outcome's type is read.
    */
-  readonly observe = (event: MessageEvent): void => {
+  readonly observe = (attempt: Pick<ObservedAttempt, "outcome">): void => {
+    const type = attempt.outcome.type;
     // A cancellation is neither work done nor a failure.
-    if (event.type === "cancelled") return;
+    if (type === "cancelled") return;
     const minute = Math.floor(Date.now() / MINUTE_MS);
     let counts = this.#counts.get(minute);
     if (counts == null) {
@@ -110,8 +111,8 @@ export class ThroughputRecorder {
       this.#counts.set(minute, counts);
       this.#prune(minute);
     }
-    if (event.type === "retrying") counts.retried++;
-    else counts[event.type]++;
+    if (type === "retrying") counts.retried++;
+    else counts[type]++;
     this.#dirty.add(minute);
     if (this.#timer == null) {
       this.#timer = setTimeout(() => {

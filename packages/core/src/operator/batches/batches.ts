@@ -112,10 +112,10 @@ export class FederationBatches<TContextData> implements BatchStatusOperations {
     this.#options = options;
     // Most messages are no batch's members: they return here at once,
     // without a promise.
-    options.observe((event, message) => {
-      const batch = (message as Partial<TaskMessage>).batch;
+    options.observe((attempt) => {
+      const batch = (attempt.message as Partial<TaskMessage>).batch;
       if (batch?.role !== "member" || typeof batch.id !== "string") return;
-      return this.#observed(event, message);
+      return this.#observed(attempt.event, attempt.message);
     });
   }
 

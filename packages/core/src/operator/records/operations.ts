@@ -6,6 +6,7 @@ import { getLogger } from "@logtape/logtape";
 import { httpStatusOf } from "../../activitypub/outbox/errors.ts";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { MessageObserver } from "../../processing/dispatcher.ts";
+import type { ObservedAttempt } from "../../processing/observed-attempt.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import type { MessageEvent, MessageFailedEvent } from "../../processing/events.ts";
 import type { MessageMetrics } from "../../processing/metrics.ts";
@@ -304,32 +305,34 @@ export class TaskRecords<TContextData> {
     // Not at all without a meter provider: every message's path.
     if (this.metrics.recording) port.observe(this.metrics.observe);
     port.observe(this.throughput.observe);
-    port.observe((event, message) => this.#observeTask(event, message));
+    port.observe((attempt) => this.#observeTask(attempt));
     port.observe(port.taskStatus.observe);
   }
 
   // Not async: most messages need nothing here (a completed task with no
   // deduplication key and no completed-task retention), and this runs for
   // every message.
-  #observeTask(event: MessageEvent, message: BaseMessage): Promise<void> | undefined {
-    if (message.type === "outbox" && event.type === "failed") {
-      return this.#recordFailedDelivery(event, message);
+  // The event is read only when something is to be recorded.
+  #observeTask(attempt: ObservedAttempt): Promise<void> | undefined {
+    const { message, outcome } = attempt;
+    if (message.type === "outbox" && outcome.type === "failed") {
+      return this.#recordFailedDelivery(attempt.event as MessageFailedEvent, message);
     }
     if (
-      (message.type === "inbox" || message.type === "fanout") && event.type === "failed" &&
-      event.reason === "poison"
+      (message.type === "inbox" || message.type === "fanout") && outcome.type === "failed" &&
+      outcome.reason === "poison"
     ) {
-      return this.#recordFailedMessage(event, message);
+      return this.#recordFailedMessage(attempt.event as MessageFailedEvent, message);
     }
-    if (message.type !== "task" || event.type === "retrying") return;
+    if (message.type !== "task" || outcome.type === "retrying") return;
     const task = message as TaskMessage;
     const deduplicated = task.deduplication != null && typeof task.taskName === "string";
     // A record is kept of a task that failed, or completed with a
     // completed-task retention; decided once, here.
-    const recorded = event.type === "failed" ||
-      (event.type === "completed" && this.#records.completedRetentionOf(task.taskName) > 0);
+    const recorded = outcome.type === "failed" ||
+      (outcome.type === "completed" && this.#records.completedRetentionOf(task.taskName) > 0);
     if (!deduplicated && !recorded) return;
-    return this.#recordTask(event, task, deduplicated, recorded);
+    return this.#recordTask(attempt.event, task, deduplicated, recorded);
   }
 
   /** Keeps a quarantined inbox or fan-out message, whole, for replay. */

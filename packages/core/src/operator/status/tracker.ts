@@ -1,8 +1,7 @@
 import type { TaskStepsStatus } from "../../tasks/steps/types.ts";
 import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
-import type { BaseMessage } from "../../processing/envelope.ts";
-import type { MessageEvent } from "../../processing/events.ts";
+import type { ObservedAttempt } from "../../processing/observed-attempt.ts";
 import { RunPostponedError } from "../../processing/run-postponed.ts";
 import { hasInProcessSubscriber, InProcessPubSub } from "../../pubsub/in-process-pubsub.ts";
 import type { PubSub } from "../../pubsub/pubsub.ts";
@@ -419,29 +418,31 @@ export class TaskStatusTracker implements TaskStatusOperations {
   }
 
   /**
-   * The dispatcher observer: records how each task attempt ended.
-   * @param event The event.
-   * @param message The message.
+   * The dispatcher observer: records how each task attempt ended.  It reads
+   * the message and its outcome, never the event: it runs for every task,
+   * and no event need be built for it.
+   * @param attempt The attempt.
    */
   // Not async: it returns at once for every message that is not a task, and
   // waits for the store only when it falls far behind.
-  readonly observe = (event: MessageEvent, message: BaseMessage): Promise<void> | undefined => {
-    if (!this.enabled || message.type !== "task" || event.taskName == null) return;
+  readonly observe = (attempt: ObservedAttempt): Promise<void> | undefined => {
+    const { message, outcome, taskName } = attempt;
+    if (!this.enabled || message.type !== "task" || taskName == null) return;
     // A task message always has its handler; only inbox messages go unhandled.
-    if (event.type === "unhandled") return;
+    if (outcome.type === "unhandled") return;
     // A run waiting for its concurrency key or rate waits often, by design:
     // it stays as it was (enqueued), and costs no store write per wait.
     if (
-      event.type === "retrying" && event.error instanceof RunPostponedError &&
-      (event.error.waitFor === "concurrency" || event.error.waitFor === "rate")
+      outcome.type === "retrying" && outcome.error instanceof RunPostponedError &&
+      (outcome.error.waitFor === "concurrency" || outcome.error.waitFor === "rate")
     ) return;
-    const slot = this.#tasks.get(event.messageId);
+    const slot = this.#tasks.get(message.id);
     const previous = slot?.running;
-    if (slot != null && event.type !== "retrying") slot.running = undefined;
-    const error = "error" in event && event.error !== undefined
-      ? describeError(event.error)
+    if (slot != null && outcome.type !== "retrying") slot.running = undefined;
+    const error = "error" in outcome && outcome.error !== undefined
+      ? describeError(outcome.error)
       : undefined;
-    const state: TaskState = event.type;
+    const state: TaskState = outcome.type;
     const result = state === "completed" ? taskResultOf(message) : undefined;
     // Written in the background: the message is acknowledged without
     // waiting for the store, which would otherwise cost every task a round
@@ -450,10 +451,10 @@ export class TaskStatusTracker implements TaskStatusOperations {
     // Field by field: a spread per optional field built an object each, for
     // every task.
     const status: { -readonly [K in keyof TaskStatus]: TaskStatus[K] } = {
-      id: event.messageId,
-      name: event.taskName,
+      id: message.id,
+      name: taskName,
       state,
-      attempt: event.attempt,
+      attempt: message.attempt,
       updatedAt: new Date(),
     };
     if (previous?.progress != null) status.progress = previous.progress;
@@ -461,10 +462,10 @@ export class TaskStatusTracker implements TaskStatusOperations {
     if (error != null) status.error = error;
     if (result?.result !== undefined) status.result = result.result;
     if (result?.omitted != null) status.resultOmitted = result.omitted;
-    if ((event.type === "cancelled" || event.type === "dropped") && event.reason != null) {
-      status.reason = event.reason;
+    if ((outcome.type === "cancelled" || outcome.type === "dropped") && outcome.reason != null) {
+      status.reason = outcome.reason;
     }
-    setRunner(status, this.#runners?.of(event.messageId) ?? previous);
+    setRunner(status, this.#runners?.of(message.id) ?? previous);
     const written = this.#write(status, "state", 0, slot);
     return this.#writesInFlight > MAX_WRITES_IN_FLIGHT ? written : undefined;
   };

@@ -4,6 +4,7 @@ import type { MessageRunner, MessageRunners } from "../../processing/message-run
 import type { KvStore } from "../../kv/kv-store.ts";
 import { assertKnownOptions } from "../../options/known-options.ts";
 import type { MessageObserver } from "../../processing/dispatcher.ts";
+import type { ObservedAttempt } from "../../processing/observed-attempt.ts";
 import type { BaseMessage } from "../../processing/envelope.ts";
 import type { MessageEvent, MessageFailedEvent } from "../../processing/events.ts";
 import type { TaskDefinition } from "../../tasks/definition.ts";
@@ -176,7 +177,7 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
       handler: (ctx, data) => this.#sender.send(ctx as WebhookTaskContext, data),
       ...(options.retryPolicy == null ? {} : { retryPolicy: options.retryPolicy }),
     }) as TaskDefinition<TContextData, WebhookTaskData, WebhookTaskData>;
-    port.observe((event, message, _startedAt, trace) => this.#observe(event, message, trace));
+    port.observe((attempt) => this.#observe(attempt));
     port.internalTasks.taskEnqueuer.observeEnqueued((messages) => this.#observeEnqueued(messages));
   }
 
@@ -333,29 +334,31 @@ export class FederationWebhooks<TContextData> implements WebhookOperations {
   // Not async: for most messages there is nothing to send (no webhook is
   // registered, or the event is not one a webhook hears of), and this runs
   // for every message.
-  #observe(
-    event: MessageEvent,
-    message: BaseMessage,
-    trace: Readonly<Record<string, string>>,
-  ): Promise<void> | undefined {
-    if (event.type === "failed" && message.type === "outbox") {
-      return this.#observeFailedDelivery(event, message, trace);
+  #observe(attempt: ObservedAttempt): Promise<void> | undefined {
+    const { message, outcome } = attempt;
+    if (outcome.type === "failed" && message.type === "outbox") {
+      return this.#observeFailedDelivery(
+        attempt.event as MessageFailedEvent,
+        message,
+        attempt.trace,
+      );
     }
-    if (event.kind !== "task") return;
+    if (message.type !== "task") return;
     // Only when some task reported progress: a lookup hashes the id, whose
     // first hash (of a fresh string) is most of what this costs per task.
-    if (this.#progressSentAt.size > 0) this.#progressSentAt.delete(event.messageId);
+    if (this.#progressSentAt.size > 0) this.#progressSentAt.delete(message.id);
     // Only the outcomes a webhook can subscribe to: not "retrying" nor
     // "unhandled" (a task never goes unhandled); a new event kind (such as
     // "cancelled") reaches webhooks by joining WEBHOOK_EVENT_TYPES.
-    if (!isWebhookEventType(event.type)) return;
-    const taskName = event.taskName;
+    const type = outcome.type;
+    if (!isWebhookEventType(type)) return;
+    const taskName = attempt.taskName;
     if (taskName == null || taskName.startsWith(INTERNAL_TASK_PREFIX)) return;
     if (typeof this.#port.kv.list !== "function") return;
     if (this.#store.peekCached()?.length === 0) return;
     // Read now, while the worker still runs it.
-    const runner = this.#port.runners?.of(event.messageId);
-    return this.#sendEvent(event, event.type, taskName, message, trace, runner);
+    const runner = this.#port.runners?.of(message.id);
+    return this.#sendEvent(attempt.event, type, taskName, message, attempt.trace, runner);
   }
 
   async #sendEvent(

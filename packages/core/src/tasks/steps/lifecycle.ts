@@ -4,7 +4,7 @@
 import { getLogger } from "@logtape/logtape";
 import type { KvStore } from "../../kv/kv-store.ts";
 import type { MessageEvent } from "../../processing/events.ts";
-import type { BaseMessage } from "../../processing/envelope.ts";
+import type { ObservedAttempt } from "../../processing/observed-attempt.ts";
 import { encodeTaskPayload } from "../codec/mod.ts";
 import type { TaskMessage } from "../message.ts";
 import { taskResultOf } from "../result.ts";
@@ -40,13 +40,14 @@ export function markStepsUsed(message: TaskMessage): void {
 export function createStepObserver(
   kv: KvStore,
   wake: WakeTask,
-): (event: MessageEvent, message: BaseMessage) => void | Promise<void> {
-  return (event, message) => {
-    if (message.type !== "task" || event.type === "retrying") return;
+): (attempt: ObservedAttempt) => void | Promise<void> {
+  return (attempt) => {
+    const message = attempt.message;
+    if (message.type !== "task" || attempt.outcome.type === "retrying") return;
     const task = message as TaskMessage;
     const hasSteps = task.steps != null || usedSteps.has(message);
     if (!hasSteps && task.invokedBy == null) return;
-    return ended(kv, wake, event, task, hasSteps);
+    return ended(kv, wake, attempt.event, task, hasSteps);
   };
 }
 
