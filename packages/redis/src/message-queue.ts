@@ -22,6 +22,12 @@ import { RedisConnectionSource } from "./connection.ts";
 import { FEDIFY_REDIS_HINTS, resolveConstructorArguments } from "./constructor-arguments.ts";
 import { RedisLeaseLostError, RedisMessageQueueClosedError } from "./errors.ts";
 import {
+  addLocalWakeListener,
+  isLocalWakeOrigin,
+  LOCAL_WAKE_ORIGIN,
+  wakeLocalListeners,
+} from "./local-wake.ts";
+import {
   type RedisMessageQueueOptions,
   type ResolvedQueueOptions,
   resolveQueueOptions,
@@ -48,7 +54,9 @@ const logger = getLogger(["fedwork", "redis"]);
  * it is atomic and costs one round trip; `enqueueMany()` adds all its
  * messages in one call.  Listeners sleep until a pub/sub wake-up published
  * by the enqueue script, a timer for the next delayed message or lease
- * deadline, or at most `pollInterval`.
+ * deadline, or at most `pollInterval`.  Listeners in the enqueuing process
+ * (since 0.4.0) are woken directly once the enqueue's reply arrives, and
+ * skip the pub/sub copy of that wake-up.
  *
  * A listener takes up to `concurrency + prefetch` messages per claim: the
  * prefetched ones wait in memory, leased, and start without a round trip
@@ -295,11 +303,20 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       );
     }
     const k = this.#keys;
-    const added = await enqueueDeduplicatedScript.run(
-      this.#redis(),
-      [k.ready, k.delayed, k.msg, k.okey, k.seq],
-      [k.base, delayMs, orderingKey, key, ttlMs, json, priority],
-    );
+    const redis = this.#redis();
+    let added: unknown;
+    try {
+      added = await enqueueDeduplicatedScript.run(
+        redis,
+        [k.ready, k.delayed, k.msg, k.okey, k.seq],
+        [k.base, delayMs, orderingKey, key, ttlMs, json, priority, LOCAL_WAKE_ORIGIN],
+      );
+    } catch (error) {
+      // The script may have run: see local-wake.ts.
+      wakeLocalListeners(k.wake);
+      throw error;
+    }
+    if (added === 1 && delayMs === 0) wakeLocalListeners(k.wake);
     return added === 1;
   }
 
@@ -321,13 +338,24 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
     });
     const redis = this.#redis();
     const k = this.#keys;
-    await enqueueScript.run(redis, [k.ready, k.delayed, k.msg, k.okey, k.seq], [
-      k.base,
-      delayMs,
-      orderingKey,
-      priority,
-      ...payloads,
-    ]);
+    // Listeners of this process wake here rather than on the pub/sub
+    // copy; after the reply (or a failure, whose script may still have
+    // run), never before: see local-wake.ts.
+    let readied: unknown;
+    try {
+      readied = await enqueueScript.run(redis, [k.ready, k.delayed, k.msg, k.okey, k.seq], [
+        k.base,
+        delayMs,
+        orderingKey,
+        priority,
+        LOCAL_WAKE_ORIGIN,
+        ...payloads,
+      ]);
+    } catch (error) {
+      wakeLocalListeners(k.wake);
+      throw error;
+    }
+    if (Number(readied) > 0) wakeLocalListeners(k.wake);
   }
 
   /**
@@ -459,7 +487,11 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
       decode: (message) => JSON.parse(message.json),
       subscribe: (wake) => {
         this.#wakeListeners.add(wake);
-        return () => this.#wakeListeners.delete(wake);
+        const removeLocal = addLocalWakeListener(keys.wake, wake);
+        return () => {
+          this.#wakeListeners.delete(wake);
+          removeLocal();
+        };
       },
     };
   }
@@ -535,7 +567,10 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
     const wakeAll = () => {
       for (const wake of this.#wakeListeners) wake();
     };
-    subscriber.on("message", wakeAll);
+    subscriber.on("message", (_channel: string, payload: string) => {
+      // This process's enqueues woke its listeners directly already.
+      if (!isLocalWakeOrigin(payload)) wakeAll();
+    });
     // Wake-ups published while the connection was down are lost; look at
     // the queue again whenever it (re)connects.
     subscriber.on("ready", wakeAll);

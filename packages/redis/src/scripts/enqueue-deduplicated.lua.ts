@@ -21,6 +21,7 @@ export const enqueueDeduplicatedLua = `
 -- ARGV[5] = TTL of the deduplication key in ms
 -- ARGV[6] = the JSON text
 -- ARGV[7] = priority (an integer from -5 to 5, checked by the caller)
+-- ARGV[8] = what to publish on B:wake (the enqueuing process's origin)
 local base = ARGV[1]
 local delay = tonumber(ARGV[2])
 local orderingKey = ARGV[3]
@@ -39,7 +40,7 @@ redis.call('SET', dedupKey, id, 'PX', tonumber(ARGV[5]))
 if delay > 0 then
   redis.call('ZADD', KEYS[2], serverNowMs() + delay, id)
 elseif makeReady(id, orderingKey) > 0 then
-  redis.call('PUBLISH', base .. ':wake', 1)
+  redis.call('PUBLISH', base .. ':wake', ARGV[8])
 end
 return 1
 `;

@@ -27,7 +27,9 @@
 //                      a message handed back (its handler threw, or asked
 //                      for a redelivery) stays its key's head while it
 //                      waits in B:delayed, which keeps the key held
-//   B:wake      pub/sub channel told how many ids were made ready
+//   B:wake      pub/sub channel: ids were made ready; the message is the
+//                      enqueuing process's origin (see local-wake.ts), or
+//                      a count from the claim script
 //   B:dedup:K   string id of the message that holds deduplication key K,
 //                      expiring after the key's TTL; the key is held only
 //                      while that id is still in B:msg (not acknowledged)
