@@ -274,6 +274,18 @@ export const SYSTEMS: readonly SystemSpec[] = [
       ),
   },
   {
+    id: "fedwork-amqp-many",
+    scenario: "amqp",
+    label: "Fedwork typed tasks, handleMany 50 (RabbitMQ)",
+    kind: "fedwork-many",
+    load: async () =>
+      (await fedwork()).typedTaskDriver(
+        (await amqp()).fedworkAmqpSource(namespaced("fedwork-bench-many", "-")),
+        {},
+        MANY,
+      ),
+  },
+  {
     id: "fedwork-amqp-raw",
     scenario: "amqp",
     label: "Fedwork AmqpMessageQueue (raw)",
