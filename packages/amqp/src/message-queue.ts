@@ -9,6 +9,7 @@ import {
 import {
   assertKnownOptions,
   checkMessagePriority,
+  listenBatchSize,
   RunningListeners,
   SiblingQueues,
 } from "@fedwork/core/queue-kit";
@@ -23,6 +24,7 @@ import {
 import { AmqpMessageQueueClosedError } from "./errors.ts";
 import {
   type AmqpMessageQueueOptions,
+  listenerPrefetch,
   resolveAmqpOptions,
   type ResolvedAmqpOptions,
 } from "./options.ts";
@@ -262,18 +264,25 @@ export class AmqpMessageQueue implements MessageQueue, AsyncDisposable {
    * when the listener's channel closed or the new version could not be
    * published.  A dropped connection is logged and reconnected with backoff;
    * listening never stops on its own.
+   * With `options.batchSize` (a handler that collects runs of that many
+   * messages), the main queue's consumer prefetch is at least twice the
+   * batch size, so that one run fills while the previous one is being
+   * acknowledged.
    * @param handler Processes one message.
-   * @param options The abort signal.
+   * @param options The abort signal and the batch size.
    * @returns Resolves after the abort, once the running handlers finished.
    * @throws {AmqpMessageQueueClosedError} After dispose.
+   * @throws {RangeError} When `options.batchSize` is not a positive integer.
    * @since 0.1.0
    */
   async listen(handler: MessageQueueHandler, options?: MessageQueueListenOptions): Promise<void> {
     this.#assertOpen();
+    const batchSize = listenBatchSize(options);
     const signal = this.#listeners.signal(options?.signal);
     if (signal.aborted) return;
+    const prefetch = listenerPrefetch(this.#options.prefetch, batchSize);
     await this.#listeners.track(runListener(
-      this.#options,
+      prefetch === this.#options.prefetch ? this.#options : { ...this.#options, prefetch },
       handler,
       this.#publisher,
       signal,

@@ -308,6 +308,19 @@ export function defaultPrefetch(concurrency: number): number {
 }
 
 /**
+ * The consumer prefetch of one `listen()` call: the queue's `prefetch`,
+ * raised to twice the listener's batch size (a `handleMany` run's worth
+ * to fill while the last one is acknowledged), within AMQP's 16-bit limit.
+ * @param prefetch The resolved `prefetch` option.
+ * @param batchSize The listener's checked `batchSize`, if any.
+ * @returns The prefetch count to set on the channel.
+ * @since 0.4.0
+ */
+export function listenerPrefetch(prefetch: number, batchSize: number | undefined): number {
+  return batchSize === undefined ? prefetch : Math.min(65535, Math.max(prefetch, 2 * batchSize));
+}
+
+/**
  * Whether `value` is an `amqplib` connection (`ChannelModel`): duck-typed,
  * since it may come from another copy of amqplib.
  */

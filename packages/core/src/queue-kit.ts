@@ -34,6 +34,7 @@ export {
   positiveIntegerOption,
 } from "./options/value-options.ts";
 export { assertKnownOptions, type KnownOptionsContext } from "./options/known-options.ts";
+export { listenBatchSize } from "./queue/listen-options.ts";
 export { QueueClosedError } from "./queue/queue-closed-error.ts";
 export { RunningListeners } from "./queue/running-listeners.ts";
 export { SiblingQueues } from "./queue/sibling-queues.ts";

@@ -569,6 +569,7 @@ export class DenoKvMessageQueue implements MessageQueue, AsyncDisposable {
       {
         concurrency,
         prefetch,
+        batchSize: options.batchSize,
         heartbeatMs,
         pollMs,
         handBackDelayMs: leaseMs,

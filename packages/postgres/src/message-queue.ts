@@ -347,6 +347,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
       concurrency: this.#concurrency,
       prefetch: this.#prefetch,
       maxPrefetch: this.#maxPrefetch,
+      batchSize: options.batchSize,
       heartbeatMs: this.#heartbeatMs,
       pollMs: this.#pollIntervalMs,
       handBackDelayMs: this.#leaseMs,

@@ -408,6 +408,7 @@ export class RedisMessageQueue implements MessageQueue, AsyncDisposable {
         concurrency: opts.concurrency,
         prefetch: opts.prefetch,
         maxPrefetch: opts.maxPrefetch,
+        batchSize: options.batchSize,
         heartbeatMs: opts.heartbeatMs,
         pollMs: opts.pollMs,
         handBackDelayMs: opts.redeliveryDelayMs,

@@ -7,4 +7,5 @@ testBatchHandlers({
   backendModule: new URL("./testdata/batch-backend.ts", import.meta.url).href,
   durable: true,
   yieldsSlots: true,
+  claimsBatches: true,
 });

@@ -583,10 +583,14 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
     options: MessageQueueListenOptions = {},
   ): Promise<void> {
     if (this.#closed) return Promise.reject(new SqliteClosedError("SqliteMessageQueue"));
-    return this.#listeners.track(this.#listen(handler, options.signal));
+    return this.#listeners.track(this.#listen(handler, options.signal, options.batchSize));
   }
 
-  #listen(handler: MessageQueueHandler, signal: AbortSignal | undefined): Promise<void> {
+  #listen(
+    handler: MessageQueueHandler,
+    signal: AbortSignal | undefined,
+    batchSize: number | undefined,
+  ): Promise<void> {
     const { concurrency, prefetch, maxPrefetch, leaseMs, heartbeatMs, pollMs, table } =
       this.#options;
     const stop = this.#listeners.signal(signal);
@@ -597,6 +601,7 @@ export class SqliteMessageQueue implements MessageQueue, AsyncDisposable {
         concurrency,
         prefetch,
         maxPrefetch,
+        batchSize,
         heartbeatMs,
         pollMs,
         handBackDelayMs: leaseMs,

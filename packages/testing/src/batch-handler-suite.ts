@@ -16,7 +16,7 @@ import { childCommand, childEnvironment } from "./child-process.ts";
 import { createTestNamespace } from "./namespace.ts";
 import { assert, assertEquals, test } from "./test-runner.ts";
 import { openBackendModule } from "./worker-process.ts";
-import { deferred, within } from "./wait.ts";
+import { deferred, waitUntil, within } from "./wait.ts";
 
 export type { BatchHandlerBackend } from "./batch-handler-app.ts";
 
@@ -52,6 +52,15 @@ export interface BatchHandlerConformanceOptions {
    * takes a second argument, `{ concurrency }`, for the queue.
    */
   readonly yieldsSlots?: boolean;
+  /**
+   * Whether the queue sizes its claims (or prefetch) to `listen()`'s
+   * `batchSize`, so that a listener holds a run's worth of messages after
+   * one claim although none of its handlers returns or gives its slot up.
+   * The backend module's `open()` takes `{ concurrency }` (see
+   * `yieldsSlots`), and the queue's own prefetch must be below 40.
+   * @since 0.4.0
+   */
+  readonly claimsBatches?: boolean;
 }
 
 interface BackendModule {
@@ -200,6 +209,64 @@ export function testBatchHandlers(options: BatchHandlerConformanceOptions): void
       // One handler slot, and yet one run of 6: the waiting items gave
       // theirs up.
       assertEquals(runs.map((run) => run.length), [6]);
+    });
+  }
+
+  if (options.claimsBatches) {
+    test(`${options.name}: a listener with a batchSize holds a run's worth of messages at once`, async () => {
+      const namespace = createTestNamespace();
+      const module = await import(options.backendModule) as BackendModule;
+      const backend = await module.open(namespace, { concurrency: 1 });
+      const controller = new AbortController();
+      const release = deferred();
+      const started = deferred();
+      let listening: Promise<void> | undefined;
+      try {
+        const size = 40;
+        await backend.queue.enqueueMany!(Array.from({ length: size }, (_, n) => ({ n })));
+        // No handler returns or gives its slot up: only the claim (or the
+        // prefetch) can have taken the others.
+        listening = backend.queue.listen(async () => {
+          started.resolve();
+          await release.promise;
+        }, { signal: controller.signal, batchSize: size });
+        await within(started.promise, "the first message", STEP_TIMEOUT_MS);
+        // Right after the first claim: a listener whose handlers all stay
+        // busy hands its prefetched messages back after a while.
+        let ready: number | undefined;
+        await waitUntil(async () => (ready = (await backend.queue.getDepth!()).ready) === 0, {
+          what: () => `every message to be held by the listener; ${ready} are ready`,
+          timeoutMs: 10_000,
+          intervalMs: 10,
+        });
+      } finally {
+        controller.abort();
+        release.resolve();
+        await listening;
+        await closeBatchHandlerBackend(backend);
+        await module.cleanup?.(namespace);
+      }
+    });
+
+    test(`${options.name}: listen() rejects a batchSize that is not a positive integer`, async () => {
+      const namespace = createTestNamespace();
+      const module = await import(options.backendModule) as BackendModule;
+      const backend = await module.open(namespace, { concurrency: 1 });
+      try {
+        for (const batchSize of [0, 2.5]) {
+          let error: unknown;
+          try {
+            await backend.queue.listen(() => {}, { batchSize });
+          } catch (caught) {
+            error = caught;
+          }
+          assert(error instanceof RangeError, `batchSize ${batchSize}: got ${error}`);
+          assert(error.message.includes("batchSize"), error.message);
+        }
+      } finally {
+        await closeBatchHandlerBackend(backend);
+        await module.cleanup?.(namespace);
+      }
     });
   }
 

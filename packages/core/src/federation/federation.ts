@@ -54,7 +54,7 @@ import {
   WorkerShutdown,
 } from "../operator/workers/mod.ts";
 import type { HealthCheckOptions, HealthReport } from "../operator/health/mod.ts";
-import { queuesForRoles } from "../tasks/listen-queues.ts";
+import { batchSizesForQueues, queuesForRoles } from "../tasks/listen-queues.ts";
 import { createTaskMessageHandler } from "../tasks/handler.ts";
 import type { TaskCancelOptions, TaskCancelResult } from "../operator/cancellation/mod.ts";
 import { OperatorFeatures } from "../operator/features.ts";
@@ -568,6 +568,16 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         taskQueueResolution: this.options.taskQueueResolution,
         listening: this.#listening,
         queuesForRoles: (roles, capabilities) => this.queuesForRoles(roles, capabilities),
+        batchSizesForQueues: (capabilities) =>
+          batchSizesForQueues(
+            {
+              taskQueue: this.options.queues.task,
+              outboxQueue: this.options.queues.outbox,
+              resolution: this.options.taskQueueResolution,
+            },
+            this.registry.tasks,
+            capabilities,
+          ),
         listenForCancellations: (signal) => this.operator.cancellations.listen(signal),
         runSchedules: (signal) => this.operator.schedules.run(signal),
         // What the stopping workers counted, and the records of tasks they

@@ -54,6 +54,15 @@ export interface MessageRun<TContextData> {
    */
   readonly controller?: AbortController;
   /**
+   * The worker's own signal (its shutdown) when `signal` is the run's own
+   * (it has a time limit): what a kind handler that runs many messages at
+   * once (a `handleMany` task) gives their shared run, which must not end
+   * with one message's time limit or cancellation.  Absent when `signal`
+   * is the worker's.
+   * @since 0.4.0
+   */
+  readonly workerSignal?: AbortSignal;
+  /**
    * The queue's `MessageRedelivery.yieldSlot()`, when it has one: a kind
    * handler that waits for more messages to run together with this one
    * (a `handleMany` task) gives its listener slot up meanwhile.
@@ -388,11 +397,17 @@ export class MessageDispatcher<TContextData> {
               handler.run(
                 checked!,
                 controller == null
-                  ? { contextData: run.contextData, signal, ...(yieldSlot && { yieldSlot }) }
+                  ? {
+                    contextData: run.contextData,
+                    signal,
+                    workerSignal: run.signal,
+                    ...(yieldSlot && { yieldSlot }),
+                  }
                   : {
                     contextData: run.contextData,
                     signal,
                     controller,
+                    workerSignal: run.signal,
                     ...(yieldSlot && { yieldSlot }),
                   },
               ),

@@ -18,6 +18,13 @@ export interface RunWorkersOptions<TContextData> {
   readonly dispatcher: MessageDispatcher<TContextData>;
   /** Each queue to listen to, with a label (its roles) for logs. */
   readonly queues: ReadonlyMap<MessageQueue, string>;
+  /**
+   * The `batchSize` to listen to some of `queues` with (see
+   * `MessageQueueListenOptions.batchSize`): the largest `handleMany.size`
+   * of the tasks routed to each.  None for the queues left out.
+   * @since 0.4.0
+   */
+  readonly batchSizes?: ReadonlyMap<MessageQueue, number>;
   /** The context data handlers get. */
   readonly contextData: TContextData;
   /** Aborting it stops taking messages and starts the shutdown. */
@@ -98,6 +105,7 @@ export async function runWorkers<TContextData>(
   for (const [queue, label] of options.queues) {
     logger.info("Starting the worker for the {roles} queue.", { roles: label });
     const plainSource = { queue };
+    const batchSize = options.batchSizes?.get(queue);
     // Not async: the dispatch's own promise, or one then() on it, is what
     // the queue awaits; on every message's path.
     const handle = (message: unknown, redelivery?: MessageRedelivery): Promise<void> => {
@@ -131,7 +139,7 @@ export async function runWorkers<TContextData>(
           if (pending != null) return pending.then(() => holdOrHandle(message, redelivery));
           return holdOrHandle(message, redelivery);
         },
-        { signal },
+        batchSize == null ? { signal } : { signal, batchSize },
       ).then(
         () => logger.info("Stopped the worker for the {roles} queue.", { roles: label }),
         (error) => {

@@ -362,3 +362,24 @@ test("InProcessMessageQueue counts hand-outs until a redelivery in place resets 
   controller.abort();
   await within(listening, "listen() to resolve");
 });
+
+test("InProcessMessageQueue checks listen()'s batchSize, and hands out messages one at a time with one", async () => {
+  await using queue = new InProcessMessageQueue();
+  await assertRejects(
+    () => queue.listen(() => {}, { batchSize: 0 }),
+    RangeError,
+    "The batchSize option must be a positive integer; got 0.",
+  );
+  const controller = new AbortController();
+  const seen: number[] = [];
+  const all = deferred();
+  const listening = queue.listen((n: number) => {
+    seen.push(n);
+    if (seen.length === 3) all.resolve();
+  }, { signal: controller.signal, batchSize: 50 });
+  await queue.enqueueMany([1, 2, 3]);
+  await within(all.promise, "three messages");
+  controller.abort();
+  await listening;
+  assertEquals(seen, [1, 2, 3]);
+});

@@ -2,6 +2,7 @@ import { getLogger } from "@logtape/logtape";
 import { assertKnownOptions } from "../options/known-options.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { setTimerRef } from "../time/timer-ref.ts";
+import { listenBatchSize } from "./listen-options.ts";
 import { isHandedOver } from "./message-ownership.ts";
 import { checkMessagePriority, MAX_MESSAGE_PRIORITY, MIN_MESSAGE_PRIORITY } from "./priority.ts";
 import type {
@@ -337,9 +338,11 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
    * `["fedwork", "queue"]` category, its message is handed out again after
    * the redelivery delay, and the loop goes on.
    * @param handler Processes one message.
-   * @param options The abort signal; without one, listens forever.
+   * @param options The abort signal (without one, listens forever); a
+   *                `batchSize` is checked, and otherwise changes nothing.
    * @returns Resolves after the signal aborts and the running handler has
    *          finished.
+   * @throws {RangeError} When `options.batchSize` is not a positive integer.
    * @since 0.1.0
    */
   async listen(
@@ -347,6 +350,9 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
     options: MessageQueueListenOptions = {},
   ): Promise<void> {
     const { signal } = options;
+    // Checked like every queue's, though one message at a time is all
+    // this queue hands out: there are no round trips to save.
+    listenBatchSize(options);
     this.#listeners++;
     this.#updateTimerRef();
     try {

@@ -606,3 +606,44 @@ test("runLeaseListener starts a short claim's messages before the engine's nextW
     await listening;
   }
 });
+
+test("runLeaseListener with a batchSize claims up to max(prefetch, batchSize) beyond its free slots", async () => {
+  for (
+    const { batchSize, prefetch, first } of [
+      { batchSize: undefined, prefetch: 2, first: 3 },
+      { batchSize: 10, prefetch: 2, first: 11 },
+      { batchSize: 10, prefetch: 0, first: 11 },
+      { batchSize: 2, prefetch: 6, first: 7 },
+    ]
+  ) {
+    const engine = new MemoryEngine();
+    engine.add(...Array.from({ length: 20 }, (_, n) => n));
+    const controller = new AbortController();
+    let handled = 0;
+    const all = deferred();
+    const listening = runLeaseListener(engine, () => {
+      if (++handled === 20) all.resolve();
+    }, options({ prefetch, signal: controller.signal, ...(batchSize && { batchSize }) }));
+    await within(all.promise, () => `20 messages; got ${handled}`);
+    controller.abort();
+    await listening;
+    assertEquals(engine.claims[0].count, first, `batchSize ${batchSize}, prefetch ${prefetch}`);
+    assertEquals(engine.claimed[0].length, first);
+  }
+});
+
+test("runLeaseListener rejects a batchSize that is not a positive integer, naming it", async () => {
+  for (const batchSize of [0, -1, 1.5, Number.NaN]) {
+    const engine = new MemoryEngine();
+    const controller = new AbortController();
+    const error = await assertRejects(
+      () => runLeaseListener(engine, () => {}, options({ batchSize, signal: controller.signal })),
+      RangeError,
+    );
+    assert(
+      error.message.includes("batchSize option must be a positive integer"),
+      error.message,
+    );
+    assertEquals(engine.claims.length, 0, "nothing was claimed");
+  }
+});

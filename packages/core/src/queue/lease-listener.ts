@@ -4,6 +4,7 @@
 // engine adapter does the storage; this module decides when.
 import { getLogger, type Logger } from "@logtape/logtape";
 import { durationToMilliseconds } from "../time/duration.ts";
+import { listenBatchSize } from "./listen-options.ts";
 import type {
   MessageQueueHandler,
   MessageRedelivery,
@@ -203,6 +204,16 @@ export interface LeaseListenerOptions {
    * @since 0.3.0
    */
   readonly maxPrefetch?: number;
+  /**
+   * The listener's `MessageQueueListenOptions.batchSize`: the
+   * handler collects up to this many messages per run, so the listener
+   * claims up to `max(prefetch, batchSize)` beyond its free slots (and
+   * lets the prefetch grow at least that far).  A positive integer; checked
+   * here, so a queue may pass what its `listen()` was given.  None by
+   * default.
+   * @since 0.4.0
+   */
+  readonly batchSize?: number;
   /** How often held leases are renewed, in milliseconds. */
   readonly heartbeatMs: number;
   /** The longest an idle listener sleeps, in milliseconds. */
@@ -309,6 +320,7 @@ const MAX_YIELDED_SLOTS = 1000;
  * @param handler The queue user's handler.
  * @param options Concurrency, prefetch, timings, log name and signal.
  * @returns Resolves once the listener has stopped and its handlers finished.
+ * @throws {RangeError} When `options.batchSize` is not a positive integer.
  * @since 0.2.0
  */
 export async function runLeaseListener<M extends LeasedMessage>(
@@ -316,8 +328,12 @@ export async function runLeaseListener<M extends LeasedMessage>(
   handler: MessageQueueHandler,
   options: LeaseListenerOptions,
 ): Promise<void> {
-  const { concurrency, prefetch, heartbeatMs, pollMs, handBackDelayMs, queueName, signal } =
-    options;
+  const { concurrency, heartbeatMs, pollMs, handBackDelayMs, queueName, signal } = options;
+  // A handler filling runs of `batchSize` gets a run's worth per claim.
+  const batchSize = listenBatchSize(options);
+  const prefetch = batchSize === undefined
+    ? options.prefetch
+    : Math.max(options.prefetch, batchSize);
   const ackDelayMs = options.ackDelayMs ?? DEFAULT_ACK_DELAY_MS;
   const stallReleaseMs = options.stallReleaseMs ?? DEFAULT_STALL_RELEASE_MS;
   const logger = options.logger ?? getLogger(["fedwork", "queue"]);

@@ -63,6 +63,20 @@ export interface MessageQueueListenOptions {
    * handlers already running have finished.
    */
   readonly signal?: AbortSignal;
+
+  /**
+   * A hint that the handler collects up to this many messages per run (a
+   * `handleMany` task's `size`; a Fedwork worker passes the largest
+   * `handleMany.size` of the tasks routed to the queue): the queue sizes
+   * its claims or its prefetch to it, so that a run fills from one round
+   * trip instead of one message at a time.  Fedwork's lease-based queues
+   * claim up to `max(prefetch, batchSize)` messages beyond their free
+   * handler slots; the AMQP queue sets its channel prefetch to
+   * `max(prefetch, 2 × batchSize)`.  A queue may ignore it (the in-process
+   * queue does).  A positive integer; none by default.
+   * @since 0.4.0
+   */
+  readonly batchSize?: number;
 }
 
 /**

@@ -5,8 +5,9 @@ import { assert, assertEquals, assertThrows, deferred, test, within } from "@fed
 import { z } from "zod";
 import { createFederation, type Federation } from "../federation/federation.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
-import { PermanentError } from "../processing/errors.ts";
+import { HandlerTimeoutError, PermanentError } from "../processing/errors.ts";
 import { InProcessMessageQueue } from "../queue/in-process-message-queue.ts";
+import type { MessageQueue } from "../queue/message-queue.ts";
 import { ParallelMessageQueue } from "../queue/parallel-message-queue.ts";
 import type { RetryPolicy } from "../retry/retry-policy.ts";
 import { millisecondsToDuration } from "../time/duration.ts";
@@ -358,3 +359,112 @@ test("ctx.step in a handleMany handler throws a TypeError that says why", async 
     assert(error.message.includes("not handleMany"), error.message);
   });
 });
+
+test("cancelling one item of a running handleMany run with a time limit leaves the run's signal alone", async () => {
+  const federation = federationOn(8);
+  const started = deferred<{ readonly ids: readonly string[] }>();
+  const itemAborted = deferred();
+  const finish = deferred();
+  const runSignals: AbortSignal[] = [];
+  const outcomes: string[] = [];
+  const settled = deferred();
+  const note = (outcome: string) => {
+    outcomes.push(outcome);
+    if (outcomes.length === 2) settled.resolve();
+  };
+  const task = federation.defineTask("limited-many", {
+    schema: z.object({ n: z.number() }),
+    timeout: { minutes: 5 },
+    handleMany: { size: 2, wait: { seconds: 30 } },
+    async handler(ctx, items) {
+      runSignals.push(ctx.task.signal);
+      const first = items.find((item) => item.data.n === 1)!;
+      first.signal.addEventListener("abort", () => itemAborted.resolve(), { once: true });
+      started.resolve({ ids: items.map((item) => item.id) });
+      await finish.promise;
+    },
+    on: {
+      completed: () => note("completed"),
+      cancelled: () => note("cancelled"),
+      failed: () => note("failed"),
+    },
+  });
+  await withWorker(federation, async () => {
+    const ctx = federation.createContext(base);
+    const first = await ctx.enqueueTask(task, { n: 1 });
+    assert(first.status === "enqueued");
+    await ctx.enqueueTask(task, { n: 2 });
+    try {
+      const { ids } = await within(started.promise, "the run");
+      assertEquals(ids.length, 2);
+      await federation.cancelTask(first.messageId);
+      await within(itemAborted.promise, "the cancelled item's signal");
+      // The other item's run goes on: its signal did not abort with the item's.
+      assertEquals(runSignals.map((signal) => signal.aborted), [false]);
+    } finally {
+      finish.resolve();
+    }
+    await within(settled.promise, "both outcomes");
+  });
+  assertEquals(outcomes.sort(), ["cancelled", "completed"]);
+});
+
+test("a handleMany run's signal aborts with a HandlerTimeoutError when the task's time limit passes", async () => {
+  const federation = federationOn(8, () => null);
+  const aborted = deferred<unknown>();
+  const task = federation.defineTask("slow-many", {
+    schema: z.object({ n: z.number() }),
+    timeout: { milliseconds: 200 },
+    handleMany: { size: 2, wait: { seconds: 30 } },
+    async handler(ctx) {
+      const signal = ctx.task.signal;
+      await new Promise<void>((resolve) => {
+        signal.addEventListener("abort", () => {
+          aborted.resolve(signal.reason);
+          resolve();
+        }, { once: true });
+      });
+    },
+  });
+  await withWorker(federation, async () => {
+    await federation.createContext(base).enqueueTaskMany(task, [{ n: 1 }, { n: 2 }]);
+    const reason = await within(aborted.promise, "the run's signal to abort");
+    assert(reason instanceof HandlerTimeoutError, `aborted with ${reason}`);
+    assertEquals(reason.taskName, "slow-many");
+    assertEquals(reason.timeoutMs, 200);
+  });
+});
+
+test("startQueue() listens to a queue with the largest handleMany size of its tasks as batchSize", async () => {
+  const inner = new InProcessMessageQueue();
+  const listened: (number | undefined)[] = [];
+  const queue: MessageQueue = {
+    enqueue: (message, options) => inner.enqueue(message, options),
+    listen(handler, options) {
+      listened.push(options?.batchSize);
+      return inner.listen(handler, options);
+    },
+  };
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue,
+    manuallyStartQueue: true,
+  });
+  const schema = z.object({ n: z.number() });
+  federation.defineTask("small", { schema, handleMany: { size: 5 }, handler() {} });
+  federation.defineTask("large", { schema, handleMany: { size: 30 }, handler() {} });
+  federation.defineTask("plain", { schema, handler() {} });
+  await withWorker(federation, async () => {
+    await waitUntilListening(listened);
+  });
+  assertEquals(listened, [30]);
+});
+
+async function waitUntilListening(listened: readonly unknown[]): Promise<void> {
+  await within(
+    (async () => {
+      while (listened.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    })(),
+    "the worker to listen",
+  );
+}

@@ -4,6 +4,7 @@
 // capabilities the worker has.
 import { groupRolesByQueue, type QueueRole } from "../processing/queue-roles.ts";
 import type { MessageQueue } from "../queue/message-queue.ts";
+import type { RegisteredTask } from "./definition.ts";
 import type { TaskStore } from "./registry.ts";
 import {
   resolveTaskQueue,
@@ -58,17 +59,69 @@ export function queuesForRoles(
   const fallback = routing.taskQueue == null && routing.resolution === "fallback"
     ? routing.outboxQueue
     : undefined;
-  if (fallback != null) {
-    // Tasks without a task queue of their own run on the outbox queue.
-    const group = groups.get(fallback);
-    if (group == null) groups.set(fallback, ["task"]);
-    else if (!group.includes("task")) group.push("task");
-  }
   const add = (queue: MessageQueue) => {
     const group = groups.get(queue);
     if (group == null) groups.set(queue, ["task"]);
     else if (!group.includes("task")) group.push("task");
   };
+  // Tasks without a task queue of their own run on the outbox queue.
+  if (fallback != null) add(fallback);
+  for (const [, queue] of taskQueuesOf(routing, tasks, capabilities)) add(queue);
+  return groups;
+}
+
+/**
+ * The batch size to listen to each task queue with
+ * (`MessageQueueListenOptions.batchSize`): the largest `handleMany.size`
+ * of the tasks routed to it, for the queues {@link queuesForRoles} lists
+ * under `"task"`.  Queues with no `handleMany` task are left out.
+ * Internal.
+ * @param routing The task queue, the outbox queue and the resolution.
+ * @param tasks The registered tasks.
+ * @param capabilities The worker's capabilities.
+ * @returns The batch size of each queue that has one.
+ * @since 0.4.0
+ */
+export function batchSizesForQueues(
+  routing: TaskQueueRoutingOptions,
+  // deno-lint-ignore no-explicit-any
+  tasks: TaskStore<any, any>,
+  capabilities: ReadonlySet<string> = new Set(),
+): Map<MessageQueue, number> {
+  const sizes = new Map<MessageQueue, number>();
+  for (const [task, queue] of taskQueuesOf(routing, tasks, capabilities)) {
+    const size = task.many?.size;
+    if (size != null && size > (sizes.get(queue) ?? 0)) sizes.set(queue, size);
+  }
+  // A task with neither a queue of its own nor capabilities runs on the
+  // federation's task queue (or the outbox queue it falls back to).
+  for (const name of tasks.names) {
+    const task = tasks.get(name)!;
+    const size = task.many?.size;
+    if (size == null || task.queue != null || task.capabilities.length > 0) continue;
+    let queue: MessageQueue;
+    try {
+      queue = resolveTaskQueue(task, routing);
+    } catch {
+      continue;
+    }
+    if (size > (sizes.get(queue) ?? 0)) sizes.set(queue, size);
+  }
+  return sizes;
+}
+
+/**
+ * Each task this worker can run with each queue it listens to for it
+ * besides the federation's task (or outbox) queue: the task's own queue,
+ * and the sibling queues of the capability sets the worker satisfies.
+ */
+function* taskQueuesOf(
+  routing: TaskQueueRoutingOptions,
+  // deno-lint-ignore no-explicit-any
+  tasks: TaskStore<any, any>,
+  capabilities: ReadonlySet<string>,
+  // deno-lint-ignore no-explicit-any
+): Generator<[RegisteredTask<any, any>, MessageQueue]> {
   // Per-task capability sets this worker can run: the definition's own,
   // and (for enqueueTask()'s capabilities, added to the definition's)
   // the definition's joined with each combination of the worker's
@@ -76,20 +129,22 @@ export function queuesForRoles(
   const extra = combinationsOf([...capabilities].sort());
   for (const name of tasks.names) {
     const task = tasks.get(name)!;
-    if (task.queue != null) add(task.queue);
+    if (task.queue != null) yield [task, task.queue];
     if (!satisfiesCapabilities(task.capabilities, capabilities)) continue;
     // A task needing capabilities lives in a sibling queue, listened to
     // only by workers that have them all.
-    if (task.capabilities.length > 0) add(resolveTaskQueue(task, routing));
+    if (task.capabilities.length > 0) yield [task, resolveTaskQueue(task, routing)];
     for (const combination of extra) {
       const set = [...new Set([...task.capabilities, ...combination])].sort();
       if (set.length === task.capabilities.length) continue;
+      let queue: MessageQueue;
       try {
-        add(resolveTaskQueue({ ...task, capabilities: set }, routing));
+        queue = resolveTaskQueue({ ...task, capabilities: set }, routing);
       } catch {
         // A queue that cannot derive siblings has no per-task sets either.
+        continue;
       }
+      yield [task, queue];
     }
   }
-  return groups;
 }

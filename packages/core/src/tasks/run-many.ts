@@ -1,4 +1,6 @@
 import { getLogger } from "@logtape/logtape";
+import { type Deadline, DeadlineList } from "../processing/deadlines.ts";
+import { HandlerTimeoutError } from "../processing/errors.ts";
 import type { RegisteredTask } from "./definition.ts";
 import type { TaskItem } from "./handle-many.ts";
 import type { HandleManySettings } from "./handle-many-options.ts";
@@ -22,8 +24,10 @@ export interface TaskItemEntry<TContextData> {
   readonly data: unknown;
   /** The item's own signal (its cancellation, time limit and shutdown). */
   readonly signal: AbortSignal;
-  /** The signal of its dispatch (time limit and shutdown, no cancellation). */
-  readonly runSignal: AbortSignal;
+  /** The worker's signal (its shutdown), not the item's. */
+  readonly workerSignal: AbortSignal;
+  /** The task's time limit in milliseconds, or `null` for none. */
+  readonly limitMs: number | null;
   /** The worker's context data. */
   readonly contextData: TContextData;
   /** The message's base URL, parsed. */
@@ -48,7 +52,8 @@ class CollectedItem<TContextData> implements TaskItemEntry<TContextData> {
   readonly message: TaskMessage;
   readonly data: unknown;
   readonly signal: AbortSignal;
-  readonly runSignal: AbortSignal;
+  readonly workerSignal: AbortSignal;
+  readonly limitMs: number | null;
   readonly contextData: TContextData;
   readonly baseUrl: URL;
   readonly info: TaskRunInfo;
@@ -70,7 +75,8 @@ class CollectedItem<TContextData> implements TaskItemEntry<TContextData> {
     this.message = entry.message;
     this.data = entry.data;
     this.signal = entry.signal;
-    this.runSignal = entry.runSignal;
+    this.workerSignal = entry.workerSignal;
+    this.limitMs = entry.limitMs;
     this.contextData = entry.contextData;
     this.baseUrl = entry.baseUrl;
     this.info = entry.info;
@@ -222,9 +228,20 @@ export class TaskItemCollector<TContextData, TContext> {
   async #run(items: readonly CollectedItem<TContextData>[]): Promise<void> {
     const task = this.#task;
     const first = items[0];
-    // Without time limits every item runs under its worker's one signal.
-    const signals = new Set(items.map((item) => item.runSignal));
-    const signal = signals.size === 1 ? first.runSignal : AbortSignal.any([...signals]);
+    const runSignal = new RunSignal(task.name, first);
+    try {
+      await this.#runWith(items, runSignal.signal);
+    } finally {
+      runSignal.end();
+    }
+  }
+
+  async #runWith(
+    items: readonly CollectedItem<TContextData>[],
+    signal: AbortSignal,
+  ): Promise<void> {
+    const task = this.#task;
+    const first = items[0];
     const runItems: TaskItem<unknown>[] = items.map((item) =>
       Object.freeze({
         data: item.data,
@@ -292,6 +309,58 @@ export class TaskItemCollector<TContextData, TContext> {
     }
   }
 }
+
+/**
+ * The signal of one `handleMany` run, shared by its items: it aborts when
+ * the worker shuts down or when the task's time limit passes, counted from
+ * the run's start, and never because of one item (its cancellation, or
+ * its own time limit, which its own signal and outcome carry).  One
+ * deadline per run, on the list every time limit shares.
+ */
+class RunSignal {
+  readonly signal: AbortSignal;
+  readonly #worker: AbortSignal;
+  readonly #deadline: Deadline | undefined;
+  readonly #onAbort: (() => void) | undefined;
+
+  /**
+   * @param taskName The task's name, for the time limit's error.
+   * @param first The run's first item: its worker signal and time limit
+   *              are every item's (one task, one worker).
+   */
+  constructor(taskName: string, first: TaskItemEntry<unknown>) {
+    const worker = this.#worker = first.workerSignal;
+    const limitMs = first.limitMs;
+    // Without a time limit the run needs no signal of its own.
+    if (limitMs == null || worker.aborted) {
+      this.signal = worker;
+      return;
+    }
+    const controller = new AbortController();
+    this.signal = controller.signal;
+    const onAbort = this.#onAbort = () => controller.abort(worker.reason);
+    worker.addEventListener("abort", onAbort, { once: true });
+    this.#deadline = runDeadlines.after(limitMs, () => {
+      controller.abort(
+        new HandlerTimeoutError({
+          messageId: first.message.id,
+          kind: "task",
+          taskName,
+          timeoutMs: limitMs,
+        }),
+      );
+    });
+  }
+
+  /** The run ended: forget its deadline and the worker's signal. */
+  end(): void {
+    this.#deadline?.cancel();
+    if (this.#onAbort != null) this.#worker.removeEventListener("abort", this.#onAbort);
+  }
+}
+
+/** The deadlines of the `handleMany` runs with a time limit, in this process. */
+const runDeadlines = new DeadlineList();
 
 /**
  * Checks a handler's result and keeps it for the message's status record,

@@ -120,6 +120,13 @@ export interface WorkerStartPort<TContextData> {
     capabilities: ReadonlySet<string>,
   ): Map<MessageQueue, QueueRole[]>;
   /**
+   * The batch size to listen to each task queue with: the largest
+   * `handleMany.size` of the tasks routed to it.  Optional; none without.
+   * @param capabilities The worker's capabilities.
+   * @since 0.4.0
+   */
+  batchSizesForQueues?(capabilities: ReadonlySet<string>): Map<MessageQueue, number>;
+  /**
    * Listens for cancellation requests of running tasks until the signal
    * aborts.
    * @param signal Stops listening.
@@ -316,6 +323,9 @@ export async function startWorkers<TContextData>(
       runWorkers({
         dispatcher: port.dispatcher,
         queues,
+        ...(roles.includes("task") && port.batchSizesForQueues != null
+          ? { batchSizes: port.batchSizesForQueues(capabilities) }
+          : {}),
         contextData,
         signal: outer,
         handlerSignal,
