@@ -35,6 +35,7 @@ export {
 } from "./options/value-options.ts";
 export { assertKnownOptions, type KnownOptionsContext } from "./options/known-options.ts";
 export { listenBatchSize } from "./queue/listen-options.ts";
+export { ProcessWakeups } from "./queue/process-wakeups.ts";
 export { QueueClosedError } from "./queue/queue-closed-error.ts";
 export { RunningListeners } from "./queue/running-listeners.ts";
 export { SiblingQueues } from "./queue/sibling-queues.ts";

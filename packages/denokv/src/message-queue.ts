@@ -13,6 +13,7 @@ import {
   type LeaseClaimResult,
   type LeasedMessage,
   type LeaseEngine,
+  ProcessWakeups,
   runLeaseListener,
   RunningListeners,
 } from "@fedwork/core/queue-kit";
@@ -95,21 +96,10 @@ const ENQUEUE_BATCH_SIZE = 500;
 
 // In-process wake-ups, by queue prefix: Deno KV cannot notify other
 // processes, which poll.
-const wakeups = new Map<string, Set<() => void>>();
-
-function notifyWakeup(channel: string): void {
-  for (const wake of wakeups.get(channel) ?? []) wake();
-}
-
-function subscribeWakeup(channel: string, wake: () => void): () => void {
-  let set = wakeups.get(channel);
-  if (set == null) wakeups.set(channel, set = new Set());
-  set.add(wake);
-  return () => {
-    set.delete(wake);
-    if (set.size === 0) wakeups.delete(channel);
-  };
-}
+const wakeups = new ProcessWakeups();
+const notifyWakeup = (channel: string): void => wakeups.notify(channel);
+const subscribeWakeup = (channel: string, wake: () => void): () => void =>
+  wakeups.subscribe(channel, wake);
 
 /** The queue's key layout. */
 class QueueKeys {

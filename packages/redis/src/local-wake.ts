@@ -16,6 +16,7 @@
  * empty round trip.
  * @module
  */
+import { ProcessWakeups } from "@fedwork/core/queue-kit";
 
 /**
  * What this process's enqueue scripts publish on a wake-up channel: random
@@ -23,7 +24,7 @@
  */
 export const LOCAL_WAKE_ORIGIN: string = `fedwork:${crypto.randomUUID()}`;
 
-const listeners = new Map<string, Set<() => void>>();
+const wakeups = new ProcessWakeups();
 
 /**
  * Registers a listener's wake function under a queue's wake-up channel.
@@ -32,17 +33,7 @@ const listeners = new Map<string, Set<() => void>>();
  * @returns Unregisters it.
  */
 export function addLocalWakeListener(channel: string, wake: () => void): () => void {
-  let set = listeners.get(channel);
-  if (set == null) {
-    set = new Set();
-    listeners.set(channel, set);
-  }
-  const entry = () => wake();
-  set.add(entry);
-  return () => {
-    set.delete(entry);
-    if (set.size === 0 && listeners.get(channel) === set) listeners.delete(channel);
-  };
+  return wakeups.subscribe(channel, wake);
 }
 
 /**
@@ -53,9 +44,7 @@ export function addLocalWakeListener(channel: string, wake: () => void): () => v
  * @param channel The queue's wake-up channel.
  */
 export function wakeLocalListeners(channel: string): void {
-  const set = listeners.get(channel);
-  if (set == null) return;
-  for (const wake of [...set]) wake();
+  wakeups.notify(channel);
 }
 
 /**

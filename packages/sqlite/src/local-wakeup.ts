@@ -2,9 +2,10 @@
 // one process we can: every SqliteMessageQueue on the same file and table
 // shares a channel here, so an enqueue wakes the process's own listeners at
 // once instead of at their next poll.
+import { ProcessWakeups } from "@fedwork/core/queue-kit";
 import { resolve } from "node:path";
 
-const channels = new Map<string, Set<() => void>>();
+const wakeups = new ProcessWakeups();
 
 /**
  * The channel name of a queue table.
@@ -20,21 +21,10 @@ export function wakeupChannel(path: string, table: string): string {
  * @returns A function that unsubscribes.
  */
 export function subscribeWakeup(channel: string, listener: () => void): () => void {
-  let listeners = channels.get(channel);
-  if (listeners == null) {
-    listeners = new Set();
-    channels.set(channel, listeners);
-  }
-  listeners.add(listener);
-  return () => {
-    listeners.delete(listener);
-    if (listeners.size === 0 && channels.get(channel) === listeners) channels.delete(channel);
-  };
+  return wakeups.subscribe(channel, listener);
 }
 
 /** Wakes every listener subscribed to `channel` in this process. */
 export function notifyWakeup(channel: string): void {
-  const listeners = channels.get(channel);
-  if (listeners == null) return;
-  for (const listener of [...listeners]) listener();
+  wakeups.notify(channel);
 }
