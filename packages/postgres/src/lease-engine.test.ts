@@ -127,12 +127,15 @@ test("PostgresLeaseEngine sleeps after a short claim when nothing claimable is l
 
 test("PostgresLeaseEngine skips the wait query when a notification came during the claim", async () => {
   await using f = await fixture();
-  const woken = deferred<void>();
+  let woken = deferred<void>();
   f.engine.subscribe(() => woken.resolve());
   // The first claim subscribes to the channel; nothing to wait for.
   const empty = await f.claim(4);
   assertEquals(empty.messages, []);
   assertEquals(await waitAfter(empty), undefined);
+  // Subscribing wakes the engine too (postgres.js calls back once it
+  // listens): only a wake-up from here on is the notification's.
+  woken = deferred<void>();
   const tableLocked = deferred<void>();
   const unlock = deferred<void>();
   // An exclusive table lock holds the claim's UPDATE (not its SKIP LOCKED
