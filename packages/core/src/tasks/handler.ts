@@ -162,6 +162,11 @@ export function createTaskMessageHandler<TContextData, TContext>(
     contextLoader: options.contextLoader ?? options.documentLoader,
   };
   const limits = resolveLimits(undefined);
+  /** A task's time limit in milliseconds: its own, else the federation's; `null` for none. */
+  const timeLimitOf = (task: { readonly timeoutMs?: number | null } | undefined): number | null => {
+    const own = task?.timeoutMs;
+    return own === undefined ? options.timeoutMs ?? null : own;
+  };
   // One collector per handleMany task, made when its first message comes.
   const collectors = new Map<string, TaskItemCollector<TContextData, TContext>>();
   const collectorOf = (task: RegisteredTask<TContextData, TContext>) => {
@@ -208,8 +213,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
     },
 
     timeout(message: TaskMessage): number | null {
-      const own = taskOf(message)?.timeoutMs;
-      return own === undefined ? options.timeoutMs ?? null : own;
+      return timeLimitOf(taskOf(message));
     },
 
     maxDeliveries(message: TaskMessage): number | undefined {
@@ -366,7 +370,7 @@ export function createTaskMessageHandler<TContextData, TContext>(
             data,
             signal,
             workerSignal: run.workerSignal ?? run.signal,
-            limitMs: task.timeoutMs === undefined ? options.timeoutMs ?? null : task.timeoutMs,
+            limitMs: timeLimitOf(task),
             contextData: run.contextData,
             baseUrl: parseBaseUrl(message.baseUrl)!,
             info,
