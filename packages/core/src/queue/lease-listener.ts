@@ -486,9 +486,12 @@ export async function runLeaseListener<M extends LeasedMessage>(
       delivery.yielded = true;
       yielded++;
       lastRunChangeAt = performance.now();
-      // The free slot takes a prefetched message, or the loop claims one.
+      // The free slot takes a prefetched message; the loop is woken only
+      // when that left it something to do (a slot with nothing to run, or
+      // room for a refill), as after a finished handler: a handleMany item
+      // yields its slot on every message it collects.
       pump();
-      wake();
+      if (starving() || room() >= refillAtFor()) wake();
       return () => takeSlotBack(delivery);
     },
     redeliver(payload: unknown, redeliveryOptions: MessageRedeliveryOptions): Promise<void> {
