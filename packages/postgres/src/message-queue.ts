@@ -160,6 +160,7 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
       "prefetch",
       "maxPrefetch",
       "initialized",
+      "synchronousClaims",
     ], {
       where: "new PostgresMessageQueue()",
       hints: {
@@ -194,7 +195,13 @@ export class PostgresMessageQueue implements MessageQueue, AsyncDisposable {
     this.#concurrency = lease.concurrency;
     this.#prefetch = lease.prefetch;
     this.#maxPrefetch = lease.maxPrefetch;
-    this.#statements = buildMessageQueueStatements(table, schema);
+    const { synchronousClaims } = options;
+    if (synchronousClaims !== undefined && typeof synchronousClaims !== "boolean") {
+      throw new TypeError(
+        `synchronousClaims must be a boolean; got ${JSON.stringify(synchronousClaims)}.`,
+      );
+    }
+    this.#statements = buildMessageQueueStatements(table, schema, { synchronousClaims });
     this.#lockName = qualifiedName(table, schema);
     if (options.initialized === true) this.#initialized = Promise.resolve();
     ({ sql: this.#sql, ownsClient: this.#ownsClient } = resolveClient(

@@ -72,16 +72,33 @@ export interface MessageQueueStatements {
 }
 
 /**
+ * A condition that holds and turns `synchronous_commit` off for the
+ * transaction of the statement it is in: a one-time filter (an
+ * uncorrelated subquery), evaluated once when the statement starts, so a
+ * single-statement transaction commits without waiting for its WAL flush.
+ * `SET LOCAL` would need a transaction block, and so two round trips more.
+ */
+const ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) = 'off'";
+
+/**
  * Builds the statements for a queue table.
  * @param table The validated table name.
  * @param schema The validated schema name, if any.
+ * @param options `synchronousClaims`: whether the listener's statements
+ *                (claims, acknowledgements, hand-backs, releases, lease
+ *                renewals) wait for their commit to be flushed; when not,
+ *                they turn `synchronous_commit` off for themselves.
+ *                Enqueues and redeliveries always wait.
  * @returns The statements.
  */
 export function buildMessageQueueStatements(
   table: string,
   schema?: string,
+  options: { readonly synchronousClaims?: boolean } = {},
 ): MessageQueueStatements {
   const t = qualifiedName(table, schema);
+  /** Appended to a listener statement's WHERE clause. */
+  const asyncCommit = options.synchronousClaims === true ? "" : `\n  AND ${ASYNC_COMMIT}`;
   const index = (suffix: string) => quoteIdentifier(`${table}_${suffix}`);
   const createSchema = schema == null
     ? ""
@@ -150,7 +167,7 @@ SELECT pg_notify($4::text, '') FROM inserted`,
     // and so keeps holding its key.  Higher priorities first: the claim
     // walks claim_idx in that order, and the ordering-key condition keeps a
     // key's rows in enqueue order whatever their priorities.
-    claim: claimStatement(t, "WITH ", ""),
+    claim: claimStatement(t, "WITH ", asyncCommit),
     // The DELETE runs even though nothing references it.  All parts of the
     // statement share one snapshot, so the deleted rows are excluded from
     // the claim explicitly.  Only unkeyed rows are acknowledged this way:
@@ -165,12 +182,12 @@ SELECT pg_notify($4::text, '') FROM inserted`,
   DELETE FROM ${t} WHERE id = ANY($4::bigint[]) AND lease_owner = $3::uuid
 ),
 `,
-      "\n    AND NOT (c.id = ANY($4::bigint[]))",
+      `\n    AND NOT (c.id = ANY($4::bigint[]))${asyncCommit}`,
     ),
     // Deleting a keyed row may unblock the next row with that key in
     // another process, so listeners are told.
     acknowledge: `WITH deleted AS (
-  DELETE FROM ${t} WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid
+  DELETE FROM ${t} WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid${asyncCommit}
   RETURNING ordering_key
 )
 SELECT pg_notify($2::text, '')
@@ -178,21 +195,21 @@ FROM (SELECT 1 FROM deleted WHERE ordering_key IS NOT NULL LIMIT 1) AS keyed`,
     // Only rows this listener still holds: not those it redelivered or
     // released, nor those whose lease ran out and another worker took.
     heartbeat: `UPDATE ${t} SET locked_until = now() + $2::bigint * interval '1 millisecond'
-WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid`,
+WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid${asyncCommit}`,
     // Both keep the rows' ids (and so their ordering keys held) and notify,
     // so that other listeners re-arm their timers or take the rows.
     handBack: `WITH handed AS (
   UPDATE ${t}
   SET due_at = now() + $2::bigint * interval '1 millisecond', locked_until = NULL,
     lease_owner = NULL
-  WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid
+  WHERE id = ANY($1::bigint[]) AND lease_owner = $3::uuid${asyncCommit}
   RETURNING 1
 )
 SELECT pg_notify($4::text, '') FROM (SELECT 1 FROM handed LIMIT 1) AS any_handed`,
     release: `WITH released AS (
   UPDATE ${t} SET locked_until = NULL, lease_owner = NULL,
     deliveries = greatest(deliveries - 1, 0)
-  WHERE id = ANY($1::bigint[]) AND lease_owner = $2::uuid
+  WHERE id = ANY($1::bigint[]) AND lease_owner = $2::uuid${asyncCommit}
   RETURNING 1
 )
 SELECT pg_notify($3::text, '') FROM (SELECT 1 FROM released LIMIT 1) AS any_released`,
