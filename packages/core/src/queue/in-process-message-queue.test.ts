@@ -383,3 +383,79 @@ test("InProcessMessageQueue checks listen()'s batchSize, and hands out messages 
   await listening;
   assertEquals(seen, [1, 2, 3]);
 });
+
+test("InProcessMessageQueue starts the next message beside a handler that gave its slot up, until it takes it back", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  const started: string[] = [];
+  const releases = new Map<string, ReturnType<typeof deferred<void>>>();
+  const takeBacks = new Map<string, () => void>();
+  let running = 0;
+  let most = 0;
+  const listening = queue.listen(async (name: string, redelivery) => {
+    started.push(name);
+    most = Math.max(most, ++running);
+    const release = deferred<void>();
+    releases.set(name, release);
+    // "a" and "b" wait with their slots given up; "c" holds its slot.
+    if (name !== "c") takeBacks.set(name, redelivery!.yieldSlot!());
+    await release.promise;
+    running--;
+  }, { signal: controller.signal });
+  await queue.enqueueMany(["a", "b", "c", "d"]);
+  const startedAll = (count: number) => async () => {
+    while (started.length < count) await nextMacrotask();
+  };
+  await within(startedAll(3)(), "a, b and c to start");
+  // c holds the one slot: d waits.
+  for (let i = 0; i < 5; i++) await nextMacrotask();
+  assertEquals(started, ["a", "b", "c"]);
+  // a takes its slot back: c still holds one, so d still waits.
+  takeBacks.get("a")!();
+  releases.get("c")!.resolve();
+  for (let i = 0; i < 5; i++) await nextMacrotask();
+  // c's slot was b's lane: d starts there once c is done.
+  await within(startedAll(4)(), "d to start after c");
+  assertEquals(started, ["a", "b", "c", "d"]);
+  let resolved = false;
+  const stopped = listening.then(() => resolved = true);
+  controller.abort();
+  for (const name of ["a", "b"]) releases.get(name)!.resolve();
+  await nextMacrotask();
+  assertFalse(resolved, "listen() resolved while d was still running");
+  releases.get("d")!.resolve();
+  await within(stopped, "listen() to resolve");
+  assertEquals([running, most], [0, 3]);
+});
+
+test("InProcessMessageQueue closes a yielded slot's lane when its handler settles", async () => {
+  await using queue = new InProcessMessageQueue();
+  const controller = new AbortController();
+  let running = 0;
+  let most = 0;
+  const first = deferred<void>();
+  const all = deferred<void>();
+  let done = 0;
+  const listening = queue.listen(async (n: number, redelivery) => {
+    most = Math.max(most, ++running);
+    if (n === 0) {
+      redelivery!.yieldSlot!();
+      await first.promise;
+    } else {
+      await nextMacrotask();
+    }
+    running--;
+    if (++done === 6) all.resolve();
+  }, { signal: controller.signal });
+  await queue.enqueue(0);
+  await nextMacrotask();
+  // 0 settles without taking its slot back: the lane it opened closes.
+  first.resolve();
+  await nextMacrotask();
+  await queue.enqueueMany([1, 2, 3, 4, 5]);
+  await within(all.promise, "six messages");
+  controller.abort();
+  await listening;
+  // One at a time again once 0 has settled.
+  assertEquals(most, 1);
+});

@@ -23,6 +23,27 @@ const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 // and I/O (an HTTP server in the same process, say) are not starved.
 const MESSAGES_BETWEEN_YIELDS = 100;
 
+// The most handlers of one listen() call that may have given their slot up
+// (yieldSlot()) at once, each with a lane of its own running beside it.
+const MAX_YIELDED_SLOTS = 1000;
+
+/** One listen() call: its handler, signal, and the lanes yielded slots opened. */
+interface Listener {
+  readonly handler: MessageQueueHandler;
+  readonly signal: AbortSignal | undefined;
+  /** How many of its handlers gave their slot up and have not taken it back. */
+  yielded: number;
+  /** The lanes still running. */
+  readonly lanes: Set<Promise<void>>;
+}
+
+/** A lane a yielded slot opened: it ends once `closed` (after its handler). */
+interface Lane {
+  closed: boolean;
+  /** Whether it waits for a message to come. */
+  waiting: boolean;
+}
+
 // How long a message whose handler threw waits before it is handed out
 // again, when the options do not say.
 const DEFAULT_REDELIVERY_DELAY_MS = 1000;
@@ -178,8 +199,10 @@ function before(a: QueueEntry, b: QueueEntry): boolean {
  * 0.4.0).
  *
  * Each {@link InProcessMessageQueue.listen} call processes one message at a
- * time; several `listen()` calls on one queue compete for messages, each
- * message going to exactly one of them.  Wrap the queue in a
+ * time (but for handlers that give their slot up while they wait, as the
+ * items of a `handleMany` task's run do, since 0.4.0); several `listen()`
+ * calls on one queue compete for messages, each message going to exactly
+ * one of them.  Wrap the queue in a
  * {@link ParallelMessageQueue} to run handlers concurrently.
  *
  * Messages are copied with `structuredClone()` when enqueued, so changing
@@ -336,12 +359,16 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
    * Hands messages to `handler`, one at a time, until `options.signal`
    * aborts.  A handler that throws (or rejects) is logged under the
    * `["fedwork", "queue"]` category, its message is handed out again after
-   * the redelivery delay, and the loop goes on.
+   * the redelivery delay, and the loop goes on.  A handler that gives its
+   * slot up (`MessageRedelivery.yieldSlot()`, since 0.4.0: a `handleMany`
+   * item waiting for its run) lets the listener start the next message
+   * beside it, until it takes the slot back or settles, for at most 1,000
+   * such handlers at once.
    * @param handler Processes one message.
    * @param options The abort signal (without one, listens forever); a
    *                `batchSize` is checked, and otherwise changes nothing.
-   * @returns Resolves after the signal aborts and the running handler has
-   *          finished.
+   * @returns Resolves after the signal aborts and the running handlers
+   *          have finished.
    * @throws {RangeError} When `options.batchSize` is not a positive integer.
    * @since 0.1.0
    */
@@ -355,60 +382,110 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
     listenBatchSize(options);
     this.#listeners++;
     this.#updateTimerRef();
+    const listener: Listener = { handler, signal, yielded: 0, lanes: new Set() };
     try {
-      let inARow = 0;
-      while (!signal?.aborted) {
-        const entry = this.#take();
-        if (entry == null) {
-          inARow = 0;
-          await this.#waitForChange(signal);
-          continue;
-        }
-        let redelivery: { message: unknown; delayMs: number; deliveries: number } | undefined;
-        const deliveryCount = entry.deliveries + 1;
-        try {
-          await handler(entry.message, {
-            deliveryCount,
-            redeliver: (message, { delay }) => {
-              try {
-                if (redelivery != null) {
-                  throw new TypeError("redeliver() was already called for this message.");
-                }
-                const delayMs = durationToMilliseconds(delay, "delay");
-                // A retry in place records an outcome: the count starts again.
-                redelivery = { message: copyUnlessHandedOver(message), delayMs, deliveries: 0 };
-                return Promise.resolve();
-              } catch (error) {
-                return Promise.reject(error);
-              }
-            },
-          });
-        } catch (error) {
-          logger.error(
-            "A message handler failed; the message will be handed out again in " +
-              "{redeliveryDelayMs} ms: {error}",
-            { error, orderingKey: entry.orderingKey, redeliveryDelayMs: this.#redeliveryDelayMs },
-          );
-          // A redelivery the handler already asked for stands, as it does on
-          // durable queues where it is stored at once.
-          redelivery ??= {
-            message: entry.message,
-            delayMs: this.#redeliveryDelayMs,
-            deliveries: deliveryCount,
-          };
-        } finally {
-          this.#inFlight--;
-          this.#settle(entry, redelivery);
-        }
-        if (++inARow >= MESSAGES_BETWEEN_YIELDS) {
-          inARow = 0;
-          await yieldMacrotask();
-        }
-      }
+      await this.#serve(listener, undefined);
     } finally {
+      // The lanes of yielded slots stop with the signal, after their
+      // handlers.
+      while (listener.lanes.size > 0) await Promise.all(listener.lanes);
       this.#listeners--;
       this.#updateTimerRef();
     }
+  }
+
+  /**
+   * One lane of a listener: takes a message, runs its handler, and again,
+   * until the signal aborts or, for a lane a yielded slot opened, until
+   * that slot is taken back (after the lane's running handler).
+   */
+  async #serve(listener: Listener, lane: Lane | undefined): Promise<void> {
+    const { handler, signal } = listener;
+    // A lane opens inside a handler's yieldSlot() call: it starts once
+    // that call has returned.
+    if (lane != null) await Promise.resolve();
+    let inARow = 0;
+    while (!signal?.aborted && lane?.closed !== true) {
+      const entry = this.#take();
+      if (entry == null) {
+        inARow = 0;
+        if (lane != null) lane.waiting = true;
+        await this.#waitForChange(signal);
+        if (lane != null) lane.waiting = false;
+        continue;
+      }
+      let redelivery: { message: unknown; delayMs: number; deliveries: number } | undefined;
+      const deliveryCount = entry.deliveries + 1;
+      /** The lane this handler's yielded slot opened, while it is open. */
+      let opened: Lane | undefined;
+      let settled = false;
+      try {
+        await handler(entry.message, {
+          deliveryCount,
+          redeliver: (message, { delay }) => {
+            try {
+              if (redelivery != null) {
+                throw new TypeError("redeliver() was already called for this message.");
+              }
+              const delayMs = durationToMilliseconds(delay, "delay");
+              // A retry in place records an outcome: the count starts again.
+              redelivery = { message: copyUnlessHandedOver(message), delayMs, deliveries: 0 };
+              return Promise.resolve();
+            } catch (error) {
+              return Promise.reject(error);
+            }
+          },
+          yieldSlot: () => {
+            if (settled || opened != null || listener.yielded >= MAX_YIELDED_SLOTS) {
+              return () => {};
+            }
+            listener.yielded++;
+            const lane: Lane = opened = { closed: false, waiting: false };
+            const serving = this.#serve(listener, lane);
+            listener.lanes.add(serving);
+            void serving.then(() => listener.lanes.delete(serving));
+            return () => {
+              if (opened !== lane) return;
+              opened = undefined;
+              this.#closeLane(listener, lane);
+            };
+          },
+        });
+      } catch (error) {
+        logger.error(
+          "A message handler failed; the message will be handed out again in " +
+            "{redeliveryDelayMs} ms: {error}",
+          { error, orderingKey: entry.orderingKey, redeliveryDelayMs: this.#redeliveryDelayMs },
+        );
+        // A redelivery the handler already asked for stands, as it does on
+        // durable queues where it is stored at once.
+        redelivery ??= {
+          message: entry.message,
+          delayMs: this.#redeliveryDelayMs,
+          deliveries: deliveryCount,
+        };
+      } finally {
+        settled = true;
+        if (opened != null) {
+          this.#closeLane(listener, opened);
+          opened = undefined;
+        }
+        this.#inFlight--;
+        this.#settle(entry, redelivery);
+      }
+      if (++inARow >= MESSAGES_BETWEEN_YIELDS) {
+        inARow = 0;
+        await yieldMacrotask();
+      }
+    }
+  }
+
+  /** Closes a yielded slot's lane: it ends after its running handler. */
+  #closeLane(listener: Listener, lane: Lane): void {
+    lane.closed = true;
+    listener.yielded--;
+    // A lane waiting for a message must see that it is closed.
+    if (lane.waiting) this.#notify();
   }
 
   /**

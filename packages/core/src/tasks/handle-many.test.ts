@@ -64,6 +64,35 @@ test("a handleMany task gets its payloads in runs of at most size", async () => 
   assertEquals(runs.flat().sort(), [1, 2, 3, 4, 5, 6]);
 });
 
+test("on the default in-process queue, one message at a time, a handleMany run fills to its size", async () => {
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: new InProcessMessageQueue(),
+    manuallyStartQueue: true,
+  });
+  const runs: number[][] = [];
+  const all = deferred();
+  const task = federation.defineTask("index", {
+    schema: z.object({ n: z.number() }),
+    // Without the slots its waiting items give up, each run would have one
+    // item, 30 seconds after it.
+    handleMany: { size: 4, wait: { seconds: 30 } },
+    handler(_ctx, items) {
+      runs.push(items.map((item) => item.data.n));
+      if (runs.flat().length === 12) all.resolve();
+    },
+  });
+  await withWorker(federation, async () => {
+    await federation.createContext(base).enqueueTaskMany(
+      task,
+      Array.from({ length: 12 }, (_, n) => ({ n })),
+    );
+    await within(all.promise, "twelve items");
+  });
+  assertEquals(runs.map((run) => run.length), [4, 4, 4]);
+  assertEquals(runs.flat().sort((a, b) => a - b), Array.from({ length: 12 }, (_, n) => n));
+});
+
 test("a handleMany task with fewer items than size runs them together after wait", async () => {
   const federation = federationOn(8);
   const runs: { readonly items: number; readonly afterMs: number }[] = [];
