@@ -7,8 +7,17 @@
 // after, this machine's raw RSA-2048 signing rate through WebCrypto, and the
 // ratios.  Node.js only (it spawns `node` children).
 //
+// Fedwork runs as users install it by default (`--from built`): the
+// packages' built JavaScript in dist/, built from this tree first by
+// scripts/build.ts, as Fedify 2.3 runs from its published JavaScript.
+// `--from source` loads Fedwork from its TypeScript sources instead (the
+// "fedwork-source" export condition, Node.js's type stripping), which costs
+// the sender tens of MiB more.  Each sender reports where `@fedwork/core`
+// resolved, and the run fails if it is not where `--from` says.
+//
 //   node -C fedwork-source bench/fanout-scale/main.ts [--size smoke|full]
-//        [--followers N] [--hosts H] [--trials T] [--only id,id] [--json out.json]
+//        [--from built|source] [--followers N] [--hosts H] [--trials T]
+//        [--only id,id] [--json out.json]
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
@@ -17,12 +26,14 @@ import process from "node:process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { buildPackages } from "../../scripts/build.ts";
 import { CONFIGS, type SenderResult, type Setup } from "./setup.ts";
 import { measureSigningLimit, type SigningLimit } from "./signing-limit.ts";
 
 const { values } = parseArgs({
   options: {
     size: { type: "string", default: "smoke" },
+    from: { type: "string", default: "built" },
     followers: { type: "string" },
     hosts: { type: "string" },
     trials: { type: "string", default: "1" },
@@ -34,6 +45,10 @@ const full = values.size === "full";
 if (values.size !== "full" && values.size !== "smoke") {
   throw new RangeError(`--size must be smoke or full; got ${values.size}.`);
 }
+if (values.from !== "built" && values.from !== "source") {
+  throw new RangeError(`--from must be built or source; got ${values.from}.`);
+}
+const fromSource = values.from === "source";
 const followers = Number(values.followers ?? (full ? 100_000 : 2_000));
 const hosts = Number(values.hosts ?? (full ? 1_000 : 20));
 const trials = Number(values.trials);
@@ -50,7 +65,20 @@ if (configs.length === 0) {
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
-const nodeArgs = ["--conditions=fedwork-source"];
+// Without the condition, the workspace's @fedwork packages resolve to their
+// "default" export, dist/ (built below), as an installed package does.
+const nodeArgs = fromSource ? ["--conditions=fedwork-source"] : [];
+const fedworkDir = fromSource ? "/packages/core/src/" : "/packages/core/dist/";
+if (!fromSource && configs.some((c) => c.framework === "fedwork")) {
+  const started = performance.now();
+  await buildPackages(configs.some((c) => (c.workers ?? 0) > 0) ? ["core", "redis"] : ["core"]);
+  console.log(
+    `Built @fedwork/core${
+      configs.some((c) => (c.workers ?? 0) > 0) ? " and @fedwork/redis" : ""
+    } ` +
+      `into dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+}
 // E.g. FANOUT_SENDER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to
 // profile the senders.
 const senderArgs = process.env.FANOUT_SENDER_NODE_OPTIONS?.split(" ").filter((a) => a !== "") ??
@@ -95,7 +123,8 @@ console.log(
   `Fan-out of one post to ${followers.toLocaleString("en")} followers on ` +
     `${hosts.toLocaleString("en")} hosts (shared inboxes; ${
       distinctAddresses ? "one 127.1.x.y address per host" : "one 127.0.0.1 port per host"
-    }), Node.js ${process.versions.node}, ${cpus().length} cores, load average ` +
+    }), Fedwork from its ${fromSource ? "TypeScript sources" : "built JavaScript (dist/)"}, ` +
+    `Node.js ${process.versions.node}, ${cpus().length} cores, load average ` +
     `${loadBefore.map((l) => l.toFixed(2)).join(" / ")}`,
 );
 const limits: SigningLimit[] = [await measureSigningLimit(keys.privateKey)];
@@ -107,8 +136,17 @@ for (let trial = 0; trial < trials; trial++) {
     const sender = child("sender.ts", [config.id, setupFile], senderArgs);
     const result = JSON.parse(await sender.firstLine) as SenderResult;
     await new Promise((resolve) => sender.proc.once("exit", resolve));
+    if (config.framework === "fedwork" && !result.fedworkUrl?.includes(fedworkDir)) {
+      throw new Error(
+        `${config.id} loaded @fedwork/core from ${result.fedworkUrl}, not from ${fedworkDir} ` +
+          `as --from ${values.from} says.`,
+      );
+    }
     results.push(result);
-    console.log(`  trial ${trial + 1}: ${config.id} ${result.ms.toFixed(0)} ms`);
+    const from = result.fedworkUrl == null
+      ? ""
+      : ` (@fedwork/core: ${result.fedworkUrl.slice(result.fedworkUrl.indexOf("/packages/") + 1)})`;
+    console.log(`  trial ${trial + 1}: ${config.id} ${result.ms.toFixed(0)} ms${from}`);
   }
 }
 limits.push(await measureSigningLimit(keys.privateKey));
@@ -201,7 +239,17 @@ if (values.json != null) {
   writeFileSync(
     values.json,
     JSON.stringify(
-      { followers, hosts, trials, loadBefore, loadAfter, limits, results, seconds },
+      {
+        followers,
+        hosts,
+        trials,
+        from: values.from,
+        loadBefore,
+        loadAfter,
+        limits,
+        results,
+        seconds,
+      },
       null,
       2,
     ) + "\n",

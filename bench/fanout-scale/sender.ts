@@ -213,6 +213,7 @@ peakRss = Math.max(peakRss, process.memoryUsage.rss());
 await stop();
 const result: SenderResult = {
   config: config.id,
+  ...(config.framework === "fedwork" ? { fedworkUrl: import.meta.resolve("@fedwork/core") } : {}),
   followers: audience.length,
   deliveries: setup.origins.length,
   ms: measured.ms,

@@ -97,6 +97,11 @@ export interface Setup {
 /** One sender's line of output. */
 export interface SenderResult {
   readonly config: string;
+  /**
+   * Where `@fedwork/core` resolved in the sender (its src/ or its dist/), for
+   * Fedwork's configurations.
+   */
+  readonly fedworkUrl?: string;
   readonly followers: number;
   readonly deliveries: number;
   /** From `sendActivity()` to the last shared inbox's request. */

@@ -165,7 +165,11 @@ function simpleMilliseconds(duration: unknown): number | undefined {
     if (keys === 0) return undefined;
   }
   let total = 0;
-  for (const [unit, factor] of SIMPLE_UNITS) {
+  // Indexed, without destructuring: this runs for every key–value write
+  // with a TTL, and each iteration's pair would be garbage.
+  for (let i = 0; i < SIMPLE_UNITS.length; i++) {
+    const unit = SIMPLE_UNITS[i][0];
+    const factor = SIMPLE_UNITS[i][1];
     const value = fields[unit];
     if (value === undefined && !temporal) continue;
     if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) return undefined;

@@ -27,6 +27,9 @@ import { DEFAULT_USER_AGENT } from "../../http/user-agent.ts";
 
 const logger = getLogger(["fedwork", "activitypub", "outbox"]);
 
+/** How long the scheme an origin accepted is remembered by default: 30 days. */
+const DEFAULT_REMEMBER_SCHEME_MS = 30 * 86_400_000;
+
 /**
  * A key a sender may sign deliveries with, e.g. an `ActorKeyPair`.
  * @since 0.2.0
@@ -203,10 +206,9 @@ export async function deliverSignedActivity(
     typeof options.activity === "string" ? options.activity : JSON.stringify(options.activity),
   );
   const permanent = options.permanentFailureStatusCodes ?? [404, 410];
-  const rememberMs = durationToMilliseconds(
-    options.rememberSchemeFor ?? { days: 30 },
-    "rememberSchemeFor",
-  );
+  const rememberMs = options.rememberSchemeFor == null
+    ? DEFAULT_REMEMBER_SCHEME_MS
+    : durationToMilliseconds(options.rememberSchemeFor, "rememberSchemeFor");
   const schemeKey: KvKey = [
     ...(options.kvPrefix ?? ["fedwork", "http-signature-spec"]),
     inbox.origin,

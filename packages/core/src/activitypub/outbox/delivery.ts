@@ -112,7 +112,7 @@ export async function deliverOutboxMessage<
     );
   }
   const result = await deliverSignedActivity({
-    activity: message.activity,
+    activity: activityJsonOf(message.activity),
     inbox,
     keys,
     kv: options.kv,
@@ -161,6 +161,24 @@ export async function deliverOutboxMessage<
     });
   }
   throw new PermanentError(error.message, { cause: error });
+}
+
+/**
+ * The JSON text of deliveries' activities, by the activity object: the
+ * deliveries a fan-out expands into in one process share one object, and
+ * queued messages are never changed, so it is serialized once, not once a
+ * delivery.
+ */
+const activityJson = new WeakMap<object, string>();
+
+function activityJsonOf(activity: unknown): unknown {
+  if (typeof activity !== "object" || activity == null) return activity;
+  let json = activityJson.get(activity);
+  if (json == null) {
+    json = JSON.stringify(activity);
+    activityJson.set(activity, json);
+  }
+  return json;
 }
 
 async function callPermanentFailureHandler<

@@ -39,7 +39,10 @@ export function collectInboxes(
   // each inbox's ids are checked for them on a sorted copy and only an
   // inbox that has some is filtered, keeping the first of each in order.
   const entries = new Map<string, FanoutInbox & { actorIds: string[] }>();
-  for (const recipient of recipients) {
+  // Indexed, as in validateSendActivityArguments(): no iterator result a
+  // recipient.
+  for (let i = 0; i < recipients.length; i++) {
+    const recipient = recipients[i];
     const shared = preferSharedInbox ? recipient.endpoints?.sharedInbox ?? null : null;
     const inbox = shared ?? recipient.inboxId;
     if (inbox == null) continue;
@@ -99,7 +102,10 @@ export function validateSendActivityArguments(
     throw new TypeError("The activity given to sendActivity() must have an actor.");
   }
   const list = Array.isArray(recipients) ? recipients : [recipients as Recipient];
-  for (const [index, recipient] of list.entries()) {
+  // Indexed, not `entries()`: a pair a recipient is garbage a large
+  // account's followers collection turns into megabytes.
+  for (let index = 0; index < list.length; index++) {
+    const recipient = list[index];
     if (
       typeof recipient !== "object" || recipient == null ||
       !(recipient.inboxId == null || recipient.inboxId instanceof URL)

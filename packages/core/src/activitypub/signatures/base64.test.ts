@@ -19,3 +19,11 @@ test("decodeBase64Leniently reads what Buffer.from(text, 'base64') read", () => 
   assertEquals(decodeBase64Leniently("!!!"), new Uint8Array());
   assertEquals(decodeBase64Leniently("A"), new Uint8Array());
 });
+
+test("encodeBase64 encodes bytes longer than one chunk as Base64 does byte by byte", () => {
+  const bytes = Uint8Array.from({ length: 20_000 }, (_, i) => (i * 7919) % 256);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  assertEquals(encodeBase64(bytes), btoa(binary));
+  assertEquals(encodeBase64(bytes.subarray(1, 8194)), btoa(binary.slice(1, 8194)));
+});
