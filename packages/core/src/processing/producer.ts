@@ -4,7 +4,7 @@
 // once, so that a new stamp, metric or hook is written once.
 import { getLogger } from "@logtape/logtape";
 import { SpanKind, type Tracer } from "@opentelemetry/api";
-import { handOverMessages } from "../queue/message-ownership.ts";
+import { handOverMessages, keepsMessages } from "../queue/message-ownership.ts";
 import type {
   MessageQueue,
   MessageQueueDeduplicatedEnqueueOptions,
@@ -116,7 +116,7 @@ export class MessageProducer<TContextData> {
     hooks: ProduceOptions<TContextData, TMessage> = {},
   ): Promise<void> {
     if (messages.length === 0) return;
-    await this.#stamped(messages, options, hooks.start, async (stamped) => {
+    await this.#stamped(queue, messages, options, hooks.start, async (stamped) => {
       await hooks.before?.(stamped);
       try {
         await sendToQueue(queue, stamped, options);
@@ -149,7 +149,7 @@ export class MessageProducer<TContextData> {
     options: MessageQueueDeduplicatedEnqueueOptions,
     hooks: ProduceOptions<TContextData, TMessage> = {},
   ): Promise<boolean> {
-    return await this.#stamped([message], options, hooks.start, async (stamped) => {
+    return await this.#stamped(queue, [message], options, hooks.start, async (stamped) => {
       await hooks.before?.(stamped);
       let added = false;
       try {
@@ -163,6 +163,7 @@ export class MessageProducer<TContextData> {
   }
 
   #stamped<TMessage extends BaseMessage, T>(
+    queue: MessageQueue,
     messages: readonly TMessage[],
     options: MessageQueueEnqueueOptions,
     start: { readonly contextData: TContextData } | undefined,
@@ -193,11 +194,10 @@ export class MessageProducer<TContextData> {
         const traceContext = traceContextOf(span);
         const delayMs = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
         const dueAt = new Date(Date.now() + delayMs).toISOString();
+        const stamped = messages.map((message) => ({ ...message, traceContext, dueAt }));
         // Fresh objects nothing else holds: an in-memory queue may keep them
-        // without copying them.
-        return send(
-          handOverMessages(messages.map((message) => ({ ...message, traceContext, dueAt }))),
-        );
+        // without copying them (the others serialize them: no mark needed).
+        return send(keepsMessages(queue) ? handOverMessages(stamped) : stamped);
       },
     );
   }

@@ -156,5 +156,9 @@ function failSpan(span: Span, error: unknown): void {
  * @since 0.1.0
  */
 export function traceContextOf(span: Span): Record<string, string> {
+  // The usual case (no tracer provider, or a span context not to pass on):
+  // what the propagator would write is nothing, without a context made for
+  // it and the hexadecimal checks of its span context.
+  if (!hasTraceContext(span)) return {};
   return injectTraceContext(trace.setSpan(context.active(), span));
 }

@@ -3,7 +3,7 @@ import { assertKnownOptions } from "../options/known-options.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { setTimerRef } from "../time/timer-ref.ts";
 import { listenBatchSize } from "./listen-options.ts";
-import { isHandedOver } from "./message-ownership.ts";
+import { isHandedOver, keepsMessageObjects } from "./message-ownership.ts";
 import { checkMessagePriority, MAX_MESSAGE_PRIORITY, MIN_MESSAGE_PRIORITY } from "./priority.ts";
 import type {
   MessageQueue,
@@ -241,6 +241,9 @@ export class InProcessMessageQueue implements MessageQueue, AsyncDisposable {
    * @since 0.3.0
    */
   readonly nativePriority = true;
+
+  /** Internal: it keeps the messages the federation hands over uncopied. */
+  readonly [keepsMessageObjects] = true;
 
   readonly #redeliveryDelayMs: number;
   #sequence = 0;

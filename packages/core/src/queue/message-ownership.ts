@@ -12,6 +12,25 @@
 const handedOver = new WeakSet<object>();
 
 /**
+ * The property of a queue that keeps the messages it is given as they are
+ * (in memory), and so copies those not handed over: the in-process queue
+ * (and a wrapper of it).  A queue that serializes its messages has no use
+ * for the mark, and marking costs two weak-set insertions a batch, on
+ * every enqueue.  Internal.
+ */
+export const keepsMessageObjects: unique symbol = Symbol("fedwork.keepsMessageObjects");
+
+/**
+ * Whether `queue` keeps message objects as they are, so that handing them
+ * over spares it a copy.  Internal.
+ * @param queue A queue.
+ * @returns `true` for the in-process queue and what wraps it.
+ */
+export function keepsMessages(queue: object): boolean {
+  return (queue as { readonly [keepsMessageObjects]?: boolean })[keepsMessageObjects] === true;
+}
+
+/**
  * Marks `message` as handed over to the queue it is about to be enqueued
  * into: the caller promises that neither it nor anything it shares the
  * object (or the objects inside it) with changes it from now on.

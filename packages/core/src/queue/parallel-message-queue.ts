@@ -1,3 +1,4 @@
+import { keepsMessageObjects, keepsMessages } from "./message-ownership.ts";
 import type {
   MessageQueue,
   MessageQueueDeduplicatedEnqueueOptions,
@@ -134,6 +135,11 @@ export class ParallelMessageQueue implements MessageQueue, AsyncDisposable {
    */
   get nativePriority(): boolean {
     return this.queue.nativePriority ?? false;
+  }
+
+  /** Internal: whether the inner queue keeps handed-over messages uncopied. */
+  get [keepsMessageObjects](): boolean {
+    return keepsMessages(this.queue);
   }
 
   /**
