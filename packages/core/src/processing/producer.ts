@@ -125,11 +125,12 @@ export class MessageProducer<TContextData> {
         throw error;
       }
       this.#options.metrics.recordEnqueued(stamped);
-      logger.debug("Enqueued {count} {messageType} messages.", {
+      // Lazily: the ids are mapped only when debug logs are on.
+      logger.debug("Enqueued {count} {messageType} messages.", () => ({
         count: stamped.length,
         messageType: stamped[0].type,
         messageIds: stamped.map((message) => message.id),
-      });
+      }));
     });
   }
 

@@ -69,9 +69,13 @@ function closeOnce(kv: DenoKv & { close(): void }): OpenedKv {
 class TestQueue extends DenoKvMessageQueue {
   readonly #opened: OpenedKv;
 
-  constructor(opened: OpenedKv, options: { leaseMs: number; prefetch?: number }) {
+  constructor(
+    opened: OpenedKv,
+    options: { leaseMs: number; prefetch?: number; concurrency?: number },
+  ) {
     super({
       kv: opened.kv,
+      ...(options.concurrency == null ? {} : { concurrency: options.concurrency }),
       leaseTime: { milliseconds: options.leaseMs },
       // Instances in one test may run in different processes (the crash
       // test), which poll.
@@ -90,7 +94,7 @@ class TestQueue extends DenoKvMessageQueue {
 /** A new queue instance, with its own database handle, on the namespace's file. */
 export async function createQueue(
   namespace: string,
-  options: { leaseMs: number; prefetch?: number },
+  options: { leaseMs: number; prefetch?: number; concurrency?: number },
 ): Promise<MessageQueue> {
   return new TestQueue(await openKvFile(databasePath(namespace)), options);
 }
