@@ -471,6 +471,13 @@ export async function runLeaseListener<M extends LeasedMessage>(
     });
   }, heartbeatMs);
 
+  /**
+   * Whether a slot that just freed (a finished handler, or one given up)
+   * left the loop something to do: stop, run a slot with nothing to run,
+   * or refill.
+   */
+  const loopHasWork = () => stopped() || starving() || room() >= refillAtFor();
+
   /** Takes a yielded slot back (see `yieldSlot()`). */
   const takeSlotBack = (delivery: Delivery<M>) => {
     if (delivery.yielded !== true) return;
@@ -487,11 +494,10 @@ export async function runLeaseListener<M extends LeasedMessage>(
       yielded++;
       lastRunChangeAt = performance.now();
       // The free slot takes a prefetched message; the loop is woken only
-      // when that left it something to do (a slot with nothing to run, or
-      // room for a refill), as after a finished handler: a handleMany item
-      // yields its slot on every message it collects.
+      // when that left it something to do, as after a finished handler: a
+      // handleMany item yields its slot on every message it collects.
       pump();
-      if (starving() || room() >= refillAtFor()) wake();
+      if (loopHasWork()) wake();
       return () => takeSlotBack(delivery);
     },
     redeliver(payload: unknown, redeliveryOptions: MessageRedeliveryOptions): Promise<void> {
@@ -628,8 +634,7 @@ export async function runLeaseListener<M extends LeasedMessage>(
     prefetchHeldBack = false;
     pump();
     if (
-      stopped() || starving() || room() >= refillAtFor() ||
-      (!sleepCoversOutcomes && acks.length + handBacks.length > 0)
+      loopHasWork() || (!sleepCoversOutcomes && acks.length + handBacks.length > 0)
     ) {
       wake();
     }
