@@ -194,6 +194,9 @@ export function testDurableSteps(options: DurableStepsConformanceOptions): void 
       assertEquals(status.state, "completed", second.output());
       assertEquals(status.result, { event: "go" });
       assertEquals(status.steps, { recorded: ["a", "b", "s", "e", "c"], recordedCount: 5 });
+      // The worker printed its last line before the task completed, but
+      // this process may read the pipe after it sees the status.
+      await second.waitFor(/^EFFECT c /, "the last step's side effect line", RUN_TIMEOUT_MS);
       assertEquals(linesOf(workers, "EFFECT"), ["EFFECT a", "EFFECT b", "EFFECT c go true"]);
       assertEquals(linesOf(workers, "STARTED"), ["STARTED a", "STARTED b", "STARTED c"]);
       // Where Fedwork keeps a task's step records (internal; checked here
@@ -214,6 +217,7 @@ export function testDurableSteps(options: DurableStepsConformanceOptions): void 
       const status = await finished(app, id, workers);
       assertEquals(status.state, "completed", second.output());
       assertEquals(status.result, { event: null });
+      await second.waitFor(/^EFFECT c /, "the last step's side effect line", RUN_TIMEOUT_MS);
       // b started twice (the first time the worker died in it) but did
       // its side effect once.
       assertEquals(linesOf(workers, "STARTED"), [
