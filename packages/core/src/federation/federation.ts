@@ -214,6 +214,7 @@ export class FederationImpl<TContextData> extends FederatableImpl<TContextData>
         documentLoader: this.options.documentLoader,
         retryPolicy: this.options.taskRetryPolicy,
         timeoutMs: this.options.taskTimeoutMs,
+        timeoutGraceMs: this.options.timeoutGracePeriodMs,
         retryQueue: (task) => taskQueueOf(task, this.#routing),
         // Not async: on every task run; only a batch's completion task has
         // a batch record to swap first.

@@ -22,6 +22,7 @@ import { sendToQueue } from "./producer.ts";
 import {
   DEFAULT_TIMEOUT_GRACE_PERIOD_MS,
   runWithinTimeLimit,
+  SharedTimeLimitError,
   type TimedOutRun,
   type TimeLimitedRun,
 } from "./time-limit.ts";
@@ -430,7 +431,10 @@ export class MessageDispatcher<TContextData> {
       if (isUnhandledRun(result)) unhandled = result;
       outcome = unhandled == null ? COMPLETED : { type: "unhandled", reason: unhandled.reason };
     } catch (error) {
-      timedOut = timed?.timedOut;
+      // A handleMany item has no time limit of its own: its run's, shared
+      // with the other items, rejects it with how that run timed out.
+      timedOut = timed?.timedOut ??
+        (error instanceof SharedTimeLimitError ? error.timedOut : undefined);
       if (error instanceof RunCancelledError) {
         // Cancelled: whatever the handler did after its signal aborted
         // (threw, returned, ran out of time) is set aside, and never retried.

@@ -274,3 +274,23 @@ function followSignal(
   }
   return runs;
 }
+
+/**
+ * How a handler that runs several messages at once (a `handleMany` run)
+ * rejects each message's own run when the time limit they share passed:
+ * the dispatcher decides that message's outcome as if a time limit of its
+ * own had passed (a `timeout`, retried by its policy; `abandoned` when the
+ * shared run ignored its signal through the grace period).  Internal.
+ * @since 0.4.0
+ */
+export class SharedTimeLimitError extends Error {
+  /** How the shared run timed out, with this message's own timeout error. */
+  readonly timedOut: TimedOutRun;
+
+  /** @param timedOut How the shared run timed out, for this message. */
+  constructor(timedOut: TimedOutRun) {
+    super(timedOut.error.message, { cause: timedOut.error });
+    this.name = "SharedTimeLimitError";
+    this.timedOut = timedOut;
+  }
+}

@@ -464,6 +464,96 @@ test("a handleMany run's signal aborts with a HandlerTimeoutError when the task'
   });
 });
 
+test("a handleMany run that stops at its time limit times every item out, each with its own error", async () => {
+  const federation = federationOn(8, () => null);
+  const failed: { id: string; reason: string; abandoned?: boolean; error: unknown }[] = [];
+  const both = deferred();
+  let ids: readonly string[] = [];
+  let itemsAborted: readonly boolean[] = [];
+  const task = federation.defineTask("stopping-many", {
+    schema: z.object({ n: z.number() }),
+    timeout: { milliseconds: 150 },
+    handleMany: { size: 2, wait: { seconds: 30 } },
+    async handler(ctx, items) {
+      ids = items.map((item) => item.id);
+      const signal = ctx.task.signal;
+      await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+      itemsAborted = items.map((item) => item.signal.aborted);
+      // Returning after the limit does not make the run complete.
+    },
+    on: {
+      failed(event) {
+        failed.push({
+          id: event.messageId,
+          reason: event.reason,
+          abandoned: event.abandoned,
+          error: event.error,
+        });
+        if (failed.length === 2) both.resolve();
+      },
+    },
+  });
+  await withWorker(federation, async () => {
+    await federation.createContext(base).enqueueTaskMany(task, [{ n: 1 }, { n: 2 }]);
+    await within(both.promise, "both items to fail");
+  });
+  assertEquals(failed.map((f) => f.id).sort(), [...ids].sort());
+  // The time limit is the run's: the items' own signals did not abort.
+  assertEquals(itemsAborted, [false, false]);
+  for (const f of failed) {
+    assertEquals(f.reason, "timeout");
+    assertEquals(f.abandoned, false);
+    assert(f.error instanceof HandlerTimeoutError, String(f.error));
+    assertEquals(f.error.messageId, f.id);
+    assertEquals(f.error.timeoutMs, 150);
+  }
+});
+
+test("a handleMany run that ignores its signal is abandoned after the grace period, its items retried", async () => {
+  const federation = createFederation<void>({
+    kv: new MemoryKvStore(),
+    queue: new ParallelMessageQueue(new InProcessMessageQueue(), 4),
+    manuallyStartQueue: true,
+    taskRetryPolicy: retryAfter(10),
+    timeoutGracePeriod: { milliseconds: 100 },
+  });
+  const release = deferred();
+  const retried = deferred<readonly number[]>();
+  const retrying: { reason: string; abandoned?: boolean }[] = [];
+  let runs = 0;
+  const task = federation.defineTask("stuck-many", {
+    schema: z.object({ n: z.number() }),
+    timeout: { milliseconds: 100 },
+    handleMany: { size: 2, wait: { seconds: 30 } },
+    async handler(_ctx, items) {
+      if (runs++ === 0) {
+        // Ignores its signal: the worker moves on without it.
+        await release.promise;
+        return;
+      }
+      retried.resolve(items.map((item) => item.attempt));
+    },
+    on: {
+      retrying(event) {
+        retrying.push({ reason: event.reason, abandoned: event.abandoned });
+      },
+    },
+  });
+  try {
+    await withWorker(federation, async () => {
+      await federation.createContext(base).enqueueTaskMany(task, [{ n: 1 }, { n: 2 }]);
+      // The second run takes both items again while the first still hangs.
+      assertEquals(await within(retried.promise, "the items' second run"), [1, 1]);
+    });
+  } finally {
+    release.resolve();
+  }
+  assertEquals(retrying, [
+    { reason: "timeout", abandoned: true },
+    { reason: "timeout", abandoned: true },
+  ]);
+});
+
 test("startQueue() listens to a queue with the largest handleMany size of its tasks as batchSize", async () => {
   const inner = new InProcessMessageQueue();
   const listened: (number | undefined)[] = [];

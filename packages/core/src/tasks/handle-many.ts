@@ -40,8 +40,9 @@ export interface TaskItem<TData> {
   /** When the item was first enqueued. */
   readonly enqueuedAt: Date;
   /**
-   * Aborted when the item is cancelled (`cancelTask()`), when its time
-   * limit passes, or when the worker shuts down.
+   * Aborted when the item is cancelled (`cancelTask()`) or when the worker
+   * shuts down.  The time limit is the run's (`ctx.task.signal`): an item
+   * has none of its own.
    */
   readonly signal: AbortSignal;
 }

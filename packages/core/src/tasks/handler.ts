@@ -67,6 +67,14 @@ export interface TaskMessageHandlerOptions<TContextData, TContext> {
    */
   readonly timeoutMs?: number | null;
   /**
+   * How long a `handleMany` run whose time limit passed gets to settle
+   * before its items are decided without it (the dispatcher's grace
+   * period, which plain tasks get from the dispatcher); 5 seconds by
+   * default.
+   * @since 0.4.0
+   */
+  readonly timeoutGraceMs?: number;
+  /**
    * The queue a task's retry goes to when its message did not come from a
    * queue, or `undefined`.
    */
@@ -213,7 +221,10 @@ export function createTaskMessageHandler<TContextData, TContext>(
     },
 
     timeout(message: TaskMessage): number | null {
-      return timeLimitOf(taskOf(message));
+      const task = taskOf(message);
+      // A handleMany item has no time limit of its own: its run has one,
+      // shared by its items (see run-many.ts).
+      return task?.many != null ? null : timeLimitOf(task);
     },
 
     maxDeliveries(message: TaskMessage): number | undefined {

@@ -1,6 +1,10 @@
 import { getLogger } from "@logtape/logtape";
-import { type Deadline, DeadlineList } from "../processing/deadlines.ts";
 import { HandlerTimeoutError } from "../processing/errors.ts";
+import {
+  DEFAULT_TIMEOUT_GRACE_PERIOD_MS,
+  runWithinTimeLimit,
+  SharedTimeLimitError,
+} from "../processing/time-limit.ts";
 import type { RegisteredTask } from "./definition.ts";
 import type { TaskItem } from "./handle-many.ts";
 import type { HandleManySettings } from "./handle-many-options.ts";
@@ -22,11 +26,11 @@ export interface TaskItemEntry<TContextData> {
   readonly message: TaskMessage;
   /** The payload, decoded and validated. */
   readonly data: unknown;
-  /** The item's own signal (its cancellation, time limit and shutdown). */
+  /** The item's own signal (its cancellation and the worker's shutdown). */
   readonly signal: AbortSignal;
   /** The worker's signal (its shutdown), not the item's. */
   readonly workerSignal: AbortSignal;
-  /** The task's time limit in milliseconds, or `null` for none. */
+  /** The task's time limit in milliseconds, or `null` for none: its run's. */
   readonly limitMs: number | null;
   /** The worker's context data. */
   readonly contextData: TContextData;
@@ -112,16 +116,31 @@ export interface TaskItemRunner<TContextData, TContext> {
     message: TaskMessage,
     progress: { readonly percent?: number; readonly data?: unknown },
   ) => Promise<void>;
+  /**
+   * How long a run whose time limit passed gets to settle before its
+   * items are decided without it, in milliseconds; 5 seconds by default.
+   */
+  readonly timeoutGraceMs?: number;
 }
+
+/** How a run ended, before the time limit had its say. */
+type RunEnd =
+  /** The run failed: every item fails with `error`. */
+  | { readonly failed: true; readonly error: unknown }
+  /** The handler returned: nothing, or one entry per item. */
+  | { readonly failed: false; readonly returned: readonly unknown[] | undefined };
 
 /**
  * Collects the messages of one `handleMany` task that a worker is running
  * and calls the task's handler once per group: when `size` of them are
  * there, or `wait` after the first.  Each message still has its own
  * dispatch (outcome, retry, records, events); the promise {@link add}
- * returns settles with that item's part of the run.  An item whose signal
- * aborts while it waits (cancelled, out of time, the worker stopping)
- * leaves the group at once.  Internal.
+ * returns settles with that item's part of the run.  The run has the
+ * task's time limit, counted from its start, and its items have none of
+ * their own: when it passes, every item's part is a timeout (a
+ * {@link SharedTimeLimitError}).  An item whose signal aborts while it
+ * waits (cancelled, the worker stopping) leaves the group at once.
+ * Internal.
  * @since 0.4.0
  */
 export class TaskItemCollector<TContextData, TContext> {
@@ -228,18 +247,60 @@ export class TaskItemCollector<TContextData, TContext> {
   async #run(items: readonly CollectedItem<TContextData>[]): Promise<void> {
     const task = this.#task;
     const first = items[0];
-    const runSignal = new RunSignal(task.name, first);
+    // One time limit for the run (its first item's: one task, one worker),
+    // on the deadline list every time limit shares; the run's signal is
+    // the worker's when there is none.
+    const limitMs = first.limitMs;
+    const timed = runWithinTimeLimit((signal) => this.#runWith(items, signal), {
+      limitMs,
+      graceMs: this.#runner.timeoutGraceMs ?? DEFAULT_TIMEOUT_GRACE_PERIOD_MS,
+      signal: first.workerSignal,
+      timeoutError: () => timeoutErrorOf(task.name, first.message, limitMs!),
+    });
+    let end: RunEnd;
     try {
-      await this.#runWith(items, runSignal.signal);
-    } finally {
-      runSignal.end();
+      end = await timed.promise;
+    } catch (error) {
+      const timedOut = timed.timedOut;
+      if (timedOut == null) throw error;
+      // Every item ran out of time with the run, each with an error that
+      // names it.
+      for (const item of items) {
+        item.reject(
+          new SharedTimeLimitError({
+            ...timedOut,
+            error: item === first
+              ? timedOut.error
+              : timeoutErrorOf(task.name, item.message, limitMs!),
+          }),
+        );
+      }
+      return;
+    }
+    if (end.failed) {
+      for (const item of items) item.reject(end.error);
+      return;
+    }
+    const { returned } = end;
+    for (let i = 0; i < items.length; i++) {
+      const entry = returned?.[i];
+      if (entry instanceof TaskItemFailure) {
+        items[i].reject(entry.error);
+        continue;
+      }
+      if (entry !== undefined) keepTaskResult(task, items[i].message, entry);
+      items[i].resolve();
     }
   }
 
+  /**
+   * Calls the handler (and `onError`) once for the items, under the run's
+   * signal; settles no item itself, so that the time limit decides first.
+   */
   async #runWith(
     items: readonly CollectedItem<TContextData>[],
     signal: AbortSignal,
-  ): Promise<void> {
+  ): Promise<RunEnd> {
     const task = this.#task;
     const first = items[0];
     const runItems: TaskItem<unknown>[] = items.map((item) =>
@@ -285,8 +346,7 @@ export class TaskItemCollector<TContextData, TContext> {
           });
         }
       }
-      for (const item of items) item.reject(error);
-      return;
+      return { failed: true, error };
     }
     if (returned !== undefined && (!Array.isArray(returned) || returned.length !== items.length)) {
       const error = new TypeError(
@@ -295,72 +355,20 @@ export class TaskItemCollector<TContextData, TContext> {
           `${items.length} items; return nothing, or one entry per item in their order.`,
       );
       logger.error("{error}", { taskName: task.name, items: items.length, error });
-      for (const item of items) item.reject(error);
-      return;
+      return { failed: true, error };
     }
-    for (let i = 0; i < items.length; i++) {
-      const entry = (returned as readonly unknown[] | undefined)?.[i];
-      if (entry instanceof TaskItemFailure) {
-        items[i].reject(entry.error);
-        continue;
-      }
-      if (entry !== undefined) keepTaskResult(task, items[i].message, entry);
-      items[i].resolve();
-    }
+    return { failed: false, returned: returned as readonly unknown[] | undefined };
   }
 }
 
-/**
- * The signal of one `handleMany` run, shared by its items: it aborts when
- * the worker shuts down or when the task's time limit passes, counted from
- * the run's start, and never because of one item (its cancellation, or
- * its own time limit, which its own signal and outcome carry).  One
- * deadline per run, on the list every time limit shares.
- */
-class RunSignal {
-  readonly signal: AbortSignal;
-  readonly #worker: AbortSignal;
-  readonly #deadline: Deadline | undefined;
-  readonly #onAbort: (() => void) | undefined;
-
-  /**
-   * @param taskName The task's name, for the time limit's error.
-   * @param first The run's first item: its worker signal and time limit
-   *              are every item's (one task, one worker).
-   */
-  constructor(taskName: string, first: TaskItemEntry<unknown>) {
-    const worker = this.#worker = first.workerSignal;
-    const limitMs = first.limitMs;
-    // Without a time limit the run needs no signal of its own.
-    if (limitMs == null || worker.aborted) {
-      this.signal = worker;
-      return;
-    }
-    const controller = new AbortController();
-    this.signal = controller.signal;
-    const onAbort = this.#onAbort = () => controller.abort(worker.reason);
-    worker.addEventListener("abort", onAbort, { once: true });
-    this.#deadline = runDeadlines.after(limitMs, () => {
-      controller.abort(
-        new HandlerTimeoutError({
-          messageId: first.message.id,
-          kind: "task",
-          taskName,
-          timeoutMs: limitMs,
-        }),
-      );
-    });
-  }
-
-  /** The run ended: forget its deadline and the worker's signal. */
-  end(): void {
-    this.#deadline?.cancel();
-    if (this.#onAbort != null) this.#worker.removeEventListener("abort", this.#onAbort);
-  }
+/** The timeout error of one item of a run whose time limit passed. */
+function timeoutErrorOf(
+  taskName: string,
+  message: TaskMessage,
+  timeoutMs: number,
+): HandlerTimeoutError {
+  return new HandlerTimeoutError({ messageId: message.id, kind: "task", taskName, timeoutMs });
 }
-
-/** The deadlines of the `handleMany` runs with a time limit, in this process. */
-const runDeadlines = new DeadlineList();
 
 /**
  * Checks a handler's result and keeps it for the message's status record,
