@@ -2,7 +2,8 @@
 // worker slot for good.  At the limit its signal aborts; after a grace
 // period the worker stops waiting for it.  What the attempt's outcome is
 // the dispatcher decides, as for any failure.
-import { type InFlightHandle, InFlightList } from "./in-flight-list.ts";
+import type { InFlightHandle, InFlightList } from "./in-flight-list.ts";
+import { followSignal } from "./signal-followers.ts";
 import { MAX_TIMER_MS, positiveDurationOption } from "../options/value-options.ts";
 import { type DurationInput, durationToMilliseconds } from "../time/duration.ts";
 import { type Deadline, DeadlineList } from "./deadlines.ts";
@@ -238,41 +239,6 @@ class TimedRun<T> implements TimeLimitedRun<T> {
       this.#resolve(outcome as T);
     }
   }
-}
-
-/**
- * The controllers of the running handlers under each worker signal: a list
- * rather than a set, as each run adds one and removes it (see
- * `InFlightList`).
- */
-const followers = new WeakMap<AbortSignal, InFlightList<AbortController>>();
-
-/**
- * The list of runs following `parent`, to which the caller adds
- * `controller`: each is aborted with its reason when `parent` aborts.  One
- * listener per worker signal serves all of its runs: adding and removing a
- * listener on every run cost about a microsecond each time.
- * @returns The list, or `undefined` (with `controller` aborted) when
- *          `parent` had aborted already.
- */
-function followSignal(
-  parent: AbortSignal,
-  controller: AbortController,
-): InFlightList<AbortController> | undefined {
-  if (parent.aborted) {
-    controller.abort(parent.reason);
-    return undefined;
-  }
-  let runs = followers.get(parent);
-  if (runs == null) {
-    const created = new InFlightList<AbortController>();
-    followers.set(parent, runs = created);
-    parent.addEventListener("abort", () => {
-      followers.delete(parent);
-      for (const run of created.values()) run.abort(parent.reason);
-    }, { once: true });
-  }
-  return runs;
 }
 
 /**
