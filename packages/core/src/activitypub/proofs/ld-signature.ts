@@ -4,6 +4,7 @@ import type { Temporal } from "@js-temporal/polyfill";
 import { getLogger } from "@logtape/logtape";
 import type { FetchedPublicKey } from "../signatures/key-cache.ts";
 import { parseKeyId } from "../signatures/verification.ts";
+import { decodeBase64Strictly, encodeBase64 } from "../signatures/base64.ts";
 import {
   checkJsonObject,
   checkSigningKey,
@@ -231,7 +232,7 @@ export async function verifyLdSignature(
   }
   const signature = typeof signatureValue === "string" &&
       signatureValue.length <= MAX_SIGNATURE_VALUE_LENGTH
-    ? decodeBase64(signatureValue)
+    ? decodeBase64Strictly(signatureValue)
     : null;
   if (signature == null) {
     return fail("malformedSignature", "The signatureValue is not base64.", keyId);
@@ -468,20 +469,6 @@ function fail(
   return keyId == null
     ? { verified: false, reason, message }
     : { verified: false, reason, message, keyId };
-}
-
-function encodeBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
-function decodeBase64(text: string): Uint8Array<ArrayBuffer> | null {
-  try {
-    return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
-  } catch {
-    return null;
-  }
 }
 
 function normalizedId(id: string | null): string {

@@ -42,3 +42,21 @@ export function decodeBase64Leniently(text: string): Uint8Array<ArrayBuffer> {
   const binary = atob(clean + "=".repeat((4 - clean.length % 4) % 4));
   return Uint8Array.from(binary, (char) => char.charCodeAt(0));
 }
+
+/**
+ * Decodes standard Base64 strictly, as `atob()` does (padding optional,
+ * whitespace ignored, nothing else outside the alphabet).
+ * @param text The Base64 text.
+ * @returns The bytes, or `null` when the text is not Base64.
+ */
+export function decodeBase64Strictly(text: string): Uint8Array<ArrayBuffer> | null {
+  let binary: string;
+  try {
+    binary = atob(text);
+  } catch {
+    return null;
+  }
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
