@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import { deleteKeys, REDIS_URL } from "./testdata/conformance-factory.ts";
 import { RedisMessageQueue } from "./message-queue.ts";
 import { queueKeys } from "./scripts/message-queue.ts";
-import { enqueueScript } from "./scripts/message-queue.ts";
+import { claimScript, enqueueScript } from "./scripts/message-queue.ts";
 
 function uniqueName(): string {
   return `fedwork-test-${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
@@ -92,6 +92,64 @@ test("RedisMessageQueue still wakes on a wake-up another process published", asy
   } finally {
     controller.abort();
     other.disconnect();
+    await consumer[Symbol.asyncDispose]();
+    await deleteKeys(`{fedwork:${name}}`);
+  }
+});
+
+test("RedisMessageQueue claims once for an enqueue of its own process, ignoring the pub/sub copy", async () => {
+  const name = uniqueName();
+  const controller = new AbortController();
+  let claims = 0;
+  /**
+   * Clients that count the claim script's runs and hand pub/sub messages
+   * over 100 ms late: the copy of a local wake-up then arrives once the
+   * listener has claimed, run and acknowledged the message and is idle
+   * again, where a listener that heeded it would claim once more.
+   */
+  const countingClient = (): Redis => {
+    const client = new Redis(REDIS_URL);
+    const evalsha = client.evalsha.bind(client) as (...args: unknown[]) => Promise<unknown>;
+    // deno-lint-ignore no-explicit-any
+    (client as any).evalsha = (sha: string, ...rest: unknown[]) => {
+      if (sha === claimScript.sha1) claims++;
+      return evalsha(sha, ...rest);
+    };
+    const on = client.on.bind(client);
+    // deno-lint-ignore no-explicit-any
+    (client as any).on = (event: string, listener: (...args: any[]) => void) =>
+      on(
+        event,
+        event === "message"
+          ? (...args: unknown[]) => setTimeout(() => listener(...args), 100)
+          : listener,
+      );
+    return client;
+  };
+  const consumer = new RedisMessageQueue({
+    createClient: countingClient,
+    queue: name,
+    pollInterval: { hours: 1 },
+  });
+  const producer = new RedisMessageQueue({ url: REDIS_URL, queue: name });
+  try {
+    const { next, listening } = await idleListener(consumer, controller.signal);
+    // The first message's late pub/sub copy, if any, has come and gone.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = claims;
+    await producer.enqueue("second");
+    assertEquals(await next(), "second");
+    await waitUntil(async () => (await consumer.getDepth()).queued === 0, {
+      what: "the second message to be acknowledged",
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // One claim that took it, one that acknowledged it (and found nothing).
+    assertEquals(claims - before, 2);
+    controller.abort();
+    await within(listening, "listen() to resolve");
+  } finally {
+    controller.abort();
+    await producer[Symbol.asyncDispose]();
     await consumer[Symbol.asyncDispose]();
     await deleteKeys(`{fedwork:${name}}`);
   }

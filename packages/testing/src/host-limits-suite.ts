@@ -250,8 +250,11 @@ export function testHostLimits(options: HostLimitsConformanceOptions): void {
     try {
       await withWorkers(options, {}, async (federation, workers) => {
         await send(federation, [host], 0, 1);
-        await waitUntil(() => host.requests[0]?.answeredAt != null, {
-          what: "the first answer",
+        // Until the worker that got the 429 has stored the host's wait (it
+        // logs its WAIT after), a delivery of the next ones could start
+        // before it: on a loaded machine that is well after the answer.
+        await waitUntil(() => host.requests[0]?.answeredAt != null && count(workers, "WAIT") > 0, {
+          what: () => `the first answer and its wait; ${workers.map((w) => w.output()).join("\n")}`,
           timeoutMs: RUN_TIMEOUT_MS,
         });
         await send(federation, [host], 1, 9);
