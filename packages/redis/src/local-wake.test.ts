@@ -43,20 +43,26 @@ async function idleListener(
   };
 }
 
-test("RedisMessageQueue wakes a listener of the same process without pub/sub or polling", async () => {
+/**
+ * Runs `body` with a consumer whose clients `createClient` makes (polling
+ * once an hour) and a producer: two instances on one queue in this
+ * process, as a federation's enqueuing side and its worker usually are.
+ * Stops the listener `body` starts with `signal` and cleans up.
+ */
+async function withLocalPair(
+  createClient: () => Redis,
+  body: (
+    consumer: RedisMessageQueue,
+    producer: RedisMessageQueue,
+    signal: AbortSignal,
+  ) => Promise<{ readonly listening: Promise<void> }>,
+): Promise<void> {
   const name = uniqueName();
   const controller = new AbortController();
-  const consumer = new RedisMessageQueue({
-    createClient: deafClient,
-    queue: name,
-    pollInterval: { hours: 1 },
-  });
-  // Another instance, as a federation's enqueuing side usually is.
+  const consumer = new RedisMessageQueue({ createClient, queue: name, pollInterval: { hours: 1 } });
   const producer = new RedisMessageQueue({ url: REDIS_URL, queue: name });
   try {
-    const { next, listening } = await idleListener(consumer, controller.signal);
-    await producer.enqueue("second");
-    assertEquals(await next(), "second");
+    const { listening } = await body(consumer, producer, controller.signal);
     controller.abort();
     await within(listening, "listen() to resolve");
   } finally {
@@ -65,6 +71,15 @@ test("RedisMessageQueue wakes a listener of the same process without pub/sub or 
     await consumer[Symbol.asyncDispose]();
     await deleteKeys(`{fedwork:${name}}`);
   }
+}
+
+test("RedisMessageQueue wakes a listener of the same process without pub/sub or polling", async () => {
+  await withLocalPair(deafClient, async (consumer, producer, signal) => {
+    const { next, listening } = await idleListener(consumer, signal);
+    await producer.enqueue("second");
+    assertEquals(await next(), "second");
+    return { listening };
+  });
 });
 
 test("RedisMessageQueue still wakes on a wake-up another process published", async () => {
@@ -98,8 +113,6 @@ test("RedisMessageQueue still wakes on a wake-up another process published", asy
 });
 
 test("RedisMessageQueue claims once for an enqueue of its own process, ignoring the pub/sub copy", async () => {
-  const name = uniqueName();
-  const controller = new AbortController();
   let claims = 0;
   /**
    * Clients that count the claim script's runs and hand pub/sub messages
@@ -126,14 +139,8 @@ test("RedisMessageQueue claims once for an enqueue of its own process, ignoring 
       );
     return client;
   };
-  const consumer = new RedisMessageQueue({
-    createClient: countingClient,
-    queue: name,
-    pollInterval: { hours: 1 },
-  });
-  const producer = new RedisMessageQueue({ url: REDIS_URL, queue: name });
-  try {
-    const { next, listening } = await idleListener(consumer, controller.signal);
+  await withLocalPair(countingClient, async (consumer, producer, signal) => {
+    const { next, listening } = await idleListener(consumer, signal);
     // The first message's late pub/sub copy, if any, has come and gone.
     await new Promise((resolve) => setTimeout(resolve, 300));
     const before = claims;
@@ -145,12 +152,6 @@ test("RedisMessageQueue claims once for an enqueue of its own process, ignoring 
     await new Promise((resolve) => setTimeout(resolve, 300));
     // One claim that took it, one that acknowledged it (and found nothing).
     assertEquals(claims - before, 2);
-    controller.abort();
-    await within(listening, "listen() to resolve");
-  } finally {
-    controller.abort();
-    await producer[Symbol.asyncDispose]();
-    await consumer[Symbol.asyncDispose]();
-    await deleteKeys(`{fedwork:${name}}`);
-  }
+    return { listening };
+  });
 });
