@@ -433,19 +433,22 @@ export class MessageDispatcher<TContextData> {
     } catch (error) {
       // A handleMany item has no time limit of its own: its run's, shared
       // with the other items, rejects it with how that run timed out.
-      timedOut = timed?.timedOut ??
-        (error instanceof SharedTimeLimitError ? error.timedOut : undefined);
+      const shared = error instanceof SharedTimeLimitError ? error : undefined;
+      timedOut = timed?.timedOut ?? shared?.timedOut;
+      // An abandoned run of several messages is logged once, by its first.
+      const logAbandoned = timedOut?.abandoned === true &&
+        (shared == null || shared.runMessages != null);
       if (error instanceof RunCancelledError) {
         // Cancelled: whatever the handler did after its signal aborted
         // (threw, returned, ran out of time) is set aside, and never retried.
-        if (timedOut?.abandoned) this.#logAbandoned(message, timedOut);
+        if (logAbandoned) this.#logAbandoned(message, timedOut!, shared?.runMessages);
         outcome = {
           type: "cancelled",
           ...(error.reason == null ? {} : { reason: error.reason }),
           started: error.started,
         };
       } else if (timedOut != null) {
-        if (timedOut.abandoned) this.#logAbandoned(message, timedOut);
+        if (logAbandoned) this.#logAbandoned(message, timedOut, shared?.runMessages);
         if (source.queue?.nativeRetrial || source.callerRetries) {
           outcome = {
             type: "retrying",
@@ -779,7 +782,7 @@ export class MessageDispatcher<TContextData> {
    * Logs, once, that a timed-out handler ignored its signal and was left
    * running; and, at debug level, when it settles at last.
    */
-  #logAbandoned(message: BaseMessage, timedOut: TimedOutRun): void {
+  #logAbandoned(message: BaseMessage, timedOut: TimedOutRun, runMessages?: number): void {
     const properties = {
       messageId: message.id,
       messageType: message.type,
@@ -787,11 +790,17 @@ export class MessageDispatcher<TContextData> {
       attempt: message.attempt,
       timeoutMs: timedOut.error.timeoutMs,
       gracePeriodMs: this.#graceMs,
+      ...(runMessages == null ? {} : { runMessages }),
     };
     logger.warn(
-      "The handler of message {messageId} ({messageType}) ignored its signal for " +
-        "{gracePeriodMs} ms after its time limit of {timeoutMs} ms; the worker moved on and " +
-        "left it running; make the handler stop when its signal aborts.",
+      runMessages == null
+        ? "The handler of message {messageId} ({messageType}) ignored its signal for " +
+          "{gracePeriodMs} ms after its time limit of {timeoutMs} ms; the worker moved on and " +
+          "left it running; make the handler stop when its signal aborts."
+        : "The handler of message {messageId} ({messageType}) and {runMessages} messages in " +
+          "all, run together, ignored its signal for {gracePeriodMs} ms after its time limit of " +
+          "{timeoutMs} ms; the worker moved on and left it running; make the handler stop " +
+          "when its signal aborts.",
       properties,
     );
     timedOut.late?.then((lateMs) =>

@@ -252,11 +252,20 @@ class TimedRun<T> implements TimeLimitedRun<T> {
 export class SharedTimeLimitError extends Error {
   /** How the shared run timed out, with this message's own timeout error. */
   readonly timedOut: TimedOutRun;
+  /**
+   * How many messages the run had when this one speaks for it (its first:
+   * an abandoned run is logged once, with this count), or `undefined`.
+   */
+  readonly runMessages: number | undefined;
 
-  /** @param timedOut How the shared run timed out, for this message. */
-  constructor(timedOut: TimedOutRun) {
+  /**
+   * @param timedOut How the shared run timed out, for this message.
+   * @param runMessages The run's number of messages, given to one of them.
+   */
+  constructor(timedOut: TimedOutRun, runMessages?: number) {
     super(timedOut.error.message, { cause: timedOut.error });
     this.name = "SharedTimeLimitError";
     this.timedOut = timedOut;
+    this.runMessages = runMessages;
   }
 }

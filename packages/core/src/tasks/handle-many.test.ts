@@ -1,7 +1,15 @@
 // Tasks whose handler gets many payloads per run (`handleMany`), end to end
 // through a federation on the in-process queue: grouping, the wait, item
 // failures, option checks and types.
-import { assert, assertEquals, assertThrows, deferred, test, within } from "@fedify/fixture";
+import {
+  assert,
+  assertEquals,
+  assertThrows,
+  deferred,
+  test,
+  within,
+  withLogs,
+} from "@fedify/fixture";
 import { z } from "zod";
 import { createFederation, type Federation } from "../federation/federation.ts";
 import { MemoryKvStore } from "../kv/memory-kv-store.ts";
@@ -540,10 +548,17 @@ test("a handleMany run that ignores its signal is abandoned after the grace peri
     },
   });
   try {
-    await withWorker(federation, async () => {
-      await federation.createContext(base).enqueueTaskMany(task, [{ n: 1 }, { n: 2 }]);
-      // The second run takes both items again while the first still hangs.
-      assertEquals(await within(retried.promise, "the items' second run"), [1, 1]);
+    await withLogs(async (logs) => {
+      await withWorker(federation, async () => {
+        await federation.createContext(base).enqueueTaskMany(task, [{ n: 1 }, { n: 2 }]);
+        // The second run takes both items again while the first still hangs.
+        assertEquals(await within(retried.promise, "the items' second run"), [1, 1]);
+      });
+      // One warning for the abandoned run, not one per item.
+      const abandonment = logs.filter((log) =>
+        log.level === "warning" && String(log.rawMessage).includes("ignored its signal")
+      );
+      assertEquals(abandonment.map((log) => log.properties.runMessages), [2]);
     });
   } finally {
     release.resolve();

@@ -265,14 +265,15 @@ export class TaskItemCollector<TContextData, TContext> {
       if (timedOut == null) throw error;
       // Every item ran out of time with the run, each with an error that
       // names it.
+      // The first item speaks for the run: an abandoned run is logged once.
       for (const item of items) {
         item.reject(
-          new SharedTimeLimitError({
-            ...timedOut,
-            error: item === first
-              ? timedOut.error
-              : timeoutErrorOf(task.name, item.message, limitMs!),
-          }),
+          item === first
+            ? new SharedTimeLimitError(timedOut, items.length)
+            : new SharedTimeLimitError({
+              ...timedOut,
+              error: timeoutErrorOf(task.name, item.message, limitMs!),
+            }),
         );
       }
       return;
