@@ -264,8 +264,8 @@ export class TaskItemCollector<TContextData, TContext> {
       const timedOut = timed.timedOut;
       if (timedOut == null) throw error;
       // Every item ran out of time with the run, each with an error that
-      // names it.
-      // The first item speaks for the run: an abandoned run is logged once.
+      // names it; the first also speaks for the run, so that an abandoned
+      // run is logged once.
       for (const item of items) {
         item.reject(
           item === first
