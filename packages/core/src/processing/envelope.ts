@@ -28,7 +28,8 @@ export interface BaseMessage {
   /**
    * When this attempt became due (enqueued, plus its delay), as an ISO 8601
    * timestamp; what queue-wait metrics are measured from.  Absent from
-   * messages enqueued by Fedwork 0.1.
+   * messages enqueued by Fedwork 0.1, and (since 0.4.0) from a task's first
+   * attempt enqueued without a delay, which is due at its `started`.
    * @since 0.2.0
    */
   readonly dueAt?: string;

@@ -71,6 +71,22 @@ test("the producer stamps fresh copies with a due time and leaves the caller's m
   assert(Date.parse(sent.dueAt!) >= before + 59_000, sent.dueAt);
 });
 
+test("the producer leaves the due time out of a task's first undelayed attempt only", async () => {
+  const { queue, calls } = recordingQueue({ many: true });
+  const { producer: p } = producer();
+  const task = (id: string, attempt = 0) => ({ ...testMessage(id), type: "task", attempt });
+  await p.produce(queue, [task("a"), task("b")]);
+  // Due at its `started`, which queue-wait metrics read in its place.
+  assertEquals(calls[0].messages.map((sent) => "dueAt" in sent), [false, false]);
+  await p.produce(queue, [task("c", 1)]);
+  await p.produce(queue, [task("d")], { delay: { seconds: 30 } });
+  await p.produce(queue, [testMessage("e")]);
+  for (const call of calls.slice(1)) {
+    const [sent] = call.messages;
+    assertEquals(new Date(sent.dueAt!).toISOString(), sent.dueAt, sent.id);
+  }
+});
+
 test("the producer runs its hooks around the hand-over and counts nothing the queue refused", async () => {
   const { queue } = recordingQueue({ failing: true });
   const { producer: p, counted } = producer();

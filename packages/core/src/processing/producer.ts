@@ -194,12 +194,36 @@ export class MessageProducer<TContextData> {
       (span) => {
         const traceContext = traceContextOf(span);
         const delayMs = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
-        const dueAt = new Date(Date.now() + delayMs).toISOString();
-        const stamped = messages.map((message) => ({ ...message, traceContext, dueAt }));
+        // A task's first attempt without a delay is due when it was
+        // enqueued, which its `started` says already (queue-wait metrics
+        // read that when `dueAt` is absent, as Fedwork has since 0.2): the
+        // timestamp and its forty bytes in every stored message are left
+        // out.  Other kinds keep it: a fan-out's deliveries share one
+        // `started` but are enqueued over seconds.
+        const stamped = delayMs === 0 && isFreshTaskBatch(messages)
+          ? messages.map((message) => ({ ...message, traceContext }))
+          : stampDue(messages, traceContext, new Date(Date.now() + delayMs).toISOString());
         // Fresh objects nothing else holds: an in-memory queue may keep them
         // without copying them (the others serialize them: no mark needed).
         return send(keepsMessages(queue) ? handOverMessages(stamped) : stamped);
       },
     );
   }
+}
+
+/** Whether every message is a task on its first attempt. */
+function isFreshTaskBatch(messages: readonly BaseMessage[]): boolean {
+  for (const message of messages) {
+    if (message.type !== "task" || message.attempt !== 0) return false;
+  }
+  return true;
+}
+
+/** Copies of `messages` with the trace context and due time. */
+function stampDue<TMessage extends BaseMessage>(
+  messages: readonly TMessage[],
+  traceContext: Readonly<Record<string, string>>,
+  dueAt: string,
+): TMessage[] {
+  return messages.map((message) => ({ ...message, traceContext, dueAt }));
 }

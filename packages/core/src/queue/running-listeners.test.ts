@@ -36,3 +36,20 @@ test("RunningListeners.close does not wait for a listener that already settled",
   await failed.catch(() => {});
   await listeners.close();
 });
+
+test("RunningListeners.signal carries the reason of whichever source aborted first", async () => {
+  const listeners = new RunningListeners();
+  const caller = new AbortController();
+  const first = listeners.signal(caller.signal);
+  const reason = new Error("the worker stops");
+  caller.abort(reason);
+  assertEquals(first.reason, reason);
+  // Aborting again (closing the instance) changes nothing on it.
+  const second = listeners.signal(new AbortController().signal);
+  await listeners.close();
+  assertEquals(first.reason, reason);
+  assert(second.aborted);
+  assert(second.reason instanceof DOMException, String(second.reason));
+  // A signal asked for once a source aborted is that source's.
+  assert(listeners.signal(new AbortController().signal).aborted);
+});

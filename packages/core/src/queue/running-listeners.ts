@@ -38,7 +38,22 @@ export class RunningListeners {
    * @since 0.3.0
    */
   signal(signal?: AbortSignal): AbortSignal {
-    return signal == null ? this.#closing.signal : AbortSignal.any([signal, this.#closing.signal]);
+    const closing = this.#closing.signal;
+    if (signal == null) return closing;
+    if (signal.aborted) return signal;
+    if (closing.aborted) return closing;
+    // A controller of its own rather than AbortSignal.any(): a listener
+    // reads `aborted` on every message, and Node.js recomputes a combined
+    // signal's `aborted` from its sources on every read.
+    const combined = new AbortController();
+    const abort = (event: Event) => {
+      signal.removeEventListener("abort", abort);
+      closing.removeEventListener("abort", abort);
+      combined.abort((event.target as AbortSignal).reason);
+    };
+    signal.addEventListener("abort", abort);
+    closing.addEventListener("abort", abort);
+    return combined.signal;
   }
 
   /**
