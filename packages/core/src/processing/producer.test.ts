@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertRejects, deferred, test, within } from "@fedify/fixture";
 import { trace } from "@opentelemetry/api";
+import { keepsMessageObjects } from "../queue/message-ownership.ts";
 import type { MessageQueue, MessageQueueEnqueueOptions } from "../queue/message-queue.ts";
 import type { BaseMessage } from "./envelope.ts";
 import { MessageProducer } from "./producer.ts";
@@ -81,10 +82,15 @@ test("the producer leaves the due time out of a task's first undelayed attempt o
   await p.produce(queue, [task("c", 1)]);
   await p.produce(queue, [task("d")], { delay: { seconds: 30 } });
   await p.produce(queue, [testMessage("e")]);
+  // A queue keeping message objects in memory (the in-process one) stores
+  // no text to shorten: it gets the field as before.
+  Object.assign(queue, { [keepsMessageObjects]: true });
+  await p.produce(queue, [task("f")]);
   for (const call of calls.slice(1)) {
     const [sent] = call.messages;
     assertEquals(new Date(sent.dueAt!).toISOString(), sent.dueAt, sent.id);
   }
+  assertEquals(calls.length, 5);
 });
 
 test("the producer runs its hooks around the hand-over and counts nothing the queue refused", async () => {

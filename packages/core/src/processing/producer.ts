@@ -194,18 +194,21 @@ export class MessageProducer<TContextData> {
       (span) => {
         const traceContext = traceContextOf(span);
         const delayMs = options.delay == null ? 0 : durationToMilliseconds(options.delay, "delay");
+        const keeps = keepsMessages(queue);
         // A task's first attempt without a delay is due when it was
         // enqueued, which its `started` says already (queue-wait metrics
-        // read that when `dueAt` is absent, as Fedwork has since 0.2): the
-        // timestamp and its forty bytes in every stored message are left
-        // out.  Other kinds keep it: a fan-out's deliveries share one
-        // `started` but are enqueued over seconds.
-        const stamped = delayMs === 0 && isFreshTaskBatch(messages)
+        // read that when `dueAt` is absent, as Fedwork has since 0.2): a
+        // queue that stores messages as text gets them without the
+        // timestamp's forty bytes.  An in-memory queue keeps the objects
+        // (nothing to save there, and its drains measured slower without
+        // the field); other kinds keep it too, since a fan-out's
+        // deliveries share one `started` but are enqueued over seconds.
+        const stamped = delayMs === 0 && !keeps && isFreshTaskBatch(messages)
           ? messages.map((message) => ({ ...message, traceContext }))
           : stampDue(messages, traceContext, new Date(Date.now() + delayMs).toISOString());
         // Fresh objects nothing else holds: an in-memory queue may keep them
         // without copying them (the others serialize them: no mark needed).
-        return send(keepsMessages(queue) ? handOverMessages(stamped) : stamped);
+        return send(keeps ? handOverMessages(stamped) : stamped);
       },
     );
   }
