@@ -97,3 +97,56 @@ test("an item added with its signal aborted already is rejected at once", async 
   assertEquals(collector.pending, 0);
   assertEquals(runs.length, 0);
 });
+
+/** A signal that counts the listeners added to it. */
+function countedSignal(): { controller: AbortController; listeners: () => number } {
+  const controller = new AbortController();
+  let added = 0;
+  const add = controller.signal.addEventListener.bind(controller.signal);
+  controller.signal.addEventListener = (...args: Parameters<typeof add>) => {
+    added++;
+    add(...args);
+  };
+  return { controller, listeners: () => added };
+}
+
+test("items watch their signals only once they have waited a turn", async () => {
+  const runs: Run[] = [];
+  const collector = collectorOf(2, runs);
+  const [a, b] = [countedSignal(), countedSignal()];
+  // A run that fills in the turn its items came in: no listener at all.
+  const filled = [
+    collector.add(entryOf("a", a.controller.signal)),
+    collector.add(entryOf("b", b.controller.signal)),
+  ];
+  assertEquals(runs.map((run) => run.ids), [["a", "b"]]);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assertEquals([a.listeners(), b.listeners()], [0, 0]);
+  runs[0].done.resolve();
+  await Promise.all(filled);
+  // An item still waiting a turn later listens, and leaves when aborted.
+  const c = countedSignal();
+  const waiting = collector.add(entryOf("c", c.controller.signal));
+  assertEquals(c.listeners(), 0);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assertEquals(c.listeners(), 1);
+  c.controller.abort(new Error("cancelled c"));
+  await assertRejects(() => waiting, Error, "cancelled c");
+  assertEquals(collector.pending, 0);
+});
+
+test("an item aborted in the turn it came in leaves before its group runs, which waits to be full", async () => {
+  const runs: Run[] = [];
+  const collector = collectorOf(2, runs);
+  const a = new AbortController();
+  const first = collector.add(entryOf("a", a.signal));
+  a.abort(new Error("cancelled a"));
+  const second = collector.add(entryOf("b", new AbortController().signal));
+  await assertRejects(() => first, Error, "cancelled a");
+  assertEquals(runs.length, 0);
+  assertEquals(collector.pending, 1);
+  const third = collector.add(entryOf("c", new AbortController().signal));
+  assertEquals(runs.map((run) => run.ids), [["b", "c"]]);
+  runs[0].done.resolve();
+  await Promise.all([second, third]);
+});

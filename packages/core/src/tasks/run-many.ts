@@ -88,7 +88,25 @@ class CollectedItem<TContextData> implements TaskItemEntry<TContextData> {
     this.resolve = resolve;
     this.reject = reject;
     this.#leave = leave;
-    entry.signal.addEventListener("abort", this);
+  }
+
+  /** Whether the item listens to its signal (see {@link watch}). */
+  #watching = false;
+
+  /**
+   * Starts watching the item's signal, or leaves at once when it aborted
+   * already.  Called once the item has waited a turn: an item whose run
+   * fills and starts in the turn it came in (a claim's worth of messages)
+   * never pays for a listener.
+   */
+  watch(): void {
+    if (this.#watching) return;
+    if (this.signal.aborted) {
+      this.#leave(this);
+      return;
+    }
+    this.#watching = true;
+    this.signal.addEventListener("abort", this);
   }
 
   /** The item's signal aborted while it waited: it leaves its group. */
@@ -98,6 +116,8 @@ class CollectedItem<TContextData> implements TaskItemEntry<TContextData> {
 
   /** Stops watching the item's signal. */
   unwatch(): void {
+    if (!this.#watching) return;
+    this.#watching = false;
     this.signal.removeEventListener("abort", this);
   }
 }
@@ -139,7 +159,9 @@ type RunEnd =
  * task's time limit, counted from its start, and its items have none of
  * their own: when it passes, every item's part is a timeout (a
  * {@link SharedTimeLimitError}).  An item whose signal aborts while it
- * waits (cancelled, the worker stopping) leaves the group at once.
+ * waits (cancelled, the worker stopping) leaves the group: at once when it
+ * has waited a turn (its signal is watched from then on), else when the
+ * group would start its run.
  * Internal.
  * @since 0.4.0
  */
@@ -149,6 +171,8 @@ export class TaskItemCollector<TContextData, TContext> {
   readonly #runner: TaskItemRunner<TContextData, TContext>;
   #pending: CollectedItem<TContextData>[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Set while a turn is scheduled to watch the signals of the items waiting. */
+  #watchTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * @param task The task, with its `handleMany` settings.
@@ -188,11 +212,14 @@ export class TaskItemCollector<TContextData, TContext> {
     });
     const item = new CollectedItem(entry, resolve, reject, this.#leave);
     this.#pending.push(item);
-    if (this.#pending.length >= this.#settings.size) this.#flush();
+    if (this.#pending.length >= this.#settings.size && this.#fullWithoutAborted()) this.#flush();
     else {
-      if (this.#pending.length === 1) {
+      if (this.#timer === undefined) {
         this.#timer = setTimeout(this.#flushLater, this.#settings.waitMs);
       }
+      // The items still waiting a turn from now watch their signals then
+      // (one timer for all of them); a run that fills before needs none.
+      this.#watchTimer ??= setTimeout(this.#watchPending, 0);
       // The listener may start another message (of this task, likely) in
       // the slot this one waits in: what fills a run beyond the queue's
       // concurrency.
@@ -207,6 +234,29 @@ export class TaskItemCollector<TContextData, TContext> {
 
   /** The timer's callback, made once. */
   readonly #flushLater = (): void => this.#flush();
+
+  /**
+   * Takes the items whose signals aborted before they watched them out of
+   * the group (they leave, as they would have when their signals
+   * aborted), and tells whether it is still full.
+   */
+  #fullWithoutAborted(): boolean {
+    this.#dropAborted();
+    return this.#pending.length >= this.#settings.size;
+  }
+
+  /** Makes the waiting items whose signals aborted leave. */
+  #dropAborted(): void {
+    if (!this.#pending.some((item) => item.signal.aborted)) return;
+    for (const item of this.#pending.filter((each) => each.signal.aborted)) this.#leave(item);
+  }
+
+  /** Makes the items waiting watch their signals (each item once). */
+  readonly #watchPending = (): void => {
+    this.#watchTimer = undefined;
+    // A copy: an item that aborted already leaves the list as it goes.
+    for (const item of [...this.#pending]) item.watch();
+  };
 
   /** Takes an item whose signal aborted out of the group it waits in. */
   readonly #leave = (item: CollectedItem<TContextData>): void => {
@@ -226,6 +276,9 @@ export class TaskItemCollector<TContextData, TContext> {
 
   #flush(): void {
     this.#clearTimer();
+    // An item whose signal aborted before it watched it leaves now, as it
+    // would have when its signal aborted.
+    this.#dropAborted();
     const items = this.#pending;
     this.#pending = [];
     if (items.length === 0) return;
