@@ -155,19 +155,3 @@ function isSigned(req: IncomingMessage): boolean {
   if (req.headers["signature-input"] != null) return signature != null;
   return typeof signature === "string" && /keyId=/.test(signature);
 }
-
-/**
- * The most requests that arrived within any window of `windowMs`.
- * @param requests The requests.
- * @param windowMs The window's length.
- * @returns The count.
- */
-export function mostWithin(requests: readonly RemoteHostRequest[], windowMs: number): number {
-  const times = requests.map((request) => request.at).sort((a, b) => a - b);
-  let most = 0;
-  for (let start = 0, end = 0; end < times.length; end++) {
-    while (times[end] - times[start] >= windowMs) start++;
-    most = Math.max(most, end - start + 1);
-  }
-  return most;
-}
