@@ -203,9 +203,12 @@ export class MessageProducer<TContextData> {
         // (nothing to save there, and its drains measured slower without
         // the field); other kinds keep it too, since a fan-out's
         // deliveries share one `started` but are enqueued over seconds.
-        const stamped = delayMs === 0 && !keeps && isFreshTaskBatch(messages)
+        const dueAt = delayMs === 0 && !keeps && isFreshTaskBatch(messages)
+          ? undefined
+          : new Date(Date.now() + delayMs).toISOString();
+        const stamped = dueAt === undefined
           ? messages.map((message) => ({ ...message, traceContext }))
-          : stampDue(messages, traceContext, new Date(Date.now() + delayMs).toISOString());
+          : messages.map((message) => ({ ...message, traceContext, dueAt }));
         // Fresh objects nothing else holds: an in-memory queue may keep them
         // without copying them (the others serialize them: no mark needed).
         return send(keeps ? handOverMessages(stamped) : stamped);
@@ -220,13 +223,4 @@ function isFreshTaskBatch(messages: readonly BaseMessage[]): boolean {
     if (message.type !== "task" || message.attempt !== 0) return false;
   }
   return true;
-}
-
-/** Copies of `messages` with the trace context and due time. */
-function stampDue<TMessage extends BaseMessage>(
-  messages: readonly TMessage[],
-  traceContext: Readonly<Record<string, string>>,
-  dueAt: string,
-): TMessage[] {
-  return messages.map((message) => ({ ...message, traceContext, dueAt }));
 }
